@@ -1,0 +1,222 @@
+// gpuoverlap: the command line. Parses arguments, resolves scenarios, picks the device and
+// hands over to the suite runner. Exit status: 0 success, 1 a run or check failed, 2 bad usage.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <ctime>
+#include <iostream>
+
+#include "git_revision.h"
+#include "queues/vulkan/vulkan_executor.h"
+#include "queues/vulkan/vulkan_instance.h"
+#include "scenarios/presets.h"
+#include "scenarios/suite_runner.h"
+
+namespace {
+
+using namespace gpuoverlap;
+
+int fail(const std::string& reason) {
+  std::cerr << "gpuoverlap: " << reason << "\n";
+  return 1;
+}
+
+std::string default_out_directory() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char text[64];
+  std::strftime(text, sizeof text, "results/%Y%m%d-%H%M%S", &tm);
+  return text;
+}
+
+Result<std::unique_ptr<vk::Instance>> open_instance(bool validation) {
+  auto instance = vk::Instance::create(validation);
+  if (!instance)
+    return instance.error().with_context(
+        "cannot start Vulkan (is a driver installed? Debian: mesa-vulkan-drivers): ");
+  return instance;
+}
+
+int command_devices(bool as_json) {
+  auto instance = open_instance(false);
+  if (!instance) return fail(instance.error().message);
+  nlohmann::json all = nlohmann::json::array();
+  std::vector<DeviceCandidate> candidates;
+  for (const auto& d : (*instance)->devices()) candidates.push_back(d.candidate());
+  auto chosen = choose_device(candidates, "");
+  for (std::size_t i = 0; i < (*instance)->devices().size(); ++i) {
+    const auto& d = (*instance)->devices()[i];
+    nlohmann::json j = d.describe();
+    j["index"] = i;
+    j["default"] = chosen && chosen->index == i;
+    nlohmann::json families = nlohmann::json::array();
+    for (std::size_t f = 0; f < d.families.size(); ++f)
+      families.push_back({{"index", f}, {"flags", vk::queue_flags_text(d.families[f].queueFlags)},
+                          {"queues", d.families[f].queueCount},
+                          {"timestamp_valid_bits", d.families[f].timestampValidBits}});
+    j["queue_families"] = families;
+    j["global_priority"] = d.global_priority;
+    j["calibrated_timestamps"] = d.calibrated_timestamps;
+    j["shader_clock"] = d.shader_clock;
+    all.push_back(j);
+  }
+  if (as_json) {
+    std::cout << all.dump(2) << "\n";
+    return 0;
+  }
+  for (const auto& j : all) {
+    std::cout << fmt::format("{}: {} ({}, Vulkan {}, driver {} {}){}\n", j["index"].get<std::size_t>(),
+                             j["name"].get<std::string>(), j["type"].get<std::string>(),
+                             j["api_version"].get<std::string>(), j["driver_name"].get<std::string>(),
+                             j["driver_info"].get<std::string>(),
+                             j["default"].get<bool>() ? "  <- default" : "");
+    for (const auto& f : j["queue_families"])
+      std::cout << fmt::format("     family {}: {} x{} (timestamp bits {})\n", f["index"].get<std::size_t>(),
+                               f["flags"].get<std::string>(), f["queues"].get<unsigned>(),
+                               f["timestamp_valid_bits"].get<unsigned>());
+    std::cout << fmt::format("     priorities: {}; clocks: poll (CLOCK_MONOTONIC_RAW), timestamp queries{}{}\n",
+                             j["global_priority"].get<bool>() ? "normal/high/realtime (global priority)"
+                                                              : "normal only (no global priority extension)",
+                             j["calibrated_timestamps"].get<bool>() ? " (calibrated)" : " (not calibrated)",
+                             j["shader_clock"].get<bool>() ? ", shader clock" : "");
+  }
+  if (all.empty()) return fail("no Vulkan device found");
+  return 0;
+}
+
+int command_list() {
+  for (const Preset& p : presets()) {
+    auto s = parse_scenario(p.toml, std::string(p.name));
+    std::cout << fmt::format("{:<24} {}\n", p.name, s ? s->description : "(invalid: " + s.error().message + ")");
+  }
+  return 0;
+}
+
+int command_validate(const std::vector<std::string>& items) {
+  int status = 0;
+  for (const auto& item : items) {
+    auto s = resolve_scenario(item);
+    if (!s) {
+      std::cerr << "gpuoverlap: " << s.error().message << "\n";
+      status = 1;
+    } else {
+      std::cout << fmt::format("{}: ok ({} queues, {} workloads)\n", item, s->queues.size(), s->workloads.size());
+    }
+  }
+  return status;
+}
+
+struct RunArguments {
+  std::vector<std::string> scenarios;
+  bool all_presets = false;
+  std::optional<std::uint32_t> frames, warmup;
+  std::string device;
+  std::string out;
+  std::uint32_t timeout_ms = 10'000;
+  bool priority_fallback = false;
+  bool validation = false;
+};
+
+int command_run(const RunArguments& args, const std::string& command_line) {
+  std::vector<std::string> names = args.scenarios;
+  if (args.all_presets)
+    for (const Preset& p : presets()) names.emplace_back(p.name);
+  if (names.empty()) return fail("run: name at least one preset or scenario file, or pass --all");
+  // Every scenario is validated before any GPU work.
+  std::vector<Scenario> scenarios;
+  for (const auto& name : names) {
+    auto s = resolve_scenario(name);
+    if (!s) return fail(s.error().message);
+    for (const auto& other : scenarios)
+      if (other.name == s->name)
+        return fail("two scenarios are named '" + s->name + "'; each needs its own output directory");
+    scenarios.push_back(std::move(*s));
+  }
+  auto instance = open_instance(args.validation);
+  if (!instance) return fail(instance.error().message);
+  std::vector<DeviceCandidate> candidates;
+  for (const auto& d : (*instance)->devices()) candidates.push_back(d.candidate());
+  auto chosen = choose_device(candidates, args.device);
+  if (!chosen) return fail(chosen.error().message);
+  const auto& device = (*instance)->devices()[chosen->index];
+  std::cerr << fmt::format("device {}: {} ({}; driver {} {})\n", chosen->index, device.properties.deviceName,
+                           chosen->reason, device.driver.driverName, device.driver.driverInfo);
+
+  SuiteOptions options;
+  options.out_directory = args.out.empty() ? default_out_directory() : args.out;
+  options.frames = args.frames;
+  options.warmup_frames = args.warmup;
+  options.frame_timeout_ms = args.timeout_ms;
+  options.priority_fallback = args.priority_fallback;
+  options.show_progress = isatty(STDERR_FILENO) != 0;
+  options.command_line = command_line;
+  options.extra_meta["device_choice"] = chosen->reason;
+  vk::VulkanExecutor executor(**instance, chosen->index);
+  const SuiteOutcome outcome = run_suite(executor, scenarios, options, std::cerr);
+  std::cout << summary_table(outcome);
+  std::cout << "results: " << options.out_directory.string() << "\n";
+  if ((*instance)->validation_errors() > 0)
+    return fail(fmt::format("{} Vulkan validation errors (see above)", (*instance)->validation_errors()));
+  if (outcome.failure) return fail(outcome.failure->message);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string command_line;
+  for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+
+  CLI::App app{"gpuoverlap: measures GPU queue overlap, barrier cost and preemption from inside the work.\n"
+               "Each workload stamps its first-thread start and last-thread finish into memory that a CPU\n"
+               "thread polls; timestamp queries are recorded beside them. Results: CSV + meta.json."};
+  app.set_version_flag("--version", std::string("gpuoverlap ") + GPUOVERLAP_GIT_REVISION);
+  app.require_subcommand(1);
+
+  bool devices_json = false;
+  auto* devices = app.add_subcommand("devices", "List Vulkan devices, queue families, priorities and clocks");
+  devices->add_flag("--json", devices_json, "Print JSON instead of text");
+
+  app.add_subcommand("list", "List the built-in presets with their descriptions");
+
+  std::vector<std::string> validate_items;
+  auto* validate = app.add_subcommand("validate", "Check scenario files or presets without touching a GPU");
+  validate->add_option("scenario", validate_items, "Preset names or scenario files")->required();
+
+  RunArguments run_args;
+  auto* run = app.add_subcommand("run", "Run presets or scenario files and write results");
+  run->add_option("scenario", run_args.scenarios,
+                  "Preset names (see 'gpuoverlap list') or paths to scenario .toml files");
+  run->add_flag("--all", run_args.all_presets, "Run every built-in preset (the preset suite)");
+  run->add_option("--frames", run_args.frames, "Measured frames per scenario (overrides the file)")
+      ->check(CLI::Range(1u, 1'000'000u));
+  run->add_option("--warmup", run_args.warmup, "Warm-up frames, dropped (overrides the file)")
+      ->check(CLI::Range(0u, 1'000'000u));
+  run->add_option("--device", run_args.device,
+                  "Device index or case-insensitive name substring (default: first discrete GPU, "
+                  "else integrated, else lavapipe)");
+  run->add_option("--out", run_args.out, "Output directory (default: results/<date-time>/)");
+  run->add_option("--timeout-ms", run_args.timeout_ms,
+                  "Deadline per frame from gate release; a frame past it is reported as a timeout")
+      ->check(CLI::Range(1u, 3'600'000u));
+  run->add_flag("--priority-fallback", run_args.priority_fallback,
+                "When the driver refuses a queue priority, run at the one granted (recorded in meta.json) "
+                "instead of stopping");
+  run->add_flag("--validation", run_args.validation,
+                "Enable VK_LAYER_KHRONOS_validation; any validation error fails the run");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (devices->parsed()) return command_devices(devices_json);
+  if (app.got_subcommand("list")) return command_list();
+  if (validate->parsed()) return command_validate(validate_items);
+  if (run->parsed()) return command_run(run_args, command_line);
+  return 2;
+}

@@ -1,0 +1,23 @@
+#include "core/clock.h"
+
+#include <limits>
+
+namespace gpuoverlap {
+
+std::int64_t monotonic_to_raw_offset_ns() {
+  std::int64_t best_width = std::numeric_limits<std::int64_t>::max();
+  std::int64_t best_offset = 0;
+  for (int sample = 0; sample < 16; ++sample) {
+    const std::int64_t raw_before = monotonic_raw_ns();
+    const std::int64_t mono = monotonic_ns();
+    const std::int64_t raw_after = monotonic_raw_ns();
+    const std::int64_t width = raw_after - raw_before;
+    if (width < best_width) {
+      best_width = width;
+      best_offset = (raw_before + width / 2) - mono;
+    }
+  }
+  return best_offset;
+}
+
+}  // namespace gpuoverlap

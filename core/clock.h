@@ -1,0 +1,28 @@
+// The one CPU clock of the suite. Every CPU-side time (gate release t0, poll detections,
+// calibration) is CLOCK_MONOTONIC_RAW in nanoseconds: it is not slewed by NTP, so intervals
+// measured against it are not bent while a run is in progress.
+#pragma once
+
+#include <cstdint>
+#include <ctime>
+
+namespace gpuoverlap {
+
+inline std::int64_t monotonic_raw_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+inline std::int64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Offset to add to a CLOCK_MONOTONIC reading to express it on CLOCK_MONOTONIC_RAW, taken from
+// the tightest of several bracketed samples. Used when a GPU calibrates only against
+// CLOCK_MONOTONIC.
+std::int64_t monotonic_to_raw_offset_ns();
+
+}  // namespace gpuoverlap

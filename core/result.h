@@ -1,0 +1,63 @@
+// Result<T>: a recoverable failure is a value, never an exception or an abort.
+// An Error carries a human-readable context chain plus the API's own code (VkResult or
+// HRESULT) so a caller can both print it and branch on it (e.g. VK_ERROR_NOT_PERMITTED_KHR).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace gpuoverlap {
+
+struct Error {
+  std::string message;          // one line, says what failed and why
+  std::int64_t api_code = 0;    // VkResult / HRESULT; 0 when the failure is not an API call
+  std::string api_code_name;    // e.g. "VK_ERROR_DEVICE_LOST"; empty when api_code == 0
+
+  // Prefixes context ("scenario 'default': ") while keeping the API code.
+  Error with_context(const std::string& context) const {
+    return Error{context + message, api_code, api_code_name};
+  }
+};
+
+template <class T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : state_(std::move(value)) {}        // NOLINT: implicit by design
+  Result(Error error) : state_(std::move(error)) {}    // NOLINT: implicit by design
+
+  bool ok() const { return std::holds_alternative<T>(state_); }
+  explicit operator bool() const { return ok(); }
+
+  // Contract: call value() only when ok(), error() only when !ok().
+  T& value() & { return std::get<T>(state_); }
+  const T& value() const& { return std::get<T>(state_); }
+  T&& value() && { return std::get<T>(std::move(state_)); }
+  const Error& error() const { return std::get<Error>(state_); }
+
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+
+ private:
+  std::variant<T, Error> state_;
+};
+
+// Result<void> equivalent.
+struct Ok {};
+using Status = Result<Ok>;
+inline Status ok_status() { return Ok{}; }
+
+inline Error make_error(std::string message) { return Error{std::move(message), 0, {}}; }
+
+}  // namespace gpuoverlap
+
+// Propagates an error from an expression yielding Result<...>; binds nothing.
+#define GPUOVERLAP_TRY(expr)                          \
+  do {                                                \
+    auto gpuoverlap_try_result_ = (expr);             \
+    if (!gpuoverlap_try_result_.ok())                 \
+      return gpuoverlap_try_result_.error();          \
+  } while (0)

@@ -1,0 +1,89 @@
+#include "queues/stamp_poller.h"
+
+#include "core/clock.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define GPUOVERLAP_CPU_RELAX() _mm_pause()
+#else
+#define GPUOVERLAP_CPU_RELAX() ((void)0)
+#endif
+
+namespace gpuoverlap {
+
+StampPoller::~StampPoller() {
+  if (thread_.joinable()) {
+    deadline_ns_.store(0, std::memory_order_relaxed);
+    thread_.join();
+  }
+}
+
+void StampPoller::arm(const std::uint32_t* base, std::size_t stride_words, std::size_t slot_count,
+                      std::uint32_t frame, std::int64_t deadline_ns) {
+  result_ = PollResult{};
+  result_.start_ns.assign(slot_count, std::nullopt);
+  result_.end_ns.assign(slot_count, std::nullopt);
+  deadline_ns_.store(deadline_ns, std::memory_order_relaxed);
+  spinning_.store(false, std::memory_order_relaxed);
+  thread_ = std::thread([=, this] { poll_loop(base, stride_words, slot_count, frame); });
+  while (!spinning_.load(std::memory_order_acquire)) std::this_thread::yield();
+}
+
+void StampPoller::shorten_deadline(std::int64_t deadline_ns) {
+  std::int64_t current = deadline_ns_.load(std::memory_order_relaxed);
+  while (deadline_ns < current &&
+         !deadline_ns_.compare_exchange_weak(current, deadline_ns, std::memory_order_relaxed)) {
+  }
+}
+
+PollResult StampPoller::wait() {
+  thread_.join();
+  return std::move(result_);
+}
+
+void StampPoller::poll_loop(const std::uint32_t* base, std::size_t stride_words,
+                            std::size_t slot_count, std::uint32_t frame) {
+  std::size_t missing = slot_count * 2;
+  spinning_.store(true, std::memory_order_release);
+  // Hot loop: one acquire load per missing word, one clock read only when something changed
+  // (and every 64 rounds for the deadline), so detection latency is a few loads.
+  auto scan = [&]() {
+    bool changed = false;
+    for (std::size_t slot = 0; slot < slot_count; ++slot) {
+      const std::uint32_t* words = base + slot * stride_words;
+      if (!result_.start_ns[slot] && __atomic_load_n(&words[0], __ATOMIC_ACQUIRE) == frame) {
+        result_.start_ns[slot] = 0;  // seen; timed below
+        changed = true;
+      }
+      if (!result_.end_ns[slot] && __atomic_load_n(&words[1], __ATOMIC_ACQUIRE) == frame) {
+        result_.end_ns[slot] = 0;
+        changed = true;
+      }
+    }
+    return changed;
+  };
+  for (std::uint32_t round = 0; missing > 0; ++round) {
+    if (scan()) {
+      // Settle pass: a stamp written before one this scan saw (a producer's end before its
+      // consumer's start) may sit in a word read earlier in the scan. Re-reading after the
+      // acquire that saw the later stamp finds it, so a cause is never timed after its effect.
+      scan();
+      const std::int64_t now = monotonic_raw_ns();
+      for (std::size_t slot = 0; slot < slot_count; ++slot) {
+        for (auto* stamp : {&result_.start_ns[slot], &result_.end_ns[slot]}) {
+          if (stamp->has_value() && **stamp == 0) {
+            **stamp = now;
+            --missing;
+          }
+        }
+      }
+    }
+    if ((round & 63u) == 0 && monotonic_raw_ns() > deadline_ns_.load(std::memory_order_relaxed)) {
+      result_.timed_out = missing > 0;
+      return;
+    }
+    GPUOVERLAP_CPU_RELAX();
+  }
+}
+
+}  // namespace gpuoverlap

@@ -1,0 +1,56 @@
+// The CPU side of the stamp protocol (DESIGN.md section 3, step 5): a thread that spins on the
+// start/end words of every workload slot and records CLOCK_MONOTONIC_RAW when each word first
+// equals the frame number. API neutral: it reads plain memory (mapped by a backend, or a test
+// buffer written by another thread).
+//
+// Contract: every word is only ever written with atomic stores (GPU atomics or __atomic_store
+// in tests), and the memory stays mapped until wait() returns.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <thread>
+#include <vector>
+
+namespace gpuoverlap {
+
+struct PollResult {
+  std::vector<std::optional<std::int64_t>> start_ns;  // per slot, CLOCK_MONOTONIC_RAW
+  std::vector<std::optional<std::int64_t>> end_ns;
+  bool timed_out = false;  // the deadline passed with some stamp still missing
+};
+
+class StampPoller {
+ public:
+  StampPoller() = default;
+  StampPoller(const StampPoller&) = delete;
+  StampPoller& operator=(const StampPoller&) = delete;
+  ~StampPoller();
+
+  // Starts the polling thread and returns once it is spinning, so the caller can release the
+  // GPU work knowing no stamp can be missed. Slot s has its start word at
+  // base[s * stride_words] and its end word right after it. The thread gives up at
+  // deadline_ns (CLOCK_MONOTONIC_RAW). Contract: not armed already.
+  void arm(const std::uint32_t* base, std::size_t stride_words, std::size_t slot_count,
+           std::uint32_t frame, std::int64_t deadline_ns);
+
+  // Moves the deadline (e.g. once the GPU reported the frame complete, stamps still missing
+  // will never come). Safe to call while the thread runs.
+  void shorten_deadline(std::int64_t deadline_ns);
+
+  // Joins the thread. Contract: armed.
+  PollResult wait();
+
+ private:
+  void poll_loop(const std::uint32_t* base, std::size_t stride_words, std::size_t slot_count,
+                 std::uint32_t frame);
+
+  std::thread thread_;
+  std::atomic<bool> spinning_{false};
+  std::atomic<std::int64_t> deadline_ns_{0};
+  PollResult result_;
+};
+
+}  // namespace gpuoverlap

@@ -1,0 +1,1100 @@
+#include "queues/vulkan/vulkan_executor.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "barriers/vulkan/legacy_translation.h"
+#include "core/clock.h"
+#include "queues/stamp_poller.h"
+#include "queues/vulkan/vk_check.h"
+#include "scenarios/scenario.h"
+#include "timeline/clock_conversion.h"
+#include "workload_spirv.h"
+
+namespace gpuoverlap::vk {
+
+namespace {
+
+// Stamp and counter slots are 64 bytes apart so workloads never share a cache line.
+constexpr VkDeviceSize kSlotBytes = 64;
+constexpr std::size_t kSlotWords = kSlotBytes / sizeof(std::uint32_t);
+constexpr std::uint32_t kInputElements = 65536;  // float4 each, matches perlin.hlsl
+constexpr std::uint32_t kCalibrationSamples = 8;
+
+struct PushConstants {
+  std::uint32_t frame;
+  std::uint32_t slot;
+  std::uint32_t thread_count;
+  std::uint32_t iterations;
+  std::uint32_t width;
+};
+
+VkQueueGlobalPriorityKHR to_global_priority(QueuePriority p) {
+  switch (p) {
+    case QueuePriority::normal: return VK_QUEUE_GLOBAL_PRIORITY_MEDIUM_KHR;
+    case QueuePriority::high: return VK_QUEUE_GLOBAL_PRIORITY_HIGH_KHR;
+    case QueuePriority::realtime: return VK_QUEUE_GLOBAL_PRIORITY_REALTIME_KHR;
+  }
+  return VK_QUEUE_GLOBAL_PRIORITY_MEDIUM_KHR;
+}
+
+std::string memory_flags_text(VkMemoryPropertyFlags flags) {
+  std::string text;
+  auto add = [&](VkMemoryPropertyFlags bit, const char* name) {
+    if (flags & bit) text += (text.empty() ? "" : "|") + std::string(name);
+  };
+  add(VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, "DEVICE_LOCAL");
+  add(VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, "HOST_VISIBLE");
+  add(VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, "HOST_COHERENT");
+  add(VK_MEMORY_PROPERTY_HOST_CACHED_BIT, "HOST_CACHED");
+  return text;
+}
+
+struct Buffer {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  void* mapped = nullptr;
+  VkDeviceSize size = 0;
+  std::uint32_t memory_type = 0;
+};
+
+struct Image {
+  VkImage image = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkImageView view = VK_NULL_HANDLE;
+  std::uint32_t width = 0, height = 0;
+};
+
+// One scenario queue as it lives on the device.
+struct QueueState {
+  VkQueue queue = VK_NULL_HANDLE;
+  std::uint32_t family = 0;
+  std::uint32_t timestamp_valid_bits = 0;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  VkCommandBuffer prepare = VK_NULL_HANDLE;  // resets counters/queries/events, before the gate
+  VkCommandBuffer work = VK_NULL_HANDLE;     // the measured work, waits on the gate
+  VkSemaphore done = VK_NULL_HANDLE;         // timeline: frame f complete when value >= f
+  std::vector<std::size_t> workloads;        // in recording order
+};
+
+// Every Vulkan object of one scenario. Destruction order is the reverse of creation; when the
+// GPU may still be running (a timed-out frame), nothing is destroyed: freeing memory the GPU
+// still uses is worse than leaking it in a process that is about to report and exit.
+class ScenarioDevice {
+ public:
+  ScenarioDevice(const Instance& instance, const PhysicalDeviceInfo& info, const Scenario& s,
+                 const RunSettings& settings)
+      : instance_(instance), info_(info), scenario_(s), settings_(settings) {}
+  ~ScenarioDevice() { destroy(); }
+  ScenarioDevice(const ScenarioDevice&) = delete;
+  ScenarioDevice& operator=(const ScenarioDevice&) = delete;
+
+  Status create();
+  ScenarioTimeline run(const ProgressCallback& progress);
+
+ private:
+  Status check_features();
+  Status create_device();
+  Status create_buffer(Buffer& out, VkDeviceSize size, VkBufferUsageFlags usage,
+                       VkMemoryPropertyFlags required, VkMemoryPropertyFlags wanted,
+                       VkMemoryPropertyFlags unwanted, const char* what);
+  Status create_image(Image& out, std::uint32_t width, std::uint32_t height);
+  Status upload_input();
+  Status create_pipelines();
+  Status create_descriptors();
+  Status create_queue_objects();
+  Status setup_calibration();
+  std::optional<GpuCalibration> calibrate(double& worst_deviation_ns);
+  Status record_frame(std::uint32_t frame);
+  void record_dependency_waits(VkCommandBuffer cmd, std::size_t consumer);
+  VkDependencyInfo dependency_info(std::size_t producer, std::size_t consumer,
+                                   VkBufferMemoryBarrier2& buffer_barrier,
+                                   VkImageMemoryBarrier2& image_barrier) const;
+  Status submit_frame(std::uint32_t frame);
+  void destroy();
+
+  const Instance& instance_;
+  const PhysicalDeviceInfo& info_;
+  const Scenario& scenario_;
+  const RunSettings& settings_;
+
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkPhysicalDeviceMemoryProperties memory_properties_{};
+  std::vector<QueueState> queues_;
+  std::vector<MappedQueue> mapping_;
+  std::vector<QueuePriority> granted_priority_;
+  std::vector<std::string> priority_notes_;
+  bool global_priority_enabled_ = false;
+
+  Buffer stamps_, counters_, input_, dummy_output_;
+  std::vector<Buffer> outputs_;     // per workload; empty buffer for graphics
+  std::vector<Image> targets_;      // per workload; empty image for compute
+  VkQueryPool queries_ = VK_NULL_HANDLE;
+  VkSemaphore gate_ = VK_NULL_HANDLE;
+  std::vector<std::vector<VkEvent>> events_;  // [consumer][dependency], split barriers only
+
+  VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
+  VkPipelineLayout pipeline_layout_ = VK_NULL_HANDLE;
+  VkShaderModule compute_module_ = VK_NULL_HANDLE, vertex_module_ = VK_NULL_HANDLE,
+                 fragment_module_ = VK_NULL_HANDLE;
+  VkPipeline compute_pipeline_ = VK_NULL_HANDLE, graphics_pipeline_ = VK_NULL_HANDLE;
+  VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
+  std::vector<VkDescriptorSet> sets_;
+
+  PFN_vkGetCalibratedTimestampsEXT get_calibrated_timestamps_ = nullptr;
+  VkTimeDomainEXT host_domain_ = VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT;
+  std::int64_t monotonic_to_raw_ns_ = 0;
+  bool gpu_may_be_busy_ = false;
+  nlohmann::json meta_ = nlohmann::json::object();
+};
+
+Status ScenarioDevice::check_features() {
+  if (VK_API_VERSION_MINOR(info_.properties.apiVersion) < 3 &&
+      VK_API_VERSION_MAJOR(info_.properties.apiVersion) == 1)
+    return make_error(std::string("device '") + info_.properties.deviceName +
+                      "' supports Vulkan " +
+                      std::to_string(VK_API_VERSION_MINOR(info_.properties.apiVersion)) +
+                      ".x; gpuoverlap needs Vulkan 1.3 (synchronization2, timeline semaphores, "
+                      "dynamic rendering)");
+  VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                       &f13};
+  VkPhysicalDeviceFeatures2 f{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f12};
+  vkGetPhysicalDeviceFeatures2(info_.handle, &f);
+  std::string missing;
+  if (!f13.synchronization2) missing += " synchronization2";
+  if (!f13.dynamicRendering) missing += " dynamicRendering";
+  if (!f12.timelineSemaphore) missing += " timelineSemaphore";
+  if (!f.features.fragmentStoresAndAtomics) missing += " fragmentStoresAndAtomics";
+  if (!missing.empty())
+    return make_error(std::string("device '") + info_.properties.deviceName +
+                      "' lacks required features:" + missing);
+  return ok_status();
+}
+
+Status ScenarioDevice::create_device() {
+  std::vector<QueueType> types;
+  for (const auto& q : scenario_.queues) types.push_back(q.type);
+  auto mapped = map_queues(info_.family_descriptions(), types);
+  if (!mapped) return mapped.error();
+  mapping_ = *mapped;
+
+  // One global priority per queue family: the highest any owning scenario queue asks for.
+  struct FamilyRequest {
+    std::uint32_t queue_count = 0;
+    QueuePriority priority = QueuePriority::normal;
+    std::vector<std::size_t> owners;
+  };
+  std::vector<FamilyRequest> families(info_.families.size());
+  for (std::size_t q = 0; q < mapping_.size(); ++q) {
+    if (mapping_[q].shares_with >= 0) continue;
+    auto& f = families[mapping_[q].family_index];
+    f.queue_count = std::max(f.queue_count, mapping_[q].queue_index + 1);
+    f.priority = std::max(f.priority, scenario_.queues[q].priority);
+    f.owners.push_back(q);
+  }
+  bool wants_priority = false;
+  for (const auto& f : families) wants_priority = wants_priority || f.priority != QueuePriority::normal;
+  if (wants_priority && !info_.global_priority) {
+    const std::string note = std::string("device '") + info_.properties.deviceName +
+                             "' has no VK_KHR/EXT_global_priority, so queue priorities above "
+                             "normal cannot be requested";
+    if (!settings_.priority_fallback)
+      return make_error(note + "; pass --priority-fallback to run at normal priority");
+    priority_notes_.push_back(note + "; ran at normal");
+    for (auto& f : families) f.priority = QueuePriority::normal;
+    wants_priority = false;
+  }
+
+  for (std::size_t q = 0; q < mapping_.size(); ++q) {
+    const auto& f = families[mapping_[q].family_index];
+    if (scenario_.queues[q].priority == f.priority) continue;
+    if (mapping_[q].shares_with >= 0 && !settings_.priority_fallback)
+      return make_error("queue '" + scenario_.queues[q].name + "' asked for " +
+                        std::string(to_string(scenario_.queues[q].priority)) +
+                        " but has to share the device queue of '" +
+                        scenario_.queues[static_cast<std::size_t>(mapping_[q].shares_with)].name +
+                        "' (the device has too few queues); pass --priority-fallback to run anyway");
+    const std::string note =
+        mapping_[q].shares_with >= 0
+            ? "queue '" + scenario_.queues[q].name + "' asked for " +
+                  std::string(to_string(scenario_.queues[q].priority)) +
+                  " but shares the device queue of '" +
+                  scenario_.queues[static_cast<std::size_t>(mapping_[q].shares_with)].name +
+                  "' (too few device queues), which runs at " + std::string(to_string(f.priority))
+            : "queue '" + scenario_.queues[q].name + "' asked for " +
+                             std::string(to_string(scenario_.queues[q].priority)) +
+                             " but shares queue family " +
+                             std::to_string(mapping_[q].family_index) +
+                             " (one global priority per family) with a queue at " +
+                             std::string(to_string(f.priority));
+    if (!settings_.priority_fallback) return make_error(note + "; pass --priority-fallback to run anyway");
+    priority_notes_.push_back(note);
+  }
+
+  VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  f13.synchronization2 = VK_TRUE;
+  f13.dynamicRendering = VK_TRUE;
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                       &f13};
+  f12.timelineSemaphore = VK_TRUE;
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f12};
+  features.features.fragmentStoresAndAtomics = VK_TRUE;
+
+  // Retry loop: a refused priority (VK_ERROR_NOT_PERMITTED_KHR: NVIDIA needs CAP_SYS_NICE for
+  // HIGH and REALTIME) is lowered one step per attempt, only with --priority-fallback.
+  for (;;) {
+    std::vector<const char*> extensions;
+    global_priority_enabled_ = wants_priority;
+    if (wants_priority)
+      extensions.push_back(info_.has_extension(VK_KHR_GLOBAL_PRIORITY_EXTENSION_NAME)
+                               ? VK_KHR_GLOBAL_PRIORITY_EXTENSION_NAME
+                               : VK_EXT_GLOBAL_PRIORITY_EXTENSION_NAME);
+    if (info_.calibrated_timestamps) extensions.push_back(VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
+
+    std::vector<VkDeviceQueueCreateInfo> queue_infos;
+    std::vector<VkDeviceQueueGlobalPriorityCreateInfoKHR> priority_infos;
+    std::vector<std::vector<float>> priorities;
+    priority_infos.reserve(families.size());
+    priorities.reserve(families.size());
+    for (std::uint32_t i = 0; i < families.size(); ++i) {
+      const auto& f = families[i];
+      if (f.queue_count == 0) continue;
+      priorities.emplace_back(f.queue_count, 0.5f);
+      for (std::size_t owner : f.owners)
+        if (scenario_.queues[owner].priority != QueuePriority::normal)
+          priorities.back()[mapping_[owner].queue_index] = 1.0f;
+      VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+      qi.queueFamilyIndex = i;
+      qi.queueCount = f.queue_count;
+      qi.pQueuePriorities = priorities.back().data();
+      if (wants_priority) {
+        priority_infos.push_back({VK_STRUCTURE_TYPE_DEVICE_QUEUE_GLOBAL_PRIORITY_CREATE_INFO_KHR,
+                                  nullptr, to_global_priority(f.priority)});
+        qi.pNext = &priority_infos.back();
+      }
+      queue_infos.push_back(qi);
+    }
+    VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &features};
+    di.queueCreateInfoCount = static_cast<std::uint32_t>(queue_infos.size());
+    di.pQueueCreateInfos = queue_infos.data();
+    di.enabledExtensionCount = static_cast<std::uint32_t>(extensions.size());
+    di.ppEnabledExtensionNames = extensions.data();
+    const VkResult result = vkCreateDevice(info_.handle, &di, nullptr, &device_);
+    if (result == VK_SUCCESS) break;
+    const bool refused = result == VK_ERROR_NOT_PERMITTED_KHR ||
+                         (wants_priority && result == VK_ERROR_INITIALIZATION_FAILED);
+    if (!refused) return vk_error(result, "vkCreateDevice");
+    std::string asked;
+    for (const auto& f : families)
+      if (f.queue_count && f.priority != QueuePriority::normal)
+        asked += (asked.empty() ? "" : ", ") + std::string(to_string(f.priority));
+    const std::string note = std::string("the driver refused queue priority ") + asked + " (" +
+                             result_name(result) +
+                             "; NVIDIA grants HIGH and REALTIME only to root or CAP_SYS_NICE)";
+    if (!settings_.priority_fallback)
+      return Error{note + "; pass --priority-fallback to run at the priority granted", result,
+                   result_name(result)};
+    priority_notes_.push_back(note);
+    bool lowered = false;
+    for (auto& f : families) {
+      if (f.priority == QueuePriority::realtime) { f.priority = QueuePriority::high; lowered = true; }
+      else if (f.priority == QueuePriority::high) { f.priority = QueuePriority::normal; lowered = true; }
+    }
+    wants_priority = false;
+    for (const auto& f : families) wants_priority = wants_priority || f.priority != QueuePriority::normal;
+    if (!lowered) return vk_error(result, "vkCreateDevice");
+  }
+
+  for (std::size_t q = 0; q < mapping_.size(); ++q)
+    granted_priority_.push_back(families[mapping_[q].family_index].priority);
+  vkGetPhysicalDeviceMemoryProperties(info_.handle, &memory_properties_);
+  return ok_status();
+}
+
+Status ScenarioDevice::create_buffer(Buffer& out, VkDeviceSize size, VkBufferUsageFlags usage,
+                                     VkMemoryPropertyFlags required, VkMemoryPropertyFlags wanted,
+                                     VkMemoryPropertyFlags unwanted, const char* what) {
+  VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bi.size = size;
+  bi.usage = usage;
+  bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;  // queues never touch each other's buffers
+  GPUOVERLAP_VK(vkCreateBuffer(device_, &bi, nullptr, &out.buffer));
+  out.size = size;
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(device_, out.buffer, &req);
+  int best_score = std::numeric_limits<int>::min();
+  std::optional<std::uint32_t> best;
+  for (std::uint32_t i = 0; i < memory_properties_.memoryTypeCount; ++i) {
+    const VkMemoryPropertyFlags flags = memory_properties_.memoryTypes[i].propertyFlags;
+    if (!(req.memoryTypeBits & (1u << i)) || (flags & required) != required) continue;
+    const int score = 2 * __builtin_popcount(flags & wanted) - 2 * __builtin_popcount(flags & unwanted);
+    if (score > best_score) { best_score = score; best = i; }
+  }
+  if (!best)
+    return make_error(std::string("no memory type with ") + memory_flags_text(required) + " for the " + what);
+  out.memory_type = *best;
+  VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  ai.allocationSize = req.size;
+  ai.memoryTypeIndex = *best;
+  GPUOVERLAP_VK(vkAllocateMemory(device_, &ai, nullptr, &out.memory));
+  GPUOVERLAP_VK(vkBindBufferMemory(device_, out.buffer, out.memory, 0));
+  if (memory_properties_.memoryTypes[*best].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)
+    GPUOVERLAP_VK(vkMapMemory(device_, out.memory, 0, VK_WHOLE_SIZE, 0, &out.mapped));
+  return ok_status();
+}
+
+Status ScenarioDevice::create_image(Image& out, std::uint32_t width, std::uint32_t height) {
+  VkImageCreateInfo ii{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
+  ii.imageType = VK_IMAGE_TYPE_2D;
+  ii.format = VK_FORMAT_R32_SFLOAT;
+  ii.extent = {width, height, 1};
+  ii.mipLevels = 1;
+  ii.arrayLayers = 1;
+  ii.samples = VK_SAMPLE_COUNT_1_BIT;
+  ii.tiling = VK_IMAGE_TILING_OPTIMAL;
+  ii.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_SAMPLED_BIT;
+  ii.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  GPUOVERLAP_VK(vkCreateImage(device_, &ii, nullptr, &out.image));
+  out.width = width;
+  out.height = height;
+  VkMemoryRequirements req;
+  vkGetImageMemoryRequirements(device_, out.image, &req);
+  std::optional<std::uint32_t> type;
+  for (std::uint32_t i = 0; i < memory_properties_.memoryTypeCount && !type; ++i)
+    if ((req.memoryTypeBits & (1u << i)) &&
+        (memory_properties_.memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT))
+      type = i;
+  for (std::uint32_t i = 0; i < memory_properties_.memoryTypeCount && !type; ++i)
+    if (req.memoryTypeBits & (1u << i)) type = i;
+  if (!type) return make_error("no memory type for a render target");
+  VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  ai.allocationSize = req.size;
+  ai.memoryTypeIndex = *type;
+  GPUOVERLAP_VK(vkAllocateMemory(device_, &ai, nullptr, &out.memory));
+  GPUOVERLAP_VK(vkBindImageMemory(device_, out.image, out.memory, 0));
+  VkImageViewCreateInfo vi{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+  vi.image = out.image;
+  vi.viewType = VK_IMAGE_VIEW_TYPE_2D;
+  vi.format = VK_FORMAT_R32_SFLOAT;
+  vi.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+  GPUOVERLAP_VK(vkCreateImageView(device_, &vi, nullptr, &out.view));
+  return ok_status();
+}
+
+// Fills the input buffer through a staging buffer, so the noise reads device memory.
+Status ScenarioDevice::upload_input() {
+  Buffer staging;
+  const VkDeviceSize size = input_.size;
+  GPUOVERLAP_TRY(create_buffer(staging, size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+                               VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                               0, 0, "input staging buffer"));
+  std::mt19937 random(12345);  // fixed seed: identical input every run
+  std::uniform_real_distribution<float> coordinate(-64.0f, 64.0f);
+  auto* values = static_cast<float*>(staging.mapped);
+  for (VkDeviceSize i = 0; i < size / sizeof(float); ++i) values[i] = coordinate(random);
+
+  const QueueState& q = queues_.front();
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = q.pool;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  VkCommandBuffer cmd;
+  GPUOVERLAP_VK(vkAllocateCommandBuffers(device_, &ai, &cmd));
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  GPUOVERLAP_VK(vkBeginCommandBuffer(cmd, &bi));
+  VkBufferCopy region{0, 0, size};
+  vkCmdCopyBuffer(cmd, staging.buffer, input_.buffer, 1, &region);
+  GPUOVERLAP_VK(vkEndCommandBuffer(cmd));
+  VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VkFence fence;
+  GPUOVERLAP_VK(vkCreateFence(device_, &fi, nullptr, &fence));
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd;
+  VkResult result = vkQueueSubmit(q.queue, 1, &si, fence);
+  if (result == VK_SUCCESS)
+    result = vkWaitForFences(device_, 1, &fence, VK_TRUE,
+                             std::uint64_t{settings_.frame_timeout_ms} * 1'000'000);
+  if (result == VK_TIMEOUT) gpu_may_be_busy_ = true;
+  if (result == VK_SUCCESS) {
+    vkDestroyFence(device_, fence, nullptr);
+    vkFreeCommandBuffers(device_, q.pool, 1, &cmd);
+    vkUnmapMemory(device_, staging.memory);
+    vkDestroyBuffer(device_, staging.buffer, nullptr);
+    vkFreeMemory(device_, staging.memory, nullptr);
+    return ok_status();
+  }
+  return vk_error(result, "uploading the input buffer");
+}
+
+Status ScenarioDevice::create_pipelines() {
+  auto module = [&](const std::uint32_t* code, std::size_t bytes, VkShaderModule& out) -> Status {
+    VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    mi.codeSize = bytes;
+    mi.pCode = code;
+    GPUOVERLAP_VK(vkCreateShaderModule(device_, &mi, nullptr, &out));
+    return ok_status();
+  };
+  GPUOVERLAP_TRY(module(kPerlinComputeSpirv, sizeof(kPerlinComputeSpirv), compute_module_));
+  GPUOVERLAP_TRY(module(kPerlinVertexSpirv, sizeof(kPerlinVertexSpirv), vertex_module_));
+  GPUOVERLAP_TRY(module(kPerlinFragmentSpirv, sizeof(kPerlinFragmentSpirv), fragment_module_));
+
+  std::array<VkDescriptorSetLayoutBinding, 4> bindings{};
+  for (std::uint32_t b = 0; b < bindings.size(); ++b)
+    bindings[b] = {b, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+                   VK_SHADER_STAGE_COMPUTE_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, nullptr};
+  VkDescriptorSetLayoutCreateInfo li{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  li.bindingCount = bindings.size();
+  li.pBindings = bindings.data();
+  GPUOVERLAP_VK(vkCreateDescriptorSetLayout(device_, &li, nullptr, &set_layout_));
+  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT | VK_SHADER_STAGE_FRAGMENT_BIT |
+                                VK_SHADER_STAGE_VERTEX_BIT,
+                            0, sizeof(PushConstants)};
+  VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  pli.setLayoutCount = 1;
+  pli.pSetLayouts = &set_layout_;
+  pli.pushConstantRangeCount = 1;
+  pli.pPushConstantRanges = &range;
+  GPUOVERLAP_VK(vkCreatePipelineLayout(device_, &pli, nullptr, &pipeline_layout_));
+
+  VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0,
+              VK_SHADER_STAGE_COMPUTE_BIT, compute_module_, "cs_main", nullptr};
+  ci.layout = pipeline_layout_;
+  GPUOVERLAP_VK(vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &ci, nullptr, &compute_pipeline_));
+
+  bool any_graphics = false;
+  for (const auto& w : scenario_.workloads) any_graphics = any_graphics || w.kind == WorkloadKind::graphics;
+  if (!any_graphics) return ok_status();
+  VkPipelineShaderStageCreateInfo stages[2] = {
+      {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_VERTEX_BIT,
+       vertex_module_, "vs_main", nullptr},
+      {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0,
+       VK_SHADER_STAGE_FRAGMENT_BIT, fragment_module_, "ps_main", nullptr}};
+  VkPipelineVertexInputStateCreateInfo vertex_input{
+      VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
+  VkPipelineInputAssemblyStateCreateInfo assembly{
+      VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO};
+  assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
+  VkPipelineViewportStateCreateInfo viewport{VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
+  viewport.viewportCount = 1;
+  viewport.scissorCount = 1;
+  VkPipelineRasterizationStateCreateInfo raster{
+      VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO};
+  raster.polygonMode = VK_POLYGON_MODE_FILL;
+  raster.cullMode = VK_CULL_MODE_NONE;
+  raster.lineWidth = 1.0f;
+  VkPipelineMultisampleStateCreateInfo multisample{
+      VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO};
+  multisample.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
+  VkPipelineColorBlendAttachmentState attachment{};
+  attachment.colorWriteMask = VK_COLOR_COMPONENT_R_BIT;
+  VkPipelineColorBlendStateCreateInfo blend{VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
+  blend.attachmentCount = 1;
+  blend.pAttachments = &attachment;
+  const VkDynamicState dynamic_states[] = {VK_DYNAMIC_STATE_VIEWPORT, VK_DYNAMIC_STATE_SCISSOR};
+  VkPipelineDynamicStateCreateInfo dynamic{VK_STRUCTURE_TYPE_PIPELINE_DYNAMIC_STATE_CREATE_INFO};
+  dynamic.dynamicStateCount = 2;
+  dynamic.pDynamicStates = dynamic_states;
+  const VkFormat format = VK_FORMAT_R32_SFLOAT;
+  VkPipelineRenderingCreateInfo rendering{VK_STRUCTURE_TYPE_PIPELINE_RENDERING_CREATE_INFO};
+  rendering.colorAttachmentCount = 1;
+  rendering.pColorAttachmentFormats = &format;
+  VkGraphicsPipelineCreateInfo gi{VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO, &rendering};
+  gi.stageCount = 2;
+  gi.pStages = stages;
+  gi.pVertexInputState = &vertex_input;
+  gi.pInputAssemblyState = &assembly;
+  gi.pViewportState = &viewport;
+  gi.pRasterizationState = &raster;
+  gi.pMultisampleState = &multisample;
+  gi.pColorBlendState = &blend;
+  gi.pDynamicState = &dynamic;
+  gi.layout = pipeline_layout_;
+  GPUOVERLAP_VK(vkCreateGraphicsPipelines(device_, VK_NULL_HANDLE, 1, &gi, nullptr, &graphics_pipeline_));
+  return ok_status();
+}
+
+Status ScenarioDevice::create_descriptors() {
+  const std::uint32_t count = static_cast<std::uint32_t>(scenario_.workloads.size());
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 4 * count};
+  VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  pi.maxSets = count;
+  pi.poolSizeCount = 1;
+  pi.pPoolSizes = &size;
+  GPUOVERLAP_VK(vkCreateDescriptorPool(device_, &pi, nullptr, &descriptor_pool_));
+  std::vector<VkDescriptorSetLayout> layouts(count, set_layout_);
+  sets_.resize(count);
+  VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  ai.descriptorPool = descriptor_pool_;
+  ai.descriptorSetCount = count;
+  ai.pSetLayouts = layouts.data();
+  GPUOVERLAP_VK(vkAllocateDescriptorSets(device_, &ai, sets_.data()));
+  for (std::uint32_t w = 0; w < count; ++w) {
+    const Buffer& output = outputs_[w].buffer ? outputs_[w] : dummy_output_;
+    const VkDescriptorBufferInfo infos[4] = {{input_.buffer, 0, VK_WHOLE_SIZE},
+                                             {output.buffer, 0, VK_WHOLE_SIZE},
+                                             {counters_.buffer, 0, VK_WHOLE_SIZE},
+                                             {stamps_.buffer, 0, VK_WHOLE_SIZE}};
+    VkWriteDescriptorSet writes[4];
+    for (std::uint32_t b = 0; b < 4; ++b)
+      writes[b] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, nullptr, sets_[w], b, 0, 1,
+                   VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, nullptr, &infos[b], nullptr};
+    vkUpdateDescriptorSets(device_, 4, writes, 0, nullptr);
+  }
+  return ok_status();
+}
+
+Status ScenarioDevice::create_queue_objects() {
+  queues_.resize(scenario_.queues.size());
+  for (std::size_t q = 0; q < queues_.size(); ++q) {
+    QueueState& state = queues_[q];
+    state.family = mapping_[q].family_index;
+    state.timestamp_valid_bits = info_.families[state.family].timestampValidBits;
+    state.workloads = scenario_.workloads_on(q);
+    vkGetDeviceQueue(device_, state.family, mapping_[q].queue_index, &state.queue);
+    VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pi.queueFamilyIndex = state.family;
+    GPUOVERLAP_VK(vkCreateCommandPool(device_, &pi, nullptr, &state.pool));
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = state.pool;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 2;
+    VkCommandBuffer buffers[2];
+    GPUOVERLAP_VK(vkAllocateCommandBuffers(device_, &ai, buffers));
+    state.prepare = buffers[0];
+    state.work = buffers[1];
+    VkSemaphoreTypeCreateInfo ti{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, nullptr,
+                                 VK_SEMAPHORE_TYPE_TIMELINE, 0};
+    VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &ti};
+    GPUOVERLAP_VK(vkCreateSemaphore(device_, &si, nullptr, &state.done));
+  }
+  VkSemaphoreTypeCreateInfo ti{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, nullptr,
+                               VK_SEMAPHORE_TYPE_TIMELINE, 0};
+  VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &ti};
+  GPUOVERLAP_VK(vkCreateSemaphore(device_, &si, nullptr, &gate_));
+
+  VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+  qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  qi.queryCount = static_cast<std::uint32_t>(2 * scenario_.workloads.size());
+  GPUOVERLAP_VK(vkCreateQueryPool(device_, &qi, nullptr, &queries_));
+
+  events_.resize(scenario_.workloads.size());
+  for (std::size_t w = 0; w < scenario_.workloads.size(); ++w) {
+    for (const auto& d : scenario_.workloads[w].depends_on) {
+      VkEvent event = VK_NULL_HANDLE;
+      if (d.barrier == BarrierKind::split) {
+        VkEventCreateInfo ei{VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
+        ei.flags = VK_EVENT_CREATE_DEVICE_ONLY_BIT;
+        GPUOVERLAP_VK(vkCreateEvent(device_, &ei, nullptr, &event));
+      }
+      events_[w].push_back(event);
+    }
+  }
+  return ok_status();
+}
+
+Status ScenarioDevice::setup_calibration() {
+  meta_["clocks"]["poll"] = "CLOCK_MONOTONIC_RAW";
+  nlohmann::json ts = {{"available", true}, {"calibrated", false}};
+  if (!info_.calibrated_timestamps) {
+    ts["available"] = false;
+    ts["reason"] = "no VK_EXT_calibrated_timestamps: GPU ticks cannot be placed on the CPU clock";
+    meta_["clocks"]["timestamp"] = ts;
+    return ok_status();
+  }
+  auto get_domains = reinterpret_cast<PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT>(
+      vkGetInstanceProcAddr(instance_.handle(), "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT"));
+  get_calibrated_timestamps_ = reinterpret_cast<PFN_vkGetCalibratedTimestampsEXT>(
+      vkGetDeviceProcAddr(device_, "vkGetCalibratedTimestampsEXT"));
+  std::uint32_t count = 0;
+  if (get_domains) get_domains(info_.handle, &count, nullptr);
+  std::vector<VkTimeDomainEXT> domains(count);
+  if (get_domains) get_domains(info_.handle, &count, domains.data());
+  const bool has_device = std::find(domains.begin(), domains.end(), VK_TIME_DOMAIN_DEVICE_EXT) != domains.end();
+  const bool has_raw = std::find(domains.begin(), domains.end(), VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT) != domains.end();
+  const bool has_mono = std::find(domains.begin(), domains.end(), VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT) != domains.end();
+  if (!get_calibrated_timestamps_ || !has_device || (!has_raw && !has_mono)) {
+    get_calibrated_timestamps_ = nullptr;
+    ts["available"] = false;
+    ts["reason"] = "the device cannot calibrate its timestamps against CLOCK_MONOTONIC(_RAW)";
+    meta_["clocks"]["timestamp"] = ts;
+    return ok_status();
+  }
+  host_domain_ = has_raw ? VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT : VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
+  if (!has_raw) monotonic_to_raw_ns_ = monotonic_to_raw_offset_ns();
+  ts["calibrated"] = true;
+  ts["host_domain"] = has_raw ? "CLOCK_MONOTONIC_RAW" : "CLOCK_MONOTONIC (offset to RAW measured)";
+  ts["period_ns"] = info_.properties.limits.timestampPeriod;
+  ts["calibration"] = "best of " + std::to_string(kCalibrationSamples) +
+                      " vkGetCalibratedTimestampsEXT samples (smallest max deviation), before every frame";
+  ts["start_stage"] = "TOP_OF_PIPE after the workload's barrier: the queue reached the workload";
+  ts["end_stage"] = "BOTTOM_OF_PIPE: all work submitted before it on its queue completed";
+  meta_["clocks"]["timestamp"] = ts;
+  return ok_status();
+}
+
+std::optional<GpuCalibration> ScenarioDevice::calibrate(double& worst_deviation_ns) {
+  if (!get_calibrated_timestamps_) return std::nullopt;
+  const VkCalibratedTimestampInfoEXT infos[2] = {
+      {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, nullptr, VK_TIME_DOMAIN_DEVICE_EXT},
+      {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, nullptr, host_domain_}};
+  std::optional<GpuCalibration> best;
+  for (std::uint32_t i = 0; i < kCalibrationSamples; ++i) {
+    std::uint64_t values[2];
+    std::uint64_t deviation = 0;
+    if (get_calibrated_timestamps_(device_, 2, infos, values, &deviation) != VK_SUCCESS) continue;
+    if (best && deviation >= best->max_deviation_ns) continue;
+    GpuCalibration c;
+    c.gpu_ticks = values[0];
+    c.cpu_ns = static_cast<std::int64_t>(values[1]) + monotonic_to_raw_ns_;
+    c.tick_period_ns = info_.properties.limits.timestampPeriod;
+    c.max_deviation_ns = deviation;
+    best = c;
+  }
+  if (best) worst_deviation_ns = std::max(worst_deviation_ns, static_cast<double>(best->max_deviation_ns));
+  return best;
+}
+
+Status ScenarioDevice::create() {
+  GPUOVERLAP_TRY(check_features());
+  GPUOVERLAP_TRY(create_device());
+  const std::size_t slots = scenario_.workloads.size();
+  // Stamps: host-visible, coherent, and if possible not device-local and not cached (the
+  // D3D12 CUSTOM heap, L0 + WRITE_COMBINE): GPU writes land in system memory at once.
+  GPUOVERLAP_TRY(create_buffer(stamps_, slots * kSlotBytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                               VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                               0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_CACHED_BIT,
+                               "stamp buffer"));
+  std::memset(stamps_.mapped, 0, slots * kSlotBytes);
+  GPUOVERLAP_TRY(create_buffer(counters_, slots * kSlotBytes,
+                               VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 0,
+                               VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
+                               "counter buffer"));
+  GPUOVERLAP_TRY(create_buffer(input_, VkDeviceSize{kInputElements} * 16,
+                               VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 0,
+                               VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
+                               "input buffer"));
+  GPUOVERLAP_TRY(create_buffer(dummy_output_, 256, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, 0,
+                               VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, "placeholder buffer"));
+  outputs_.resize(slots);
+  targets_.resize(slots);
+  for (std::size_t w = 0; w < slots; ++w) {
+    const WorkloadSpec& spec = scenario_.workloads[w];
+    if (spec.kind == WorkloadKind::compute)
+      GPUOVERLAP_TRY(create_buffer(outputs_[w], VkDeviceSize{thread_count(spec.groups)} * 4,
+                                   VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, 0,
+                                   VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+                                   VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, "output buffer"));
+    else
+      GPUOVERLAP_TRY(create_image(targets_[w], kRenderTargetWidth, spec.groups));
+  }
+  GPUOVERLAP_TRY(create_queue_objects());
+  GPUOVERLAP_TRY(upload_input());
+  GPUOVERLAP_TRY(create_pipelines());
+  GPUOVERLAP_TRY(create_descriptors());
+  GPUOVERLAP_TRY(setup_calibration());
+
+  const auto stamp_flags = memory_properties_.memoryTypes[stamps_.memory_type].propertyFlags;
+  const auto counter_flags = memory_properties_.memoryTypes[counters_.memory_type].propertyFlags;
+  meta_["memory"] = {
+      {"stamps", {{"memory_type", stamps_.memory_type}, {"flags", memory_flags_text(stamp_flags)},
+                  {"device_local", (stamp_flags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) != 0},
+                  {"note", (stamp_flags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)
+                               ? "no host-visible coherent type outside device memory; used the best available"
+                               : "system memory, as the protocol asks"}}},
+      {"counters", {{"memory_type", counters_.memory_type}, {"flags", memory_flags_text(counter_flags)}}}};
+  nlohmann::json queue_meta = nlohmann::json::array();
+  bool compute_shared = false;
+  for (std::size_t q = 0; q < scenario_.queues.size(); ++q) {
+    const bool shared = mapping_[q].shares_with >= 0;
+    if (shared && scenario_.queues[q].type == QueueType::compute &&
+        scenario_.queues[static_cast<std::size_t>(mapping_[q].shares_with)].type == QueueType::direct)
+      compute_shared = true;
+    const auto flags = info_.families[mapping_[q].family_index].queueFlags;
+    queue_meta.push_back({{"name", scenario_.queues[q].name},
+                          {"type", to_string(scenario_.queues[q].type)},
+                          {"family", mapping_[q].family_index},
+                          {"family_flags", queue_flags_text(flags)},
+                          {"queue_index", mapping_[q].queue_index},
+                          {"shares_queue_of", shared ? nlohmann::json(scenario_.queues[static_cast<std::size_t>(mapping_[q].shares_with)].name) : nlohmann::json(nullptr)},
+                          {"priority_requested", to_string(scenario_.queues[q].priority)},
+                          {"priority_granted", to_string(granted_priority_[q])},
+                          {"timestamp_valid_bits", info_.families[mapping_[q].family_index].timestampValidBits}});
+  }
+  meta_["queues"] = queue_meta;
+  meta_["compute_queue_shared"] = compute_shared;
+  meta_["global_priority_extension"] = info_.global_priority;
+  meta_["global_priority_requested"] = global_priority_enabled_;
+  meta_["priority_notes"] = priority_notes_;
+  meta_["clocks"]["shader_clock"] = {{"extension", info_.shader_clock}, {"recorded", false}};
+  return ok_status();
+}
+
+VkDependencyInfo ScenarioDevice::dependency_info(std::size_t producer, std::size_t consumer,
+                                                 VkBufferMemoryBarrier2& buffer_barrier,
+                                                 VkImageMemoryBarrier2& image_barrier) const {
+  const WorkloadSpec& p = scenario_.workloads[producer];
+  const WorkloadSpec& c = scenario_.workloads[consumer];
+  const TranslatedTransition t =
+      translate(transition_between(p.kind, c.kind), scenario_.queues[c.queue].type);
+  VkDependencyInfo info{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+  if (p.kind == WorkloadKind::compute) {
+    buffer_barrier = {VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER_2};
+    buffer_barrier.srcStageMask = t.src.stages;
+    buffer_barrier.srcAccessMask = t.src.access;
+    buffer_barrier.dstStageMask = t.dst.stages;
+    buffer_barrier.dstAccessMask = t.dst.access;
+    buffer_barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    buffer_barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    buffer_barrier.buffer = outputs_[producer].buffer;
+    buffer_barrier.size = VK_WHOLE_SIZE;
+    info.bufferMemoryBarrierCount = 1;
+    info.pBufferMemoryBarriers = &buffer_barrier;
+  } else {
+    image_barrier = {VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
+    image_barrier.srcStageMask = t.src.stages;
+    image_barrier.srcAccessMask = t.src.access;
+    image_barrier.dstStageMask = t.dst.stages;
+    image_barrier.dstAccessMask = t.dst.access;
+    image_barrier.oldLayout = t.old_layout;
+    image_barrier.newLayout = t.new_layout;
+    image_barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    image_barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    image_barrier.image = targets_[producer].image;
+    image_barrier.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    info.imageMemoryBarrierCount = 1;
+    info.pImageMemoryBarriers = &image_barrier;
+  }
+  return info;
+}
+
+// Right before a consumer: legacy barriers as one vkCmdPipelineBarrier2 per dependency,
+// split barriers as the END half (vkCmdWaitEvents2 with the BEGIN half's dependency info).
+void ScenarioDevice::record_dependency_waits(VkCommandBuffer cmd, std::size_t consumer) {
+  const WorkloadSpec& c = scenario_.workloads[consumer];
+  for (std::size_t i = 0; i < c.depends_on.size(); ++i) {
+    const DependencySpec& d = c.depends_on[i];
+    if (d.barrier == BarrierKind::none) continue;
+    VkBufferMemoryBarrier2 buffer_barrier;
+    VkImageMemoryBarrier2 image_barrier;
+    const VkDependencyInfo info = dependency_info(d.producer, consumer, buffer_barrier, image_barrier);
+    if (d.barrier == BarrierKind::legacy)
+      vkCmdPipelineBarrier2(cmd, &info);
+    else
+      vkCmdWaitEvents2(cmd, 1, &events_[consumer][i], &info);
+  }
+}
+
+Status ScenarioDevice::record_frame(std::uint32_t frame) {
+  for (QueueState& q : queues_) {
+    GPUOVERLAP_VK(vkResetCommandPool(device_, q.pool, 0));
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+
+    // Prepare (before the gate, not measured): zero this queue's counters, reset its queries
+    // and events, make its render targets writable, then one barrier so that everything
+    // submitted later on this queue sees it.
+    GPUOVERLAP_VK(vkBeginCommandBuffer(q.prepare, &bi));
+    std::vector<VkImageMemoryBarrier2> target_barriers;
+    for (std::size_t w : q.workloads) {
+      vkCmdFillBuffer(q.prepare, counters_.buffer, w * kSlotBytes, kSlotBytes, 0);
+      vkCmdResetQueryPool(q.prepare, queries_, static_cast<std::uint32_t>(2 * w), 2);
+      for (VkEvent e : events_[w])
+        if (e) vkCmdResetEvent2(q.prepare, e, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+      if (targets_[w].image) {
+        VkImageMemoryBarrier2 b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
+        b.srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        b.dstStageMask = VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT;
+        b.dstAccessMask = VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT;
+        b.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+        b.newLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
+        b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        b.image = targets_[w].image;
+        b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+        target_barriers.push_back(b);
+      }
+    }
+    VkMemoryBarrier2 everything{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+    everything.srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+    everything.srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT;
+    everything.dstStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+    everything.dstAccessMask = VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT;
+    VkDependencyInfo prepare_dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+    prepare_dependency.memoryBarrierCount = 1;
+    prepare_dependency.pMemoryBarriers = &everything;
+    prepare_dependency.imageMemoryBarrierCount = static_cast<std::uint32_t>(target_barriers.size());
+    prepare_dependency.pImageMemoryBarriers = target_barriers.data();
+    vkCmdPipelineBarrier2(q.prepare, &prepare_dependency);
+    GPUOVERLAP_VK(vkEndCommandBuffer(q.prepare));
+
+    // Work (released by the gate): for each workload, its dependency waits, a timestamp, the
+    // dispatch or draw, a timestamp, then the BEGIN half of split barriers it produces.
+    GPUOVERLAP_VK(vkBeginCommandBuffer(q.work, &bi));
+    const bool timestamps = q.timestamp_valid_bits > 0;
+    for (std::size_t w : q.workloads) {
+      const WorkloadSpec& spec = scenario_.workloads[w];
+      record_dependency_waits(q.work, w);
+      if (timestamps)
+        vkCmdWriteTimestamp2(q.work, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, queries_,
+                             static_cast<std::uint32_t>(2 * w));
+      const PushConstants pc{frame, static_cast<std::uint32_t>(w), thread_count(spec.groups),
+                             spec.iterations, kRenderTargetWidth};
+      if (spec.kind == WorkloadKind::compute) {
+        vkCmdBindPipeline(q.work, VK_PIPELINE_BIND_POINT_COMPUTE, compute_pipeline_);
+        vkCmdBindDescriptorSets(q.work, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_layout_, 0, 1,
+                                &sets_[w], 0, nullptr);
+        vkCmdPushConstants(q.work, pipeline_layout_,
+                           VK_SHADER_STAGE_COMPUTE_BIT | VK_SHADER_STAGE_FRAGMENT_BIT | VK_SHADER_STAGE_VERTEX_BIT,
+                           0, sizeof(pc), &pc);
+        vkCmdDispatch(q.work, thread_count(spec.groups) / kThreadsPerDispatchGroup, 1, 1);
+      } else {
+        const Image& target = targets_[w];
+        VkRenderingAttachmentInfo color{VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO};
+        color.imageView = target.view;
+        color.imageLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
+        color.loadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE;
+        color.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
+        VkRenderingInfo ri{VK_STRUCTURE_TYPE_RENDERING_INFO};
+        ri.renderArea = {{0, 0}, {target.width, target.height}};
+        ri.layerCount = 1;
+        ri.colorAttachmentCount = 1;
+        ri.pColorAttachments = &color;
+        vkCmdBeginRendering(q.work, &ri);
+        vkCmdBindPipeline(q.work, VK_PIPELINE_BIND_POINT_GRAPHICS, graphics_pipeline_);
+        vkCmdBindDescriptorSets(q.work, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline_layout_, 0, 1,
+                                &sets_[w], 0, nullptr);
+        vkCmdPushConstants(q.work, pipeline_layout_,
+                           VK_SHADER_STAGE_COMPUTE_BIT | VK_SHADER_STAGE_FRAGMENT_BIT | VK_SHADER_STAGE_VERTEX_BIT,
+                           0, sizeof(pc), &pc);
+        const VkViewport viewport{0, 0, static_cast<float>(target.width),
+                                  static_cast<float>(target.height), 0, 1};
+        const VkRect2D scissor{{0, 0}, {target.width, target.height}};
+        vkCmdSetViewport(q.work, 0, 1, &viewport);
+        vkCmdSetScissor(q.work, 0, 1, &scissor);
+        vkCmdDraw(q.work, 3, 1, 0, 0);
+        vkCmdEndRendering(q.work);
+      }
+      if (timestamps)
+        vkCmdWriteTimestamp2(q.work, VK_PIPELINE_STAGE_2_BOTTOM_OF_PIPE_BIT, queries_,
+                             static_cast<std::uint32_t>(2 * w + 1));
+      for (std::size_t c = 0; c < scenario_.workloads.size(); ++c) {
+        const auto& deps = scenario_.workloads[c].depends_on;
+        for (std::size_t i = 0; i < deps.size(); ++i) {
+          if (deps[i].producer != w || deps[i].barrier != BarrierKind::split) continue;
+          VkBufferMemoryBarrier2 buffer_barrier;
+          VkImageMemoryBarrier2 image_barrier;
+          const VkDependencyInfo info = dependency_info(w, c, buffer_barrier, image_barrier);
+          vkCmdSetEvent2(q.work, events_[c][i], &info);
+        }
+      }
+    }
+    GPUOVERLAP_VK(vkEndCommandBuffer(q.work));
+  }
+  return ok_status();
+}
+
+Status ScenarioDevice::submit_frame(std::uint32_t frame) {
+  // All prepare submissions first, then the gated work, in scenario-queue order (which is
+  // also the order on a device queue that two scenario queues share).
+  for (const QueueState& q : queues_) {
+    VkCommandBufferSubmitInfo cb{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, nullptr, q.prepare, 0};
+    VkSubmitInfo2 si{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+    si.commandBufferInfoCount = 1;
+    si.pCommandBufferInfos = &cb;
+    GPUOVERLAP_VK(vkQueueSubmit2(q.queue, 1, &si, VK_NULL_HANDLE));
+  }
+  for (const QueueState& q : queues_) {
+    VkSemaphoreSubmitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, nullptr, gate_, frame,
+                               VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, 0};
+    VkSemaphoreSubmitInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, nullptr, q.done, frame,
+                                 VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, 0};
+    VkCommandBufferSubmitInfo cb{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, nullptr, q.work, 0};
+    VkSubmitInfo2 si{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+    si.waitSemaphoreInfoCount = 1;
+    si.pWaitSemaphoreInfos = &wait;
+    si.commandBufferInfoCount = 1;
+    si.pCommandBufferInfos = &cb;
+    si.signalSemaphoreInfoCount = 1;
+    si.pSignalSemaphoreInfos = &signal;
+    GPUOVERLAP_VK(vkQueueSubmit2(q.queue, 1, &si, VK_NULL_HANDLE));
+  }
+  return ok_status();
+}
+
+RecordStatus status_for(VkResult result) {
+  if (result == VK_TIMEOUT) return RecordStatus::timeout;
+  if (result == VK_ERROR_DEVICE_LOST) return RecordStatus::device_lost;
+  return RecordStatus::gpu_error;
+}
+
+ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
+  ScenarioTimeline timeline;
+  const std::size_t slots = scenario_.workloads.size();
+  const std::uint32_t total = settings_.warmup_frames + settings_.frames;
+  const auto* stamp_words = static_cast<const std::uint32_t*>(stamps_.mapped);
+  const std::int64_t timeout_ns = std::int64_t{settings_.frame_timeout_ms} * 1'000'000;
+  double worst_deviation_ns = 0;
+  std::vector<std::uint64_t> query_data(4 * slots);
+  StampPoller poller;
+
+  for (std::uint32_t index = 0; index < total; ++index) {
+    const std::uint32_t frame = index + 1;  // stamps start zeroed, so frame 0 is never used
+    auto fail = [&](const Error& error, RecordStatus status) {
+      timeline.failure = error.with_context("frame " + std::to_string(index) + ": ");
+      if (index >= settings_.warmup_frames)
+        for (std::size_t w = 0; w < slots; ++w)
+          timeline.records.push_back({index - settings_.warmup_frames, w, {}, {}, {}, {}, status});
+    };
+    if (Status s = record_frame(frame); !s) { fail(s.error(), RecordStatus::gpu_error); break; }
+    if (Status s = submit_frame(frame); !s) {
+      fail(s.error(), s.error().api_code == VK_ERROR_DEVICE_LOST ? RecordStatus::device_lost
+                                                                  : RecordStatus::gpu_error);
+      gpu_may_be_busy_ = true;
+      break;
+    }
+    const std::optional<GpuCalibration> calibration = calibrate(worst_deviation_ns);
+
+    // Release: the poller spins before t0, so no stamp can be missed.
+    poller.arm(stamp_words, kSlotWords, slots, frame, monotonic_raw_ns() + timeout_ns);
+    const std::int64_t t0_ns = monotonic_raw_ns();
+    VkSemaphoreSignalInfo release{VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, nullptr, gate_, frame};
+    VkResult result = vkSignalSemaphore(device_, &release);
+
+    std::vector<VkSemaphore> semaphores;
+    std::vector<std::uint64_t> values;
+    for (const QueueState& q : queues_) {
+      semaphores.push_back(q.done);
+      values.push_back(frame);
+    }
+    if (result == VK_SUCCESS) {
+      VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+      wait.semaphoreCount = static_cast<std::uint32_t>(semaphores.size());
+      wait.pSemaphores = semaphores.data();
+      wait.pValues = values.data();
+      const std::int64_t remaining = t0_ns + timeout_ns - monotonic_raw_ns();
+      result = vkWaitSemaphores(device_, &wait, static_cast<std::uint64_t>(std::max<std::int64_t>(remaining, 0)));
+    }
+    // The GPU is done (or given up on): stamps still missing a few µs from now never come.
+    poller.shorten_deadline(monotonic_raw_ns() + 2'000'000);
+    const PollResult polled = poller.wait();
+
+    bool queries_ok = false;
+    if (result == VK_SUCCESS) {
+      const VkResult qr = vkGetQueryPoolResults(
+          device_, queries_, 0, static_cast<std::uint32_t>(2 * slots), query_data.size() * sizeof(std::uint64_t),
+          query_data.data(), 2 * sizeof(std::uint64_t),
+          VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+      queries_ok = qr == VK_SUCCESS || qr == VK_NOT_READY;
+    } else {
+      gpu_may_be_busy_ = true;
+    }
+
+    if (index >= settings_.warmup_frames) {
+      for (std::size_t w = 0; w < slots; ++w) {
+        WorkloadFrameRecord r;
+        r.frame = index - settings_.warmup_frames;
+        r.workload = w;
+        if (polled.start_ns[w]) r.poll_start_us = ns_to_us_since(*polled.start_ns[w], t0_ns);
+        if (polled.end_ns[w]) r.poll_end_us = ns_to_us_since(*polled.end_ns[w], t0_ns);
+        const QueueState& q = queues_[scenario_.workloads[w].queue];
+        if (queries_ok && calibration && q.timestamp_valid_bits > 0 && query_data[4 * w + 1] &&
+            query_data[4 * w + 3]) {
+          GpuCalibration c = *calibration;
+          c.valid_bits = q.timestamp_valid_bits;
+          r.ts_start_us = ns_to_us_since(gpu_ticks_to_cpu_ns(c, query_data[4 * w]), t0_ns);
+          r.ts_end_us = ns_to_us_since(gpu_ticks_to_cpu_ns(c, query_data[4 * w + 2]), t0_ns);
+        }
+        if (result != VK_SUCCESS) r.status = status_for(result);
+        else if (!r.poll_start_us || !r.poll_end_us) r.status = RecordStatus::timeout;
+        timeline.records.push_back(r);
+      }
+    }
+    if (result != VK_SUCCESS) {
+      timeline.failure = (result == VK_TIMEOUT
+                              ? Error{"the GPU did not finish frame " + std::to_string(index) +
+                                          " within " + std::to_string(settings_.frame_timeout_ms) +
+                                          " ms (--timeout-ms); stopped the scenario",
+                                      result, result_name(result)}
+                              : vk_error(result, "waiting for frame " + std::to_string(index)));
+      break;
+    }
+    if (polled.timed_out) {
+      // The GPU finished but a stamp never became visible: the protocol is broken on this
+      // device (memory type, coherency). Stop rather than produce a column of timeouts.
+      timeline.failure = make_error("frame " + std::to_string(index) +
+                                    ": the GPU finished but some stamps never reached the CPU "
+                                    "(stamp memory not coherent on this device?)");
+      break;
+    }
+    if (progress) progress(index + 1, total);
+  }
+  meta_["clocks"]["timestamp"]["max_calibration_deviation_ns"] = worst_deviation_ns;
+  timeline.meta = meta_;
+  return timeline;
+}
+
+void ScenarioDevice::destroy() {
+  if (device_ == VK_NULL_HANDLE) return;
+  if (gpu_may_be_busy_) return;  // see the class comment: leak rather than free in-use memory
+  // Every submission was waited for with a deadline; this returns at once.
+  vkDeviceWaitIdle(device_);
+  auto destroy_buffer = [&](Buffer& b) {
+    if (b.buffer) vkDestroyBuffer(device_, b.buffer, nullptr);
+    if (b.memory) vkFreeMemory(device_, b.memory, nullptr);
+  };
+  for (auto& events : events_)
+    for (VkEvent e : events)
+      if (e) vkDestroyEvent(device_, e, nullptr);
+  for (QueueState& q : queues_) {
+    if (q.pool) vkDestroyCommandPool(device_, q.pool, nullptr);
+    if (q.done) vkDestroySemaphore(device_, q.done, nullptr);
+  }
+  if (gate_) vkDestroySemaphore(device_, gate_, nullptr);
+  if (queries_) vkDestroyQueryPool(device_, queries_, nullptr);
+  if (descriptor_pool_) vkDestroyDescriptorPool(device_, descriptor_pool_, nullptr);
+  if (compute_pipeline_) vkDestroyPipeline(device_, compute_pipeline_, nullptr);
+  if (graphics_pipeline_) vkDestroyPipeline(device_, graphics_pipeline_, nullptr);
+  for (VkShaderModule m : {compute_module_, vertex_module_, fragment_module_})
+    if (m) vkDestroyShaderModule(device_, m, nullptr);
+  if (pipeline_layout_) vkDestroyPipelineLayout(device_, pipeline_layout_, nullptr);
+  if (set_layout_) vkDestroyDescriptorSetLayout(device_, set_layout_, nullptr);
+  for (Image& image : targets_) {
+    if (image.view) vkDestroyImageView(device_, image.view, nullptr);
+    if (image.image) vkDestroyImage(device_, image.image, nullptr);
+    if (image.memory) vkFreeMemory(device_, image.memory, nullptr);
+  }
+  for (Buffer& b : outputs_) destroy_buffer(b);
+  destroy_buffer(dummy_output_);
+  destroy_buffer(input_);
+  destroy_buffer(counters_);
+  destroy_buffer(stamps_);
+  vkDestroyDevice(device_, nullptr);
+  device_ = VK_NULL_HANDLE;
+}
+
+}  // namespace
+
+Result<ScenarioTimeline> VulkanExecutor::run(const Scenario& scenario, const RunSettings& settings,
+                                             const ProgressCallback& progress) {
+  const PhysicalDeviceInfo& info = instance_.devices().at(device_index_);
+  ScenarioDevice device(instance_, info, scenario, settings);
+  if (Status s = device.create(); !s) return s.error();
+  const std::uint32_t errors_before = instance_.validation_errors();
+  ScenarioTimeline timeline = device.run(progress);
+  timeline.meta["device"] = info.describe();
+  timeline.meta["device"]["index"] = device_index_;
+  timeline.meta["validation"] = {{"enabled", instance_.validation_enabled()},
+                                 {"errors", instance_.validation_errors() - errors_before}};
+  return timeline;
+}
+
+}  // namespace gpuoverlap::vk

@@ -1,0 +1,28 @@
+// The Vulkan executor: runs a validated scenario on one physical device with the measurement
+// protocol of DESIGN.md section 3 and the D3D12 -> Vulkan translation of section 4.
+// A device (with the scenario's queues and priorities) is created per scenario, because the
+// global priority of a queue is fixed when its device is created.
+#pragma once
+
+#include <cstddef>
+
+#include "queues/executor.h"
+#include "queues/vulkan/vulkan_instance.h"
+
+namespace gpuoverlap::vk {
+
+class VulkanExecutor final : public ScenarioExecutor {
+ public:
+  // Contract: `instance` outlives the executor; device_index < instance.devices().size().
+  VulkanExecutor(const Instance& instance, std::size_t device_index)
+      : instance_(instance), device_index_(device_index) {}
+
+  Result<ScenarioTimeline> run(const Scenario& scenario, const RunSettings& settings,
+                               const ProgressCallback& progress) override;
+
+ private:
+  const Instance& instance_;
+  std::size_t device_index_;
+};
+
+}  // namespace gpuoverlap::vk

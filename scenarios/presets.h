@@ -1,0 +1,24 @@
+// The presets shipped in scenarios/presets/, embedded at build time, and the lookup that turns
+// a command-line word into a validated scenario.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+#include "scenarios/scenario.h"
+
+namespace gpuoverlap {
+
+struct Preset {
+  std::string_view name;  // file name without .toml
+  std::string_view toml;
+};
+
+std::span<const Preset> presets();  // sorted by name
+
+// An existing file path is loaded as a scenario file; otherwise the word must name a preset.
+Result<Scenario> resolve_scenario(const std::string& preset_or_path);
+
+}  // namespace gpuoverlap

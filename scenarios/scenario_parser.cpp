@@ -1,0 +1,342 @@
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <initializer_list>
+#include <set>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "scenarios/scenario.h"
+
+namespace gpuoverlap {
+
+std::vector<std::size_t> Scenario::workloads_on(std::size_t queue) const {
+  std::vector<std::size_t> indices;
+  for (std::size_t i = 0; i < workloads.size(); ++i)
+    if (workloads[i].queue == queue) indices.push_back(i);
+  return indices;
+}
+
+namespace {
+
+class Parser {
+ public:
+  explicit Parser(std::string source) : source_(std::move(source)) {}
+
+  Error error_at(const toml::node* node, const std::string& reason) const {
+    if (node && node->source().begin.line > 0)
+      return make_error(source_ + ":" + std::to_string(node->source().begin.line) + ": " + reason);
+    return make_error(source_ + ": " + reason);
+  }
+
+  Status only_keys(const toml::table& table, std::initializer_list<std::string_view> allowed,
+                   const std::string& where) const {
+    for (const auto& [key, value] : table) {
+      bool known = false;
+      for (auto a : allowed) known = known || key.str() == a;
+      if (!known) {
+        std::string list;
+        for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+        return error_at(&value, "unknown key '" + std::string(key.str()) + "' in " + where +
+                                    " (allowed: " + list + ")");
+      }
+    }
+    return ok_status();
+  }
+
+  Result<std::string> string_field(const toml::table& table, std::string_view key,
+                                   const std::string& where, bool required,
+                                   const toml::node* owner) const {
+    const toml::node* node = table.get(key);
+    if (!node) {
+      if (required) return error_at(owner, where + " needs '" + std::string(key) + "'");
+      return std::string{};
+    }
+    if (!node->is_string())
+      return error_at(node, "'" + std::string(key) + "' in " + where + " must be a string");
+    return std::string(*node->value<std::string_view>());
+  }
+
+  // Integer in [min, max]; `fallback` when absent.
+  Result<std::uint32_t> int_field(const toml::table& table, std::string_view key,
+                                  const std::string& where, std::int64_t min, std::int64_t max,
+                                  std::uint32_t fallback) const {
+    const toml::node* node = table.get(key);
+    if (!node) return fallback;
+    if (!node->is_integer())
+      return error_at(node, "'" + std::string(key) + "' in " + where + " must be an integer");
+    const std::int64_t v = *node->value<std::int64_t>();
+    if (v < min || v > max)
+      return error_at(node, "'" + std::string(key) + "' in " + where + " is " +
+                                std::to_string(v) + ", must be in [" + std::to_string(min) +
+                                ", " + std::to_string(max) + "]");
+    return static_cast<std::uint32_t>(v);
+  }
+
+  Result<Scenario> parse(std::string_view text) {
+    toml::table root;
+    try {
+      root = toml::parse(text, source_);
+    } catch (const toml::parse_error& e) {
+      return make_error(source_ + ":" + std::to_string(e.source().begin.line) +
+                        ": TOML syntax: " + std::string(e.description()));
+    }
+    Scenario s;
+    s.source = source_;
+    GPUOVERLAP_TRY(only_keys(root, {"name", "description", "frames", "warmup_frames", "barrier",
+                                    "queues", "workload"},
+                             "the scenario"));
+    auto name = string_field(root, "name", "the scenario", true, nullptr);
+    if (!name) return name.error();
+    s.name = *name;
+    if (s.name.empty() || s.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                                   "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+                              std::string::npos || s.name[0] == '.')
+      return error_at(root.get("name"),
+                      "name '" + s.name + "' must be letters, digits, '.', '_' or '-' "
+                      "(it names the output directory)");
+    auto description = string_field(root, "description", "the scenario", false, nullptr);
+    if (!description) return description.error();
+    s.description = *description;
+    auto frames = int_field(root, "frames", "the scenario", 1, kMaxFrames, 100);
+    if (!frames) return frames.error();
+    s.frames = *frames;
+    auto warmup = int_field(root, "warmup_frames", "the scenario", 0, kMaxFrames, 10);
+    if (!warmup) return warmup.error();
+    s.warmup_frames = *warmup;
+    auto barrier = string_field(root, "barrier", "the scenario", false, nullptr);
+    if (!barrier) return barrier.error();
+    if (!barrier->empty()) {
+      auto kind = parse_barrier_kind(*barrier);
+      if (!kind) return error_at(root.get("barrier"), barrier_error(*barrier));
+      s.default_barrier = *kind;
+    }
+    GPUOVERLAP_TRY(parse_queues(root, s));
+    GPUOVERLAP_TRY(parse_workloads(root, s));
+    GPUOVERLAP_TRY(check_graph(s));
+    return s;
+  }
+
+ private:
+  static std::string barrier_error(const std::string& text) {
+    if (text == "enhanced")
+      return "barrier 'enhanced' is not supported yet (none | legacy | split)";
+    return "unknown barrier '" + text + "' (none | legacy | split)";
+  }
+
+  Status parse_queues(const toml::table& root, Scenario& s) {
+    const toml::node* queues_node = root.get("queues");
+    if (!queues_node) return error_at(nullptr, "the scenario needs at least one [queues.NAME] table");
+    const toml::table* queues = queues_node->as_table();
+    if (!queues) return error_at(queues_node, "'queues' must be a table of [queues.NAME] tables");
+    for (const auto& [key, value] : *queues) {
+      const std::string where = "[queues." + std::string(key.str()) + "]";
+      const toml::table* q = value.as_table();
+      if (!q) return error_at(&value, where + " must be a table");
+      GPUOVERLAP_TRY(only_keys(*q, {"type", "priority"}, where));
+      QueueSpec spec;
+      spec.name = std::string(key.str());
+      auto type = string_field(*q, "type", where, true, &value);
+      if (!type) return type.error();
+      auto parsed_type = parse_queue_type(*type);
+      if (!parsed_type)
+        return error_at(q->get("type"), "unknown queue type '" + *type + "' (direct | compute)");
+      spec.type = *parsed_type;
+      auto priority = string_field(*q, "priority", where, false, &value);
+      if (!priority) return priority.error();
+      if (!priority->empty()) {
+        auto parsed = parse_queue_priority(*priority);
+        if (!parsed)
+          return error_at(q->get("priority"),
+                          "unknown priority '" + *priority + "' (normal | high | realtime)");
+        spec.priority = *parsed;
+      }
+      s.queues.push_back(std::move(spec));
+    }
+    if (s.queues.empty())
+      return error_at(queues_node, "the scenario needs at least one [queues.NAME] table");
+    // toml++ keeps tables sorted by key; the file's order is the one users expect in the
+    // output, so restore it from the source lines.
+    std::vector<std::pair<std::uint32_t, QueueSpec>> ordered;
+    for (auto& q : s.queues) ordered.emplace_back(queues->get(q.name)->source().begin.line, std::move(q));
+    std::stable_sort(ordered.begin(), ordered.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    s.queues.clear();
+    for (auto& [line, q] : ordered) s.queues.push_back(std::move(q));
+    return ok_status();
+  }
+
+  Status parse_workloads(const toml::table& root, Scenario& s) {
+    const toml::node* node = root.get("workload");
+    if (!node) return error_at(nullptr, "the scenario needs at least one [[workload]]");
+    const toml::array* array = node->as_array();
+    if (!array || array->empty())
+      return error_at(node, "'workload' must be a non-empty array of [[workload]] tables");
+    if (array->size() > kMaxWorkloadsPerScenario)
+      return error_at(node, "at most " + std::to_string(kMaxWorkloadsPerScenario) +
+                                " workloads per scenario, got " + std::to_string(array->size()));
+    // Dependencies are resolved after every name is known.
+    struct PendingDependency {
+      std::string producer;
+      BarrierKind barrier;
+      const toml::node* node;
+    };
+    std::vector<std::vector<PendingDependency>> pending;
+    for (const toml::node& element : *array) {
+      const toml::table* w = element.as_table();
+      if (!w) return error_at(&element, "each [[workload]] must be a table");
+      const std::string where = "[[workload]] #" + std::to_string(s.workloads.size() + 1);
+      GPUOVERLAP_TRY(only_keys(*w, {"name", "queue", "kind", "groups", "iterations", "depends_on"},
+                               where));
+      WorkloadSpec spec;
+      auto name = string_field(*w, "name", where, true, &element);
+      if (!name) return name.error();
+      if (name->empty()) return error_at(w->get("name"), where + " has an empty name");
+      for (const auto& other : s.workloads)
+        if (other.name == *name)
+          return error_at(w->get("name"), "duplicate workload name '" + *name + "'");
+      spec.name = *name;
+      const std::string named = "workload '" + spec.name + "'";
+      auto queue = string_field(*w, "queue", named, true, &element);
+      if (!queue) return queue.error();
+      bool found = false;
+      for (std::size_t q = 0; q < s.queues.size(); ++q)
+        if (s.queues[q].name == *queue) { spec.queue = q; found = true; }
+      if (!found) return error_at(w->get("queue"), named + " uses undeclared queue '" + *queue + "'");
+      auto kind = string_field(*w, "kind", named, false, &element);
+      if (!kind) return kind.error();
+      if (!kind->empty()) {
+        auto parsed = parse_workload_kind(*kind);
+        if (!parsed)
+          return error_at(w->get("kind"), "unknown kind '" + *kind + "' (compute | graphics)");
+        spec.kind = *parsed;
+      }
+      if (spec.kind == WorkloadKind::graphics && s.queues[spec.queue].type != QueueType::direct)
+        return error_at(w->get("kind"), named + " is graphics but queue '" + *queue +
+                                            "' is a compute queue (only direct queues draw)");
+      auto groups = int_field(*w, "groups", named, 1, kMaxGroups, 8);
+      if (!groups) return groups.error();
+      spec.groups = *groups;
+      auto iterations = int_field(*w, "iterations", named, 1, kMaxIterations, 64);
+      if (!iterations) return iterations.error();
+      spec.iterations = *iterations;
+
+      pending.emplace_back();
+      if (const toml::node* deps = w->get("depends_on")) {
+        const toml::array* list = deps->as_array();
+        if (!list) return error_at(deps, "'depends_on' of " + named + " must be an array");
+        for (const toml::node& dep : *list) {
+          PendingDependency d{{}, s.default_barrier, &dep};
+          if (dep.is_string()) {
+            d.producer = std::string(*dep.value<std::string_view>());
+          } else if (const toml::table* t = dep.as_table()) {
+            GPUOVERLAP_TRY(only_keys(*t, {"workload", "barrier"}, "a dependency of " + named));
+            auto producer = string_field(*t, "workload", "a dependency of " + named, true, &dep);
+            if (!producer) return producer.error();
+            d.producer = *producer;
+            auto barrier = string_field(*t, "barrier", "a dependency of " + named, false, &dep);
+            if (!barrier) return barrier.error();
+            if (!barrier->empty()) {
+              auto parsed = parse_barrier_kind(*barrier);
+              if (!parsed) return error_at(t->get("barrier"), barrier_error(*barrier));
+              d.barrier = *parsed;
+            }
+          } else {
+            return error_at(&dep, "each dependency of " + named +
+                                      " is a workload name or { workload = ..., barrier = ... }");
+          }
+          pending.back().push_back(std::move(d));
+        }
+      }
+      lines_.push_back(&element);
+      s.workloads.push_back(std::move(spec));
+    }
+
+    for (std::size_t c = 0; c < s.workloads.size(); ++c) {
+      const std::string named = "workload '" + s.workloads[c].name + "'";
+      for (const PendingDependency& d : pending[c]) {
+        std::size_t producer = s.workloads.size();
+        for (std::size_t p = 0; p < s.workloads.size(); ++p)
+          if (s.workloads[p].name == d.producer) producer = p;
+        if (producer == s.workloads.size())
+          return error_at(d.node, named + " depends on unknown workload '" + d.producer + "'");
+        if (producer == c) return error_at(d.node, named + " depends on itself");
+        for (const auto& existing : s.workloads[c].depends_on)
+          if (existing.producer == producer)
+            return error_at(d.node, named + " lists '" + d.producer + "' twice in depends_on");
+        s.workloads[c].depends_on.push_back({producer, d.barrier});
+      }
+    }
+    return ok_status();
+  }
+
+  // Cycles first (the most useful message), then rules that need fences (issue: cross-queue
+  // dependencies) or an order the single-queue recording cannot honour.
+  Status check_graph(const Scenario& s) {
+    enum Mark { unvisited, active, done };
+    std::vector<Mark> marks(s.workloads.size(), unvisited);
+    std::vector<std::size_t> stack;
+    std::function<Status(std::size_t)> visit = [&](std::size_t w) -> Status {
+      marks[w] = active;
+      stack.push_back(w);
+      for (const auto& d : s.workloads[w].depends_on) {
+        if (marks[d.producer] == active) {
+          std::string cycle;
+          bool in = false;
+          for (std::size_t v : stack) {
+            in = in || v == d.producer;
+            if (in) cycle += s.workloads[v].name + " -> ";
+          }
+          cycle += s.workloads[d.producer].name;
+          return error_at(lines_[d.producer], "dependency cycle: " + cycle);
+        }
+        if (marks[d.producer] == unvisited) GPUOVERLAP_TRY(visit(d.producer));
+      }
+      stack.pop_back();
+      marks[w] = done;
+      return ok_status();
+    };
+    for (std::size_t w = 0; w < s.workloads.size(); ++w)
+      if (marks[w] == unvisited) GPUOVERLAP_TRY(visit(w));
+
+    for (std::size_t c = 0; c < s.workloads.size(); ++c) {
+      const WorkloadSpec& consumer = s.workloads[c];
+      for (const auto& d : consumer.depends_on) {
+        const WorkloadSpec& producer = s.workloads[d.producer];
+        if (producer.queue != consumer.queue)
+          return error_at(lines_[c], "workload '" + consumer.name + "' (queue '" +
+                                         s.queues[consumer.queue].name + "') depends on '" +
+                                         producer.name + "' (queue '" +
+                                         s.queues[producer.queue].name +
+                                         "'): cross-queue dependencies need fences, which are "
+                                         "not supported yet");
+        if (d.producer > c)
+          return error_at(lines_[c], "workload '" + consumer.name + "' depends on '" +
+                                         producer.name +
+                                         "', which is declared after it on the same queue; "
+                                         "declare producers first (work is recorded in file order)");
+      }
+    }
+    return ok_status();
+  }
+
+  std::string source_;
+  std::vector<const toml::node*> lines_;            // per workload, for messages
+};
+
+}  // namespace
+
+Result<Scenario> parse_scenario(std::string_view toml_text, const std::string& source_name) {
+  Parser parser(source_name);
+  return parser.parse(toml_text);
+}
+
+Result<Scenario> load_scenario_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(path + ": cannot open scenario file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_scenario(text.str(), path);
+}
+
+}  // namespace gpuoverlap

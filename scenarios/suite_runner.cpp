@@ -1,0 +1,172 @@
+#include "scenarios/suite_runner.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+#include <sys/utsname.h>
+
+#include <chrono>
+#include <ctime>
+
+#include "core/atomic_file.h"
+#include "git_revision.h"
+
+namespace gpuoverlap {
+
+namespace {
+
+std::string utc_now_iso8601() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+nlohmann::json host_description() {
+  utsname u{};
+  uname(&u);
+  char hostname[256] = {};
+  gethostname(hostname, sizeof hostname - 1);
+  return {{"hostname", hostname}, {"kernel", std::string(u.sysname) + " " + u.release},
+          {"machine", u.machine}};
+}
+
+nlohmann::json scenario_description(const Scenario& s) {
+  nlohmann::json queues = nlohmann::json::array();
+  for (const auto& q : s.queues)
+    queues.push_back({{"name", q.name}, {"type", to_string(q.type)}, {"priority", to_string(q.priority)}});
+  nlohmann::json workloads = nlohmann::json::array();
+  for (const auto& w : s.workloads) {
+    nlohmann::json deps = nlohmann::json::array();
+    for (const auto& d : w.depends_on)
+      deps.push_back({{"workload", s.workloads[d.producer].name}, {"barrier", to_string(d.barrier)}});
+    workloads.push_back({{"name", w.name}, {"queue", s.queues[w.queue].name},
+                         {"kind", to_string(w.kind)}, {"groups", w.groups},
+                         {"threads", thread_count(w.groups)}, {"iterations", w.iterations},
+                         {"depends_on", deps}});
+  }
+  return {{"name", s.name}, {"description", s.description}, {"source", s.source},
+          {"default_barrier", to_string(s.default_barrier)}, {"queues", queues},
+          {"workloads", workloads}};
+}
+
+nlohmann::json error_json(const Error& e) {
+  nlohmann::json j = {{"message", e.message}};
+  if (e.api_code != 0) j["api_code"] = e.api_code, j["api_code_name"] = e.api_code_name;
+  return j;
+}
+
+Status write_run_json(const SuiteOptions& options, const std::string& started_at,
+                      const SuiteOutcome& outcome) {
+  nlohmann::json scenarios = nlohmann::json::array();
+  for (const auto& s : outcome.scenarios)
+    scenarios.push_back({{"name", s.scenario.name},
+                         {"directory", s.written ? s.directory.filename().string() : ""},
+                         {"status", s.failure ? "failed" : "ok"},
+                         {"failure", s.failure ? error_json(*s.failure) : nlohmann::json(nullptr)}});
+  nlohmann::json run = {{"started_at", started_at},
+                        {"command_line", options.command_line},
+                        {"tool", {{"name", "gpuoverlap"}, {"git_revision", GPUOVERLAP_GIT_REVISION}}},
+                        {"scenarios", scenarios},
+                        {"failure", outcome.failure ? error_json(*outcome.failure) : nlohmann::json(nullptr)}};
+  return write_file_atomically(options.out_directory / "run.json", run.dump(2) + "\n");
+}
+
+}  // namespace
+
+SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& scenarios,
+                       const SuiteOptions& options, std::ostream& log) {
+  SuiteOutcome outcome;
+  const std::string started_at = utc_now_iso8601();
+  std::error_code ec;
+  std::filesystem::create_directories(options.out_directory, ec);
+  if (ec) {
+    outcome.failure = make_error("cannot create " + options.out_directory.string() + ": " + ec.message());
+    return outcome;
+  }
+  for (std::size_t i = 0; i < scenarios.size(); ++i) {
+    ScenarioOutcome result;
+    result.scenario = scenarios[i];
+    result.directory = options.out_directory / result.scenario.name;
+    RunSettings settings;
+    settings.frames = options.frames.value_or(result.scenario.frames);
+    settings.warmup_frames = options.warmup_frames.value_or(result.scenario.warmup_frames);
+    settings.frame_timeout_ms = options.frame_timeout_ms;
+    settings.priority_fallback = options.priority_fallback;
+    const std::string label = fmt::format("[{}/{}] {}", i + 1, scenarios.size(), result.scenario.name);
+    log << label << ": " << settings.warmup_frames << " warm-up + " << settings.frames << " frames\n"
+        << std::flush;
+
+    auto progress = [&](std::uint32_t done, std::uint32_t total) {
+      if (options.show_progress)
+        log << "\r" << label << ": frame " << done << "/" << total << std::flush;
+    };
+    const std::string started = utc_now_iso8601();
+    Result<ScenarioTimeline> timeline = executor.run(result.scenario, settings, progress);
+    if (options.show_progress) log << "\r\033[K" << std::flush;
+    if (!timeline) {
+      result.failure = timeline.error().with_context("scenario '" + result.scenario.name + "': ");
+      outcome.failure = result.failure;
+      outcome.scenarios.push_back(std::move(result));
+      break;
+    }
+    nlohmann::json meta = timeline->meta;
+    meta["scenario"] = scenario_description(result.scenario);
+    meta["settings"] = {{"frames", settings.frames}, {"warmup_frames", settings.warmup_frames},
+                        {"frame_timeout_ms", settings.frame_timeout_ms},
+                        {"priority_fallback", settings.priority_fallback}};
+    meta["tool"] = {{"name", "gpuoverlap"}, {"git_revision", GPUOVERLAP_GIT_REVISION}};
+    meta["command_line"] = options.command_line;
+    meta["started_at"] = started;
+    meta["finished_at"] = utc_now_iso8601();
+    meta["host"] = host_description();
+    meta["time_origin"] = "each frame's gate release t0 on CLOCK_MONOTONIC_RAW; times in microseconds";
+    meta["failure"] = timeline->failure ? error_json(*timeline->failure) : nlohmann::json(nullptr);
+    for (const auto& [key, value] : options.extra_meta.items()) meta[key] = value;
+
+    result.summary = summarize(result.scenario, *timeline);
+    if (Status s = write_scenario_results(result.directory, result.scenario, *timeline, meta); !s) {
+      result.failure = s.error();
+    } else {
+      result.written = true;
+    }
+    if (timeline->failure && !result.failure)
+      result.failure = timeline->failure->with_context("scenario '" + result.scenario.name + "': ");
+    log << label << ": " << (result.failure ? "FAILED: " + result.failure->message : "ok") << " -> "
+        << result.directory.string() << "\n"
+        << std::flush;
+    const bool stop = result.failure.has_value();
+    if (stop) outcome.failure = result.failure;
+    outcome.scenarios.push_back(std::move(result));
+    if (Status s = write_run_json(options, started_at, outcome); !s && !outcome.failure)
+      outcome.failure = s.error();
+    if (stop) break;  // a timed-out or lost device is not trusted with the next scenario
+  }
+  if (Status s = write_run_json(options, started_at, outcome); !s && !outcome.failure)
+    outcome.failure = s.error();
+  return outcome;
+}
+
+std::string summary_table(const SuiteOutcome& outcome) {
+  std::string out;
+  auto cell = [](const std::optional<double>& v) {
+    return v ? fmt::format("{:>10.1f}", *v) : fmt::format("{:>10}", "-");
+  };
+  for (const ScenarioOutcome& s : outcome.scenarios) {
+    out += fmt::format("\n{} ({})\n", s.scenario.name, s.failure ? "FAILED" : "ok");
+    if (s.summary.empty()) continue;
+    out += fmt::format("  {:<20} {:<10} {:<5} {:>6} {:>10} {:>10} {:>10}\n", "workload", "queue",
+                       "clock", "frames", "start p50", "end p50", "dur p50");
+    for (const SummaryRow& r : s.summary) {
+      const WorkloadSpec& w = s.scenario.workloads[r.workload];
+      out += fmt::format("  {:<20} {:<10} {:<5} {:>6} {} {} {}\n", w.name,
+                         s.scenario.queues[w.queue].name, r.clock, r.frames, cell(r.start_us[1]),
+                         cell(r.end_us[1]), cell(r.duration_us[1]));
+    }
+  }
+  if (!out.empty()) out += "\n  times in microseconds from the frame's gate release\n";
+  return out;
+}
+
+}  // namespace gpuoverlap

@@ -1,0 +1,51 @@
+// Runs scenarios one after the other through an executor and writes each one's results as
+// soon as it is measured (OUT/<scenario>/records.csv, summary.csv, meta.json), plus
+// OUT/run.json listing what ran. API neutral: the executor is injected.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "queues/executor.h"
+#include "scenarios/scenario.h"
+#include "timeline/export.h"
+
+namespace gpuoverlap {
+
+struct SuiteOptions {
+  std::filesystem::path out_directory;
+  std::optional<std::uint32_t> frames;         // overrides the scenario's frames
+  std::optional<std::uint32_t> warmup_frames;  // overrides the scenario's warmup_frames
+  std::uint32_t frame_timeout_ms = 10'000;
+  bool priority_fallback = false;
+  bool show_progress = false;                  // a live "\r" progress line (terminals only)
+  std::string command_line;                    // recorded in meta.json
+  nlohmann::json extra_meta = nlohmann::json::object();  // merged into every meta.json
+};
+
+struct ScenarioOutcome {
+  Scenario scenario;
+  std::filesystem::path directory;
+  std::vector<SummaryRow> summary;
+  std::optional<Error> failure;  // set when the scenario failed or stopped early
+  bool written = false;          // its files exist
+};
+
+struct SuiteOutcome {
+  std::vector<ScenarioOutcome> scenarios;
+  std::optional<Error> failure;  // the first failure; the suite stops there
+};
+
+// Contract: scenarios are validated. Progress and per-scenario lines go to `log`.
+SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& scenarios,
+                       const SuiteOptions& options, std::ostream& log);
+
+// The end-of-run table: per scenario and workload, p50 start/end/duration on each clock.
+std::string summary_table(const SuiteOutcome& outcome);
+
+}  // namespace gpuoverlap

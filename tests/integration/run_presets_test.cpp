@@ -1,0 +1,254 @@
+// End to end on whatever Vulkan device the default rule picks (lavapipe on CI): runs the real
+// binary and checks what it writes. Only invariants are asserted, never timings: lavapipe has
+// one queue and cannot overlap anything, and a GPU's numbers are measured by benchmarks.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "../csv_table.h"
+#include "timeline/export.h"
+
+namespace gpuoverlap {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+CommandResult run_gpuoverlap(const std::string& arguments) {
+  const std::string command = std::string(GPUOVERLAP_BINARY) + " " + arguments + " 2>&1";
+  CommandResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return result;
+  char buffer[4096];
+  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) result.output.append(buffer, n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+fs::path temp_path(const std::string& name) {
+  return fs::temp_directory_path() / ("gpuoverlap-it-" + std::to_string(::getpid()) + "-" + name);
+}
+
+nlohmann::json read_json(const fs::path& p) {
+  std::ifstream in(p);
+  return nlohmann::json::parse(in);
+}
+
+constexpr std::uint32_t kFrames = 5;
+const char* const kPresets[] = {"default", "no-barriers", "three-dispatches", "three-dispatches-split",
+                                "high-priority-compute"};
+
+// One run of the five MJP presets, shared by the tests below (it is the slow part).
+class FivePresets : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    out_ = new fs::path(temp_path("five"));
+    fs::remove_all(*out_);
+    std::string args = "run";
+    for (const char* p : kPresets) args += std::string(" ") + p;
+    // --priority-fallback: lavapipe has no global priority, and high-priority-compute asks for
+    // HIGH; the strict behaviour is tested separately. --validation: any Vulkan validation
+    // error fails the run.
+    args += " --frames " + std::to_string(kFrames) + " --warmup 2 --priority-fallback --validation --out " +
+            out_->string();
+    result_ = new CommandResult(run_gpuoverlap(args));
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(*out_);
+    delete out_;
+    delete result_;
+  }
+  static fs::path* out_;
+  static CommandResult* result_;
+};
+fs::path* FivePresets::out_ = nullptr;
+CommandResult* FivePresets::result_ = nullptr;
+
+TEST_F(FivePresets, RunSucceedsAndWritesEveryFile) {
+  ASSERT_EQ(result_->exit_code, 0) << result_->output;
+  EXPECT_EQ(result_->output.find("validation error"), std::string::npos) << result_->output;
+  EXPECT_NE(result_->output.find("results: " + out_->string()), std::string::npos);
+  for (const char* p : kPresets)
+    for (const char* file : {"records.csv", "summary.csv", "meta.json"}) {
+      const fs::path path = *out_ / p / file;
+      ASSERT_TRUE(fs::exists(path)) << path;
+      EXPECT_GT(fs::file_size(path), 0u) << path;
+    }
+  const auto run = read_json(*out_ / "run.json");
+  ASSERT_EQ(run["scenarios"].size(), 5u);
+  for (const auto& s : run["scenarios"]) EXPECT_EQ(s["status"], "ok");
+}
+
+TEST_F(FivePresets, EveryRowIsOkWithStartBeforeEndOnEveryClock) {
+  ASSERT_EQ(result_->exit_code, 0) << result_->output;
+  for (const char* p : kPresets) {
+    const auto table = test::read_csv((*out_ / p / "records.csv").string(), kRecordColumns);
+    const auto meta = read_json(*out_ / p / "meta.json");
+    const std::size_t workloads = meta["scenario"]["workloads"].size();
+    ASSERT_EQ(table.rows.size(), kFrames * workloads) << p;
+    const bool timestamps = meta["clocks"]["timestamp"]["available"].get<bool>();
+    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+      SCOPED_TRACE(std::string(p) + " row " + std::to_string(r));
+      EXPECT_EQ(table.at(r, "scenario"), p);
+      EXPECT_EQ(table.at(r, "status"), "ok");
+      const auto ps = table.number(r, "poll_start_us"), pe = table.number(r, "poll_end_us");
+      ASSERT_TRUE(ps && pe);
+      EXPECT_GE(*ps, 0.0);  // nothing starts before the gate opens
+      EXPECT_LE(*ps, *pe);
+      const auto ts = table.number(r, "ts_start_us"), te = table.number(r, "ts_end_us");
+      EXPECT_EQ(ts.has_value(), timestamps);
+      if (ts && te) {
+        EXPECT_LE(*ts, *te);
+      }
+    }
+  }
+}
+
+TEST_F(FivePresets, DependentWorkNeverStartsBeforeItsProducerEnds) {
+  ASSERT_EQ(result_->exit_code, 0) << result_->output;
+  std::size_t dependencies_checked = 0;
+  for (const char* p : kPresets) {
+    const auto table = test::read_csv((*out_ / p / "records.csv").string(), kRecordColumns);
+    std::map<std::pair<std::string, std::string>, std::size_t> row_of;  // (frame, workload)
+    for (std::size_t r = 0; r < table.rows.size(); ++r) row_of[{table.at(r, "frame"), table.at(r, "workload")}] = r;
+    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+      const std::string& deps = table.at(r, "depends_on");
+      const std::string& barrier = table.at(r, "barrier");
+      if (deps.empty() || barrier == "none") continue;
+      ASSERT_EQ(deps.find(';'), std::string::npos) << "presets have single dependencies";
+      const std::size_t producer = row_of.at({table.at(r, "frame"), deps});
+      for (const char* clock : {"poll", "ts"}) {
+        const auto start = table.number(r, std::string(clock) + "_start_us");
+        const auto end = table.number(producer, std::string(clock) + "_end_us");
+        if (!start || !end) continue;
+        EXPECT_GE(*start, *end) << p << " frame " << table.at(r, "frame") << ": " << table.at(r, "workload")
+                                << " started before " << deps << " ended on the " << clock << " clock";
+        ++dependencies_checked;
+      }
+    }
+  }
+  // default and high-priority: 6 dependencies each; the three-dispatches presets: 1 each.
+  EXPECT_GE(dependencies_checked, kFrames * (6 + 6 + 1 + 1));
+}
+
+TEST_F(FivePresets, MetaRecordsDeviceQueuesPrioritiesAndClocks) {
+  ASSERT_EQ(result_->exit_code, 0) << result_->output;
+  for (const char* p : kPresets) {
+    const auto meta = read_json(*out_ / p / "meta.json");
+    SCOPED_TRACE(p);
+    EXPECT_FALSE(meta["device"]["name"].get<std::string>().empty());
+    EXPECT_FALSE(meta["device"]["driver_name"].get<std::string>().empty());
+    EXPECT_FALSE(meta["device"]["api_version"].get<std::string>().empty());
+    EXPECT_EQ(meta["validation"]["enabled"], true);
+    EXPECT_EQ(meta["validation"]["errors"], 0);
+    EXPECT_EQ(meta["clocks"]["poll"], "CLOCK_MONOTONIC_RAW");
+    EXPECT_TRUE(meta["memory"]["stamps"]["flags"].get<std::string>().find("HOST_VISIBLE") != std::string::npos);
+    EXPECT_FALSE(meta["tool"]["git_revision"].get<std::string>().empty());
+    EXPECT_NE(meta["command_line"].get<std::string>().find("--frames 5"), std::string::npos);
+    bool compute_shares_direct = false;
+    for (const auto& q : meta["queues"]) {
+      EXPECT_TRUE(q.contains("family"));
+      EXPECT_TRUE(q.contains("priority_granted"));
+      if (q["type"] == "compute" && !q["shares_queue_of"].is_null()) compute_shares_direct = true;
+    }
+    EXPECT_EQ(meta["compute_queue_shared"].get<bool>(), compute_shares_direct);
+  }
+  const auto high = read_json(*out_ / "high-priority-compute" / "meta.json");
+  EXPECT_EQ(high["queues"][1]["priority_requested"], "high");
+  if (high["queues"][1]["priority_granted"] != "high") {
+    EXPECT_FALSE(high["priority_notes"].empty());
+  }
+}
+
+TEST_F(FivePresets, SummaryHasAPollRowPerWorkload) {
+  ASSERT_EQ(result_->exit_code, 0) << result_->output;
+  const auto table = test::read_csv((*out_ / "default" / "summary.csv").string(), kSummaryColumns);
+  std::size_t poll_rows = 0;
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    if (table.at(r, "clock") != "poll") continue;
+    ++poll_rows;
+    EXPECT_EQ(table.at(r, "frames"), std::to_string(kFrames));
+    EXPECT_LE(*table.number(r, "start_p5_us"), *table.number(r, "start_p50_us"));
+    EXPECT_LE(*table.number(r, "start_p50_us"), *table.number(r, "start_p95_us"));
+    EXPECT_GE(*table.number(r, "duration_p50_us"), 0.0);
+  }
+  EXPECT_EQ(poll_rows, 8u);
+}
+
+TEST(Cli, PriorityRefusalStopsWithoutFallback) {
+  const fs::path out = temp_path("strict");
+  fs::remove_all(out);
+  const auto devices = nlohmann::json::parse(run_gpuoverlap("devices --json 2>/dev/null").output);
+  bool default_has_priority = false;
+  for (const auto& d : devices)
+    if (d["default"].get<bool>()) default_has_priority = d["global_priority"].get<bool>();
+  const auto r = run_gpuoverlap("run high-priority-compute --frames 1 --warmup 0 --out " + out.string());
+  if (!default_has_priority) {
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("--priority-fallback"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(out / "high-priority-compute" / "records.csv"));
+  } else {
+    // A device with global priority either grants HIGH or refuses with a clear message.
+    if (r.exit_code == 0) {
+      EXPECT_EQ(read_json(out / "high-priority-compute" / "meta.json")["queues"][1]["priority_granted"], "high");
+    } else {
+      EXPECT_NE(r.output.find("--priority-fallback"), std::string::npos) << r.output;
+    }
+  }
+  fs::remove_all(out);
+}
+
+TEST(Cli, BadScenarioFileIsRejectedBeforeAnyGpuWork) {
+  const fs::path dir = temp_path("bad");
+  fs::create_directories(dir);
+  std::ofstream(dir / "bad.toml") << "name = \"bad\"\n[queues.direct]\ntype = \"direct\"\n[[workload]]\nname = \"A\"\n"
+                                      "queue = \"direct\"\ngroups = 0\n";
+  const auto r = run_gpuoverlap("run " + (dir / "bad.toml").string() + " --out " + (dir / "out").string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("bad.toml:7: 'groups'"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("device"), std::string::npos) << "no device may be opened: " << r.output;
+  EXPECT_FALSE(fs::exists(dir / "out"));
+  fs::remove_all(dir);
+}
+
+TEST(Cli, UsageErrorsExitWithTwoAndHelpExplains) {
+  EXPECT_EQ(run_gpuoverlap("run default --frames 0").exit_code, 2);
+  EXPECT_EQ(run_gpuoverlap("frobnicate").exit_code, 2);
+  const auto unknown = run_gpuoverlap("run no-such-preset");
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.output.find("presets: default"), std::string::npos) << unknown.output;
+  const auto help = run_gpuoverlap("run --help");
+  EXPECT_EQ(help.exit_code, 0);
+  for (const char* option : {"--frames", "--warmup", "--device", "--out", "--priority-fallback", "--timeout-ms"})
+    EXPECT_NE(help.output.find(option), std::string::npos) << option;
+}
+
+TEST(Cli, ListAndValidateNeedNoGpu) {
+  const auto list = run_gpuoverlap("list");
+  EXPECT_EQ(list.exit_code, 0);
+  for (const char* p : kPresets) EXPECT_NE(list.output.find(p), std::string::npos) << p;
+  const auto ok = run_gpuoverlap(std::string("validate default ") + GPUOVERLAP_SOURCE_DIR +
+                                 "/scenarios/presets/three-dispatches.toml");
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_EQ(run_gpuoverlap("validate nope").exit_code, 1);
+}
+
+TEST(Cli, DeviceSelectionByBadNameFailsListingDevices) {
+  const auto r = run_gpuoverlap("run three-dispatches --frames 1 --device no-such-gpu-xyz --out " +
+                                temp_path("nodev").string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("matches no device"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace gpuoverlap

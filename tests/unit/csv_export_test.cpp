@@ -1,0 +1,167 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/atomic_file.h"
+#include "csv_table.h"
+#include "scenarios/scenario.h"
+#include "timeline/export.h"
+
+namespace gpuoverlap {
+namespace {
+
+namespace fs = std::filesystem;
+
+Scenario two_workloads() {
+  auto s = parse_scenario(R"(name = "csv, \"quoted\""
+[queues.direct]
+type = "direct"
+[queues.async]
+type = "compute"
+priority = "high"
+[[workload]]
+name = "A, the first"
+queue = "direct"
+[[workload]]
+name = "B"
+queue = "direct"
+kind = "graphics"
+groups = 2
+iterations = 7
+depends_on = [{ workload = "A, the first", barrier = "split" }]
+[[workload]]
+name = "Q"
+queue = "async"
+)",
+                          "t.toml");
+  EXPECT_FALSE(s.ok());  // the name is not a valid directory name...
+  s = parse_scenario(R"(name = "csv"
+[queues.direct]
+type = "direct"
+[queues.async]
+type = "compute"
+priority = "high"
+[[workload]]
+name = "A, the first"
+queue = "direct"
+[[workload]]
+name = "B"
+queue = "direct"
+kind = "graphics"
+groups = 2
+iterations = 7
+depends_on = [{ workload = "A, the first", barrier = "split" }]
+[[workload]]
+name = "Q"
+queue = "async"
+)",
+                     "t.toml");
+  EXPECT_TRUE(s.ok()) << s.error().message;
+  return *s;
+}
+
+ScenarioTimeline sample_timeline() {
+  ScenarioTimeline t;
+  for (std::uint32_t frame = 0; frame < 4; ++frame) {
+    const double f = frame;
+    t.records.push_back({frame, 0, 1.0 + f, 11.0 + f, 0.5 + f, 11.5 + f, RecordStatus::ok});
+    t.records.push_back({frame, 1, 12.0 + f, 30.0 + f, {}, {}, RecordStatus::ok});
+    t.records.push_back({frame, 2, 2.0, frame == 3 ? std::optional<double>{} : 5.0, {}, {},
+                         frame == 3 ? RecordStatus::timeout : RecordStatus::ok});
+  }
+  return t;
+}
+
+class TempDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("gpuoverlap-test-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+using CsvExport = TempDir;
+
+TEST_F(CsvExport, RecordsRoundTripThroughFastCppCsvParser) {
+  const Scenario s = two_workloads();
+  ASSERT_TRUE(write_scenario_results(dir_, s, sample_timeline(), {{"k", 1}}).ok());
+  const auto table = test::read_csv((dir_ / "records.csv").string(), kRecordColumns);
+  ASSERT_EQ(table.rows.size(), 12u);
+  EXPECT_EQ(table.at(0, "workload"), "A, the first");  // quoted comma survives
+  EXPECT_EQ(table.at(0, "queue_type"), "direct");
+  EXPECT_EQ(table.at(0, "barrier"), "none");
+  EXPECT_EQ(table.at(1, "depends_on"), "A, the first");
+  EXPECT_EQ(table.at(1, "barrier"), "split");
+  EXPECT_EQ(table.at(1, "kind"), "graphics");
+  EXPECT_EQ(table.at(1, "groups"), "2");
+  EXPECT_EQ(table.at(1, "iterations"), "7");
+  EXPECT_EQ(table.at(2, "priority"), "high");
+  EXPECT_EQ(table.at(2, "queue_type"), "compute");
+  EXPECT_DOUBLE_EQ(*table.number(3, "poll_start_us"), 2.0);
+  EXPECT_DOUBLE_EQ(*table.number(3, "ts_end_us"), 12.5);
+  EXPECT_FALSE(table.number(1, "ts_start_us").has_value());  // unavailable clock: empty
+  EXPECT_EQ(table.at(11, "status"), "timeout");
+  EXPECT_FALSE(table.number(11, "poll_end_us").has_value());
+}
+
+TEST_F(CsvExport, SummaryHasPercentilesPerClockAndSkipsBadRows) {
+  const Scenario s = two_workloads();
+  const auto rows = summarize(s, sample_timeline());
+  // A: poll + ts; B: poll only (no ts values); Q: poll only, 3 ok frames.
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].clock, "poll");
+  EXPECT_EQ(rows[0].frames, 4u);
+  EXPECT_DOUBLE_EQ(*rows[0].start_us[1], 2.5);     // p50 of 1,2,3,4
+  EXPECT_DOUBLE_EQ(*rows[0].duration_us[1], 10.0);
+  EXPECT_EQ(rows[1].clock, "ts");
+  EXPECT_DOUBLE_EQ(*rows[1].duration_us[0], 11.0);
+  EXPECT_EQ(rows[3].workload, 2u);
+  EXPECT_EQ(rows[3].frames, 3u);  // the timeout row is excluded
+
+  ASSERT_TRUE(write_scenario_results(dir_, s, sample_timeline(), {}).ok());
+  const auto table = test::read_csv((dir_ / "summary.csv").string(), kSummaryColumns);
+  ASSERT_EQ(table.rows.size(), 4u);
+  EXPECT_EQ(table.at(0, "workload"), "A, the first");
+  EXPECT_DOUBLE_EQ(*table.number(0, "duration_p50_us"), 10.0);
+  EXPECT_EQ(table.at(3, "frames"), "3");
+}
+
+TEST_F(CsvExport, WritesMetaJsonAndLeavesNoTemporaryFiles) {
+  const Scenario s = two_workloads();
+  ASSERT_TRUE(write_scenario_results(dir_, s, sample_timeline(), {{"device", {{"name", "x"}}}}).ok());
+  std::ifstream meta(dir_ / "meta.json");
+  EXPECT_EQ(nlohmann::json::parse(meta)["device"]["name"], "x");
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"meta.json", "records.csv", "summary.csv"}));
+}
+
+TEST_F(CsvExport, CsvFieldQuotesOnlyWhenNeeded) {
+  EXPECT_EQ(csv_field("plain"), "plain");
+  EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
+  EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+}
+
+using AtomicFile = TempDir;
+
+TEST_F(AtomicFile, ReplacesWholeFilesAndReportsFailures) {
+  fs::create_directories(dir_);
+  const fs::path file = dir_ / "x.txt";
+  ASSERT_TRUE(write_file_atomically(file, "first").ok());
+  ASSERT_TRUE(write_file_atomically(file, "second").ok());
+  std::ifstream in(file);
+  std::string content((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(content, "second");
+  auto failed = write_file_atomically(dir_ / "missing-dir" / "y.txt", "z");
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.error().message.find("cannot create"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuoverlap

@@ -1,0 +1,62 @@
+#include <gtest/gtest.h>
+
+#include "queues/queue_mapping.h"
+
+namespace gpuoverlap {
+namespace {
+
+const QueueFamilyDescription kGraphics16{true, true, 16, 64};
+const QueueFamilyDescription kTransfer2{false, false, 2, 64};
+const QueueFamilyDescription kCompute8{false, true, 8, 64};
+
+TEST(QueueMapping, H100LikeDeviceGetsAComputeOnlyFamily) {
+  auto m = map_queues({kGraphics16, kTransfer2, kCompute8}, {QueueType::direct, QueueType::compute});
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ((*m)[0].family_index, 0u);
+  EXPECT_EQ((*m)[0].queue_index, 0u);
+  EXPECT_EQ((*m)[1].family_index, 2u);
+  EXPECT_EQ((*m)[1].queue_index, 0u);
+  EXPECT_EQ((*m)[1].shares_with, -1);
+}
+
+TEST(QueueMapping, LavapipeLikeDeviceSharesTheOneQueue) {
+  auto m = map_queues({{true, true, 1, 64}}, {QueueType::direct, QueueType::compute});
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ((*m)[1].family_index, 0u);
+  EXPECT_EQ((*m)[1].queue_index, 0u);
+  EXPECT_EQ((*m)[1].shares_with, 0);
+}
+
+TEST(QueueMapping, ComputeFallsBackToAnotherGraphicsQueue) {
+  auto m = map_queues({{true, true, 2, 64}}, {QueueType::direct, QueueType::compute});
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ((*m)[1].family_index, 0u);
+  EXPECT_EQ((*m)[1].queue_index, 1u);
+  EXPECT_EQ((*m)[1].shares_with, -1);
+}
+
+TEST(QueueMapping, DirectIsMappedFirstWhateverTheOrder) {
+  auto m = map_queues({{true, true, 1, 64}}, {QueueType::compute, QueueType::direct});
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ((*m)[1].shares_with, -1);  // direct owns the queue
+  EXPECT_EQ((*m)[0].shares_with, 1);   // compute shares it
+}
+
+TEST(QueueMapping, ExtraComputeQueuesSpillToTheGraphicsFamily) {
+  auto m = map_queues({kGraphics16, {false, true, 1, 64}},
+                      {QueueType::direct, QueueType::compute, QueueType::compute});
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ((*m)[1].family_index, 1u);
+  // The compute family is full, so the second compute queue takes a graphics-family queue.
+  EXPECT_EQ((*m)[2].family_index, 0u);
+  EXPECT_EQ((*m)[2].queue_index, 1u);
+}
+
+TEST(QueueMapping, ADeviceWithoutGraphicsAndComputeIsRejected) {
+  auto m = map_queues({kCompute8}, {QueueType::direct});
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message.find("GRAPHICS and COMPUTE"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuoverlap

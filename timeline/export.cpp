@@ -1,0 +1,123 @@
+#include "timeline/export.h"
+
+#include <fmt/format.h>
+
+#include <system_error>
+
+#include "core/atomic_file.h"
+#include "scenarios/scenario.h"
+#include "timeline/statistics.h"
+
+namespace gpuoverlap {
+
+namespace {
+
+std::string number(const std::optional<double>& value) {
+  return value ? fmt::format("{:.3f}", *value) : std::string{};
+}
+
+std::string dependency_names(const Scenario& s, const WorkloadSpec& w) {
+  std::string names;
+  for (const auto& d : w.depends_on) names += (names.empty() ? "" : ";") + s.workloads[d.producer].name;
+  return names;
+}
+
+std::string barrier_names(const WorkloadSpec& w) {
+  if (w.depends_on.empty()) return "none";
+  std::string names;
+  for (const auto& d : w.depends_on) names += (names.empty() ? "" : ";") + std::string(to_string(d.barrier));
+  return names;
+}
+
+template <std::size_t N>
+std::string header(const std::array<std::string_view, N>& columns) {
+  std::string line;
+  for (auto c : columns) line += (line.empty() ? "" : ",") + std::string(c);
+  return line + "\n";
+}
+
+}  // namespace
+
+std::string csv_field(std::string_view text) {
+  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+std::string records_csv(const Scenario& s, const ScenarioTimeline& timeline) {
+  std::string out = header(kRecordColumns);
+  for (const WorkloadFrameRecord& r : timeline.records) {
+    const WorkloadSpec& w = s.workloads[r.workload];
+    const QueueSpec& q = s.queues[w.queue];
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(s.name),
+                       r.frame, csv_field(w.name), csv_field(q.name), to_string(q.type),
+                       to_string(q.priority), to_string(w.kind), w.groups, w.iterations,
+                       csv_field(dependency_names(s, w)), barrier_names(w), number(r.poll_start_us),
+                       number(r.poll_end_us), number(r.ts_start_us), number(r.ts_end_us),
+                       to_string(r.status));
+  }
+  return out;
+}
+
+std::vector<SummaryRow> summarize(const Scenario& s, const ScenarioTimeline& timeline) {
+  std::vector<SummaryRow> rows;
+  constexpr double kPercentiles[3] = {5.0, 50.0, 95.0};
+  for (std::size_t w = 0; w < s.workloads.size(); ++w) {
+    for (const char* clock : {"poll", "ts"}) {
+      std::vector<double> starts, ends, durations;
+      for (const WorkloadFrameRecord& r : timeline.records) {
+        if (r.workload != w || r.status != RecordStatus::ok) continue;
+        const auto& start = std::string_view(clock) == "poll" ? r.poll_start_us : r.ts_start_us;
+        const auto& end = std::string_view(clock) == "poll" ? r.poll_end_us : r.ts_end_us;
+        if (!start || !end) continue;
+        starts.push_back(*start);
+        ends.push_back(*end);
+        durations.push_back(*end - *start);
+      }
+      if (starts.empty()) continue;  // clock unavailable: no row rather than an empty one
+      SummaryRow row;
+      row.workload = w;
+      row.clock = clock;
+      row.frames = starts.size();
+      for (int i = 0; i < 3; ++i) {
+        row.start_us[i] = percentile(starts, kPercentiles[i]);
+        row.end_us[i] = percentile(ends, kPercentiles[i]);
+        row.duration_us[i] = percentile(durations, kPercentiles[i]);
+      }
+      rows.push_back(std::move(row));
+    }
+  }
+  return rows;
+}
+
+std::string summary_csv(const Scenario& s, const std::vector<SummaryRow>& rows) {
+  std::string out = header(kSummaryColumns);
+  for (const SummaryRow& r : rows) {
+    const WorkloadSpec& w = s.workloads[r.workload];
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(s.name),
+                       csv_field(w.name), csv_field(s.queues[w.queue].name), r.clock, r.frames,
+                       number(r.start_us[0]), number(r.start_us[1]), number(r.start_us[2]),
+                       number(r.end_us[0]), number(r.end_us[1]), number(r.end_us[2]),
+                       number(r.duration_us[0]), number(r.duration_us[1]),
+                       number(r.duration_us[2]));
+  }
+  return out;
+}
+
+Status write_scenario_results(const std::filesystem::path& directory, const Scenario& s,
+                              const ScenarioTimeline& timeline, const nlohmann::json& meta) {
+  std::error_code ec;
+  std::filesystem::create_directories(directory, ec);
+  if (ec) return make_error("cannot create " + directory.string() + ": " + ec.message());
+  GPUOVERLAP_TRY(write_file_atomically(directory / "records.csv", records_csv(s, timeline)));
+  GPUOVERLAP_TRY(
+      write_file_atomically(directory / "summary.csv", summary_csv(s, summarize(s, timeline))));
+  GPUOVERLAP_TRY(write_file_atomically(directory / "meta.json", meta.dump(2) + "\n"));
+  return ok_status();
+}
+
+}  // namespace gpuoverlap

@@ -1,0 +1,46 @@
+// Writes a scenario's results: records.csv, summary.csv and meta.json in one directory, each
+// through an atomic rename, so an interrupted run never leaves a half file.
+// Column lists are the documented contract (README "Output"): append, never reorder.
+#pragma once
+
+#include <array>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "timeline/records.h"
+
+namespace gpuoverlap {
+
+inline constexpr std::array<std::string_view, 16> kRecordColumns = {
+    "scenario",  "frame",        "workload",    "queue",       "queue_type",    "priority",
+    "kind",      "groups",       "iterations",  "depends_on",  "barrier",       "poll_start_us",
+    "poll_end_us", "ts_start_us", "ts_end_us",  "status"};
+
+inline constexpr std::array<std::string_view, 14> kSummaryColumns = {
+    "scenario",       "workload",       "queue",          "clock",
+    "frames",         "start_p5_us",    "start_p50_us",   "start_p95_us",
+    "end_p5_us",      "end_p50_us",     "end_p95_us",     "duration_p5_us",
+    "duration_p50_us", "duration_p95_us"};
+
+// One summary row per workload and clock.
+struct SummaryRow {
+  std::size_t workload = 0;
+  std::string clock;  // "poll" or "ts"
+  std::size_t frames = 0;  // ok frames with this clock
+  std::optional<double> start_us[3], end_us[3], duration_us[3];  // p5, p50, p95
+};
+
+std::vector<SummaryRow> summarize(const Scenario& scenario, const ScenarioTimeline& timeline);
+
+// CSV text; quoting per RFC 4180 where a field needs it.
+std::string records_csv(const Scenario& scenario, const ScenarioTimeline& timeline);
+std::string summary_csv(const Scenario& scenario, const std::vector<SummaryRow>& rows);
+std::string csv_field(std::string_view text);
+
+Status write_scenario_results(const std::filesystem::path& directory, const Scenario& scenario,
+                              const ScenarioTimeline& timeline, const nlohmann::json& meta);
+
+}  // namespace gpuoverlap

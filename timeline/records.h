@@ -1,0 +1,48 @@
+// The measured data of one scenario, shared by the CSV export, the summary and (later) the
+// plots and viewer. Times are microseconds from the frame's gate release t0 on the CPU clock
+// (CLOCK_MONOTONIC_RAW); an empty optional means "this clock is not available".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/result.h"
+
+namespace gpuoverlap {
+
+struct Scenario;
+
+enum class RecordStatus {
+  ok,          // both stamps arrived and all clocks are consistent
+  timeout,     // a stamp did not arrive before the frame's deadline
+  device_lost, // the device was lost during the frame
+  gpu_error,   // another API failure during the frame (see meta.json "failure")
+};
+
+std::string_view to_string(RecordStatus status);
+
+struct WorkloadFrameRecord {
+  std::uint32_t frame = 0;     // measured frame, 0-based, warm-up frames excluded
+  std::size_t workload = 0;    // index into Scenario::workloads
+  std::optional<double> poll_start_us;
+  std::optional<double> poll_end_us;
+  std::optional<double> ts_start_us;
+  std::optional<double> ts_end_us;
+  RecordStatus status = RecordStatus::ok;
+};
+
+struct ScenarioTimeline {
+  std::vector<WorkloadFrameRecord> records;  // frame-major, workload-minor
+  nlohmann::json meta = nlohmann::json::object();  // device, queues, clocks (executor's part)
+  // Set when the scenario stopped early (GPU timeout, device loss). The records up to that
+  // point are still valid and are written out.
+  std::optional<Error> failure;
+};
+
+}  // namespace gpuoverlap

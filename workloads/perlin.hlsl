@@ -1,0 +1,127 @@
+// The workload: 4-D gradient (Perlin) noise, stamped by the first thread to start and the last
+// thread to finish. One source, three entry points (cs_main, vs_main, ps_main), compiled to
+// SPIR-V at build time by glslangValidator.
+//
+// Stamp protocol (DESIGN.md section 3), per workload slot:
+//   counters[slot].started  : prev = atomicAdd(+1); prev == 0       -> stamps[slot].start = frame
+//   counters[slot].finished : done = atomicAdd(+1); done + 1 == N   -> stamps[slot].end   = frame
+// Counters are zeroed by the executor before the frame's gate opens. Stamps are written with
+// atomics on a globallycoherent buffer in host-visible memory so the CPU poller sees them
+// without waiting for the work to complete.
+// Hazard: glslang's HLSL front end emits invalid SPIR-V for InterlockedAdd with a plain int
+// literal; always pass unsigned literals (1u).
+
+struct Params {
+  uint frame;         // written into the stamps; never 0 (stamps start zeroed)
+  uint slot;          // workload slot: counters at slot*64 bytes, stamps at slot*64 bytes
+  uint thread_count;  // N: threads (compute) or pixels (graphics) of this workload
+  uint iterations;    // noise evaluations per thread
+  uint width;         // graphics: render target width, to number pixels
+};
+
+[[vk::push_constant]] ConstantBuffer<Params> params;
+
+[[vk::binding(0, 0)]] ByteAddressBuffer input_values;               // float4 per element
+[[vk::binding(1, 0)]] RWByteAddressBuffer output_values;            // float per thread (compute)
+[[vk::binding(2, 0)]] RWByteAddressBuffer counters;                 // device memory
+[[vk::binding(3, 0)]] globallycoherent RWByteAddressBuffer stamps;  // host-visible memory
+
+static const uint kSlotBytes = 64;
+static const uint kInputElements = 65536;
+
+uint hash32(uint x) {
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return x;
+}
+
+uint corner_hash(int4 c) {
+  return hash32(uint(c.x) + hash32(uint(c.y) + hash32(uint(c.z) + hash32(uint(c.w)))));
+}
+
+// Dot product of the offset with one of the 32 gradients of 4-D Perlin noise (edges of the
+// tesseract: one component zero, the other three +-1).
+float gradient_dot(uint h, float4 d) {
+  float4 signs = float4((h & 4u) != 0u ? -1.0 : 1.0, (h & 8u) != 0u ? -1.0 : 1.0,
+                        (h & 16u) != 0u ? -1.0 : 1.0, (h & 32u) != 0u ? -1.0 : 1.0);
+  float4 g = d * signs;
+  uint zero_axis = h & 3u;
+  float skipped = zero_axis == 0u ? g.x : (zero_axis == 1u ? g.y : (zero_axis == 2u ? g.z : g.w));
+  return g.x + g.y + g.z + g.w - skipped;
+}
+
+float4 fade(float4 t) { return t * t * t * (t * (t * 6.0 - 15.0) + 10.0); }
+
+float perlin4(float4 p) {
+  float4 cell = floor(p);
+  float4 f = p - cell;
+  int4 c = int4(cell);
+  float4 u = fade(f);
+  float corners[16];
+  [unroll] for (uint i = 0; i < 16u; ++i) {
+    int4 o = int4(i & 1u, (i >> 1) & 1u, (i >> 2) & 1u, (i >> 3) & 1u);
+    corners[i] = gradient_dot(corner_hash(c + o), f - float4(o));
+  }
+  float x8[8];
+  [unroll] for (uint a = 0; a < 8u; ++a) x8[a] = lerp(corners[2u * a], corners[2u * a + 1u], u.x);
+  float y4[4];
+  [unroll] for (uint b = 0; b < 4u; ++b) y4[b] = lerp(x8[2u * b], x8[2u * b + 1u], u.y);
+  float z0 = lerp(y4[0], y4[1], u.z);
+  float z1 = lerp(y4[2], y4[3], u.z);
+  return lerp(z0, z1, u.w);
+}
+
+void stamp_start() {
+  uint previous;
+  counters.InterlockedAdd(params.slot * kSlotBytes, 1u, previous);
+  if (previous == 0u) {
+    uint ignored;
+    stamps.InterlockedExchange(params.slot * kSlotBytes, params.frame, ignored);
+  }
+}
+
+void stamp_end() {
+  DeviceMemoryBarrier();  // the thread's results are issued before it counts as finished
+  uint finished;
+  counters.InterlockedAdd(params.slot * kSlotBytes + 4u, 1u, finished);
+  if (finished + 1u == params.thread_count) {
+    uint ignored;
+    stamps.InterlockedExchange(params.slot * kSlotBytes + 4u, params.frame, ignored);
+  }
+}
+
+float noise_work(uint thread_index) {
+  float4 p = asfloat(input_values.Load4((thread_index % kInputElements) * 16u));
+  float accumulated = 0.0;
+  for (uint i = 0; i < params.iterations; ++i) {
+    // Each step depends on the previous result, so the loop cannot be shortened.
+    accumulated += perlin4(p);
+    p = p * 1.013 + float4(0.37, accumulated * 0.01, 0.11, 0.05);
+  }
+  return accumulated;
+}
+
+[numthreads(64, 1, 1)]
+void cs_main(uint3 thread_id : SV_DispatchThreadID) {
+  stamp_start();
+  float value = noise_work(thread_id.x);
+  output_values.Store(thread_id.x * 4u, asuint(value));
+  stamp_end();
+}
+
+// Full-screen triangle: three vertices cover the whole render target once.
+float4 vs_main(uint vertex_id : SV_VertexID) : SV_Position {
+  float2 uv = float2((vertex_id << 1) & 2u, vertex_id & 2u);
+  return float4(uv * 2.0 - 1.0, 0.0, 1.0);
+}
+
+float4 ps_main(float4 position : SV_Position) : SV_Target {
+  stamp_start();
+  uint pixel_index = uint(position.y) * params.width + uint(position.x);
+  float value = noise_work(pixel_index);
+  stamp_end();
+  return float4(value, 0.0, 0.0, 1.0);
+}
