@@ -119,6 +119,7 @@ struct RunArguments {
   std::uint32_t timeout_ms = 10'000;
   bool priority_fallback = false;
   bool validation = false;
+  bool no_timestamps = false;
 };
 
 int command_run(const RunArguments& args, const std::string& command_line) {
@@ -152,6 +153,7 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   options.warmup_frames = args.warmup;
   options.frame_timeout_ms = args.timeout_ms;
   options.priority_fallback = args.priority_fallback;
+  options.timestamp_queries = !args.no_timestamps;
   options.show_progress = isatty(STDERR_FILENO) != 0;
   options.command_line = command_line;
   options.extra_meta["device_choice"] = chosen->reason;
@@ -206,6 +208,9 @@ int main(int argc, char** argv) {
   run->add_flag("--priority-fallback", run_args.priority_fallback,
                 "When the driver refuses a queue priority, run at the one granted (recorded in meta.json) "
                 "instead of stopping");
+  run->add_flag("--no-timestamps", run_args.no_timestamps,
+                "Record no timestamp queries (poll clock only): an end-of-workload timestamp waits for all "
+                "earlier work on its queue and can serialise dispatches that would overlap");
   run->add_flag("--validation", run_args.validation,
                 "Enable VK_LAYER_KHRONOS_validation; any validation error fails the run");
 

@@ -18,6 +18,11 @@ struct RunSettings {
   std::uint32_t warmup_frames = 10;    // dropped frames at the start
   std::uint32_t frame_timeout_ms = 10'000;  // deadline from gate release to frame completion
   bool priority_fallback = false;      // run at a lower priority when the driver refuses one
+  // Timestamp queries around each workload. An end-of-workload timestamp means "all earlier
+  // commands on the queue completed", which a driver may implement by draining the queue:
+  // measured on H100, it serialises dispatches that would otherwise overlap. Turn off to
+  // measure same-queue overlap with the poll clock alone.
+  bool timestamp_queries = true;
 };
 
 // Called after every frame (warm-up included) from the thread that called run().

@@ -62,23 +62,36 @@ void StampPoller::poll_loop(const std::uint32_t* base, std::size_t stride_words,
     }
     return changed;
   };
-  for (std::uint32_t round = 0; missing > 0; ++round) {
-    if (scan()) {
-      // Settle pass: a stamp written before one this scan saw (a producer's end before its
-      // consumer's start) may sit in a word read earlier in the scan. Re-reading after the
-      // acquire that saw the later stamp finds it, so a cause is never timed after its effect.
-      scan();
-      const std::int64_t now = monotonic_raw_ns();
-      for (std::size_t slot = 0; slot < slot_count; ++slot) {
-        for (auto* stamp : {&result_.start_ns[slot], &result_.end_ns[slot]}) {
-          if (stamp->has_value() && **stamp == 0) {
-            **stamp = now;
-            --missing;
-          }
+  auto time_new_stamps = [&]() {
+    const std::int64_t now = monotonic_raw_ns();
+    for (std::size_t slot = 0; slot < slot_count; ++slot) {
+      for (auto* stamp : {&result_.start_ns[slot], &result_.end_ns[slot]}) {
+        if (stamp->has_value() && **stamp == 0) {
+          **stamp = now;
+          --missing;
         }
       }
     }
+  };
+  for (std::uint32_t round = 0; missing > 0; ++round) {
+    if (scan()) {
+      // Settle: a stamp written before one a scan saw (a producer's end before its consumer's
+      // start) may sit in a word that scan read earlier. Scanning again until a scan finds
+      // nothing new re-reads every word after the acquire that saw each effect, so a cause
+      // is never timed after its effect (with a single extra scan, the extra scan could
+      // itself see an effect late and miss its cause).
+      while (scan()) {
+      }
+      time_new_stamps();
+    }
     if ((round & 63u) == 0 && monotonic_raw_ns() > deadline_ns_.load(std::memory_order_relaxed)) {
+      // One last look: the deadline may have passed while this thread was not scheduled
+      // (a loaded machine), with the stamps already in memory. They are timed now, late.
+      if (scan()) {
+        while (scan()) {
+        }
+        time_new_stamps();
+      }
       result_.timed_out = missing > 0;
       return;
     }

@@ -94,6 +94,7 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     settings.warmup_frames = options.warmup_frames.value_or(result.scenario.warmup_frames);
     settings.frame_timeout_ms = options.frame_timeout_ms;
     settings.priority_fallback = options.priority_fallback;
+    settings.timestamp_queries = options.timestamp_queries;
     const std::string label = fmt::format("[{}/{}] {}", i + 1, scenarios.size(), result.scenario.name);
     log << label << ": " << settings.warmup_frames << " warm-up + " << settings.frames << " frames\n"
         << std::flush;
@@ -115,7 +116,8 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     meta["scenario"] = scenario_description(result.scenario);
     meta["settings"] = {{"frames", settings.frames}, {"warmup_frames", settings.warmup_frames},
                         {"frame_timeout_ms", settings.frame_timeout_ms},
-                        {"priority_fallback", settings.priority_fallback}};
+                        {"priority_fallback", settings.priority_fallback},
+                        {"timestamp_queries", settings.timestamp_queries}};
     meta["tool"] = {{"name", "gpuoverlap"}, {"git_revision", GPUOVERLAP_GIT_REVISION}};
     meta["command_line"] = options.command_line;
     meta["started_at"] = started;

@@ -605,6 +605,12 @@ Status ScenarioDevice::create_queue_objects() {
 Status ScenarioDevice::setup_calibration() {
   meta_["clocks"]["poll"] = "CLOCK_MONOTONIC_RAW";
   nlohmann::json ts = {{"available", true}, {"calibrated", false}};
+  if (!settings_.timestamp_queries) {
+    ts["available"] = false;
+    ts["reason"] = "disabled (--no-timestamps): end-of-workload timestamps can serialise a queue";
+    meta_["clocks"]["timestamp"] = ts;
+    return ok_status();
+  }
   if (!info_.calibrated_timestamps) {
     ts["available"] = false;
     ts["reason"] = "no VK_EXT_calibrated_timestamps: GPU ticks cannot be placed on the CPU clock";
@@ -839,7 +845,7 @@ Status ScenarioDevice::record_frame(std::uint32_t frame) {
     // Work (released by the gate): for each workload, its dependency waits, a timestamp, the
     // dispatch or draw, a timestamp, then the BEGIN half of split barriers it produces.
     GPUOVERLAP_VK(vkBeginCommandBuffer(q.work, &bi));
-    const bool timestamps = q.timestamp_valid_bits > 0;
+    const bool timestamps = q.timestamp_valid_bits > 0 && settings_.timestamp_queries;
     for (std::size_t w : q.workloads) {
       const WorkloadSpec& spec = scenario_.workloads[w];
       record_dependency_waits(q.work, w);

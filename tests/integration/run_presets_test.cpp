@@ -252,3 +252,31 @@ TEST(Cli, DeviceSelectionByBadNameFailsListingDevices) {
 
 }  // namespace
 }  // namespace gpuoverlap
+
+namespace gpuoverlap {
+namespace {
+
+TEST(Cli, NoTimestampsLeavesOnlyThePollClock) {
+  const fs::path out = temp_path("nots");
+  fs::remove_all(out);
+  const auto r = run_gpuoverlap("run three-dispatches-split --frames 3 --warmup 1 --no-timestamps --validation --out " +
+                                out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto table = test::read_csv((out / "three-dispatches-split" / "records.csv").string(), kRecordColumns);
+  ASSERT_EQ(table.rows.size(), 9u);
+  for (std::size_t row = 0; row < table.rows.size(); ++row) {
+    EXPECT_EQ(table.at(row, "status"), "ok");
+    EXPECT_TRUE(table.number(row, "poll_start_us").has_value());
+    EXPECT_FALSE(table.number(row, "ts_start_us").has_value());
+    EXPECT_FALSE(table.number(row, "ts_end_us").has_value());
+  }
+  const auto summary = test::read_csv((out / "three-dispatches-split" / "summary.csv").string(), kSummaryColumns);
+  for (std::size_t row = 0; row < summary.rows.size(); ++row) EXPECT_EQ(summary.at(row, "clock"), "poll");
+  const auto meta = read_json(out / "three-dispatches-split" / "meta.json");
+  EXPECT_EQ(meta["clocks"]["timestamp"]["available"], false);
+  EXPECT_EQ(meta["settings"]["timestamp_queries"], false);
+  fs::remove_all(out);
+}
+
+}  // namespace
+}  // namespace gpuoverlap
