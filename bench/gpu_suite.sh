@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
 # The foundation measurement on the GPU machine: devices, then MJP's five presets at 100
-# frames each (10 warm-up), strict priorities (the machine runs as root, so HIGH is granted).
-# Everything lands in $OUT/suite.tar.gz (the device tool returns at most 8 files).
+# frames each (10 warm-up), strict priorities (the machine runs as root, so HIGH is granted),
+# twice: with timestamp queries (poll + ts clocks) and with --no-timestamps (poll clock only,
+# because an end-of-workload timestamp can serialise a queue).
+# Everything lands in $OUT/gpu-suite.tar.gz (the device tool returns at most 8 files).
 # Run from the repository root through the bundle:
 #   .devbundle/run bash .devbundle/bench/gpu_suite.sh
 set -uo pipefail
 out=${OUT:-/tmp/gpuoverlap-out}
-mkdir -p "$out/suite"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw --format=csv > "$out/suite/nvidia-smi.csv" 2>&1
-gpuoverlap devices | tee "$out/suite/devices.txt"
-gpuoverlap run default no-barriers three-dispatches three-dispatches-split high-priority-compute \
-  --frames "${FRAMES:-100}" --out "$out/suite" "$@" 2>&1 | tee "$out/suite/run.log"
-status=${PIPESTATUS[0]}
-tar czf "$out/suite.tar.gz" -C "$out" suite && rm -rf "$out/suite"
+work="$out/gpu-suite"
+mkdir -p "$work"
+presets=(default no-barriers three-dispatches three-dispatches-split high-priority-compute)
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw --format=csv > "$work/nvidia-smi.csv" 2>&1
+gpuoverlap devices | tee "$work/devices.txt"
+status=0
+gpuoverlap run "${presets[@]}" --frames "${FRAMES:-100}" --out "$work/with-timestamps" "$@" \
+  2>&1 | tee "$work/with-timestamps.log" || status=1
+gpuoverlap run "${presets[@]}" --frames "${FRAMES:-100}" --no-timestamps --out "$work/poll-only" "$@" \
+  2>&1 | tee "$work/poll-only.log" || status=1
+tar czf "$out/gpu-suite.tar.gz" -C "$out" gpu-suite && rm -rf "$work"
 exit "$status"
