@@ -1,10 +1,9 @@
 // gpuoverlap: the command line. Parses arguments, resolves scenarios, picks the device and
 // hands over to the suite runner. Exit status: 0 success, 1 a run or check failed, 2 bad usage.
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
-
 #include <chrono>
 #include <ctime>
 #include <iostream>
@@ -55,7 +54,8 @@ int command_devices(bool as_json) {
     j["default"] = chosen && chosen->index == i;
     nlohmann::json families = nlohmann::json::array();
     for (std::size_t f = 0; f < d.families.size(); ++f)
-      families.push_back({{"index", f}, {"flags", vk::queue_flags_text(d.families[f].queueFlags)},
+      families.push_back({{"index", f},
+                          {"flags", vk::queue_flags_text(d.families[f].queueFlags)},
                           {"queues", d.families[f].queueCount},
                           {"timestamp_valid_bits", d.families[f].timestampValidBits}});
     j["queue_families"] = families;
@@ -69,20 +69,22 @@ int command_devices(bool as_json) {
     return 0;
   }
   for (const auto& j : all) {
-    std::cout << fmt::format("{}: {} ({}, Vulkan {}, driver {} {}){}\n", j["index"].get<std::size_t>(),
-                             j["name"].get<std::string>(), j["type"].get<std::string>(),
-                             j["api_version"].get<std::string>(), j["driver_name"].get<std::string>(),
-                             j["driver_info"].get<std::string>(),
-                             j["default"].get<bool>() ? "  <- default" : "");
+    std::cout << fmt::format(
+        "{}: {} ({}, Vulkan {}, driver {} {}){}\n", j["index"].get<std::size_t>(),
+        j["name"].get<std::string>(), j["type"].get<std::string>(),
+        j["api_version"].get<std::string>(), j["driver_name"].get<std::string>(),
+        j["driver_info"].get<std::string>(), j["default"].get<bool>() ? "  <- default" : "");
     for (const auto& f : j["queue_families"])
-      std::cout << fmt::format("     family {}: {} x{} (timestamp bits {})\n", f["index"].get<std::size_t>(),
-                               f["flags"].get<std::string>(), f["queues"].get<unsigned>(),
+      std::cout << fmt::format("     family {}: {} x{} (timestamp bits {})\n",
+                               f["index"].get<std::size_t>(), f["flags"].get<std::string>(),
+                               f["queues"].get<unsigned>(),
                                f["timestamp_valid_bits"].get<unsigned>());
-    std::cout << fmt::format("     priorities: {}; clocks: poll (CLOCK_MONOTONIC_RAW), timestamp queries{}{}\n",
-                             j["global_priority"].get<bool>() ? "normal/high/realtime (global priority)"
-                                                              : "normal only (no global priority extension)",
-                             j["calibrated_timestamps"].get<bool>() ? " (calibrated)" : " (not calibrated)",
-                             j["shader_clock"].get<bool>() ? ", shader clock" : "");
+    std::cout << fmt::format(
+        "     priorities: {}; clocks: poll (CLOCK_MONOTONIC_RAW), timestamp queries{}{}\n",
+        j["global_priority"].get<bool>() ? "normal/high/realtime (global priority)"
+                                         : "normal only (no global priority extension)",
+        j["calibrated_timestamps"].get<bool>() ? " (calibrated)" : " (not calibrated)",
+        j["shader_clock"].get<bool>() ? ", shader clock" : "");
   }
   if (all.empty()) return fail("no Vulkan device found");
   return 0;
@@ -91,7 +93,8 @@ int command_devices(bool as_json) {
 int command_list() {
   for (const Preset& p : presets()) {
     auto s = parse_scenario(p.toml, std::string(p.name));
-    std::cout << fmt::format("{:<24} {}\n", p.name, s ? s->description : "(invalid: " + s.error().message + ")");
+    std::cout << fmt::format("{:<24} {}\n", p.name,
+                             s ? s->description : "(invalid: " + s.error().message + ")");
   }
   return 0;
 }
@@ -104,7 +107,8 @@ int command_validate(const std::vector<std::string>& items) {
       std::cerr << "gpuoverlap: " << s.error().message << "\n";
       status = 1;
     } else {
-      std::cout << fmt::format("{}: ok ({} queues, {} workloads)\n", item, s->queues.size(), s->workloads.size());
+      std::cout << fmt::format("{}: ok ({} queues, {} workloads)\n", item, s->queues.size(),
+                               s->workloads.size());
     }
   }
   return status;
@@ -134,7 +138,8 @@ int command_run(const RunArguments& args, const std::string& command_line) {
     if (!s) return fail(s.error().message);
     for (const auto& other : scenarios)
       if (other.name == s->name)
-        return fail("two scenarios are named '" + s->name + "'; each needs its own output directory");
+        return fail("two scenarios are named '" + s->name +
+                    "'; each needs its own output directory");
     scenarios.push_back(std::move(*s));
   }
   auto instance = open_instance(args.validation);
@@ -144,8 +149,9 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   auto chosen = choose_device(candidates, args.device);
   if (!chosen) return fail(chosen.error().message);
   const auto& device = (*instance)->devices()[chosen->index];
-  std::cerr << fmt::format("device {}: {} ({}; driver {} {})\n", chosen->index, device.properties.deviceName,
-                           chosen->reason, device.driver.driverName, device.driver.driverInfo);
+  std::cerr << fmt::format("device {}: {} ({}; driver {} {})\n", chosen->index,
+                           device.properties.deviceName, chosen->reason, device.driver.driverName,
+                           device.driver.driverInfo);
 
   SuiteOptions options;
   options.out_directory = args.out.empty() ? default_out_directory() : args.out;
@@ -162,7 +168,8 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   std::cout << summary_table(outcome);
   std::cout << "results: " << options.out_directory.string() << "\n";
   if ((*instance)->validation_errors() > 0)
-    return fail(fmt::format("{} Vulkan validation errors (see above)", (*instance)->validation_errors()));
+    return fail(
+        fmt::format("{} Vulkan validation errors (see above)", (*instance)->validation_errors()));
   if (outcome.failure) return fail(outcome.failure->message);
   return 0;
 }
@@ -173,20 +180,23 @@ int main(int argc, char** argv) {
   std::string command_line;
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
 
-  CLI::App app{"gpuoverlap: measures GPU queue overlap, barrier cost and preemption from inside the work.\n"
-               "Each workload stamps its first-thread start and last-thread finish into memory that a CPU\n"
-               "thread polls; timestamp queries are recorded beside them. Results: CSV + meta.json."};
+  CLI::App app{
+      "gpuoverlap: measures GPU queue overlap, barrier cost and preemption from inside the work.\n"
+      "Each workload stamps its first-thread start and last-thread finish into memory that a CPU\n"
+      "thread polls; timestamp queries are recorded beside them. Results: CSV + meta.json."};
   app.set_version_flag("--version", std::string("gpuoverlap ") + GPUOVERLAP_GIT_REVISION);
   app.require_subcommand(1);
 
   bool devices_json = false;
-  auto* devices = app.add_subcommand("devices", "List Vulkan devices, queue families, priorities and clocks");
+  auto* devices =
+      app.add_subcommand("devices", "List Vulkan devices, queue families, priorities and clocks");
   devices->add_flag("--json", devices_json, "Print JSON instead of text");
 
   app.add_subcommand("list", "List the built-in presets with their descriptions");
 
   std::vector<std::string> validate_items;
-  auto* validate = app.add_subcommand("validate", "Check scenario files or presets without touching a GPU");
+  auto* validate =
+      app.add_subcommand("validate", "Check scenario files or presets without touching a GPU");
   validate->add_option("scenario", validate_items, "Preset names or scenario files")->required();
 
   RunArguments run_args;
@@ -205,12 +215,14 @@ int main(int argc, char** argv) {
   run->add_option("--timeout-ms", run_args.timeout_ms,
                   "Deadline per frame from gate release; a frame past it is reported as a timeout")
       ->check(CLI::Range(1u, 3'600'000u));
-  run->add_flag("--priority-fallback", run_args.priority_fallback,
-                "When the driver refuses a queue priority, run at the one granted (recorded in meta.json) "
-                "instead of stopping");
-  run->add_flag("--no-timestamps", run_args.no_timestamps,
-                "Record no timestamp queries (poll clock only): an end-of-workload timestamp waits for all "
-                "earlier work on its queue and can serialise dispatches that would overlap");
+  run->add_flag(
+      "--priority-fallback", run_args.priority_fallback,
+      "When the driver refuses a queue priority, run at the one granted (recorded in meta.json) "
+      "instead of stopping");
+  run->add_flag(
+      "--no-timestamps", run_args.no_timestamps,
+      "Record no timestamp queries (poll clock only): an end-of-workload timestamp waits for all "
+      "earlier work on its queue and can serialise dispatches that would overlap");
   run->add_flag("--validation", run_args.validation,
                 "Enable VK_LAYER_KHRONOS_validation; any validation error fails the run");
 

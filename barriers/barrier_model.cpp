@@ -4,9 +4,12 @@ namespace gpuoverlap {
 
 std::string_view to_string(BarrierKind kind) {
   switch (kind) {
-    case BarrierKind::none: return "none";
-    case BarrierKind::legacy: return "legacy";
-    case BarrierKind::split: return "split";
+    case BarrierKind::none:
+      return "none";
+    case BarrierKind::legacy:
+      return "legacy";
+    case BarrierKind::split:
+      return "split";
   }
   return "none";
 }

@@ -35,7 +35,8 @@ Status write_file_atomically(const std::filesystem::path& path, std::string_view
   if (::rename(temp_path.c_str(), path.c_str()) != 0) {
     const std::string reason = std::strerror(errno);
     ::unlink(temp_path.c_str());
-    return make_error("cannot rename " + temp_path.string() + " to " + path.string() + ": " + reason);
+    return make_error("cannot rename " + temp_path.string() + " to " + path.string() + ": " +
+                      reason);
   }
   return ok_status();
 }

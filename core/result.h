@@ -11,9 +11,9 @@
 namespace gpuoverlap {
 
 struct Error {
-  std::string message;          // one line, says what failed and why
-  std::int64_t api_code = 0;    // VkResult / HRESULT; 0 when the failure is not an API call
-  std::string api_code_name;    // e.g. "VK_ERROR_DEVICE_LOST"; empty when api_code == 0
+  std::string message;        // one line, says what failed and why
+  std::int64_t api_code = 0;  // VkResult / HRESULT; 0 when the failure is not an API call
+  std::string api_code_name;  // e.g. "VK_ERROR_DEVICE_LOST"; empty when api_code == 0
 
   // Prefixes context ("scenario 'default': ") while keeping the API code.
   Error with_context(const std::string& context) const {
@@ -24,8 +24,8 @@ struct Error {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}        // NOLINT: implicit by design
-  Result(Error error) : state_(std::move(error)) {}    // NOLINT: implicit by design
+  Result(T value) : state_(std::move(value)) {}      // NOLINT: implicit by design
+  Result(Error error) : state_(std::move(error)) {}  // NOLINT: implicit by design
 
   bool ok() const { return std::holds_alternative<T>(state_); }
   explicit operator bool() const { return ok(); }
@@ -55,9 +55,8 @@ inline Error make_error(std::string message) { return Error{std::move(message), 
 }  // namespace gpuoverlap
 
 // Propagates an error from an expression yielding Result<...>; binds nothing.
-#define GPUOVERLAP_TRY(expr)                          \
-  do {                                                \
-    auto gpuoverlap_try_result_ = (expr);             \
-    if (!gpuoverlap_try_result_.ok())                 \
-      return gpuoverlap_try_result_.error();          \
+#define GPUOVERLAP_TRY(expr)                                                 \
+  do {                                                                       \
+    auto gpuoverlap_try_result_ = (expr);                                    \
+    if (!gpuoverlap_try_result_.ok()) return gpuoverlap_try_result_.error(); \
   } while (0)

@@ -25,7 +25,8 @@ std::string list_of(const std::vector<DeviceCandidate>& candidates) {
 Result<DeviceChoice> choose_device(const std::vector<DeviceCandidate>& candidates,
                                    const std::string& request) {
   if (candidates.empty())
-    return make_error("no Vulkan device found (install a driver, or mesa-vulkan-drivers for lavapipe)");
+    return make_error(
+        "no Vulkan device found (install a driver, or mesa-vulkan-drivers for lavapipe)");
   if (request.empty()) {
     const std::pair<DeviceClass, const char*> order[] = {
         {DeviceClass::discrete_gpu, "first discrete GPU"},
@@ -41,16 +42,16 @@ Result<DeviceChoice> choose_device(const std::vector<DeviceCandidate>& candidate
                                       [](unsigned char c) { return std::isdigit(c) != 0; })) {
     const std::size_t index = std::stoul(request);
     if (index >= candidates.size())
-      return make_error("--device " + request + ": no such device index (devices: " +
-                        list_of(candidates) + ")");
+      return make_error("--device " + request +
+                        ": no such device index (devices: " + list_of(candidates) + ")");
     return DeviceChoice{index, "requested by index"};
   }
   std::vector<std::size_t> matches;
   for (std::size_t i = 0; i < candidates.size(); ++i)
     if (lower(candidates[i].name).find(lower(request)) != std::string::npos) matches.push_back(i);
   if (matches.empty())
-    return make_error("--device '" + request + "' matches no device (devices: " +
-                      list_of(candidates) + ")");
+    return make_error("--device '" + request +
+                      "' matches no device (devices: " + list_of(candidates) + ")");
   if (matches.size() > 1)
     return make_error("--device '" + request + "' matches several devices (devices: " +
                       list_of(candidates) + "); use an index");

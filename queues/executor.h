@@ -14,10 +14,10 @@ namespace gpuoverlap {
 struct Scenario;
 
 struct RunSettings {
-  std::uint32_t frames = 100;          // measured frames (after warm-up)
-  std::uint32_t warmup_frames = 10;    // dropped frames at the start
+  std::uint32_t frames = 100;               // measured frames (after warm-up)
+  std::uint32_t warmup_frames = 10;         // dropped frames at the start
   std::uint32_t frame_timeout_ms = 10'000;  // deadline from gate release to frame completion
-  bool priority_fallback = false;      // run at a lower priority when the driver refuses one
+  bool priority_fallback = false;           // run at a lower priority when the driver refuses one
   // Timestamp queries around each workload. An end-of-workload timestamp means "all earlier
   // commands on the queue completed", which a driver may implement by draining the queue:
   // measured on H100, it serialises dispatches that would otherwise overlap. Turn off to

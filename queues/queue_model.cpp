@@ -8,9 +8,12 @@ std::string_view to_string(QueueType type) {
 
 std::string_view to_string(QueuePriority priority) {
   switch (priority) {
-    case QueuePriority::normal: return "normal";
-    case QueuePriority::high: return "high";
-    case QueuePriority::realtime: return "realtime";
+    case QueuePriority::normal:
+      return "normal";
+    case QueuePriority::high:
+      return "high";
+    case QueuePriority::realtime:
+      return "realtime";
   }
   return "normal";
 }
@@ -35,9 +38,12 @@ D3D12_COMMAND_LIST_TYPE to_d3d12(QueueType type) {
 
 D3D12_COMMAND_QUEUE_PRIORITY to_d3d12(QueuePriority priority) {
   switch (priority) {
-    case QueuePriority::normal: return D3D12_COMMAND_QUEUE_PRIORITY_NORMAL;
-    case QueuePriority::high: return D3D12_COMMAND_QUEUE_PRIORITY_HIGH;
-    case QueuePriority::realtime: return D3D12_COMMAND_QUEUE_PRIORITY_GLOBAL_REALTIME;
+    case QueuePriority::normal:
+      return D3D12_COMMAND_QUEUE_PRIORITY_NORMAL;
+    case QueuePriority::high:
+      return D3D12_COMMAND_QUEUE_PRIORITY_HIGH;
+    case QueuePriority::realtime:
+      return D3D12_COMMAND_QUEUE_PRIORITY_GLOBAL_REALTIME;
   }
   return D3D12_COMMAND_QUEUE_PRIORITY_NORMAL;
 }

@@ -39,9 +39,9 @@ inline constexpr std::size_t kMaxWorkloadsPerScenario = 64;
 inline constexpr std::uint32_t kMaxFrames = 1'000'000;
 
 struct Scenario {
-  std::string name;         // also the output directory name
+  std::string name;  // also the output directory name
   std::string description;
-  std::string source;       // file path or "preset:<name>", for messages and meta.json
+  std::string source;  // file path or "preset:<name>", for messages and meta.json
   std::uint32_t frames = 100;
   std::uint32_t warmup_frames = 10;
   BarrierKind default_barrier = BarrierKind::legacy;

@@ -1,10 +1,11 @@
+#include <toml++/toml.h>
+
 #include <algorithm>
 #include <fstream>
 #include <functional>
 #include <initializer_list>
 #include <set>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include "scenarios/scenario.h"
 
@@ -67,9 +68,9 @@ class Parser {
       return error_at(node, "'" + std::string(key) + "' in " + where + " must be an integer");
     const std::int64_t v = *node->value<std::int64_t>();
     if (v < min || v > max)
-      return error_at(node, "'" + std::string(key) + "' in " + where + " is " +
-                                std::to_string(v) + ", must be in [" + std::to_string(min) +
-                                ", " + std::to_string(max) + "]");
+      return error_at(node, "'" + std::string(key) + "' in " + where + " is " + std::to_string(v) +
+                                ", must be in [" + std::to_string(min) + ", " +
+                                std::to_string(max) + "]");
     return static_cast<std::uint32_t>(v);
   }
 
@@ -83,18 +84,19 @@ class Parser {
     }
     Scenario s;
     s.source = source_;
-    GPUOVERLAP_TRY(only_keys(root, {"name", "description", "frames", "warmup_frames", "barrier",
-                                    "queues", "workload"},
-                             "the scenario"));
+    GPUOVERLAP_TRY(only_keys(
+        root, {"name", "description", "frames", "warmup_frames", "barrier", "queues", "workload"},
+        "the scenario"));
     auto name = string_field(root, "name", "the scenario", true, nullptr);
     if (!name) return name.error();
     s.name = *name;
-    if (s.name.empty() || s.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
-                                                   "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
-                              std::string::npos || s.name[0] == '.')
-      return error_at(root.get("name"),
-                      "name '" + s.name + "' must be letters, digits, '.', '_' or '-' "
-                      "(it names the output directory)");
+    if (s.name.empty() ||
+        s.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                 "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != std::string::npos ||
+        s.name[0] == '.')
+      return error_at(root.get("name"), "name '" + s.name +
+                                            "' must be letters, digits, '.', '_' or '-' "
+                                            "(it names the output directory)");
     auto description = string_field(root, "description", "the scenario", false, nullptr);
     if (!description) return description.error();
     s.description = *description;
@@ -126,7 +128,8 @@ class Parser {
 
   Status parse_queues(const toml::table& root, Scenario& s) {
     const toml::node* queues_node = root.get("queues");
-    if (!queues_node) return error_at(nullptr, "the scenario needs at least one [queues.NAME] table");
+    if (!queues_node)
+      return error_at(nullptr, "the scenario needs at least one [queues.NAME] table");
     const toml::table* queues = queues_node->as_table();
     if (!queues) return error_at(queues_node, "'queues' must be a table of [queues.NAME] tables");
     for (const auto& [key, value] : *queues) {
@@ -158,7 +161,8 @@ class Parser {
     // toml++ keeps tables sorted by key; the file's order is the one users expect in the
     // output, so restore it from the source lines.
     std::vector<std::pair<std::uint32_t, QueueSpec>> ordered;
-    for (auto& q : s.queues) ordered.emplace_back(queues->get(q.name)->source().begin.line, std::move(q));
+    for (auto& q : s.queues)
+      ordered.emplace_back(queues->get(q.name)->source().begin.line, std::move(q));
     std::stable_sort(ordered.begin(), ordered.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
     s.queues.clear();
@@ -186,8 +190,8 @@ class Parser {
       const toml::table* w = element.as_table();
       if (!w) return error_at(&element, "each [[workload]] must be a table");
       const std::string where = "[[workload]] #" + std::to_string(s.workloads.size() + 1);
-      GPUOVERLAP_TRY(only_keys(*w, {"name", "queue", "kind", "groups", "iterations", "depends_on"},
-                               where));
+      GPUOVERLAP_TRY(
+          only_keys(*w, {"name", "queue", "kind", "groups", "iterations", "depends_on"}, where));
       WorkloadSpec spec;
       auto name = string_field(*w, "name", where, true, &element);
       if (!name) return name.error();
@@ -201,8 +205,12 @@ class Parser {
       if (!queue) return queue.error();
       bool found = false;
       for (std::size_t q = 0; q < s.queues.size(); ++q)
-        if (s.queues[q].name == *queue) { spec.queue = q; found = true; }
-      if (!found) return error_at(w->get("queue"), named + " uses undeclared queue '" + *queue + "'");
+        if (s.queues[q].name == *queue) {
+          spec.queue = q;
+          found = true;
+        }
+      if (!found)
+        return error_at(w->get("queue"), named + " uses undeclared queue '" + *queue + "'");
       auto kind = string_field(*w, "kind", named, false, &element);
       if (!kind) return kind.error();
       if (!kind->empty()) {
@@ -311,17 +319,17 @@ class Parser {
                                          "'): cross-queue dependencies need fences, which are "
                                          "not supported yet");
         if (d.producer > c)
-          return error_at(lines_[c], "workload '" + consumer.name + "' depends on '" +
-                                         producer.name +
-                                         "', which is declared after it on the same queue; "
-                                         "declare producers first (work is recorded in file order)");
+          return error_at(lines_[c],
+                          "workload '" + consumer.name + "' depends on '" + producer.name +
+                              "', which is declared after it on the same queue; "
+                              "declare producers first (work is recorded in file order)");
       }
     }
     return ok_status();
   }
 
   std::string source_;
-  std::vector<const toml::node*> lines_;            // per workload, for messages
+  std::vector<const toml::node*> lines_;  // per workload, for messages
 };
 
 }  // namespace

@@ -1,8 +1,8 @@
 #include "scenarios/suite_runner.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <ctime>
@@ -28,27 +28,33 @@ nlohmann::json host_description() {
   uname(&u);
   char hostname[256] = {};
   gethostname(hostname, sizeof hostname - 1);
-  return {{"hostname", hostname}, {"kernel", std::string(u.sysname) + " " + u.release},
+  return {{"hostname", hostname},
+          {"kernel", std::string(u.sysname) + " " + u.release},
           {"machine", u.machine}};
 }
 
 nlohmann::json scenario_description(const Scenario& s) {
   nlohmann::json queues = nlohmann::json::array();
   for (const auto& q : s.queues)
-    queues.push_back({{"name", q.name}, {"type", to_string(q.type)}, {"priority", to_string(q.priority)}});
+    queues.push_back(
+        {{"name", q.name}, {"type", to_string(q.type)}, {"priority", to_string(q.priority)}});
   nlohmann::json workloads = nlohmann::json::array();
   for (const auto& w : s.workloads) {
     nlohmann::json deps = nlohmann::json::array();
     for (const auto& d : w.depends_on)
-      deps.push_back({{"workload", s.workloads[d.producer].name}, {"barrier", to_string(d.barrier)}});
-    workloads.push_back({{"name", w.name}, {"queue", s.queues[w.queue].name},
-                         {"kind", to_string(w.kind)}, {"groups", w.groups},
-                         {"threads", thread_count(w.groups)}, {"iterations", w.iterations},
+      deps.push_back(
+          {{"workload", s.workloads[d.producer].name}, {"barrier", to_string(d.barrier)}});
+    workloads.push_back({{"name", w.name},
+                         {"queue", s.queues[w.queue].name},
+                         {"kind", to_string(w.kind)},
+                         {"groups", w.groups},
+                         {"threads", thread_count(w.groups)},
+                         {"iterations", w.iterations},
                          {"depends_on", deps}});
   }
-  return {{"name", s.name}, {"description", s.description}, {"source", s.source},
-          {"default_barrier", to_string(s.default_barrier)}, {"queues", queues},
-          {"workloads", workloads}};
+  return {{"name", s.name},     {"description", s.description},
+          {"source", s.source}, {"default_barrier", to_string(s.default_barrier)},
+          {"queues", queues},   {"workloads", workloads}};
 }
 
 nlohmann::json error_json(const Error& e) {
@@ -61,15 +67,17 @@ Status write_run_json(const SuiteOptions& options, const std::string& started_at
                       const SuiteOutcome& outcome) {
   nlohmann::json scenarios = nlohmann::json::array();
   for (const auto& s : outcome.scenarios)
-    scenarios.push_back({{"name", s.scenario.name},
-                         {"directory", s.written ? s.directory.filename().string() : ""},
-                         {"status", s.failure ? "failed" : "ok"},
-                         {"failure", s.failure ? error_json(*s.failure) : nlohmann::json(nullptr)}});
-  nlohmann::json run = {{"started_at", started_at},
-                        {"command_line", options.command_line},
-                        {"tool", {{"name", "gpuoverlap"}, {"git_revision", GPUOVERLAP_GIT_REVISION}}},
-                        {"scenarios", scenarios},
-                        {"failure", outcome.failure ? error_json(*outcome.failure) : nlohmann::json(nullptr)}};
+    scenarios.push_back(
+        {{"name", s.scenario.name},
+         {"directory", s.written ? s.directory.filename().string() : ""},
+         {"status", s.failure ? "failed" : "ok"},
+         {"failure", s.failure ? error_json(*s.failure) : nlohmann::json(nullptr)}});
+  nlohmann::json run = {
+      {"started_at", started_at},
+      {"command_line", options.command_line},
+      {"tool", {{"name", "gpuoverlap"}, {"git_revision", GPUOVERLAP_GIT_REVISION}}},
+      {"scenarios", scenarios},
+      {"failure", outcome.failure ? error_json(*outcome.failure) : nlohmann::json(nullptr)}};
   return write_file_atomically(options.out_directory / "run.json", run.dump(2) + "\n");
 }
 
@@ -82,7 +90,8 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
   std::error_code ec;
   std::filesystem::create_directories(options.out_directory, ec);
   if (ec) {
-    outcome.failure = make_error("cannot create " + options.out_directory.string() + ": " + ec.message());
+    outcome.failure =
+        make_error("cannot create " + options.out_directory.string() + ": " + ec.message());
     return outcome;
   }
   for (std::size_t i = 0; i < scenarios.size(); ++i) {
@@ -95,8 +104,10 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     settings.frame_timeout_ms = options.frame_timeout_ms;
     settings.priority_fallback = options.priority_fallback;
     settings.timestamp_queries = options.timestamp_queries;
-    const std::string label = fmt::format("[{}/{}] {}", i + 1, scenarios.size(), result.scenario.name);
-    log << label << ": " << settings.warmup_frames << " warm-up + " << settings.frames << " frames\n"
+    const std::string label =
+        fmt::format("[{}/{}] {}", i + 1, scenarios.size(), result.scenario.name);
+    log << label << ": " << settings.warmup_frames << " warm-up + " << settings.frames
+        << " frames\n"
         << std::flush;
 
     auto progress = [&](std::uint32_t done, std::uint32_t total) {
@@ -114,7 +125,8 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     }
     nlohmann::json meta = timeline->meta;
     meta["scenario"] = scenario_description(result.scenario);
-    meta["settings"] = {{"frames", settings.frames}, {"warmup_frames", settings.warmup_frames},
+    meta["settings"] = {{"frames", settings.frames},
+                        {"warmup_frames", settings.warmup_frames},
                         {"frame_timeout_ms", settings.frame_timeout_ms},
                         {"priority_fallback", settings.priority_fallback},
                         {"timestamp_queries", settings.timestamp_queries}};
@@ -123,7 +135,8 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     meta["started_at"] = started;
     meta["finished_at"] = utc_now_iso8601();
     meta["host"] = host_description();
-    meta["time_origin"] = "each frame's gate release t0 on CLOCK_MONOTONIC_RAW; times in microseconds";
+    meta["time_origin"] =
+        "each frame's gate release t0 on CLOCK_MONOTONIC_RAW; times in microseconds";
     meta["failure"] = timeline->failure ? error_json(*timeline->failure) : nlohmann::json(nullptr);
     for (const auto& [key, value] : options.extra_meta.items()) meta[key] = value;
 

@@ -24,7 +24,9 @@ struct CsvTable {
       if (columns[i] == column) return i;
     throw std::out_of_range(std::string(column));
   }
-  const std::string& at(std::size_t row, std::string_view column) const { return rows.at(row)[index(column)]; }
+  const std::string& at(std::size_t row, std::string_view column) const {
+    return rows.at(row)[index(column)];
+  }
   std::optional<double> number(std::size_t row, std::string_view column) const {
     const std::string& text = at(row, column);
     if (text.empty()) return std::nullopt;
@@ -40,7 +42,8 @@ CsvTable<N> read_csv(const std::string& path, const std::array<std::string_view,
   for (std::size_t i = 0; i < N; ++i) table.columns[i] = std::string(columns[i]);
   [&]<std::size_t... I>(std::index_sequence<I...>) {
     reader.read_header(io::ignore_no_column, table.columns[I]...);
-  }(std::make_index_sequence<N>{});
+  }
+  (std::make_index_sequence<N>{});
   std::array<std::string, N> row;
   while ([&]<std::size_t... I>(std::index_sequence<I...>) {
     return reader.read_row(row[I]...);

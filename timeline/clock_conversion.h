@@ -7,10 +7,10 @@
 namespace gpuoverlap {
 
 struct GpuCalibration {
-  std::uint64_t gpu_ticks = 0;      // device timestamp at the calibration instant
-  std::int64_t cpu_ns = 0;          // CLOCK_MONOTONIC_RAW at the same instant
-  double tick_period_ns = 1.0;      // VkPhysicalDeviceLimits::timestampPeriod
-  std::uint32_t valid_bits = 64;    // the queue family's timestampValidBits
+  std::uint64_t gpu_ticks = 0;         // device timestamp at the calibration instant
+  std::int64_t cpu_ns = 0;             // CLOCK_MONOTONIC_RAW at the same instant
+  double tick_period_ns = 1.0;         // VkPhysicalDeviceLimits::timestampPeriod
+  std::uint32_t valid_bits = 64;       // the queue family's timestampValidBits
   std::uint64_t max_deviation_ns = 0;  // uncertainty of the pairing, reported in meta.json
 };
 

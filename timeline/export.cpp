@@ -18,14 +18,16 @@ std::string number(const std::optional<double>& value) {
 
 std::string dependency_names(const Scenario& s, const WorkloadSpec& w) {
   std::string names;
-  for (const auto& d : w.depends_on) names += (names.empty() ? "" : ";") + s.workloads[d.producer].name;
+  for (const auto& d : w.depends_on)
+    names += (names.empty() ? "" : ";") + s.workloads[d.producer].name;
   return names;
 }
 
 std::string barrier_names(const WorkloadSpec& w) {
   if (w.depends_on.empty()) return "none";
   std::string names;
-  for (const auto& d : w.depends_on) names += (names.empty() ? "" : ";") + std::string(to_string(d.barrier));
+  for (const auto& d : w.depends_on)
+    names += (names.empty() ? "" : ";") + std::string(to_string(d.barrier));
   return names;
 }
 
@@ -53,12 +55,12 @@ std::string records_csv(const Scenario& s, const ScenarioTimeline& timeline) {
   for (const WorkloadFrameRecord& r : timeline.records) {
     const WorkloadSpec& w = s.workloads[r.workload];
     const QueueSpec& q = s.queues[w.queue];
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(s.name),
-                       r.frame, csv_field(w.name), csv_field(q.name), to_string(q.type),
-                       to_string(q.priority), to_string(w.kind), w.groups, w.iterations,
-                       csv_field(dependency_names(s, w)), barrier_names(w), number(r.poll_start_us),
-                       number(r.poll_end_us), number(r.ts_start_us), number(r.ts_end_us),
-                       to_string(r.status));
+    out +=
+        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(s.name), r.frame,
+                    csv_field(w.name), csv_field(q.name), to_string(q.type), to_string(q.priority),
+                    to_string(w.kind), w.groups, w.iterations, csv_field(dependency_names(s, w)),
+                    barrier_names(w), number(r.poll_start_us), number(r.poll_end_us),
+                    number(r.ts_start_us), number(r.ts_end_us), to_string(r.status));
   }
   return out;
 }
@@ -98,12 +100,12 @@ std::string summary_csv(const Scenario& s, const std::vector<SummaryRow>& rows) 
   std::string out = header(kSummaryColumns);
   for (const SummaryRow& r : rows) {
     const WorkloadSpec& w = s.workloads[r.workload];
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(s.name),
-                       csv_field(w.name), csv_field(s.queues[w.queue].name), r.clock, r.frames,
-                       number(r.start_us[0]), number(r.start_us[1]), number(r.start_us[2]),
-                       number(r.end_us[0]), number(r.end_us[1]), number(r.end_us[2]),
-                       number(r.duration_us[0]), number(r.duration_us[1]),
-                       number(r.duration_us[2]));
+    out +=
+        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(s.name),
+                    csv_field(w.name), csv_field(s.queues[w.queue].name), r.clock, r.frames,
+                    number(r.start_us[0]), number(r.start_us[1]), number(r.start_us[2]),
+                    number(r.end_us[0]), number(r.end_us[1]), number(r.end_us[2]),
+                    number(r.duration_us[0]), number(r.duration_us[1]), number(r.duration_us[2]));
   }
   return out;
 }

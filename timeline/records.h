@@ -5,12 +5,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/result.h"
 
@@ -19,17 +18,17 @@ namespace gpuoverlap {
 struct Scenario;
 
 enum class RecordStatus {
-  ok,          // both stamps arrived and all clocks are consistent
-  timeout,     // a stamp did not arrive before the frame's deadline
-  device_lost, // the device was lost during the frame
-  gpu_error,   // another API failure during the frame (see meta.json "failure")
+  ok,           // both stamps arrived and all clocks are consistent
+  timeout,      // a stamp did not arrive before the frame's deadline
+  device_lost,  // the device was lost during the frame
+  gpu_error,    // another API failure during the frame (see meta.json "failure")
 };
 
 std::string_view to_string(RecordStatus status);
 
 struct WorkloadFrameRecord {
-  std::uint32_t frame = 0;     // measured frame, 0-based, warm-up frames excluded
-  std::size_t workload = 0;    // index into Scenario::workloads
+  std::uint32_t frame = 0;   // measured frame, 0-based, warm-up frames excluded
+  std::size_t workload = 0;  // index into Scenario::workloads
   std::optional<double> poll_start_us;
   std::optional<double> poll_end_us;
   std::optional<double> ts_start_us;
@@ -38,7 +37,7 @@ struct WorkloadFrameRecord {
 };
 
 struct ScenarioTimeline {
-  std::vector<WorkloadFrameRecord> records;  // frame-major, workload-minor
+  std::vector<WorkloadFrameRecord> records;        // frame-major, workload-minor
   nlohmann::json meta = nlohmann::json::object();  // device, queues, clocks (executor's part)
   // Set when the scenario stopped early (GPU timeout, device loss). The records up to that
   // point are still valid and are written out.

@@ -13,7 +13,7 @@ enum class WorkloadKind { compute, graphics };
 std::string_view to_string(WorkloadKind kind);
 std::optional<WorkloadKind> parse_workload_kind(std::string_view text);
 
-inline constexpr std::uint32_t kThreadsPerGroupUnit = 1024;  // one "group" of the scenario
+inline constexpr std::uint32_t kThreadsPerGroupUnit = 1024;    // one "group" of the scenario
 inline constexpr std::uint32_t kThreadsPerDispatchGroup = 64;  // numthreads in the shader
 inline constexpr std::uint32_t kRenderTargetWidth = 1024;      // graphics: 1024 x groups pixels
 

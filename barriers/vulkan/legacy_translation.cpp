@@ -50,25 +50,30 @@ SyncScope scope_for_state(D3D12_RESOURCE_STATES state, QueueType queue) {
 
 VkImageLayout layout_for_state(D3D12_RESOURCE_STATES state) {
   switch (state) {
-    case D3D12_RESOURCE_STATE_RENDER_TARGET: return VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
-    case D3D12_RESOURCE_STATE_UNORDERED_ACCESS: return VK_IMAGE_LAYOUT_GENERAL;
-    case D3D12_RESOURCE_STATE_COPY_DEST: return VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
-    case D3D12_RESOURCE_STATE_COPY_SOURCE: return VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-    case D3D12_RESOURCE_STATE_COMMON: return VK_IMAGE_LAYOUT_GENERAL;
-    default: break;
+    case D3D12_RESOURCE_STATE_RENDER_TARGET:
+      return VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
+    case D3D12_RESOURCE_STATE_UNORDERED_ACCESS:
+      return VK_IMAGE_LAYOUT_GENERAL;
+    case D3D12_RESOURCE_STATE_COPY_DEST:
+      return VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+    case D3D12_RESOURCE_STATE_COPY_SOURCE:
+      return VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+    case D3D12_RESOURCE_STATE_COMMON:
+      return VK_IMAGE_LAYOUT_GENERAL;
+    default:
+      break;
   }
-  const unsigned read_states = D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE |
-                               D3D12_RESOURCE_STATE_PIXEL_SHADER_RESOURCE;
+  const unsigned read_states =
+      D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE | D3D12_RESOURCE_STATE_PIXEL_SHADER_RESOURCE;
   if ((static_cast<unsigned>(state) & ~read_states) == 0 && state != 0)
     return VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
   return VK_IMAGE_LAYOUT_GENERAL;
 }
 
 TranslatedTransition translate(const LegacyTransition& transition, QueueType queue) {
-  return TranslatedTransition{scope_for_state(transition.before, queue),
-                              scope_for_state(transition.after, queue),
-                              layout_for_state(transition.before),
-                              layout_for_state(transition.after)};
+  return TranslatedTransition{
+      scope_for_state(transition.before, queue), scope_for_state(transition.after, queue),
+      layout_for_state(transition.before), layout_for_state(transition.after)};
 }
 
 }  // namespace gpuoverlap::vk

@@ -4,7 +4,9 @@ namespace gpuoverlap::vk {
 
 const char* result_name(VkResult result) {
   switch (result) {
-#define GPUOVERLAP_CASE(name) case name: return #name;
+#define GPUOVERLAP_CASE(name) \
+  case name:                  \
+    return #name;
     GPUOVERLAP_CASE(VK_SUCCESS)
     GPUOVERLAP_CASE(VK_NOT_READY)
     GPUOVERLAP_CASE(VK_TIMEOUT)
@@ -27,7 +29,8 @@ const char* result_name(VkResult result) {
     GPUOVERLAP_CASE(VK_ERROR_NOT_PERMITTED_KHR)
     GPUOVERLAP_CASE(VK_ERROR_UNKNOWN)
 #undef GPUOVERLAP_CASE
-    default: return "VK_RESULT_UNKNOWN";
+    default:
+      return "VK_RESULT_UNKNOWN";
   }
 }
 

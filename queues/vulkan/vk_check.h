@@ -19,9 +19,9 @@ inline Error vk_error(VkResult result, const std::string& call) {
 }  // namespace gpuoverlap::vk
 
 // Returns an Error from the enclosing function when a Vulkan call fails.
-#define GPUOVERLAP_VK(call)                                                \
-  do {                                                                     \
-    const VkResult gpuoverlap_vk_result_ = (call);                         \
-    if (gpuoverlap_vk_result_ != VK_SUCCESS)                               \
-      return ::gpuoverlap::vk::vk_error(gpuoverlap_vk_result_, #call);     \
+#define GPUOVERLAP_VK(call)                                            \
+  do {                                                                 \
+    const VkResult gpuoverlap_vk_result_ = (call);                     \
+    if (gpuoverlap_vk_result_ != VK_SUCCESS)                           \
+      return ::gpuoverlap::vk::vk_error(gpuoverlap_vk_result_, #call); \
   } while (0)

@@ -37,9 +37,12 @@ struct PushConstants {
 
 VkQueueGlobalPriorityKHR to_global_priority(QueuePriority p) {
   switch (p) {
-    case QueuePriority::normal: return VK_QUEUE_GLOBAL_PRIORITY_MEDIUM_KHR;
-    case QueuePriority::high: return VK_QUEUE_GLOBAL_PRIORITY_HIGH_KHR;
-    case QueuePriority::realtime: return VK_QUEUE_GLOBAL_PRIORITY_REALTIME_KHR;
+    case QueuePriority::normal:
+      return VK_QUEUE_GLOBAL_PRIORITY_MEDIUM_KHR;
+    case QueuePriority::high:
+      return VK_QUEUE_GLOBAL_PRIORITY_HIGH_KHR;
+    case QueuePriority::realtime:
+      return VK_QUEUE_GLOBAL_PRIORITY_REALTIME_KHR;
   }
   return VK_QUEUE_GLOBAL_PRIORITY_MEDIUM_KHR;
 }
@@ -133,8 +136,8 @@ class ScenarioDevice {
   bool global_priority_enabled_ = false;
 
   Buffer stamps_, counters_, input_, dummy_output_;
-  std::vector<Buffer> outputs_;     // per workload; empty buffer for graphics
-  std::vector<Image> targets_;      // per workload; empty image for compute
+  std::vector<Buffer> outputs_;  // per workload; empty buffer for graphics
+  std::vector<Image> targets_;   // per workload; empty image for compute
   VkQueryPool queries_ = VK_NULL_HANDLE;
   VkSemaphore gate_ = VK_NULL_HANDLE;
   std::vector<std::vector<VkEvent>> events_;  // [consumer][dependency], split barriers only
@@ -157,14 +160,12 @@ class ScenarioDevice {
 Status ScenarioDevice::check_features() {
   if (VK_API_VERSION_MINOR(info_.properties.apiVersion) < 3 &&
       VK_API_VERSION_MAJOR(info_.properties.apiVersion) == 1)
-    return make_error(std::string("device '") + info_.properties.deviceName +
-                      "' supports Vulkan " +
+    return make_error(std::string("device '") + info_.properties.deviceName + "' supports Vulkan " +
                       std::to_string(VK_API_VERSION_MINOR(info_.properties.apiVersion)) +
                       ".x; gpuoverlap needs Vulkan 1.3 (synchronization2, timeline semaphores, "
                       "dynamic rendering)");
   VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
-  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-                                       &f13};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &f13};
   VkPhysicalDeviceFeatures2 f{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f12};
   vkGetPhysicalDeviceFeatures2(info_.handle, &f);
   std::string missing;
@@ -200,7 +201,8 @@ Status ScenarioDevice::create_device() {
     f.owners.push_back(q);
   }
   bool wants_priority = false;
-  for (const auto& f : families) wants_priority = wants_priority || f.priority != QueuePriority::normal;
+  for (const auto& f : families)
+    wants_priority = wants_priority || f.priority != QueuePriority::normal;
   if (wants_priority && !info_.global_priority) {
     const std::string note = std::string("device '") + info_.properties.deviceName +
                              "' has no VK_KHR/EXT_global_priority, so queue priorities above "
@@ -216,11 +218,12 @@ Status ScenarioDevice::create_device() {
     const auto& f = families[mapping_[q].family_index];
     if (scenario_.queues[q].priority == f.priority) continue;
     if (mapping_[q].shares_with >= 0 && !settings_.priority_fallback)
-      return make_error("queue '" + scenario_.queues[q].name + "' asked for " +
-                        std::string(to_string(scenario_.queues[q].priority)) +
-                        " but has to share the device queue of '" +
-                        scenario_.queues[static_cast<std::size_t>(mapping_[q].shares_with)].name +
-                        "' (the device has too few queues); pass --priority-fallback to run anyway");
+      return make_error(
+          "queue '" + scenario_.queues[q].name + "' asked for " +
+          std::string(to_string(scenario_.queues[q].priority)) +
+          " but has to share the device queue of '" +
+          scenario_.queues[static_cast<std::size_t>(mapping_[q].shares_with)].name +
+          "' (the device has too few queues); pass --priority-fallback to run anyway");
     const std::string note =
         mapping_[q].shares_with >= 0
             ? "queue '" + scenario_.queues[q].name + "' asked for " +
@@ -229,20 +232,19 @@ Status ScenarioDevice::create_device() {
                   scenario_.queues[static_cast<std::size_t>(mapping_[q].shares_with)].name +
                   "' (too few device queues), which runs at " + std::string(to_string(f.priority))
             : "queue '" + scenario_.queues[q].name + "' asked for " +
-                             std::string(to_string(scenario_.queues[q].priority)) +
-                             " but shares queue family " +
-                             std::to_string(mapping_[q].family_index) +
-                             " (one global priority per family) with a queue at " +
-                             std::string(to_string(f.priority));
-    if (!settings_.priority_fallback) return make_error(note + "; pass --priority-fallback to run anyway");
+                  std::string(to_string(scenario_.queues[q].priority)) +
+                  " but shares queue family " + std::to_string(mapping_[q].family_index) +
+                  " (one global priority per family) with a queue at " +
+                  std::string(to_string(f.priority));
+    if (!settings_.priority_fallback)
+      return make_error(note + "; pass --priority-fallback to run anyway");
     priority_notes_.push_back(note);
   }
 
   VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
   f13.synchronization2 = VK_TRUE;
   f13.dynamicRendering = VK_TRUE;
-  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-                                       &f13};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &f13};
   f12.timelineSemaphore = VK_TRUE;
   VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f12};
   features.features.fragmentStoresAndAtomics = VK_TRUE;
@@ -256,7 +258,8 @@ Status ScenarioDevice::create_device() {
       extensions.push_back(info_.has_extension(VK_KHR_GLOBAL_PRIORITY_EXTENSION_NAME)
                                ? VK_KHR_GLOBAL_PRIORITY_EXTENSION_NAME
                                : VK_EXT_GLOBAL_PRIORITY_EXTENSION_NAME);
-    if (info_.calibrated_timestamps) extensions.push_back(VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
+    if (info_.calibrated_timestamps)
+      extensions.push_back(VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
 
     std::vector<VkDeviceQueueCreateInfo> queue_infos;
     std::vector<VkDeviceQueueGlobalPriorityCreateInfoKHR> priority_infos;
@@ -304,11 +307,17 @@ Status ScenarioDevice::create_device() {
     priority_notes_.push_back(note);
     bool lowered = false;
     for (auto& f : families) {
-      if (f.priority == QueuePriority::realtime) { f.priority = QueuePriority::high; lowered = true; }
-      else if (f.priority == QueuePriority::high) { f.priority = QueuePriority::normal; lowered = true; }
+      if (f.priority == QueuePriority::realtime) {
+        f.priority = QueuePriority::high;
+        lowered = true;
+      } else if (f.priority == QueuePriority::high) {
+        f.priority = QueuePriority::normal;
+        lowered = true;
+      }
     }
     wants_priority = false;
-    for (const auto& f : families) wants_priority = wants_priority || f.priority != QueuePriority::normal;
+    for (const auto& f : families)
+      wants_priority = wants_priority || f.priority != QueuePriority::normal;
     if (!lowered) return vk_error(result, "vkCreateDevice");
   }
 
@@ -334,11 +343,16 @@ Status ScenarioDevice::create_buffer(Buffer& out, VkDeviceSize size, VkBufferUsa
   for (std::uint32_t i = 0; i < memory_properties_.memoryTypeCount; ++i) {
     const VkMemoryPropertyFlags flags = memory_properties_.memoryTypes[i].propertyFlags;
     if (!(req.memoryTypeBits & (1u << i)) || (flags & required) != required) continue;
-    const int score = 2 * __builtin_popcount(flags & wanted) - 2 * __builtin_popcount(flags & unwanted);
-    if (score > best_score) { best_score = score; best = i; }
+    const int score =
+        2 * __builtin_popcount(flags & wanted) - 2 * __builtin_popcount(flags & unwanted);
+    if (score > best_score) {
+      best_score = score;
+      best = i;
+    }
   }
   if (!best)
-    return make_error(std::string("no memory type with ") + memory_flags_text(required) + " for the " + what);
+    return make_error(std::string("no memory type with ") + memory_flags_text(required) +
+                      " for the " + what);
   out.memory_type = *best;
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   ai.allocationSize = req.size;
@@ -392,9 +406,10 @@ Status ScenarioDevice::create_image(Image& out, std::uint32_t width, std::uint32
 Status ScenarioDevice::upload_input() {
   Buffer staging;
   const VkDeviceSize size = input_.size;
-  GPUOVERLAP_TRY(create_buffer(staging, size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
-                               VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
-                               0, 0, "input staging buffer"));
+  GPUOVERLAP_TRY(
+      create_buffer(staging, size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+                    VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0,
+                    0, "input staging buffer"));
   std::mt19937 random(12345);  // fixed seed: identical input every run
   std::uniform_real_distribution<float> coordinate(-64.0f, 64.0f);
   auto* values = static_cast<float*>(staging.mapped);
@@ -455,9 +470,9 @@ Status ScenarioDevice::create_pipelines() {
   li.bindingCount = bindings.size();
   li.pBindings = bindings.data();
   GPUOVERLAP_VK(vkCreateDescriptorSetLayout(device_, &li, nullptr, &set_layout_));
-  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT | VK_SHADER_STAGE_FRAGMENT_BIT |
-                                VK_SHADER_STAGE_VERTEX_BIT,
-                            0, sizeof(PushConstants)};
+  VkPushConstantRange range{
+      VK_SHADER_STAGE_COMPUTE_BIT | VK_SHADER_STAGE_FRAGMENT_BIT | VK_SHADER_STAGE_VERTEX_BIT, 0,
+      sizeof(PushConstants)};
   VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
   pli.setLayoutCount = 1;
   pli.pSetLayouts = &set_layout_;
@@ -466,13 +481,20 @@ Status ScenarioDevice::create_pipelines() {
   GPUOVERLAP_VK(vkCreatePipelineLayout(device_, &pli, nullptr, &pipeline_layout_));
 
   VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-  ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0,
-              VK_SHADER_STAGE_COMPUTE_BIT, compute_module_, "cs_main", nullptr};
+  ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+              nullptr,
+              0,
+              VK_SHADER_STAGE_COMPUTE_BIT,
+              compute_module_,
+              "cs_main",
+              nullptr};
   ci.layout = pipeline_layout_;
-  GPUOVERLAP_VK(vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &ci, nullptr, &compute_pipeline_));
+  GPUOVERLAP_VK(
+      vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &ci, nullptr, &compute_pipeline_));
 
   bool any_graphics = false;
-  for (const auto& w : scenario_.workloads) any_graphics = any_graphics || w.kind == WorkloadKind::graphics;
+  for (const auto& w : scenario_.workloads)
+    any_graphics = any_graphics || w.kind == WorkloadKind::graphics;
   if (!any_graphics) return ok_status();
   VkPipelineShaderStageCreateInfo stages[2] = {
       {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_VERTEX_BIT,
@@ -497,7 +519,8 @@ Status ScenarioDevice::create_pipelines() {
   multisample.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
   VkPipelineColorBlendAttachmentState attachment{};
   attachment.colorWriteMask = VK_COLOR_COMPONENT_R_BIT;
-  VkPipelineColorBlendStateCreateInfo blend{VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
+  VkPipelineColorBlendStateCreateInfo blend{
+      VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
   blend.attachmentCount = 1;
   blend.pAttachments = &attachment;
   const VkDynamicState dynamic_states[] = {VK_DYNAMIC_STATE_VIEWPORT, VK_DYNAMIC_STATE_SCISSOR};
@@ -519,7 +542,8 @@ Status ScenarioDevice::create_pipelines() {
   gi.pColorBlendState = &blend;
   gi.pDynamicState = &dynamic;
   gi.layout = pipeline_layout_;
-  GPUOVERLAP_VK(vkCreateGraphicsPipelines(device_, VK_NULL_HANDLE, 1, &gi, nullptr, &graphics_pipeline_));
+  GPUOVERLAP_VK(
+      vkCreateGraphicsPipelines(device_, VK_NULL_HANDLE, 1, &gi, nullptr, &graphics_pipeline_));
   return ok_status();
 }
 
@@ -546,8 +570,8 @@ Status ScenarioDevice::create_descriptors() {
                                              {stamps_.buffer, 0, VK_WHOLE_SIZE}};
     VkWriteDescriptorSet writes[4];
     for (std::uint32_t b = 0; b < 4; ++b)
-      writes[b] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, nullptr, sets_[w], b, 0, 1,
-                   VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, nullptr, &infos[b], nullptr};
+      writes[b] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, nullptr, sets_[w],  b,      0, 1,
+                   VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,      nullptr, &infos[b], nullptr};
     vkUpdateDescriptorSets(device_, 4, writes, 0, nullptr);
   }
   return ok_status();
@@ -625,9 +649,12 @@ Status ScenarioDevice::setup_calibration() {
   if (get_domains) get_domains(info_.handle, &count, nullptr);
   std::vector<VkTimeDomainEXT> domains(count);
   if (get_domains) get_domains(info_.handle, &count, domains.data());
-  const bool has_device = std::find(domains.begin(), domains.end(), VK_TIME_DOMAIN_DEVICE_EXT) != domains.end();
-  const bool has_raw = std::find(domains.begin(), domains.end(), VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT) != domains.end();
-  const bool has_mono = std::find(domains.begin(), domains.end(), VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT) != domains.end();
+  const bool has_device =
+      std::find(domains.begin(), domains.end(), VK_TIME_DOMAIN_DEVICE_EXT) != domains.end();
+  const bool has_raw = std::find(domains.begin(), domains.end(),
+                                 VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT) != domains.end();
+  const bool has_mono = std::find(domains.begin(), domains.end(),
+                                  VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT) != domains.end();
   if (!get_calibrated_timestamps_ || !has_device || (!has_raw && !has_mono)) {
     get_calibrated_timestamps_ = nullptr;
     ts["available"] = false;
@@ -635,13 +662,15 @@ Status ScenarioDevice::setup_calibration() {
     meta_["clocks"]["timestamp"] = ts;
     return ok_status();
   }
-  host_domain_ = has_raw ? VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT : VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
+  host_domain_ =
+      has_raw ? VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT : VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
   if (!has_raw) monotonic_to_raw_ns_ = monotonic_to_raw_offset_ns();
   ts["calibrated"] = true;
   ts["host_domain"] = has_raw ? "CLOCK_MONOTONIC_RAW" : "CLOCK_MONOTONIC (offset to RAW measured)";
   ts["period_ns"] = info_.properties.limits.timestampPeriod;
-  ts["calibration"] = "best of " + std::to_string(kCalibrationSamples) +
-                      " vkGetCalibratedTimestampsEXT samples (smallest max deviation), before every frame";
+  ts["calibration"] =
+      "best of " + std::to_string(kCalibrationSamples) +
+      " vkGetCalibratedTimestampsEXT samples (smallest max deviation), before every frame";
   ts["start_stage"] = "TOP_OF_PIPE after the workload's barrier: the queue reached the workload";
   ts["end_stage"] = "BOTTOM_OF_PIPE: all work submitted before it on its queue completed";
   meta_["clocks"]["timestamp"] = ts;
@@ -666,7 +695,8 @@ std::optional<GpuCalibration> ScenarioDevice::calibrate(double& worst_deviation_
     c.max_deviation_ns = deviation;
     best = c;
   }
-  if (best) worst_deviation_ns = std::max(worst_deviation_ns, static_cast<double>(best->max_deviation_ns));
+  if (best)
+    worst_deviation_ns = std::max(worst_deviation_ns, static_cast<double>(best->max_deviation_ns));
   return best;
 }
 
@@ -676,19 +706,19 @@ Status ScenarioDevice::create() {
   const std::size_t slots = scenario_.workloads.size();
   // Stamps: host-visible, coherent, and if possible not device-local and not cached (the
   // D3D12 CUSTOM heap, L0 + WRITE_COMBINE): GPU writes land in system memory at once.
-  GPUOVERLAP_TRY(create_buffer(stamps_, slots * kSlotBytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
-                               VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
-                               0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_CACHED_BIT,
-                               "stamp buffer"));
+  GPUOVERLAP_TRY(create_buffer(
+      stamps_, slots * kSlotBytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0,
+      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, "stamp buffer"));
   std::memset(stamps_.mapped, 0, slots * kSlotBytes);
-  GPUOVERLAP_TRY(create_buffer(counters_, slots * kSlotBytes,
-                               VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 0,
-                               VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
-                               "counter buffer"));
-  GPUOVERLAP_TRY(create_buffer(input_, VkDeviceSize{kInputElements} * 16,
-                               VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 0,
-                               VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
-                               "input buffer"));
+  GPUOVERLAP_TRY(create_buffer(
+      counters_, slots * kSlotBytes,
+      VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 0,
+      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, "counter buffer"));
+  GPUOVERLAP_TRY(create_buffer(
+      input_, VkDeviceSize{kInputElements} * 16,
+      VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 0,
+      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, "input buffer"));
   GPUOVERLAP_TRY(create_buffer(dummy_output_, 256, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, 0,
                                VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, "placeholder buffer"));
   outputs_.resize(slots);
@@ -712,29 +742,38 @@ Status ScenarioDevice::create() {
   const auto stamp_flags = memory_properties_.memoryTypes[stamps_.memory_type].propertyFlags;
   const auto counter_flags = memory_properties_.memoryTypes[counters_.memory_type].propertyFlags;
   meta_["memory"] = {
-      {"stamps", {{"memory_type", stamps_.memory_type}, {"flags", memory_flags_text(stamp_flags)},
-                  {"device_local", (stamp_flags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) != 0},
-                  {"note", (stamp_flags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)
-                               ? "no host-visible coherent type outside device memory; used the best available"
-                               : "system memory, as the protocol asks"}}},
-      {"counters", {{"memory_type", counters_.memory_type}, {"flags", memory_flags_text(counter_flags)}}}};
+      {"stamps",
+       {{"memory_type", stamps_.memory_type},
+        {"flags", memory_flags_text(stamp_flags)},
+        {"device_local", (stamp_flags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) != 0},
+        {"note",
+         (stamp_flags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)
+             ? "no host-visible coherent type outside device memory; used the best available"
+             : "system memory, as the protocol asks"}}},
+      {"counters",
+       {{"memory_type", counters_.memory_type}, {"flags", memory_flags_text(counter_flags)}}}};
   nlohmann::json queue_meta = nlohmann::json::array();
   bool compute_shared = false;
   for (std::size_t q = 0; q < scenario_.queues.size(); ++q) {
     const bool shared = mapping_[q].shares_with >= 0;
     if (shared && scenario_.queues[q].type == QueueType::compute &&
-        scenario_.queues[static_cast<std::size_t>(mapping_[q].shares_with)].type == QueueType::direct)
+        scenario_.queues[static_cast<std::size_t>(mapping_[q].shares_with)].type ==
+            QueueType::direct)
       compute_shared = true;
     const auto flags = info_.families[mapping_[q].family_index].queueFlags;
-    queue_meta.push_back({{"name", scenario_.queues[q].name},
-                          {"type", to_string(scenario_.queues[q].type)},
-                          {"family", mapping_[q].family_index},
-                          {"family_flags", queue_flags_text(flags)},
-                          {"queue_index", mapping_[q].queue_index},
-                          {"shares_queue_of", shared ? nlohmann::json(scenario_.queues[static_cast<std::size_t>(mapping_[q].shares_with)].name) : nlohmann::json(nullptr)},
-                          {"priority_requested", to_string(scenario_.queues[q].priority)},
-                          {"priority_granted", to_string(granted_priority_[q])},
-                          {"timestamp_valid_bits", info_.families[mapping_[q].family_index].timestampValidBits}});
+    queue_meta.push_back(
+        {{"name", scenario_.queues[q].name},
+         {"type", to_string(scenario_.queues[q].type)},
+         {"family", mapping_[q].family_index},
+         {"family_flags", queue_flags_text(flags)},
+         {"queue_index", mapping_[q].queue_index},
+         {"shares_queue_of",
+          shared ? nlohmann::json(
+                       scenario_.queues[static_cast<std::size_t>(mapping_[q].shares_with)].name)
+                 : nlohmann::json(nullptr)},
+         {"priority_requested", to_string(scenario_.queues[q].priority)},
+         {"priority_granted", to_string(granted_priority_[q])},
+         {"timestamp_valid_bits", info_.families[mapping_[q].family_index].timestampValidBits}});
   }
   meta_["queues"] = queue_meta;
   meta_["compute_queue_shared"] = compute_shared;
@@ -792,7 +831,8 @@ void ScenarioDevice::record_dependency_waits(VkCommandBuffer cmd, std::size_t co
     if (d.barrier == BarrierKind::none) continue;
     VkBufferMemoryBarrier2 buffer_barrier;
     VkImageMemoryBarrier2 image_barrier;
-    const VkDependencyInfo info = dependency_info(d.producer, consumer, buffer_barrier, image_barrier);
+    const VkDependencyInfo info =
+        dependency_info(d.producer, consumer, buffer_barrier, image_barrier);
     if (d.barrier == BarrierKind::legacy)
       vkCmdPipelineBarrier2(cmd, &info);
     else
@@ -858,9 +898,10 @@ Status ScenarioDevice::record_frame(std::uint32_t frame) {
         vkCmdBindPipeline(q.work, VK_PIPELINE_BIND_POINT_COMPUTE, compute_pipeline_);
         vkCmdBindDescriptorSets(q.work, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_layout_, 0, 1,
                                 &sets_[w], 0, nullptr);
-        vkCmdPushConstants(q.work, pipeline_layout_,
-                           VK_SHADER_STAGE_COMPUTE_BIT | VK_SHADER_STAGE_FRAGMENT_BIT | VK_SHADER_STAGE_VERTEX_BIT,
-                           0, sizeof(pc), &pc);
+        vkCmdPushConstants(
+            q.work, pipeline_layout_,
+            VK_SHADER_STAGE_COMPUTE_BIT | VK_SHADER_STAGE_FRAGMENT_BIT | VK_SHADER_STAGE_VERTEX_BIT,
+            0, sizeof(pc), &pc);
         vkCmdDispatch(q.work, thread_count(spec.groups) / kThreadsPerDispatchGroup, 1, 1);
       } else {
         const Image& target = targets_[w];
@@ -878,11 +919,12 @@ Status ScenarioDevice::record_frame(std::uint32_t frame) {
         vkCmdBindPipeline(q.work, VK_PIPELINE_BIND_POINT_GRAPHICS, graphics_pipeline_);
         vkCmdBindDescriptorSets(q.work, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline_layout_, 0, 1,
                                 &sets_[w], 0, nullptr);
-        vkCmdPushConstants(q.work, pipeline_layout_,
-                           VK_SHADER_STAGE_COMPUTE_BIT | VK_SHADER_STAGE_FRAGMENT_BIT | VK_SHADER_STAGE_VERTEX_BIT,
-                           0, sizeof(pc), &pc);
-        const VkViewport viewport{0, 0, static_cast<float>(target.width),
-                                  static_cast<float>(target.height), 0, 1};
+        vkCmdPushConstants(
+            q.work, pipeline_layout_,
+            VK_SHADER_STAGE_COMPUTE_BIT | VK_SHADER_STAGE_FRAGMENT_BIT | VK_SHADER_STAGE_VERTEX_BIT,
+            0, sizeof(pc), &pc);
+        const VkViewport viewport{
+            0, 0, static_cast<float>(target.width), static_cast<float>(target.height), 0, 1};
         const VkRect2D scissor{{0, 0}, {target.width, target.height}};
         vkCmdSetViewport(q.work, 0, 1, &viewport);
         vkCmdSetScissor(q.work, 0, 1, &scissor);
@@ -912,7 +954,8 @@ Status ScenarioDevice::submit_frame(std::uint32_t frame) {
   // All prepare submissions first, then the gated work, in scenario-queue order (which is
   // also the order on a device queue that two scenario queues share).
   for (const QueueState& q : queues_) {
-    VkCommandBufferSubmitInfo cb{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, nullptr, q.prepare, 0};
+    VkCommandBufferSubmitInfo cb{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, nullptr, q.prepare,
+                                 0};
     VkSubmitInfo2 si{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
     si.commandBufferInfoCount = 1;
     si.pCommandBufferInfos = &cb;
@@ -920,9 +963,9 @@ Status ScenarioDevice::submit_frame(std::uint32_t frame) {
   }
   for (const QueueState& q : queues_) {
     VkSemaphoreSubmitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, nullptr, gate_, frame,
-                               VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, 0};
+                               VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,    0};
     VkSemaphoreSubmitInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, nullptr, q.done, frame,
-                                 VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, 0};
+                                 VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,    0};
     VkCommandBufferSubmitInfo cb{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, nullptr, q.work, 0};
     VkSubmitInfo2 si{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
     si.waitSemaphoreInfoCount = 1;
@@ -960,10 +1003,13 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
         for (std::size_t w = 0; w < slots; ++w)
           timeline.records.push_back({index - settings_.warmup_frames, w, {}, {}, {}, {}, status});
     };
-    if (Status s = record_frame(frame); !s) { fail(s.error(), RecordStatus::gpu_error); break; }
+    if (Status s = record_frame(frame); !s) {
+      fail(s.error(), RecordStatus::gpu_error);
+      break;
+    }
     if (Status s = submit_frame(frame); !s) {
       fail(s.error(), s.error().api_code == VK_ERROR_DEVICE_LOST ? RecordStatus::device_lost
-                                                                  : RecordStatus::gpu_error);
+                                                                 : RecordStatus::gpu_error);
       gpu_may_be_busy_ = true;
       break;
     }
@@ -987,7 +1033,8 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
       wait.pSemaphores = semaphores.data();
       wait.pValues = values.data();
       const std::int64_t remaining = t0_ns + timeout_ns - monotonic_raw_ns();
-      result = vkWaitSemaphores(device_, &wait, static_cast<std::uint64_t>(std::max<std::int64_t>(remaining, 0)));
+      result = vkWaitSemaphores(device_, &wait,
+                                static_cast<std::uint64_t>(std::max<std::int64_t>(remaining, 0)));
     }
     // The GPU is done (or given up on): stamps still missing a few µs from now never come.
     poller.shorten_deadline(monotonic_raw_ns() + 2'000'000);
@@ -996,8 +1043,8 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
     bool queries_ok = false;
     if (result == VK_SUCCESS) {
       const VkResult qr = vkGetQueryPoolResults(
-          device_, queries_, 0, static_cast<std::uint32_t>(2 * slots), query_data.size() * sizeof(std::uint64_t),
-          query_data.data(), 2 * sizeof(std::uint64_t),
+          device_, queries_, 0, static_cast<std::uint32_t>(2 * slots),
+          query_data.size() * sizeof(std::uint64_t), query_data.data(), 2 * sizeof(std::uint64_t),
           VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
       queries_ok = qr == VK_SUCCESS || qr == VK_NOT_READY;
     } else {
@@ -1019,8 +1066,10 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
           r.ts_start_us = ns_to_us_since(gpu_ticks_to_cpu_ns(c, query_data[4 * w]), t0_ns);
           r.ts_end_us = ns_to_us_since(gpu_ticks_to_cpu_ns(c, query_data[4 * w + 2]), t0_ns);
         }
-        if (result != VK_SUCCESS) r.status = status_for(result);
-        else if (!r.poll_start_us || !r.poll_end_us) r.status = RecordStatus::timeout;
+        if (result != VK_SUCCESS)
+          r.status = status_for(result);
+        else if (!r.poll_start_us || !r.poll_end_us)
+          r.status = RecordStatus::timeout;
         timeline.records.push_back(r);
       }
     }

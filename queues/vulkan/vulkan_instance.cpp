@@ -16,11 +16,20 @@ bool PhysicalDeviceInfo::has_extension(const char* name) const {
 DeviceCandidate PhysicalDeviceInfo::candidate() const {
   DeviceClass c = DeviceClass::other;
   switch (properties.deviceType) {
-    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: c = DeviceClass::discrete_gpu; break;
-    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: c = DeviceClass::integrated_gpu; break;
-    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: c = DeviceClass::virtual_gpu; break;
-    case VK_PHYSICAL_DEVICE_TYPE_CPU: c = DeviceClass::cpu; break;
-    default: break;
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      c = DeviceClass::discrete_gpu;
+      break;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+      c = DeviceClass::integrated_gpu;
+      break;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+      c = DeviceClass::virtual_gpu;
+      break;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+      c = DeviceClass::cpu;
+      break;
+    default:
+      break;
   }
   return DeviceCandidate{properties.deviceName, c};
 }
@@ -29,18 +38,22 @@ std::vector<QueueFamilyDescription> PhysicalDeviceInfo::family_descriptions() co
   std::vector<QueueFamilyDescription> out;
   for (const auto& f : families)
     out.push_back({(f.queueFlags & VK_QUEUE_GRAPHICS_BIT) != 0,
-                   (f.queueFlags & VK_QUEUE_COMPUTE_BIT) != 0, f.queueCount,
-                   f.timestampValidBits});
+                   (f.queueFlags & VK_QUEUE_COMPUTE_BIT) != 0, f.queueCount, f.timestampValidBits});
   return out;
 }
 
 std::string device_type_name(VkPhysicalDeviceType type) {
   switch (type) {
-    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete_gpu";
-    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated_gpu";
-    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual_gpu";
-    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
-    default: return "other";
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      return "discrete_gpu";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+      return "integrated_gpu";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+      return "virtual_gpu";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+      return "cpu";
+    default:
+      return "other";
   }
 }
 
@@ -96,7 +109,8 @@ Result<std::unique_ptr<Instance>> Instance::create(bool validation) {
     bool found = false;
     for (const auto& l : available) found = found || std::strcmp(l.layerName, layers[0]) == 0;
     if (!found)
-      return make_error("--validation needs VK_LAYER_KHRONOS_validation (Debian: vulkan-validationlayers)");
+      return make_error(
+          "--validation needs VK_LAYER_KHRONOS_validation (Debian: vulkan-validationlayers)");
   }
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.pApplicationName = "gpuoverlap";
@@ -105,8 +119,8 @@ Result<std::unique_ptr<Instance>> Instance::create(bool validation) {
       VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
   messenger_info.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
                                    VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT;
-  messenger_info.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
-                               VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT;
+  messenger_info.messageType =
+      VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT;
   messenger_info.pfnUserCallback = &Instance::on_message;
   messenger_info.pUserData = self.get();
   VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};

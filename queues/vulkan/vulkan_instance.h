@@ -6,10 +6,9 @@
 
 #include <atomic>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/result.h"
 #include "queues/device_selection.h"
@@ -23,9 +22,9 @@ struct PhysicalDeviceInfo {
   VkPhysicalDeviceDriverProperties driver{};
   std::vector<VkQueueFamilyProperties> families;
   std::vector<std::string> extensions;
-  bool global_priority = false;       // VK_KHR_ or VK_EXT_global_priority
-  bool calibrated_timestamps = false; // VK_EXT_calibrated_timestamps
-  bool shader_clock = false;          // VK_KHR_shader_clock
+  bool global_priority = false;        // VK_KHR_ or VK_EXT_global_priority
+  bool calibrated_timestamps = false;  // VK_EXT_calibrated_timestamps
+  bool shader_clock = false;           // VK_KHR_shader_clock
 
   bool has_extension(const char* name) const;
   DeviceCandidate candidate() const;

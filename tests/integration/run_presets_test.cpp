@@ -45,8 +45,8 @@ nlohmann::json read_json(const fs::path& p) {
 }
 
 constexpr std::uint32_t kFrames = 5;
-const char* const kPresets[] = {"default", "no-barriers", "three-dispatches", "three-dispatches-split",
-                                "high-priority-compute"};
+const char* const kPresets[] = {"default", "no-barriers", "three-dispatches",
+                                "three-dispatches-split", "high-priority-compute"};
 
 // One run of the five MJP presets, shared by the tests below (it is the slow part).
 class FivePresets : public ::testing::Test {
@@ -59,8 +59,8 @@ class FivePresets : public ::testing::Test {
     // --priority-fallback: lavapipe has no global priority, and high-priority-compute asks for
     // HIGH; the strict behaviour is tested separately. --validation: any Vulkan validation
     // error fails the run.
-    args += " --frames " + std::to_string(kFrames) + " --warmup 2 --priority-fallback --validation --out " +
-            out_->string();
+    args += " --frames " + std::to_string(kFrames) +
+            " --warmup 2 --priority-fallback --validation --out " + out_->string();
     result_ = new CommandResult(run_gpuoverlap(args));
   }
   static void TearDownTestSuite() {
@@ -120,7 +120,8 @@ TEST_F(FivePresets, DependentWorkNeverStartsBeforeItsProducerEnds) {
   for (const char* p : kPresets) {
     const auto table = test::read_csv((*out_ / p / "records.csv").string(), kRecordColumns);
     std::map<std::pair<std::string, std::string>, std::size_t> row_of;  // (frame, workload)
-    for (std::size_t r = 0; r < table.rows.size(); ++r) row_of[{table.at(r, "frame"), table.at(r, "workload")}] = r;
+    for (std::size_t r = 0; r < table.rows.size(); ++r)
+      row_of[{table.at(r, "frame"), table.at(r, "workload")}] = r;
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
       const std::string& deps = table.at(r, "depends_on");
       const std::string& barrier = table.at(r, "barrier");
@@ -131,8 +132,9 @@ TEST_F(FivePresets, DependentWorkNeverStartsBeforeItsProducerEnds) {
         const auto start = table.number(r, std::string(clock) + "_start_us");
         const auto end = table.number(producer, std::string(clock) + "_end_us");
         if (!start || !end) continue;
-        EXPECT_GE(*start, *end) << p << " frame " << table.at(r, "frame") << ": " << table.at(r, "workload")
-                                << " started before " << deps << " ended on the " << clock << " clock";
+        EXPECT_GE(*start, *end) << p << " frame " << table.at(r, "frame") << ": "
+                                << table.at(r, "workload") << " started before " << deps
+                                << " ended on the " << clock << " clock";
         ++dependencies_checked;
       }
     }
@@ -152,7 +154,8 @@ TEST_F(FivePresets, MetaRecordsDeviceQueuesPrioritiesAndClocks) {
     EXPECT_EQ(meta["validation"]["enabled"], true);
     EXPECT_EQ(meta["validation"]["errors"], 0);
     EXPECT_EQ(meta["clocks"]["poll"], "CLOCK_MONOTONIC_RAW");
-    EXPECT_TRUE(meta["memory"]["stamps"]["flags"].get<std::string>().find("HOST_VISIBLE") != std::string::npos);
+    EXPECT_TRUE(meta["memory"]["stamps"]["flags"].get<std::string>().find("HOST_VISIBLE") !=
+                std::string::npos);
     EXPECT_FALSE(meta["tool"]["git_revision"].get<std::string>().empty());
     EXPECT_NE(meta["command_line"].get<std::string>().find("--frames 5"), std::string::npos);
     bool compute_shares_direct = false;
@@ -192,7 +195,8 @@ TEST(Cli, PriorityRefusalStopsWithoutFallback) {
   bool default_has_priority = false;
   for (const auto& d : devices)
     if (d["default"].get<bool>()) default_has_priority = d["global_priority"].get<bool>();
-  const auto r = run_gpuoverlap("run high-priority-compute --frames 1 --warmup 0 --out " + out.string());
+  const auto r =
+      run_gpuoverlap("run high-priority-compute --frames 1 --warmup 0 --out " + out.string());
   if (!default_has_priority) {
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_NE(r.output.find("--priority-fallback"), std::string::npos) << r.output;
@@ -200,7 +204,9 @@ TEST(Cli, PriorityRefusalStopsWithoutFallback) {
   } else {
     // A device with global priority either grants HIGH or refuses with a clear message.
     if (r.exit_code == 0) {
-      EXPECT_EQ(read_json(out / "high-priority-compute" / "meta.json")["queues"][1]["priority_granted"], "high");
+      EXPECT_EQ(
+          read_json(out / "high-priority-compute" / "meta.json")["queues"][1]["priority_granted"],
+          "high");
     } else {
       EXPECT_NE(r.output.find("--priority-fallback"), std::string::npos) << r.output;
     }
@@ -211,9 +217,11 @@ TEST(Cli, PriorityRefusalStopsWithoutFallback) {
 TEST(Cli, BadScenarioFileIsRejectedBeforeAnyGpuWork) {
   const fs::path dir = temp_path("bad");
   fs::create_directories(dir);
-  std::ofstream(dir / "bad.toml") << "name = \"bad\"\n[queues.direct]\ntype = \"direct\"\n[[workload]]\nname = \"A\"\n"
-                                      "queue = \"direct\"\ngroups = 0\n";
-  const auto r = run_gpuoverlap("run " + (dir / "bad.toml").string() + " --out " + (dir / "out").string());
+  std::ofstream(dir / "bad.toml")
+      << "name = \"bad\"\n[queues.direct]\ntype = \"direct\"\n[[workload]]\nname = \"A\"\n"
+         "queue = \"direct\"\ngroups = 0\n";
+  const auto r =
+      run_gpuoverlap("run " + (dir / "bad.toml").string() + " --out " + (dir / "out").string());
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("bad.toml:7: 'groups'"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("device"), std::string::npos) << "no device may be opened: " << r.output;
@@ -229,7 +237,8 @@ TEST(Cli, UsageErrorsExitWithTwoAndHelpExplains) {
   EXPECT_NE(unknown.output.find("presets: default"), std::string::npos) << unknown.output;
   const auto help = run_gpuoverlap("run --help");
   EXPECT_EQ(help.exit_code, 0);
-  for (const char* option : {"--frames", "--warmup", "--device", "--out", "--priority-fallback", "--timeout-ms"})
+  for (const char* option :
+       {"--frames", "--warmup", "--device", "--out", "--priority-fallback", "--timeout-ms"})
     EXPECT_NE(help.output.find(option), std::string::npos) << option;
 }
 
@@ -259,10 +268,12 @@ namespace {
 TEST(Cli, NoTimestampsLeavesOnlyThePollClock) {
   const fs::path out = temp_path("nots");
   fs::remove_all(out);
-  const auto r = run_gpuoverlap("run three-dispatches-split --frames 3 --warmup 1 --no-timestamps --validation --out " +
-                                out.string());
+  const auto r = run_gpuoverlap(
+      "run three-dispatches-split --frames 3 --warmup 1 --no-timestamps --validation --out " +
+      out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const auto table = test::read_csv((out / "three-dispatches-split" / "records.csv").string(), kRecordColumns);
+  const auto table =
+      test::read_csv((out / "three-dispatches-split" / "records.csv").string(), kRecordColumns);
   ASSERT_EQ(table.rows.size(), 9u);
   for (std::size_t row = 0; row < table.rows.size(); ++row) {
     EXPECT_EQ(table.at(row, "status"), "ok");
@@ -270,8 +281,10 @@ TEST(Cli, NoTimestampsLeavesOnlyThePollClock) {
     EXPECT_FALSE(table.number(row, "ts_start_us").has_value());
     EXPECT_FALSE(table.number(row, "ts_end_us").has_value());
   }
-  const auto summary = test::read_csv((out / "three-dispatches-split" / "summary.csv").string(), kSummaryColumns);
-  for (std::size_t row = 0; row < summary.rows.size(); ++row) EXPECT_EQ(summary.at(row, "clock"), "poll");
+  const auto summary =
+      test::read_csv((out / "three-dispatches-split" / "summary.csv").string(), kSummaryColumns);
+  for (std::size_t row = 0; row < summary.rows.size(); ++row)
+    EXPECT_EQ(summary.at(row, "clock"), "poll");
   const auto meta = read_json(out / "three-dispatches-split" / "meta.json");
   EXPECT_EQ(meta["clocks"]["timestamp"]["available"], false);
   EXPECT_EQ(meta["settings"]["timestamp_queries"], false);

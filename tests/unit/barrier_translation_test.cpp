@@ -16,28 +16,34 @@ TEST(BarrierModel, TransitionFollowsProducerAndConsumerKinds) {
 }
 
 TEST(LegacyTranslation, UnorderedAccessToNonPixelShaderResourceOnDirect) {
-  const auto t = translate({D3D12_RESOURCE_STATE_UNORDERED_ACCESS, D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE},
-                           QueueType::direct);
-  EXPECT_EQ(t.src.stages, VK_PIPELINE_STAGE_2_VERTEX_SHADER_BIT | VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT |
+  const auto t = translate(
+      {D3D12_RESOURCE_STATE_UNORDERED_ACCESS, D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE},
+      QueueType::direct);
+  EXPECT_EQ(t.src.stages, VK_PIPELINE_STAGE_2_VERTEX_SHADER_BIT |
+                              VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT |
                               VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT);
   EXPECT_EQ(t.src.access, VK_ACCESS_2_SHADER_READ_BIT | VK_ACCESS_2_SHADER_WRITE_BIT);
-  EXPECT_EQ(t.dst.stages, VK_PIPELINE_STAGE_2_VERTEX_SHADER_BIT | VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT);
+  EXPECT_EQ(t.dst.stages,
+            VK_PIPELINE_STAGE_2_VERTEX_SHADER_BIT | VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT);
   EXPECT_EQ(t.dst.access, VK_ACCESS_2_SHADER_READ_BIT);
   EXPECT_EQ(t.dst.stages & VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT, 0u);
 }
 
 TEST(LegacyTranslation, ComputeQueueUsesOnlyTheComputeStage) {
-  const auto t = translate({D3D12_RESOURCE_STATE_UNORDERED_ACCESS, D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE},
-                           QueueType::compute);
+  const auto t = translate(
+      {D3D12_RESOURCE_STATE_UNORDERED_ACCESS, D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE},
+      QueueType::compute);
   EXPECT_EQ(t.src.stages, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT);
   EXPECT_EQ(t.dst.stages, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT);
 }
 
 TEST(LegacyTranslation, RenderTargetToPixelShaderResourceChangesLayout) {
-  const auto t = translate({D3D12_RESOURCE_STATE_RENDER_TARGET, D3D12_RESOURCE_STATE_PIXEL_SHADER_RESOURCE},
-                           QueueType::direct);
+  const auto t =
+      translate({D3D12_RESOURCE_STATE_RENDER_TARGET, D3D12_RESOURCE_STATE_PIXEL_SHADER_RESOURCE},
+                QueueType::direct);
   EXPECT_EQ(t.src.stages, VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT);
-  EXPECT_EQ(t.src.access, VK_ACCESS_2_COLOR_ATTACHMENT_READ_BIT | VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT);
+  EXPECT_EQ(t.src.access,
+            VK_ACCESS_2_COLOR_ATTACHMENT_READ_BIT | VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT);
   EXPECT_EQ(t.dst.stages, VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT);
   EXPECT_EQ(t.old_layout, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
   EXPECT_EQ(t.new_layout, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
@@ -63,10 +69,12 @@ TEST(LegacyTranslation, GenericReadIsTheUnionOfItsReadStates) {
 }
 
 TEST(LegacyTranslation, NeverNamesStagesOfDisabledFeatures) {
-  for (auto state : {D3D12_RESOURCE_STATE_UNORDERED_ACCESS, D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE,
-                     D3D12_RESOURCE_STATE_GENERIC_READ}) {
+  for (auto state :
+       {D3D12_RESOURCE_STATE_UNORDERED_ACCESS, D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE,
+        D3D12_RESOURCE_STATE_GENERIC_READ}) {
     const auto s = scope_for_state(state, QueueType::direct);
-    EXPECT_EQ(s.stages & (VK_PIPELINE_STAGE_2_GEOMETRY_SHADER_BIT | VK_PIPELINE_STAGE_2_TESSELLATION_CONTROL_SHADER_BIT |
+    EXPECT_EQ(s.stages & (VK_PIPELINE_STAGE_2_GEOMETRY_SHADER_BIT |
+                          VK_PIPELINE_STAGE_2_TESSELLATION_CONTROL_SHADER_BIT |
                           VK_PIPELINE_STAGE_2_TESSELLATION_EVALUATION_SHADER_BIT),
               0u);
   }

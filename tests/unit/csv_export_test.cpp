@@ -68,7 +68,12 @@ ScenarioTimeline sample_timeline() {
     const double f = frame;
     t.records.push_back({frame, 0, 1.0 + f, 11.0 + f, 0.5 + f, 11.5 + f, RecordStatus::ok});
     t.records.push_back({frame, 1, 12.0 + f, 30.0 + f, {}, {}, RecordStatus::ok});
-    t.records.push_back({frame, 2, 2.0, frame == 3 ? std::optional<double>{} : 5.0, {}, {},
+    t.records.push_back({frame,
+                         2,
+                         2.0,
+                         frame == 3 ? std::optional<double>{} : 5.0,
+                         {},
+                         {},
                          frame == 3 ? RecordStatus::timeout : RecordStatus::ok});
   }
   return t;
@@ -77,8 +82,9 @@ ScenarioTimeline sample_timeline() {
 class TempDir : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gpuoverlap-test-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("gpuoverlap-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -116,7 +122,7 @@ TEST_F(CsvExport, SummaryHasPercentilesPerClockAndSkipsBadRows) {
   ASSERT_EQ(rows.size(), 4u);
   EXPECT_EQ(rows[0].clock, "poll");
   EXPECT_EQ(rows[0].frames, 4u);
-  EXPECT_DOUBLE_EQ(*rows[0].start_us[1], 2.5);     // p50 of 1,2,3,4
+  EXPECT_DOUBLE_EQ(*rows[0].start_us[1], 2.5);  // p50 of 1,2,3,4
   EXPECT_DOUBLE_EQ(*rows[0].duration_us[1], 10.0);
   EXPECT_EQ(rows[1].clock, "ts");
   EXPECT_DOUBLE_EQ(*rows[1].duration_us[0], 11.0);
@@ -133,7 +139,8 @@ TEST_F(CsvExport, SummaryHasPercentilesPerClockAndSkipsBadRows) {
 
 TEST_F(CsvExport, WritesMetaJsonAndLeavesNoTemporaryFiles) {
   const Scenario s = two_workloads();
-  ASSERT_TRUE(write_scenario_results(dir_, s, sample_timeline(), {{"device", {{"name", "x"}}}}).ok());
+  ASSERT_TRUE(
+      write_scenario_results(dir_, s, sample_timeline(), {{"device", {{"name", "x"}}}}).ok());
   std::ifstream meta(dir_ / "meta.json");
   EXPECT_EQ(nlohmann::json::parse(meta)["device"]["name"], "x");
   std::vector<std::string> names;

@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "queues/device_selection.h"
+
+#include <gtest/gtest.h>
 
 namespace gpuoverlap {
 namespace {

@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "queues/queue_mapping.h"
+
+#include <gtest/gtest.h>
 
 namespace gpuoverlap {
 namespace {
@@ -10,7 +10,8 @@ const QueueFamilyDescription kTransfer2{false, false, 2, 64};
 const QueueFamilyDescription kCompute8{false, true, 8, 64};
 
 TEST(QueueMapping, H100LikeDeviceGetsAComputeOnlyFamily) {
-  auto m = map_queues({kGraphics16, kTransfer2, kCompute8}, {QueueType::direct, QueueType::compute});
+  auto m =
+      map_queues({kGraphics16, kTransfer2, kCompute8}, {QueueType::direct, QueueType::compute});
   ASSERT_TRUE(m.ok());
   EXPECT_EQ((*m)[0].family_index, 0u);
   EXPECT_EQ((*m)[0].queue_index, 0u);

@@ -47,7 +47,8 @@ std::string error_of(const std::string& text) {
 }
 
 // A valid two-queue scenario to mutate in the error tests.
-std::string two_queues(const std::string& extra_workload = "", const std::string& c_deps = "[\"A\"]") {
+std::string two_queues(const std::string& extra_workload = "",
+                       const std::string& c_deps = "[\"A\"]") {
   return R"(name = "t"
 [queues.direct]
 type = "direct"
@@ -62,7 +63,8 @@ queue = "compute"
 [[workload]]
 name = "C"
 queue = "direct"
-depends_on = )" + c_deps + "\n" + extra_workload;
+depends_on = )" +
+         c_deps + "\n" + extra_workload;
 }
 
 TEST(ScenarioParser, ParsesTheIssueExampleAsWritten) {
@@ -84,7 +86,8 @@ TEST(ScenarioParser, ParsesTheIssueExampleAsWritten) {
 TEST(ScenarioParser, DependencyTableOverridesTheBarrier) {
   std::string text = kIssueExample;
   const std::string plain = R"(depends_on = ["Compute A"])";
-  text.replace(text.find(plain), plain.size(), R"(depends_on = [{ workload = "Compute A", barrier = "split" }])");
+  text.replace(text.find(plain), plain.size(),
+               R"(depends_on = [{ workload = "Compute A", barrier = "split" }])");
   auto s = parse_scenario(text, "example.toml");
   ASSERT_TRUE(s.ok()) << s.error().message;
   EXPECT_EQ(s->workloads[2].depends_on[0].barrier, BarrierKind::split);
@@ -99,7 +102,8 @@ type = "direct"
 [[workload]]
 name = "A"
 queue = "alpha"
-)", "t.toml");
+)",
+                          "t.toml");
   ASSERT_TRUE(s.ok()) << s.error().message;
   ASSERT_EQ(s->queues.size(), 2u);
   EXPECT_EQ(s->queues[0].name, "zeta");
@@ -121,8 +125,8 @@ TEST(ScenarioParser, PresetsAreMjpsSetups) {
   auto def = resolve_scenario("default");
   ASSERT_TRUE(def.ok());
   ASSERT_EQ(def->workloads.size(), 8u);
-  const char* names[] = {"Compute A", "Compute B", "Compute C", "Gfx A", "Compute D",
-                         "Compute Queue A", "Compute Queue B", "Compute Queue C"};
+  const char* names[] = {"Compute A", "Compute B",       "Compute C",       "Gfx A",
+                         "Compute D", "Compute Queue A", "Compute Queue B", "Compute Queue C"};
   for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(def->workloads[i].name, names[i]);
   EXPECT_EQ(def->workloads[3].kind, WorkloadKind::graphics);
   // Each depends on the previous one on its queue through a legacy barrier.
@@ -152,7 +156,8 @@ TEST(ScenarioParser, PresetsAreMjpsSetups) {
 
 TEST(ScenarioParser, RejectsUnknownKeysWithFileAndLine) {
   std::string text = two_queues();
-  text.replace(text.find("[[workload]]\nname = \"B\""), 0, "[[workload]]\nname = \"X\"\nqueue = \"direct\"\ngrups = 3\n");
+  text.replace(text.find("[[workload]]\nname = \"B\""), 0,
+               "[[workload]]\nname = \"X\"\nqueue = \"direct\"\ngrups = 3\n");
   const std::string e = error_of(text);
   EXPECT_NE(e.find("test.toml:"), std::string::npos) << e;
   EXPECT_NE(e.find("unknown key 'grups'"), std::string::npos) << e;
@@ -160,7 +165,8 @@ TEST(ScenarioParser, RejectsUnknownKeysWithFileAndLine) {
 }
 
 TEST(ScenarioParser, RejectsUnknownWorkloadInDependsOn) {
-  EXPECT_NE(error_of(two_queues("", "[\"Nope\"]")).find("unknown workload 'Nope'"), std::string::npos);
+  EXPECT_NE(error_of(two_queues("", "[\"Nope\"]")).find("unknown workload 'Nope'"),
+            std::string::npos);
 }
 
 TEST(ScenarioParser, RejectsCyclesNamingThem) {
@@ -203,38 +209,52 @@ queue = "direct"
 
 TEST(ScenarioParser, RejectsZeroAndAbsurdSizes) {
   auto with = [](const std::string& line) {
-    return "name = \"t\"\n[queues.direct]\ntype = \"direct\"\n[[workload]]\nname = \"A\"\nqueue = \"direct\"\n" + line + "\n";
+    return "name = \"t\"\n[queues.direct]\ntype = \"direct\"\n[[workload]]\nname = \"A\"\nqueue = "
+           "\"direct\"\n" +
+           line + "\n";
   };
   EXPECT_NE(error_of(with("groups = 0")).find("'groups' in workload 'A' is 0"), std::string::npos);
   EXPECT_NE(error_of(with("groups = 100000")).find("must be in [1, 4096]"), std::string::npos);
   EXPECT_NE(error_of(with("iterations = 0")).find("'iterations'"), std::string::npos);
   EXPECT_NE(error_of(with("iterations = 99999999999")).find("'iterations'"), std::string::npos);
   EXPECT_NE(error_of(with("groups = \"8\"")).find("must be an integer"), std::string::npos);
-  EXPECT_NE(error_of("name = \"t\"\nframes = 0\n[queues.direct]\ntype = \"direct\"\n[[workload]]\nname = \"A\"\nqueue = \"direct\"\n")
+  EXPECT_NE(error_of("name = \"t\"\nframes = 0\n[queues.direct]\ntype = "
+                     "\"direct\"\n[[workload]]\nname = \"A\"\nqueue = \"direct\"\n")
                 .find("'frames'"),
             std::string::npos);
 }
 
 TEST(ScenarioParser, RejectsOtherMistakesClearly) {
-  EXPECT_NE(error_of(two_queues("[[workload]]\nname = \"A\"\nqueue = \"direct\"\n")).find("duplicate workload name 'A'"),
+  EXPECT_NE(error_of(two_queues("[[workload]]\nname = \"A\"\nqueue = \"direct\"\n"))
+                .find("duplicate workload name 'A'"),
             std::string::npos);
-  EXPECT_NE(error_of(two_queues("[[workload]]\nname = \"G\"\nqueue = \"compute\"\nkind = \"graphics\"\n"))
-                .find("only direct queues draw"),
+  EXPECT_NE(
+      error_of(two_queues("[[workload]]\nname = \"G\"\nqueue = \"compute\"\nkind = \"graphics\"\n"))
+          .find("only direct queues draw"),
+      std::string::npos);
+  EXPECT_NE(error_of(two_queues("[[workload]]\nname = \"Q\"\nqueue = \"copy\"\n"))
+                .find("undeclared queue 'copy'"),
             std::string::npos);
-  EXPECT_NE(error_of(two_queues("[[workload]]\nname = \"Q\"\nqueue = \"copy\"\n")).find("undeclared queue 'copy'"),
+  EXPECT_NE(error_of(two_queues("", "[{ workload = \"A\", barrier = \"enhanced\" }]"))
+                .find("not supported yet"),
             std::string::npos);
-  EXPECT_NE(error_of(two_queues("", "[{ workload = \"A\", barrier = \"enhanced\" }]")).find("not supported yet"),
-            std::string::npos);
-  EXPECT_NE(error_of(two_queues("", "[{ workload = \"A\", barrier = \"fence\" }]")).find("unknown barrier 'fence'"),
+  EXPECT_NE(error_of(two_queues("", "[{ workload = \"A\", barrier = \"fence\" }]"))
+                .find("unknown barrier 'fence'"),
             std::string::npos);
   EXPECT_NE(error_of(two_queues("", "[\"A\", \"A\"]")).find("twice"), std::string::npos);
-  EXPECT_NE(error_of("name = \"../evil\"\n[queues.d]\ntype = \"direct\"\n[[workload]]\nname = \"A\"\nqueue = \"d\"\n")
+  EXPECT_NE(error_of("name = \"../evil\"\n[queues.d]\ntype = \"direct\"\n[[workload]]\nname = "
+                     "\"A\"\nqueue = \"d\"\n")
                 .find("output directory"),
             std::string::npos);
-  EXPECT_NE(error_of("name = \"t\"\n[queues.d]\ntype = \"copy\"\n").find("unknown queue type 'copy'"), std::string::npos);
-  EXPECT_NE(error_of("name = \"t\"\n[queues.d]\ntype = \"direct\"\npriority = \"urgent\"\n").find("unknown priority"),
+  EXPECT_NE(
+      error_of("name = \"t\"\n[queues.d]\ntype = \"copy\"\n").find("unknown queue type 'copy'"),
+      std::string::npos);
+  EXPECT_NE(error_of("name = \"t\"\n[queues.d]\ntype = \"direct\"\npriority = \"urgent\"\n")
+                .find("unknown priority"),
             std::string::npos);
-  EXPECT_NE(error_of("name = \"t\"\n[queues.d]\ntype = \"direct\"\n").find("at least one [[workload]]"), std::string::npos);
+  EXPECT_NE(
+      error_of("name = \"t\"\n[queues.d]\ntype = \"direct\"\n").find("at least one [[workload]]"),
+      std::string::npos);
 }
 
 TEST(ScenarioParser, ReportsTomlSyntaxErrorsWithLine) {

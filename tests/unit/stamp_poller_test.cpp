@@ -1,19 +1,22 @@
 // The poller against a CPU thread that plays the GPU: it writes stamps with atomic stores in
 // a known causal order. Run under TSan in CI's sanitizer build.
+#include "queues/stamp_poller.h"
+
 #include <gtest/gtest.h>
 
 #include <array>
 #include <thread>
 
 #include "core/clock.h"
-#include "queues/stamp_poller.h"
 
 namespace gpuoverlap {
 namespace {
 
 constexpr std::size_t kStride = 16;
 
-void store(std::uint32_t* word, std::uint32_t value) { __atomic_store_n(word, value, __ATOMIC_RELEASE); }
+void store(std::uint32_t* word, std::uint32_t value) {
+  __atomic_store_n(word, value, __ATOMIC_RELEASE);
+}
 
 TEST(StampPoller, SeesEveryStampInCausalOrder) {
   alignas(64) std::array<std::uint32_t, 3 * kStride> words{};

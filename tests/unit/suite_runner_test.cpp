@@ -1,5 +1,7 @@
 // The runner with a fake executor: files per scenario, run.json, failures that stop the run
 // without losing what was measured.
+#include "scenarios/suite_runner.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -7,7 +9,6 @@
 #include <sstream>
 
 #include "scenarios/presets.h"
-#include "scenarios/suite_runner.h"
 
 namespace gpuoverlap {
 namespace {
@@ -24,7 +25,8 @@ class FakeExecutor : public ScenarioExecutor {
                                const ProgressCallback& progress) override {
     ran.push_back(s.name);
     settings_seen.push_back(settings);
-    if (s.name == fail_setup_of) return Error{"priority refused", -1000174001, "VK_ERROR_NOT_PERMITTED_KHR"};
+    if (s.name == fail_setup_of)
+      return Error{"priority refused", -1000174001, "VK_ERROR_NOT_PERMITTED_KHR"};
     ScenarioTimeline t;
     t.meta["device"] = {{"name", "fake"}};
     for (std::uint32_t f = 0; f < settings.frames; ++f)
@@ -34,7 +36,8 @@ class FakeExecutor : public ScenarioExecutor {
       t.records.back().status = RecordStatus::timeout;
       t.failure = make_error("the GPU did not finish frame 1");
     }
-    if (progress) progress(settings.warmup_frames + settings.frames, settings.warmup_frames + settings.frames);
+    if (progress)
+      progress(settings.warmup_frames + settings.frames, settings.warmup_frames + settings.frames);
     return t;
   }
 };
@@ -98,8 +101,8 @@ TEST_F(SuiteRunner, ScenarioFramesAreUsedWithoutOverride) {
 TEST_F(SuiteRunner, SetupFailureStopsTheRunKeepingEarlierResults) {
   options_.frames = 2;
   executor_.fail_setup_of = "high-priority-compute";
-  const auto outcome =
-      run_suite(executor_, load({"default", "high-priority-compute", "no-barriers"}), options_, log_);
+  const auto outcome = run_suite(
+      executor_, load({"default", "high-priority-compute", "no-barriers"}), options_, log_);
   ASSERT_TRUE(outcome.failure.has_value());
   EXPECT_NE(outcome.failure->message.find("high-priority-compute"), std::string::npos);
   EXPECT_EQ(outcome.failure->api_code_name, "VK_ERROR_NOT_PERMITTED_KHR");
@@ -118,7 +121,8 @@ TEST_F(SuiteRunner, MidRunTimeoutIsWrittenThenReported) {
   ASSERT_TRUE(outcome.failure.has_value());
   EXPECT_EQ(executor_.ran.size(), 1u);
   const auto meta = read_json(options_.out_directory / "default" / "meta.json");
-  EXPECT_NE(meta["failure"]["message"].get<std::string>().find("did not finish"), std::string::npos);
+  EXPECT_NE(meta["failure"]["message"].get<std::string>().find("did not finish"),
+            std::string::npos);
   std::ifstream records(options_.out_directory / "default" / "records.csv");
   std::string all((std::istreambuf_iterator<char>(records)), {});
   EXPECT_NE(all.find(",timeout\n"), std::string::npos);
