@@ -8,6 +8,7 @@
 #include <ctime>
 #include <iostream>
 
+#include "core/interrupt.h"
 #include "git_revision.h"
 #include "queues/vulkan/vulkan_executor.h"
 #include "queues/vulkan/vulkan_instance.h"
@@ -160,6 +161,8 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   options.frame_timeout_ms = args.timeout_ms;
   options.priority_fallback = args.priority_fallback;
   options.timestamp_queries = !args.no_timestamps;
+  options.should_stop = interrupt_requested;
+  install_interrupt_handler();
   options.show_progress = isatty(STDERR_FILENO) != 0;
   options.command_line = command_line;
   options.extra_meta["device_choice"] = chosen->reason;
@@ -170,6 +173,10 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   if ((*instance)->validation_errors() > 0)
     return fail(
         fmt::format("{} Vulkan validation errors (see above)", (*instance)->validation_errors()));
+  if (interrupt_requested()) {
+    fail("interrupted; the frames measured so far are written");
+    return 130;
+  }
   if (outcome.failure) return fail(outcome.failure->message);
   return 0;
 }

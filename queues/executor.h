@@ -23,6 +23,9 @@ struct RunSettings {
   // measured on H100, it serialises dispatches that would otherwise overlap. Turn off to
   // measure same-queue overlap with the poll clock alone.
   bool timestamp_queries = true;
+  // Polled between frames; true stops the scenario after the current frame, keeping what
+  // was measured (ScenarioTimeline::failure says "interrupted").
+  std::function<bool()> should_stop;
 };
 
 // Called after every frame (warm-up included) from the thread that called run().

@@ -104,6 +104,7 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     settings.frame_timeout_ms = options.frame_timeout_ms;
     settings.priority_fallback = options.priority_fallback;
     settings.timestamp_queries = options.timestamp_queries;
+    settings.should_stop = options.should_stop;
     const std::string label =
         fmt::format("[{}/{}] {}", i + 1, scenarios.size(), result.scenario.name);
     log << label << ": " << settings.warmup_frames << " warm-up + " << settings.frames

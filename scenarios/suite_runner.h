@@ -24,6 +24,7 @@ struct SuiteOptions {
   std::uint32_t frame_timeout_ms = 10'000;
   bool priority_fallback = false;
   bool timestamp_queries = true;
+  std::function<bool()> should_stop;  // see RunSettings::should_stop
   bool show_progress = false;  // a live "\r" progress line (terminals only)
   std::string command_line;    // recorded in meta.json
   nlohmann::json extra_meta = nlohmann::json::object();  // merged into every meta.json

@@ -997,6 +997,11 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
 
   for (std::uint32_t index = 0; index < total; ++index) {
     const std::uint32_t frame = index + 1;  // stamps start zeroed, so frame 0 is never used
+    if (settings_.should_stop && settings_.should_stop()) {
+      timeline.failure = make_error("interrupted after " + std::to_string(index) + " of " +
+                                    std::to_string(total) + " frames");
+      break;
+    }
     auto fail = [&](const Error& error, RecordStatus status) {
       timeline.failure = error.with_context("frame " + std::to_string(index) + ": ");
       if (index >= settings_.warmup_frames)
@@ -1141,9 +1146,9 @@ void ScenarioDevice::destroy() {
 Result<ScenarioTimeline> VulkanExecutor::run(const Scenario& scenario, const RunSettings& settings,
                                              const ProgressCallback& progress) {
   const PhysicalDeviceInfo& info = instance_.devices().at(device_index_);
+  const std::uint32_t errors_before = instance_.validation_errors();
   ScenarioDevice device(instance_, info, scenario, settings);
   if (Status s = device.create(); !s) return s.error();
-  const std::uint32_t errors_before = instance_.validation_errors();
   ScenarioTimeline timeline = device.run(progress);
   timeline.meta["device"] = info.describe();
   timeline.meta["device"]["index"] = device_index_;

@@ -293,3 +293,74 @@ TEST(Cli, NoTimestampsLeavesOnlyThePollClock) {
 
 }  // namespace
 }  // namespace gpuoverlap
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+namespace gpuoverlap {
+namespace {
+
+TEST(Cli, InterruptStopsAfterTheFrameAndKeepsWhatWasMeasured) {
+  const fs::path out = temp_path("interrupt");
+  fs::remove_all(out);
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    dup2(pipe_fds[1], STDOUT_FILENO);
+    dup2(pipe_fds[1], STDERR_FILENO);
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    execl(GPUOVERLAP_BINARY, GPUOVERLAP_BINARY, "run", "three-dispatches", "--frames", "1000000",
+          "--warmup", "0", "--out", out.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  // Wait until the scenario is being measured, then interrupt it.
+  std::string output;
+  char buffer[512];
+  while (output.find("[1/1] three-dispatches: 0 warm-up") == std::string::npos) {
+    const ssize_t n = read(pipe_fds[0], buffer, sizeof buffer);
+    if (n <= 0) break;
+    output.append(buffer, static_cast<std::size_t>(n));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(pid, SIGINT);
+  // The rest of the output, then the exit status, with a deadline so a bug cannot hang CI.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  int status = 0;
+  pid_t done = 0;
+  while ((done = waitpid(pid, &status, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (done == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    FAIL() << "gpuoverlap did not stop within 60 s of SIGINT";
+  }
+  while (const ssize_t n = read(pipe_fds[0], buffer, sizeof buffer)) {
+    if (n < 0) break;
+    output.append(buffer, static_cast<std::size_t>(n));
+  }
+  close(pipe_fds[0]);
+  ASSERT_TRUE(WIFEXITED(status)) << output;
+  EXPECT_EQ(WEXITSTATUS(status), 130) << output;
+  EXPECT_NE(output.find("interrupted"), std::string::npos) << output;
+  ASSERT_TRUE(fs::exists(out / "three-dispatches" / "records.csv")) << output;
+  const auto table =
+      test::read_csv((out / "three-dispatches" / "records.csv").string(), kRecordColumns);
+  EXPECT_LT(table.rows.size(), 3u * 1000000u);
+  for (std::size_t row = 0; row < table.rows.size(); ++row)
+    EXPECT_EQ(table.at(row, "status"), "ok");
+  const auto meta = read_json(out / "three-dispatches" / "meta.json");
+  EXPECT_NE(meta["failure"]["message"].get<std::string>().find("interrupted"), std::string::npos);
+  EXPECT_EQ(read_json(out / "run.json")["scenarios"][0]["status"], "failed");
+  fs::remove_all(out);
+}
+
+}  // namespace
+}  // namespace gpuoverlap
