@@ -27,6 +27,6 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
   echo "== ThreadSanitizer (the threaded parts: poller, runner, and the executor on the device)"
   BUILD_TYPE=Debug "$root/scripts/setup.sh" "$root/build-tsan" -DGPUOVERLAP_TESTS=ON \
     -DGPUOVERLAP_SANITIZE=thread
-  TSAN_OPTIONS=halt_on_error=1 \
+  TSAN_OPTIONS="halt_on_error=1 suppressions=$root/tests/tsan.supp" \
     ctest --test-dir "$root/build-tsan" --output-on-failure -j"$jobs" -R 'StampPoller|SuiteRunner|FivePresets'
 fi
