@@ -7,6 +7,7 @@
 #include "core/atomic_file.h"
 #include "scenarios/scenario.h"
 #include "timeline/statistics.h"
+#include "timeline/trace_export.h"
 
 namespace gpuoverlap {
 
@@ -55,12 +56,12 @@ std::string records_csv(const Scenario& s, const ScenarioTimeline& timeline) {
   for (const WorkloadFrameRecord& r : timeline.records) {
     const WorkloadSpec& w = s.workloads[r.workload];
     const QueueSpec& q = s.queues[w.queue];
-    out +=
-        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(s.name), r.frame,
-                    csv_field(w.name), csv_field(q.name), to_string(q.type), to_string(q.priority),
-                    to_string(w.kind), w.groups, w.iterations, csv_field(dependency_names(s, w)),
-                    barrier_names(w), number(r.poll_start_us), number(r.poll_end_us),
-                    number(r.ts_start_us), number(r.ts_end_us), to_string(r.status));
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3f}\n",
+                       csv_field(s.name), r.frame, csv_field(w.name), csv_field(q.name),
+                       to_string(q.type), to_string(q.priority), to_string(w.kind), w.groups,
+                       w.iterations, csv_field(dependency_names(s, w)), barrier_names(w),
+                       number(r.poll_start_us), number(r.poll_end_us), number(r.ts_start_us),
+                       number(r.ts_end_us), to_string(r.status), r.frame_t0_us);
   }
   return out;
 }
@@ -119,6 +120,8 @@ Status write_scenario_results(const std::filesystem::path& directory, const Scen
   GPUOVERLAP_TRY(
       write_file_atomically(directory / "summary.csv", summary_csv(s, summarize(s, timeline))));
   GPUOVERLAP_TRY(write_file_atomically(directory / "meta.json", meta.dump(2) + "\n"));
+  GPUOVERLAP_TRY(write_file_atomically(directory / "trace.json",
+                                       chrome_trace(s, timeline, meta).dump() + "\n"));
   return ok_status();
 }
 

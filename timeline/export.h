@@ -1,4 +1,5 @@
-// Writes a scenario's results: records.csv, summary.csv and meta.json in one directory, each
+// Writes a scenario's results: records.csv, summary.csv, meta.json and trace.json (Chrome
+// trace events, see trace_export.h) in one directory, each
 // through an atomic rename, so an interrupted run never leaves a half file.
 // Column lists are the documented contract (README "Output"): append, never reorder.
 #pragma once
@@ -14,10 +15,10 @@
 
 namespace gpuoverlap {
 
-inline constexpr std::array<std::string_view, 16> kRecordColumns = {
+inline constexpr std::array<std::string_view, 17> kRecordColumns = {
     "scenario",    "frame",       "workload",   "queue",      "queue_type", "priority",
     "kind",        "groups",      "iterations", "depends_on", "barrier",    "poll_start_us",
-    "poll_end_us", "ts_start_us", "ts_end_us",  "status"};
+    "poll_end_us", "ts_start_us", "ts_end_us",  "status",     "frame_t0_us"};
 
 inline constexpr std::array<std::string_view, 14> kSummaryColumns = {
     "scenario",    "workload",       "queue",           "clock",          "frames",

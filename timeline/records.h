@@ -34,6 +34,9 @@ struct WorkloadFrameRecord {
   std::optional<double> ts_start_us;
   std::optional<double> ts_end_us;
   RecordStatus status = RecordStatus::ok;
+  // The frame's gate release t0, in µs after the first measured frame's t0 (same clock):
+  // places frames on one time axis (trace.json).
+  double frame_t0_us = 0;
 };
 
 struct ScenarioTimeline {

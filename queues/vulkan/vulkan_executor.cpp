@@ -994,6 +994,7 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
   double worst_deviation_ns = 0;
   std::vector<std::uint64_t> query_data(4 * slots);
   StampPoller poller;
+  std::optional<std::int64_t> first_measured_t0_ns;
 
   for (std::uint32_t index = 0; index < total; ++index) {
     const std::uint32_t frame = index + 1;  // stamps start zeroed, so frame 0 is never used
@@ -1057,8 +1058,10 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
     }
 
     if (index >= settings_.warmup_frames) {
+      if (!first_measured_t0_ns) first_measured_t0_ns = t0_ns;
       for (std::size_t w = 0; w < slots; ++w) {
         WorkloadFrameRecord r;
+        r.frame_t0_us = ns_to_us_since(t0_ns, *first_measured_t0_ns);
         r.frame = index - settings_.warmup_frames;
         r.workload = w;
         if (polled.start_ns[w]) r.poll_start_us = ns_to_us_since(*polled.start_ns[w], t0_ns);
