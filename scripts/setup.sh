@@ -11,6 +11,7 @@ packages=(
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools glslang-tools
   directx-headers-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libfmt-dev
   libgtest-dev libgmock-dev libfccp-dev
+  python3 python3-matplotlib python3-pandas python3-pytest
 )
 missing=()
 for p in "${packages[@]}"; do

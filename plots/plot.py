@@ -1,0 +1,223 @@
+#!/usr/bin/python3
+"""Draws every scenario of a gpuoverlap results directory.
+
+Usage: python3 plots/plot.py RESULTS_DIR [--out DIR] [--format png|svg|pdf]
+
+For each scenario directory (one with records.csv and meta.json) it writes, under
+OUT/<scenario>/ (OUT defaults to RESULTS_DIR/plots):
+  timeline.FORMAT  MJP-style timeline: a lane per workload grouped by queue, a bar from the
+                   p50 start to the p50 end (poll clock) with p5-p95 whiskers on both ends,
+                   dependency arrows from producer end to consumer start, ms from t0;
+  clocks.FORMAT    clock agreement, when more than one clock was recorded: per workload, the
+                   timestamp clock minus the poll clock at start and end (p50, p5-p95).
+Each kind of plot is one function in PLOTS; a later kind of result adds its own there.
+Only the documented CSV columns (README, "Output") are read.
+"""
+import argparse
+import json
+import pathlib
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display needed
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+RECORD_COLUMNS = [
+    "scenario", "frame", "workload", "queue", "queue_type", "priority", "kind", "groups",
+    "iterations", "depends_on", "barrier", "poll_start_us", "poll_end_us", "ts_start_us",
+    "ts_end_us", "status",
+]
+QUEUE_COLOURS = {"direct": "#4C72B0", "compute": "#DD8452"}
+KIND_HATCH = {"compute": None, "graphics": "//"}
+
+
+class InputError(Exception):
+    """Bad input: reported as one line, exit status 1."""
+
+
+def read_records(directory):
+    path = directory / "records.csv"
+    try:
+        records = pd.read_csv(path, keep_default_na=False, na_values={
+            c: [""] for c in ("poll_start_us", "poll_end_us", "ts_start_us", "ts_end_us")})
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+        raise InputError(f"{path}: cannot read: {error}") from error
+    missing = [c for c in RECORD_COLUMNS if c not in records.columns]
+    if missing:
+        raise InputError(f"{path}: missing column(s) {', '.join(missing)} "
+                         "(not a gpuoverlap records.csv, or from an older version)")
+    return records
+
+
+def read_meta(directory):
+    path = directory / "meta.json"
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise InputError(f"{path}: cannot read: {error}") from error
+
+
+def percentiles(values):
+    values = values.dropna()
+    if values.empty:
+        return None
+    return np.percentile(values, [5, 50, 95])
+
+
+def workload_order(records):
+    """Workloads grouped by queue, in the order the scenario lists them."""
+    first = records[records.frame == records.frame.min()]
+    queues = list(dict.fromkeys(first.queue))
+    return [(q, list(first[first.queue == q].workload)) for q in queues]
+
+
+def title(meta, what):
+    device = meta.get("device", {})
+    return (f"{meta.get('scenario', {}).get('name', '?')}: {what}\n"
+            f"{device.get('name', 'unknown device')} ({device.get('driver_name', '?')} "
+            f"{device.get('driver_info', '')})")
+
+
+def plot_timeline(records, meta, out_base, fmt):
+    ok = records[records.status == "ok"]
+    if ok.empty:
+        raise InputError(f"{meta.get('scenario', {}).get('name', '?')}: no frame with status ok to plot")
+    lanes = []  # (queue, workload)
+    for queue, workloads in workload_order(records):
+        lanes += [(queue, w) for w in workloads]
+    figure, axes = plt.subplots(figsize=(11, 0.55 * len(lanes) + 1.8))
+    y_of = {}
+    ends = {}
+    for index, (queue, workload) in enumerate(lanes):
+        y = len(lanes) - 1 - index
+        y_of[workload] = y
+        rows = ok[ok.workload == workload]
+        start, end = percentiles(rows.poll_start_us), percentiles(rows.poll_end_us)
+        if start is None or end is None:
+            continue
+        start_ms, end_ms = start / 1000.0, end / 1000.0
+        ends[workload] = end_ms[1]
+        queue_type = rows.queue_type.iloc[0]
+        axes.barh(y, end_ms[1] - start_ms[1], left=start_ms[1], height=0.6,
+                  color=QUEUE_COLOURS.get(queue_type, "#777777"), edgecolor="black", linewidth=0.5,
+                  hatch=KIND_HATCH.get(rows.kind.iloc[0]))
+        axes.errorbar([start_ms[1], end_ms[1]], [y, y],
+                      xerr=[[start_ms[1] - start_ms[0], end_ms[1] - end_ms[0]],
+                            [start_ms[2] - start_ms[1], end_ms[2] - end_ms[1]]],
+                      fmt="none", ecolor="black", elinewidth=1, capsize=3)
+    # Dependency arrows: producer p50 end -> consumer p50 start.
+    for workload in y_of:
+        rows = ok[ok.workload == workload]
+        if rows.empty:
+            continue
+        deps, barrier = str(rows.depends_on.iloc[0]), str(rows.barrier.iloc[0])
+        if not deps:
+            continue
+        starts = percentiles(rows.poll_start_us)
+        for producer, kind in zip(deps.split(";"), barrier.split(";")):
+            if producer not in ends or starts is None or kind == "none":
+                continue
+            axes.annotate("", xy=(starts[1] / 1000.0, y_of[workload] + 0.3),
+                          xytext=(ends[producer], y_of[producer] - 0.3),
+                          arrowprops=dict(arrowstyle="->", color="#333333", lw=0.8,
+                                          linestyle="--" if kind == "split" else "-"))
+    axes.set_yticks([y_of[w] for _, w in lanes])
+    axes.set_yticklabels([f"{w}  [{q}]" for q, w in lanes])
+    axes.set_xlabel("time from the frame's gate release (ms), poll clock; bars p50, whiskers p5-p95")
+    axes.set_xlim(left=0)
+    axes.grid(axis="x", alpha=0.3)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in QUEUE_COLOURS.values()]
+    handles.append(plt.Rectangle((0, 0), 1, 1, facecolor="white", edgecolor="black", hatch="//"))
+    axes.legend(handles, ["DIRECT queue", "COMPUTE queue", "graphics (draw)"], loc="lower right",
+                fontsize=8)
+    frames = ok.frame.nunique()
+    axes.set_title(title(meta, f"timeline over {frames} frames"), fontsize=10)
+    figure.tight_layout()
+    path = out_base / f"timeline.{fmt}"
+    figure.savefig(path)
+    plt.close(figure)
+    return [path]
+
+
+def plot_clock_agreement(records, meta, out_base, fmt):
+    ok = records[(records.status == "ok") & records.ts_start_us.notna() & records.ts_end_us.notna()]
+    if ok.empty:
+        return []  # one clock only: nothing to compare
+    workloads = [w for _, ws in workload_order(records) for w in ws]
+    figure, axes = plt.subplots(figsize=(9, 0.45 * len(workloads) + 1.8))
+    for offset, (label, ts, poll, colour) in enumerate([
+            ("start", "ts_start_us", "poll_start_us", "#4C72B0"),
+            ("end", "ts_end_us", "poll_end_us", "#C44E52")]):
+        for index, workload in enumerate(workloads):
+            rows = ok[ok.workload == workload]
+            diff = percentiles(rows[ts] - rows[poll])
+            if diff is None:
+                continue
+            y = len(workloads) - 1 - index + (0.15 if offset == 0 else -0.15)
+            axes.errorbar(diff[1], y, xerr=[[diff[1] - diff[0]], [diff[2] - diff[1]]], fmt="o",
+                          color=colour, capsize=3, label=label if index == 0 else None)
+    axes.axvline(0, color="black", lw=0.8)
+    axes.set_yticks(range(len(workloads)))
+    axes.set_yticklabels(list(reversed(workloads)))
+    axes.set_xlabel("timestamp clock minus poll clock (µs); p50, whiskers p5-p95")
+    axes.legend(fontsize=8)
+    axes.grid(axis="x", alpha=0.3)
+    axes.set_title(title(meta, "clock agreement"), fontsize=10)
+    figure.tight_layout()
+    path = out_base / f"clocks.{fmt}"
+    figure.savefig(path)
+    plt.close(figure)
+    return [path]
+
+
+# Each entry: (name, function(records, meta, out_base, fmt) -> list of written paths).
+PLOTS = [
+    ("timeline", plot_timeline),
+    ("clocks", plot_clock_agreement),
+]
+
+
+def scenario_directories(results):
+    if not results.is_dir():
+        raise InputError(f"{results}: not a directory")
+    found = sorted(p.parent for p in results.glob("*/records.csv"))
+    if (results / "records.csv").exists():
+        found.insert(0, results)  # a single scenario directory works too
+    if not found:
+        raise InputError(f"{results}: no scenario results (no */records.csv); "
+                         "pass the directory `gpuoverlap run --out` wrote")
+    return found
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="\n".join(__doc__.split("\n")[2:]))
+    parser.add_argument("results", type=pathlib.Path, help="directory written by gpuoverlap run")
+    parser.add_argument("--out", type=pathlib.Path, help="output directory (default RESULTS/plots)")
+    parser.add_argument("--format", choices=["png", "svg", "pdf"], default="png")
+    args = parser.parse_args(argv)
+    try:
+        scenarios = scenario_directories(args.results)
+        out = args.out or (args.results / "plots")
+        written = []
+        for directory in scenarios:
+            records, meta = read_records(directory), read_meta(directory)
+            name = meta.get("scenario", {}).get("name", directory.name)
+            target = out / name
+            target.mkdir(parents=True, exist_ok=True)
+            for _, draw in PLOTS:
+                written += draw(records, meta, target, args.format)
+    except InputError as error:
+        print(f"plot.py: {error}", file=sys.stderr)
+        return 1
+    for path in written:
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+import shutil
+
+from conftest import run_plot
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def test_every_scenario_gets_its_plots(results, tmp_path):
+    done = run_plot(results, "--out", tmp_path)
+    assert done.returncode == 0, done.stderr
+    for scenario in ("default", "three-dispatches-split"):
+        for kind in ("timeline", "clocks"):  # lavapipe has calibrated timestamps: two clocks
+            path = tmp_path / scenario / f"{kind}.png"
+            assert path.exists(), done.stdout
+            assert path.read_bytes()[:8] == PNG_MAGIC
+            assert path.stat().st_size > 5000
+    assert len(done.stdout.split()) == 4  # it lists what it wrote
+
+
+def test_default_output_is_inside_the_results(results):
+    done = run_plot(results)
+    assert done.returncode == 0, done.stderr
+    assert (results / "plots" / "default" / "timeline.png").stat().st_size > 0
+
+
+def test_svg_and_pdf(results, tmp_path):
+    for fmt, magic in (("svg", b"<?xml"), ("pdf", b"%PDF")):
+        done = run_plot(results, "--out", tmp_path / fmt, "--format", fmt)
+        assert done.returncode == 0, done.stderr
+        assert (tmp_path / fmt / "default" / f"timeline.{fmt}").read_bytes()[:len(magic)] == magic
+
+
+def test_any_subset_of_scenarios(results, tmp_path):
+    subset = tmp_path / "subset"
+    shutil.copytree(results / "three-dispatches-split", subset / "three-dispatches-split")
+    done = run_plot(subset)
+    assert done.returncode == 0, done.stderr
+    assert (subset / "plots" / "three-dispatches-split" / "timeline.png").exists()
+    assert not (subset / "plots" / "default").exists()
+    # A single scenario directory works too.
+    done = run_plot(subset / "three-dispatches-split", "--out", tmp_path / "single")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "single" / "three-dispatches-split" / "timeline.png").exists()
+
+
+def test_poll_only_results_skip_the_clock_plot(results, tmp_path):
+    copy = tmp_path / "poll-only" / "default"
+    shutil.copytree(results / "default", copy)
+    lines = (copy / "records.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    ts_columns = [header.index("ts_start_us"), header.index("ts_end_us")]
+    blanked = [lines[0]]
+    for line in lines[1:]:
+        fields = line.split(",")  # preset names contain no quoted commas
+        for c in ts_columns:
+            fields[c] = ""
+        blanked.append(",".join(fields))
+    (copy / "records.csv").write_text("\n".join(blanked) + "\n")
+    done = run_plot(copy.parent, "--out", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out" / "default" / "timeline.png").exists()
+    assert not (tmp_path / "out" / "default" / "clocks.png").exists()
+
+
+def test_missing_column_is_named(results, tmp_path):
+    broken = tmp_path / "broken" / "default"
+    shutil.copytree(results / "default", broken)
+    lines = (broken / "records.csv").read_text().splitlines()
+    index = lines[0].split(",").index("barrier")
+    (broken / "records.csv").write_text(
+        "\n".join(",".join(f for i, f in enumerate(line.split(",")) if i != index) for line in lines))
+    done = run_plot(broken.parent)
+    assert done.returncode == 1
+    assert "missing column(s) barrier" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_bad_directories_fail_with_a_message(tmp_path):
+    done = run_plot(tmp_path / "does-not-exist")
+    assert done.returncode == 1 and "not a directory" in done.stderr
+    done = run_plot(tmp_path)
+    assert done.returncode == 1 and "no scenario results" in done.stderr
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "records.csv").write_text("")
+    done = run_plot(tmp_path)
+    assert done.returncode == 1 and "cannot read" in done.stderr
+    assert "Traceback" not in done.stderr
