@@ -8,6 +8,9 @@
 #include <ctime>
 #include <iostream>
 
+#include "analysis/compare.h"
+#include "analysis/report.h"
+#include "core/atomic_file.h"
 #include "core/interrupt.h"
 #include "git_revision.h"
 #include "queues/vulkan/vulkan_executor.h"
@@ -113,6 +116,37 @@ int command_validate(const std::vector<std::string>& items) {
     }
   }
   return status;
+}
+
+int command_compare(const std::string& baseline_dir, const std::string& candidate_dir,
+                    const CompareOptions& options, const std::string& csv_path) {
+  auto baseline = load_results(baseline_dir);
+  if (!baseline) return fail("baseline: " + baseline.error().message);
+  auto candidate = load_results(candidate_dir);
+  if (!candidate) return fail("candidate: " + candidate.error().message);
+  const CompareResult result = compare_runs(*baseline, *candidate, options);
+  std::cout << compare_table(result, options);
+  if (!csv_path.empty())
+    if (Status s = write_file_atomically(csv_path, compare_csv(result)); !s)
+      return fail(s.error().message);
+  if (result.rows.empty() && result.unmatched.empty())
+    return fail("nothing to compare (no ok frames in the baseline)");
+  if (!result.unmatched.empty())
+    return fail("the candidate lacks what the baseline measured (see above)");
+  if (result.changed) return fail("changes beyond the threshold (see CHANGED above)");
+  return 0;
+}
+
+int command_report(const std::string& results_dir, const std::string& out_path) {
+  auto run = load_results(results_dir);
+  if (!run) return fail(run.error().message);
+  const std::filesystem::path target = out_path.empty()
+                                           ? std::filesystem::path(results_dir) / "report.md"
+                                           : std::filesystem::path(out_path);
+  if (Status s = write_file_atomically(target, markdown_report(*run)); !s)
+    return fail(s.error().message);
+  std::cout << target.string() << "\n";
+  return 0;
 }
 
 struct RunArguments {
@@ -233,6 +267,36 @@ int main(int argc, char** argv) {
   run->add_flag("--validation", run_args.validation,
                 "Enable VK_LAYER_KHRONOS_validation; any validation error fails the run");
 
+  std::string baseline_dir, candidate_dir, compare_csv_path, compare_clock = "poll";
+  CompareOptions compare_options;
+  auto* compare = app.add_subcommand(
+      "compare",
+      "Compare two results directories; exit 1 when a change beyond the threshold is real "
+      "(outside the 95% bootstrap interval of both runs' noise): a CI gate");
+  compare->add_option("baseline", baseline_dir, "Results directory of the baseline run")
+      ->required();
+  compare->add_option("candidate", candidate_dir, "Results directory of the candidate run")
+      ->required();
+  compare
+      ->add_option("--threshold-pct", compare_options.threshold_pct,
+                   "Smallest relative change of a p50 or p95 that fails (default 10)")
+      ->check(CLI::Range(0.0, 1000.0));
+  compare
+      ->add_option("--min-change-us", compare_options.min_change_us,
+                   "Smallest absolute change that fails, in µs (default 1)")
+      ->check(CLI::Range(0.0, 1e9));
+  compare->add_option("--clock", compare_clock, "Clock to compare: poll (default) or ts")
+      ->check(CLI::IsMember({"poll", "ts"}));
+  compare->add_option("--csv", compare_csv_path, "Also write the comparison as CSV to this file");
+
+  std::string report_dir, report_out;
+  auto* report = app.add_subcommand("report",
+                                    "Write RESULTS_DIR/report.md: device, queues, tables, "
+                                    "gaps, plots and traces of a run on one page");
+  report->add_option("results", report_dir, "Results directory written by gpuoverlap run")
+      ->required();
+  report->add_option("--out", report_out, "Write the report here instead");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -242,5 +306,10 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("list")) return command_list();
   if (validate->parsed()) return command_validate(validate_items);
   if (run->parsed()) return command_run(run_args, command_line);
+  if (compare->parsed()) {
+    compare_options.clock = compare_clock == "ts" ? Clock::ts : Clock::poll;
+    return command_compare(baseline_dir, candidate_dir, compare_options, compare_csv_path);
+  }
+  if (report->parsed()) return command_report(report_dir, report_out);
   return 2;
 }

@@ -9,5 +9,13 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh" "$root/build" -DGPUOVERLAP_TESTS=OFF
 out="$root/results/$(date +%Y%m%d-%H%M%S)"
-"$root/build/gpuoverlap" run --all --priority-fallback --out "$out" "$@"
-echo "suite done: per-scenario records.csv, summary.csv and meta.json are in $out"
+status=0
+"$root/build/gpuoverlap" run --all --priority-fallback --out "$out" "$@" || status=$?
+# Plot whatever was measured, also after a failure (its scenarios' files are written).
+if [ -f "$out/run.json" ]; then
+  /usr/bin/python3 "$root/plots/plot.py" "$out" >/dev/null
+  "$root/build/gpuoverlap" report "$out" >/dev/null
+fi
+echo "results: $out (records.csv, summary.csv, meta.json, trace.json per scenario;"
+echo "         plots in $out/plots, the whole run in $out/report.md)"
+exit "$status"

@@ -10,7 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "../csv_table.h"
+#include "analysis/csv_table.h"
 #include "timeline/export.h"
 
 namespace gpuoverlap {
@@ -92,7 +92,7 @@ TEST_F(FivePresets, RunSucceedsAndWritesEveryFile) {
 TEST_F(FivePresets, EveryRowIsOkWithStartBeforeEndOnEveryClock) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
   for (const char* p : kPresets) {
-    const auto table = test::read_csv((*out_ / p / "records.csv").string(), kRecordColumns);
+    const auto table = read_csv((*out_ / p / "records.csv").string(), kRecordColumns);
     const auto meta = read_json(*out_ / p / "meta.json");
     const std::size_t workloads = meta["scenario"]["workloads"].size();
     ASSERT_EQ(table.rows.size(), kFrames * workloads) << p;
@@ -118,7 +118,7 @@ TEST_F(FivePresets, DependentWorkNeverStartsBeforeItsProducerEnds) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
   std::size_t dependencies_checked = 0;
   for (const char* p : kPresets) {
-    const auto table = test::read_csv((*out_ / p / "records.csv").string(), kRecordColumns);
+    const auto table = read_csv((*out_ / p / "records.csv").string(), kRecordColumns);
     std::map<std::pair<std::string, std::string>, std::size_t> row_of;  // (frame, workload)
     for (std::size_t r = 0; r < table.rows.size(); ++r)
       row_of[{table.at(r, "frame"), table.at(r, "workload")}] = r;
@@ -175,7 +175,7 @@ TEST_F(FivePresets, MetaRecordsDeviceQueuesPrioritiesAndClocks) {
 
 TEST_F(FivePresets, SummaryHasAPollRowPerWorkload) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
-  const auto table = test::read_csv((*out_ / "default" / "summary.csv").string(), kSummaryColumns);
+  const auto table = read_csv((*out_ / "default" / "summary.csv").string(), kSummaryColumns);
   std::size_t poll_rows = 0;
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
     if (table.at(r, "clock") != "poll") continue;
@@ -273,7 +273,7 @@ TEST(Cli, NoTimestampsLeavesOnlyThePollClock) {
       out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto table =
-      test::read_csv((out / "three-dispatches-split" / "records.csv").string(), kRecordColumns);
+      read_csv((out / "three-dispatches-split" / "records.csv").string(), kRecordColumns);
   ASSERT_EQ(table.rows.size(), 9u);
   for (std::size_t row = 0; row < table.rows.size(); ++row) {
     EXPECT_EQ(table.at(row, "status"), "ok");
@@ -282,7 +282,7 @@ TEST(Cli, NoTimestampsLeavesOnlyThePollClock) {
     EXPECT_FALSE(table.number(row, "ts_end_us").has_value());
   }
   const auto summary =
-      test::read_csv((out / "three-dispatches-split" / "summary.csv").string(), kSummaryColumns);
+      read_csv((out / "three-dispatches-split" / "summary.csv").string(), kSummaryColumns);
   for (std::size_t row = 0; row < summary.rows.size(); ++row)
     EXPECT_EQ(summary.at(row, "clock"), "poll");
   const auto meta = read_json(out / "three-dispatches-split" / "meta.json");
@@ -352,7 +352,7 @@ TEST(Cli, InterruptStopsAfterTheFrameAndKeepsWhatWasMeasured) {
   EXPECT_NE(output.find("interrupted"), std::string::npos) << output;
   ASSERT_TRUE(fs::exists(out / "three-dispatches" / "records.csv")) << output;
   const auto table =
-      test::read_csv((out / "three-dispatches" / "records.csv").string(), kRecordColumns);
+      read_csv((out / "three-dispatches" / "records.csv").string(), kRecordColumns);
   EXPECT_LT(table.rows.size(), 3u * 1000000u);
   for (std::size_t row = 0; row < table.rows.size(); ++row)
     EXPECT_EQ(table.at(row, "status"), "ok");

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
-#include "csv_table.h"
+#include "analysis/csv_table.h"
 #include "scenarios/scenario.h"
 #include "timeline/export.h"
 
@@ -96,7 +96,7 @@ using CsvExport = TempDir;
 TEST_F(CsvExport, RecordsRoundTripThroughFastCppCsvParser) {
   const Scenario s = two_workloads();
   ASSERT_TRUE(write_scenario_results(dir_, s, sample_timeline(), {{"k", 1}}).ok());
-  const auto table = test::read_csv((dir_ / "records.csv").string(), kRecordColumns);
+  const auto table = read_csv((dir_ / "records.csv").string(), kRecordColumns);
   ASSERT_EQ(table.rows.size(), 12u);
   EXPECT_EQ(table.at(0, "workload"), "A, the first");  // quoted comma survives
   EXPECT_EQ(table.at(0, "queue_type"), "direct");
@@ -130,7 +130,7 @@ TEST_F(CsvExport, SummaryHasPercentilesPerClockAndSkipsBadRows) {
   EXPECT_EQ(rows[3].frames, 3u);  // the timeout row is excluded
 
   ASSERT_TRUE(write_scenario_results(dir_, s, sample_timeline(), {}).ok());
-  const auto table = test::read_csv((dir_ / "summary.csv").string(), kSummaryColumns);
+  const auto table = read_csv((dir_ / "summary.csv").string(), kSummaryColumns);
   ASSERT_EQ(table.rows.size(), 4u);
   EXPECT_EQ(table.at(0, "workload"), "A, the first");
   EXPECT_DOUBLE_EQ(*table.number(0, "duration_p50_us"), 10.0);

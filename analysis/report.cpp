@@ -1,0 +1,110 @@
+#include "analysis/report.h"
+
+#include <fmt/format.h>
+
+#include "timeline/statistics.h"
+
+namespace gpuoverlap {
+
+namespace {
+
+std::string spread(const std::vector<double>& values) {
+  return fmt::format("{:.1f} ({:.1f}–{:.1f})", *percentile(values, 50), *percentile(values, 5),
+                     *percentile(values, 95));
+}
+
+std::string text(const nlohmann::json& j, const char* key) {
+  return j.contains(key) && !j[key].is_null()
+             ? (j[key].is_string() ? j[key].get<std::string>() : j[key].dump())
+             : std::string("?");
+}
+
+void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenario& s) {
+  const nlohmann::json& meta = s.meta;
+  const nlohmann::json scenario = meta.value("scenario", nlohmann::json::object());
+  out += fmt::format("## {}\n\n{}\n\n", s.name, text(scenario, "description"));
+  if (meta.contains("failure") && !meta["failure"].is_null())
+    out += fmt::format("**Stopped early:** {}\n\n", text(meta["failure"], "message"));
+  const auto relative = std::filesystem::relative(s.directory, run.directory).generic_string();
+  const std::string prefix = relative == "." ? "" : relative + "/";
+  out +=
+      "| queue | type | family | device queue | priority requested → granted "
+      "|\n|---|---|---|---|---|\n";
+  for (const auto& q : meta.value("queues", nlohmann::json::array()))
+    out += fmt::format("| {} | {} | {} ({}) | {}{} | {} → {} |\n", text(q, "name"), text(q, "type"),
+                       text(q, "family"), text(q, "family_flags"), text(q, "queue_index"),
+                       q.contains("shares_queue_of") && !q["shares_queue_of"].is_null()
+                           ? ", shared with " + text(q, "shares_queue_of")
+                           : "",
+                       text(q, "priority_requested"), text(q, "priority_granted"));
+  for (const auto& note : meta.value("priority_notes", nlohmann::json::array()))
+    out += "\nNote: " + note.get<std::string>() + "\n";
+  const auto settings = meta.value("settings", nlohmann::json::object());
+  out += fmt::format("\n{} frames after {} warm-up; timestamp queries {}.\n\n",
+                     text(settings, "frames"), text(settings, "warmup_frames"),
+                     settings.value("timestamp_queries", true) ? "on" : "off (--no-timestamps)");
+  const std::filesystem::path plots = run.directory / "plots" / s.name;
+  for (const char* plot : {"timeline", "clocks"})
+    if (std::filesystem::exists(plots / (std::string(plot) + ".png")))
+      out += fmt::format("![{} {}](plots/{}/{}.png)\n\n", s.name, plot, s.name, plot);
+
+  for (Clock clock : {Clock::poll, Clock::ts}) {
+    const auto series = metric_series(s, clock);
+    if (series.empty()) continue;
+    out += fmt::format("**{} clock**, µs from the frame's gate release, p50 (p5–p95):\n\n",
+                       clock == Clock::poll ? "Poll" : "Timestamp");
+    out += "| workload | frames | start | end | duration |\n|---|---|---|---|---|\n";
+    std::string gaps;
+    for (std::size_t i = 0; i < series.size(); ++i) {
+      if (series[i].metric == "start" && i + 2 < series.size())
+        out += fmt::format("| {} | {} | {} | {} | {} |\n", series[i].workload,
+                           series[i].values_us.size(), spread(series[i].values_us),
+                           spread(series[i + 1].values_us), spread(series[i + 2].values_us));
+      if (series[i].metric == "gap")
+        gaps += fmt::format("| {} → {} | {} | {} |\n", series[i].producer, series[i].workload,
+                            series[i].barrier, spread(series[i].values_us));
+    }
+    if (!gaps.empty())
+      out +=
+          "\nDependency gaps (consumer start − producer end):\n\n| dependency | barrier | gap "
+          "|\n|---|---|---|\n" +
+          gaps;
+    out += "\n";
+  }
+  if (std::filesystem::exists(s.directory / "trace.json"))
+    out += fmt::format(
+        "Trace: [{}trace.json]({}trace.json) (open in https://ui.perfetto.dev or "
+        "chrome://tracing). ",
+        prefix, prefix);
+  out += fmt::format(
+      "Data: [{0}records.csv]({0}records.csv), [{0}summary.csv]({0}summary.csv), "
+      "[{0}meta.json]({0}meta.json).\n\n",
+      prefix);
+}
+
+}  // namespace
+
+std::string markdown_report(const LoadedRun& run) {
+  std::string out = fmt::format("# gpuoverlap report: {}\n\n", run.directory.filename().string());
+  if (!run.scenarios.empty()) {
+    const nlohmann::json& meta = run.scenarios.front().meta;
+    const auto device = meta.value("device", nlohmann::json::object());
+    const auto tool = meta.value("tool", nlohmann::json::object());
+    const auto host = meta.value("host", nlohmann::json::object());
+    out += "| | |\n|---|---|\n";
+    out += fmt::format("| device | {} ({}, vendor {} device {}) |\n", text(device, "name"),
+                       text(device, "type"), text(device, "vendor_id"), text(device, "device_id"));
+    out += fmt::format("| driver | {} {} |\n| Vulkan | {} |\n", text(device, "driver_name"),
+                       text(device, "driver_info"), text(device, "api_version"));
+    out += fmt::format("| host | {} ({}) |\n", text(host, "hostname"), text(host, "kernel"));
+    out += fmt::format("| gpuoverlap | {} |\n| command | `{}` |\n| started | {} |\n\n",
+                       text(tool, "git_revision"), text(meta, "command_line"),
+                       text(meta, "started_at"));
+  }
+  if (run.run.contains("failure") && !run.run["failure"].is_null())
+    out += fmt::format("**The run failed:** {}\n\n", text(run.run["failure"], "message"));
+  for (const LoadedScenario& s : run.scenarios) scenario_section(out, run, s);
+  return out;
+}
+
+}  // namespace gpuoverlap

@@ -1,0 +1,150 @@
+#include "analysis/results.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "analysis/csv_table.h"
+#include "timeline/export.h"
+
+namespace gpuoverlap {
+
+namespace {
+
+Result<nlohmann::json> read_json(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) return make_error(path.string() + ": cannot open");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    return make_error(path.string() + ": not valid JSON: " + e.what());
+  }
+}
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, ';');) parts.push_back(part);
+  return parts;
+}
+
+}  // namespace
+
+std::string_view to_string(Clock clock) { return clock == Clock::poll ? "poll" : "ts"; }
+
+Result<LoadedScenario> load_scenario_results(const std::filesystem::path& directory) {
+  LoadedScenario s;
+  s.directory = directory;
+  auto meta = read_json(directory / "meta.json");
+  if (!meta) return meta.error();
+  s.meta = *meta;
+  const std::filesystem::path records = directory / "records.csv";
+  try {
+    const auto table = read_csv(records.string(), kRecordColumns, /*allow_missing=*/true);
+    for (std::size_t i = 0; i < kRecordColumns.size(); ++i) {
+      const bool appended_later = kRecordColumns[i] == "frame_t0_us";
+      if (!table.present[i] && !appended_later)
+        return make_error(records.string() + ": missing column " + std::string(kRecordColumns[i]));
+    }
+    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+      LoadedRecord record;
+      record.frame = static_cast<std::uint32_t>(std::stoul(table.at(r, "frame")));
+      record.workload = table.at(r, "workload");
+      record.queue = table.at(r, "queue");
+      record.queue_type = table.at(r, "queue_type");
+      record.kind = table.at(r, "kind");
+      record.depends_on = table.at(r, "depends_on");
+      record.barrier = table.at(r, "barrier");
+      record.status = table.at(r, "status");
+      record.poll_start_us = table.number(r, "poll_start_us");
+      record.poll_end_us = table.number(r, "poll_end_us");
+      record.ts_start_us = table.number(r, "ts_start_us");
+      record.ts_end_us = table.number(r, "ts_end_us");
+      if (std::find(s.workloads.begin(), s.workloads.end(), record.workload) == s.workloads.end())
+        s.workloads.push_back(record.workload);
+      if (s.name.empty()) s.name = table.at(r, "scenario");
+      s.records.push_back(std::move(record));
+    }
+  } catch (const std::exception& e) {  // io::error::* and std::stod/stoul
+    return make_error(records.string() + ": " + e.what());
+  }
+  if (s.name.empty())
+    s.name = s.meta.value("scenario", nlohmann::json::object())
+                 .value("name", directory.filename().string());
+  return s;
+}
+
+Result<LoadedRun> load_results(const std::filesystem::path& directory) {
+  LoadedRun run;
+  run.directory = directory;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(directory, ec))
+    return make_error(directory.string() + ": not a directory");
+  if (std::filesystem::exists(directory / "records.csv")) {
+    auto s = load_scenario_results(directory);
+    if (!s) return s.error();
+    run.scenarios.push_back(std::move(*s));
+    return run;
+  }
+  auto run_json = read_json(directory / "run.json");
+  if (!run_json)
+    return make_error(
+        directory.string() +
+        ": no run.json and no records.csv (not a directory written by gpuoverlap run)");
+  run.run = *run_json;
+  for (const auto& entry : run.run.value("scenarios", nlohmann::json::array())) {
+    const std::string sub = entry.value("directory", "");
+    if (sub.empty()) continue;  // failed before writing anything
+    auto s = load_scenario_results(directory / sub);
+    if (!s) return s.error();
+    run.scenarios.push_back(std::move(*s));
+  }
+  return run;
+}
+
+std::vector<MetricSeries> metric_series(const LoadedScenario& s, Clock clock) {
+  auto start_of = [clock](const LoadedRecord& r) {
+    return clock == Clock::poll ? r.poll_start_us : r.ts_start_us;
+  };
+  auto end_of = [clock](const LoadedRecord& r) {
+    return clock == Clock::poll ? r.poll_end_us : r.ts_end_us;
+  };
+  std::map<std::pair<std::uint32_t, std::string>, const LoadedRecord*> by_frame;
+  for (const LoadedRecord& r : s.records)
+    if (r.status == "ok") by_frame[{r.frame, r.workload}] = &r;
+
+  std::vector<MetricSeries> out;
+  for (const std::string& workload : s.workloads) {
+    MetricSeries start{workload, "start", "", "", {}}, end{workload, "end", "", "", {}},
+        duration{workload, "duration", "", "", {}};
+    std::map<std::string, MetricSeries> gaps;  // by producer
+    for (const auto& [key, r] : by_frame) {
+      if (key.second != workload) continue;
+      const auto a = start_of(*r), b = end_of(*r);
+      if (!a || !b) continue;
+      start.values_us.push_back(*a);
+      end.values_us.push_back(*b);
+      duration.values_us.push_back(*b - *a);
+      const auto producers = split(r->depends_on);
+      const auto barriers = split(r->barrier);
+      for (std::size_t i = 0; i < producers.size(); ++i) {
+        const auto p = by_frame.find({key.first, producers[i]});
+        if (p == by_frame.end() || !end_of(*p->second)) continue;
+        auto& gap =
+            gaps.try_emplace(
+                    producers[i],
+                    MetricSeries{
+                        workload, "gap", producers[i], i < barriers.size() ? barriers[i] : "", {}})
+                .first->second;
+        gap.values_us.push_back(*a - *end_of(*p->second));
+      }
+    }
+    for (MetricSeries* m : {&start, &end, &duration})
+      if (!m->values_us.empty()) out.push_back(std::move(*m));
+    for (auto& [producer, gap] : gaps) out.push_back(std::move(gap));
+  }
+  return out;
+}
+
+}  // namespace gpuoverlap

@@ -1,0 +1,55 @@
+// Results as written by `gpuoverlap run`, read back from disk (records.csv through
+// fast-cpp-csv-parser, meta.json, run.json), and the per-frame metrics derived from them:
+// start, end, duration of each workload and the gap of each dependency (consumer start minus
+// producer end), per clock. Shared by `compare` and `report`, so both count the same way.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace gpuoverlap {
+
+struct LoadedRecord {
+  std::uint32_t frame = 0;
+  std::string workload, queue, queue_type, kind, depends_on, barrier, status;
+  std::optional<double> poll_start_us, poll_end_us, ts_start_us, ts_end_us;
+};
+
+struct LoadedScenario {
+  std::string name;
+  std::filesystem::path directory;
+  nlohmann::json meta;
+  std::vector<LoadedRecord> records;
+  std::vector<std::string> workloads;  // in the scenario's order
+};
+
+struct LoadedRun {
+  std::filesystem::path directory;
+  nlohmann::json run = nlohmann::json::object();  // run.json; empty for a lone scenario directory
+  std::vector<LoadedScenario> scenarios;
+};
+
+// A directory written by `gpuoverlap run --out` (with run.json), or one scenario directory.
+Result<LoadedRun> load_results(const std::filesystem::path& directory);
+Result<LoadedScenario> load_scenario_results(const std::filesystem::path& directory);
+
+enum class Clock { poll, ts };
+std::string_view to_string(Clock clock);
+
+// Per-frame values of one metric, over the frames with status ok that have the clock.
+struct MetricSeries {
+  std::string workload;  // for a gap: the consumer
+  std::string metric;    // "start", "end", "duration" or "gap"
+  std::string producer;  // for a gap: the producer
+  std::string barrier;   // for a gap: its barrier kind
+  std::vector<double> values_us;
+};
+
+std::vector<MetricSeries> metric_series(const LoadedScenario& scenario, Clock clock);
+
+}  // namespace gpuoverlap

@@ -1,0 +1,160 @@
+#include <gtest/gtest.h>
+
+#include "analysis/bootstrap.h"
+#include "analysis/compare.h"
+#include "analysis/report.h"
+
+namespace gpuoverlap {
+namespace {
+
+// A scenario of two workloads, B depending on A, with per-frame durations given.
+LoadedScenario synthetic(const std::string& name, double a_duration, double b_duration, int frames,
+                         double jitter = 0.5) {
+  LoadedScenario s;
+  s.name = name;
+  s.workloads = {"A", "B"};
+  s.meta = {{"scenario", {{"name", name}, {"description", "synthetic"}}},
+            {"device", {{"name", "Test GPU"}, {"driver_name", "test"}}},
+            {"queues", nlohmann::json::array({{{"name", "direct"},
+                                               {"type", "direct"},
+                                               {"family", 0},
+                                               {"priority_requested", "normal"},
+                                               {"priority_granted", "normal"}}})}};
+  for (int f = 0; f < frames; ++f) {
+    const double wobble = jitter * ((f * 7919) % 11 - 5) / 5.0;  // deterministic noise
+    LoadedRecord a{static_cast<std::uint32_t>(f),
+                   "A",
+                   "direct",
+                   "direct",
+                   "compute",
+                   "",
+                   "none",
+                   "ok",
+                   10.0 + wobble,
+                   10.0 + a_duration + wobble,
+                   {},
+                   {}};
+    LoadedRecord b{static_cast<std::uint32_t>(f),
+                   "B",
+                   "direct",
+                   "direct",
+                   "compute",
+                   "A",
+                   "legacy",
+                   "ok",
+                   a.poll_end_us.value() + 3.0,
+                   a.poll_end_us.value() + 3.0 + b_duration + wobble,
+                   {},
+                   {}};
+    s.records.push_back(a);
+    s.records.push_back(b);
+  }
+  return s;
+}
+
+LoadedRun run_of(LoadedScenario s) {
+  LoadedRun r;
+  r.directory = "/tmp/synthetic";
+  r.scenarios.push_back(std::move(s));
+  return r;
+}
+
+TEST(Metrics, StartEndDurationAndGapPerWorkload) {
+  const auto series = metric_series(synthetic("s", 50, 20, 5, 0.0), Clock::poll);
+  ASSERT_EQ(series.size(), 7u);  // A: 3, B: 3 + gap
+  EXPECT_EQ(series[2].metric, "duration");
+  EXPECT_DOUBLE_EQ(series[2].values_us[0], 50.0);
+  const auto& gap = series[6];
+  EXPECT_EQ(gap.metric, "gap");
+  EXPECT_EQ(gap.producer, "A");
+  EXPECT_EQ(gap.barrier, "legacy");
+  EXPECT_DOUBLE_EQ(gap.values_us[0], 3.0);
+  EXPECT_TRUE(metric_series(synthetic("s", 50, 20, 5), Clock::ts).empty());  // no ts values
+}
+
+TEST(Bootstrap, IntervalContainsTheTrueShiftAndExcludesZero) {
+  std::vector<double> base, shifted;
+  for (int i = 0; i < 60; ++i) {
+    base.push_back(100.0 + (i % 7));
+    shifted.push_back(120.0 + (i % 7));
+  }
+  const Interval i = bootstrap_percentile_difference(base, shifted, 50);
+  EXPECT_LE(i.low, 20.0);
+  EXPECT_GE(i.high, 20.0);
+  EXPECT_GT(i.low, 0.0);
+  const Interval same = bootstrap_percentile_difference(base, base, 50);
+  EXPECT_LE(same.low, 0.0);
+  EXPECT_GE(same.high, 0.0);
+  // Deterministic: the same inputs give the same interval.
+  const Interval again = bootstrap_percentile_difference(base, shifted, 50);
+  EXPECT_EQ(i.low, again.low);
+  EXPECT_EQ(i.high, again.high);
+}
+
+TEST(Compare, IdenticalRunsPass) {
+  const auto r =
+      compare_runs(run_of(synthetic("s", 50, 20, 30)), run_of(synthetic("s", 50, 20, 30)), {});
+  EXPECT_FALSE(r.changed);
+  EXPECT_TRUE(r.unmatched.empty());
+  EXPECT_EQ(r.rows.size(), 7u);
+  for (const auto& row : r.rows) EXPECT_EQ(row.verdict, "ok") << row.workload << " " << row.metric;
+}
+
+TEST(Compare, ARealSlowdownIsCaughtAndNamed) {
+  const auto r =
+      compare_runs(run_of(synthetic("s", 50, 20, 30)), run_of(synthetic("s", 50, 40, 30)), {});
+  EXPECT_TRUE(r.changed);
+  bool b_duration_slower = false;
+  for (const auto& row : r.rows) {
+    if (row.workload == "A") {
+      EXPECT_EQ(row.verdict, "ok") << row.metric;
+    }
+    if (row.workload == "B" && row.metric == "duration")
+      b_duration_slower = row.verdict == "slower";
+  }
+  EXPECT_TRUE(b_duration_slower);
+  const std::string table = compare_table(r, {});
+  EXPECT_NE(table.find("CHANGED: slower"), std::string::npos);
+}
+
+TEST(Compare, ChangesWithinTheThresholdOrTheNoisePass) {
+  // 4% slower B: below the 10% threshold.
+  EXPECT_FALSE(
+      compare_runs(run_of(synthetic("s", 50, 20, 30)), run_of(synthetic("s", 50, 20.8, 30)), {})
+          .changed);
+  // 30% slower but with noise as large as the change: not provable.
+  EXPECT_FALSE(compare_runs(run_of(synthetic("s", 50, 20, 8, 8.0)),
+                            run_of(synthetic("s", 50, 26, 8, 8.0)), {})
+                   .changed);
+  // A faster run is also a change (a CI gate should notice a measurement that changed).
+  EXPECT_TRUE(
+      compare_runs(run_of(synthetic("s", 50, 20, 30)), run_of(synthetic("s", 25, 20, 30)), {})
+          .changed);
+}
+
+TEST(Compare, MissingScenariosAndWorkloadsAreReported) {
+  LoadedScenario partial = synthetic("s", 50, 20, 10);
+  partial.workloads = {"A"};
+  std::erase_if(partial.records, [](const LoadedRecord& r) { return r.workload == "B"; });
+  const auto r = compare_runs(run_of(synthetic("s", 50, 20, 10)), run_of(partial), {});
+  EXPECT_EQ(r.unmatched.size(), 4u);  // B's start, end, duration, gap
+  const auto other =
+      compare_runs(run_of(synthetic("s", 50, 20, 10)), run_of(synthetic("t", 50, 20, 10)), {});
+  ASSERT_EQ(other.unmatched.size(), 1u);
+  EXPECT_NE(other.unmatched[0].find("scenario 's'"), std::string::npos);
+}
+
+TEST(Report, HasDeviceQueuesTablesAndGaps) {
+  const std::string md = markdown_report(run_of(synthetic("s", 50, 20, 10, 0.0)));
+  EXPECT_NE(md.find("# gpuoverlap report"), std::string::npos);
+  EXPECT_NE(md.find("| device | Test GPU"), std::string::npos);
+  EXPECT_NE(md.find("## s"), std::string::npos);
+  EXPECT_NE(md.find("| direct | direct | 0"), std::string::npos);
+  EXPECT_NE(md.find("| A | 10 | 10.0 (10.0–10.0) | 60.0 (60.0–60.0) | 50.0 (50.0–50.0) |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| A → B | legacy | 3.0 (3.0–3.0) |"), std::string::npos) << md;
+}
+
+}  // namespace
+}  // namespace gpuoverlap
