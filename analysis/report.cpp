@@ -13,10 +13,17 @@ std::string spread(const std::vector<double>& values) {
                      *percentile(values, 95));
 }
 
+// A JSON field as Markdown table-cell text ('|' escaped, so "GRAPHICS|COMPUTE" stays one cell).
 std::string text(const nlohmann::json& j, const char* key) {
-  return j.contains(key) && !j[key].is_null()
-             ? (j[key].is_string() ? j[key].get<std::string>() : j[key].dump())
-             : std::string("?");
+  const std::string raw = j.contains(key) && !j[key].is_null()
+                              ? (j[key].is_string() ? j[key].get<std::string>() : j[key].dump())
+                              : std::string("?");
+  std::string escaped;
+  for (char c : raw) {
+    if (c == '|') escaped += '\\';
+    escaped += c;
+  }
+  return escaped;
 }
 
 void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenario& s) {

@@ -18,6 +18,8 @@ LoadedScenario synthetic(const std::string& name, double a_duration, double b_du
             {"queues", nlohmann::json::array({{{"name", "direct"},
                                                {"type", "direct"},
                                                {"family", 0},
+                                               {"family_flags", "GRAPHICS|COMPUTE"},
+                                               {"queue_index", 0},
                                                {"priority_requested", "normal"},
                                                {"priority_granted", "normal"}}})}};
   for (int f = 0; f < frames; ++f) {
@@ -149,7 +151,9 @@ TEST(Report, HasDeviceQueuesTablesAndGaps) {
   EXPECT_NE(md.find("# gpuoverlap report"), std::string::npos);
   EXPECT_NE(md.find("| device | Test GPU"), std::string::npos);
   EXPECT_NE(md.find("## s"), std::string::npos);
-  EXPECT_NE(md.find("| direct | direct | 0"), std::string::npos);
+  EXPECT_NE(md.find("| direct | direct | 0 (GRAPHICS\\|COMPUTE) | 0 | normal → normal |"),
+            std::string::npos)
+      << md;
   EXPECT_NE(md.find("| A | 10 | 10.0 (10.0–10.0) | 60.0 (60.0–60.0) | 50.0 (50.0–50.0) |"),
             std::string::npos)
       << md;
