@@ -16,6 +16,5 @@ if [ -f "$out/run.json" ]; then
   /usr/bin/python3 "$root/plots/plot.py" "$out" >/dev/null
   "$root/build/gpuoverlap" report "$out" >/dev/null
 fi
-echo "results: $out (records.csv, summary.csv, meta.json, trace.json per scenario;"
-echo "         plots in $out/plots, the whole run in $out/report.md)"
+echo "plots: $out/plots   report: $out/report.md   (data and trace.json per scenario: $out/<scenario>/)"
 exit "$status"
