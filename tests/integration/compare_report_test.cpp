@@ -12,26 +12,12 @@
 #include <future>
 #include <string>
 
+#include "run_binary.h"
+
 namespace gpuoverlap {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;
-};
-
-CommandResult run_gpuoverlap(const std::string& arguments) {
-  CommandResult result;
-  FILE* pipe = popen((std::string(GPUOVERLAP_BINARY) + " " + arguments + " 2>&1").c_str(), "r");
-  if (!pipe) return result;
-  char buffer[4096];
-  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) result.output.append(buffer, n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
 
 class CompareAndReport : public ::testing::Test {
  protected:

@@ -11,29 +11,13 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/csv_table.h"
+#include "run_binary.h"
 #include "timeline/export.h"
 
 namespace gpuoverlap {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-CommandResult run_gpuoverlap(const std::string& arguments) {
-  const std::string command = std::string(GPUOVERLAP_BINARY) + " " + arguments + " 2>&1";
-  CommandResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return result;
-  char buffer[4096];
-  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) result.output.append(buffer, n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
 
 fs::path temp_path(const std::string& name) {
   return fs::temp_directory_path() / ("gpuoverlap-it-" + std::to_string(::getpid()) + "-" + name);
@@ -351,8 +335,7 @@ TEST(Cli, InterruptStopsAfterTheFrameAndKeepsWhatWasMeasured) {
   EXPECT_EQ(WEXITSTATUS(status), 130) << output;
   EXPECT_NE(output.find("interrupted"), std::string::npos) << output;
   ASSERT_TRUE(fs::exists(out / "three-dispatches" / "records.csv")) << output;
-  const auto table =
-      read_csv((out / "three-dispatches" / "records.csv").string(), kRecordColumns);
+  const auto table = read_csv((out / "three-dispatches" / "records.csv").string(), kRecordColumns);
   EXPECT_LT(table.rows.size(), 3u * 1000000u);
   for (std::size_t row = 0; row < table.rows.size(); ++row)
     EXPECT_EQ(table.at(row, "status"), "ok");
