@@ -61,3 +61,23 @@ TEST(QueueMapping, ADeviceWithoutGraphicsAndComputeIsRejected) {
 
 }  // namespace
 }  // namespace gpuoverlap
+
+namespace gpuoverlap {
+namespace {
+
+TEST(QueueModel, NamesRoundTripAndMapToD3D12) {
+  for (QueueType t : {QueueType::direct, QueueType::compute})
+    EXPECT_EQ(parse_queue_type(to_string(t)), t);
+  for (QueuePriority p : {QueuePriority::normal, QueuePriority::high, QueuePriority::realtime})
+    EXPECT_EQ(parse_queue_priority(to_string(p)), p);
+  EXPECT_FALSE(parse_queue_type("copy").has_value());
+  EXPECT_FALSE(parse_queue_priority("HIGH").has_value());  // names are lower case
+  EXPECT_EQ(to_d3d12(QueueType::direct), D3D12_COMMAND_LIST_TYPE_DIRECT);
+  EXPECT_EQ(to_d3d12(QueueType::compute), D3D12_COMMAND_LIST_TYPE_COMPUTE);
+  EXPECT_EQ(to_d3d12(QueuePriority::normal), D3D12_COMMAND_QUEUE_PRIORITY_NORMAL);
+  EXPECT_EQ(to_d3d12(QueuePriority::high), D3D12_COMMAND_QUEUE_PRIORITY_HIGH);
+  EXPECT_EQ(to_d3d12(QueuePriority::realtime), D3D12_COMMAND_QUEUE_PRIORITY_GLOBAL_REALTIME);
+}
+
+}  // namespace
+}  // namespace gpuoverlap
