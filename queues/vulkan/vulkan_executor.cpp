@@ -203,6 +203,7 @@ Status ScenarioDevice::create_device() {
   bool wants_priority = false;
   for (const auto& f : families)
     wants_priority = wants_priority || f.priority != QueuePriority::normal;
+  bool dropped_for_missing_extension = false;
   if (wants_priority && !info_.global_priority) {
     const std::string note = std::string("device '") + info_.properties.deviceName +
                              "' has no VK_KHR/EXT_global_priority, so queue priorities above "
@@ -212,11 +213,16 @@ Status ScenarioDevice::create_device() {
     priority_notes_.push_back(note + "; ran at normal");
     for (auto& f : families) f.priority = QueuePriority::normal;
     wants_priority = false;
+    dropped_for_missing_extension = true;
   }
 
+  // Queues whose priority their family cannot give them: a shared device queue, or one global
+  // priority per family. (A queue of its own whose priority was just dropped for the missing
+  // extension is covered by the note above.)
   for (std::size_t q = 0; q < mapping_.size(); ++q) {
     const auto& f = families[mapping_[q].family_index];
     if (scenario_.queues[q].priority == f.priority) continue;
+    if (dropped_for_missing_extension && mapping_[q].shares_with < 0) continue;
     if (mapping_[q].shares_with >= 0 && !settings_.priority_fallback)
       return make_error(
           "queue '" + scenario_.queues[q].name + "' asked for " +
