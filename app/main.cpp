@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <iostream>
 
@@ -204,15 +205,24 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   const SuiteOutcome outcome = run_suite(executor, scenarios, options, std::cerr);
   std::cout << summary_table(outcome);
   std::cout << "results: " << options.out_directory.string() << "\n";
-  if ((*instance)->validation_errors() > 0)
-    return fail(
+  int status = 0;
+  if ((*instance)->validation_errors() > 0) {
+    status = fail(
         fmt::format("{} Vulkan validation errors (see above)", (*instance)->validation_errors()));
-  if (interrupt_requested()) {
+  } else if (interrupt_requested()) {
     fail("interrupted; the frames measured so far are written");
-    return 130;
+    status = 130;
+  } else if (outcome.failure) {
+    status = fail(outcome.failure->message);
   }
-  if (outcome.failure) return fail(outcome.failure->message);
-  return 0;
+  if (executor.abandoned_device()) {
+    // Work may still run on the abandoned device: tearing down the instance or unloading the
+    // driver under it can crash. Every result file is already written (fsync + rename).
+    std::cout.flush();
+    std::cerr.flush();
+    std::_Exit(status);
+  }
+  return status;
 }
 
 }  // namespace

@@ -100,6 +100,7 @@ class ScenarioDevice {
 
   Status create();
   ScenarioTimeline run(const ProgressCallback& progress);
+  bool gpu_may_be_busy() const { return gpu_may_be_busy_; }
 
  private:
   Status check_features();
@@ -1157,8 +1158,12 @@ Result<ScenarioTimeline> VulkanExecutor::run(const Scenario& scenario, const Run
   const PhysicalDeviceInfo& info = instance_.devices().at(device_index_);
   const std::uint32_t errors_before = instance_.validation_errors();
   ScenarioDevice device(instance_, info, scenario, settings);
-  if (Status s = device.create(); !s) return s.error();
+  if (Status s = device.create(); !s) {
+    abandoned_device_ = abandoned_device_ || device.gpu_may_be_busy();
+    return s.error();
+  }
   ScenarioTimeline timeline = device.run(progress);
+  abandoned_device_ = abandoned_device_ || device.gpu_may_be_busy();
   timeline.meta["device"] = info.describe();
   timeline.meta["device"]["index"] = device_index_;
   timeline.meta["validation"] = {{"enabled", instance_.validation_enabled()},

@@ -20,9 +20,15 @@ class VulkanExecutor final : public ScenarioExecutor {
   Result<ScenarioTimeline> run(const Scenario& scenario, const RunSettings& settings,
                                const ProgressCallback& progress) override;
 
+  // True once a device had to be abandoned with work possibly still running on it (a frame
+  // past its deadline). Then neither it nor the instance may be torn down: the driver's
+  // threads may still be executing. The process should report and end with std::_Exit.
+  bool abandoned_device() const { return abandoned_device_; }
+
  private:
   const Instance& instance_;
   std::size_t device_index_;
+  bool abandoned_device_ = false;
 };
 
 }  // namespace gpuoverlap::vk

@@ -347,3 +347,29 @@ TEST(Cli, InterruptStopsAfterTheFrameAndKeepsWhatWasMeasured) {
 
 }  // namespace
 }  // namespace gpuoverlap
+
+namespace gpuoverlap {
+namespace {
+
+// A frame past its deadline is a reported result: rows marked timeout, the reason in
+// meta.json and run.json, exit 1, and no hang (the work still running on the device is
+// abandoned, not waited for). Three dispatches take tens of ms on lavapipe, far past 1 ms.
+TEST(Cli, GpuTimeoutIsAReportedResultNotAHang) {
+  const fs::path out = temp_path("timeout");
+  fs::remove_all(out);
+  const auto r = run_gpuoverlap("run three-dispatches --frames 3 --warmup 0 --timeout-ms 1 --out " +
+                                out.string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("did not finish frame 0 within 1 ms"), std::string::npos) << r.output;
+  const auto table = read_csv((out / "three-dispatches" / "records.csv").string(), kRecordColumns);
+  ASSERT_EQ(table.rows.size(), 3u);  // frame 0 only: the scenario stopped there
+  for (std::size_t row = 0; row < table.rows.size(); ++row)
+    EXPECT_EQ(table.at(row, "status"), "timeout");
+  EXPECT_EQ(read_json(out / "three-dispatches" / "meta.json")["failure"]["api_code_name"],
+            "VK_TIMEOUT");
+  EXPECT_EQ(read_json(out / "run.json")["scenarios"][0]["status"], "failed");
+  fs::remove_all(out);
+}
+
+}  // namespace
+}  // namespace gpuoverlap
