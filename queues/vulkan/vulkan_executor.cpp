@@ -26,6 +26,9 @@ constexpr VkDeviceSize kSlotBytes = 64;
 constexpr std::size_t kSlotWords = kSlotBytes / sizeof(std::uint32_t);
 constexpr std::uint32_t kInputElements = 65536;  // float4 each, matches perlin.hlsl
 constexpr std::uint32_t kCalibrationSamples = 8;
+// Deadline of one-time setup work on the device (the input upload): not a frame, so not
+// --timeout-ms, which may be set far below what setup needs.
+constexpr std::uint64_t kSetupTimeoutNs = 30'000'000'000;
 
 struct PushConstants {
   std::uint32_t frame;
@@ -442,9 +445,7 @@ Status ScenarioDevice::upload_input() {
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cmd;
   VkResult result = vkQueueSubmit(q.queue, 1, &si, fence);
-  if (result == VK_SUCCESS)
-    result = vkWaitForFences(device_, 1, &fence, VK_TRUE,
-                             std::uint64_t{settings_.frame_timeout_ms} * 1'000'000);
+  if (result == VK_SUCCESS) result = vkWaitForFences(device_, 1, &fence, VK_TRUE, kSetupTimeoutNs);
   if (result == VK_TIMEOUT) gpu_may_be_busy_ = true;
   if (result == VK_SUCCESS) {
     vkDestroyFence(device_, fence, nullptr);
