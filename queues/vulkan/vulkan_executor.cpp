@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <random>
@@ -415,6 +416,21 @@ Status ScenarioDevice::create_image(Image& out, std::uint32_t width, std::uint32
 // Fills the input buffer through a staging buffer, so the noise reads device memory.
 Status ScenarioDevice::upload_input() {
   Buffer staging;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  const QueueState& q = queues_.front();
+  // Frees the staging objects on every return path, except when the GPU may still read them.
+  struct Cleanup {
+    std::function<void()> run;
+    ~Cleanup() { run(); }
+  } cleanup{[&] {
+    if (gpu_may_be_busy_) return;
+    if (fence) vkDestroyFence(device_, fence, nullptr);
+    if (cmd) vkFreeCommandBuffers(device_, q.pool, 1, &cmd);
+    if (staging.mapped) vkUnmapMemory(device_, staging.memory);
+    if (staging.buffer) vkDestroyBuffer(device_, staging.buffer, nullptr);
+    if (staging.memory) vkFreeMemory(device_, staging.memory, nullptr);
+  }};
   const VkDeviceSize size = input_.size;
   GPUOVERLAP_TRY(
       create_buffer(staging, size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
@@ -425,12 +441,10 @@ Status ScenarioDevice::upload_input() {
   auto* values = static_cast<float*>(staging.mapped);
   for (VkDeviceSize i = 0; i < size / sizeof(float); ++i) values[i] = coordinate(random);
 
-  const QueueState& q = queues_.front();
   VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   ai.commandPool = q.pool;
   ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   ai.commandBufferCount = 1;
-  VkCommandBuffer cmd;
   GPUOVERLAP_VK(vkAllocateCommandBuffers(device_, &ai, &cmd));
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
@@ -439,7 +453,6 @@ Status ScenarioDevice::upload_input() {
   vkCmdCopyBuffer(cmd, staging.buffer, input_.buffer, 1, &region);
   GPUOVERLAP_VK(vkEndCommandBuffer(cmd));
   VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  VkFence fence;
   GPUOVERLAP_VK(vkCreateFence(device_, &fi, nullptr, &fence));
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
@@ -447,15 +460,8 @@ Status ScenarioDevice::upload_input() {
   VkResult result = vkQueueSubmit(q.queue, 1, &si, fence);
   if (result == VK_SUCCESS) result = vkWaitForFences(device_, 1, &fence, VK_TRUE, kSetupTimeoutNs);
   if (result == VK_TIMEOUT) gpu_may_be_busy_ = true;
-  if (result == VK_SUCCESS) {
-    vkDestroyFence(device_, fence, nullptr);
-    vkFreeCommandBuffers(device_, q.pool, 1, &cmd);
-    vkUnmapMemory(device_, staging.memory);
-    vkDestroyBuffer(device_, staging.buffer, nullptr);
-    vkFreeMemory(device_, staging.memory, nullptr);
-    return ok_status();
-  }
-  return vk_error(result, "uploading the input buffer");
+  if (result != VK_SUCCESS) return vk_error(result, "uploading the input buffer");
+  return ok_status();
 }
 
 Status ScenarioDevice::create_pipelines() {
@@ -1003,6 +1009,10 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
   std::vector<std::uint64_t> query_data(4 * slots);
   StampPoller poller;
   std::optional<std::int64_t> first_measured_t0_ns;
+  // The semaphores a frame waits for; built once, not inside the measured window.
+  std::vector<VkSemaphore> done_semaphores;
+  for (const QueueState& q : queues_) done_semaphores.push_back(q.done);
+  std::vector<std::uint64_t> done_values(done_semaphores.size());
 
   for (std::uint32_t index = 0; index < total; ++index) {
     const std::uint32_t frame = index + 1;  // stamps start zeroed, so frame 0 is never used
@@ -1029,23 +1039,18 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
     }
     const std::optional<GpuCalibration> calibration = calibrate(worst_deviation_ns);
 
+    std::fill(done_values.begin(), done_values.end(), std::uint64_t{frame});
     // Release: the poller spins before t0, so no stamp can be missed.
     poller.arm(stamp_words, kSlotWords, slots, frame, monotonic_raw_ns() + timeout_ns);
     const std::int64_t t0_ns = monotonic_raw_ns();
     VkSemaphoreSignalInfo release{VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, nullptr, gate_, frame};
     VkResult result = vkSignalSemaphore(device_, &release);
 
-    std::vector<VkSemaphore> semaphores;
-    std::vector<std::uint64_t> values;
-    for (const QueueState& q : queues_) {
-      semaphores.push_back(q.done);
-      values.push_back(frame);
-    }
     if (result == VK_SUCCESS) {
       VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-      wait.semaphoreCount = static_cast<std::uint32_t>(semaphores.size());
-      wait.pSemaphores = semaphores.data();
-      wait.pValues = values.data();
+      wait.semaphoreCount = static_cast<std::uint32_t>(done_semaphores.size());
+      wait.pSemaphores = done_semaphores.data();
+      wait.pValues = done_values.data();
       const std::int64_t remaining = t0_ns + timeout_ns - monotonic_raw_ns();
       result = vkWaitSemaphores(device_, &wait,
                                 static_cast<std::uint64_t>(std::max<std::int64_t>(remaining, 0)));
