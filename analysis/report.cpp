@@ -55,11 +55,29 @@ void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenar
     if (std::filesystem::exists(plots / (std::string(plot) + ".png")))
       out += fmt::format("![{} {}](plots/{}/{}.png)\n\n", s.name, plot, s.name, plot);
 
-  for (Clock clock : {Clock::poll, Clock::ts}) {
+  std::size_t flagged = 0;
+  for (const LoadedRecord& r : s.records) flagged += r.flags.empty() ? 0 : 1;
+  const auto agreement = meta.value("clock_agreement", nlohmann::json::object());
+  if (flagged > 0)
+    out += fmt::format(
+        "**{} of {} rows have clocks that disagree** beyond the tolerance ({}); see the `flags` "
+        "column of records.csv.\n\n",
+        flagged, s.records.size(), text(agreement, "tolerance"));
+  const auto shader_clock = meta.value("clocks", nlohmann::json::object())
+                                .value("shader_clock", nlohmann::json::object())
+                                .value("verification", nlohmann::json::object());
+  if (shader_clock.contains("verdict"))
+    out += fmt::format(
+        "Shader clock: {}{}.\n\n", text(shader_clock, "verdict"),
+        shader_clock.contains("reason") ? " (" + text(shader_clock, "reason") + ")" : "");
+
+  for (Clock clock : {Clock::poll, Clock::ts, Clock::clk}) {
     const auto series = metric_series(s, clock);
     if (series.empty()) continue;
     out += fmt::format("**{} clock**, µs from the frame's gate release, p50 (p5–p95):\n\n",
-                       clock == Clock::poll ? "Poll" : "Timestamp");
+                       clock == Clock::poll ? "Poll"
+                       : clock == Clock::ts ? "Timestamp"
+                                            : "Shader");
     out += "| workload | frames | start | end | duration |\n|---|---|---|---|---|\n";
     std::string gaps;
     for (std::size_t i = 0; i < series.size(); ++i) {

@@ -31,7 +31,17 @@ std::vector<std::string> split(const std::string& text) {
 
 }  // namespace
 
-std::string_view to_string(Clock clock) { return clock == Clock::poll ? "poll" : "ts"; }
+std::string_view to_string(Clock clock) {
+  switch (clock) {
+    case Clock::poll:
+      return "poll";
+    case Clock::ts:
+      return "ts";
+    case Clock::clk:
+      return "clk";
+  }
+  return "poll";
+}
 
 Result<LoadedScenario> load_scenario_results(const std::filesystem::path& directory) {
   LoadedScenario s;
@@ -43,7 +53,10 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
   try {
     const auto table = read_csv(records.string(), kRecordColumns, /*allow_missing=*/true);
     for (std::size_t i = 0; i < kRecordColumns.size(); ++i) {
-      const bool appended_later = kRecordColumns[i] == "frame_t0_us";
+      // Columns appended after the first release: older results still load.
+      const bool appended_later = kRecordColumns[i] == "frame_t0_us" ||
+                                  kRecordColumns[i] == "clk_start_us" ||
+                                  kRecordColumns[i] == "clk_end_us" || kRecordColumns[i] == "flags";
       if (!table.present[i] && !appended_later)
         return make_error(records.string() + ": missing column " + std::string(kRecordColumns[i]));
     }
@@ -61,6 +74,9 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
       record.poll_end_us = table.number(r, "poll_end_us");
       record.ts_start_us = table.number(r, "ts_start_us");
       record.ts_end_us = table.number(r, "ts_end_us");
+      record.clk_start_us = table.number(r, "clk_start_us");
+      record.clk_end_us = table.number(r, "clk_end_us");
+      record.flags = table.at(r, "flags");
       if (std::find(s.workloads.begin(), s.workloads.end(), record.workload) == s.workloads.end())
         s.workloads.push_back(record.workload);
       if (s.name.empty()) s.name = table.at(r, "scenario");
@@ -105,10 +121,12 @@ Result<LoadedRun> load_results(const std::filesystem::path& directory) {
 
 std::vector<MetricSeries> metric_series(const LoadedScenario& s, Clock clock) {
   auto start_of = [clock](const LoadedRecord& r) {
-    return clock == Clock::poll ? r.poll_start_us : r.ts_start_us;
+    return clock == Clock::poll ? r.poll_start_us
+           : clock == Clock::ts ? r.ts_start_us
+                                : r.clk_start_us;
   };
   auto end_of = [clock](const LoadedRecord& r) {
-    return clock == Clock::poll ? r.poll_end_us : r.ts_end_us;
+    return clock == Clock::poll ? r.poll_end_us : clock == Clock::ts ? r.ts_end_us : r.clk_end_us;
   };
   std::map<std::pair<std::uint32_t, std::string>, const LoadedRecord*> by_frame;
   for (const LoadedRecord& r : s.records)

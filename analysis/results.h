@@ -18,6 +18,8 @@ struct LoadedRecord {
   std::uint32_t frame = 0;
   std::string workload, queue, queue_type, kind, depends_on, barrier, status;
   std::optional<double> poll_start_us, poll_end_us, ts_start_us, ts_end_us;
+  std::optional<double> clk_start_us, clk_end_us;  // empty in results older than the columns
+  std::string flags;                               // clock disagreements, "" when none
 };
 
 struct LoadedScenario {
@@ -38,7 +40,7 @@ struct LoadedRun {
 Result<LoadedRun> load_results(const std::filesystem::path& directory);
 Result<LoadedScenario> load_scenario_results(const std::filesystem::path& directory);
 
-enum class Clock { poll, ts };
+enum class Clock { poll, ts, clk };
 std::string_view to_string(Clock clock);
 
 // Per-frame values of one metric, over the frames with status ok that have the clock.

@@ -18,6 +18,7 @@
 #include "queues/vulkan/vulkan_instance.h"
 #include "scenarios/presets.h"
 #include "scenarios/suite_runner.h"
+#include "selftest/selftest.h"
 
 namespace {
 
@@ -160,7 +161,36 @@ struct RunArguments {
   bool priority_fallback = false;
   bool validation = false;
   bool no_timestamps = false;
+  bool no_shader_clock = false;
+  std::string stamp_memory = "uncached";
+  double flag_tolerance_us = 10.0;
+  double flag_tolerance_pct = 1.0;
 };
+
+// The device for a command that runs work: chosen, announced on stderr.
+Result<DeviceChoice> pick_device(const vk::Instance& instance, const std::string& wanted) {
+  std::vector<DeviceCandidate> candidates;
+  for (const auto& d : instance.devices()) candidates.push_back(d.candidate());
+  auto chosen = choose_device(candidates, wanted);
+  if (!chosen) return chosen.error();
+  const auto& device = instance.devices()[chosen->index];
+  std::cerr << fmt::format("device {}: {} ({}; driver {} {})\n", chosen->index,
+                           device.properties.deviceName, chosen->reason, device.driver.driverName,
+                           device.driver.driverInfo);
+  return chosen;
+}
+
+// After a device was abandoned with work possibly still running on it, tearing down the
+// instance or unloading the driver under it can crash. Every result file is already written
+// (fsync + rename), so the process ends here.
+int finish(const vk::VulkanExecutor& executor, int status) {
+  if (executor.abandoned_device()) {
+    std::cout.flush();
+    std::cerr.flush();
+    std::_Exit(status);
+  }
+  return status;
+}
 
 int command_run(const RunArguments& args, const std::string& command_line) {
   std::vector<std::string> names = args.scenarios;
@@ -180,14 +210,8 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   }
   auto instance = open_instance(args.validation);
   if (!instance) return fail(instance.error().message);
-  std::vector<DeviceCandidate> candidates;
-  for (const auto& d : (*instance)->devices()) candidates.push_back(d.candidate());
-  auto chosen = choose_device(candidates, args.device);
+  auto chosen = pick_device(**instance, args.device);
   if (!chosen) return fail(chosen.error().message);
-  const auto& device = (*instance)->devices()[chosen->index];
-  std::cerr << fmt::format("device {}: {} ({}; driver {} {})\n", chosen->index,
-                           device.properties.deviceName, chosen->reason, device.driver.driverName,
-                           device.driver.driverInfo);
 
   SuiteOptions options;
   options.out_directory = args.out.empty() ? default_out_directory() : args.out;
@@ -196,6 +220,10 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   options.frame_timeout_ms = args.timeout_ms;
   options.priority_fallback = args.priority_fallback;
   options.timestamp_queries = !args.no_timestamps;
+  options.shader_clock = !args.no_shader_clock;
+  options.stamp_memory =
+      args.stamp_memory == "cached" ? StampMemory::cached : StampMemory::uncached;
+  options.agreement = {args.flag_tolerance_us, args.flag_tolerance_pct / 100.0};
   options.should_stop = interrupt_requested;
   install_interrupt_handler();
   options.show_progress = isatty(STDERR_FILENO) != 0;
@@ -215,14 +243,50 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   } else if (outcome.failure) {
     status = fail(outcome.failure->message);
   }
-  if (executor.abandoned_device()) {
-    // Work may still run on the abandoned device: tearing down the instance or unloading the
-    // driver under it can crash. Every result file is already written (fsync + rename).
-    std::cout.flush();
-    std::cerr.flush();
-    std::_Exit(status);
+  return finish(executor, status);
+}
+
+int command_selftest(const std::string& device_name, SelftestOptions options) {
+  auto instance = open_instance(false);
+  if (!instance) return fail(instance.error().message);
+  auto chosen = pick_device(**instance, device_name);
+  if (!chosen) return fail(chosen.error().message);
+  if (options.out_directory.empty())
+    options.out_directory = std::filesystem::path(default_out_directory() + "-selftest");
+  options.should_stop = interrupt_requested;
+  install_interrupt_handler();
+  vk::VulkanExecutor executor(**instance, chosen->index);
+  const SelftestOutcome outcome = run_selftest(executor, options, std::cerr);
+  const std::string table = selftest_table(outcome.rows);
+  std::cout << "\n" << table;
+  std::error_code ec;
+  std::filesystem::create_directories(options.out_directory, ec);
+  const auto device = (*instance)->devices()[chosen->index].describe();
+  nlohmann::json summary = {
+      {"device", device},
+      {"tool", {{"name", "gpuoverlap"}, {"git_revision", GPUOVERLAP_GIT_REVISION}}},
+      {"frames", options.frames},
+      {"passed", outcome.passed()},
+      {"failure", outcome.failure ? nlohmann::json(outcome.failure->message) : nullptr}};
+  Status written =
+      write_file_atomically(options.out_directory / "selftest.csv", selftest_csv(outcome.rows));
+  if (written) written = write_file_atomically(options.out_directory / "selftest.txt", table);
+  if (written)
+    written =
+        write_file_atomically(options.out_directory / "selftest.json", summary.dump(2) + "\n");
+  std::cout << "results: " << options.out_directory.string() << "\n";
+  int status = 0;
+  if (!written) {
+    status = fail(written.error().message);
+  } else if (interrupt_requested()) {
+    fail("interrupted; the checks measured so far are written");
+    status = 130;
+  } else if (outcome.failure) {
+    status = fail(outcome.failure->message);
+  } else if (!outcome.passed()) {
+    status = fail("some checks failed (see the table; docs/selftest.md explains each)");
   }
-  return status;
+  return finish(executor, status);
 }
 
 }  // namespace
@@ -276,6 +340,40 @@ int main(int argc, char** argv) {
       "earlier work on its queue and can serialise dispatches that would overlap");
   run->add_flag("--validation", run_args.validation,
                 "Enable VK_LAYER_KHRONOS_validation; any validation error fails the run");
+  run->add_flag("--no-shader-clock", run_args.no_shader_clock,
+                "Do not read VK_KHR_shader_clock with the stamps (clk_* columns stay empty)");
+  run->add_option("--stamp-memory", run_args.stamp_memory,
+                  "Stamp memory: uncached (default; host-visible, coherent, write-combined) or "
+                  "cached (host-cached, coherent: the CPU spins in its cache)")
+      ->check(CLI::IsMember({"uncached", "cached"}));
+  run->add_option("--flag-tolerance-us", run_args.flag_tolerance_us,
+                  "A row's clocks that differ by more than max(this, --flag-tolerance-pct of its "
+                  "duration) get a flag in records.csv (default 10)")
+      ->check(CLI::Range(0.0, 1e9));
+  run->add_option("--flag-tolerance-pct", run_args.flag_tolerance_pct,
+                  "Relative part of the flag tolerance, percent of the duration (default 1)")
+      ->check(CLI::Range(0.0, 1000.0));
+
+  std::string selftest_device;
+  SelftestOptions selftest_options;
+  std::string selftest_out;
+  auto* selftest = app.add_subcommand(
+      "selftest",
+      "Measure the measurement: poll detection latency, host-GPU round trip, agreement of the "
+      "poll, timestamp and shader clocks, stamping overhead, linearity and ordering; each line "
+      "passes or fails against a documented tolerance (docs/selftest.md). Writes selftest.csv");
+  selftest->add_option("--device", selftest_device,
+                       "Device index or case-insensitive name substring (default as for run)");
+  selftest->add_option("--out", selftest_out,
+                       "Output directory (default: results/<date-time>-selftest/)");
+  selftest->add_option("--frames", selftest_options.frames, "Measured frames per measurement")
+      ->check(CLI::Range(3u, 100'000u));
+  selftest->add_option("--rounds", selftest_options.ping_pong_rounds, "Ping-pong rounds")
+      ->check(CLI::Range(1u, 1'000'000u));
+  selftest
+      ->add_option("--timeout-ms", selftest_options.frame_timeout_ms,
+                   "Deadline per frame and for the ping-pong")
+      ->check(CLI::Range(1u, 3'600'000u));
 
   std::string baseline_dir, candidate_dir, compare_csv_path, compare_clock = "poll";
   CompareOptions compare_options;
@@ -295,8 +393,10 @@ int main(int argc, char** argv) {
       ->add_option("--min-change-us", compare_options.min_change_us,
                    "Smallest absolute change that fails, in µs (default 1)")
       ->check(CLI::Range(0.0, 1e9));
-  compare->add_option("--clock", compare_clock, "Clock to compare: poll (default) or ts")
-      ->check(CLI::IsMember({"poll", "ts"}));
+  compare
+      ->add_option("--clock", compare_clock,
+                   "Clock to compare: poll (default), ts or clk (shader clock)")
+      ->check(CLI::IsMember({"poll", "ts", "clk"}));
   compare->add_option("--csv", compare_csv_path, "Also write the comparison as CSV to this file");
 
   std::string report_dir, report_out;
@@ -316,8 +416,14 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("list")) return command_list();
   if (validate->parsed()) return command_validate(validate_items);
   if (run->parsed()) return command_run(run_args, command_line);
+  if (selftest->parsed()) {
+    selftest_options.out_directory = selftest_out;
+    return command_selftest(selftest_device, selftest_options);
+  }
   if (compare->parsed()) {
-    compare_options.clock = compare_clock == "ts" ? Clock::ts : Clock::poll;
+    compare_options.clock = compare_clock == "ts"    ? Clock::ts
+                            : compare_clock == "clk" ? Clock::clk
+                                                     : Clock::poll;
     return command_compare(baseline_dir, candidate_dir, compare_options, compare_csv_path);
   }
   if (report->parsed()) return command_report(report_dir, report_out);

@@ -4,7 +4,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/result.h"
 #include "timeline/records.h"
@@ -12,6 +15,15 @@
 namespace gpuoverlap {
 
 struct Scenario;
+
+// Where the stamps live. uncached: HOST_VISIBLE|HOST_COHERENT outside device memory, not
+// HOST_CACHED (the D3D12 CUSTOM heap, L0 + WRITE_COMBINE of DESIGN.md section 3). cached:
+// HOST_VISIBLE|HOST_COHERENT|HOST_CACHED, where the CPU spins on its own cache line and the
+// GPU's write invalidates it (PCIe snooping); the self-test measures which detects sooner.
+enum class StampMemory { uncached, cached };
+inline std::string_view to_string(StampMemory memory) {
+  return memory == StampMemory::cached ? "cached" : "uncached";
+}
 
 struct RunSettings {
   std::uint32_t frames = 100;               // measured frames (after warm-up)
@@ -23,6 +35,13 @@ struct RunSettings {
   // measured on H100, it serialises dispatches that would otherwise overlap. Turn off to
   // measure same-queue overlap with the poll clock alone.
   bool timestamp_queries = true;
+  // The stamp protocol itself (counters, stamps, shader clock). Off only to measure its
+  // overhead: the poll and shader clocks then stay empty, and a frame ends when its queues
+  // signal completion.
+  bool stamping = true;
+  StampMemory stamp_memory = StampMemory::uncached;
+  // Read VK_KHR_shader_clock (device scope) with the stamps where the device offers it.
+  bool shader_clock = true;
   // Polled between frames; true stops the scenario after the current frame, keeping what
   // was measured (ScenarioTimeline::failure says "interrupted").
   std::function<bool()> should_stop;
@@ -30,6 +49,17 @@ struct RunSettings {
 
 // Called after every frame (warm-up included) from the thread that called run().
 using ProgressCallback = std::function<void(std::uint32_t frames_done, std::uint32_t frames_total)>;
+
+// Host-GPU round trips of a flag ping-pong (the self-test): the CPU writes round r into
+// host-visible memory, one GPU thread that spins on it answers r, the CPU sees the answer.
+struct PingPongResult {
+  std::vector<double> round_trip_us;  // per completed round, CPU write to CPU seeing the answer
+  std::string memory;                 // the memory type's flags
+  std::optional<Error> failure;       // set when rounds stopped early (deadline, device loss)
+  // The GPU never saw a post made while it ran: Vulkan makes host writes visible to the
+  // device at submission only, and a driver may keep it that way (an H100 did).
+  bool host_writes_invisible = false;
+};
 
 class ScenarioExecutor {
  public:
@@ -40,6 +70,14 @@ class ScenarioExecutor {
   // comes back as ScenarioTimeline::failure with the records measured up to that point.
   virtual Result<ScenarioTimeline> run(const Scenario& scenario, const RunSettings& settings,
                                        const ProgressCallback& progress) = 0;
+
+  // `rounds` ping-pongs in one dispatch; every wait ends by `timeout_ms`. Backends without it
+  // return an Error.
+  virtual Result<PingPongResult> ping_pong(std::uint32_t rounds, StampMemory memory,
+                                           std::uint32_t timeout_ms) {
+    (void)rounds, (void)memory, (void)timeout_ms;
+    return make_error("this backend has no ping-pong probe");
+  }
 };
 
 }  // namespace gpuoverlap

@@ -65,6 +65,7 @@ nlohmann::json error_json(const Error& e) {
 
 Status write_run_json(const SuiteOptions& options, const std::string& started_at,
                       const SuiteOutcome& outcome) {
+  if (!options.write_run_json) return ok_status();
   nlohmann::json scenarios = nlohmann::json::array();
   for (const auto& s : outcome.scenarios)
     scenarios.push_back(
@@ -104,6 +105,9 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     settings.frame_timeout_ms = options.frame_timeout_ms;
     settings.priority_fallback = options.priority_fallback;
     settings.timestamp_queries = options.timestamp_queries;
+    settings.stamp_memory = options.stamp_memory;
+    settings.shader_clock = options.shader_clock;
+    settings.stamping = options.stamping;
     settings.should_stop = options.should_stop;
     const std::string label =
         fmt::format("[{}/{}] {}", i + 1, scenarios.size(), result.scenario.name);
@@ -130,7 +134,19 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
                         {"warmup_frames", settings.warmup_frames},
                         {"frame_timeout_ms", settings.frame_timeout_ms},
                         {"priority_fallback", settings.priority_fallback},
-                        {"timestamp_queries", settings.timestamp_queries}};
+                        {"timestamp_queries", settings.timestamp_queries},
+                        {"stamp_memory", to_string(settings.stamp_memory)},
+                        {"shader_clock", settings.shader_clock},
+                        {"stamping", settings.stamping}};
+    const std::size_t flagged = flag_disagreements(*timeline, options.agreement);
+    meta["clock_agreement"] = {
+        {"tolerance", fmt::format("max({} us, {}% of the row's duration) + the frame's "
+                                  "calibration deviation for a GPU clock against the CPU clock",
+                                  options.agreement.absolute_us, options.agreement.relative * 100)},
+        {"absolute_us", options.agreement.absolute_us},
+        {"relative", options.agreement.relative},
+        {"flagged_rows", flagged},
+        {"rows", timeline->records.size()}};
     meta["tool"] = {{"name", "gpuoverlap"}, {"git_revision", GPUOVERLAP_GIT_REVISION}};
     meta["command_line"] = options.command_line;
     meta["started_at"] = started;
@@ -147,6 +163,7 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     } else {
       result.written = true;
     }
+    result.timeline = *timeline;
     if (timeline->failure && !result.failure)
       result.failure = timeline->failure->with_context("scenario '" + result.scenario.name + "': ");
     log << label << ": " << (result.failure ? "FAILED: " + result.failure->message : "ok") << " -> "

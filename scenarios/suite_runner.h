@@ -13,6 +13,7 @@
 #include "core/result.h"
 #include "queues/executor.h"
 #include "scenarios/scenario.h"
+#include "timeline/clock_agreement.h"
 #include "timeline/export.h"
 
 namespace gpuoverlap {
@@ -24,9 +25,14 @@ struct SuiteOptions {
   std::uint32_t frame_timeout_ms = 10'000;
   bool priority_fallback = false;
   bool timestamp_queries = true;
+  StampMemory stamp_memory = StampMemory::uncached;
+  bool shader_clock = true;
+  bool stamping = true;               // see RunSettings::stamping
+  AgreementTolerance agreement;       // rows whose clocks differ by more are flagged
   std::function<bool()> should_stop;  // see RunSettings::should_stop
-  bool show_progress = false;  // a live "\r" progress line (terminals only)
-  std::string command_line;    // recorded in meta.json
+  bool show_progress = false;         // a live "\r" progress line (terminals only)
+  bool write_run_json = true;         // OUT/run.json (the self-test writes its own index instead)
+  std::string command_line;           // recorded in meta.json
   nlohmann::json extra_meta = nlohmann::json::object();  // merged into every meta.json
 };
 
@@ -34,8 +40,9 @@ struct ScenarioOutcome {
   Scenario scenario;
   std::filesystem::path directory;
   std::vector<SummaryRow> summary;
-  std::optional<Error> failure;  // set when the scenario failed or stopped early
-  bool written = false;          // its files exist
+  std::optional<ScenarioTimeline> timeline;  // what was measured, as written
+  std::optional<Error> failure;              // set when the scenario failed or stopped early
+  bool written = false;                      // its files exist
 };
 
 struct SuiteOutcome {

@@ -6,6 +6,7 @@
 
 #include "core/atomic_file.h"
 #include "scenarios/scenario.h"
+#include "timeline/clock_agreement.h"
 #include "timeline/statistics.h"
 #include "timeline/trace_export.h"
 
@@ -19,23 +20,30 @@ std::string number(const std::optional<double>& value) {
 
 std::string dependency_names(const Scenario& s, const WorkloadSpec& w) {
   std::string names;
-  for (const auto& d : w.depends_on)
-    names += (names.empty() ? "" : ";") + s.workloads[d.producer].name;
+  for (const auto& d : w.depends_on) {
+    if (!names.empty()) names += ';';
+    names += s.workloads[d.producer].name;
+  }
   return names;
 }
 
 std::string barrier_names(const WorkloadSpec& w) {
   if (w.depends_on.empty()) return "none";
   std::string names;
-  for (const auto& d : w.depends_on)
-    names += (names.empty() ? "" : ";") + std::string(to_string(d.barrier));
+  for (const auto& d : w.depends_on) {
+    if (!names.empty()) names += ';';
+    names += to_string(d.barrier);
+  }
   return names;
 }
 
 template <std::size_t N>
 std::string header(const std::array<std::string_view, N>& columns) {
   std::string line;
-  for (auto c : columns) line += (line.empty() ? "" : ",") + std::string(c);
+  for (auto c : columns) {
+    if (!line.empty()) line += ',';
+    line += c;
+  }
   return line + "\n";
 }
 
@@ -56,12 +64,13 @@ std::string records_csv(const Scenario& s, const ScenarioTimeline& timeline) {
   for (const WorkloadFrameRecord& r : timeline.records) {
     const WorkloadSpec& w = s.workloads[r.workload];
     const QueueSpec& q = s.queues[w.queue];
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3f}\n",
-                       csv_field(s.name), r.frame, csv_field(w.name), csv_field(q.name),
-                       to_string(q.type), to_string(q.priority), to_string(w.kind), w.groups,
-                       w.iterations, csv_field(dependency_names(s, w)), barrier_names(w),
-                       number(r.poll_start_us), number(r.poll_end_us), number(r.ts_start_us),
-                       number(r.ts_end_us), to_string(r.status), r.frame_t0_us);
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3f},{},{},{}\n", csv_field(s.name),
+        r.frame, csv_field(w.name), csv_field(q.name), to_string(q.type), to_string(q.priority),
+        to_string(w.kind), w.groups, w.iterations, csv_field(dependency_names(s, w)),
+        barrier_names(w), number(r.poll_start_us), number(r.poll_end_us), number(r.ts_start_us),
+        number(r.ts_end_us), to_string(r.status), r.frame_t0_us, number(r.clk_start_us),
+        number(r.clk_end_us), csv_field(disagreement_names(r.disagreements)));
   }
   return out;
 }
@@ -70,12 +79,19 @@ std::vector<SummaryRow> summarize(const Scenario& s, const ScenarioTimeline& tim
   std::vector<SummaryRow> rows;
   constexpr double kPercentiles[3] = {5.0, 50.0, 95.0};
   for (std::size_t w = 0; w < s.workloads.size(); ++w) {
-    for (const char* clock : {"poll", "ts"}) {
+    std::size_t flagged = 0;
+    for (const WorkloadFrameRecord& r : timeline.records)
+      if (r.workload == w && r.disagreements) ++flagged;
+    for (const std::string_view clock : {"poll", "ts", "clk"}) {
       std::vector<double> starts, ends, durations;
       for (const WorkloadFrameRecord& r : timeline.records) {
         if (r.workload != w || r.status != RecordStatus::ok) continue;
-        const auto& start = std::string_view(clock) == "poll" ? r.poll_start_us : r.ts_start_us;
-        const auto& end = std::string_view(clock) == "poll" ? r.poll_end_us : r.ts_end_us;
+        const auto& start = clock == "poll" ? r.poll_start_us
+                            : clock == "ts" ? r.ts_start_us
+                                            : r.clk_start_us;
+        const auto& end = clock == "poll" ? r.poll_end_us
+                          : clock == "ts" ? r.ts_end_us
+                                          : r.clk_end_us;
         if (!start || !end) continue;
         starts.push_back(*start);
         ends.push_back(*end);
@@ -84,8 +100,9 @@ std::vector<SummaryRow> summarize(const Scenario& s, const ScenarioTimeline& tim
       if (starts.empty()) continue;  // clock unavailable: no row rather than an empty one
       SummaryRow row;
       row.workload = w;
-      row.clock = clock;
+      row.clock = std::string(clock);
       row.frames = starts.size();
+      row.flagged_rows = flagged;
       for (int i = 0; i < 3; ++i) {
         row.start_us[i] = percentile(starts, kPercentiles[i]);
         row.end_us[i] = percentile(ends, kPercentiles[i]);
@@ -101,12 +118,12 @@ std::string summary_csv(const Scenario& s, const std::vector<SummaryRow>& rows) 
   std::string out = header(kSummaryColumns);
   for (const SummaryRow& r : rows) {
     const WorkloadSpec& w = s.workloads[r.workload];
-    out +=
-        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(s.name),
-                    csv_field(w.name), csv_field(s.queues[w.queue].name), r.clock, r.frames,
-                    number(r.start_us[0]), number(r.start_us[1]), number(r.start_us[2]),
-                    number(r.end_us[0]), number(r.end_us[1]), number(r.end_us[2]),
-                    number(r.duration_us[0]), number(r.duration_us[1]), number(r.duration_us[2]));
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(s.name),
+                       csv_field(w.name), csv_field(s.queues[w.queue].name), r.clock, r.frames,
+                       number(r.start_us[0]), number(r.start_us[1]), number(r.start_us[2]),
+                       number(r.end_us[0]), number(r.end_us[1]), number(r.end_us[2]),
+                       number(r.duration_us[0]), number(r.duration_us[1]), number(r.duration_us[2]),
+                       r.flagged_rows);
   }
   return out;
 }

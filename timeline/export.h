@@ -15,22 +15,24 @@
 
 namespace gpuoverlap {
 
-inline constexpr std::array<std::string_view, 17> kRecordColumns = {
-    "scenario",    "frame",       "workload",   "queue",      "queue_type", "priority",
-    "kind",        "groups",      "iterations", "depends_on", "barrier",    "poll_start_us",
-    "poll_end_us", "ts_start_us", "ts_end_us",  "status",     "frame_t0_us"};
+inline constexpr std::array<std::string_view, 20> kRecordColumns = {
+    "scenario", "frame",         "workload",     "queue",       "queue_type",
+    "priority", "kind",          "groups",       "iterations",  "depends_on",
+    "barrier",  "poll_start_us", "poll_end_us",  "ts_start_us", "ts_end_us",
+    "status",   "frame_t0_us",   "clk_start_us", "clk_end_us",  "flags"};
 
-inline constexpr std::array<std::string_view, 14> kSummaryColumns = {
-    "scenario",    "workload",       "queue",           "clock",          "frames",
-    "start_p5_us", "start_p50_us",   "start_p95_us",    "end_p5_us",      "end_p50_us",
-    "end_p95_us",  "duration_p5_us", "duration_p50_us", "duration_p95_us"};
+inline constexpr std::array<std::string_view, 15> kSummaryColumns = {
+    "scenario",    "workload",       "queue",           "clock",           "frames",
+    "start_p5_us", "start_p50_us",   "start_p95_us",    "end_p5_us",       "end_p50_us",
+    "end_p95_us",  "duration_p5_us", "duration_p50_us", "duration_p95_us", "flagged_rows"};
 
 // One summary row per workload and clock.
 struct SummaryRow {
   std::size_t workload = 0;
-  std::string clock;                                             // "poll" or "ts"
+  std::string clock;                                             // "poll", "ts" or "clk"
   std::size_t frames = 0;                                        // ok frames with this clock
   std::optional<double> start_us[3], end_us[3], duration_us[3];  // p5, p50, p95
+  std::size_t flagged_rows = 0;  // the workload's rows whose clocks disagree (any clock)
 };
 
 std::vector<SummaryRow> summarize(const Scenario& scenario, const ScenarioTimeline& timeline);

@@ -33,6 +33,19 @@ struct WorkloadFrameRecord {
   std::optional<double> poll_end_us;
   std::optional<double> ts_start_us;
   std::optional<double> ts_end_us;
+  // Shader clock (VK_KHR_shader_clock, device scope) read by the stamping threads, on the CPU
+  // clock only once its timebase was verified for this run (see clock_agreement.h); the raw
+  // ticks are kept either way for analysis (the self-test's fits).
+  std::optional<double> clk_start_us;
+  std::optional<double> clk_end_us;
+  std::optional<std::uint64_t> clk_start_ticks;
+  std::optional<std::uint64_t> clk_end_ticks;
+  // The frame's timestamp calibration uncertainty (vkGetCalibratedTimestampsEXT's max
+  // deviation), part of every comparison of a GPU clock with the CPU clock.
+  double calibration_deviation_us = 0;
+  // ClockDisagreement bits (clock_agreement.h): clocks of this row that disagree beyond the
+  // run's tolerance. 0 = all available clocks agree.
+  std::uint32_t disagreements = 0;
   RecordStatus status = RecordStatus::ok;
   // The frame's gate release t0, in µs after the first measured frame's t0 (same clock):
   // places frames on one time axis (trace.json).

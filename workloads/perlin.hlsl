@@ -10,6 +10,13 @@
 // without waiting for the work to complete.
 // Hazard: glslang's HLSL front end emits invalid SPIR-V for InterlockedAdd with a plain int
 // literal; always pass unsigned literals (1u).
+//
+// Shader clock (VK_KHR_shader_clock, device scope): the stamping thread also stores the clock
+// it read just before its stamp, start at byte 8 and end at byte 16 of the slot (lo, hi words).
+// HLSL as glslang reads it has no clock intrinsic, so GPUOVERLAP_SHADER_CLOCK builds read a
+// marker constant pair that workloads/patch_shader_clock.py replaces with OpReadClockKHR after
+// compilation (and the build validates the result with spirv-val). Without the define the
+// clock words stay zero and the module needs no extension.
 
 struct Params {
   uint frame;         // written into the stamps; never 0 (stamps start zeroed)
@@ -17,6 +24,7 @@ struct Params {
   uint thread_count;  // N: threads (compute) or pixels (graphics) of this workload
   uint iterations;    // noise evaluations per thread
   uint width;         // graphics: render target width, to number pixels
+  uint stamping;      // 0: no counters, no stamps (measures the protocol's own overhead)
 };
 
 [[vk::push_constant]] ConstantBuffer<Params> params;
@@ -74,23 +82,34 @@ float perlin4(float4 p) {
   return lerp(z0, z1, u.w);
 }
 
+#ifdef GPUOVERLAP_SHADER_CLOCK
+// The marker pair (lo, hi) of a device-scope clock read; see the header comment.
+uint2 device_clock() { return uint2(0xC10C0001u, 0xC10C0002u); }
+#endif
+
+// Clock first, then the frame number: whoever sees the stamp may read the clock words.
+void write_stamp(uint offset, uint clock_offset) {
+#ifdef GPUOVERLAP_SHADER_CLOCK
+  stamps.Store2(params.slot * kSlotBytes + clock_offset, device_clock());
+  DeviceMemoryBarrier();
+#endif
+  uint ignored;
+  stamps.InterlockedExchange(params.slot * kSlotBytes + offset, params.frame, ignored);
+}
+
 void stamp_start() {
+  if (params.stamping == 0u) return;
   uint previous;
   counters.InterlockedAdd(params.slot * kSlotBytes, 1u, previous);
-  if (previous == 0u) {
-    uint ignored;
-    stamps.InterlockedExchange(params.slot * kSlotBytes, params.frame, ignored);
-  }
+  if (previous == 0u) write_stamp(0u, 8u);
 }
 
 void stamp_end() {
+  if (params.stamping == 0u) return;
   DeviceMemoryBarrier();  // the thread's results are issued before it counts as finished
   uint finished;
   counters.InterlockedAdd(params.slot * kSlotBytes + 4u, 1u, finished);
-  if (finished + 1u == params.thread_count) {
-    uint ignored;
-    stamps.InterlockedExchange(params.slot * kSlotBytes + 4u, params.frame, ignored);
-  }
+  if (finished + 1u == params.thread_count) write_stamp(4u, 16u);
 }
 
 float noise_work(uint thread_index) {

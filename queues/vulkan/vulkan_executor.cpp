@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -15,7 +17,9 @@
 #include "queues/stamp_poller.h"
 #include "queues/vulkan/vk_check.h"
 #include "scenarios/scenario.h"
+#include "timeline/clock_agreement.h"
 #include "timeline/clock_conversion.h"
+#include "timeline/statistics.h"
 #include "workload_spirv.h"
 
 namespace gpuoverlap::vk {
@@ -31,12 +35,25 @@ constexpr std::uint32_t kCalibrationSamples = 8;
 // --timeout-ms, which may be set far below what setup needs.
 constexpr std::uint64_t kSetupTimeoutNs = 30'000'000'000;
 
+// Stamp slot words (perlin.hlsl): start frame, end frame, start clock lo/hi, end clock lo/hi.
+constexpr std::size_t kStartClockWord = 2;
+constexpr std::size_t kEndClockWord = 4;
+// The ping-pong mailbox (pingpong.comp): ping at word 0, pong at word 1.
+constexpr std::uint32_t kPingPongCancel = 0xFFFFFFFFu;
+constexpr std::uint32_t kPingPongGaveUp = 0xFFFFFFFEu;
+// The GPU's last-resort bound on its spin (reads of the mailbox over all rounds): about 30 s
+// at the ~1 µs of a read across PCIe. A CPU driver's "GPU" threads die with the process, so
+// there it may spin far longer (a descheduled poster must not make the probe fail).
+constexpr std::uint32_t kPingPongMaxSpinsGpu = 1u << 25;
+constexpr std::uint32_t kPingPongMaxSpinsCpu = 0xFFFFFFF0u;
+
 struct PushConstants {
   std::uint32_t frame;
   std::uint32_t slot;
   std::uint32_t thread_count;
   std::uint32_t iterations;
   std::uint32_t width;
+  std::uint32_t stamping;
 };
 
 VkQueueGlobalPriorityKHR to_global_priority(QueuePriority p) {
@@ -104,6 +121,7 @@ class ScenarioDevice {
 
   Status create();
   ScenarioTimeline run(const ProgressCallback& progress);
+  Result<PingPongResult> ping_pong(std::uint32_t rounds, std::uint32_t timeout_ms);
   bool gpu_may_be_busy() const { return gpu_may_be_busy_; }
 
  private:
@@ -113,6 +131,7 @@ class ScenarioDevice {
                        VkMemoryPropertyFlags required, VkMemoryPropertyFlags wanted,
                        VkMemoryPropertyFlags unwanted, const char* what);
   Status create_image(Image& out, std::uint32_t width, std::uint32_t height);
+  Status create_stamp_buffer(Buffer& out, VkDeviceSize size, const char* what);
   Status upload_input();
   Status create_pipelines();
   Status create_descriptors();
@@ -139,6 +158,8 @@ class ScenarioDevice {
   std::vector<QueuePriority> granted_priority_;
   std::vector<std::string> priority_notes_;
   bool global_priority_enabled_ = false;
+  bool shader_clock_supported_ = false;  // shaderDeviceClock
+  bool shader_clock_enabled_ = false;    // supported, asked for, and stamps on
 
   Buffer stamps_, counters_, input_, dummy_output_;
   std::vector<Buffer> outputs_;  // per workload; empty buffer for graphics
@@ -181,6 +202,14 @@ Status ScenarioDevice::check_features() {
   if (!missing.empty())
     return make_error(std::string("device '") + info_.properties.deviceName +
                       "' lacks required features:" + missing);
+  if (info_.shader_clock) {
+    VkPhysicalDeviceShaderClockFeaturesKHR clock{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
+    VkPhysicalDeviceFeatures2 clock_query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &clock};
+    vkGetPhysicalDeviceFeatures2(info_.handle, &clock_query);
+    shader_clock_supported_ = clock.shaderDeviceClock == VK_TRUE;
+  }
+  shader_clock_enabled_ = shader_clock_supported_ && settings_.shader_clock && settings_.stamping;
   return ok_status();
 }
 
@@ -252,7 +281,11 @@ Status ScenarioDevice::create_device() {
     priority_notes_.push_back(note);
   }
 
-  VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  VkPhysicalDeviceShaderClockFeaturesKHR clock_features{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
+  clock_features.shaderDeviceClock = VK_TRUE;
+  VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
+                                       shader_clock_enabled_ ? &clock_features : nullptr};
   f13.synchronization2 = VK_TRUE;
   f13.dynamicRendering = VK_TRUE;
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &f13};
@@ -271,6 +304,7 @@ Status ScenarioDevice::create_device() {
                                : VK_EXT_GLOBAL_PRIORITY_EXTENSION_NAME);
     if (info_.calibrated_timestamps)
       extensions.push_back(VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
+    if (shader_clock_enabled_) extensions.push_back(VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
 
     std::vector<VkDeviceQueueCreateInfo> queue_infos;
     std::vector<VkDeviceQueueGlobalPriorityCreateInfoKHR> priority_infos;
@@ -375,6 +409,23 @@ Status ScenarioDevice::create_buffer(Buffer& out, VkDeviceSize size, VkBufferUsa
   return ok_status();
 }
 
+// Stamps (and the ping-pong mailbox): host-visible and coherent; per --stamp-memory either
+// uncached (the D3D12 CUSTOM heap, L0 + WRITE_COMBINE: GPU writes land in system memory at
+// once) or cached (the CPU spins in its cache, the GPU's write snoops it). Preferably not
+// device-local, so the CPU's reads do not cross the bus into video memory.
+Status ScenarioDevice::create_stamp_buffer(Buffer& out, VkDeviceSize size, const char* what) {
+  const bool cached = settings_.stamp_memory == StampMemory::cached;
+  const VkMemoryPropertyFlags required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                         VK_MEMORY_PROPERTY_HOST_COHERENT_BIT |
+                                         (cached ? VK_MEMORY_PROPERTY_HOST_CACHED_BIT : 0);
+  const VkMemoryPropertyFlags unwanted =
+      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | (cached ? 0 : VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+  GPUOVERLAP_TRY(
+      create_buffer(out, size, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, required, 0, unwanted, what));
+  std::memset(out.mapped, 0, size);
+  return ok_status();
+}
+
 Status ScenarioDevice::create_image(Image& out, std::uint32_t width, std::uint32_t height) {
   VkImageCreateInfo ii{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
   ii.imageType = VK_IMAGE_TYPE_2D;
@@ -472,9 +523,16 @@ Status ScenarioDevice::create_pipelines() {
     GPUOVERLAP_VK(vkCreateShaderModule(device_, &mi, nullptr, &out));
     return ok_status();
   };
-  GPUOVERLAP_TRY(module(kPerlinComputeSpirv, sizeof(kPerlinComputeSpirv), compute_module_));
+  if (shader_clock_enabled_) {
+    GPUOVERLAP_TRY(
+        module(kPerlinComputeClockSpirv, sizeof(kPerlinComputeClockSpirv), compute_module_));
+    GPUOVERLAP_TRY(
+        module(kPerlinFragmentClockSpirv, sizeof(kPerlinFragmentClockSpirv), fragment_module_));
+  } else {
+    GPUOVERLAP_TRY(module(kPerlinComputeSpirv, sizeof(kPerlinComputeSpirv), compute_module_));
+    GPUOVERLAP_TRY(module(kPerlinFragmentSpirv, sizeof(kPerlinFragmentSpirv), fragment_module_));
+  }
   GPUOVERLAP_TRY(module(kPerlinVertexSpirv, sizeof(kPerlinVertexSpirv), vertex_module_));
-  GPUOVERLAP_TRY(module(kPerlinFragmentSpirv, sizeof(kPerlinFragmentSpirv), fragment_module_));
 
   std::array<VkDescriptorSetLayoutBinding, 4> bindings{};
   for (std::uint32_t b = 0; b < bindings.size(); ++b)
@@ -718,13 +776,7 @@ Status ScenarioDevice::create() {
   GPUOVERLAP_TRY(check_features());
   GPUOVERLAP_TRY(create_device());
   const std::size_t slots = scenario_.workloads.size();
-  // Stamps: host-visible, coherent, and if possible not device-local and not cached (the
-  // D3D12 CUSTOM heap, L0 + WRITE_COMBINE): GPU writes land in system memory at once.
-  GPUOVERLAP_TRY(create_buffer(
-      stamps_, slots * kSlotBytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
-      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0,
-      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, "stamp buffer"));
-  std::memset(stamps_.mapped, 0, slots * kSlotBytes);
+  GPUOVERLAP_TRY(create_stamp_buffer(stamps_, slots * kSlotBytes, "stamp buffer"));
   GPUOVERLAP_TRY(create_buffer(
       counters_, slots * kSlotBytes,
       VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 0,
@@ -757,7 +809,8 @@ Status ScenarioDevice::create() {
   const auto counter_flags = memory_properties_.memoryTypes[counters_.memory_type].propertyFlags;
   meta_["memory"] = {
       {"stamps",
-       {{"memory_type", stamps_.memory_type},
+       {{"requested", to_string(settings_.stamp_memory)},
+        {"memory_type", stamps_.memory_type},
         {"flags", memory_flags_text(stamp_flags)},
         {"device_local", (stamp_flags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) != 0},
         {"note",
@@ -794,7 +847,16 @@ Status ScenarioDevice::create() {
   meta_["global_priority_extension"] = info_.global_priority;
   meta_["global_priority_requested"] = global_priority_enabled_;
   meta_["priority_notes"] = priority_notes_;
-  meta_["clocks"]["shader_clock"] = {{"extension", info_.shader_clock}, {"recorded", false}};
+  meta_["clocks"]["shader_clock"] = {{"extension", info_.shader_clock},
+                                     {"device_scope", shader_clock_supported_},
+                                     {"recorded", shader_clock_enabled_}};
+  if (!shader_clock_enabled_)
+    meta_["clocks"]["shader_clock"]["reason"] =
+        !info_.shader_clock        ? "the device has no VK_KHR_shader_clock"
+        : !shader_clock_supported_ ? "the device has no device-scope shader clock"
+        : !settings_.stamping      ? "stamping is off"
+                                   : "not requested";
+  meta_["stamping"] = settings_.stamping;
   return ok_status();
 }
 
@@ -906,8 +968,12 @@ Status ScenarioDevice::record_frame(std::uint32_t frame) {
       if (timestamps)
         vkCmdWriteTimestamp2(q.work, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, queries_,
                              static_cast<std::uint32_t>(2 * w));
-      const PushConstants pc{frame, static_cast<std::uint32_t>(w), thread_count(spec.groups),
-                             spec.iterations, kRenderTargetWidth};
+      const PushConstants pc{frame,
+                             static_cast<std::uint32_t>(w),
+                             thread_count(spec.groups),
+                             spec.iterations,
+                             kRenderTargetWidth,
+                             settings_.stamping ? 1u : 0u};
       if (spec.kind == WorkloadKind::compute) {
         vkCmdBindPipeline(q.work, VK_PIPELINE_BIND_POINT_COMPUTE, compute_pipeline_);
         vkCmdBindDescriptorSets(q.work, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_layout_, 0, 1,
@@ -993,6 +1059,30 @@ Status ScenarioDevice::submit_frame(std::uint32_t frame) {
   return ok_status();
 }
 
+// How the GPU clock moves against the CPU clock over the run, from the per-frame calibrations:
+// the rate difference (ppm, least squares) and how far single calibrations stray from it.
+nlohmann::json calibration_drift(const std::vector<GpuCalibration>& calibrations) {
+  std::vector<double> gpu_ns, cpu_ns, deviations;
+  for (const GpuCalibration& c : calibrations) {
+    gpu_ns.push_back(static_cast<double>(c.gpu_ticks - calibrations.front().gpu_ticks) *
+                     c.tick_period_ns);
+    cpu_ns.push_back(static_cast<double>(c.cpu_ns - calibrations.front().cpu_ns));
+    deviations.push_back(static_cast<double>(c.max_deviation_ns));
+  }
+  nlohmann::json drift = {{"calibrations", calibrations.size()},
+                          {"deviation_ns_p50", *percentile(deviations, 50)},
+                          {"deviation_ns_max", *percentile(deviations, 100)}};
+  if (auto fit = linear_fit(gpu_ns, cpu_ns)) {
+    double worst = 0;
+    for (std::size_t i = 0; i < gpu_ns.size(); ++i)
+      worst = std::max(worst, std::fabs(cpu_ns[i] - (fit->slope * gpu_ns[i] + fit->intercept)));
+    drift["rate_ppm"] = (fit->slope - 1.0) * 1e6;
+    drift["max_residual_ns"] = worst;
+    drift["span_s"] = gpu_ns.back() / 1e9;
+  }
+  return drift;
+}
+
 RecordStatus status_for(VkResult result) {
   if (result == VK_TIMEOUT) return RecordStatus::timeout;
   if (result == VK_ERROR_DEVICE_LOST) return RecordStatus::device_lost;
@@ -1013,6 +1103,7 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
   std::vector<VkSemaphore> done_semaphores;
   for (const QueueState& q : queues_) done_semaphores.push_back(q.done);
   std::vector<std::uint64_t> done_values(done_semaphores.size());
+  std::vector<GpuCalibration> calibrations;  // one per measured frame, for the drift
 
   for (std::uint32_t index = 0; index < total; ++index) {
     const std::uint32_t frame = index + 1;  // stamps start zeroed, so frame 0 is never used
@@ -1025,7 +1116,8 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
       timeline.failure = error.with_context("frame " + std::to_string(index) + ": ");
       if (index >= settings_.warmup_frames)
         for (std::size_t w = 0; w < slots; ++w)
-          timeline.records.push_back({index - settings_.warmup_frames, w, {}, {}, {}, {}, status});
+          timeline.records.push_back(
+              {.frame = index - settings_.warmup_frames, .workload = w, .status = status});
     };
     if (Status s = record_frame(frame); !s) {
       fail(s.error(), RecordStatus::gpu_error);
@@ -1038,10 +1130,12 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
       break;
     }
     const std::optional<GpuCalibration> calibration = calibrate(worst_deviation_ns);
+    if (calibration && index >= settings_.warmup_frames) calibrations.push_back(*calibration);
 
     std::fill(done_values.begin(), done_values.end(), std::uint64_t{frame});
     // Release: the poller spins before t0, so no stamp can be missed.
-    poller.arm(stamp_words, kSlotWords, slots, frame, monotonic_raw_ns() + timeout_ns);
+    if (settings_.stamping)
+      poller.arm(stamp_words, kSlotWords, slots, frame, monotonic_raw_ns() + timeout_ns);
     const std::int64_t t0_ns = monotonic_raw_ns();
     VkSemaphoreSignalInfo release{VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, nullptr, gate_, frame};
     VkResult result = vkSignalSemaphore(device_, &release);
@@ -1056,8 +1150,14 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
                                 static_cast<std::uint64_t>(std::max<std::int64_t>(remaining, 0)));
     }
     // The GPU is done (or given up on): stamps still missing a few µs from now never come.
-    poller.shorten_deadline(monotonic_raw_ns() + 2'000'000);
-    const PollResult polled = poller.wait();
+    PollResult polled;
+    if (settings_.stamping) {
+      poller.shorten_deadline(monotonic_raw_ns() + 2'000'000);
+      polled = poller.wait();
+    } else {
+      polled.start_ns.resize(slots);
+      polled.end_ns.resize(slots);
+    }
 
     bool queries_ok = false;
     if (result == VK_SUCCESS) {
@@ -1087,9 +1187,30 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
           r.ts_start_us = ns_to_us_since(gpu_ticks_to_cpu_ns(c, query_data[4 * w]), t0_ns);
           r.ts_end_us = ns_to_us_since(gpu_ticks_to_cpu_ns(c, query_data[4 * w + 2]), t0_ns);
         }
+        if (calibration)
+          r.calibration_deviation_us = static_cast<double>(calibration->max_deviation_ns) / 1000.0;
+        if (shader_clock_enabled_ && result == VK_SUCCESS) {
+          // Written before the stamp it belongs to; only trusted when that stamp is this frame's.
+          const std::uint32_t* slot = stamp_words + w * kSlotWords;
+          auto clock_ticks = [&](std::size_t stamp_word,
+                                 std::size_t clock_word) -> std::optional<std::uint64_t> {
+            if (__atomic_load_n(slot + stamp_word, __ATOMIC_ACQUIRE) != frame) return std::nullopt;
+            return std::uint64_t{__atomic_load_n(slot + clock_word, __ATOMIC_RELAXED)} |
+                   std::uint64_t{__atomic_load_n(slot + clock_word + 1, __ATOMIC_RELAXED)} << 32;
+          };
+          r.clk_start_ticks = clock_ticks(0, kStartClockWord);
+          r.clk_end_ticks = clock_ticks(1, kEndClockWord);
+          // Tentatively as device timestamp ticks; verify_shader_clock_timebase decides.
+          if (calibration && r.clk_start_ticks && r.clk_end_ticks) {
+            GpuCalibration c = *calibration;
+            c.valid_bits = 64;
+            r.clk_start_us = ns_to_us_since(gpu_ticks_to_cpu_ns(c, *r.clk_start_ticks), t0_ns);
+            r.clk_end_us = ns_to_us_since(gpu_ticks_to_cpu_ns(c, *r.clk_end_ticks), t0_ns);
+          }
+        }
         if (result != VK_SUCCESS)
           r.status = status_for(result);
-        else if (!r.poll_start_us || !r.poll_end_us)
+        else if (settings_.stamping && (!r.poll_start_us || !r.poll_end_us))
           r.status = RecordStatus::timeout;
         timeline.records.push_back(r);
       }
@@ -1114,8 +1235,162 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
     if (progress) progress(index + 1, total);
   }
   meta_["clocks"]["timestamp"]["max_calibration_deviation_ns"] = worst_deviation_ns;
+  if (!calibrations.empty())
+    meta_["clocks"]["timestamp"]["drift"] = calibration_drift(calibrations);
+  if (shader_clock_enabled_)
+    meta_["clocks"]["shader_clock"]["verification"] = verify_shader_clock_timebase(timeline);
   timeline.meta = meta_;
   return timeline;
+}
+
+// The GPU answers each round the CPU posts (pingpong.comp). Its own pipeline and
+// mailbox, on the device's first queue; everything is freed unless the GPU may still spin.
+Result<PingPongResult> ScenarioDevice::ping_pong(std::uint32_t rounds, std::uint32_t timeout_ms) {
+  PingPongResult out;
+  Buffer mailbox;
+  VkDescriptorSetLayout layout = VK_NULL_HANDLE;
+  VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
+  VkShaderModule module = VK_NULL_HANDLE;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  const QueueState& q = queues_.front();
+  struct Cleanup {
+    std::function<void()> run;
+    ~Cleanup() { run(); }
+  } cleanup{[&] {
+    if (gpu_may_be_busy_) return;
+    if (fence) vkDestroyFence(device_, fence, nullptr);
+    if (cmd) vkFreeCommandBuffers(device_, q.pool, 1, &cmd);
+    if (pool) vkDestroyDescriptorPool(device_, pool, nullptr);
+    if (pipeline) vkDestroyPipeline(device_, pipeline, nullptr);
+    if (module) vkDestroyShaderModule(device_, module, nullptr);
+    if (pipeline_layout) vkDestroyPipelineLayout(device_, pipeline_layout, nullptr);
+    if (layout) vkDestroyDescriptorSetLayout(device_, layout, nullptr);
+    if (mailbox.buffer) vkDestroyBuffer(device_, mailbox.buffer, nullptr);
+    if (mailbox.memory) vkFreeMemory(device_, mailbox.memory, nullptr);
+  }};
+  GPUOVERLAP_TRY(create_stamp_buffer(mailbox, kSlotBytes, "ping-pong mailbox"));
+  out.memory = memory_flags_text(memory_properties_.memoryTypes[mailbox.memory_type].propertyFlags);
+
+  const VkDescriptorSetLayoutBinding binding{0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+                                             VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+  VkDescriptorSetLayoutCreateInfo li{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  li.bindingCount = 1;
+  li.pBindings = &binding;
+  GPUOVERLAP_VK(vkCreateDescriptorSetLayout(device_, &li, nullptr, &layout));
+  const VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, 2 * sizeof(std::uint32_t)};
+  VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  pli.setLayoutCount = 1;
+  pli.pSetLayouts = &layout;
+  pli.pushConstantRangeCount = 1;
+  pli.pPushConstantRanges = &range;
+  GPUOVERLAP_VK(vkCreatePipelineLayout(device_, &pli, nullptr, &pipeline_layout));
+  VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  mi.codeSize = sizeof(kPingPongSpirv);
+  mi.pCode = kPingPongSpirv;
+  GPUOVERLAP_VK(vkCreateShaderModule(device_, &mi, nullptr, &module));
+  VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+              nullptr,
+              0,
+              VK_SHADER_STAGE_COMPUTE_BIT,
+              module,
+              "main",
+              nullptr};
+  ci.layout = pipeline_layout;
+  GPUOVERLAP_VK(vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &ci, nullptr, &pipeline));
+  const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1};
+  VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  dpi.maxSets = 1;
+  dpi.poolSizeCount = 1;
+  dpi.pPoolSizes = &size;
+  GPUOVERLAP_VK(vkCreateDescriptorPool(device_, &dpi, nullptr, &pool));
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  VkDescriptorSetAllocateInfo dai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  dai.descriptorPool = pool;
+  dai.descriptorSetCount = 1;
+  dai.pSetLayouts = &layout;
+  GPUOVERLAP_VK(vkAllocateDescriptorSets(device_, &dai, &set));
+  const VkDescriptorBufferInfo buffer_info{mailbox.buffer, 0, VK_WHOLE_SIZE};
+  VkWriteDescriptorSet write{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+  write.dstSet = set;
+  write.descriptorCount = 1;
+  write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+  write.pBufferInfo = &buffer_info;
+  vkUpdateDescriptorSets(device_, 1, &write, 0, nullptr);
+
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = q.pool;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  GPUOVERLAP_VK(vkAllocateCommandBuffers(device_, &ai, &cmd));
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  GPUOVERLAP_VK(vkBeginCommandBuffer(cmd, &bi));
+  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+  vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_layout, 0, 1, &set, 0,
+                          nullptr);
+  // One extra round first: its round trip includes the dispatch's launch, so it is dropped.
+  const std::uint32_t gpu_rounds = rounds + 1;
+  const std::uint32_t push[2] = {gpu_rounds,
+                                 info_.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU
+                                     ? kPingPongMaxSpinsCpu
+                                     : kPingPongMaxSpinsGpu};
+  vkCmdPushConstants(cmd, pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(push), push);
+  vkCmdDispatch(cmd, 1, 1, 1);
+  GPUOVERLAP_VK(vkEndCommandBuffer(cmd));
+  VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  GPUOVERLAP_VK(vkCreateFence(device_, &fi, nullptr, &fence));
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd;
+  GPUOVERLAP_VK(vkQueueSubmit(q.queue, 1, &si, fence));
+
+  auto* words = static_cast<std::uint32_t*>(mailbox.mapped);
+  const std::int64_t deadline_ns = monotonic_raw_ns() + std::int64_t{timeout_ms} * 1'000'000;
+  for (std::uint32_t round = 1; round <= gpu_rounds; ++round) {
+    const std::int64_t posted_ns = monotonic_raw_ns();
+    __atomic_store_n(&words[0], round, __ATOMIC_SEQ_CST);
+    // Drains a write-combining buffer, so the post reaches memory now, not when it fills.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    bool answered = false, gave_up = false;
+    std::int64_t now_ns = posted_ns;
+    while (now_ns < deadline_ns) {
+      const std::uint32_t pong = __atomic_load_n(&words[1], __ATOMIC_ACQUIRE);
+      answered = pong == round;
+      gave_up = pong == kPingPongGaveUp;
+      if (answered || gave_up) break;
+      now_ns = monotonic_raw_ns();
+    }
+    const std::int64_t seen_ns = monotonic_raw_ns();
+    if (gave_up) {
+      out.host_writes_invisible = true;
+      out.failure = make_error("ping-pong round " + std::to_string(round - 1) +
+                               ": the GPU gave up waiting (it never saw the CPU's post: host "
+                               "writes do not reach a running shader on this device)");
+      break;
+    }
+    if (!answered) {
+      out.failure = make_error("ping-pong round " + std::to_string(round - 1) +
+                               " was not answered within " + std::to_string(timeout_ms) + " ms");
+      break;
+    }
+    if (round > 1) out.round_trip_us.push_back(static_cast<double>(seen_ns - posted_ns) / 1000.0);
+  }
+  // Releases the GPU thread from every remaining round.
+  __atomic_store_n(&words[0], kPingPongCancel, __ATOMIC_SEQ_CST);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  const std::int64_t remaining_ns = std::max<std::int64_t>(
+      deadline_ns - monotonic_raw_ns(), std::int64_t{kSetupTimeoutNs} / 30);  // >= 1 s
+  const VkResult waited =
+      vkWaitForFences(device_, 1, &fence, VK_TRUE, static_cast<std::uint64_t>(remaining_ns));
+  if (waited != VK_SUCCESS) {
+    gpu_may_be_busy_ = true;
+    if (!out.failure) out.failure = vk_error(waited, "waiting for the ping-pong dispatch");
+  }
+  return out;
 }
 
 void ScenarioDevice::destroy() {
@@ -1158,6 +1433,25 @@ void ScenarioDevice::destroy() {
 }
 
 }  // namespace
+
+Result<PingPongResult> VulkanExecutor::ping_pong(std::uint32_t rounds, StampMemory memory,
+                                                 std::uint32_t timeout_ms) {
+  const PhysicalDeviceInfo& info = instance_.devices().at(device_index_);
+  // The smallest scenario: one queue that runs compute, one workload (never run).
+  Scenario probe;
+  probe.name = "ping-pong";
+  probe.queues.push_back({"direct", QueueType::direct, QueuePriority::normal});
+  probe.workloads.push_back({"probe", 0, WorkloadKind::compute, 1, 1, {}});
+  RunSettings settings;
+  settings.stamp_memory = memory;
+  settings.shader_clock = false;
+  ScenarioDevice device(instance_, info, probe, settings);
+  Status created = device.create();
+  Result<PingPongResult> result =
+      created ? device.ping_pong(rounds, timeout_ms) : Result<PingPongResult>(created.error());
+  abandoned_device_ = abandoned_device_ || device.gpu_may_be_busy();
+  return result;
+}
 
 Result<ScenarioTimeline> VulkanExecutor::run(const Scenario& scenario, const RunSettings& settings,
                                              const ProgressCallback& progress) {

@@ -19,6 +19,8 @@ class VulkanExecutor final : public ScenarioExecutor {
 
   Result<ScenarioTimeline> run(const Scenario& scenario, const RunSettings& settings,
                                const ProgressCallback& progress) override;
+  Result<PingPongResult> ping_pong(std::uint32_t rounds, StampMemory memory,
+                                   std::uint32_t timeout_ms) override;
 
   // True once a device had to be abandoned with work possibly still running on it (a frame
   // past its deadline). Then neither it nor the instance may be torn down: the driver's

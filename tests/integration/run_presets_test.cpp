@@ -112,7 +112,7 @@ TEST_F(FivePresets, DependentWorkNeverStartsBeforeItsProducerEnds) {
       if (deps.empty() || barrier == "none") continue;
       ASSERT_EQ(deps.find(';'), std::string::npos) << "presets have single dependencies";
       const std::size_t producer = row_of.at({table.at(r, "frame"), deps});
-      for (const char* clock : {"poll", "ts"}) {
+      for (const char* clock : {"poll", "ts", "clk"}) {
         const auto start = table.number(r, std::string(clock) + "_start_us");
         const auto end = table.number(producer, std::string(clock) + "_end_us");
         if (!start || !end) continue;
@@ -149,6 +149,25 @@ TEST_F(FivePresets, MetaRecordsDeviceQueuesPrioritiesAndClocks) {
       if (q["type"] == "compute" && !q["shares_queue_of"].is_null()) compute_shares_direct = true;
     }
     EXPECT_EQ(meta["compute_queue_shared"].get<bool>(), compute_shares_direct);
+    // The shader clock: recorded where the device has it, and its columns filled exactly when
+    // its timebase was verified against the poll clock.
+    const auto& clock = meta["clocks"]["shader_clock"];
+    const bool verified =
+        clock["recorded"].get<bool>() && clock["verification"]["verdict"] == "accepted";
+    if (clock["recorded"].get<bool>()) {
+      EXPECT_TRUE(clock["verification"].contains("verdict"));
+    }
+    const auto table = read_csv((*out_ / p / "records.csv").string(), kRecordColumns);
+    std::size_t flagged = 0;
+    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+      EXPECT_EQ(table.number(r, "clk_start_us").has_value(), verified) << r;
+      const auto cs = table.number(r, "clk_start_us"), ce = table.number(r, "clk_end_us");
+      if (cs && ce) {
+        EXPECT_LE(*cs, *ce);
+      }
+      flagged += table.at(r, "flags").empty() ? 0 : 1;
+    }
+    EXPECT_EQ(meta["clock_agreement"]["flagged_rows"].get<std::size_t>(), flagged);
   }
   const auto high = read_json(*out_ / "high-priority-compute" / "meta.json");
   EXPECT_EQ(high["queues"][1]["priority_requested"], "high");

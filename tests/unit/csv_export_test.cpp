@@ -7,6 +7,7 @@
 #include "analysis/csv_table.h"
 #include "core/atomic_file.h"
 #include "scenarios/scenario.h"
+#include "timeline/clock_agreement.h"
 #include "timeline/export.h"
 
 namespace gpuoverlap {
@@ -44,15 +45,19 @@ ScenarioTimeline sample_timeline() {
   ScenarioTimeline t;
   for (std::uint32_t frame = 0; frame < 4; ++frame) {
     const double f = frame;
-    t.records.push_back({frame, 0, 1.0 + f, 11.0 + f, 0.5 + f, 11.5 + f, RecordStatus::ok});
-    t.records.push_back({frame, 1, 12.0 + f, 30.0 + f, {}, {}, RecordStatus::ok});
-    t.records.push_back({frame,
-                         2,
-                         2.0,
-                         frame == 3 ? std::optional<double>{} : 5.0,
-                         {},
-                         {},
-                         frame == 3 ? RecordStatus::timeout : RecordStatus::ok});
+    t.records.push_back({.frame = frame,
+                         .workload = 0,
+                         .poll_start_us = 1.0 + f,
+                         .poll_end_us = 11.0 + f,
+                         .ts_start_us = 0.5 + f,
+                         .ts_end_us = 11.5 + f});
+    t.records.push_back(
+        {.frame = frame, .workload = 1, .poll_start_us = 12.0 + f, .poll_end_us = 30.0 + f});
+    t.records.push_back({.frame = frame,
+                         .workload = 2,
+                         .poll_start_us = 2.0,
+                         .poll_end_us = frame == 3 ? std::optional<double>{} : 5.0,
+                         .status = frame == 3 ? RecordStatus::timeout : RecordStatus::ok});
   }
   return t;
 }
@@ -91,6 +96,27 @@ TEST_F(CsvExport, RecordsRoundTripThroughFastCppCsvParser) {
   EXPECT_FALSE(table.number(1, "ts_start_us").has_value());  // unavailable clock: empty
   EXPECT_EQ(table.at(11, "status"), "timeout");
   EXPECT_FALSE(table.number(11, "poll_end_us").has_value());
+  EXPECT_FALSE(table.number(0, "clk_start_us").has_value());  // no shader clock recorded
+  EXPECT_EQ(table.at(0, "flags"), "");
+}
+
+TEST_F(CsvExport, ShaderClockColumnsFlagsAndFlaggedRowCounts) {
+  const Scenario s = two_workloads();
+  ScenarioTimeline t = sample_timeline();
+  t.records[0].clk_start_us = 1.25;
+  t.records[0].clk_end_us = 40.0;  // 28.5 µs after the timestamp end: beyond 10 µs
+  ASSERT_EQ(flag_disagreements(t, {}), 1u);
+  ASSERT_TRUE(write_scenario_results(dir_, s, t, {}).ok());
+  const auto records = read_csv((dir_ / "records.csv").string(), kRecordColumns);
+  EXPECT_DOUBLE_EQ(*records.number(0, "clk_start_us"), 1.25);
+  EXPECT_EQ(records.at(0, "flags"), "end:poll-clk;end:ts-clk");
+  EXPECT_EQ(records.at(3, "flags"), "");
+  const auto summary = read_csv((dir_ / "summary.csv").string(), kSummaryColumns);
+  // A: poll, ts and (one frame of) clk rows, each saying A has one flagged row.
+  ASSERT_EQ(summary.at(2, "clock"), "clk");
+  EXPECT_EQ(summary.at(2, "frames"), "1");
+  for (std::size_t row = 0; row < 3; ++row) EXPECT_EQ(summary.at(row, "flagged_rows"), "1");
+  EXPECT_EQ(summary.at(3, "flagged_rows"), "0");
 }
 
 TEST_F(CsvExport, SummaryHasPercentilesPerClockAndSkipsBadRows) {

@@ -31,7 +31,12 @@ class FakeExecutor : public ScenarioExecutor {
     t.meta["device"] = {{"name", "fake"}};
     for (std::uint32_t f = 0; f < settings.frames; ++f)
       for (std::size_t w = 0; w < s.workloads.size(); ++w)
-        t.records.push_back({f, w, 1.0, 2.0, 1.0, 2.0, RecordStatus::ok});
+        t.records.push_back({.frame = f,
+                             .workload = w,
+                             .poll_start_us = 1.0,
+                             .poll_end_us = 2.0,
+                             .ts_start_us = 1.0,
+                             .ts_end_us = 2.0});
     if (s.name == fail_midway_of) {
       t.records.back().status = RecordStatus::timeout;
       t.failure = make_error("the GPU did not finish frame 1");

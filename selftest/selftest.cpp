@@ -1,0 +1,586 @@
+#include "selftest/selftest.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include "core/atomic_file.h"
+#include "scenarios/scenario.h"
+#include "scenarios/suite_runner.h"
+#include "timeline/statistics.h"
+
+namespace gpuoverlap {
+
+namespace {
+
+// Documented tolerances (docs/selftest.md). Targets of issue 4 for an H100 SXM.
+constexpr double kDetectionP50TargetUs = 2.0;
+constexpr double kDetectionP99TargetUs = 5.0;
+constexpr double kAgreementFloorUs = 2.0;  // max(2 µs, 1% of the duration)
+constexpr double kAgreementRelative = 0.01;
+constexpr double kOverheadMaxRatio = 1.01;  // <= 1% slower with stamps
+constexpr double kLinearityMinRSquared = 0.99;
+constexpr std::uint32_t kSweepBaseIterations = 16;
+// The iterations sweep and the sized workloads: 8 groups = 8192 threads = 128 workgroups,
+// a few percent of a large GPU (so duration follows each thread's serial work), and enough
+// workgroups to keep every thread of a CPU driver busy (with 1 group, lavapipe's durations
+// jumped between two modes as its 16 workgroups were shared unevenly).
+constexpr std::uint32_t kSizedGroups = 8;
+constexpr std::uint32_t kSweepMaxPoints = 12;
+constexpr std::uint32_t kGroupsSweepIterations = 64;
+constexpr double kAgreementTargetsMs[] = {0.1, 1.0, 10.0};
+
+std::string format_value(double v) {
+  if (v == std::floor(v) && std::fabs(v) < 1e9) return fmt::format("{:.0f}", v);
+  return std::fabs(v) >= 100 ? fmt::format("{:.1f}", v) : fmt::format("{:.3g}", v);
+}
+
+Scenario single_workload(const std::string& name, std::uint32_t groups, std::uint32_t iterations) {
+  Scenario s;
+  s.name = name;
+  s.source = "selftest";
+  s.description = "self-test measurement";
+  s.queues.push_back({"direct", QueueType::direct, QueuePriority::normal});
+  s.workloads.push_back({"work", 0, WorkloadKind::compute, groups, iterations, {}});
+  return s;
+}
+
+// A durations series on the best clock a timeline has: timestamps (set by the queue, no
+// detection delay) else poll.
+struct Durations {
+  std::vector<double> values_us;
+  std::string clock;
+};
+
+Durations durations_of(const ScenarioTimeline& t, std::size_t workload) {
+  Durations ts{{}, "ts"}, poll{{}, "poll"};
+  for (const WorkloadFrameRecord& r : t.records) {
+    if (r.workload != workload || r.status != RecordStatus::ok) continue;
+    if (r.ts_start_us && r.ts_end_us) ts.values_us.push_back(*r.ts_end_us - *r.ts_start_us);
+    if (r.poll_start_us && r.poll_end_us)
+      poll.values_us.push_back(*r.poll_end_us - *r.poll_start_us);
+  }
+  return ts.values_us.empty() ? poll : ts;
+}
+
+class Selftest {
+ public:
+  Selftest(ScenarioExecutor& executor, const SelftestOptions& options, std::ostream& log)
+      : executor_(executor), options_(options), log_(log) {}
+
+  SelftestOutcome run();
+
+ private:
+  Result<ScenarioTimeline> measure(const Scenario& scenario, bool stamping = true,
+                                   StampMemory memory = StampMemory::uncached);
+  Result<double> median_duration(const std::string& name, std::uint32_t groups,
+                                 std::uint32_t iterations, std::string* clock = nullptr);
+  Status linearity();
+  Status agreement();
+  Status detection(StampMemory memory);
+  void round_trip(StampMemory memory);
+  Status overhead();
+  Status ordering();
+  void add(CheckRow row) { outcome_.rows.push_back(std::move(row)); }
+
+  ScenarioExecutor& executor_;
+  const SelftestOptions& options_;
+  std::ostream& log_;
+  SelftestOutcome outcome_;
+  std::map<std::string, int> name_counts_;
+  std::optional<LinearFit> iterations_fit_;  // µs per iteration at 1 group: sizes workloads
+  std::optional<ScenarioTimeline> one_ms_;   // the 1 ms agreement run (uncached stamps)
+  std::uint32_t one_ms_iterations_ = kSweepBaseIterations;
+  int sweep_stamping_ = -1;  // -1 unknown, 0 timestamps alone suffice, 1 stamps needed
+};
+
+Result<ScenarioTimeline> Selftest::measure(const Scenario& scenario, bool stamping,
+                                           StampMemory memory) {
+  Scenario named = scenario;
+  const int n = name_counts_[scenario.name]++;
+  if (n > 0) named.name += "-" + std::to_string(n + 1);
+  SuiteOptions suite;
+  suite.out_directory = options_.out_directory / "runs";
+  suite.frames = options_.frames;
+  suite.warmup_frames = options_.warmup_frames;
+  suite.frame_timeout_ms = options_.frame_timeout_ms;
+  suite.priority_fallback = true;
+  suite.stamp_memory = memory;
+  suite.should_stop = options_.should_stop;
+  suite.write_run_json = false;
+  suite.command_line = "gpuoverlap selftest";
+  suite.stamping = stamping;
+  std::ostringstream quiet;
+  SuiteOutcome out = run_suite(executor_, {named}, suite, quiet);
+  if (out.scenarios.empty() || !out.scenarios.front().timeline)
+    return out.failure ? *out.failure : make_error("measurement '" + named.name + "' did not run");
+  if (out.failure) return *out.failure;
+  return *out.scenarios.front().timeline;
+}
+
+// Timestamp durations without the stamp protocol where the device has them: the sweeps
+// measure the work, not the instrumentation (measured apart, by `overhead`), and on a CPU
+// device the poller's spinning thread would take a core from the work. Else poll durations.
+Result<double> Selftest::median_duration(const std::string& name, std::uint32_t groups,
+                                         std::uint32_t iterations, std::string* clock) {
+  Durations d;
+  if (sweep_stamping_ != 1) {
+    auto t = measure(single_workload(name, groups, iterations), /*stamping=*/false);
+    if (!t) return t.error();
+    d = durations_of(*t, 0);
+    sweep_stamping_ = d.values_us.empty() ? 1 : 0;
+  }
+  if (sweep_stamping_ == 1) {
+    auto t = measure(single_workload(name, groups, iterations));
+    if (!t) return t.error();
+    d = durations_of(*t, 0);
+  }
+  if (d.values_us.empty()) return make_error("measurement '" + name + "' has no ok frames");
+  if (clock) *clock = d.clock;
+  return *percentile(d.values_us, 50);
+}
+
+Status Selftest::linearity() {
+  // Iterations at one group: each thread's serial work grows, so duration must be linear.
+  std::vector<SweepPoint> by_iterations;
+  std::string clock;
+  for (std::uint32_t it = kSweepBaseIterations;
+       it <= kMaxIterations && by_iterations.size() < kSweepMaxPoints; it *= 2) {
+    auto d = median_duration("linearity-iterations", kSizedGroups, it, &clock);
+    if (!d) return d.error();
+    by_iterations.push_back({static_cast<double>(it), *d});
+    log_ << fmt::format("  iterations {:>8}: {:>10.1f} us ({})\n", it, *d, clock);
+    if (*d >= options_.sweep_cap_us && by_iterations.size() >= 4) break;
+  }
+  std::vector<double> x, y;
+  for (const SweepPoint& p : by_iterations) x.push_back(p.x), y.push_back(p.duration_us);
+  iterations_fit_ = linear_fit(x, y);
+  const std::string range =
+      fmt::format("{} groups, {}..{} iterations", kSizedGroups, x.front(), x.back());
+  if (!iterations_fit_) {
+    add({"linearity",
+         "duration vs iterations R^2",
+         clock,
+         range,
+         {},
+         "",
+         ">= 0.99",
+         Verdict::fail,
+         "no fit (fewer than two points)"});
+  } else {
+    add({"linearity", "duration vs iterations R^2", clock, range, iterations_fit_->r_squared, "",
+         fmt::format(">= {}", kLinearityMinRSquared),
+         iterations_fit_->r_squared >= kLinearityMinRSquared ? Verdict::pass : Verdict::fail,
+         fmt::format("{} points; {:.4g} us per iteration + {:.4g} us", iterations_fit_->points,
+                     iterations_fit_->slope, iterations_fit_->intercept)});
+  }
+
+  // Groups at fixed iterations: flat while the GPU has room, then linear once it is full.
+  std::vector<SweepPoint> by_groups;
+  for (std::uint32_t g = 1; g <= kMaxGroups; g *= 2) {
+    auto d = median_duration("linearity-groups", g, kGroupsSweepIterations, &clock);
+    if (!d) return d.error();
+    by_groups.push_back({static_cast<double>(g), *d});
+    log_ << fmt::format("  groups {:>5}: {:>10.1f} us ({})\n", g, *d, clock);
+    if (*d >= options_.sweep_cap_us && by_groups.size() >= 4) break;
+  }
+  const auto knee = saturation_index(by_groups);
+  const std::string groups_range =
+      fmt::format("{} iterations, 1..{} groups", kGroupsSweepIterations, by_groups.back().x);
+  if (!knee || by_groups.size() - *knee < 3) {
+    add({"linearity",
+         "duration vs groups R^2 (past saturation)",
+         clock,
+         groups_range,
+         {},
+         "",
+         fmt::format(">= {}", kLinearityMinRSquared),
+         Verdict::not_applicable,
+         knee ? fmt::format("saturated at {} groups, too few points after it", by_groups[*knee].x)
+              : "the GPU never filled up within the sweep"});
+    return ok_status();
+  }
+  x.clear(), y.clear();
+  for (std::size_t i = *knee; i < by_groups.size(); ++i)
+    x.push_back(by_groups[i].x), y.push_back(by_groups[i].duration_us);
+  const auto fit = linear_fit(x, y);
+  add({"linearity", "duration vs groups R^2 (past saturation)", clock, groups_range, fit->r_squared,
+       "", fmt::format(">= {}", kLinearityMinRSquared),
+       fit->r_squared >= kLinearityMinRSquared ? Verdict::pass : Verdict::fail,
+       fmt::format("full from {} groups ({} threads); {:.4g} us per group past it",
+                   by_groups[*knee].x, thread_count(static_cast<std::uint32_t>(by_groups[*knee].x)),
+                   fit->slope)});
+  add({"linearity", "saturation groups", "", groups_range, by_groups[*knee].x, "groups", "",
+       Verdict::info, "the smallest size from which each doubling costs >= 1.5x"});
+  return ok_status();
+}
+
+Status Selftest::agreement() {
+  for (double target_ms : kAgreementTargetsMs) {
+    const std::string config = fmt::format("{}ms", target_ms);
+    std::uint32_t iterations = kSweepBaseIterations;
+    if (iterations_fit_ && iterations_fit_->slope > 0)
+      iterations = static_cast<std::uint32_t>(
+          std::clamp((target_ms * 1000.0 - iterations_fit_->intercept) / iterations_fit_->slope,
+                     1.0, static_cast<double>(kMaxIterations)));
+    auto t = measure(single_workload("agreement-" + config, kSizedGroups, iterations));
+    if (!t) return t.error();
+    if (target_ms == 1.0) one_ms_ = *t, one_ms_iterations_ = iterations;
+    const Durations measured = durations_of(*t, 0);
+    const double duration_us =
+        measured.values_us.empty() ? 0.0 : *percentile(measured.values_us, 50);
+    add({"clock_agreement", "duration p50", measured.clock, config, duration_us, "us", "",
+         Verdict::info,
+         fmt::format("{} groups, {} iterations (sized from the iterations fit)", kSizedGroups,
+                     iterations)});
+    const double tolerance_us = std::max(kAgreementFloorUs, kAgreementRelative * duration_us);
+    struct Side {
+      const char* name;
+      std::optional<double> WorkloadFrameRecord::*poll;
+      std::optional<double> WorkloadFrameRecord::*ts;
+      std::optional<double> WorkloadFrameRecord::*clk;
+    };
+    const Side sides[] = {{"start", &WorkloadFrameRecord::poll_start_us,
+                           &WorkloadFrameRecord::ts_start_us, &WorkloadFrameRecord::clk_start_us},
+                          {"end", &WorkloadFrameRecord::poll_end_us,
+                           &WorkloadFrameRecord::ts_end_us, &WorkloadFrameRecord::clk_end_us}};
+    struct ClockPair {
+      const char* name;
+      int a, b;  // 0 poll, 1 ts, 2 clk
+    };
+    const ClockPair pairs[] = {{"poll-ts", 0, 1}, {"poll-clk", 0, 2}, {"ts-clk", 1, 2}};
+    for (const ClockPair& pair : pairs) {
+      std::map<std::string, std::vector<double>> differences;  // start, end, duration
+      for (const WorkloadFrameRecord& r : t->records) {
+        if (r.status != RecordStatus::ok) continue;
+        auto pick = [&](const Side& side, int which) -> const std::optional<double>& {
+          return which == 0 ? r.*(side.poll) : which == 1 ? r.*(side.ts) : r.*(side.clk);
+        };
+        const auto &sa = pick(sides[0], pair.a), &sb = pick(sides[0], pair.b);
+        const auto &ea = pick(sides[1], pair.a), &eb = pick(sides[1], pair.b);
+        if (!sa || !sb || !ea || !eb) continue;
+        differences["start"].push_back(std::fabs(*sa - *sb));
+        differences["end"].push_back(std::fabs(*ea - *eb));
+        differences["duration"].push_back(std::fabs((*ea - *sa) - (*eb - *sb)));
+      }
+      for (const char* quantity : {"start", "end", "duration"}) {
+        const auto& values = differences[quantity];
+        const std::string metric = fmt::format("{} |difference| p50", quantity);
+        if (values.empty()) {
+          add({"clock_agreement",
+               metric,
+               pair.name,
+               config,
+               {},
+               "us",
+               fmt::format("<= {}", format_value(tolerance_us)),
+               Verdict::not_applicable,
+               "a clock of the pair is not available on this device (meta.json says why)"});
+          continue;
+        }
+        const double p50 = *percentile(values, 50);
+        add({"clock_agreement", metric, pair.name, config, p50, "us",
+             fmt::format("<= {}", format_value(tolerance_us)),
+             p50 <= tolerance_us ? Verdict::pass : Verdict::fail,
+             fmt::format("p99 {} us, max {} us, {} frames", format_value(*percentile(values, 99)),
+                         format_value(*percentile(values, 100)), values.size())});
+      }
+    }
+  }
+  return ok_status();
+}
+
+Status Selftest::detection(StampMemory memory) {
+  const std::string config(to_string(memory));
+  std::optional<ScenarioTimeline> timeline;
+  if (memory == StampMemory::uncached && one_ms_) {
+    timeline = one_ms_;
+  } else {
+    auto t = measure(single_workload("detection-" + config, kSizedGroups, one_ms_iterations_), true,
+                     memory);
+    if (!t) {
+      add({"poll_detection",
+           "p50",
+           "poll-clk",
+           config,
+           {},
+           "us",
+           fmt::format("<= {}", kDetectionP50TargetUs),
+           Verdict::not_applicable,
+           t.error().message});
+      return ok_status();
+    }
+    timeline = *t;
+  }
+  std::vector<double> delays;
+  for (const WorkloadFrameRecord& r : timeline->records) {
+    if (r.status != RecordStatus::ok) continue;
+    if (r.poll_start_us && r.clk_start_us) delays.push_back(*r.poll_start_us - *r.clk_start_us);
+    if (r.poll_end_us && r.clk_end_us) delays.push_back(*r.poll_end_us - *r.clk_end_us);
+  }
+  if (delays.empty()) {
+    const auto verification = timeline->meta.value("clocks", nlohmann::json::object())
+                                  .value("shader_clock", nlohmann::json::object());
+    std::string reason = verification.value("reason", std::string());
+    if (verification.contains("verification"))
+      reason = verification["verification"].value("reason", reason);
+    add({"poll_detection",
+         "p50",
+         "poll-clk",
+         config,
+         {},
+         "us",
+         fmt::format("<= {}", kDetectionP50TargetUs),
+         Verdict::not_applicable,
+         "needs the shader clock on the CPU clock: " +
+             (reason.empty() ? std::string("not recorded") : reason)});
+    return ok_status();
+  }
+  const double p50 = *percentile(delays, 50), p99 = *percentile(delays, 99);
+  const std::string samples = fmt::format("{} stamps", delays.size());
+  add({"poll_detection", "p50", "poll-clk", config, p50, "us",
+       fmt::format("<= {}", kDetectionP50TargetUs),
+       p50 <= kDetectionP50TargetUs ? Verdict::pass : Verdict::fail, samples});
+  add({"poll_detection", "p99", "poll-clk", config, p99, "us",
+       fmt::format("<= {}", kDetectionP99TargetUs),
+       p99 <= kDetectionP99TargetUs ? Verdict::pass : Verdict::fail, samples});
+  add({"poll_detection", "max", "poll-clk", config, *percentile(delays, 100), "us", "",
+       Verdict::info, samples});
+  return ok_status();
+}
+
+void Selftest::round_trip(StampMemory memory) {
+  const std::string config(to_string(memory));
+  auto result = executor_.ping_pong(options_.ping_pong_rounds, memory, options_.frame_timeout_ms);
+  if (!result) {
+    add({"round_trip",
+         "rounds answered",
+         "cpu",
+         config,
+         {},
+         "",
+         "all",
+         Verdict::not_applicable,
+         result.error().message});
+    return;
+  }
+  if (result->host_writes_invisible) {
+    add({"round_trip",
+         "rounds answered",
+         "cpu",
+         config,
+         {},
+         "",
+         fmt::format("== {}", options_.ping_pong_rounds),
+         Verdict::not_applicable,
+         "host writes never reached the running shader (Vulkan guarantees their visibility at "
+         "submission only): " +
+             result->failure->message});
+    return;
+  }
+  const auto& rtt = result->round_trip_us;
+  const bool complete = !result->failure && rtt.size() == options_.ping_pong_rounds;
+  add({"round_trip", "rounds answered", "cpu", config, static_cast<double>(rtt.size()), "",
+       fmt::format("== {}", options_.ping_pong_rounds), complete ? Verdict::pass : Verdict::fail,
+       result->failure ? result->failure->message : "memory " + result->memory});
+  if (rtt.empty()) return;
+  for (const auto& [name, p] : {std::pair{"p50", 50.0}, {"p99", 99.0}, {"max", 100.0}})
+    add({"round_trip", name, "cpu", config, *percentile(rtt, p), "us", "", Verdict::info,
+         "CPU writes the round, one GPU thread answers, the CPU sees it"});
+}
+
+Status Selftest::overhead() {
+  // Alternating, so a drift of the machine (clocks, temperature, load) hits both sides.
+  std::vector<double> with_stamps, without_stamps;
+  std::string clock = "ts";
+  for (int pass = 0; pass < 2; ++pass) {
+    for (bool stamping : {true, false}) {
+      auto t = measure(single_workload("overhead", kSizedGroups, one_ms_iterations_), stamping);
+      if (!t) return t.error();
+      for (const WorkloadFrameRecord& r : t->records)
+        if (r.status == RecordStatus::ok && r.ts_start_us && r.ts_end_us)
+          (stamping ? with_stamps : without_stamps).push_back(*r.ts_end_us - *r.ts_start_us);
+    }
+  }
+  const std::string target = fmt::format("<= {}", kOverheadMaxRatio);
+  if (with_stamps.empty() || without_stamps.empty()) {
+    add({"overhead",
+         "duration ratio stamped/unstamped p50",
+         clock,
+         "1ms",
+         {},
+         "",
+         target,
+         Verdict::not_applicable,
+         "needs calibrated timestamp queries (the only clock without the stamps)"});
+    return ok_status();
+  }
+  const double ratio = *percentile(with_stamps, 50) / *percentile(without_stamps, 50);
+  add({"overhead", "duration ratio stamped/unstamped p50", clock, "1ms", ratio, "", target,
+       ratio <= kOverheadMaxRatio ? Verdict::pass : Verdict::fail,
+       fmt::format("p50 {} us with stamps, {} us without, {} + {} frames",
+                   format_value(*percentile(with_stamps, 50)),
+                   format_value(*percentile(without_stamps, 50)), with_stamps.size(),
+                   without_stamps.size())});
+  return ok_status();
+}
+
+Status Selftest::ordering() {
+  Scenario chain = single_workload("ordering", kSizedGroups, std::max(one_ms_iterations_ / 4, 1u));
+  chain.workloads.front().name = "link 1";
+  for (std::size_t i = 1; i < 4; ++i) {
+    WorkloadSpec next = chain.workloads.front();
+    next.name = "link " + std::to_string(i + 1);
+    next.groups = kSizedGroups << i;  // different sizes, one chain
+    next.depends_on = {{i - 1, BarrierKind::legacy}};
+    chain.workloads.push_back(next);
+  }
+  auto t = measure(chain);
+  if (!t) return t.error();
+  for (const char* clock : {"poll", "ts", "clk"}) {
+    bool any = false;
+    for (const WorkloadFrameRecord& r : t->records)
+      any = any || (std::string_view(clock) == "poll" ? r.poll_start_us.has_value()
+                    : std::string_view(clock) == "ts" ? r.ts_start_us.has_value()
+                                                      : r.clk_start_us.has_value());
+    if (!any) {
+      add({"ordering",
+           "consumer starts before its producer ends",
+           clock,
+           "4-link chain",
+           {},
+           "rows",
+           "== 0",
+           Verdict::not_applicable,
+           "clock not available on this device"});
+      continue;
+    }
+    const std::size_t violations = ordering_violations(*t, chain, clock);
+    add({"ordering", "consumer starts before its producer ends", clock, "4-link chain",
+         static_cast<double>(violations), "rows", "== 0",
+         violations == 0 ? Verdict::pass : Verdict::fail,
+         fmt::format("{} frames, legacy barriers", options_.frames)});
+  }
+  return ok_status();
+}
+
+SelftestOutcome Selftest::run() {
+  struct Step {
+    const char* title;
+    std::function<Status()> run;
+  };
+  const Step steps[] = {
+      {"linearity (sizes the other workloads)", [&] { return linearity(); }},
+      {"clock agreement at 0.1, 1 and 10 ms", [&] { return agreement(); }},
+      {"poll detection, uncached stamp memory", [&] { return detection(StampMemory::uncached); }},
+      {"poll detection, cached stamp memory", [&] { return detection(StampMemory::cached); }},
+      {"ping-pong round trip, uncached",
+       [&] { return round_trip(StampMemory::uncached), ok_status(); }},
+      {"ping-pong round trip, cached",
+       [&] { return round_trip(StampMemory::cached), ok_status(); }},
+      {"instrumentation overhead", [&] { return overhead(); }},
+      {"ordering", [&] { return ordering(); }},
+  };
+  for (std::size_t i = 0; i < std::size(steps); ++i) {
+    if (options_.should_stop && options_.should_stop()) {
+      outcome_.failure = make_error("interrupted");
+      break;
+    }
+    log_ << fmt::format("selftest [{}/{}] {}\n", i + 1, std::size(steps), steps[i].title)
+         << std::flush;
+    if (Status s = steps[i].run(); !s) {
+      outcome_.failure = s.error().with_context(std::string(steps[i].title) + ": ");
+      break;
+    }
+  }
+  return std::move(outcome_);
+}
+
+}  // namespace
+
+std::string_view to_string(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::pass:
+      return "pass";
+    case Verdict::fail:
+      return "fail";
+    case Verdict::not_applicable:
+      return "n/a";
+    case Verdict::info:
+      return "info";
+  }
+  return "info";
+}
+
+bool SelftestOutcome::passed() const {
+  if (failure) return false;
+  return std::none_of(rows.begin(), rows.end(),
+                      [](const CheckRow& r) { return r.verdict == Verdict::fail; });
+}
+
+std::optional<std::size_t> saturation_index(const std::vector<SweepPoint>& points) {
+  constexpr double kGrowth = 1.5;
+  for (std::size_t i = 0; i + 1 < points.size(); ++i) {
+    bool grows = true;
+    for (std::size_t j = i; j + 1 < points.size() && grows; ++j)
+      grows = points[j + 1].duration_us >= kGrowth * points[j].duration_us;
+    if (grows) return i;
+  }
+  return std::nullopt;
+}
+
+std::size_t ordering_violations(const ScenarioTimeline& timeline, const Scenario& scenario,
+                                const std::string& clock) {
+  auto start_of = [&](const WorkloadFrameRecord& r) {
+    return clock == "poll" ? r.poll_start_us : clock == "ts" ? r.ts_start_us : r.clk_start_us;
+  };
+  auto end_of = [&](const WorkloadFrameRecord& r) {
+    return clock == "poll" ? r.poll_end_us : clock == "ts" ? r.ts_end_us : r.clk_end_us;
+  };
+  std::map<std::pair<std::uint32_t, std::size_t>, const WorkloadFrameRecord*> rows;
+  for (const WorkloadFrameRecord& r : timeline.records) rows[{r.frame, r.workload}] = &r;
+  std::size_t violations = 0;
+  for (const WorkloadFrameRecord& r : timeline.records) {
+    if (r.status != RecordStatus::ok || !start_of(r)) continue;
+    for (const DependencySpec& d : scenario.workloads[r.workload].depends_on) {
+      const auto producer = rows.find({r.frame, d.producer});
+      if (producer == rows.end() || producer->second->status != RecordStatus::ok) continue;
+      const auto producer_end = end_of(*producer->second);
+      if (producer_end && *start_of(r) < *producer_end) ++violations;
+    }
+  }
+  return violations;
+}
+
+SelftestOutcome run_selftest(ScenarioExecutor& executor, const SelftestOptions& options,
+                             std::ostream& log) {
+  return Selftest(executor, options, log).run();
+}
+
+std::string selftest_csv(const std::vector<CheckRow>& rows) {
+  std::string out = "check,metric,clock,config,value,unit,target,verdict,detail\n";
+  for (const CheckRow& r : rows)
+    out += fmt::format("{},{},{},{},{},{},{},{},{}\n", csv_field(r.check), csv_field(r.metric),
+                       csv_field(r.clock), csv_field(r.config),
+                       r.value ? fmt::format("{:.6g}", *r.value) : "", csv_field(r.unit),
+                       csv_field(r.target), to_string(r.verdict), csv_field(r.detail));
+  return out;
+}
+
+std::string selftest_table(const std::vector<CheckRow>& rows) {
+  std::string out = fmt::format("{:<16} {:<42} {:<9} {:<10} {:>10} {:<6} {:<10} {}\n", "check",
+                                "metric", "clock", "config", "value", "unit", "target", "verdict");
+  for (const CheckRow& r : rows)
+    out += fmt::format(
+        "{:<16} {:<42} {:<9} {:<10} {:>10} {:<6} {:<10} {}{}\n", r.check, r.metric, r.clock,
+        r.config, r.value ? format_value(*r.value) : "-", r.unit, r.target, to_string(r.verdict),
+        r.verdict == Verdict::not_applicable || r.verdict == Verdict::fail ? " (" + r.detail + ")"
+                                                                           : "");
+  return out;
+}
+
+}  // namespace gpuoverlap

@@ -1,0 +1,84 @@
+// `gpuoverlap selftest`: the measurement measured. Runs purpose-built scenarios through any
+// ScenarioExecutor and checks the tool's own clocks, resolution and overhead against
+// documented tolerances (docs/selftest.md). API neutral: the executor is injected, so the
+// checks are unit-tested with synthetic timelines.
+//
+// Checks, each one or more rows of selftest.csv:
+//   linearity        duration against iterations (1 group) and against groups (fixed
+//                    iterations): least-squares fit and R^2; the groups fit uses the points
+//                    past saturation (where the GPU is full), which it reports.
+//   clock_agreement  workloads sized to 0.1, 1 and 10 ms (from the iterations fit): start,
+//                    end and duration differences between poll, timestamp and shader clock.
+//   poll_detection   shader clock value written with a stamp against the CPU time at which
+//                    the poller saw it, with uncached and cached stamp memory.
+//   round_trip       host-GPU flag ping-pong, uncached and cached memory.
+//   overhead         the 1 ms workload with and without stamping, timestamp durations.
+//   ordering         a chain of dependent workloads never overlaps on any clock.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "queues/executor.h"
+
+namespace gpuoverlap {
+
+struct SelftestOptions {
+  std::filesystem::path out_directory;  // selftest.csv, and every measurement under runs/
+  std::uint32_t frames = 30;            // measured frames per measurement
+  std::uint32_t warmup_frames = 3;
+  std::uint32_t frame_timeout_ms = 10'000;
+  std::uint32_t ping_pong_rounds = 1000;
+  // Sweeps stop growing a workload once its duration reaches this (keeps lavapipe bounded).
+  double sweep_cap_us = 20'000;
+  std::function<bool()> should_stop;
+};
+
+enum class Verdict { pass, fail, not_applicable, info };
+std::string_view to_string(Verdict verdict);
+
+struct CheckRow {
+  std::string check;   // linearity, clock_agreement, poll_detection, ...
+  std::string metric;  // what was measured, e.g. "start |poll-ts| p50"
+  std::string clock;   // the clock or clock pair, e.g. "poll-clk"
+  std::string config;  // the configuration, e.g. "1ms", "uncached"
+  std::optional<double> value;
+  std::string unit;
+  std::string target;  // the documented tolerance, e.g. "<= 2"; empty for info rows
+  Verdict verdict = Verdict::info;
+  std::string detail;  // sample count, fit, or why a check does not apply
+};
+
+struct SelftestOutcome {
+  std::vector<CheckRow> rows;
+  std::optional<Error> failure;  // a measurement that could not run at all
+  bool passed() const;           // no failed row and no failure
+};
+
+SelftestOutcome run_selftest(ScenarioExecutor& executor, const SelftestOptions& options,
+                             std::ostream& log);
+
+std::string selftest_csv(const std::vector<CheckRow>& rows);
+std::string selftest_table(const std::vector<CheckRow>& rows);
+
+// --- the checks on measured data, exposed for the unit tests ----------------------------------
+
+// One point of a sweep: the x value and the median duration (µs) over the frames.
+struct SweepPoint {
+  double x = 0;
+  double duration_us = 0;
+};
+// The first point from which every doubling of x grows the duration by at least 1.5x: where
+// the GPU is full and more work queues up. nullopt when the sweep never saturates.
+std::optional<std::size_t> saturation_index(const std::vector<SweepPoint>& points);
+
+// Ordering violations in a timeline: a consumer that starts before its producer ends, on any
+// clock the two rows share. `clock` is "poll", "ts" or "clk".
+std::size_t ordering_violations(const ScenarioTimeline& timeline, const Scenario& scenario,
+                                const std::string& clock);
+
+}  // namespace gpuoverlap

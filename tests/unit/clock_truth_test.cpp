@@ -1,0 +1,295 @@
+// Clock truth without a GPU: least-squares fits, the shader clock's timebase verification, row
+// flags, and the self-test's checks driven by a fake executor whose clocks are known.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include "scenarios/scenario.h"
+#include "selftest/selftest.h"
+#include "timeline/clock_agreement.h"
+#include "timeline/statistics.h"
+
+namespace gpuoverlap {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(LinearFit, RecoversALineAndScoresNoise) {
+  const auto exact = linear_fit({1, 2, 3, 4}, {5, 7, 9, 11});
+  ASSERT_TRUE(exact);
+  EXPECT_DOUBLE_EQ(exact->slope, 2.0);
+  EXPECT_DOUBLE_EQ(exact->intercept, 3.0);
+  EXPECT_DOUBLE_EQ(exact->r_squared, 1.0);
+  const auto noisy = linear_fit({1, 2, 3, 4}, {1, 4, 2, 5});
+  ASSERT_TRUE(noisy);
+  EXPECT_LT(noisy->r_squared, 0.7);
+  EXPECT_FALSE(linear_fit({1}, {1}));              // one point
+  EXPECT_FALSE(linear_fit({2, 2, 2}, {1, 2, 3}));  // no spread in x
+  // Tick-sized values keep their precision (centred sums).
+  const auto big = linear_fit({1e15, 1e15 + 1e6, 1e15 + 2e6}, {0, 1e3, 2e3});
+  ASSERT_TRUE(big);
+  EXPECT_NEAR(big->slope, 1e-3, 1e-12);
+}
+
+WorkloadFrameRecord row(double poll_start, double poll_end, double clk_start, double clk_end) {
+  WorkloadFrameRecord r;
+  r.poll_start_us = poll_start;
+  r.poll_end_us = poll_end;
+  r.clk_start_us = clk_start;
+  r.clk_end_us = clk_end;
+  r.clk_start_ticks = static_cast<std::uint64_t>(clk_start * 1000 + 1e12);
+  r.clk_end_ticks = static_cast<std::uint64_t>(clk_end * 1000 + 1e12);
+  return r;
+}
+
+TEST(ShaderClockVerification, AcceptsClockValuesJustBeforeTheirStamps) {
+  ScenarioTimeline t;
+  for (int f = 0; f < 10; ++f) t.records.push_back(row(10.8, 100.7, 10.0, 100.0));
+  const auto v = verify_shader_clock_timebase(t);
+  EXPECT_EQ(v["verdict"], "accepted");
+  EXPECT_NEAR(v["detection_delay_us"]["p50"].get<double>(), 0.75, 1e-9);
+  EXPECT_NEAR(v["detection_delay_us"]["max"].get<double>(), 0.8, 1e-9);
+  EXPECT_TRUE(t.records.front().clk_start_us.has_value());  // kept
+}
+
+TEST(ShaderClockVerification, RejectsStampsSeenBeforeTheirClockValue) {
+  ScenarioTimeline t;
+  for (int f = 0; f < 10; ++f) t.records.push_back(row(10.0, 100.0, 10.5, 100.5));
+  t.records[3].clk_end_us = 110.0;  // 10 µs "after" its stamp was seen: impossible
+  const auto v = verify_shader_clock_timebase(t);
+  EXPECT_EQ(v["verdict"], "rejected");
+  EXPECT_NE(v["reason"].get<std::string>().find("1 of 20 stamps"), std::string::npos);
+  for (const auto& r : t.records) {
+    EXPECT_FALSE(r.clk_start_us.has_value());    // cleared: not on the CPU clock
+    EXPECT_TRUE(r.clk_start_ticks.has_value());  // the raw ticks stay
+  }
+}
+
+TEST(ShaderClockVerification, CalibrationDeviationWidensTheSlack) {
+  ScenarioTimeline t;
+  t.records.push_back(row(10.0, 100.0, 13.0, 100.0));  // 3 µs early: beyond 2 µs alone
+  t.records.front().calibration_deviation_us = 1.5;
+  EXPECT_EQ(verify_shader_clock_timebase(t)["verdict"], "accepted");
+}
+
+TEST(ShaderClockVerification, RejectsAClockOnAnotherOrigin) {
+  ScenarioTimeline t;  // lavapipe: ticks converted as ns land seconds away from the poll clock
+  for (int f = 0; f < 5; ++f) t.records.push_back(row(10.0, 100.0, -7e9, -7e9 + 90));
+  const auto v = verify_shader_clock_timebase(t);
+  EXPECT_EQ(v["verdict"], "rejected");
+  EXPECT_NE(v["reason"].get<std::string>().find("> 1000"), std::string::npos);
+}
+
+TEST(ShaderClockVerification, NeedsACalibrationToConvertAtAll) {
+  ScenarioTimeline t;
+  WorkloadFrameRecord r = row(10.0, 100.0, 0, 0);
+  r.clk_start_us.reset();
+  r.clk_end_us.reset();
+  t.records.push_back(r);
+  t.records.push_back(r);
+  const auto v = verify_shader_clock_timebase(t);
+  EXPECT_EQ(v["verdict"], "rejected");
+  EXPECT_NE(v["reason"].get<std::string>().find("no calibration"), std::string::npos);
+  ScenarioTimeline empty;
+  EXPECT_EQ(verify_shader_clock_timebase(empty)["verdict"], "unavailable");
+}
+
+TEST(RowFlags, ToleranceIsAbsoluteFloorOrRelativeToTheDuration) {
+  WorkloadFrameRecord r;
+  r.poll_start_us = 0;
+  r.poll_end_us = 5000;  // 5 ms: 1% is 50 µs
+  r.ts_start_us = 30;    // 30 µs off: inside 50
+  r.ts_end_us = 5060;    // 60 µs off: outside
+  ScenarioTimeline t;
+  t.records.push_back(r);
+  EXPECT_NEAR(row_tolerance_us(r, {}), 50.3, 1e-9);  // 1% of the longest (ts) duration
+  EXPECT_EQ(flag_disagreements(t, {}), 1u);
+  EXPECT_EQ(disagreement_names(t.records[0].disagreements), "end:poll-ts");
+  EXPECT_EQ(flag_disagreements(t, {100.0, 0.01}), 0u);  // a wider floor accepts it
+  t.records[0].calibration_deviation_us = 20;
+  EXPECT_EQ(flag_disagreements(t, {}), 0u);  // GPU vs CPU clock: the calibration counts
+  t.records[0].status = RecordStatus::timeout;
+  t.records[0].calibration_deviation_us = 0;
+  EXPECT_EQ(flag_disagreements(t, {}), 0u);  // only ok rows are judged
+}
+
+TEST(Selftest, SaturationIsWhereEveryDoublingCosts) {
+  // Flat while the GPU has room, then linear: full from 4 (each later doubling costs >= 1.5x).
+  EXPECT_EQ(saturation_index({{1, 10}, {2, 10}, {4, 11}, {8, 20}, {16, 40}, {32, 80}}), 2u);
+  EXPECT_EQ(saturation_index({{1, 10}, {2, 20}, {4, 40}}), 0u);  // full from the start
+  EXPECT_FALSE(saturation_index({{1, 10}, {2, 10}, {4, 11}}));   // never full
+}
+
+Scenario chain_of_two() {
+  Scenario s;
+  s.queues.push_back({"q", QueueType::direct, QueuePriority::normal});
+  s.workloads.push_back({"a", 0, WorkloadKind::compute, 1, 1, {}});
+  s.workloads.push_back({"b", 0, WorkloadKind::compute, 1, 1, {{0, BarrierKind::legacy}}});
+  return s;
+}
+
+TEST(Selftest, OrderingViolationsPerClock) {
+  ScenarioTimeline t;
+  t.records.push_back({.frame = 0,
+                       .workload = 0,
+                       .poll_start_us = 0,
+                       .poll_end_us = 10,
+                       .ts_start_us = 0,
+                       .ts_end_us = 10});
+  t.records.push_back({.frame = 0,
+                       .workload = 1,
+                       .poll_start_us = 11,
+                       .poll_end_us = 20,
+                       .ts_start_us = 9,
+                       .ts_end_us = 20});  // ts: starts before a ends
+  EXPECT_EQ(ordering_violations(t, chain_of_two(), "poll"), 0u);
+  EXPECT_EQ(ordering_violations(t, chain_of_two(), "ts"), 1u);
+  EXPECT_EQ(ordering_violations(t, chain_of_two(), "clk"), 0u);  // no clk values
+}
+
+// Durations are known: 10 µs per iteration per 8 groups' worth of serial work, flat up to 4
+// groups then linear. Every clock agrees within 1 µs, stamps cost nothing, except for the
+// knobs below.
+class KnownClocksExecutor : public ScenarioExecutor {
+ public:
+  bool overlap_chain = false;  // the chain's consumers start 5 µs before their producer ends
+  double stamping_cost = 1.0;  // duration factor with stamps
+  bool have_ping_pong = false;
+  std::vector<RunSettings> settings_seen;
+
+  Result<ScenarioTimeline> run(const Scenario& s, const RunSettings& settings,
+                               const ProgressCallback&) override {
+    settings_seen.push_back(settings);
+    ScenarioTimeline t;
+    for (std::uint32_t f = 0; f < settings.frames; ++f) {
+      double previous_end = 0;
+      for (std::size_t w = 0; w < s.workloads.size(); ++w) {
+        const WorkloadSpec& spec = s.workloads[w];
+        const double full = std::max(1.0, spec.groups / 4.0);
+        double duration = 10.0 * spec.iterations * full + 5.0;
+        if (settings.stamping) duration *= stamping_cost;
+        const double start = w == 0 ? 2.0 : previous_end + (overlap_chain ? -5.0 : 1.0);
+        WorkloadFrameRecord r{.frame = f, .workload = w};
+        r.ts_start_us = start - 0.5;
+        r.ts_end_us = start + duration + 0.5;
+        if (settings.stamping) {
+          r.poll_start_us = start + 0.6;
+          r.poll_end_us = start + duration + 0.6;
+          r.clk_start_us = start;
+          r.clk_end_us = start + duration;
+        }
+        previous_end = start + duration;
+        t.records.push_back(r);
+      }
+    }
+    return t;
+  }
+
+  Result<PingPongResult> ping_pong(std::uint32_t rounds, StampMemory memory,
+                                   std::uint32_t) override {
+    if (!have_ping_pong) return ScenarioExecutor::ping_pong(rounds, memory, 0);
+    PingPongResult r;
+    r.round_trip_us.assign(rounds, 1.5);
+    r.memory = std::string(to_string(memory));
+    return r;
+  }
+};
+
+class SelftestRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    options_.out_directory = fs::temp_directory_path() /
+                             ("gpuoverlap-selftest-" + std::to_string(::getpid()) + "-" +
+                              ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(options_.out_directory);
+    options_.frames = 5;
+    options_.warmup_frames = 0;
+    options_.ping_pong_rounds = 10;
+  }
+  void TearDown() override { fs::remove_all(options_.out_directory); }
+
+  std::vector<const CheckRow*> find(const SelftestOutcome& o, const std::string& check,
+                                    const std::string& clock = "") {
+    std::vector<const CheckRow*> rows;
+    for (const CheckRow& r : o.rows)
+      if (r.check == check && (clock.empty() || r.clock == clock)) rows.push_back(&r);
+    return rows;
+  }
+  SelftestOptions options_;
+  std::ostringstream log_;
+};
+
+TEST_F(SelftestRun, EveryCheckPassesOnAnHonestDevice) {
+  KnownClocksExecutor executor;
+  executor.have_ping_pong = true;
+  const SelftestOutcome o = run_selftest(executor, options_, log_);
+  ASSERT_FALSE(o.failure) << o.failure->message;
+  EXPECT_TRUE(o.passed()) << selftest_table(o.rows);
+  // Linearity: both fits exact; saturation where the fake fills up (4 groups -> 8 is 2x).
+  const auto linearity = find(o, "linearity");
+  ASSERT_EQ(linearity.size(), 3u);
+  EXPECT_NEAR(*linearity[0]->value, 1.0, 1e-9);
+  EXPECT_NEAR(*linearity[1]->value, 1.0, 1e-9);
+  EXPECT_DOUBLE_EQ(*linearity[2]->value, 4.0);
+  // Agreement at three sizes, sized from the fit: the 1 ms workload lasts ~1 ms.
+  std::vector<const CheckRow*> durations;
+  for (const CheckRow* r : find(o, "clock_agreement"))
+    if (r->metric == "duration p50") durations.push_back(r);
+  ASSERT_EQ(durations.size(), 3u);
+  EXPECT_NEAR(*durations[1]->value, 1000.0, 100.0);
+  for (const CheckRow* r : find(o, "clock_agreement", "poll-clk"))
+    EXPECT_EQ(r->verdict, Verdict::pass);
+  // Detection: poll - clk = 0.6 µs on every stamp.
+  const auto detection = find(o, "poll_detection");
+  ASSERT_EQ(detection.size(), 6u);  // p50, p99, max for uncached and cached
+  EXPECT_NEAR(*detection[0]->value, 0.6, 1e-9);
+  EXPECT_EQ(find(o, "round_trip").front()->verdict, Verdict::pass);
+  EXPECT_NEAR(*find(o, "overhead").front()->value, 1.0, 1e-9);
+  for (const CheckRow* r : find(o, "ordering")) EXPECT_EQ(r->verdict, Verdict::pass);
+  // The sweeps ran without stamps (timestamps sufficed); the overhead pairs alternate.
+  EXPECT_FALSE(executor.settings_seen.front().stamping);
+  EXPECT_TRUE(fs::exists(options_.out_directory / "runs" / "ordering" / "records.csv"));
+}
+
+TEST_F(SelftestRun, CatchesOverlapOverheadAndMissingProbes) {
+  KnownClocksExecutor executor;
+  executor.overlap_chain = true;
+  executor.stamping_cost = 1.05;
+  const SelftestOutcome o = run_selftest(executor, options_, log_);
+  ASSERT_FALSE(o.failure);
+  EXPECT_FALSE(o.passed());
+  for (const CheckRow* r : find(o, "ordering")) {
+    EXPECT_EQ(r->verdict, Verdict::fail) << r->clock;
+    EXPECT_DOUBLE_EQ(*r->value, 3.0 * options_.frames);  // 3 links per frame
+  }
+  const CheckRow* overhead = find(o, "overhead").front();
+  EXPECT_EQ(overhead->verdict, Verdict::fail);
+  EXPECT_NEAR(*overhead->value, 1.05, 1e-3);
+  const CheckRow* ping = find(o, "round_trip").front();
+  EXPECT_EQ(ping->verdict, Verdict::not_applicable);
+  EXPECT_NE(ping->detail.find("no ping-pong"), std::string::npos);
+}
+
+TEST(SelftestCsv, OneLinePerRowWithVerdicts) {
+  const std::vector<CheckRow> rows = {
+      {"poll_detection", "p50", "poll-clk", "uncached", 0.6, "us", "<= 2", Verdict::pass, "n"},
+      {"round_trip",
+       "rounds answered",
+       "cpu",
+       "cached",
+       {},
+       "",
+       "== 5",
+       Verdict::not_applicable,
+       "no probe, here"}};
+  EXPECT_EQ(selftest_csv(rows),
+            "check,metric,clock,config,value,unit,target,verdict,detail\n"
+            "poll_detection,p50,poll-clk,uncached,0.6,us,<= 2,pass,n\n"
+            "round_trip,rounds answered,cpu,cached,,,== 5,n/a,\"no probe, here\"\n");
+}
+
+}  // namespace
+}  // namespace gpuoverlap
