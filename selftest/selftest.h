@@ -72,7 +72,7 @@ struct SweepPoint {
   double x = 0;
   double duration_us = 0;
 };
-// The first point from which every doubling of x grows the duration by at least 1.5x: where
+// The first point from which every doubling of x grows the duration by at least 1.3x: where
 // the GPU is full and more work queues up. nullopt when the sweep never saturates.
 std::optional<std::size_t> saturation_index(const std::vector<SweepPoint>& points);
 

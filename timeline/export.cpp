@@ -86,12 +86,7 @@ std::vector<SummaryRow> summarize(const Scenario& s, const ScenarioTimeline& tim
       std::vector<double> starts, ends, durations;
       for (const WorkloadFrameRecord& r : timeline.records) {
         if (r.workload != w || r.status != RecordStatus::ok) continue;
-        const auto& start = clock == "poll" ? r.poll_start_us
-                            : clock == "ts" ? r.ts_start_us
-                                            : r.clk_start_us;
-        const auto& end = clock == "poll" ? r.poll_end_us
-                          : clock == "ts" ? r.ts_end_us
-                                          : r.clk_end_us;
+        const auto start = start_on(r, clock), end = end_on(r, clock);
         if (!start || !end) continue;
         starts.push_back(*start);
         ends.push_back(*end);

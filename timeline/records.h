@@ -52,6 +52,11 @@ struct WorkloadFrameRecord {
   double frame_t0_us = 0;
 };
 
+// A record's start or end on one clock: "poll", "ts" or "clk"; nullopt when that clock has
+// no value (or the name is none of the three).
+std::optional<double> start_on(const WorkloadFrameRecord& record, std::string_view clock);
+std::optional<double> end_on(const WorkloadFrameRecord& record, std::string_view clock);
+
 struct ScenarioTimeline {
   std::vector<WorkloadFrameRecord> records;        // frame-major, workload-minor
   nlohmann::json meta = nlohmann::json::object();  // device, queues, clocks (executor's part)

@@ -5,7 +5,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
-#include <functional>
 #include <limits>
 #include <optional>
 #include <random>
@@ -14,6 +13,7 @@
 
 #include "barriers/vulkan/legacy_translation.h"
 #include "core/clock.h"
+#include "core/scope_exit.h"
 #include "queues/stamp_poller.h"
 #include "queues/vulkan/vk_check.h"
 #include "scenarios/scenario.h"
@@ -471,17 +471,14 @@ Status ScenarioDevice::upload_input() {
   VkFence fence = VK_NULL_HANDLE;
   const QueueState& q = queues_.front();
   // Frees the staging objects on every return path, except when the GPU may still read them.
-  struct Cleanup {
-    std::function<void()> run;
-    ~Cleanup() { run(); }
-  } cleanup{[&] {
+  const ScopeExit cleanup([&] {
     if (gpu_may_be_busy_) return;
     if (fence) vkDestroyFence(device_, fence, nullptr);
     if (cmd) vkFreeCommandBuffers(device_, q.pool, 1, &cmd);
     if (staging.mapped) vkUnmapMemory(device_, staging.memory);
     if (staging.buffer) vkDestroyBuffer(device_, staging.buffer, nullptr);
     if (staging.memory) vkFreeMemory(device_, staging.memory, nullptr);
-  }};
+  });
   const VkDeviceSize size = input_.size;
   GPUOVERLAP_TRY(
       create_buffer(staging, size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
@@ -1256,10 +1253,7 @@ Result<PingPongResult> ScenarioDevice::ping_pong(std::uint32_t rounds, std::uint
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   VkFence fence = VK_NULL_HANDLE;
   const QueueState& q = queues_.front();
-  struct Cleanup {
-    std::function<void()> run;
-    ~Cleanup() { run(); }
-  } cleanup{[&] {
+  const ScopeExit cleanup([&] {
     if (gpu_may_be_busy_) return;
     if (fence) vkDestroyFence(device_, fence, nullptr);
     if (cmd) vkFreeCommandBuffers(device_, q.pool, 1, &cmd);
@@ -1270,7 +1264,7 @@ Result<PingPongResult> ScenarioDevice::ping_pong(std::uint32_t rounds, std::uint
     if (layout) vkDestroyDescriptorSetLayout(device_, layout, nullptr);
     if (mailbox.buffer) vkDestroyBuffer(device_, mailbox.buffer, nullptr);
     if (mailbox.memory) vkFreeMemory(device_, mailbox.memory, nullptr);
-  }};
+  });
   GPUOVERLAP_TRY(create_stamp_buffer(mailbox, kSlotBytes, "ping-pong mailbox"));
   out.memory = memory_flags_text(memory_properties_.memoryTypes[mailbox.memory_type].propertyFlags);
 
