@@ -38,8 +38,8 @@ std::string default_out_directory() {
   return text;
 }
 
-Result<std::unique_ptr<vk::Instance>> open_instance(bool validation) {
-  auto instance = vk::Instance::create(validation);
+Result<std::unique_ptr<vk::Instance>> open_instance(bool validation, bool synchronization = false) {
+  auto instance = vk::Instance::create(validation, synchronization);
   if (!instance)
     return instance.error().with_context(
         "cannot start Vulkan (is a driver installed? Debian: mesa-vulkan-drivers): ");
@@ -113,6 +113,7 @@ int command_validate(const std::vector<std::string>& items) {
       std::cerr << "gpuoverlap: " << s.error().message << "\n";
       status = 1;
     } else {
+      for (const std::string& warning : s->warnings) std::cerr << warning << "\n";
       std::cout << fmt::format("{}: ok ({} queues, {} workloads)\n", item, s->queues.size(),
                                s->workloads.size());
     }
@@ -160,6 +161,7 @@ struct RunArguments {
   std::uint32_t timeout_ms = 10'000;
   bool priority_fallback = false;
   bool validation = false;
+  bool sync_validation = false;
   bool no_timestamps = false;
   bool no_shader_clock = false;
   std::string stamp_memory = "uncached";
@@ -208,7 +210,9 @@ int command_run(const RunArguments& args, const std::string& command_line) {
                     "'; each needs its own output directory");
     scenarios.push_back(std::move(*s));
   }
-  auto instance = open_instance(args.validation);
+  for (const Scenario& s : scenarios)
+    for (const std::string& warning : s.warnings) std::cerr << warning << "\n";
+  auto instance = open_instance(args.validation, args.sync_validation);
   if (!instance) return fail(instance.error().message);
   auto chosen = pick_device(**instance, args.device);
   if (!chosen) return fail(chosen.error().message);
@@ -235,8 +239,9 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   std::cout << "results: " << options.out_directory.string() << "\n";
   int status = 0;
   if ((*instance)->validation_errors() > 0) {
-    status = fail(
-        fmt::format("{} Vulkan validation errors (see above)", (*instance)->validation_errors()));
+    status = fail(fmt::format("{} Vulkan validation errors, {} of them synchronization hazards "
+                              "(see above)",
+                              (*instance)->validation_errors(), (*instance)->sync_hazards()));
   } else if (interrupt_requested()) {
     fail("interrupted; the frames measured so far are written");
     status = 130;
@@ -340,6 +345,9 @@ int main(int argc, char** argv) {
       "earlier work on its queue and can serialise dispatches that would overlap");
   run->add_flag("--validation", run_args.validation,
                 "Enable VK_LAYER_KHRONOS_validation; any validation error fails the run");
+  run->add_flag("--sync-validation", run_args.sync_validation,
+                "Also enable its synchronization validation (implies --validation): every "
+                "missing or too weak barrier is reported as a SYNC-HAZARD error and fails the run");
   run->add_flag("--no-shader-clock", run_args.no_shader_clock,
                 "Do not read VK_KHR_shader_clock with the stamps (clk_* columns stay empty)");
   run->add_option("--stamp-memory", run_args.stamp_memory,

@@ -1,5 +1,7 @@
 #include "barriers/barrier_model.h"
 
+#include "barriers/d3d12_names.h"
+
 namespace gpuoverlap {
 
 std::string_view to_string(BarrierKind kind) {
@@ -10,15 +12,59 @@ std::string_view to_string(BarrierKind kind) {
       return "legacy";
     case BarrierKind::split:
       return "split";
+    case BarrierKind::uav:
+      return "uav";
+    case BarrierKind::enhanced:
+      return "enhanced";
+    case BarrierKind::enhanced_split:
+      return "enhanced-split";
   }
   return "none";
 }
 
 std::optional<BarrierKind> parse_barrier_kind(std::string_view text) {
-  if (text == "none") return BarrierKind::none;
-  if (text == "legacy") return BarrierKind::legacy;
-  if (text == "split") return BarrierKind::split;
+  for (BarrierKind k : {BarrierKind::none, BarrierKind::legacy, BarrierKind::split, BarrierKind::uav,
+                        BarrierKind::enhanced, BarrierKind::enhanced_split})
+    if (to_string(k) == text) return k;
   return std::nullopt;
+}
+
+std::string_view to_string(SplitPolicy policy) {
+  return policy == SplitPolicy::event ? "event" : "collapsed";
+}
+
+std::optional<SplitPolicy> parse_split_policy(std::string_view text) {
+  if (text == "event") return SplitPolicy::event;
+  if (text == "collapsed") return SplitPolicy::collapsed;
+  return std::nullopt;
+}
+
+std::string barrier_label(const BarrierRequest& request) {
+  std::string label(to_string(request.kind));
+  if (is_split(request.kind)) {
+    label += '-';
+    label += to_string(request.split_policy);
+  }
+  return label;
+}
+
+std::optional<D3D12_BARRIER_TYPE> parse_barrier_type(std::string_view text) {
+  if (text == "global") return D3D12_BARRIER_TYPE_GLOBAL;
+  if (text == "buffer") return D3D12_BARRIER_TYPE_BUFFER;
+  if (text == "texture") return D3D12_BARRIER_TYPE_TEXTURE;
+  return std::nullopt;
+}
+
+std::string_view to_string(D3D12_BARRIER_TYPE type) {
+  switch (type) {
+    case D3D12_BARRIER_TYPE_GLOBAL:
+      return "global";
+    case D3D12_BARRIER_TYPE_BUFFER:
+      return "buffer";
+    case D3D12_BARRIER_TYPE_TEXTURE:
+      return "texture";
+  }
+  return "global";
 }
 
 LegacyTransition transition_between(WorkloadKind producer, WorkloadKind consumer) {
@@ -29,6 +75,35 @@ LegacyTransition transition_between(WorkloadKind producer, WorkloadKind consumer
                                           ? D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE
                                           : D3D12_RESOURCE_STATE_PIXEL_SHADER_RESOURCE;
   return {before, after};
+}
+
+namespace {
+
+template <typename Enhanced>
+std::string sync_access(const Enhanced& b) {
+  return barrier_sync_name(b.SyncBefore) + "/" + barrier_access_name(b.AccessBefore) + " -> " +
+         barrier_sync_name(b.SyncAfter) + "/" + barrier_access_name(b.AccessAfter);
+}
+
+}  // namespace
+
+std::string describe(const D3D12Barrier& barrier) {
+  if (const auto* legacy = std::get_if<D3D12_RESOURCE_BARRIER>(&barrier)) {
+    if (legacy->Type == D3D12_RESOURCE_BARRIER_TYPE_UAV) return "UAV";
+    std::string text = "TRANSITION";
+    if (legacy->Flags == D3D12_RESOURCE_BARRIER_FLAG_BEGIN_ONLY) text += "(BEGIN_ONLY)";
+    if (legacy->Flags == D3D12_RESOURCE_BARRIER_FLAG_END_ONLY) text += "(END_ONLY)";
+    return text + " " + resource_states_name(legacy->Transition.StateBefore) + " -> " +
+           resource_states_name(legacy->Transition.StateAfter);
+  }
+  const auto& enhanced = std::get<EnhancedBarrier>(barrier);
+  if (const auto* g = std::get_if<D3D12_GLOBAL_BARRIER>(&enhanced))
+    return "GLOBAL " + sync_access(*g);
+  if (const auto* b = std::get_if<D3D12_BUFFER_BARRIER>(&enhanced))
+    return "BUFFER " + sync_access(*b);
+  const auto& t = std::get<D3D12_TEXTURE_BARRIER>(enhanced);
+  return "TEXTURE " + sync_access(t) + " layout " + barrier_layout_name(t.LayoutBefore) + " -> " +
+         barrier_layout_name(t.LayoutAfter);
 }
 
 }  // namespace gpuoverlap

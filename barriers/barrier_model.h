@@ -1,34 +1,95 @@
-// Barriers as a scenario states them, in D3D12 terms. A dependency "consumer depends on
-// producer" is separated by a barrier of one kind:
-//   none   - no barrier at all (the work may overlap; data races are the user's choice);
-//   legacy - one ResourceBarrier transition of the producer's output, placed right before
-//            the consumer (D3D12_RESOURCE_BARRIER_FLAG_NONE);
-//   split  - the same transition split: BEGIN_ONLY right after the producer, END_ONLY right
-//            before the consumer.
-// The D3D12 states of a transition follow from the producer's and consumer's kinds.
+// Barriers as a scenario states them, in D3D12 terms (DirectX-Headers types). A dependency
+// "consumer depends on producer" is separated by one barrier kind:
+//   none           - nothing; the consumer may overlap its producer. It reads the producer's
+//                    output only when the scenario says `reads_output = true` (a deliberate race);
+//   legacy         - ResourceBarrier TRANSITION of the producer's output, right before the consumer;
+//   split          - the same transition as BEGIN_ONLY right after the producer and END_ONLY
+//                    right before the consumer;
+//   uav            - ResourceBarrier UAV (the consumer uses the buffer as UAV; no state change);
+//   enhanced       - one enhanced barrier (global, buffer or texture: SyncBefore/After,
+//                    AccessBefore/After, LayoutBefore/After), right before the consumer;
+//   enhanced-split - the enhanced barrier as a SYNC_SPLIT pair: {SyncBefore, SyncAfter = SPLIT}
+//                    after the producer, {SyncBefore = SPLIT, SyncAfter} before the consumer.
+// A split pair is translated to Vulkan by a SplitPolicy (DESIGN.md section 4): `event`
+// (vkCmdSetEvent2 / vkCmdWaitEvents2, the faithful form) or `collapsed` (what vkd3d-proton
+// does: BEGIN dropped, one full barrier at END). The D3D12 barriers are the same either way.
+//
+// Resources: a compute workload writes a buffer (UNORDERED_ACCESS), a graphics workload a
+// render-target texture (RENDER_TARGET). A consumer reads a buffer or texture as a shader
+// resource (NON_PIXEL_SHADER_RESOURCE from compute, PIXEL_SHADER_RESOURCE from a pixel shader).
 #pragma once
 
+#include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <variant>
+#include <vector>
 
 #include "queues/d3d12_types.h"
+#include "queues/queue_model.h"
 #include "workloads/workload.h"
 
 namespace gpuoverlap {
 
-enum class BarrierKind { none, legacy, split };
+enum class BarrierKind { none, legacy, split, uav, enhanced, enhanced_split };
+enum class SplitPolicy { event, collapsed };
 
 std::string_view to_string(BarrierKind kind);
 std::optional<BarrierKind> parse_barrier_kind(std::string_view text);
+std::string_view to_string(SplitPolicy policy);
+std::optional<SplitPolicy> parse_split_policy(std::string_view text);
+inline bool is_split(BarrierKind kind) {
+  return kind == BarrierKind::split || kind == BarrierKind::enhanced_split;
+}
+inline bool is_enhanced(BarrierKind kind) {
+  return kind == BarrierKind::enhanced || kind == BarrierKind::enhanced_split;
+}
+
+// What a dependency asks for. Every optional left empty is derived by the planner from the
+// producer's and consumer's kinds and from the state the resource is in at that point.
+struct BarrierRequest {
+  BarrierKind kind = BarrierKind::legacy;
+  SplitPolicy split_policy = SplitPolicy::event;
+  std::optional<bool> reads_output;  // default: kind != none
+  // legacy, split
+  std::optional<D3D12_RESOURCE_STATES> state_before, state_after;
+  // enhanced, enhanced-split
+  std::optional<D3D12_BARRIER_TYPE> type;  // default: BUFFER for a buffer, TEXTURE for a texture
+  std::optional<D3D12_BARRIER_SYNC> sync_before, sync_after;
+  std::optional<D3D12_BARRIER_ACCESS> access_before, access_after;
+  std::optional<D3D12_BARRIER_LAYOUT> layout_before, layout_after;
+};
+
+// The kind as results name it: "legacy", "split-event", "enhanced-split-collapsed", ...
+std::string barrier_label(const BarrierRequest& request);
+
+std::optional<D3D12_BARRIER_TYPE> parse_barrier_type(std::string_view text);
+std::string_view to_string(D3D12_BARRIER_TYPE type);
+
+// One enhanced barrier: the D3D12 struct of its type (resource pointers stay null; the
+// resource is the dependency's producer output).
+using EnhancedBarrier = std::variant<D3D12_GLOBAL_BARRIER, D3D12_BUFFER_BARRIER, D3D12_TEXTURE_BARRIER>;
+
+// One D3D12 barrier call: a legacy D3D12_RESOURCE_BARRIER (TRANSITION or UAV, with its
+// BEGIN_ONLY/END_ONLY flags) or an enhanced barrier.
+using D3D12Barrier = std::variant<D3D12_RESOURCE_BARRIER, EnhancedBarrier>;
+
+std::string describe(const D3D12Barrier& barrier);  // e.g. "TRANSITION unordered_access -> ..."
 
 struct LegacyTransition {
   D3D12_RESOURCE_STATES before;
   D3D12_RESOURCE_STATES after;
 };
 
-// The state the producer leaves its output in (UNORDERED_ACCESS for a dispatch's buffer,
-// RENDER_TARGET for a draw's target) and the state the consumer reads it in
-// (NON_PIXEL_SHADER_RESOURCE for a dispatch, PIXEL_SHADER_RESOURCE for a draw), as in MJP's app.
+// The default transition of a fresh output: UNORDERED_ACCESS (a dispatch's buffer) or
+// RENDER_TARGET (a draw's target) to NON_PIXEL_SHADER_RESOURCE (read by a dispatch) or
+// PIXEL_SHADER_RESOURCE (read by a draw), as in MJP's app.
 LegacyTransition transition_between(WorkloadKind producer, WorkloadKind consumer);
+
+enum class ResourceKind { buffer, texture };
+inline ResourceKind output_of(WorkloadKind kind) {
+  return kind == WorkloadKind::compute ? ResourceKind::buffer : ResourceKind::texture;
+}
 
 }  // namespace gpuoverlap

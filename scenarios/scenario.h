@@ -22,8 +22,10 @@ struct QueueSpec {
 };
 
 struct DependencySpec {
-  std::size_t producer = 0;  // index into Scenario::workloads; recorded earlier on the same queue
-  BarrierKind barrier = BarrierKind::legacy;
+  // Index into Scenario::workloads: recorded earlier on the same queue, or on another queue
+  // (then a fence joins them; scenarios/frame_plan.h).
+  std::size_t producer = 0;
+  BarrierRequest barrier;
 };
 
 struct WorkloadSpec {
@@ -45,6 +47,8 @@ struct Scenario {
   std::uint32_t frames = 100;
   std::uint32_t warmup_frames = 10;
   BarrierKind default_barrier = BarrierKind::legacy;
+  SplitPolicy default_split_policy = SplitPolicy::event;
+  std::vector<std::string> warnings;  // barrier-rule warnings found while parsing
   std::vector<QueueSpec> queues;
   std::vector<WorkloadSpec> workloads;  // in recording order per queue
 

@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include "barriers/d3d12_names.h"
+#include "scenarios/frame_plan.h"
 #include "scenarios/scenario.h"
 
 namespace gpuoverlap {
@@ -85,7 +87,9 @@ class Parser {
     Scenario s;
     s.source = source_;
     GPUOVERLAP_TRY(only_keys(
-        root, {"name", "description", "frames", "warmup_frames", "barrier", "queues", "workload"},
+        root,
+        {"name", "description", "frames", "warmup_frames", "barrier", "split_policy", "queues",
+         "workload"},
         "the scenario"));
     auto name = string_field(root, "name", "the scenario", true, nullptr);
     if (!name) return name.error();
@@ -113,6 +117,15 @@ class Parser {
       if (!kind) return error_at(root.get("barrier"), barrier_error(*barrier));
       s.default_barrier = *kind;
     }
+    auto policy = string_field(root, "split_policy", "the scenario", false, nullptr);
+    if (!policy) return policy.error();
+    if (!policy->empty()) {
+      auto parsed = parse_split_policy(*policy);
+      if (!parsed)
+        return error_at(root.get("split_policy"),
+                        "unknown split_policy '" + *policy + "' (event | collapsed)");
+      s.default_split_policy = *parsed;
+    }
     GPUOVERLAP_TRY(parse_queues(root, s));
     GPUOVERLAP_TRY(parse_workloads(root, s));
     GPUOVERLAP_TRY(check_graph(s));
@@ -121,9 +134,96 @@ class Parser {
 
  private:
   static std::string barrier_error(const std::string& text) {
-    if (text == "enhanced")
-      return "barrier 'enhanced' is not supported yet (none | legacy | split)";
-    return "unknown barrier '" + text + "' (none | legacy | split)";
+    return "unknown barrier '" + text + "' (none | legacy | split | uav | enhanced | enhanced-split)";
+  }
+
+  // A D3D12 name field of a dependency table: parsed by `parse`, listed by `names` on error.
+  template <typename Value, typename Parse>
+  Status d3d12_field(const toml::table& t, std::string_view key, const std::string& where,
+                     const toml::node* owner, Parse parse, const std::string& names,
+                     std::optional<Value>& out) const {
+    auto text = string_field(t, key, where, false, owner);
+    if (!text) return text.error();
+    if (text->empty()) return ok_status();
+    auto parsed = parse(*text);
+    if (!parsed)
+      return error_at(t.get(key), "unknown " + std::string(key) + " '" + *text + "' in " + where +
+                                      " (" + names + "; masks join names with '|')");
+    out = *parsed;
+    return ok_status();
+  }
+
+  // The table form of a dependency: { workload = ..., barrier = ..., and that barrier's
+  // details }. Keys that do not belong to the chosen barrier kind are errors, not ignored.
+  Status parse_dependency_table(const toml::table& t, const toml::node& node,
+                                const std::string& named, BarrierRequest& request,
+                                std::string& producer) {
+    const std::string where = "a dependency of " + named;
+    GPUOVERLAP_TRY(only_keys(t,
+                             {"workload", "barrier", "split_policy", "reads_output",
+                              "state_before", "state_after", "type", "sync_before",
+                              "sync_after", "access_before", "access_after", "layout_before",
+                              "layout_after"},
+                             where));
+    auto name = string_field(t, "workload", where, true, &node);
+    if (!name) return name.error();
+    producer = *name;
+    auto barrier = string_field(t, "barrier", where, false, &node);
+    if (!barrier) return barrier.error();
+    if (!barrier->empty()) {
+      auto parsed = parse_barrier_kind(*barrier);
+      if (!parsed) return error_at(t.get("barrier"), barrier_error(*barrier));
+      request.kind = *parsed;
+    }
+    auto policy = string_field(t, "split_policy", where, false, &node);
+    if (!policy) return policy.error();
+    if (!policy->empty()) {
+      auto parsed = parse_split_policy(*policy);
+      if (!parsed)
+        return error_at(t.get("split_policy"),
+                        "unknown split_policy '" + *policy + "' (event | collapsed)");
+      if (!is_split(request.kind))
+        return error_at(t.get("split_policy"),
+                        "split_policy applies to split and enhanced-split barriers, not '" +
+                            std::string(to_string(request.kind)) + "'");
+      request.split_policy = *parsed;
+    }
+    if (const toml::node* reads = t.get("reads_output")) {
+      if (!reads->is_boolean())
+        return error_at(reads, "'reads_output' in " + where + " must be true or false");
+      request.reads_output = *reads->value<bool>();
+    }
+    GPUOVERLAP_TRY(d3d12_field(t, "state_before", where, &node, parse_resource_states,
+                               resource_state_names(), request.state_before));
+    GPUOVERLAP_TRY(d3d12_field(t, "state_after", where, &node, parse_resource_states,
+                               resource_state_names(), request.state_after));
+    GPUOVERLAP_TRY(d3d12_field(t, "type", where, &node, parse_barrier_type,
+                               "global | buffer | texture", request.type));
+    GPUOVERLAP_TRY(d3d12_field(t, "sync_before", where, &node, parse_barrier_sync,
+                               barrier_sync_names(), request.sync_before));
+    GPUOVERLAP_TRY(d3d12_field(t, "sync_after", where, &node, parse_barrier_sync,
+                               barrier_sync_names(), request.sync_after));
+    GPUOVERLAP_TRY(d3d12_field(t, "access_before", where, &node, parse_barrier_access,
+                               barrier_access_names(), request.access_before));
+    GPUOVERLAP_TRY(d3d12_field(t, "access_after", where, &node, parse_barrier_access,
+                               barrier_access_names(), request.access_after));
+    GPUOVERLAP_TRY(d3d12_field(t, "layout_before", where, &node, parse_barrier_layout,
+                               barrier_layout_names(), request.layout_before));
+    GPUOVERLAP_TRY(d3d12_field(t, "layout_after", where, &node, parse_barrier_layout,
+                               barrier_layout_names(), request.layout_after));
+    const bool legacy_fields = request.state_before || request.state_after;
+    const bool enhanced_fields = request.type || request.sync_before || request.sync_after ||
+                                 request.access_before || request.access_after ||
+                                 request.layout_before || request.layout_after;
+    if (legacy_fields && request.kind != BarrierKind::legacy && request.kind != BarrierKind::split)
+      return error_at(&node, "state_before/state_after in " + where +
+                                 " describe legacy transitions; barrier is '" +
+                                 std::string(to_string(request.kind)) + "'");
+    if (enhanced_fields && !is_enhanced(request.kind))
+      return error_at(&node, "type/sync_*/access_*/layout_* in " + where +
+                                 " describe enhanced barriers; barrier is '" +
+                                 std::string(to_string(request.kind)) + "'");
+    return ok_status();
   }
 
   Status parse_queues(const toml::table& root, Scenario& s) {
@@ -182,7 +282,7 @@ class Parser {
     // Dependencies are resolved after every name is known.
     struct PendingDependency {
       std::string producer;
-      BarrierKind barrier;
+      BarrierRequest barrier;
       const toml::node* node;
     };
     std::vector<std::vector<PendingDependency>> pending;
@@ -234,21 +334,13 @@ class Parser {
         const toml::array* list = deps->as_array();
         if (!list) return error_at(deps, "'depends_on' of " + named + " must be an array");
         for (const toml::node& dep : *list) {
-          PendingDependency d{{}, s.default_barrier, &dep};
+          PendingDependency d{{}, {}, &dep};
+          d.barrier.kind = s.default_barrier;
+          d.barrier.split_policy = s.default_split_policy;
           if (dep.is_string()) {
             d.producer = std::string(*dep.value<std::string_view>());
           } else if (const toml::table* t = dep.as_table()) {
-            GPUOVERLAP_TRY(only_keys(*t, {"workload", "barrier"}, "a dependency of " + named));
-            auto producer = string_field(*t, "workload", "a dependency of " + named, true, &dep);
-            if (!producer) return producer.error();
-            d.producer = *producer;
-            auto barrier = string_field(*t, "barrier", "a dependency of " + named, false, &dep);
-            if (!barrier) return barrier.error();
-            if (!barrier->empty()) {
-              auto parsed = parse_barrier_kind(*barrier);
-              if (!parsed) return error_at(t->get("barrier"), barrier_error(*barrier));
-              d.barrier = *parsed;
-            }
+            GPUOVERLAP_TRY(parse_dependency_table(*t, dep, named, d.barrier, d.producer));
           } else {
             return error_at(&dep, "each dependency of " + named +
                                       " is a workload name or { workload = ..., barrier = ... }");
@@ -273,14 +365,17 @@ class Parser {
           if (existing.producer == producer)
             return error_at(d.node, named + " lists '" + d.producer + "' twice in depends_on");
         s.workloads[c].depends_on.push_back({producer, d.barrier});
+        dependency_nodes_.resize(s.workloads.size());
+        dependency_nodes_[c].push_back(d.node);
       }
     }
     return ok_status();
   }
 
-  // Cycles first (the most useful message), then rules that need fences (issue: cross-queue
-  // dependencies) or an order the single-queue recording cannot honour.
-  Status check_graph(const Scenario& s) {
+  // Cycles of dependencies first (the most useful message), then producers declared after
+  // their consumer on one queue, then the frame plan: barrier rules and waits across queues
+  // that could never be signalled.
+  Status check_graph(Scenario& s) {
     enum Mark { unvisited, active, done };
     std::vector<Mark> marks(s.workloads.size(), unvisited);
     std::vector<std::size_t> stack;
@@ -311,24 +406,39 @@ class Parser {
       const WorkloadSpec& consumer = s.workloads[c];
       for (const auto& d : consumer.depends_on) {
         const WorkloadSpec& producer = s.workloads[d.producer];
-        if (producer.queue != consumer.queue)
-          return error_at(lines_[c], "workload '" + consumer.name + "' (queue '" +
-                                         s.queues[consumer.queue].name + "') depends on '" +
-                                         producer.name + "' (queue '" +
-                                         s.queues[producer.queue].name +
-                                         "'): cross-queue dependencies need fences, which are "
-                                         "not supported yet");
-        if (d.producer > c)
+        if (producer.queue == consumer.queue && d.producer > c)
           return error_at(lines_[c],
                           "workload '" + consumer.name + "' depends on '" + producer.name +
                               "', which is declared after it on the same queue; "
                               "declare producers first (work is recorded in file order)");
       }
     }
+
+    // Barrier rules and fences: the frame plan the executor will follow.
+    const FramePlan plan = plan_frame(s);
+    for (const FrameFinding& f : plan.findings) {
+      const WorkloadSpec& consumer = s.workloads[f.consumer];
+      const std::string producer =
+          f.dependency < consumer.depends_on.size()
+              ? s.workloads[consumer.depends_on[f.dependency].producer].name
+              : std::string("?");
+      const std::string text = "scenario '" + s.name + "', dependency '" + producer + "' -> '" +
+                               consumer.name + "': " + f.finding.message + " [" +
+                               f.finding.rule + "]";
+      const toml::node* node = f.consumer < dependency_nodes_.size() &&
+                                       f.dependency < dependency_nodes_[f.consumer].size()
+                                   ? dependency_nodes_[f.consumer][f.dependency]
+                                   : lines_[f.consumer];
+      if (f.finding.severity == BarrierFinding::Severity::error) return error_at(node, text);
+      const std::uint32_t line = node ? node->source().begin.line : 0;
+      s.warnings.push_back(source_ + (line ? ":" + std::to_string(line) : std::string()) +
+                           ": warning: " + text);
+    }
     return ok_status();
   }
 
   std::string source_;
+  std::vector<std::vector<const toml::node*>> dependency_nodes_;  // [consumer][dependency]
   std::vector<const toml::node*> lines_;  // per workload, for messages
 };
 

@@ -1,5 +1,7 @@
 #include "scenarios/suite_runner.h"
 
+#include "scenarios/frame_plan.h"
+
 #include <fmt/format.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -34,6 +36,7 @@ nlohmann::json host_description() {
 }
 
 nlohmann::json scenario_description(const Scenario& s) {
+  const FramePlan plan = plan_frame(s);
   nlohmann::json queues = nlohmann::json::array();
   for (const auto& q : s.queues)
     queues.push_back(
@@ -41,9 +44,24 @@ nlohmann::json scenario_description(const Scenario& s) {
   nlohmann::json workloads = nlohmann::json::array();
   for (const auto& w : s.workloads) {
     nlohmann::json deps = nlohmann::json::array();
-    for (const auto& d : w.depends_on)
-      deps.push_back(
-          {{"workload", s.workloads[d.producer].name}, {"barrier", to_string(d.barrier)}});
+    const std::size_t consumer = static_cast<std::size_t>(&w - s.workloads.data());
+    for (std::size_t i = 0; i < w.depends_on.size(); ++i) {
+      const DependencySpec& d = w.depends_on[i];
+      const DependencyPlan& planned = plan.dependency(consumer, i);
+      nlohmann::json d3d12 = nlohmann::json::array();
+      for (const PlacedBarrier& b : planned.barriers)
+        d3d12.push_back({{"at", b.placement == Placement::after_producer ? "after producer"
+                                                                          : "before consumer"},
+                         {"barrier", describe(b.barrier)}});
+      nlohmann::json dep = {{"workload", s.workloads[d.producer].name},
+                            {"barrier", barrier_label(d.barrier)},
+                            {"reads_output", planned.reads_output},
+                            {"cross_queue", planned.cross_queue},
+                            {"barrier_queue", s.queues[planned.barrier_queue].name},
+                            {"d3d12", d3d12}};
+      if (!planned.note.empty()) dep["note"] = planned.note;
+      deps.push_back(dep);
+    }
     workloads.push_back({{"name", w.name},
                          {"queue", s.queues[w.queue].name},
                          {"kind", to_string(w.kind)},
@@ -54,6 +72,8 @@ nlohmann::json scenario_description(const Scenario& s) {
   }
   return {{"name", s.name},     {"description", s.description},
           {"source", s.source}, {"default_barrier", to_string(s.default_barrier)},
+          {"default_split_policy", to_string(s.default_split_policy)},
+          {"warnings", s.warnings},
           {"queues", queues},   {"workloads", workloads}};
 }
 

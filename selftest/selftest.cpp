@@ -457,7 +457,7 @@ Status Selftest::ordering() {
     WorkloadSpec next = chain.workloads.front();
     next.name = "link " + std::to_string(i + 1);
     next.groups = kSizedGroups << i;  // different sizes, one chain
-    next.depends_on = {{i - 1, BarrierKind::legacy}};
+    next.depends_on = {{i - 1, BarrierRequest{}}};  // legacy transition
     chain.workloads.push_back(next);
   }
   auto t = measure(chain);

@@ -7,6 +7,7 @@
 #include "core/atomic_file.h"
 #include "scenarios/scenario.h"
 #include "timeline/clock_agreement.h"
+#include "timeline/dependency_analysis.h"
 #include "timeline/statistics.h"
 #include "timeline/trace_export.h"
 
@@ -32,22 +33,21 @@ std::string barrier_names(const WorkloadSpec& w) {
   std::string names;
   for (const auto& d : w.depends_on) {
     if (!names.empty()) names += ';';
-    names += to_string(d.barrier);
+    names += barrier_label(d.barrier);
   }
   return names;
 }
 
-template <std::size_t N>
-std::string header(const std::array<std::string_view, N>& columns) {
+}  // namespace
+
+std::string csv_line(const std::string_view* fields, std::size_t count) {
   std::string line;
-  for (auto c : columns) {
-    if (!line.empty()) line += ',';
-    line += c;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (i) line += ',';
+    line += csv_field(fields[i]);
   }
   return line + "\n";
 }
-
-}  // namespace
 
 std::string csv_field(std::string_view text) {
   if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
@@ -60,7 +60,7 @@ std::string csv_field(std::string_view text) {
 }
 
 std::string records_csv(const Scenario& s, const ScenarioTimeline& timeline) {
-  std::string out = header(kRecordColumns);
+  std::string out = csv_line(kRecordColumns);
   for (const WorkloadFrameRecord& r : timeline.records) {
     const WorkloadSpec& w = s.workloads[r.workload];
     const QueueSpec& q = s.queues[w.queue];
@@ -110,7 +110,7 @@ std::vector<SummaryRow> summarize(const Scenario& s, const ScenarioTimeline& tim
 }
 
 std::string summary_csv(const Scenario& s, const std::vector<SummaryRow>& rows) {
-  std::string out = header(kSummaryColumns);
+  std::string out = csv_line(kSummaryColumns);
   for (const SummaryRow& r : rows) {
     const WorkloadSpec& w = s.workloads[r.workload];
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(s.name),
@@ -131,6 +131,10 @@ Status write_scenario_results(const std::filesystem::path& directory, const Scen
   GPUOVERLAP_TRY(write_file_atomically(directory / "records.csv", records_csv(s, timeline)));
   GPUOVERLAP_TRY(
       write_file_atomically(directory / "summary.csv", summary_csv(s, summarize(s, timeline))));
+  GPUOVERLAP_TRY(write_file_atomically(directory / "dependencies.csv",
+                                       dependencies_csv(s, dependency_gaps(s, timeline))));
+  GPUOVERLAP_TRY(write_file_atomically(directory / "overlap.csv",
+                                       overlap_csv(s, pairwise_overlap(s, timeline))));
   GPUOVERLAP_TRY(write_file_atomically(directory / "meta.json", meta.dump(2) + "\n"));
   GPUOVERLAP_TRY(write_file_atomically(directory / "trace.json",
                                        chrome_trace(s, timeline, meta).dump() + "\n"));

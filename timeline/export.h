@@ -41,6 +41,12 @@ std::vector<SummaryRow> summarize(const Scenario& scenario, const ScenarioTimeli
 std::string records_csv(const Scenario& scenario, const ScenarioTimeline& timeline);
 std::string summary_csv(const Scenario& scenario, const std::vector<SummaryRow>& rows);
 std::string csv_field(std::string_view text);
+// One CSV line (fields quoted where needed, "\n" at the end).
+std::string csv_line(const std::string_view* fields, std::size_t count);
+template <std::size_t N>
+std::string csv_line(const std::array<std::string_view, N>& fields) {
+  return csv_line(fields.data(), N);
+}
 
 Status write_scenario_results(const std::filesystem::path& directory, const Scenario& scenario,
                               const ScenarioTimeline& timeline, const nlohmann::json& meta);

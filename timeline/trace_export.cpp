@@ -79,7 +79,7 @@ nlohmann::json chrome_trace(const Scenario& s, const ScenarioTimeline& timeline,
       const Slice& p = producer->second;
       const double inside =
           std::max(p.start_us, p.end_us - std::min(0.001, (p.end_us - p.start_us) / 2));
-      const std::string name = std::string(to_string(d.barrier)) + " barrier";
+      const std::string name = std::string(barrier_label(d.barrier)) + " barrier";
       events.push_back({{"ph", "s"},
                         {"cat", "dependency"},
                         {"name", name},

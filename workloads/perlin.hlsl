@@ -3,8 +3,16 @@
 // SPIR-V at build time by glslangValidator.
 //
 // Stamp protocol (DESIGN.md section 3), per workload slot:
-//   counters[slot].started  : prev = atomicAdd(+1); prev == 0       -> stamps[slot].start = frame
-//   counters[slot].finished : done = atomicAdd(+1); done + 1 == N   -> stamps[slot].end   = frame
+//   counters.started  : prev = atomicAdd(+1); prev == 0       -> stamps.start = frame
+//   counters.finished : done = atomicAdd(+1); done + 1 == N   -> stamps.end   = frame
+// The counters and stamps bindings cover exactly this workload's 64-byte slot (the executor
+// binds them at the slot's offset), so no two workloads' descriptors overlap: synchronization
+// validation sees independent workloads touch disjoint memory, as they do.
+//
+// Dependencies carry data: a consumer reads up to 4 producer buffers (bindings 4-7) and 4
+// producer render targets (bindings 8-11), one value each per thread, so a missing barrier is
+// a real hazard that validation can see. The values nudge the noise input by a negligible
+// amount; the work per thread does not change.
 // Counters are zeroed by the executor before the frame's gate opens. Stamps are written with
 // atomics on a globallycoherent buffer in host-visible memory so the CPU poller sees them
 // without waiting for the work to complete.
@@ -20,11 +28,12 @@
 
 struct Params {
   uint frame;         // written into the stamps; never 0 (stamps start zeroed)
-  uint slot;          // workload slot: counters at slot*64 bytes, stamps at slot*64 bytes
+  uint slot;          // workload slot (the bindings already point at it; kept for debugging)
   uint thread_count;  // N: threads (compute) or pixels (graphics) of this workload
   uint iterations;    // noise evaluations per thread
   uint width;         // graphics: render target width, to number pixels
   uint stamping;      // 0: no counters, no stamps (measures the protocol's own overhead)
+  uint producers;     // bits 0-3: producer buffers bound, bits 4-7: producer render targets
 };
 
 [[vk::push_constant]] ConstantBuffer<Params> params;
@@ -33,9 +42,19 @@ struct Params {
 [[vk::binding(1, 0)]] RWByteAddressBuffer output_values;            // float per thread (compute)
 [[vk::binding(2, 0)]] RWByteAddressBuffer counters;                 // device memory
 [[vk::binding(3, 0)]] globallycoherent RWByteAddressBuffer stamps;  // host-visible memory
+[[vk::binding(4, 0)]] ByteAddressBuffer producer_output0;
+[[vk::binding(5, 0)]] ByteAddressBuffer producer_output1;
+[[vk::binding(6, 0)]] ByteAddressBuffer producer_output2;
+[[vk::binding(7, 0)]] ByteAddressBuffer producer_output3;
+[[vk::binding(8, 0)]] Texture2D<float> producer_target0;
+[[vk::binding(9, 0)]] Texture2D<float> producer_target1;
+[[vk::binding(10, 0)]] Texture2D<float> producer_target2;
+[[vk::binding(11, 0)]] Texture2D<float> producer_target3;
 
-static const uint kSlotBytes = 64;
 static const uint kInputElements = 65536;
+// Every output holds at least 1024 values (one group is 1024 threads, a render target is 1024
+// pixels wide), so a consumer reads element (thread % 1024) of each producer output.
+static const uint kProducerElements = 1024;
 
 uint hash32(uint x) {
   x ^= x >> 16;
@@ -90,17 +109,17 @@ uint2 device_clock() { return uint2(0xC10C0001u, 0xC10C0002u); }
 // Clock first, then the frame number: whoever sees the stamp may read the clock words.
 void write_stamp(uint offset, uint clock_offset) {
 #ifdef GPUOVERLAP_SHADER_CLOCK
-  stamps.Store2(params.slot * kSlotBytes + clock_offset, device_clock());
+  stamps.Store2(clock_offset, device_clock());
   DeviceMemoryBarrier();
 #endif
   uint ignored;
-  stamps.InterlockedExchange(params.slot * kSlotBytes + offset, params.frame, ignored);
+  stamps.InterlockedExchange(offset, params.frame, ignored);
 }
 
 void stamp_start() {
   if (params.stamping == 0u) return;
   uint previous;
-  counters.InterlockedAdd(params.slot * kSlotBytes, 1u, previous);
+  counters.InterlockedAdd(0u, 1u, previous);
   if (previous == 0u) write_stamp(0u, 8u);
 }
 
@@ -108,12 +127,29 @@ void stamp_end() {
   if (params.stamping == 0u) return;
   DeviceMemoryBarrier();  // the thread's results are issued before it counts as finished
   uint finished;
-  counters.InterlockedAdd(params.slot * kSlotBytes + 4u, 1u, finished);
+  counters.InterlockedAdd(4u, 1u, finished);
   if (finished + 1u == params.thread_count) write_stamp(4u, 16u);
+}
+
+float producer_input(uint thread_index) {
+  uint i = thread_index % kProducerElements;
+  uint buffers = params.producers & 0xFu;
+  uint targets = (params.producers >> 4) & 0xFu;
+  float sum = 0.0;
+  if (buffers > 0u) sum += asfloat(producer_output0.Load(i * 4u));
+  if (buffers > 1u) sum += asfloat(producer_output1.Load(i * 4u));
+  if (buffers > 2u) sum += asfloat(producer_output2.Load(i * 4u));
+  if (buffers > 3u) sum += asfloat(producer_output3.Load(i * 4u));
+  if (targets > 0u) sum += producer_target0.Load(int3(i, 0, 0));
+  if (targets > 1u) sum += producer_target1.Load(int3(i, 0, 0));
+  if (targets > 2u) sum += producer_target2.Load(int3(i, 0, 0));
+  if (targets > 3u) sum += producer_target3.Load(int3(i, 0, 0));
+  return sum;
 }
 
 float noise_work(uint thread_index) {
   float4 p = asfloat(input_values.Load4((thread_index % kInputElements) * 16u));
+  p.x += producer_input(thread_index) * 1.0e-6;
   float accumulated = 0.0;
   for (uint i = 0; i < params.iterations; ++i) {
     // Each step depends on the previous result, so the loop cannot be shortened.

@@ -11,11 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "barriers/vulkan/legacy_translation.h"
+#include "barriers/vulkan/translation.h"
 #include "core/clock.h"
 #include "core/scope_exit.h"
 #include "queues/stamp_poller.h"
 #include "queues/vulkan/vk_check.h"
+#include "scenarios/frame_plan.h"
 #include "scenarios/scenario.h"
 #include "timeline/clock_agreement.h"
 #include "timeline/clock_conversion.h"
@@ -26,9 +27,11 @@ namespace gpuoverlap::vk {
 
 namespace {
 
-// Stamp and counter slots are 64 bytes apart so workloads never share a cache line.
+// Stamp and counter slots are at least 64 bytes apart so workloads never share a cache line;
+// the stride is rounded up to the device's storage-buffer offset alignment, because each
+// workload's descriptors bind exactly its own slot.
 constexpr VkDeviceSize kSlotBytes = 64;
-constexpr std::size_t kSlotWords = kSlotBytes / sizeof(std::uint32_t);
+constexpr std::uint32_t kMaxProducerBindings = 4;  // per resource kind, matches perlin.hlsl
 constexpr std::uint32_t kInputElements = 65536;  // float4 each, matches perlin.hlsl
 constexpr std::uint32_t kCalibrationSamples = 8;
 // Deadline of one-time setup work on the device (the input upload): not a frame, so not
@@ -54,6 +57,7 @@ struct PushConstants {
   std::uint32_t iterations;
   std::uint32_t width;
   std::uint32_t stamping;
+  std::uint32_t producers;  // bits 0-3 producer buffers bound, bits 4-7 producer render targets
 };
 
 VkQueueGlobalPriorityKHR to_global_priority(QueuePriority p) {
@@ -102,7 +106,6 @@ struct QueueState {
   std::uint32_t timestamp_valid_bits = 0;
   VkCommandPool pool = VK_NULL_HANDLE;
   VkCommandBuffer prepare = VK_NULL_HANDLE;  // resets counters/queries/events, before the gate
-  VkCommandBuffer work = VK_NULL_HANDLE;     // the measured work, waits on the gate
   VkSemaphore done = VK_NULL_HANDLE;         // timeline: frame f complete when value >= f
   std::vector<std::size_t> workloads;        // in recording order
 };
@@ -139,10 +142,11 @@ class ScenarioDevice {
   Status setup_calibration();
   std::optional<GpuCalibration> calibrate(double& worst_deviation_ns);
   Status record_frame(std::uint32_t frame);
-  void record_dependency_waits(VkCommandBuffer cmd, std::size_t consumer);
-  VkDependencyInfo dependency_info(std::size_t producer, std::size_t consumer,
-                                   VkBufferMemoryBarrier2& buffer_barrier,
-                                   VkImageMemoryBarrier2& image_barrier) const;
+  void record_workload(VkCommandBuffer cmd, std::size_t w, std::uint32_t frame, bool timestamps);
+  void record_barriers(VkCommandBuffer cmd, const std::vector<BarrierDesc>& descs,
+                       std::size_t producer) const;
+  void record_event(VkCommandBuffer cmd, VkEvent event, const BarrierDesc& desc,
+                    std::size_t producer, bool set) const;
   Status submit_frame(std::uint32_t frame);
   void destroy();
 
@@ -166,7 +170,16 @@ class ScenarioDevice {
   std::vector<Image> targets_;   // per workload; empty image for compute
   VkQueryPool queries_ = VK_NULL_HANDLE;
   VkSemaphore gate_ = VK_NULL_HANDLE;
-  std::vector<std::vector<VkEvent>> events_;  // [consumer][dependency], split barriers only
+  FramePlan plan_;                         // barriers, fences and submissions of a frame
+  std::vector<DependencyOps> ops_;         // per plan_.barriers.dependencies entry
+  std::vector<VkEvent> events_;            // per plan dependency; split barriers (event policy)
+  std::vector<VkSemaphore> fences_;        // per workload; timeline, only where another queue waits
+  std::vector<VkCommandBuffer> segment_buffers_;  // per plan_.segments entry
+  std::vector<VkImageLayout> target_layouts_;     // per workload: where its target is now
+  std::vector<std::uint32_t> families_in_use_;    // resources are CONCURRENT across these
+  VkDeviceSize slot_stride_ = kSlotBytes;
+  Image dummy_target_;  // bound where a consumer reads fewer render targets than it could
+  std::vector<std::uint32_t> producers_;  // per workload: PushConstants::producers
 
   VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
   VkPipelineLayout pipeline_layout_ = VK_NULL_HANDLE;
@@ -378,7 +391,13 @@ Status ScenarioDevice::create_buffer(Buffer& out, VkDeviceSize size, VkBufferUsa
   VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bi.size = size;
   bi.usage = usage;
-  bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;  // queues never touch each other's buffers
+  // Every resource may be used by every queue in use (a consumer on another queue reads its
+  // producer's output; all workloads read the input), as vkd3d-proton creates them: CONCURRENT.
+  if (families_in_use_.size() > 1) {
+    bi.sharingMode = VK_SHARING_MODE_CONCURRENT;
+    bi.queueFamilyIndexCount = static_cast<std::uint32_t>(families_in_use_.size());
+    bi.pQueueFamilyIndices = families_in_use_.data();
+  }
   GPUOVERLAP_VK(vkCreateBuffer(device_, &bi, nullptr, &out.buffer));
   out.size = size;
   VkMemoryRequirements req;
@@ -437,6 +456,11 @@ Status ScenarioDevice::create_image(Image& out, std::uint32_t width, std::uint32
   ii.tiling = VK_IMAGE_TILING_OPTIMAL;
   ii.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_SAMPLED_BIT;
   ii.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  if (families_in_use_.size() > 1) {
+    ii.sharingMode = VK_SHARING_MODE_CONCURRENT;
+    ii.queueFamilyIndexCount = static_cast<std::uint32_t>(families_in_use_.size());
+    ii.pQueueFamilyIndices = families_in_use_.data();
+  }
   GPUOVERLAP_VK(vkCreateImage(device_, &ii, nullptr, &out.image));
   out.width = width;
   out.height = height;
@@ -499,6 +523,20 @@ Status ScenarioDevice::upload_input() {
   GPUOVERLAP_VK(vkBeginCommandBuffer(cmd, &bi));
   VkBufferCopy region{0, 0, size};
   vkCmdCopyBuffer(cmd, staging.buffer, input_.buffer, 1, &region);
+  // The placeholder render target is only ever sampled (never written): put it in the layout
+  // its descriptors name, once.
+  VkImageMemoryBarrier2 dummy{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
+  dummy.dstStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+  dummy.dstAccessMask = VK_ACCESS_2_SHADER_READ_BIT;
+  dummy.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  dummy.newLayout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+  dummy.srcQueueFamilyIndex = dummy.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  dummy.image = dummy_target_.image;
+  dummy.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+  VkDependencyInfo dummy_info{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+  dummy_info.imageMemoryBarrierCount = 1;
+  dummy_info.pImageMemoryBarriers = &dummy;
+  vkCmdPipelineBarrier2(cmd, &dummy_info);
   GPUOVERLAP_VK(vkEndCommandBuffer(cmd));
   VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
   GPUOVERLAP_VK(vkCreateFence(device_, &fi, nullptr, &fence));
@@ -531,10 +569,14 @@ Status ScenarioDevice::create_pipelines() {
   }
   GPUOVERLAP_TRY(module(kPerlinVertexSpirv, sizeof(kPerlinVertexSpirv), vertex_module_));
 
-  std::array<VkDescriptorSetLayoutBinding, 4> bindings{};
+  // perlin.hlsl: 0 input, 1 output, 2 counters, 3 stamps, 4-7 producer buffers (storage
+  // buffers), 8-11 producer render targets (sampled images).
+  std::array<VkDescriptorSetLayoutBinding, 4 + 2 * kMaxProducerBindings> bindings{};
   for (std::uint32_t b = 0; b < bindings.size(); ++b)
-    bindings[b] = {b, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
-                   VK_SHADER_STAGE_COMPUTE_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, nullptr};
+    bindings[b] = {b,
+                   b < 4 + kMaxProducerBindings ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+                                                : VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
+                   1, VK_SHADER_STAGE_COMPUTE_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, nullptr};
   VkDescriptorSetLayoutCreateInfo li{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
   li.bindingCount = bindings.size();
   li.pBindings = bindings.data();
@@ -618,11 +660,13 @@ Status ScenarioDevice::create_pipelines() {
 
 Status ScenarioDevice::create_descriptors() {
   const std::uint32_t count = static_cast<std::uint32_t>(scenario_.workloads.size());
-  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 4 * count};
+  const VkDescriptorPoolSize sizes[2] = {
+      {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, (4 + kMaxProducerBindings) * count},
+      {VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, kMaxProducerBindings * count}};
   VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
   pi.maxSets = count;
-  pi.poolSizeCount = 1;
-  pi.pPoolSizes = &size;
+  pi.poolSizeCount = 2;
+  pi.pPoolSizes = sizes;
   GPUOVERLAP_VK(vkCreateDescriptorPool(device_, &pi, nullptr, &descriptor_pool_));
   std::vector<VkDescriptorSetLayout> layouts(count, set_layout_);
   sets_.resize(count);
@@ -633,15 +677,44 @@ Status ScenarioDevice::create_descriptors() {
   GPUOVERLAP_VK(vkAllocateDescriptorSets(device_, &ai, sets_.data()));
   for (std::uint32_t w = 0; w < count; ++w) {
     const Buffer& output = outputs_[w].buffer ? outputs_[w] : dummy_output_;
-    const VkDescriptorBufferInfo infos[4] = {{input_.buffer, 0, VK_WHOLE_SIZE},
-                                             {output.buffer, 0, VK_WHOLE_SIZE},
-                                             {counters_.buffer, 0, VK_WHOLE_SIZE},
-                                             {stamps_.buffer, 0, VK_WHOLE_SIZE}};
-    VkWriteDescriptorSet writes[4];
-    for (std::uint32_t b = 0; b < 4; ++b)
-      writes[b] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, nullptr, sets_[w],  b,      0, 1,
-                   VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,      nullptr, &infos[b], nullptr};
-    vkUpdateDescriptorSets(device_, 4, writes, 0, nullptr);
+    std::array<VkDescriptorBufferInfo, 4 + kMaxProducerBindings> buffers{};
+    buffers[0] = {input_.buffer, 0, VK_WHOLE_SIZE};
+    buffers[1] = {output.buffer, 0, VK_WHOLE_SIZE};
+    buffers[2] = {counters_.buffer, w * slot_stride_, kSlotBytes};
+    buffers[3] = {stamps_.buffer, w * slot_stride_, kSlotBytes};
+    std::array<VkDescriptorImageInfo, kMaxProducerBindings> images{};
+    std::uint32_t producer_buffers = 0, producer_targets = 0;
+    const auto& deps = scenario_.workloads[w].depends_on;
+    for (std::size_t i = 0; i < deps.size(); ++i) {
+      const DependencyPlan& d = plan_.dependency(w, i);
+      if (!d.reads_output) continue;
+      if (d.resource == ResourceKind::buffer)
+        buffers[4 + producer_buffers++] = {outputs_[d.producer].buffer, 0, VK_WHOLE_SIZE};
+      else
+        images[producer_targets++] = {VK_NULL_HANDLE, targets_[d.producer].view,
+                                      layout_for_barrier_layout(d.layout_at_consumer)};
+    }
+    producers_[w] = producer_buffers | (producer_targets << 4);
+    for (std::uint32_t b = producer_buffers; b < kMaxProducerBindings; ++b)
+      buffers[4 + b] = {dummy_output_.buffer, 0, VK_WHOLE_SIZE};
+    for (std::uint32_t t = producer_targets; t < kMaxProducerBindings; ++t)
+      images[t] = {VK_NULL_HANDLE, dummy_target_.view, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
+    std::array<VkWriteDescriptorSet, 4 + 2 * kMaxProducerBindings> writes{};
+    for (std::uint32_t b = 0; b < writes.size(); ++b) {
+      const bool image = b >= buffers.size();
+      writes[b] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                   nullptr,
+                   sets_[w],
+                   b,
+                   0,
+                   1,
+                   image ? VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                   image ? &images[b - buffers.size()] : nullptr,
+                   image ? nullptr : &buffers[b],
+                   nullptr};
+    }
+    vkUpdateDescriptorSets(device_, static_cast<std::uint32_t>(writes.size()), writes.data(), 0,
+                           nullptr);
   }
   return ok_status();
 }
@@ -660,11 +733,8 @@ Status ScenarioDevice::create_queue_objects() {
     VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
     ai.commandPool = state.pool;
     ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    ai.commandBufferCount = 2;
-    VkCommandBuffer buffers[2];
-    GPUOVERLAP_VK(vkAllocateCommandBuffers(device_, &ai, buffers));
-    state.prepare = buffers[0];
-    state.work = buffers[1];
+    ai.commandBufferCount = 1;
+    GPUOVERLAP_VK(vkAllocateCommandBuffers(device_, &ai, &state.prepare));
     VkSemaphoreTypeCreateInfo ti{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, nullptr,
                                  VK_SEMAPHORE_TYPE_TIMELINE, 0};
     VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &ti};
@@ -680,17 +750,34 @@ Status ScenarioDevice::create_queue_objects() {
   qi.queryCount = static_cast<std::uint32_t>(2 * scenario_.workloads.size());
   GPUOVERLAP_VK(vkCreateQueryPool(device_, &qi, nullptr, &queries_));
 
-  events_.resize(scenario_.workloads.size());
-  for (std::size_t w = 0; w < scenario_.workloads.size(); ++w) {
-    for (const auto& d : scenario_.workloads[w].depends_on) {
-      VkEvent event = VK_NULL_HANDLE;
-      if (d.barrier == BarrierKind::split) {
-        VkEventCreateInfo ei{VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
-        ei.flags = VK_EVENT_CREATE_DEVICE_ONLY_BIT;
-        GPUOVERLAP_VK(vkCreateEvent(device_, &ei, nullptr, &event));
-      }
-      events_[w].push_back(event);
-    }
+  // One command buffer per submission of the frame plan, from its queue's pool.
+  segment_buffers_.resize(plan_.segments.size());
+  for (std::size_t i = 0; i < plan_.segments.size(); ++i) {
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = queues_[plan_.segments[i].queue].pool;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    GPUOVERLAP_VK(vkAllocateCommandBuffers(device_, &ai, &segment_buffers_[i]));
+  }
+  // A timeline semaphore per workload that another queue waits for (D3D12 Signal/Wait);
+  // frame f signals value f.
+  fences_.assign(scenario_.workloads.size(), VK_NULL_HANDLE);
+  for (const Segment& segment : plan_.segments) {
+    if (!segment.signals_fence) continue;
+    VkSemaphoreTypeCreateInfo fti{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, nullptr,
+                                  VK_SEMAPHORE_TYPE_TIMELINE, 0};
+    VkSemaphoreCreateInfo fsi{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &fti};
+    GPUOVERLAP_VK(vkCreateSemaphore(device_, &fsi, nullptr, &fences_[segment.workloads.back()]));
+  }
+  // An event per split pair translated with the event policy.
+  ops_.clear();
+  events_.assign(plan_.barriers.dependencies.size(), VK_NULL_HANDLE);
+  for (std::size_t i = 0; i < plan_.barriers.dependencies.size(); ++i) {
+    ops_.push_back(translate(plan_.barriers.dependencies[i]));
+    if (!ops_.back().set_event_after_producer) continue;
+    VkEventCreateInfo ei{VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
+    ei.flags = VK_EVENT_CREATE_DEVICE_ONLY_BIT;
+    GPUOVERLAP_VK(vkCreateEvent(device_, &ei, nullptr, &events_[i]));
   }
   return ok_status();
 }
@@ -770,20 +857,36 @@ std::optional<GpuCalibration> ScenarioDevice::calibrate(double& worst_deviation_
 }
 
 Status ScenarioDevice::create() {
+  plan_ = plan_frame(scenario_);
+  for (const FrameFinding& f : plan_.findings)
+    if (f.finding.severity == BarrierFinding::Severity::error)
+      return make_error("scenario '" + scenario_.name + "': " + f.finding.message + " [" +
+                        f.finding.rule + "]");
   GPUOVERLAP_TRY(check_features());
   GPUOVERLAP_TRY(create_device());
+  for (const MappedQueue& m : mapping_)
+    if (std::find(families_in_use_.begin(), families_in_use_.end(), m.family_index) ==
+        families_in_use_.end())
+      families_in_use_.push_back(m.family_index);
+  const VkDeviceSize alignment =
+      std::max<VkDeviceSize>(1, info_.properties.limits.minStorageBufferOffsetAlignment);
+  slot_stride_ = (kSlotBytes + alignment - 1) / alignment * alignment;
+  meta_["slot_stride_bytes"] = slot_stride_;
   const std::size_t slots = scenario_.workloads.size();
-  GPUOVERLAP_TRY(create_stamp_buffer(stamps_, slots * kSlotBytes, "stamp buffer"));
+  producers_.assign(slots, 0);
+  target_layouts_.assign(slots, VK_IMAGE_LAYOUT_UNDEFINED);
+  GPUOVERLAP_TRY(create_stamp_buffer(stamps_, slots * slot_stride_, "stamp buffer"));
   GPUOVERLAP_TRY(create_buffer(
-      counters_, slots * kSlotBytes,
+      counters_, slots * slot_stride_,
       VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 0,
       VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, "counter buffer"));
   GPUOVERLAP_TRY(create_buffer(
       input_, VkDeviceSize{kInputElements} * 16,
       VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 0,
       VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, "input buffer"));
-  GPUOVERLAP_TRY(create_buffer(dummy_output_, 256, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, 0,
+  GPUOVERLAP_TRY(create_buffer(dummy_output_, 4096, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, 0,
                                VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, "placeholder buffer"));
+  GPUOVERLAP_TRY(create_image(dummy_target_, 1024, 1));
   outputs_.resize(slots);
   targets_.resize(slots);
   for (std::size_t w = 0; w < slots; ++w) {
@@ -857,84 +960,179 @@ Status ScenarioDevice::create() {
   return ok_status();
 }
 
-VkDependencyInfo ScenarioDevice::dependency_info(std::size_t producer, std::size_t consumer,
-                                                 VkBufferMemoryBarrier2& buffer_barrier,
-                                                 VkImageMemoryBarrier2& image_barrier) const {
-  const WorkloadSpec& p = scenario_.workloads[producer];
-  const WorkloadSpec& c = scenario_.workloads[consumer];
-  const TranslatedTransition t =
-      translate(transition_between(p.kind, c.kind), scenario_.queues[c.queue].type);
+namespace {
+
+// Vulkan barrier structs of one recording call, with their handles filled in.
+struct RecordedDependency {
+  std::vector<VkMemoryBarrier2> memory;
+  std::vector<VkBufferMemoryBarrier2> buffers;
+  std::vector<VkImageMemoryBarrier2> images;
   VkDependencyInfo info{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-  if (p.kind == WorkloadKind::compute) {
-    buffer_barrier = {VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER_2};
-    buffer_barrier.srcStageMask = t.src.stages;
-    buffer_barrier.srcAccessMask = t.src.access;
-    buffer_barrier.dstStageMask = t.dst.stages;
-    buffer_barrier.dstAccessMask = t.dst.access;
-    buffer_barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    buffer_barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    buffer_barrier.buffer = outputs_[producer].buffer;
-    buffer_barrier.size = VK_WHOLE_SIZE;
-    info.bufferMemoryBarrierCount = 1;
-    info.pBufferMemoryBarriers = &buffer_barrier;
-  } else {
-    image_barrier = {VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
-    image_barrier.srcStageMask = t.src.stages;
-    image_barrier.srcAccessMask = t.src.access;
-    image_barrier.dstStageMask = t.dst.stages;
-    image_barrier.dstAccessMask = t.dst.access;
-    image_barrier.oldLayout = t.old_layout;
-    image_barrier.newLayout = t.new_layout;
-    image_barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    image_barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    image_barrier.image = targets_[producer].image;
-    image_barrier.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    info.imageMemoryBarrierCount = 1;
-    info.pImageMemoryBarriers = &image_barrier;
+};
+
+// Contract: the result refers to its own vectors; do not copy it after filling (the
+// constructor-free aggregate is filled in place by fill_dependency).
+void fill_dependency(RecordedDependency& out, const std::vector<BarrierDesc>& descs,
+                     VkBuffer buffer, VkImage image) {
+  for (const BarrierDesc& d : descs) {
+    switch (d.target) {
+      case BarrierDesc::Target::memory: {
+        VkMemoryBarrier2 b{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+        b.srcStageMask = d.src.stages;
+        b.srcAccessMask = d.src.access;
+        b.dstStageMask = d.dst.stages;
+        b.dstAccessMask = d.dst.access;
+        out.memory.push_back(b);
+        break;
+      }
+      case BarrierDesc::Target::buffer: {
+        VkBufferMemoryBarrier2 b{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER_2};
+        b.srcStageMask = d.src.stages;
+        b.srcAccessMask = d.src.access;
+        b.dstStageMask = d.dst.stages;
+        b.dstAccessMask = d.dst.access;
+        b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        b.buffer = buffer;
+        b.size = VK_WHOLE_SIZE;
+        out.buffers.push_back(b);
+        break;
+      }
+      case BarrierDesc::Target::image: {
+        VkImageMemoryBarrier2 b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
+        b.srcStageMask = d.src.stages;
+        b.srcAccessMask = d.src.access;
+        b.dstStageMask = d.dst.stages;
+        b.dstAccessMask = d.dst.access;
+        b.oldLayout = d.old_layout;
+        b.newLayout = d.new_layout;
+        b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        b.image = image;
+        b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+        out.images.push_back(b);
+        break;
+      }
+    }
   }
-  return info;
+  out.info.memoryBarrierCount = static_cast<std::uint32_t>(out.memory.size());
+  out.info.pMemoryBarriers = out.memory.data();
+  out.info.bufferMemoryBarrierCount = static_cast<std::uint32_t>(out.buffers.size());
+  out.info.pBufferMemoryBarriers = out.buffers.data();
+  out.info.imageMemoryBarrierCount = static_cast<std::uint32_t>(out.images.size());
+  out.info.pImageMemoryBarriers = out.images.data();
 }
 
-// Right before a consumer: legacy barriers as one vkCmdPipelineBarrier2 per dependency,
-// split barriers as the END half (vkCmdWaitEvents2 with the BEGIN half's dependency info).
-void ScenarioDevice::record_dependency_waits(VkCommandBuffer cmd, std::size_t consumer) {
-  const WorkloadSpec& c = scenario_.workloads[consumer];
-  for (std::size_t i = 0; i < c.depends_on.size(); ++i) {
-    const DependencySpec& d = c.depends_on[i];
-    if (d.barrier == BarrierKind::none) continue;
-    VkBufferMemoryBarrier2 buffer_barrier;
-    VkImageMemoryBarrier2 image_barrier;
-    const VkDependencyInfo info =
-        dependency_info(d.producer, consumer, buffer_barrier, image_barrier);
-    if (d.barrier == BarrierKind::legacy)
-      vkCmdPipelineBarrier2(cmd, &info);
-    else
-      vkCmdWaitEvents2(cmd, 1, &events_[consumer][i], &info);
+}  // namespace
+
+void ScenarioDevice::record_barriers(VkCommandBuffer cmd, const std::vector<BarrierDesc>& descs,
+                                     std::size_t producer) const {
+  if (descs.empty()) return;
+  RecordedDependency dependency;
+  fill_dependency(dependency, descs, outputs_[producer].buffer, targets_[producer].image);
+  vkCmdPipelineBarrier2(cmd, &dependency.info);
+}
+
+// A split pair's halves: vkCmdSetEvent2 after the producer, vkCmdWaitEvents2 before the
+// consumer, with one and the same dependency (Vulkan requires them to match).
+void ScenarioDevice::record_event(VkCommandBuffer cmd, VkEvent event, const BarrierDesc& desc,
+                                  std::size_t producer, bool set) const {
+  RecordedDependency dependency;
+  fill_dependency(dependency, {desc}, outputs_[producer].buffer, targets_[producer].image);
+  if (set)
+    vkCmdSetEvent2(cmd, event, &dependency.info);
+  else
+    vkCmdWaitEvents2(cmd, 1, &event, &dependency.info);
+}
+
+// One workload: the barriers and event waits its dependencies put before it, a timestamp, the
+// dispatch or draw, a timestamp, then what its consumers put right after it (BEGIN halves of
+// split barriers, and barriers a consumer on a compute queue cannot record itself).
+void ScenarioDevice::record_workload(VkCommandBuffer cmd, std::size_t w, std::uint32_t frame,
+                                     bool timestamps) {
+  const WorkloadSpec& spec = scenario_.workloads[w];
+  for (std::size_t i = 0; i < plan_.barriers.dependencies.size(); ++i) {
+    if (plan_.barriers.dependencies[i].consumer != w) continue;
+    const std::size_t producer = plan_.barriers.dependencies[i].producer;
+    if (ops_[i].wait_event_before_consumer)
+      record_event(cmd, events_[i], *ops_[i].wait_event_before_consumer, producer, false);
+    record_barriers(cmd, ops_[i].barriers_before_consumer, producer);
+  }
+  if (timestamps)
+    vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, queries_,
+                         static_cast<std::uint32_t>(2 * w));
+  const PushConstants pc{frame,
+                         static_cast<std::uint32_t>(w),
+                         thread_count(spec.groups),
+                         spec.iterations,
+                         kRenderTargetWidth,
+                         settings_.stamping ? 1u : 0u,
+                         producers_[w]};
+  constexpr VkShaderStageFlags kPushStages =
+      VK_SHADER_STAGE_COMPUTE_BIT | VK_SHADER_STAGE_FRAGMENT_BIT | VK_SHADER_STAGE_VERTEX_BIT;
+  if (spec.kind == WorkloadKind::compute) {
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, compute_pipeline_);
+    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_layout_, 0, 1, &sets_[w],
+                            0, nullptr);
+    vkCmdPushConstants(cmd, pipeline_layout_, kPushStages, 0, sizeof(pc), &pc);
+    vkCmdDispatch(cmd, thread_count(spec.groups) / kThreadsPerDispatchGroup, 1, 1);
+  } else {
+    const Image& target = targets_[w];
+    VkRenderingAttachmentInfo color{VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO};
+    color.imageView = target.view;
+    color.imageLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
+    color.loadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE;
+    color.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
+    VkRenderingInfo ri{VK_STRUCTURE_TYPE_RENDERING_INFO};
+    ri.renderArea = {{0, 0}, {target.width, target.height}};
+    ri.layerCount = 1;
+    ri.colorAttachmentCount = 1;
+    ri.pColorAttachments = &color;
+    vkCmdBeginRendering(cmd, &ri);
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, graphics_pipeline_);
+    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline_layout_, 0, 1,
+                            &sets_[w], 0, nullptr);
+    vkCmdPushConstants(cmd, pipeline_layout_, kPushStages, 0, sizeof(pc), &pc);
+    const VkViewport viewport{
+        0, 0, static_cast<float>(target.width), static_cast<float>(target.height), 0, 1};
+    const VkRect2D scissor{{0, 0}, {target.width, target.height}};
+    vkCmdSetViewport(cmd, 0, 1, &viewport);
+    vkCmdSetScissor(cmd, 0, 1, &scissor);
+    vkCmdDraw(cmd, 3, 1, 0, 0);
+    vkCmdEndRendering(cmd);
+  }
+  if (timestamps)
+    vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_BOTTOM_OF_PIPE_BIT, queries_,
+                         static_cast<std::uint32_t>(2 * w + 1));
+  for (std::size_t i = 0; i < plan_.barriers.dependencies.size(); ++i) {
+    if (plan_.barriers.dependencies[i].producer != w) continue;
+    if (ops_[i].set_event_after_producer)
+      record_event(cmd, events_[i], *ops_[i].set_event_after_producer, w, true);
+    record_barriers(cmd, ops_[i].barriers_after_producer, w);
   }
 }
 
 Status ScenarioDevice::record_frame(std::uint32_t frame) {
-  for (QueueState& q : queues_) {
+  for (std::size_t qi = 0; qi < queues_.size(); ++qi) {
+    QueueState& q = queues_[qi];
     GPUOVERLAP_VK(vkResetCommandPool(device_, q.pool, 0));
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
 
     // Prepare (before the gate, not measured): zero this queue's counters, reset its queries
-    // and events, make its render targets writable, then one barrier so that everything
-    // submitted later on this queue sees it.
+    // and events, bring its render targets back to RENDER_TARGET from the layout the last
+    // frame left them in, then one barrier so that everything submitted later on this queue
+    // sees it.
     GPUOVERLAP_VK(vkBeginCommandBuffer(q.prepare, &bi));
     std::vector<VkImageMemoryBarrier2> target_barriers;
     for (std::size_t w : q.workloads) {
-      vkCmdFillBuffer(q.prepare, counters_.buffer, w * kSlotBytes, kSlotBytes, 0);
+      vkCmdFillBuffer(q.prepare, counters_.buffer, w * slot_stride_, kSlotBytes, 0);
       vkCmdResetQueryPool(q.prepare, queries_, static_cast<std::uint32_t>(2 * w), 2);
-      for (VkEvent e : events_[w])
-        if (e) vkCmdResetEvent2(q.prepare, e, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
-      if (targets_[w].image) {
+      if (targets_[w].image && target_layouts_[w] != VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL) {
         VkImageMemoryBarrier2 b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
         b.srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        b.srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT;
         b.dstStageMask = VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT;
         b.dstAccessMask = VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT;
-        b.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+        b.oldLayout = target_layouts_[w];
         b.newLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
         b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
         b.image = targets_[w].image;
@@ -942,6 +1140,9 @@ Status ScenarioDevice::record_frame(std::uint32_t frame) {
         target_barriers.push_back(b);
       }
     }
+    for (std::size_t i = 0; i < events_.size(); ++i)
+      if (events_[i] && scenario_.workloads[plan_.barriers.dependencies[i].consumer].queue == qi)
+        vkCmdResetEvent2(q.prepare, events_[i], VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
     VkMemoryBarrier2 everything{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
     everything.srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
     everything.srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT;
@@ -954,82 +1155,29 @@ Status ScenarioDevice::record_frame(std::uint32_t frame) {
     prepare_dependency.pImageMemoryBarriers = target_barriers.data();
     vkCmdPipelineBarrier2(q.prepare, &prepare_dependency);
     GPUOVERLAP_VK(vkEndCommandBuffer(q.prepare));
-
-    // Work (released by the gate): for each workload, its dependency waits, a timestamp, the
-    // dispatch or draw, a timestamp, then the BEGIN half of split barriers it produces.
-    GPUOVERLAP_VK(vkBeginCommandBuffer(q.work, &bi));
-    const bool timestamps = q.timestamp_valid_bits > 0 && settings_.timestamp_queries;
-    for (std::size_t w : q.workloads) {
-      const WorkloadSpec& spec = scenario_.workloads[w];
-      record_dependency_waits(q.work, w);
-      if (timestamps)
-        vkCmdWriteTimestamp2(q.work, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, queries_,
-                             static_cast<std::uint32_t>(2 * w));
-      const PushConstants pc{frame,
-                             static_cast<std::uint32_t>(w),
-                             thread_count(spec.groups),
-                             spec.iterations,
-                             kRenderTargetWidth,
-                             settings_.stamping ? 1u : 0u};
-      if (spec.kind == WorkloadKind::compute) {
-        vkCmdBindPipeline(q.work, VK_PIPELINE_BIND_POINT_COMPUTE, compute_pipeline_);
-        vkCmdBindDescriptorSets(q.work, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_layout_, 0, 1,
-                                &sets_[w], 0, nullptr);
-        vkCmdPushConstants(
-            q.work, pipeline_layout_,
-            VK_SHADER_STAGE_COMPUTE_BIT | VK_SHADER_STAGE_FRAGMENT_BIT | VK_SHADER_STAGE_VERTEX_BIT,
-            0, sizeof(pc), &pc);
-        vkCmdDispatch(q.work, thread_count(spec.groups) / kThreadsPerDispatchGroup, 1, 1);
-      } else {
-        const Image& target = targets_[w];
-        VkRenderingAttachmentInfo color{VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO};
-        color.imageView = target.view;
-        color.imageLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
-        color.loadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE;
-        color.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
-        VkRenderingInfo ri{VK_STRUCTURE_TYPE_RENDERING_INFO};
-        ri.renderArea = {{0, 0}, {target.width, target.height}};
-        ri.layerCount = 1;
-        ri.colorAttachmentCount = 1;
-        ri.pColorAttachments = &color;
-        vkCmdBeginRendering(q.work, &ri);
-        vkCmdBindPipeline(q.work, VK_PIPELINE_BIND_POINT_GRAPHICS, graphics_pipeline_);
-        vkCmdBindDescriptorSets(q.work, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline_layout_, 0, 1,
-                                &sets_[w], 0, nullptr);
-        vkCmdPushConstants(
-            q.work, pipeline_layout_,
-            VK_SHADER_STAGE_COMPUTE_BIT | VK_SHADER_STAGE_FRAGMENT_BIT | VK_SHADER_STAGE_VERTEX_BIT,
-            0, sizeof(pc), &pc);
-        const VkViewport viewport{
-            0, 0, static_cast<float>(target.width), static_cast<float>(target.height), 0, 1};
-        const VkRect2D scissor{{0, 0}, {target.width, target.height}};
-        vkCmdSetViewport(q.work, 0, 1, &viewport);
-        vkCmdSetScissor(q.work, 0, 1, &scissor);
-        vkCmdDraw(q.work, 3, 1, 0, 0);
-        vkCmdEndRendering(q.work);
-      }
-      if (timestamps)
-        vkCmdWriteTimestamp2(q.work, VK_PIPELINE_STAGE_2_BOTTOM_OF_PIPE_BIT, queries_,
-                             static_cast<std::uint32_t>(2 * w + 1));
-      for (std::size_t c = 0; c < scenario_.workloads.size(); ++c) {
-        const auto& deps = scenario_.workloads[c].depends_on;
-        for (std::size_t i = 0; i < deps.size(); ++i) {
-          if (deps[i].producer != w || deps[i].barrier != BarrierKind::split) continue;
-          VkBufferMemoryBarrier2 buffer_barrier;
-          VkImageMemoryBarrier2 image_barrier;
-          const VkDependencyInfo info = dependency_info(w, c, buffer_barrier, image_barrier);
-          vkCmdSetEvent2(q.work, events_[c][i], &info);
-        }
-      }
-    }
-    GPUOVERLAP_VK(vkEndCommandBuffer(q.work));
   }
+
+  // Work (released by the gate): one command buffer per submission of the frame plan.
+  for (std::size_t i = 0; i < plan_.segments.size(); ++i) {
+    const Segment& segment = plan_.segments[i];
+    const QueueState& q = queues_[segment.queue];
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    GPUOVERLAP_VK(vkBeginCommandBuffer(segment_buffers_[i], &bi));
+    const bool timestamps = q.timestamp_valid_bits > 0 && settings_.timestamp_queries;
+    for (std::size_t w : segment.workloads) record_workload(segment_buffers_[i], w, frame, timestamps);
+    GPUOVERLAP_VK(vkEndCommandBuffer(segment_buffers_[i]));
+  }
+  for (std::size_t w = 0; w < targets_.size(); ++w)
+    if (targets_[w].image)
+      target_layouts_[w] = layout_for_barrier_layout(plan_.barriers.final_layouts[w]);
   return ok_status();
 }
 
 Status ScenarioDevice::submit_frame(std::uint32_t frame) {
-  // All prepare submissions first, then the gated work, in scenario-queue order (which is
-  // also the order on a device queue that two scenario queues share).
+  // All prepare submissions first, then the gated work in the plan's submission order, which
+  // puts every fence signal before its wait (required where two scenario queues share a device
+  // queue, as on lavapipe).
   for (const QueueState& q : queues_) {
     VkCommandBufferSubmitInfo cb{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, nullptr, q.prepare,
                                  0};
@@ -1038,19 +1186,27 @@ Status ScenarioDevice::submit_frame(std::uint32_t frame) {
     si.pCommandBufferInfos = &cb;
     GPUOVERLAP_VK(vkQueueSubmit2(q.queue, 1, &si, VK_NULL_HANDLE));
   }
-  for (const QueueState& q : queues_) {
-    VkSemaphoreSubmitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, nullptr, gate_, frame,
-                               VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,    0};
-    VkSemaphoreSubmitInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, nullptr, q.done, frame,
-                                 VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,    0};
-    VkCommandBufferSubmitInfo cb{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, nullptr, q.work, 0};
+  for (std::size_t i = 0; i < plan_.segments.size(); ++i) {
+    const Segment& segment = plan_.segments[i];
+    const QueueState& q = queues_[segment.queue];
+    std::vector<VkSemaphoreSubmitInfo> waits, signals;
+    auto semaphore = [frame](VkSemaphore s) {
+      return VkSemaphoreSubmitInfo{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, nullptr, s, frame,
+                                   VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, 0};
+    };
+    if (plan_.first_segment_of_queue[segment.queue] == i) waits.push_back(semaphore(gate_));
+    for (std::size_t producer : segment.wait_for) waits.push_back(semaphore(fences_[producer]));
+    if (segment.signals_fence) signals.push_back(semaphore(fences_[segment.workloads.back()]));
+    if (plan_.last_segment_of_queue[segment.queue] == i) signals.push_back(semaphore(q.done));
+    VkCommandBufferSubmitInfo cb{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, nullptr,
+                                 segment_buffers_[i], 0};
     VkSubmitInfo2 si{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
-    si.waitSemaphoreInfoCount = 1;
-    si.pWaitSemaphoreInfos = &wait;
+    si.waitSemaphoreInfoCount = static_cast<std::uint32_t>(waits.size());
+    si.pWaitSemaphoreInfos = waits.data();
     si.commandBufferInfoCount = 1;
     si.pCommandBufferInfos = &cb;
-    si.signalSemaphoreInfoCount = 1;
-    si.pSignalSemaphoreInfos = &signal;
+    si.signalSemaphoreInfoCount = static_cast<std::uint32_t>(signals.size());
+    si.pSignalSemaphoreInfos = signals.data();
     GPUOVERLAP_VK(vkQueueSubmit2(q.queue, 1, &si, VK_NULL_HANDLE));
   }
   return ok_status();
@@ -1132,7 +1288,7 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
     std::fill(done_values.begin(), done_values.end(), std::uint64_t{frame});
     // Release: the poller spins before t0, so no stamp can be missed.
     if (settings_.stamping)
-      poller.arm(stamp_words, kSlotWords, slots, frame, monotonic_raw_ns() + timeout_ns);
+      poller.arm(stamp_words, slot_stride_ / sizeof(std::uint32_t), slots, frame, monotonic_raw_ns() + timeout_ns);
     const std::int64_t t0_ns = monotonic_raw_ns();
     VkSemaphoreSignalInfo release{VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, nullptr, gate_, frame};
     VkResult result = vkSignalSemaphore(device_, &release);
@@ -1188,7 +1344,7 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
           r.calibration_deviation_us = static_cast<double>(calibration->max_deviation_ns) / 1000.0;
         if (shader_clock_enabled_ && result == VK_SUCCESS) {
           // Written before the stamp it belongs to; only trusted when that stamp is this frame's.
-          const std::uint32_t* slot = stamp_words + w * kSlotWords;
+          const std::uint32_t* slot = stamp_words + w * (slot_stride_ / sizeof(std::uint32_t));
           auto clock_ticks = [&](std::size_t stamp_word,
                                  std::size_t clock_word) -> std::optional<std::uint64_t> {
             if (__atomic_load_n(slot + stamp_word, __ATOMIC_ACQUIRE) != frame) return std::nullopt;
@@ -1396,9 +1552,10 @@ void ScenarioDevice::destroy() {
     if (b.buffer) vkDestroyBuffer(device_, b.buffer, nullptr);
     if (b.memory) vkFreeMemory(device_, b.memory, nullptr);
   };
-  for (auto& events : events_)
-    for (VkEvent e : events)
-      if (e) vkDestroyEvent(device_, e, nullptr);
+  for (VkEvent e : events_)
+    if (e) vkDestroyEvent(device_, e, nullptr);
+  for (VkSemaphore f : fences_)
+    if (f) vkDestroySemaphore(device_, f, nullptr);
   for (QueueState& q : queues_) {
     if (q.pool) vkDestroyCommandPool(device_, q.pool, nullptr);
     if (q.done) vkDestroySemaphore(device_, q.done, nullptr);
@@ -1412,11 +1569,13 @@ void ScenarioDevice::destroy() {
     if (m) vkDestroyShaderModule(device_, m, nullptr);
   if (pipeline_layout_) vkDestroyPipelineLayout(device_, pipeline_layout_, nullptr);
   if (set_layout_) vkDestroyDescriptorSetLayout(device_, set_layout_, nullptr);
-  for (Image& image : targets_) {
+  auto destroy_image = [this](Image& image) {
     if (image.view) vkDestroyImageView(device_, image.view, nullptr);
     if (image.image) vkDestroyImage(device_, image.image, nullptr);
     if (image.memory) vkFreeMemory(device_, image.memory, nullptr);
-  }
+  };
+  for (Image& image : targets_) destroy_image(image);
+  destroy_image(dummy_target_);
   for (Buffer& b : outputs_) destroy_buffer(b);
   destroy_buffer(dummy_output_);
   destroy_buffer(input_);
@@ -1451,6 +1610,7 @@ Result<ScenarioTimeline> VulkanExecutor::run(const Scenario& scenario, const Run
                                              const ProgressCallback& progress) {
   const PhysicalDeviceInfo& info = instance_.devices().at(device_index_);
   const std::uint32_t errors_before = instance_.validation_errors();
+  const std::uint32_t hazards_before = instance_.sync_hazards();
   ScenarioDevice device(instance_, info, scenario, settings);
   if (Status s = device.create(); !s) {
     abandoned_device_ = abandoned_device_ || device.gpu_may_be_busy();
@@ -1460,8 +1620,11 @@ Result<ScenarioTimeline> VulkanExecutor::run(const Scenario& scenario, const Run
   abandoned_device_ = abandoned_device_ || device.gpu_may_be_busy();
   timeline.meta["device"] = info.describe();
   timeline.meta["device"]["index"] = device_index_;
-  timeline.meta["validation"] = {{"enabled", instance_.validation_enabled()},
-                                 {"errors", instance_.validation_errors() - errors_before}};
+  timeline.meta["validation"] = {
+      {"enabled", instance_.validation_enabled()},
+      {"synchronization", instance_.sync_validation_enabled()},
+      {"errors", instance_.validation_errors() - errors_before},
+      {"sync_hazards", instance_.sync_hazards() - hazards_before}};
   return timeline;
 }
 

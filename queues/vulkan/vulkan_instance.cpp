@@ -60,7 +60,9 @@ std::string device_type_name(VkPhysicalDeviceType type) {
 std::string queue_flags_text(VkQueueFlags flags) {
   std::string text;
   auto add = [&](VkQueueFlags bit, const char* name) {
-    if (flags & bit) text += (text.empty() ? "" : "|") + std::string(name);
+    if (!(flags & bit)) return;
+    if (!text.empty()) text += '|';
+    text += name;
   };
   add(VK_QUEUE_GRAPHICS_BIT, "GRAPHICS");
   add(VK_QUEUE_COMPUTE_BIT, "COMPUTE");
@@ -91,16 +93,23 @@ VKAPI_ATTR VkBool32 VKAPI_CALL Instance::on_message(
     VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT,
     const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
   if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) {
-    static_cast<Instance*>(user)->validation_errors_.fetch_add(1);
+    auto* self = static_cast<Instance*>(user);
+    self->validation_errors_.fetch_add(1);
+    if (data->pMessageIdName && std::strncmp(data->pMessageIdName, "SYNC-", 5) == 0)
+      self->sync_hazards_.fetch_add(1);
     std::fprintf(stderr, "validation error: %s\n", data->pMessage);
   }
   return VK_FALSE;
 }
 
-Result<std::unique_ptr<Instance>> Instance::create(bool validation) {
+Result<std::unique_ptr<Instance>> Instance::create(bool validation, bool synchronization) {
   std::unique_ptr<Instance> self(new Instance());
+  validation = validation || synchronization;
+  self->sync_validation_ = synchronization;
   const char* layers[] = {"VK_LAYER_KHRONOS_validation"};
-  const char* extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
+  // VK_EXT_validation_features is provided by the validation layer itself.
+  const char* extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME,
+                              VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
   if (validation) {
     std::uint32_t count = 0;
     vkEnumerateInstanceLayerProperties(&count, nullptr);
@@ -125,12 +134,18 @@ Result<std::unique_ptr<Instance>> Instance::create(bool validation) {
   messenger_info.pUserData = self.get();
   VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
   info.pApplicationInfo = &app;
+  const VkValidationFeatureEnableEXT sync_feature =
+      VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+  VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT, &messenger_info};
+  features.enabledValidationFeatureCount = 1;
+  features.pEnabledValidationFeatures = &sync_feature;
   if (validation) {
     info.enabledLayerCount = 1;
     info.ppEnabledLayerNames = layers;
-    info.enabledExtensionCount = 1;
+    info.enabledExtensionCount = synchronization ? 2 : 1;
     info.ppEnabledExtensionNames = extensions;
     info.pNext = &messenger_info;
+    if (synchronization) info.pNext = &features;
   }
   GPUOVERLAP_VK(vkCreateInstance(&info, nullptr, &self->instance_));
   if (validation) {

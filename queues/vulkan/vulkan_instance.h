@@ -35,8 +35,9 @@ struct PhysicalDeviceInfo {
 class Instance {
  public:
   // `validation`: enable VK_LAYER_KHRONOS_validation and count its errors (fails when the
-  // layer is not installed).
-  static Result<std::unique_ptr<Instance>> create(bool validation);
+  // layer is not installed); `synchronization`: also its synchronization validation, whose
+  // hazards (message ids SYNC-*) are counted separately too.
+  static Result<std::unique_ptr<Instance>> create(bool validation, bool synchronization = false);
   ~Instance();
   Instance(const Instance&) = delete;
   Instance& operator=(const Instance&) = delete;
@@ -44,7 +45,9 @@ class Instance {
   VkInstance handle() const { return instance_; }
   const std::vector<PhysicalDeviceInfo>& devices() const { return devices_; }
   std::uint32_t validation_errors() const { return validation_errors_.load(); }
+  std::uint32_t sync_hazards() const { return sync_hazards_.load(); }
   bool validation_enabled() const { return messenger_ != VK_NULL_HANDLE; }
+  bool sync_validation_enabled() const { return sync_validation_; }
 
  private:
   Instance() = default;
@@ -56,6 +59,8 @@ class Instance {
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
   std::vector<PhysicalDeviceInfo> devices_;
   std::atomic<std::uint32_t> validation_errors_{0};
+  std::atomic<std::uint32_t> sync_hazards_{0};
+  bool sync_validation_ = false;
 };
 
 std::string device_type_name(VkPhysicalDeviceType type);

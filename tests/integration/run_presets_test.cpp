@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -28,23 +29,43 @@ nlohmann::json read_json(const fs::path& p) {
   return nlohmann::json::parse(in);
 }
 
-constexpr std::uint32_t kFrames = 5;
-const char* const kPresets[] = {"default", "no-barriers", "three-dispatches",
-                                "three-dispatches-split", "high-priority-compute"};
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> parts;
+  if (text.empty()) return parts;
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t semicolon = text.find(';', begin);
+    parts.push_back(text.substr(begin, semicolon - begin));
+    if (semicolon == std::string::npos) return parts;
+    begin = semicolon + 1;
+  }
+}
 
-// One run of the five MJP presets, shared by the tests below (it is the slow part).
-class FivePresets : public ::testing::Test {
+constexpr std::uint32_t kFrames = 5;
+
+// Every preset shipped, from the source tree (the binary embeds the same files).
+std::vector<std::string> preset_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(fs::path(GPUOVERLAP_SOURCE_DIR) / "scenarios" /
+                                                  "presets"))
+    if (entry.path().extension() == ".toml") names.push_back(entry.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+const std::vector<std::string> kPresets = preset_names();
+
+// One run of every preset, shared by the tests below (it is the slow part).
+class AllPresets : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    out_ = new fs::path(temp_path("five"));
+    out_ = new fs::path(temp_path("all"));
     fs::remove_all(*out_);
-    std::string args = "run";
-    for (const char* p : kPresets) args += std::string(" ") + p;
     // --priority-fallback: lavapipe has no global priority, and high-priority-compute asks for
-    // HIGH; the strict behaviour is tested separately. --validation: any Vulkan validation
-    // error fails the run.
-    args += " --frames " + std::to_string(kFrames) +
-            " --warmup 2 --priority-fallback --validation --out " + out_->string();
+    // HIGH; the strict behaviour is tested separately. --sync-validation: any Vulkan
+    // validation error or synchronization hazard fails the run.
+    const std::string args = "run --all --frames " + std::to_string(kFrames) +
+                             " --warmup 2 --priority-fallback --sync-validation --out " +
+                             out_->string();
     result_ = new CommandResult(run_gpuoverlap(args));
   }
   static void TearDownTestSuite() {
@@ -55,34 +76,35 @@ class FivePresets : public ::testing::Test {
   static fs::path* out_;
   static CommandResult* result_;
 };
-fs::path* FivePresets::out_ = nullptr;
-CommandResult* FivePresets::result_ = nullptr;
+fs::path* AllPresets::out_ = nullptr;
+CommandResult* AllPresets::result_ = nullptr;
 
-TEST_F(FivePresets, RunSucceedsAndWritesEveryFile) {
+TEST_F(AllPresets, RunSucceedsAndWritesEveryFile) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
   EXPECT_EQ(result_->output.find("validation error"), std::string::npos) << result_->output;
   EXPECT_NE(result_->output.find("results: " + out_->string()), std::string::npos);
-  for (const char* p : kPresets)
-    for (const char* file : {"records.csv", "summary.csv", "meta.json"}) {
+  ASSERT_GE(kPresets.size(), 18u);
+  for (const std::string& p : kPresets)
+    for (const char* file : {"records.csv", "summary.csv", "dependencies.csv", "meta.json"}) {
       const fs::path path = *out_ / p / file;
       ASSERT_TRUE(fs::exists(path)) << path;
       EXPECT_GT(fs::file_size(path), 0u) << path;
     }
   const auto run = read_json(*out_ / "run.json");
-  ASSERT_EQ(run["scenarios"].size(), 5u);
+  ASSERT_EQ(run["scenarios"].size(), kPresets.size());
   for (const auto& s : run["scenarios"]) EXPECT_EQ(s["status"], "ok");
 }
 
-TEST_F(FivePresets, EveryRowIsOkWithStartBeforeEndOnEveryClock) {
+TEST_F(AllPresets, EveryRowIsOkWithStartBeforeEndOnEveryClock) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
-  for (const char* p : kPresets) {
+  for (const std::string& p : kPresets) {
     const auto table = read_csv((*out_ / p / "records.csv").string(), kRecordColumns);
     const auto meta = read_json(*out_ / p / "meta.json");
     const std::size_t workloads = meta["scenario"]["workloads"].size();
     ASSERT_EQ(table.rows.size(), kFrames * workloads) << p;
     const bool timestamps = meta["clocks"]["timestamp"]["available"].get<bool>();
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
-      SCOPED_TRACE(std::string(p) + " row " + std::to_string(r));
+      SCOPED_TRACE(p + " row " + std::to_string(r));
       EXPECT_EQ(table.at(r, "scenario"), p);
       EXPECT_EQ(table.at(r, "status"), "ok");
       const auto ps = table.number(r, "poll_start_us"), pe = table.number(r, "poll_end_us");
@@ -98,38 +120,43 @@ TEST_F(FivePresets, EveryRowIsOkWithStartBeforeEndOnEveryClock) {
   }
 }
 
-TEST_F(FivePresets, DependentWorkNeverStartsBeforeItsProducerEnds) {
+TEST_F(AllPresets, DependentWorkNeverStartsBeforeItsProducerEnds) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
   std::size_t dependencies_checked = 0;
-  for (const char* p : kPresets) {
+  for (const std::string& p : kPresets) {
     const auto table = read_csv((*out_ / p / "records.csv").string(), kRecordColumns);
     std::map<std::pair<std::string, std::string>, std::size_t> row_of;  // (frame, workload)
     for (std::size_t r = 0; r < table.rows.size(); ++r)
       row_of[{table.at(r, "frame"), table.at(r, "workload")}] = r;
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
-      const std::string& deps = table.at(r, "depends_on");
-      const std::string& barrier = table.at(r, "barrier");
-      if (deps.empty() || barrier == "none") continue;
-      ASSERT_EQ(deps.find(';'), std::string::npos) << "presets have single dependencies";
-      const std::size_t producer = row_of.at({table.at(r, "frame"), deps});
-      for (const char* clock : {"poll", "ts", "clk"}) {
-        const auto start = table.number(r, std::string(clock) + "_start_us");
-        const auto end = table.number(producer, std::string(clock) + "_end_us");
-        if (!start || !end) continue;
-        EXPECT_GE(*start, *end) << p << " frame " << table.at(r, "frame") << ": "
-                                << table.at(r, "workload") << " started before " << deps
-                                << " ended on the " << clock << " clock";
-        ++dependencies_checked;
+      const auto deps = split_list(table.at(r, "depends_on"));
+      if (deps.empty()) continue;
+      const auto barriers = split_list(table.at(r, "barrier"));
+      ASSERT_EQ(deps.size(), barriers.size()) << p << " row " << r;
+      for (std::size_t d = 0; d < deps.size(); ++d) {
+        if (barriers[d] == "none") continue;
+        const std::size_t producer = row_of.at({table.at(r, "frame"), deps[d]});
+        for (const char* clock : {"poll", "ts", "clk"}) {
+          const auto start = table.number(r, std::string(clock) + "_start_us");
+          const auto end = table.number(producer, std::string(clock) + "_end_us");
+          if (!start || !end) continue;
+          EXPECT_GE(*start, *end) << p << " frame " << table.at(r, "frame") << ": "
+                                  << table.at(r, "workload") << " started before " << deps[d]
+                                  << " (" << barriers[d] << ") ended on the " << clock
+                                  << " clock";
+          ++dependencies_checked;
+        }
       }
     }
   }
-  // default and high-priority: 6 dependencies each; the three-dispatches presets: 1 each.
-  EXPECT_GE(dependencies_checked, kFrames * (6 + 6 + 1 + 1));
+  // Every preset but no-barriers has dependencies with barriers (barrier-cost alone has 18),
+  // each checked on at least the poll clock.
+  EXPECT_GE(dependencies_checked, kFrames * (kPresets.size() - 1 + 18));
 }
 
-TEST_F(FivePresets, MetaRecordsDeviceQueuesPrioritiesAndClocks) {
+TEST_F(AllPresets, MetaRecordsDeviceQueuesPrioritiesAndClocks) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
-  for (const char* p : kPresets) {
+  for (const std::string& p : kPresets) {
     const auto meta = read_json(*out_ / p / "meta.json");
     SCOPED_TRACE(p);
     EXPECT_FALSE(meta["device"]["name"].get<std::string>().empty());
@@ -137,6 +164,8 @@ TEST_F(FivePresets, MetaRecordsDeviceQueuesPrioritiesAndClocks) {
     EXPECT_FALSE(meta["device"]["api_version"].get<std::string>().empty());
     EXPECT_EQ(meta["validation"]["enabled"], true);
     EXPECT_EQ(meta["validation"]["errors"], 0);
+    EXPECT_EQ(meta["validation"]["synchronization"], true);
+    EXPECT_EQ(meta["validation"]["sync_hazards"], 0);
     EXPECT_EQ(meta["clocks"]["poll"], "CLOCK_MONOTONIC_RAW");
     EXPECT_TRUE(meta["memory"]["stamps"]["flags"].get<std::string>().find("HOST_VISIBLE") !=
                 std::string::npos);
@@ -176,7 +205,7 @@ TEST_F(FivePresets, MetaRecordsDeviceQueuesPrioritiesAndClocks) {
   }
 }
 
-TEST_F(FivePresets, SummaryHasAPollRowPerWorkload) {
+TEST_F(AllPresets, SummaryHasAPollRowPerWorkload) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
   const auto table = read_csv((*out_ / "default" / "summary.csv").string(), kSummaryColumns);
   std::size_t poll_rows = 0;
@@ -237,7 +266,9 @@ TEST(Cli, UsageErrorsExitWithTwoAndHelpExplains) {
   EXPECT_EQ(run_gpuoverlap("frobnicate").exit_code, 2);
   const auto unknown = run_gpuoverlap("run no-such-preset");
   EXPECT_EQ(unknown.exit_code, 1);
-  EXPECT_NE(unknown.output.find("presets: default"), std::string::npos) << unknown.output;
+  EXPECT_NE(unknown.output.find("presets: "), std::string::npos) << unknown.output;
+  EXPECT_NE(unknown.output.find("three-dispatches-split-event"), std::string::npos)
+      << unknown.output;
   const auto help = run_gpuoverlap("run --help");
   EXPECT_EQ(help.exit_code, 0);
   for (const char* option :
@@ -248,7 +279,7 @@ TEST(Cli, UsageErrorsExitWithTwoAndHelpExplains) {
 TEST(Cli, ListAndValidateNeedNoGpu) {
   const auto list = run_gpuoverlap("list");
   EXPECT_EQ(list.exit_code, 0);
-  for (const char* p : kPresets) EXPECT_NE(list.output.find(p), std::string::npos) << p;
+  for (const std::string& p : kPresets) EXPECT_NE(list.output.find(p), std::string::npos) << p;
   const auto ok = run_gpuoverlap(std::string("validate default ") + GPUOVERLAP_SOURCE_DIR +
                                  "/scenarios/presets/three-dispatches.toml");
   EXPECT_EQ(ok.exit_code, 0) << ok.output;
@@ -272,11 +303,11 @@ TEST(Cli, NoTimestampsLeavesOnlyThePollClock) {
   const fs::path out = temp_path("nots");
   fs::remove_all(out);
   const auto r = run_gpuoverlap(
-      "run three-dispatches-split --frames 3 --warmup 1 --no-timestamps --validation --out " +
+      "run three-dispatches-split-event --frames 3 --warmup 1 --no-timestamps --validation --out " +
       out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto table =
-      read_csv((out / "three-dispatches-split" / "records.csv").string(), kRecordColumns);
+      read_csv((out / "three-dispatches-split-event" / "records.csv").string(), kRecordColumns);
   ASSERT_EQ(table.rows.size(), 9u);
   for (std::size_t row = 0; row < table.rows.size(); ++row) {
     EXPECT_EQ(table.at(row, "status"), "ok");
@@ -285,10 +316,10 @@ TEST(Cli, NoTimestampsLeavesOnlyThePollClock) {
     EXPECT_FALSE(table.number(row, "ts_end_us").has_value());
   }
   const auto summary =
-      read_csv((out / "three-dispatches-split" / "summary.csv").string(), kSummaryColumns);
+      read_csv((out / "three-dispatches-split-event" / "summary.csv").string(), kSummaryColumns);
   for (std::size_t row = 0; row < summary.rows.size(); ++row)
     EXPECT_EQ(summary.at(row, "clock"), "poll");
-  const auto meta = read_json(out / "three-dispatches-split" / "meta.json");
+  const auto meta = read_json(out / "three-dispatches-split-event" / "meta.json");
   EXPECT_EQ(meta["clocks"]["timestamp"]["available"], false);
   EXPECT_EQ(meta["settings"]["timestamp_queries"], false);
   fs::remove_all(out);

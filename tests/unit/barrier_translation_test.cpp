@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "barriers/vulkan/legacy_translation.h"
+#include "barriers/vulkan/translation.h"
 
 namespace gpuoverlap::vk {
 namespace {

@@ -1,0 +1,355 @@
+#include "barriers/barrier_planner.h"
+
+#include "barriers/d3d12_names.h"
+
+namespace gpuoverlap {
+
+bool barrier_after_producer(const PlannerWorkload& producer, const PlannerWorkload& consumer) {
+  return producer.queue != consumer.queue &&
+         (producer.kind == WorkloadKind::graphics || consumer.queue_type == QueueType::compute);
+}
+
+bool BarrierPlan::has_errors() const {
+  for (const auto& f : findings)
+    if (f.finding.severity == BarrierFinding::Severity::error) return true;
+  return false;
+}
+
+namespace {
+
+// Where a producer's output stands at a point of the frame, in both vocabularies.
+struct TrackedResource {
+  ResourceKind kind = ResourceKind::buffer;
+  D3D12_RESOURCE_STATES state = D3D12_RESOURCE_STATE_UNORDERED_ACCESS;
+  D3D12_BARRIER_LAYOUT layout = D3D12_BARRIER_LAYOUT_UNDEFINED;  // textures only
+  D3D12_BARRIER_ACCESS access = D3D12_BARRIER_ACCESS_UNORDERED_ACCESS;
+  D3D12_BARRIER_SYNC sync = D3D12_BARRIER_SYNC_COMPUTE_SHADING;
+  bool written = true;  // last access was the producer's write (no barrier since)
+};
+
+TrackedResource after_producer(WorkloadKind kind) {
+  if (kind == WorkloadKind::compute) return {};
+  return {ResourceKind::texture, D3D12_RESOURCE_STATE_RENDER_TARGET,
+          D3D12_BARRIER_LAYOUT_RENDER_TARGET, D3D12_BARRIER_ACCESS_RENDER_TARGET,
+          D3D12_BARRIER_SYNC_RENDER_TARGET, true};
+}
+
+// How a consumer reads a producer's output.
+struct ConsumerRead {
+  D3D12_RESOURCE_STATES state;
+  D3D12_BARRIER_SYNC sync;
+};
+
+ConsumerRead read_by(WorkloadKind consumer) {
+  if (consumer == WorkloadKind::compute)
+    return {D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE, D3D12_BARRIER_SYNC_COMPUTE_SHADING};
+  return {D3D12_RESOURCE_STATE_PIXEL_SHADER_RESOURCE, D3D12_BARRIER_SYNC_PIXEL_SHADING};
+}
+
+bool layout_readable(D3D12_BARRIER_LAYOUT layout) {
+  switch (layout) {
+    case D3D12_BARRIER_LAYOUT_COMMON:
+    case D3D12_BARRIER_LAYOUT_GENERIC_READ:
+    case D3D12_BARRIER_LAYOUT_SHADER_RESOURCE:
+    case D3D12_BARRIER_LAYOUT_DIRECT_QUEUE_COMMON:
+    case D3D12_BARRIER_LAYOUT_DIRECT_QUEUE_GENERIC_READ:
+    case D3D12_BARRIER_LAYOUT_DIRECT_QUEUE_SHADER_RESOURCE:
+    case D3D12_BARRIER_LAYOUT_COMPUTE_QUEUE_COMMON:
+    case D3D12_BARRIER_LAYOUT_COMPUTE_QUEUE_GENERIC_READ:
+    case D3D12_BARRIER_LAYOUT_COMPUTE_QUEUE_SHADER_RESOURCE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+D3D12_RESOURCE_BARRIER transition(D3D12_RESOURCE_STATES before, D3D12_RESOURCE_STATES after,
+                                  D3D12_RESOURCE_BARRIER_FLAGS flags) {
+  D3D12_RESOURCE_BARRIER b{};
+  b.Type = D3D12_RESOURCE_BARRIER_TYPE_TRANSITION;
+  b.Flags = flags;
+  b.Transition.pResource = nullptr;
+  b.Transition.Subresource = D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES;
+  b.Transition.StateBefore = before;
+  b.Transition.StateAfter = after;
+  return b;
+}
+
+struct EnhancedFields {
+  D3D12_BARRIER_TYPE type;
+  D3D12_BARRIER_SYNC sync_before, sync_after;
+  D3D12_BARRIER_ACCESS access_before, access_after;
+  D3D12_BARRIER_LAYOUT layout_before, layout_after;
+};
+
+EnhancedBarrier make_enhanced(const EnhancedFields& f) {
+  switch (f.type) {
+    case D3D12_BARRIER_TYPE_GLOBAL:
+      return D3D12_GLOBAL_BARRIER{f.sync_before, f.sync_after, f.access_before, f.access_after};
+    case D3D12_BARRIER_TYPE_BUFFER:
+      return D3D12_BUFFER_BARRIER{f.sync_before,   f.sync_after, f.access_before,
+                                  f.access_after,  nullptr,      0,
+                                  ~std::uint64_t{0}};
+    case D3D12_BARRIER_TYPE_TEXTURE:
+      break;
+  }
+  D3D12_TEXTURE_BARRIER t{};
+  t.SyncBefore = f.sync_before;
+  t.SyncAfter = f.sync_after;
+  t.AccessBefore = f.access_before;
+  t.AccessAfter = f.access_after;
+  t.LayoutBefore = f.layout_before;
+  t.LayoutAfter = f.layout_after;
+  t.pResource = nullptr;
+  t.Subresources = {0xffffffffu, 0, 0, 0, 0, 0};  // all subresources
+  t.Flags = D3D12_TEXTURE_BARRIER_FLAG_NONE;
+  return t;
+}
+
+class Planner {
+ public:
+  Planner(const std::vector<PlannerWorkload>& workloads, BarrierPlan& plan)
+      : workloads_(workloads), plan_(plan) {
+    for (const auto& w : workloads) tracked_.push_back(after_producer(w.kind));
+    at_signal_ = tracked_;
+  }
+
+  void add(std::size_t index, const PlannerDependency& d) {
+    index_ = index;
+    const PlannerWorkload& p = workloads_[d.producer];
+    const PlannerWorkload& c = workloads_[d.consumer];
+    DependencyPlan out;
+    out.producer = d.producer;
+    out.consumer = d.consumer;
+    out.kind = d.request.kind;
+    out.split_policy = d.request.split_policy;
+    out.cross_queue = p.queue != c.queue;
+    const bool on_consumer_queue = !barrier_after_producer(p, c);
+    out.barrier_queue = on_consumer_queue ? c.queue : p.queue;
+    out.barrier_queue_type = on_consumer_queue ? c.queue_type : p.queue_type;
+    out.resource = output_of(p.kind);
+    out.reads_output = d.request.reads_output.value_or(d.request.kind != BarrierKind::none);
+    const Placement full_at =
+        on_consumer_queue ? Placement::before_consumer : Placement::after_producer;
+
+    if (out.cross_queue && is_split(d.request.kind))
+      error("split-cross-queue",
+            "a split barrier cannot join two queues (its halves would be VkEvents, which do not "
+            "cross queues); use legacy or enhanced, the fence orders the queues");
+
+    // A barrier on the consumer's side of a fence sees the output as it was when the fence was
+    // signalled, and changes nothing on the producer's queue (only buffers get here, whose
+    // states have no layout behind them).
+    TrackedResource fenced_copy = at_signal_[d.producer];
+    const bool consumer_side_of_fence = out.cross_queue && on_consumer_queue;
+    TrackedResource& r = consumer_side_of_fence ? fenced_copy : tracked_[d.producer];
+    const ConsumerRead read = read_by(c.kind);
+    switch (d.request.kind) {
+      case BarrierKind::none:
+        out.note = "no barrier";
+        if (out.reads_output && r.kind == ResourceKind::texture && !layout_readable(r.layout))
+          error("none-texture-read",
+                "reads_output without a barrier on a render target: it stays in layout " +
+                    barrier_layout_name(r.layout) + ", which shaders cannot read");
+        else if (out.reads_output && !out.cross_queue)
+          warning("none-race", "the consumer reads the producer's output with no barrier between "
+                               "them: a data race, by request (reads_output = true)");
+        break;
+      case BarrierKind::uav:
+        plan_uav(r, out, full_at);
+        break;
+      case BarrierKind::legacy:
+      case BarrierKind::split:
+        plan_legacy(d, r, read, out, full_at);
+        break;
+      case BarrierKind::enhanced:
+      case BarrierKind::enhanced_split:
+        plan_enhanced(d, r, read, out, full_at);
+        break;
+    }
+    if (r.kind == ResourceKind::texture) out.layout_at_consumer = r.layout;
+    if (out.cross_queue && !on_consumer_queue) at_signal_[d.producer] = r;
+    plan_.dependencies.push_back(std::move(out));
+  }
+
+  void finish() {
+    for (const TrackedResource& r : tracked_)
+      plan_.final_layouts.push_back(r.kind == ResourceKind::texture ? r.layout
+                                                                    : D3D12_BARRIER_LAYOUT_UNDEFINED);
+  }
+
+ private:
+  void error(std::string rule, std::string message) {
+    plan_.findings.push_back(
+        {index_, {BarrierFinding::Severity::error, std::move(rule), std::move(message)}});
+  }
+  void warning(std::string rule, std::string message) {
+    plan_.findings.push_back(
+        {index_, {BarrierFinding::Severity::warning, std::move(rule), std::move(message)}});
+  }
+  void add_findings(const std::vector<BarrierFinding>& findings) {
+    for (const auto& f : findings) plan_.findings.push_back({index_, f});
+  }
+
+  void plan_uav(TrackedResource& r, DependencyPlan& out, Placement at) {
+    if (r.kind == ResourceKind::texture) {
+      error("uav-texture",
+            "a UAV barrier orders unordered-access work, but the producer writes a render target");
+      return;
+    }
+    if (r.state != D3D12_RESOURCE_STATE_UNORDERED_ACCESS) {
+      error("uav-state", "a UAV barrier needs the buffer in unordered_access; it is in " +
+                             resource_states_name(r.state));
+      return;
+    }
+    D3D12_RESOURCE_BARRIER b{};
+    b.Type = D3D12_RESOURCE_BARRIER_TYPE_UAV;
+    b.Flags = D3D12_RESOURCE_BARRIER_FLAG_NONE;
+    b.UAV.pResource = nullptr;
+    out.barriers.push_back({at, b});
+    r.written = false;
+  }
+
+  void plan_legacy(const PlannerDependency& d, TrackedResource& r, const ConsumerRead& read,
+                   DependencyPlan& out, Placement at) {
+    const BarrierRequest& q = d.request;
+    if (q.state_before && *q.state_before != r.state)
+      error("state-mismatch", "StateBefore " + resource_states_name(*q.state_before) +
+                                  " is not the state the output is in here (" +
+                                  resource_states_name(r.state) + ")");
+    const D3D12_RESOURCE_STATES before = q.state_before.value_or(r.state);
+    const D3D12_RESOURCE_STATES after = q.state_after.value_or(read.state);
+    if (out.reads_output &&
+        (static_cast<unsigned>(after) & static_cast<unsigned>(read.state)) == 0 &&
+        after != D3D12_RESOURCE_STATE_COMMON)
+      error("consumer-state", "StateAfter " + resource_states_name(after) + " does not let '" +
+                                  workloads_[d.consumer].name + "' read the output (it reads it as " +
+                                  resource_states_name(read.state) + ")");
+    if (!q.state_before && !q.state_after &&
+        (static_cast<unsigned>(r.state) & static_cast<unsigned>(read.state)) ==
+            static_cast<unsigned>(read.state)) {
+      out.note = "already " + resource_states_name(r.state) +
+                 " after an earlier barrier; D3D12 needs no second transition";
+      return;
+    }
+    add_findings(check_legacy_transition(before, after, out.barrier_queue_type, r.kind));
+    if (is_split(q.kind) && !out.cross_queue) {
+      out.barriers.push_back(
+          {Placement::after_producer, transition(before, after, D3D12_RESOURCE_BARRIER_FLAG_BEGIN_ONLY)});
+      out.barriers.push_back(
+          {Placement::before_consumer, transition(before, after, D3D12_RESOURCE_BARRIER_FLAG_END_ONLY)});
+    } else {
+      out.barriers.push_back({at, transition(before, after, D3D12_RESOURCE_BARRIER_FLAG_NONE)});
+    }
+    r.state = after;
+    if (r.kind == ResourceKind::texture) r.layout = layout_for_legacy_state(after);
+    r.access = D3D12_BARRIER_ACCESS_SHADER_RESOURCE;
+    r.sync = read.sync;
+    r.written = false;
+  }
+
+  void plan_enhanced(const PlannerDependency& d, TrackedResource& r, const ConsumerRead& read,
+                     DependencyPlan& out, Placement at) {
+    const BarrierRequest& q = d.request;
+    const bool texture = r.kind == ResourceKind::texture;
+    const bool anything_given = q.type || q.sync_before || q.sync_after || q.access_before ||
+                                q.access_after || q.layout_before || q.layout_after;
+    if (!anything_given && !r.written && r.access == D3D12_BARRIER_ACCESS_SHADER_RESOURCE &&
+        (!texture || layout_readable(r.layout))) {
+      out.note = "already visible to shader reads after an earlier barrier; no barrier needed";
+      return;
+    }
+    EnhancedFields f;
+    f.type = q.type.value_or(texture ? D3D12_BARRIER_TYPE_TEXTURE : D3D12_BARRIER_TYPE_BUFFER);
+    f.sync_before = q.sync_before.value_or(r.sync);
+    f.sync_after = q.sync_after.value_or(read.sync);
+    f.access_before = q.access_before.value_or(r.access);
+    f.access_after = q.access_after.value_or(D3D12_BARRIER_ACCESS_SHADER_RESOURCE);
+    const bool texture_barrier = f.type == D3D12_BARRIER_TYPE_TEXTURE;
+    f.layout_before = q.layout_before.value_or(texture_barrier ? r.layout : D3D12_BARRIER_LAYOUT_UNDEFINED);
+    f.layout_after = q.layout_after.value_or(
+        texture_barrier ? D3D12_BARRIER_LAYOUT_SHADER_RESOURCE : D3D12_BARRIER_LAYOUT_UNDEFINED);
+
+    add_findings(check_enhanced_barrier(f.type, f.sync_before, f.sync_after, f.access_before,
+                                        f.access_after, f.layout_before, f.layout_after,
+                                        out.barrier_queue_type, r.kind));
+    if (f.type == D3D12_BARRIER_TYPE_GLOBAL && texture && out.reads_output &&
+        !layout_readable(r.layout))
+      error("global-barrier-layout",
+            "the render target must go from layout " + barrier_layout_name(r.layout) +
+                " to one a shader can read, and a GLOBAL barrier changes no layout; use a "
+                "TEXTURE barrier");
+    if (texture_barrier && texture && f.layout_before != r.layout)
+      error("layout-mismatch", "LayoutBefore " + barrier_layout_name(f.layout_before) +
+                                   " is not the layout the render target is in here (" +
+                                   barrier_layout_name(r.layout) + ")");
+    const PlannerWorkload& producer = workloads_[d.producer];
+    if (r.written) {
+      const D3D12_BARRIER_SYNC stage = producer.kind == WorkloadKind::compute
+                                           ? D3D12_BARRIER_SYNC_COMPUTE_SHADING
+                                           : D3D12_BARRIER_SYNC_RENDER_TARGET;
+      if (!sync_covers(f.sync_before, stage))
+        error("producer-sync", "SyncBefore " + barrier_sync_name(f.sync_before) +
+                                   " does not include the work of '" + producer.name + "' (" +
+                                   barrier_sync_name(stage) + ")");
+      if (f.access_before != D3D12_BARRIER_ACCESS_COMMON &&
+          !(static_cast<unsigned>(f.access_before) & static_cast<unsigned>(r.access)))
+        error("producer-access", "AccessBefore " + barrier_access_name(f.access_before) +
+                                     " does not include the write of '" + producer.name + "' (" +
+                                     barrier_access_name(r.access) + ")");
+    }
+    if (out.reads_output) {
+      const std::string& consumer = workloads_[d.consumer].name;
+      if (!sync_covers(f.sync_after, read.sync))
+        error("consumer-sync", "SyncAfter " + barrier_sync_name(f.sync_after) +
+                                   " does not include the work of '" + consumer + "' (" +
+                                   barrier_sync_name(read.sync) + ")");
+      const unsigned readable = D3D12_BARRIER_ACCESS_SHADER_RESOURCE |
+                                (texture ? 0u : unsigned{D3D12_BARRIER_ACCESS_UNORDERED_ACCESS});
+      if (f.access_after != D3D12_BARRIER_ACCESS_COMMON &&
+          !(static_cast<unsigned>(f.access_after) & readable))
+        error("consumer-access", "AccessAfter " + barrier_access_name(f.access_after) +
+                                     " does not let '" + consumer +
+                                     "' read the output (it reads it as a shader resource)");
+      if (texture_barrier && texture && !layout_readable(f.layout_after))
+        error("consumer-access", "LayoutAfter " + barrier_layout_name(f.layout_after) +
+                                     " does not let '" + consumer + "' read the render target");
+    }
+
+    if (is_split(q.kind) && !out.cross_queue) {
+      EnhancedFields begin = f, end = f;
+      begin.sync_after = D3D12_BARRIER_SYNC_SPLIT;
+      end.sync_before = D3D12_BARRIER_SYNC_SPLIT;
+      out.barriers.push_back({Placement::after_producer, make_enhanced(begin)});
+      out.barriers.push_back({Placement::before_consumer, make_enhanced(end)});
+    } else {
+      out.barriers.push_back({at, make_enhanced(f)});
+    }
+    if (texture_barrier) r.layout = f.layout_after;
+    r.access = f.access_after;
+    r.sync = f.sync_after;
+    r.state = r.kind == ResourceKind::texture && !layout_readable(r.layout)
+                  ? D3D12_RESOURCE_STATE_RENDER_TARGET
+                  : read.state;
+    r.written = false;
+  }
+
+  const std::vector<PlannerWorkload>& workloads_;
+  BarrierPlan& plan_;
+  std::vector<TrackedResource> tracked_;
+  std::vector<TrackedResource> at_signal_;  // per producer: as its fence is signalled
+  std::size_t index_ = 0;
+};
+
+}  // namespace
+
+BarrierPlan plan_barriers(const std::vector<PlannerWorkload>& workloads,
+                          const std::vector<PlannerDependency>& dependencies) {
+  BarrierPlan plan;
+  Planner planner(workloads, plan);
+  for (std::size_t i = 0; i < dependencies.size(); ++i) planner.add(i, dependencies[i]);
+  planner.finish();
+  return plan;
+}
+
+}  // namespace gpuoverlap

@@ -1,0 +1,83 @@
+// From the scenario's barrier requests to the D3D12 barriers each dependency records, with
+// every default derived and every rule checked (barrier_rules.h), before any GPU work.
+//
+// The planner tracks the state (legacy) and layout/access (enhanced) of each producer's output
+// through the frame, in execution order, as D3D12's debug layer does: a second consumer of an
+// output already in a readable state needs no barrier (recorded as a note), a StateBefore or
+// LayoutBefore that differs from the tracked one is an error. At the end of the frame each
+// render target goes back to RENDER_TARGET (the executor does that before the next frame).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "barriers/barrier_model.h"
+#include "barriers/barrier_rules.h"
+
+namespace gpuoverlap {
+
+struct PlannerWorkload {
+  std::string name;
+  WorkloadKind kind = WorkloadKind::compute;
+  std::size_t queue = 0;
+  QueueType queue_type = QueueType::direct;
+};
+
+struct PlannerDependency {
+  std::size_t producer = 0;
+  std::size_t consumer = 0;
+  BarrierRequest request;
+};
+
+enum class Placement { after_producer, before_consumer };
+
+struct PlacedBarrier {
+  Placement placement = Placement::before_consumer;
+  D3D12Barrier barrier;
+};
+
+struct DependencyPlan {
+  std::size_t producer = 0, consumer = 0;
+  BarrierKind kind = BarrierKind::legacy;
+  SplitPolicy split_policy = SplitPolicy::event;
+  bool cross_queue = false;    // producer and consumer on different queues: a fence joins them
+  std::size_t barrier_queue = 0;  // the scenario queue whose command list records the barriers
+  QueueType barrier_queue_type = QueueType::direct;
+  bool reads_output = true;       // the consumer's shader reads the producer's output
+  ResourceKind resource = ResourceKind::buffer;  // the producer's output
+  // A texture's layout when the consumer reads it (what its descriptor must name).
+  D3D12_BARRIER_LAYOUT layout_at_consumer = D3D12_BARRIER_LAYOUT_UNDEFINED;
+  std::vector<PlacedBarrier> barriers;  // in recording order
+  std::string note;                     // why no barrier was recorded, when none was
+};
+
+struct BarrierPlanFinding {
+  std::size_t dependency = 0;  // index into the planner's input dependencies
+  BarrierFinding finding;
+};
+
+struct BarrierPlan {
+  std::vector<DependencyPlan> dependencies;  // same order as the input
+  std::vector<BarrierPlanFinding> findings;  // errors and warnings
+  // Per workload: the layout its render target ends the frame in (UNDEFINED for buffers);
+  // the executor brings it back to RENDER_TARGET before the next frame.
+  std::vector<D3D12_BARRIER_LAYOUT> final_layouts;
+  bool has_errors() const;
+};
+
+// Where a cross-queue dependency records its barrier: on the producer's queue, right after the
+// producer and before its fence is signalled, when the output is a render target (its layout
+// belongs to the producer's queue) or the consumer is on a compute queue (which cannot touch
+// graphics states); otherwise on the consumer's queue, right after the fence wait.
+bool barrier_after_producer(const PlannerWorkload& producer, const PlannerWorkload& consumer);
+
+// `dependencies` must be in recording order of their barriers: a barrier recorded after its
+// producer (barrier_after_producer, split BEGIN halves aside) sorts right after that producer,
+// any other right before its consumer, in an execution order of the workloads
+// (scenarios/frame_plan.h computes it). A cross-queue dependency may not be split (events do
+// not cross queues).
+BarrierPlan plan_barriers(const std::vector<PlannerWorkload>& workloads,
+                          const std::vector<PlannerDependency>& dependencies);
+
+}  // namespace gpuoverlap

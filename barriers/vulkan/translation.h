@@ -1,0 +1,73 @@
+// The D3D12 barrier vocabulary -> Vulkan synchronization2 (DESIGN.md section 4). Vulkan
+// *types* only: no Vulkan call is made here, so this is unit tested without a device; the
+// executor fills in the buffer and image handles and records what comes out.
+//   legacy states -> stages/accesses as vkd3d-proton maps them;
+//   UAV barrier   -> a global memory barrier, UNORDERED_ACCESS to UNORDERED_ACCESS;
+//   enhanced      -> the precise vkCmdPipelineBarrier2 of its sync/access/layout;
+//   split pairs   -> SplitPolicy::event: vkCmdSetEvent2 after the producer and
+//                    vkCmdWaitEvents2 before the consumer with one and the same dependency;
+//                    SplitPolicy::collapsed: nothing after the producer, one
+//                    vkCmdPipelineBarrier2 before the consumer (vkd3d-proton's choice).
+#pragma once
+
+#include <vulkan/vulkan_core.h>
+
+#include <optional>
+#include <vector>
+
+#include "barriers/barrier_model.h"
+#include "barriers/barrier_planner.h"
+#include "queues/queue_model.h"
+
+namespace gpuoverlap::vk {
+
+struct SyncScope {
+  VkPipelineStageFlags2 stages = 0;
+  VkAccessFlags2 access = 0;
+};
+
+// Contract: `state` may be a single state or a union of read states (GENERIC_READ); the
+// result is the union of the scopes of its bits. `queue` decides which shader stages
+// UNORDERED_ACCESS covers (a compute queue has only the compute stage).
+SyncScope scope_for_state(D3D12_RESOURCE_STATES state, QueueType queue);
+
+// The image layout a D3D12 state implies for a render target.
+VkImageLayout layout_for_state(D3D12_RESOURCE_STATES state);
+
+struct TranslatedTransition {
+  SyncScope src;
+  SyncScope dst;
+  VkImageLayout old_layout = VK_IMAGE_LAYOUT_UNDEFINED;
+  VkImageLayout new_layout = VK_IMAGE_LAYOUT_UNDEFINED;
+};
+
+TranslatedTransition translate(const LegacyTransition& transition, QueueType queue);
+
+// Enhanced barriers: SYNC_* -> stages (ALL_SHADING and NON_PIXEL_SHADING follow the queue),
+// ACCESS_* -> accesses, LAYOUT_* -> image layouts (queue-specific layouts as their base).
+VkPipelineStageFlags2 stages_for_sync(D3D12_BARRIER_SYNC sync, QueueType queue);
+VkAccessFlags2 access_for_barrier_access(D3D12_BARRIER_ACCESS access);
+VkImageLayout layout_for_barrier_layout(D3D12_BARRIER_LAYOUT layout);
+
+// One synchronization2 barrier without its handles.
+struct BarrierDesc {
+  enum class Target { memory, buffer, image };
+  Target target = Target::memory;
+  SyncScope src, dst;
+  VkImageLayout old_layout = VK_IMAGE_LAYOUT_UNDEFINED;  // image only
+  VkImageLayout new_layout = VK_IMAGE_LAYOUT_UNDEFINED;
+};
+
+// What one dependency records, by place. set_event/wait_event carry the same description
+// (Vulkan requires the two dependency infos to match).
+struct DependencyOps {
+  std::optional<BarrierDesc> set_event_after_producer;
+  std::vector<BarrierDesc> barriers_after_producer;
+  std::optional<BarrierDesc> wait_event_before_consumer;
+  std::vector<BarrierDesc> barriers_before_consumer;
+};
+
+// Translates on the dependency's barrier queue with its split policy.
+DependencyOps translate(const DependencyPlan& plan);
+
+}  // namespace gpuoverlap::vk
