@@ -10,7 +10,7 @@ set -uo pipefail
 out=${OUT:-/tmp/gpuoverlap-out}
 work="$out/gpu-suite"
 mkdir -p "$work"
-presets=(default no-barriers three-dispatches three-dispatches-split high-priority-compute)
+presets=(default no-barriers three-dispatches three-dispatches-split-event high-priority-compute)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw --format=csv > "$work/nvidia-smi.csv" 2>&1
 gpuoverlap devices | tee "$work/devices.txt"
 status=0

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The barrier lab on the GPU machine (issue 5): the barrier variants of three-dispatches and
+# default, barrier-cost and cross-queue-fence, 200 frames each (FRAMES overrides), twice: with
+# timestamp queries (poll + ts + clk clocks) and with --no-timestamps (an end-of-workload
+# timestamp serialises an H100 queue, which would hide whether a split barrier lets B overlap
+# C). Everything lands in $OUT/barrier-lab.tar.gz.
+# Run from the repository root through the bundle:
+#   .devbundle/run bash .devbundle/bench/barrier_lab.sh
+set -uo pipefail
+out=${OUT:-/tmp/gpuoverlap-out}
+work="$out/barrier-lab"
+mkdir -p "$work"
+variants=(legacy split-event split-collapsed enhanced enhanced-sync-all)
+presets=(three-dispatches barrier-cost cross-queue-fence)
+for v in "${variants[@]}"; do presets+=("three-dispatches-$v" "default-$v"); done
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw --format=csv > "$work/nvidia-smi.csv" 2>&1
+gpuoverlap devices | tee "$work/devices.txt"
+status=0
+gpuoverlap run "${presets[@]}" --frames "${FRAMES:-200}" --out "$work/with-timestamps" "$@" \
+  2>&1 | tail -n 400 > "$work/with-timestamps.log" || status=1
+gpuoverlap run "${presets[@]}" --frames "${FRAMES:-200}" --no-timestamps --out "$work/poll-only" "$@" \
+  2>&1 | tail -n 400 > "$work/poll-only.log" || status=1
+# Only the small files: records.csv of 200 frames x 20 workloads is kept too (it is the data).
+tar czf "$out/barrier-lab.tar.gz" -C "$out" barrier-lab && rm -rf "$work"
+exit "$status"
