@@ -239,9 +239,10 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   std::cout << "results: " << options.out_directory.string() << "\n";
   int status = 0;
   if ((*instance)->validation_errors() > 0) {
-    status = fail(fmt::format("{} Vulkan validation errors, {} of them synchronization hazards "
-                              "(see above)",
-                              (*instance)->validation_errors(), (*instance)->sync_hazards()));
+    status =
+        fail(fmt::format("{} Vulkan validation errors, {} of them synchronization hazards "
+                         "(see above)",
+                         (*instance)->validation_errors(), (*instance)->sync_hazards()));
   } else if (interrupt_requested()) {
     fail("interrupted; the frames measured so far are written");
     status = 130;

@@ -23,8 +23,8 @@ std::string_view to_string(BarrierKind kind) {
 }
 
 std::optional<BarrierKind> parse_barrier_kind(std::string_view text) {
-  for (BarrierKind k : {BarrierKind::none, BarrierKind::legacy, BarrierKind::split, BarrierKind::uav,
-                        BarrierKind::enhanced, BarrierKind::enhanced_split})
+  for (BarrierKind k : {BarrierKind::none, BarrierKind::legacy, BarrierKind::split,
+                        BarrierKind::uav, BarrierKind::enhanced, BarrierKind::enhanced_split})
     if (to_string(k) == text) return k;
   return std::nullopt;
 }

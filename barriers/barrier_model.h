@@ -2,8 +2,9 @@
 // "consumer depends on producer" is separated by one barrier kind:
 //   none           - nothing; the consumer may overlap its producer. It reads the producer's
 //                    output only when the scenario says `reads_output = true` (a deliberate race);
-//   legacy         - ResourceBarrier TRANSITION of the producer's output, right before the consumer;
-//   split          - the same transition as BEGIN_ONLY right after the producer and END_ONLY
+//   legacy         - ResourceBarrier TRANSITION of the producer's output, right before the
+//   consumer; split          - the same transition as BEGIN_ONLY right after the producer and
+//   END_ONLY
 //                    right before the consumer;
 //   uav            - ResourceBarrier UAV (the consumer uses the buffer as UAV; no state change);
 //   enhanced       - one enhanced barrier (global, buffer or texture: SyncBefore/After,
@@ -69,7 +70,8 @@ std::string_view to_string(D3D12_BARRIER_TYPE type);
 
 // One enhanced barrier: the D3D12 struct of its type (resource pointers stay null; the
 // resource is the dependency's producer output).
-using EnhancedBarrier = std::variant<D3D12_GLOBAL_BARRIER, D3D12_BUFFER_BARRIER, D3D12_TEXTURE_BARRIER>;
+using EnhancedBarrier =
+    std::variant<D3D12_GLOBAL_BARRIER, D3D12_BUFFER_BARRIER, D3D12_TEXTURE_BARRIER>;
 
 // One D3D12 barrier call: a legacy D3D12_RESOURCE_BARRIER (TRANSITION or UAV, with its
 // BEGIN_ONLY/END_ONLY flags) or an enhanced barrier.

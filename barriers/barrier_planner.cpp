@@ -29,9 +29,12 @@ struct TrackedResource {
 
 TrackedResource after_producer(WorkloadKind kind) {
   if (kind == WorkloadKind::compute) return {};
-  return {ResourceKind::texture, D3D12_RESOURCE_STATE_RENDER_TARGET,
-          D3D12_BARRIER_LAYOUT_RENDER_TARGET, D3D12_BARRIER_ACCESS_RENDER_TARGET,
-          D3D12_BARRIER_SYNC_RENDER_TARGET, true};
+  return {ResourceKind::texture,
+          D3D12_RESOURCE_STATE_RENDER_TARGET,
+          D3D12_BARRIER_LAYOUT_RENDER_TARGET,
+          D3D12_BARRIER_ACCESS_RENDER_TARGET,
+          D3D12_BARRIER_SYNC_RENDER_TARGET,
+          true};
 }
 
 // How a consumer reads a producer's output.
@@ -87,8 +90,8 @@ EnhancedBarrier make_enhanced(const EnhancedFields& f) {
     case D3D12_BARRIER_TYPE_GLOBAL:
       return D3D12_GLOBAL_BARRIER{f.sync_before, f.sync_after, f.access_before, f.access_after};
     case D3D12_BARRIER_TYPE_BUFFER:
-      return D3D12_BUFFER_BARRIER{f.sync_before,   f.sync_after, f.access_before,
-                                  f.access_after,  nullptr,      0,
+      return D3D12_BUFFER_BARRIER{f.sync_before,    f.sync_after, f.access_before,
+                                  f.access_after,   nullptr,      0,
                                   ~std::uint64_t{0}};
     case D3D12_BARRIER_TYPE_TEXTURE:
       break;
@@ -152,8 +155,9 @@ class Planner {
                 "reads_output without a barrier on a render target: it stays in layout " +
                     barrier_layout_name(r.layout) + ", which shaders cannot read");
         else if (out.reads_output && !out.cross_queue)
-          warning("none-race", "the consumer reads the producer's output with no barrier between "
-                               "them: a data race, by request (reads_output = true)");
+          warning("none-race",
+                  "the consumer reads the producer's output with no barrier between "
+                  "them: a data race, by request (reads_output = true)");
         break;
       case BarrierKind::uav:
         plan_uav(r, out, full_at);
@@ -174,8 +178,8 @@ class Planner {
 
   void finish() {
     for (const TrackedResource& r : tracked_)
-      plan_.final_layouts.push_back(r.kind == ResourceKind::texture ? r.layout
-                                                                    : D3D12_BARRIER_LAYOUT_UNDEFINED);
+      plan_.final_layouts.push_back(
+          r.kind == ResourceKind::texture ? r.layout : D3D12_BARRIER_LAYOUT_UNDEFINED);
   }
 
  private:
@@ -223,7 +227,8 @@ class Planner {
         (static_cast<unsigned>(after) & static_cast<unsigned>(read.state)) == 0 &&
         after != D3D12_RESOURCE_STATE_COMMON)
       error("consumer-state", "StateAfter " + resource_states_name(after) + " does not let '" +
-                                  workloads_[d.consumer].name + "' read the output (it reads it as " +
+                                  workloads_[d.consumer].name +
+                                  "' read the output (it reads it as " +
                                   resource_states_name(read.state) + ")");
     if (!q.state_before && !q.state_after &&
         (static_cast<unsigned>(r.state) & static_cast<unsigned>(read.state)) ==
@@ -234,10 +239,10 @@ class Planner {
     }
     add_findings(check_legacy_transition(before, after, out.barrier_queue_type, r.kind));
     if (is_split(q.kind) && !out.cross_queue) {
-      out.barriers.push_back(
-          {Placement::after_producer, transition(before, after, D3D12_RESOURCE_BARRIER_FLAG_BEGIN_ONLY)});
-      out.barriers.push_back(
-          {Placement::before_consumer, transition(before, after, D3D12_RESOURCE_BARRIER_FLAG_END_ONLY)});
+      out.barriers.push_back({Placement::after_producer,
+                              transition(before, after, D3D12_RESOURCE_BARRIER_FLAG_BEGIN_ONLY)});
+      out.barriers.push_back({Placement::before_consumer,
+                              transition(before, after, D3D12_RESOURCE_BARRIER_FLAG_END_ONLY)});
     } else {
       out.barriers.push_back({at, transition(before, after, D3D12_RESOURCE_BARRIER_FLAG_NONE)});
     }
@@ -266,9 +271,10 @@ class Planner {
     f.access_before = q.access_before.value_or(r.access);
     f.access_after = q.access_after.value_or(D3D12_BARRIER_ACCESS_SHADER_RESOURCE);
     const bool texture_barrier = f.type == D3D12_BARRIER_TYPE_TEXTURE;
-    f.layout_before = q.layout_before.value_or(texture_barrier ? r.layout : D3D12_BARRIER_LAYOUT_UNDEFINED);
-    f.layout_after = q.layout_after.value_or(
-        texture_barrier ? D3D12_BARRIER_LAYOUT_SHADER_RESOURCE : D3D12_BARRIER_LAYOUT_UNDEFINED);
+    f.layout_before =
+        q.layout_before.value_or(texture_barrier ? r.layout : D3D12_BARRIER_LAYOUT_UNDEFINED);
+    f.layout_after = q.layout_after.value_or(texture_barrier ? D3D12_BARRIER_LAYOUT_SHADER_RESOURCE
+                                                             : D3D12_BARRIER_LAYOUT_UNDEFINED);
 
     add_findings(check_enhanced_barrier(f.type, f.sync_before, f.sync_after, f.access_before,
                                         f.access_after, f.layout_before, f.layout_after,

@@ -41,10 +41,10 @@ struct DependencyPlan {
   std::size_t producer = 0, consumer = 0;
   BarrierKind kind = BarrierKind::legacy;
   SplitPolicy split_policy = SplitPolicy::event;
-  bool cross_queue = false;    // producer and consumer on different queues: a fence joins them
+  bool cross_queue = false;       // producer and consumer on different queues: a fence joins them
   std::size_t barrier_queue = 0;  // the scenario queue whose command list records the barriers
   QueueType barrier_queue_type = QueueType::direct;
-  bool reads_output = true;       // the consumer's shader reads the producer's output
+  bool reads_output = true;  // the consumer's shader reads the producer's output
   ResourceKind resource = ResourceKind::buffer;  // the producer's output
   // A texture's layout when the consumer reads it (what its descriptor must name).
   D3D12_BARRIER_LAYOUT layout_at_consumer = D3D12_BARRIER_LAYOUT_UNDEFINED;

@@ -14,10 +14,10 @@ unsigned bits(D3D12_RESOURCE_STATES s) { return static_cast<unsigned>(s); }
 unsigned bits(D3D12_BARRIER_SYNC s) { return static_cast<unsigned>(s); }
 unsigned bits(D3D12_BARRIER_ACCESS a) { return static_cast<unsigned>(a); }
 
-constexpr unsigned kWriteStates = D3D12_RESOURCE_STATE_UNORDERED_ACCESS |
-                                  D3D12_RESOURCE_STATE_RENDER_TARGET |
-                                  D3D12_RESOURCE_STATE_COPY_DEST | D3D12_RESOURCE_STATE_DEPTH_WRITE |
-                                  D3D12_RESOURCE_STATE_STREAM_OUT | D3D12_RESOURCE_STATE_RESOLVE_DEST;
+constexpr unsigned kWriteStates =
+    D3D12_RESOURCE_STATE_UNORDERED_ACCESS | D3D12_RESOURCE_STATE_RENDER_TARGET |
+    D3D12_RESOURCE_STATE_COPY_DEST | D3D12_RESOURCE_STATE_DEPTH_WRITE |
+    D3D12_RESOURCE_STATE_STREAM_OUT | D3D12_RESOURCE_STATE_RESOLVE_DEST;
 
 // The states a compute command list may transition from or to.
 constexpr unsigned kComputeQueueStates =
@@ -25,11 +25,10 @@ constexpr unsigned kComputeQueueStates =
     D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE | D3D12_RESOURCE_STATE_INDIRECT_ARGUMENT |
     D3D12_RESOURCE_STATE_COPY_DEST | D3D12_RESOURCE_STATE_COPY_SOURCE;
 
-constexpr unsigned kGraphicsSyncs = D3D12_BARRIER_SYNC_DRAW | D3D12_BARRIER_SYNC_INPUT_ASSEMBLER |
-                                    D3D12_BARRIER_SYNC_VERTEX_SHADING |
-                                    D3D12_BARRIER_SYNC_PIXEL_SHADING |
-                                    D3D12_BARRIER_SYNC_DEPTH_STENCIL |
-                                    D3D12_BARRIER_SYNC_RENDER_TARGET;
+constexpr unsigned kGraphicsSyncs =
+    D3D12_BARRIER_SYNC_DRAW | D3D12_BARRIER_SYNC_INPUT_ASSEMBLER |
+    D3D12_BARRIER_SYNC_VERTEX_SHADING | D3D12_BARRIER_SYNC_PIXEL_SHADING |
+    D3D12_BARRIER_SYNC_DEPTH_STENCIL | D3D12_BARRIER_SYNC_RENDER_TARGET;
 constexpr unsigned kShadingSyncs =
     D3D12_BARRIER_SYNC_ALL | D3D12_BARRIER_SYNC_DRAW | D3D12_BARRIER_SYNC_VERTEX_SHADING |
     D3D12_BARRIER_SYNC_PIXEL_SHADING | D3D12_BARRIER_SYNC_COMPUTE_SHADING |
@@ -129,7 +128,8 @@ void check_sync_access(D3D12_BARRIER_SYNC sync, D3D12_BARRIER_ACCESS access, con
   for (const Need& n : needs)
     if ((bits(access) & n.access) && !(bits(sync) & n.syncs))
       out.push_back(error("sync-access",
-                          "Access" + where + " " + barrier_access_name(static_cast<D3D12_BARRIER_ACCESS>(n.access)) +
+                          "Access" + where + " " +
+                              barrier_access_name(static_cast<D3D12_BARRIER_ACCESS>(n.access)) +
                               " needs Sync" + where + " " + n.needs + ", not " +
                               barrier_sync_name(sync)));
 }
@@ -183,12 +183,12 @@ std::vector<BarrierFinding> check_legacy_transition(D3D12_RESOURCE_STATES before
                               " combines a write state with other states (write states are "
                               "exclusive)"));
     if (queue == QueueType::compute && (s & ~kComputeQueueStates))
-      out.push_back(error(
-          "queue-state",
-          std::string(side) + " " + resource_states_name(state) +
-              " is not a state compute command lists can use (they may use common, "
-              "vertex_and_constant_buffer, unordered_access, non_pixel_shader_resource, "
-              "indirect_argument, copy_dest, copy_source)"));
+      out.push_back(
+          error("queue-state",
+                std::string(side) + " " + resource_states_name(state) +
+                    " is not a state compute command lists can use (they may use common, "
+                    "vertex_and_constant_buffer, unordered_access, non_pixel_shader_resource, "
+                    "indirect_argument, copy_dest, copy_source)"));
     if (resource == ResourceKind::buffer && (s & D3D12_RESOURCE_STATE_RENDER_TARGET))
       out.push_back(error("resource-state", std::string(side) +
                                                 " render_target on a buffer (only textures "
@@ -226,8 +226,9 @@ std::vector<BarrierFinding> check_enhanced_barrier(
                             barrier_layout_name(layout_before) + ", LayoutAfter " +
                             barrier_layout_name(layout_after) + "); use a TEXTURE barrier"));
   if (type == D3D12_BARRIER_TYPE_BUFFER && layouts_given)
-    out.push_back(error("buffer-barrier-layout", "a BUFFER barrier has no layout (buffers have "
-                                                 "none); remove layout_before/layout_after"));
+    out.push_back(error("buffer-barrier-layout",
+                        "a BUFFER barrier has no layout (buffers have "
+                        "none); remove layout_before/layout_after"));
   if (type == D3D12_BARRIER_TYPE_TEXTURE) {
     for (auto [layout, side] :
          {std::pair{layout_before, "LayoutBefore"}, std::pair{layout_after, "LayoutAfter"}}) {
@@ -239,9 +240,8 @@ std::vector<BarrierFinding> check_enhanced_barrier(
         out.push_back(error("queue-layout", std::string(side) + " " + barrier_layout_name(layout) +
                                                 " cannot be used on a direct queue"));
     }
-    for (auto [layout, access, side] :
-         {std::tuple{layout_before, access_before, "Before"},
-          std::tuple{layout_after, access_after, "After"}}) {
+    for (auto [layout, access, side] : {std::tuple{layout_before, access_before, "Before"},
+                                        std::tuple{layout_after, access_after, "After"}}) {
       if (access == D3D12_BARRIER_ACCESS_NO_ACCESS || access == D3D12_BARRIER_ACCESS_COMMON)
         continue;
       if (bits(access) & ~accesses_allowed_by(layout))
@@ -267,9 +267,9 @@ std::vector<BarrierFinding> check_enhanced_barrier(
   for (auto [access, side] :
        {std::pair{access_before, "AccessBefore"}, std::pair{access_after, "AccessAfter"}})
     if ((bits(access) & D3D12_BARRIER_ACCESS_NO_ACCESS) && access != D3D12_BARRIER_ACCESS_NO_ACCESS)
-      out.push_back(error("no-access-combined",
-                          std::string(side) + " " + barrier_access_name(access) +
-                              " combines NO_ACCESS with other accesses"));
+      out.push_back(error("no-access-combined", std::string(side) + " " +
+                                                    barrier_access_name(access) +
+                                                    " combines NO_ACCESS with other accesses"));
   for (auto [sync, side] :
        {std::pair{sync_before, "SyncBefore"}, std::pair{sync_after, "SyncAfter"}})
     if ((bits(sync) & D3D12_BARRIER_SYNC_SPLIT) && sync != D3D12_BARRIER_SYNC_SPLIT)

@@ -48,13 +48,11 @@ std::vector<BarrierFinding> check_legacy_transition(D3D12_RESOURCE_STATES before
 //                          access in the RENDER_TARGET layout), UNDEFINED after a barrier
 //                          with an access;
 //   access-before-common   (warning) AccessBefore COMMON: every write kind is flushed.
-std::vector<BarrierFinding> check_enhanced_barrier(D3D12_BARRIER_TYPE type, D3D12_BARRIER_SYNC sync_before,
-                                                   D3D12_BARRIER_SYNC sync_after,
-                                                   D3D12_BARRIER_ACCESS access_before,
-                                                   D3D12_BARRIER_ACCESS access_after,
-                                                   D3D12_BARRIER_LAYOUT layout_before,
-                                                   D3D12_BARRIER_LAYOUT layout_after,
-                                                   QueueType queue, ResourceKind resource);
+std::vector<BarrierFinding> check_enhanced_barrier(
+    D3D12_BARRIER_TYPE type, D3D12_BARRIER_SYNC sync_before, D3D12_BARRIER_SYNC sync_after,
+    D3D12_BARRIER_ACCESS access_before, D3D12_BARRIER_ACCESS access_after,
+    D3D12_BARRIER_LAYOUT layout_before, D3D12_BARRIER_LAYOUT layout_after, QueueType queue,
+    ResourceKind resource);
 
 // Does `sync` include the pipeline work of `stage` (a single scope bit), directly or through
 // an umbrella scope (ALL, DRAW, ALL_SHADING, NON_PIXEL_SHADING)?

@@ -1,7 +1,7 @@
 #include "barriers/d3d12_names.h"
 
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <utility>
 
 namespace gpuoverlap {
@@ -128,7 +128,8 @@ std::string mask_name(const NameTable<Enum, N>& table, Enum value) {
     std::uint32_t best_bits = 0;
     for (const auto& [name, v] : table) {
       const auto bits = static_cast<std::uint32_t>(v);
-      if (bits != 0 && (bits & left) == bits && __builtin_popcount(bits) > __builtin_popcount(best_bits)) {
+      if (bits != 0 && (bits & left) == bits &&
+          __builtin_popcount(bits) > __builtin_popcount(best_bits)) {
         best = name;
         best_bits = bits;
       }

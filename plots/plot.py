@@ -9,7 +9,11 @@ OUT/<scenario>/ (OUT defaults to RESULTS_DIR/plots):
                    p50 start to the p50 end (poll clock) with p5-p95 whiskers on both ends,
                    dependency arrows from producer end to consumer start, ms from t0;
   clocks.FORMAT    clock agreement, when more than one clock was recorded: per workload, the
-                   timestamp clock minus the poll clock at start and end (p50, p5-p95).
+                   timestamp clock minus the poll clock at start and end (p50, p5-p95);
+  gaps.FORMAT      the barrier lab, when the scenario has dependencies: per dependency, labelled
+                   with its barrier kind, the gap from the producer's end to the consumer's
+                   start on each clock (p50, p5-p95), from dependencies.csv. A negative gap
+                   means the consumer started before its producer ended.
 Each kind of plot is one function in PLOTS; a later kind of result adds its own there.
 Only the documented CSV columns (README, "Output") are read.
 """
@@ -81,7 +85,7 @@ def title(meta, what):
             f"{device.get('driver_info', '')})")
 
 
-def plot_timeline(records, meta, out_base, fmt):
+def plot_timeline(directory, records, meta, out_base, fmt):
     ok = records[records.status == "ok"]
     if ok.empty:
         raise InputError(f"{meta.get('scenario', {}).get('name', '?')}: no frame with status ok to plot")
@@ -142,7 +146,7 @@ def plot_timeline(records, meta, out_base, fmt):
     return [path]
 
 
-def plot_clock_agreement(records, meta, out_base, fmt):
+def plot_clock_agreement(directory, records, meta, out_base, fmt):
     ok = records[(records.status == "ok") & records.ts_start_us.notna() & records.ts_end_us.notna()]
     if ok.empty:
         return []  # one clock only: nothing to compare
@@ -173,10 +177,60 @@ def plot_clock_agreement(records, meta, out_base, fmt):
     return [path]
 
 
-# Each entry: (name, function(records, meta, out_base, fmt) -> list of written paths).
+DEPENDENCY_COLUMNS = ["producer", "consumer", "barrier", "clock", "gap_p5_us", "gap_p50_us",
+                      "gap_p95_us"]
+CLOCK_COLOURS = {"poll": "#4C72B0", "ts": "#C44E52", "clk": "#55A868"}
+
+
+def plot_gaps(directory, records, meta, out_base, fmt):
+    path = directory / "dependencies.csv"
+    if not path.exists():
+        return []  # results from before the barrier lab
+    try:
+        gaps = pd.read_csv(path, keep_default_na=False,
+                           na_values={c: [""] for c in DEPENDENCY_COLUMNS[4:]})
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+        raise InputError(f"{path}: cannot read: {error}") from error
+    missing = [c for c in DEPENDENCY_COLUMNS if c not in gaps.columns]
+    if missing:
+        raise InputError(f"{path}: missing column(s) {', '.join(missing)}")
+    gaps = gaps.dropna(subset=["gap_p50_us"])
+    if gaps.empty:
+        return []
+    labels = list(dict.fromkeys(
+        f"{p} → {c}  [{b}]" for p, c, b in zip(gaps.producer, gaps.consumer, gaps.barrier)))
+    clocks = [c for c in CLOCK_COLOURS if c in set(gaps.clock)]
+    figure, axes = plt.subplots(figsize=(10, 0.5 * len(labels) + 1.8))
+    for offset, clock in enumerate(clocks):
+        rows = gaps[gaps.clock == clock]
+        for _, row in rows.iterrows():
+            index = labels.index(f"{row.producer} → {row.consumer}  [{row.barrier}]")
+            y = len(labels) - 1 - index + (offset - (len(clocks) - 1) / 2) * 0.22
+            axes.errorbar(row.gap_p50_us, y,
+                          xerr=[[row.gap_p50_us - row.gap_p5_us], [row.gap_p95_us - row.gap_p50_us]],
+                          fmt="o", color=CLOCK_COLOURS[clock], capsize=3, markersize=4,
+                          label=clock)
+    axes.axvline(0, color="black", lw=0.8)
+    axes.set_yticks(range(len(labels)))
+    axes.set_yticklabels(list(reversed(labels)), fontsize=8)
+    axes.set_xlabel("consumer start minus producer end (µs); p50, whiskers p5-p95")
+    handles, names = axes.get_legend_handles_labels()
+    unique = dict(zip(names, handles))
+    axes.legend(unique.values(), unique.keys(), fontsize=8, title="clock")
+    axes.grid(axis="x", alpha=0.3)
+    axes.set_title(title(meta, "gap per dependency and barrier kind"), fontsize=10)
+    figure.tight_layout()
+    out = out_base / f"gaps.{fmt}"
+    figure.savefig(out)
+    plt.close(figure)
+    return [out]
+
+
+# Each entry: (name, function(directory, records, meta, out_base, fmt) -> written paths).
 PLOTS = [
     ("timeline", plot_timeline),
     ("clocks", plot_clock_agreement),
+    ("gaps", plot_gaps),
 ]
 
 
@@ -210,7 +264,7 @@ def main(argv=None):
             target = out / name
             target.mkdir(parents=True, exist_ok=True)
             for _, draw in PLOTS:
-                written += draw(records, meta, target, args.format)
+                written += draw(directory, records, meta, target, args.format)
     except InputError as error:
         print(f"plot.py: {error}", file=sys.stderr)
         return 1

@@ -79,9 +79,9 @@ FrameFinding describe_cycle(const Scenario& s, const std::vector<std::vector<Edg
       finding.dependency = e->dependency;
     }
   }
-  finding.finding = {BarrierFinding::Severity::error, "unsatisfiable-wait",
-                     "these waits can never be signalled (queues run their work in order): " +
-                         chain};
+  finding.finding = {
+      BarrierFinding::Severity::error, "unsatisfiable-wait",
+      "these waits can never be signalled (queues run their work in order): " + chain};
   return finding;
 }
 
@@ -133,17 +133,16 @@ FramePlan plan_frame(const Scenario& s) {
     for (std::size_t i = 0; i < s.workloads[c].depends_on.size(); ++i) {
       const std::size_t p = s.workloads[c].depends_on[i].producer;
       const bool after = barrier_after_producer(workloads[p], workloads[c]);
-      refs.push_back({after ? static_cast<double>(position[p]) + 0.5
-                            : static_cast<double>(position[c]),
-                      c, i});
+      refs.push_back(
+          {after ? static_cast<double>(position[p]) + 0.5 : static_cast<double>(position[c]), c,
+           i});
     }
   std::stable_sort(refs.begin(), refs.end(),
                    [](const Ref& a, const Ref& b) { return a.key < b.key; });
   std::vector<PlannerDependency> dependencies;
   for (const Ref& r : refs) {
-    dependencies.push_back(
-        {s.workloads[r.consumer].depends_on[r.index].producer, r.consumer,
-         s.workloads[r.consumer].depends_on[r.index].barrier});
+    dependencies.push_back({s.workloads[r.consumer].depends_on[r.index].producer, r.consumer,
+                            s.workloads[r.consumer].depends_on[r.index].barrier});
     plan.dependency_refs.emplace_back(r.consumer, r.index);
   }
   plan.barriers = plan_barriers(workloads, dependencies);

@@ -28,8 +28,8 @@ struct Segment {
 };
 
 struct FrameFinding {
-  std::size_t consumer = 0;          // the workload the finding is about
-  std::size_t dependency = 0;        // index into its depends_on
+  std::size_t consumer = 0;    // the workload the finding is about
+  std::size_t dependency = 0;  // index into its depends_on
   BarrierFinding finding;
 };
 

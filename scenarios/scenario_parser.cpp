@@ -86,11 +86,10 @@ class Parser {
     }
     Scenario s;
     s.source = source_;
-    GPUOVERLAP_TRY(only_keys(
-        root,
-        {"name", "description", "frames", "warmup_frames", "barrier", "split_policy", "queues",
-         "workload"},
-        "the scenario"));
+    GPUOVERLAP_TRY(only_keys(root,
+                             {"name", "description", "frames", "warmup_frames", "barrier",
+                              "split_policy", "queues", "workload"},
+                             "the scenario"));
     auto name = string_field(root, "name", "the scenario", true, nullptr);
     if (!name) return name.error();
     s.name = *name;
@@ -134,7 +133,8 @@ class Parser {
 
  private:
   static std::string barrier_error(const std::string& text) {
-    return "unknown barrier '" + text + "' (none | legacy | split | uav | enhanced | enhanced-split)";
+    return "unknown barrier '" + text +
+           "' (none | legacy | split | uav | enhanced | enhanced-split)";
   }
 
   // A D3D12 name field of a dependency table: parsed by `parse`, listed by `names` on error.
@@ -160,10 +160,9 @@ class Parser {
                                 std::string& producer) {
     const std::string where = "a dependency of " + named;
     GPUOVERLAP_TRY(only_keys(t,
-                             {"workload", "barrier", "split_policy", "reads_output",
-                              "state_before", "state_after", "type", "sync_before",
-                              "sync_after", "access_before", "access_after", "layout_before",
-                              "layout_after"},
+                             {"workload", "barrier", "split_policy", "reads_output", "state_before",
+                              "state_after", "type", "sync_before", "sync_after", "access_before",
+                              "access_after", "layout_before", "layout_after"},
                              where));
     auto name = string_field(t, "workload", where, true, &node);
     if (!name) return name.error();
@@ -423,8 +422,8 @@ class Parser {
               ? s.workloads[consumer.depends_on[f.dependency].producer].name
               : std::string("?");
       const std::string text = "scenario '" + s.name + "', dependency '" + producer + "' -> '" +
-                               consumer.name + "': " + f.finding.message + " [" +
-                               f.finding.rule + "]";
+                               consumer.name + "': " + f.finding.message + " [" + f.finding.rule +
+                               "]";
       const toml::node* node = f.consumer < dependency_nodes_.size() &&
                                        f.dependency < dependency_nodes_[f.consumer].size()
                                    ? dependency_nodes_[f.consumer][f.dependency]
@@ -439,7 +438,7 @@ class Parser {
 
   std::string source_;
   std::vector<std::vector<const toml::node*>> dependency_nodes_;  // [consumer][dependency]
-  std::vector<const toml::node*> lines_;  // per workload, for messages
+  std::vector<const toml::node*> lines_;                          // per workload, for messages
 };
 
 }  // namespace

@@ -1,7 +1,5 @@
 #include "scenarios/suite_runner.h"
 
-#include "scenarios/frame_plan.h"
-
 #include <fmt/format.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -11,6 +9,7 @@
 
 #include "core/atomic_file.h"
 #include "git_revision.h"
+#include "scenarios/frame_plan.h"
 
 namespace gpuoverlap {
 
@@ -51,7 +50,7 @@ nlohmann::json scenario_description(const Scenario& s) {
       nlohmann::json d3d12 = nlohmann::json::array();
       for (const PlacedBarrier& b : planned.barriers)
         d3d12.push_back({{"at", b.placement == Placement::after_producer ? "after producer"
-                                                                          : "before consumer"},
+                                                                         : "before consumer"},
                          {"barrier", describe(b.barrier)}});
       nlohmann::json dep = {{"workload", s.workloads[d.producer].name},
                             {"barrier", barrier_label(d.barrier)},
@@ -70,11 +69,14 @@ nlohmann::json scenario_description(const Scenario& s) {
                          {"iterations", w.iterations},
                          {"depends_on", deps}});
   }
-  return {{"name", s.name},     {"description", s.description},
-          {"source", s.source}, {"default_barrier", to_string(s.default_barrier)},
+  return {{"name", s.name},
+          {"description", s.description},
+          {"source", s.source},
+          {"default_barrier", to_string(s.default_barrier)},
           {"default_split_policy", to_string(s.default_split_policy)},
           {"warnings", s.warnings},
-          {"queues", queues},   {"workloads", workloads}};
+          {"queues", queues},
+          {"workloads", workloads}};
 }
 
 nlohmann::json error_json(const Error& e) {

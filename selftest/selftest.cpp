@@ -456,7 +456,7 @@ Status Selftest::ordering() {
   for (std::size_t i = 1; i < 4; ++i) {
     WorkloadSpec next = chain.workloads.front();
     next.name = "link " + std::to_string(i + 1);
-    next.groups = kSizedGroups << i;  // different sizes, one chain
+    next.groups = kSizedGroups << i;                // different sizes, one chain
     next.depends_on = {{i - 1, BarrierRequest{}}};  // legacy transition
     chain.workloads.push_back(next);
   }

@@ -16,20 +16,19 @@
 namespace gpuoverlap {
 
 inline constexpr std::array<std::string_view, 14> kDependencyColumns = {
-    "scenario",   "producer",   "consumer",   "barrier",    "cross_queue",
-    "d3d12",      "clock",      "frames",     "gap_p5_us",  "gap_p50_us",
+    "scenario",   "producer",   "consumer",   "barrier",     "cross_queue",
+    "d3d12",      "clock",      "frames",     "gap_p5_us",   "gap_p50_us",
     "gap_p95_us", "gap_min_us", "gap_max_us", "early_frames"};
 
 inline constexpr std::array<std::string_view, 10> kOverlapColumns = {
-    "scenario",          "workload_a",       "workload_b",           "same_queue",
-    "relation",          "clock",            "frames",               "overlapped_frames",
-    "overlap_p50",       "overlap_max"};
+    "scenario", "workload_a", "workload_b",        "same_queue",  "relation",
+    "clock",    "frames",     "overlapped_frames", "overlap_p50", "overlap_max"};
 
 struct DependencyGapRow {
   std::size_t consumer = 0, index = 0;  // workload and its depends_on entry
   std::string clock;
-  std::size_t frames = 0;             // frames where both ends have this clock
-  std::optional<double> gap_us[3];    // p5, p50, p95 of consumer start - producer end
+  std::size_t frames = 0;           // frames where both ends have this clock
+  std::optional<double> gap_us[3];  // p5, p50, p95 of consumer start - producer end
   std::optional<double> gap_min_us, gap_max_us;
   std::size_t early_frames = 0;  // consumer started before its producer ended (gap < 0)
 };

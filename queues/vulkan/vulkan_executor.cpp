@@ -32,7 +32,7 @@ namespace {
 // workload's descriptors bind exactly its own slot.
 constexpr VkDeviceSize kSlotBytes = 64;
 constexpr std::uint32_t kMaxProducerBindings = 4;  // per resource kind, matches perlin.hlsl
-constexpr std::uint32_t kInputElements = 65536;  // float4 each, matches perlin.hlsl
+constexpr std::uint32_t kInputElements = 65536;    // float4 each, matches perlin.hlsl
 constexpr std::uint32_t kCalibrationSamples = 8;
 // Deadline of one-time setup work on the device (the input upload): not a frame, so not
 // --timeout-ms, which may be set far below what setup needs.
@@ -170,10 +170,10 @@ class ScenarioDevice {
   std::vector<Image> targets_;   // per workload; empty image for compute
   VkQueryPool queries_ = VK_NULL_HANDLE;
   VkSemaphore gate_ = VK_NULL_HANDLE;
-  FramePlan plan_;                         // barriers, fences and submissions of a frame
-  std::vector<DependencyOps> ops_;         // per plan_.barriers.dependencies entry
-  std::vector<VkEvent> events_;            // per plan dependency; split barriers (event policy)
-  std::vector<VkSemaphore> fences_;        // per workload; timeline, only where another queue waits
+  FramePlan plan_;                   // barriers, fences and submissions of a frame
+  std::vector<DependencyOps> ops_;   // per plan_.barriers.dependencies entry
+  std::vector<VkEvent> events_;      // per plan dependency; split barriers (event policy)
+  std::vector<VkSemaphore> fences_;  // per workload; timeline, only where another queue waits
   std::vector<VkCommandBuffer> segment_buffers_;  // per plan_.segments entry
   std::vector<VkImageLayout> target_layouts_;     // per workload: where its target is now
   std::vector<std::uint32_t> families_in_use_;    // resources are CONCURRENT across these
@@ -1088,8 +1088,8 @@ void ScenarioDevice::record_workload(VkCommandBuffer cmd, std::size_t w, std::ui
     ri.pColorAttachments = &color;
     vkCmdBeginRendering(cmd, &ri);
     vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, graphics_pipeline_);
-    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline_layout_, 0, 1,
-                            &sets_[w], 0, nullptr);
+    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline_layout_, 0, 1, &sets_[w],
+                            0, nullptr);
     vkCmdPushConstants(cmd, pipeline_layout_, kPushStages, 0, sizeof(pc), &pc);
     const VkViewport viewport{
         0, 0, static_cast<float>(target.width), static_cast<float>(target.height), 0, 1};
@@ -1165,7 +1165,8 @@ Status ScenarioDevice::record_frame(std::uint32_t frame) {
     bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     GPUOVERLAP_VK(vkBeginCommandBuffer(segment_buffers_[i], &bi));
     const bool timestamps = q.timestamp_valid_bits > 0 && settings_.timestamp_queries;
-    for (std::size_t w : segment.workloads) record_workload(segment_buffers_[i], w, frame, timestamps);
+    for (std::size_t w : segment.workloads)
+      record_workload(segment_buffers_[i], w, frame, timestamps);
     GPUOVERLAP_VK(vkEndCommandBuffer(segment_buffers_[i]));
   }
   for (std::size_t w = 0; w < targets_.size(); ++w)
@@ -1192,7 +1193,7 @@ Status ScenarioDevice::submit_frame(std::uint32_t frame) {
     std::vector<VkSemaphoreSubmitInfo> waits, signals;
     auto semaphore = [frame](VkSemaphore s) {
       return VkSemaphoreSubmitInfo{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, nullptr, s, frame,
-                                   VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, 0};
+                                   VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,    0};
     };
     if (plan_.first_segment_of_queue[segment.queue] == i) waits.push_back(semaphore(gate_));
     for (std::size_t producer : segment.wait_for) waits.push_back(semaphore(fences_[producer]));
@@ -1288,7 +1289,8 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
     std::fill(done_values.begin(), done_values.end(), std::uint64_t{frame});
     // Release: the poller spins before t0, so no stamp can be missed.
     if (settings_.stamping)
-      poller.arm(stamp_words, slot_stride_ / sizeof(std::uint32_t), slots, frame, monotonic_raw_ns() + timeout_ns);
+      poller.arm(stamp_words, slot_stride_ / sizeof(std::uint32_t), slots, frame,
+                 monotonic_raw_ns() + timeout_ns);
     const std::int64_t t0_ns = monotonic_raw_ns();
     VkSemaphoreSignalInfo release{VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, nullptr, gate_, frame};
     VkResult result = vkSignalSemaphore(device_, &release);
@@ -1620,11 +1622,10 @@ Result<ScenarioTimeline> VulkanExecutor::run(const Scenario& scenario, const Run
   abandoned_device_ = abandoned_device_ || device.gpu_may_be_busy();
   timeline.meta["device"] = info.describe();
   timeline.meta["device"]["index"] = device_index_;
-  timeline.meta["validation"] = {
-      {"enabled", instance_.validation_enabled()},
-      {"synchronization", instance_.sync_validation_enabled()},
-      {"errors", instance_.validation_errors() - errors_before},
-      {"sync_hazards", instance_.sync_hazards() - hazards_before}};
+  timeline.meta["validation"] = {{"enabled", instance_.validation_enabled()},
+                                 {"synchronization", instance_.sync_validation_enabled()},
+                                 {"errors", instance_.validation_errors() - errors_before},
+                                 {"sync_hazards", instance_.sync_hazards() - hazards_before}};
   return timeline;
 }
 

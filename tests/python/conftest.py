@@ -19,9 +19,10 @@ def gpuoverlap_binary():
 
 @pytest.fixture(scope="session")
 def results(tmp_path_factory):
-    """Two presets, both clocks: every kind of plot and trace event occurs."""
+    """Three presets, both clocks: every kind of plot and trace event occurs."""
     out = tmp_path_factory.mktemp("results")
-    command = [gpuoverlap_binary(), "run", "default", "three-dispatches-split", "--frames", "4",
+    command = [gpuoverlap_binary(), "run", "default", "three-dispatches-split-event", "barrier-cost",
+               "--frames", "4",
                "--warmup", "1", "--priority-fallback", "--out", str(out)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -8,13 +8,37 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 def test_every_scenario_gets_its_plots(results, tmp_path):
     done = run_plot(results, "--out", tmp_path)
     assert done.returncode == 0, done.stderr
-    for scenario in ("default", "three-dispatches-split"):
-        for kind in ("timeline", "clocks"):  # lavapipe has calibrated timestamps: two clocks
+    for scenario in ("default", "three-dispatches-split-event", "barrier-cost"):
+        # lavapipe has calibrated timestamps: two clocks; every scenario has dependencies
+        for kind in ("timeline", "clocks", "gaps"):
             path = tmp_path / scenario / f"{kind}.png"
             assert path.exists(), done.stdout
             assert path.read_bytes()[:8] == PNG_MAGIC
             assert path.stat().st_size > 5000
-    assert len(done.stdout.split()) == 4  # it lists what it wrote
+    assert len(done.stdout.split()) == 9  # it lists what it wrote
+
+
+def test_gaps_plot_labels_every_dependency_with_its_barrier(results, tmp_path):
+    import plot
+    import pandas as pd
+    gaps = pd.read_csv(results / "barrier-cost" / "dependencies.csv")
+    # One row per dependency and clock; every barrier kind of the preset is there.
+    assert {"none", "legacy", "uav", "split-event", "split-collapsed", "enhanced"} <= set(
+        gaps.barrier)
+    written = plot.plot_gaps(results / "barrier-cost", None,
+                             {"scenario": {"name": "barrier-cost"}}, tmp_path, "svg")
+    text = written[0].read_text()
+    for label in ("P split-event → C split-event  [split-event]", "P uav → C uav  [uav]"):
+        assert label in text
+
+
+def test_no_dependencies_means_no_gaps_plot(results, tmp_path):
+    import plot
+    copy = tmp_path / "nodeps"
+    shutil.copytree(results / "default", copy)
+    header = (copy / "dependencies.csv").read_text().splitlines()[0]
+    (copy / "dependencies.csv").write_text(header + "\n")
+    assert plot.plot_gaps(copy, None, {}, tmp_path, "png") == []
 
 
 def test_default_output_is_inside_the_results(results):
@@ -32,15 +56,15 @@ def test_svg_and_pdf(results, tmp_path):
 
 def test_any_subset_of_scenarios(results, tmp_path):
     subset = tmp_path / "subset"
-    shutil.copytree(results / "three-dispatches-split", subset / "three-dispatches-split")
+    shutil.copytree(results / "three-dispatches-split-event", subset / "three-dispatches-split-event")
     done = run_plot(subset)
     assert done.returncode == 0, done.stderr
-    assert (subset / "plots" / "three-dispatches-split" / "timeline.png").exists()
+    assert (subset / "plots" / "three-dispatches-split-event" / "timeline.png").exists()
     assert not (subset / "plots" / "default").exists()
     # A single scenario directory works too.
-    done = run_plot(subset / "three-dispatches-split", "--out", tmp_path / "single")
+    done = run_plot(subset / "three-dispatches-split-event", "--out", tmp_path / "single")
     assert done.returncode == 0, done.stderr
-    assert (tmp_path / "single" / "three-dispatches-split" / "timeline.png").exists()
+    assert (tmp_path / "single" / "three-dispatches-split-event" / "timeline.png").exists()
 
 
 def test_poll_only_results_skip_the_clock_plot(results, tmp_path):

@@ -16,7 +16,7 @@ def load(results, scenario):
 
 
 def test_every_event_has_the_fields_of_its_phase(results):
-    for scenario in ("default", "three-dispatches-split"):
+    for scenario in ("default", "three-dispatches-split-event"):
         trace = load(results, scenario)
         assert isinstance(trace["traceEvents"], list) and trace["traceEvents"]
         assert trace["otherData"]["device"]["name"]
@@ -44,7 +44,7 @@ def test_a_process_per_queue_and_a_named_track_per_workload(results):
 
 
 def test_one_slice_per_ok_record(results):
-    for scenario in ("default", "three-dispatches-split"):
+    for scenario in ("default", "three-dispatches-split-event"):
         with (results / scenario / "records.csv").open() as f:
             ok = sum(1 for row in csv.DictReader(f) if row["status"] == "ok")
         slices = [e for e in load(results, scenario)["traceEvents"] if e["ph"] == "X"]
@@ -60,7 +60,7 @@ def slices_by_track(trace):
 
 
 def test_slices_are_well_nested_per_track(results):
-    for scenario in ("default", "three-dispatches-split"):
+    for scenario in ("default", "three-dispatches-split-event"):
         for track, slices in slices_by_track(load(results, scenario)).items():
             slices.sort()
             stack = []
@@ -72,7 +72,7 @@ def test_slices_are_well_nested_per_track(results):
 
 
 def test_flows_connect_existing_slices(results):
-    for scenario in ("default", "three-dispatches-split"):
+    for scenario in ("default", "three-dispatches-split-event"):
         trace = load(results, scenario)
         tracks = slices_by_track(trace)
         starts = {e["id"]: e for e in trace["traceEvents"] if e["ph"] == "s"}

@@ -81,4 +81,113 @@ TEST(LegacyTranslation, NeverNamesStagesOfDisabledFeatures) {
 }
 
 }  // namespace
+
+TEST(EnhancedTranslation, SyncScopesMapToStagesPerQueue) {
+  EXPECT_EQ(stages_for_sync(D3D12_BARRIER_SYNC_ALL, QueueType::compute),
+            VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+  EXPECT_EQ(stages_for_sync(D3D12_BARRIER_SYNC_COMPUTE_SHADING, QueueType::direct),
+            VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT);
+  EXPECT_EQ(stages_for_sync(D3D12_BARRIER_SYNC_PIXEL_SHADING, QueueType::direct),
+            VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT);
+  EXPECT_EQ(stages_for_sync(D3D12_BARRIER_SYNC_RENDER_TARGET, QueueType::direct),
+            VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT);
+  EXPECT_EQ(stages_for_sync(D3D12_BARRIER_SYNC_COPY, QueueType::compute),
+            VK_PIPELINE_STAGE_2_COPY_BIT);
+  EXPECT_EQ(stages_for_sync(D3D12_BARRIER_SYNC_ALL_SHADING, QueueType::compute),
+            VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT);
+  const auto draw = stages_for_sync(D3D12_BARRIER_SYNC_DRAW, QueueType::direct);
+  for (VkPipelineStageFlags2 stage :
+       {VK_PIPELINE_STAGE_2_INDEX_INPUT_BIT, VK_PIPELINE_STAGE_2_PRE_RASTERIZATION_SHADERS_BIT,
+        VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT, VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT})
+    EXPECT_NE(draw & stage, 0u) << stage;
+  EXPECT_EQ(draw & VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, 0u);
+  EXPECT_EQ(stages_for_sync(D3D12_BARRIER_SYNC_NONE, QueueType::direct), VK_PIPELINE_STAGE_2_NONE);
+}
+
+TEST(EnhancedTranslation, AccessesAndLayoutsMapAsDesigned) {
+  EXPECT_EQ(access_for_barrier_access(D3D12_BARRIER_ACCESS_UNORDERED_ACCESS),
+            VK_ACCESS_2_SHADER_READ_BIT | VK_ACCESS_2_SHADER_WRITE_BIT);
+  EXPECT_EQ(access_for_barrier_access(D3D12_BARRIER_ACCESS_SHADER_RESOURCE),
+            VK_ACCESS_2_SHADER_READ_BIT);
+  EXPECT_EQ(access_for_barrier_access(D3D12_BARRIER_ACCESS_RENDER_TARGET),
+            VK_ACCESS_2_COLOR_ATTACHMENT_READ_BIT | VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT);
+  EXPECT_EQ(access_for_barrier_access(D3D12_BARRIER_ACCESS_NO_ACCESS), VK_ACCESS_2_NONE);
+  EXPECT_EQ(access_for_barrier_access(D3D12_BARRIER_ACCESS_COMMON),
+            VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT);
+  EXPECT_EQ(layout_for_barrier_layout(D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS),
+            VK_IMAGE_LAYOUT_GENERAL);
+  EXPECT_EQ(layout_for_barrier_layout(D3D12_BARRIER_LAYOUT_RENDER_TARGET),
+            VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
+  EXPECT_EQ(layout_for_barrier_layout(D3D12_BARRIER_LAYOUT_SHADER_RESOURCE),
+            VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+  EXPECT_EQ(layout_for_barrier_layout(D3D12_BARRIER_LAYOUT_DIRECT_QUEUE_SHADER_RESOURCE),
+            VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+  EXPECT_EQ(layout_for_barrier_layout(D3D12_BARRIER_LAYOUT_UNDEFINED), VK_IMAGE_LAYOUT_UNDEFINED);
+}
+
+// Translates one planned dependency of `kind` between a dispatch (or draw) and a dispatch on
+// one direct queue.
+DependencyOps ops_for(BarrierKind kind, SplitPolicy policy,
+                      WorkloadKind producer = WorkloadKind::compute) {
+  BarrierRequest request;
+  request.kind = kind;
+  request.split_policy = policy;
+  const auto plan = plan_barriers(
+      {{"P", producer, 0, QueueType::direct}, {"C", WorkloadKind::compute, 0, QueueType::direct}},
+      {{0, 1, request}});
+  EXPECT_FALSE(plan.has_errors());
+  return translate(plan.dependencies.at(0));
+}
+
+TEST(SplitTranslation, EventPolicySetsAfterTheProducerAndWaitsWithTheSameDependency) {
+  const auto ops = ops_for(BarrierKind::split, SplitPolicy::event);
+  ASSERT_TRUE(ops.set_event_after_producer && ops.wait_event_before_consumer);
+  EXPECT_TRUE(ops.barriers_before_consumer.empty());
+  EXPECT_TRUE(ops.barriers_after_producer.empty());
+  const BarrierDesc& set = *ops.set_event_after_producer;
+  const BarrierDesc& wait = *ops.wait_event_before_consumer;
+  EXPECT_EQ(set.target, BarrierDesc::Target::buffer);
+  EXPECT_EQ(set.src.stages, wait.src.stages);
+  EXPECT_EQ(set.dst.stages, wait.dst.stages);
+  EXPECT_EQ(set.src.access, wait.src.access);
+  EXPECT_EQ(set.dst.access, wait.dst.access);
+  EXPECT_EQ(wait.dst.access, VK_ACCESS_2_SHADER_READ_BIT);
+}
+
+TEST(SplitTranslation, CollapsedPolicyIsOneBarrierBeforeTheConsumer) {
+  const auto collapsed = ops_for(BarrierKind::split, SplitPolicy::collapsed);
+  EXPECT_FALSE(collapsed.set_event_after_producer || collapsed.wait_event_before_consumer);
+  ASSERT_EQ(collapsed.barriers_before_consumer.size(), 1u);
+  // ... the very barrier a legacy transition records.
+  const auto legacy = ops_for(BarrierKind::legacy, SplitPolicy::event);
+  ASSERT_EQ(legacy.barriers_before_consumer.size(), 1u);
+  EXPECT_EQ(collapsed.barriers_before_consumer[0].src.stages,
+            legacy.barriers_before_consumer[0].src.stages);
+  EXPECT_EQ(collapsed.barriers_before_consumer[0].dst.access,
+            legacy.barriers_before_consumer[0].dst.access);
+}
+
+TEST(SplitTranslation, EnhancedSplitJoinsItsHalvesAcrossSplit) {
+  const auto ops = ops_for(BarrierKind::enhanced_split, SplitPolicy::event, WorkloadKind::graphics);
+  ASSERT_TRUE(ops.set_event_after_producer);
+  const BarrierDesc& d = *ops.set_event_after_producer;
+  EXPECT_EQ(d.target, BarrierDesc::Target::image);
+  EXPECT_EQ(d.src.stages, VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT);
+  EXPECT_EQ(d.dst.stages, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT);
+  EXPECT_EQ(d.old_layout, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
+  EXPECT_EQ(d.new_layout, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+}
+
+TEST(EnhancedTranslation, PreciseBarrierNamesOnlyTheStagesInvolved) {
+  const auto precise = ops_for(BarrierKind::enhanced, SplitPolicy::event);
+  ASSERT_EQ(precise.barriers_before_consumer.size(), 1u);
+  EXPECT_EQ(precise.barriers_before_consumer[0].src.stages, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT);
+  EXPECT_EQ(precise.barriers_before_consumer[0].dst.stages, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT);
+  const auto uav = ops_for(BarrierKind::uav, SplitPolicy::event);
+  ASSERT_EQ(uav.barriers_before_consumer.size(), 1u);
+  EXPECT_EQ(uav.barriers_before_consumer[0].target, BarrierDesc::Target::memory);
+  EXPECT_EQ(uav.barriers_before_consumer[0].src.access,
+            VK_ACCESS_2_SHADER_READ_BIT | VK_ACCESS_2_SHADER_WRITE_BIT);
+}
+
 }  // namespace gpuoverlap::vk

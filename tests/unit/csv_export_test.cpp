@@ -85,7 +85,7 @@ TEST_F(CsvExport, RecordsRoundTripThroughFastCppCsvParser) {
   EXPECT_EQ(table.at(0, "queue_type"), "direct");
   EXPECT_EQ(table.at(0, "barrier"), "none");
   EXPECT_EQ(table.at(1, "depends_on"), "A, the first");
-  EXPECT_EQ(table.at(1, "barrier"), "split");
+  EXPECT_EQ(table.at(1, "barrier"), "split-event");  // kind and split policy
   EXPECT_EQ(table.at(1, "kind"), "graphics");
   EXPECT_EQ(table.at(1, "groups"), "2");
   EXPECT_EQ(table.at(1, "iterations"), "7");
@@ -150,8 +150,8 @@ TEST_F(CsvExport, WritesMetaJsonAndLeavesNoTemporaryFiles) {
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
-  EXPECT_EQ(names,
-            (std::vector<std::string>{"meta.json", "records.csv", "summary.csv", "trace.json"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"dependencies.csv", "meta.json", "overlap.csv",
+                                             "records.csv", "summary.csv", "trace.json"}));
 }
 
 TEST_F(CsvExport, CsvFieldQuotesOnlyWhenNeeded) {

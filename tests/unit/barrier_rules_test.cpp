@@ -1,0 +1,379 @@
+// The D3D12 barrier rules (barriers/barrier_rules.h, barrier_planner.h): every rule has a case
+// that breaks it and a case that keeps it, so a rule that stops firing or fires too often
+// fails here.
+#include "barriers/barrier_rules.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "barriers/barrier_planner.h"
+
+namespace gpuoverlap {
+namespace {
+
+using S = D3D12_RESOURCE_STATES;
+
+bool has_rule(const std::vector<BarrierFinding>& findings, const std::string& rule) {
+  return std::any_of(findings.begin(), findings.end(),
+                     [&](const BarrierFinding& f) { return f.rule == rule; });
+}
+
+std::vector<BarrierFinding> legacy(S before, S after, QueueType queue = QueueType::direct,
+                                   ResourceKind resource = ResourceKind::buffer) {
+  return check_legacy_transition(before, after, queue, resource);
+}
+
+TEST(LegacyRules, TheDefaultTransitionsAreValid) {
+  EXPECT_TRUE(legacy(D3D12_RESOURCE_STATE_UNORDERED_ACCESS,
+                     D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE, QueueType::compute)
+                  .empty());
+  EXPECT_TRUE(legacy(D3D12_RESOURCE_STATE_RENDER_TARGET, D3D12_RESOURCE_STATE_PIXEL_SHADER_RESOURCE,
+                     QueueType::direct, ResourceKind::texture)
+                  .empty());
+}
+
+TEST(LegacyRules, WriteStatesAreExclusive) {
+  const auto bad = legacy(D3D12_RESOURCE_STATE_UNORDERED_ACCESS,
+                          static_cast<S>(D3D12_RESOURCE_STATE_COPY_DEST |
+                                         D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE));
+  EXPECT_TRUE(has_rule(bad, "legacy-write-combined"));
+  // Read states combine freely.
+  EXPECT_FALSE(has_rule(
+      legacy(D3D12_RESOURCE_STATE_UNORDERED_ACCESS, D3D12_RESOURCE_STATE_ALL_SHADER_RESOURCE),
+      "legacy-write-combined"));
+}
+
+TEST(LegacyRules, ATransitionMustChangeTheState) {
+  EXPECT_TRUE(
+      has_rule(legacy(D3D12_RESOURCE_STATE_UNORDERED_ACCESS, D3D12_RESOURCE_STATE_UNORDERED_ACCESS),
+               "legacy-same-state"));
+  EXPECT_FALSE(
+      has_rule(legacy(D3D12_RESOURCE_STATE_UNORDERED_ACCESS, D3D12_RESOURCE_STATE_COPY_SOURCE),
+               "legacy-same-state"));
+}
+
+TEST(LegacyRules, ComputeQueuesCannotUseGraphicsStates) {
+  EXPECT_TRUE(has_rule(legacy(D3D12_RESOURCE_STATE_UNORDERED_ACCESS,
+                              D3D12_RESOURCE_STATE_PIXEL_SHADER_RESOURCE, QueueType::compute),
+                       "queue-state"));
+  EXPECT_FALSE(has_rule(legacy(D3D12_RESOURCE_STATE_UNORDERED_ACCESS,
+                               D3D12_RESOURCE_STATE_PIXEL_SHADER_RESOURCE, QueueType::direct),
+                        "queue-state"));
+}
+
+TEST(LegacyRules, StatesMustSuitTheResource) {
+  EXPECT_TRUE(
+      has_rule(legacy(D3D12_RESOURCE_STATE_UNORDERED_ACCESS, D3D12_RESOURCE_STATE_RENDER_TARGET),
+               "resource-state"));
+  EXPECT_TRUE(
+      has_rule(legacy(D3D12_RESOURCE_STATE_RENDER_TARGET, D3D12_RESOURCE_STATE_UNORDERED_ACCESS,
+                      QueueType::direct, ResourceKind::texture),
+               "resource-state"));
+  EXPECT_FALSE(has_rule(
+      legacy(D3D12_RESOURCE_STATE_RENDER_TARGET, D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE,
+             QueueType::direct, ResourceKind::texture),
+      "resource-state"));
+}
+
+struct Enhanced {
+  D3D12_BARRIER_TYPE type = D3D12_BARRIER_TYPE_BUFFER;
+  D3D12_BARRIER_SYNC sync_before = D3D12_BARRIER_SYNC_COMPUTE_SHADING;
+  D3D12_BARRIER_SYNC sync_after = D3D12_BARRIER_SYNC_COMPUTE_SHADING;
+  D3D12_BARRIER_ACCESS access_before = D3D12_BARRIER_ACCESS_UNORDERED_ACCESS;
+  D3D12_BARRIER_ACCESS access_after = D3D12_BARRIER_ACCESS_SHADER_RESOURCE;
+  D3D12_BARRIER_LAYOUT layout_before = D3D12_BARRIER_LAYOUT_UNDEFINED;
+  D3D12_BARRIER_LAYOUT layout_after = D3D12_BARRIER_LAYOUT_UNDEFINED;
+  QueueType queue = QueueType::direct;
+  ResourceKind resource = ResourceKind::buffer;
+  std::vector<BarrierFinding> check() const {
+    return check_enhanced_barrier(type, sync_before, sync_after, access_before, access_after,
+                                  layout_before, layout_after, queue, resource);
+  }
+};
+
+// The render target's default enhanced barrier.
+Enhanced texture_barrier() {
+  Enhanced e;
+  e.type = D3D12_BARRIER_TYPE_TEXTURE;
+  e.resource = ResourceKind::texture;
+  e.sync_before = D3D12_BARRIER_SYNC_RENDER_TARGET;
+  e.access_before = D3D12_BARRIER_ACCESS_RENDER_TARGET;
+  e.layout_before = D3D12_BARRIER_LAYOUT_RENDER_TARGET;
+  e.layout_after = D3D12_BARRIER_LAYOUT_SHADER_RESOURCE;
+  return e;
+}
+
+TEST(EnhancedRules, TheDefaultBarriersAreValid) {
+  EXPECT_TRUE(Enhanced{}.check().empty());
+  EXPECT_TRUE(texture_barrier().check().empty());
+}
+
+TEST(EnhancedRules, BarrierTypeMustMatchTheResource) {
+  Enhanced e;
+  e.resource = ResourceKind::texture;
+  EXPECT_TRUE(has_rule(e.check(), "barrier-type-resource"));
+  Enhanced t = texture_barrier();
+  t.resource = ResourceKind::buffer;
+  EXPECT_TRUE(has_rule(t.check(), "barrier-type-resource"));
+  EXPECT_FALSE(has_rule(Enhanced{}.check(), "barrier-type-resource"));
+}
+
+TEST(EnhancedRules, GlobalBarriersChangeNoLayout) {
+  Enhanced e;
+  e.type = D3D12_BARRIER_TYPE_GLOBAL;
+  EXPECT_FALSE(has_rule(e.check(), "global-barrier-layout"));
+  e.layout_after = D3D12_BARRIER_LAYOUT_SHADER_RESOURCE;
+  EXPECT_TRUE(has_rule(e.check(), "global-barrier-layout"));
+}
+
+TEST(EnhancedRules, BufferBarriersHaveNoLayout) {
+  Enhanced e;
+  e.layout_before = D3D12_BARRIER_LAYOUT_COMMON;
+  EXPECT_TRUE(has_rule(e.check(), "buffer-barrier-layout"));
+  EXPECT_FALSE(has_rule(Enhanced{}.check(), "buffer-barrier-layout"));
+}
+
+TEST(EnhancedRules, LayoutsMustSuitTheQueue) {
+  Enhanced t = texture_barrier();
+  t.layout_after = D3D12_BARRIER_LAYOUT_DIRECT_QUEUE_SHADER_RESOURCE;
+  EXPECT_FALSE(has_rule(t.check(), "queue-layout"));  // direct queue: fine
+  t.queue = QueueType::compute;
+  EXPECT_TRUE(has_rule(t.check(), "queue-layout"));  // and RENDER_TARGET before, too
+  Enhanced c = texture_barrier();
+  c.layout_after = D3D12_BARRIER_LAYOUT_COMPUTE_QUEUE_SHADER_RESOURCE;
+  EXPECT_TRUE(has_rule(c.check(), "queue-layout"));  // compute layout on a direct queue
+  Enhanced on_compute;
+  on_compute.type = D3D12_BARRIER_TYPE_TEXTURE;
+  on_compute.resource = ResourceKind::texture;
+  on_compute.queue = QueueType::compute;
+  on_compute.access_before = D3D12_BARRIER_ACCESS_SHADER_RESOURCE;
+  on_compute.layout_before = D3D12_BARRIER_LAYOUT_COMPUTE_QUEUE_SHADER_RESOURCE;
+  on_compute.layout_after = D3D12_BARRIER_LAYOUT_SHADER_RESOURCE;
+  EXPECT_FALSE(has_rule(on_compute.check(), "queue-layout"));
+}
+
+TEST(EnhancedRules, ComputeQueuesRunNoGraphicsSyncOrAccess) {
+  Enhanced e;
+  e.queue = QueueType::compute;
+  EXPECT_TRUE(e.check().empty());
+  e.sync_after = D3D12_BARRIER_SYNC_PIXEL_SHADING;
+  EXPECT_TRUE(has_rule(e.check(), "queue-sync"));
+  Enhanced a;
+  a.queue = QueueType::compute;
+  a.sync_after = D3D12_BARRIER_SYNC_ALL;
+  a.access_after = D3D12_BARRIER_ACCESS_INDEX_BUFFER;
+  EXPECT_TRUE(has_rule(a.check(), "queue-access"));
+  a.queue = QueueType::direct;
+  EXPECT_FALSE(has_rule(a.check(), "queue-access"));
+}
+
+TEST(EnhancedRules, SyncMustBeAbleToPerformTheAccess) {
+  Enhanced e;
+  e.sync_after = D3D12_BARRIER_SYNC_COPY;  // a shader-resource read needs a shading scope
+  EXPECT_TRUE(has_rule(e.check(), "sync-access"));
+  Enhanced rt = texture_barrier();
+  rt.sync_before = D3D12_BARRIER_SYNC_COMPUTE_SHADING;  // RENDER_TARGET access needs RT/DRAW/ALL
+  EXPECT_TRUE(has_rule(rt.check(), "sync-access"));
+  rt.sync_before = D3D12_BARRIER_SYNC_DRAW;
+  EXPECT_FALSE(has_rule(rt.check(), "sync-access"));
+  Enhanced none;
+  none.sync_before = D3D12_BARRIER_SYNC_NONE;  // NONE needs NO_ACCESS
+  EXPECT_TRUE(has_rule(none.check(), "sync-access"));
+  none.access_before = D3D12_BARRIER_ACCESS_NO_ACCESS;
+  EXPECT_FALSE(has_rule(none.check(), "sync-access"));
+}
+
+TEST(EnhancedRules, NoAccessAndSplitStandAlone) {
+  Enhanced e;
+  e.access_after = static_cast<D3D12_BARRIER_ACCESS>(D3D12_BARRIER_ACCESS_NO_ACCESS |
+                                                     D3D12_BARRIER_ACCESS_SHADER_RESOURCE);
+  EXPECT_TRUE(has_rule(e.check(), "no-access-combined"));
+  Enhanced s;
+  s.sync_after = static_cast<D3D12_BARRIER_SYNC>(D3D12_BARRIER_SYNC_SPLIT |
+                                                 D3D12_BARRIER_SYNC_COMPUTE_SHADING);
+  EXPECT_TRUE(has_rule(s.check(), "split-combined"));
+  Enhanced ok;
+  ok.sync_after = D3D12_BARRIER_SYNC_SPLIT;  // a BEGIN half
+  EXPECT_FALSE(has_rule(ok.check(), "split-combined"));
+  EXPECT_FALSE(has_rule(ok.check(), "no-access-combined"));
+}
+
+TEST(EnhancedRules, AccessMustSuitTheLayout) {
+  Enhanced t = texture_barrier();
+  t.layout_after = D3D12_BARRIER_LAYOUT_RENDER_TARGET;  // SHADER_RESOURCE access there
+  EXPECT_TRUE(has_rule(t.check(), "layout-access"));
+  t.layout_after = D3D12_BARRIER_LAYOUT_GENERIC_READ;
+  EXPECT_FALSE(has_rule(t.check(), "layout-access"));
+}
+
+TEST(EnhancedRules, AccessBeforeCommonWarns) {
+  Enhanced e;
+  e.access_before = D3D12_BARRIER_ACCESS_COMMON;
+  const auto findings = e.check();
+  ASSERT_TRUE(has_rule(findings, "access-before-common"));
+  for (const auto& f : findings) EXPECT_EQ(f.severity, BarrierFinding::Severity::warning);
+  EXPECT_FALSE(has_rule(Enhanced{}.check(), "access-before-common"));
+}
+
+TEST(SyncCoverage, UmbrellaScopesIncludeTheirParts) {
+  EXPECT_TRUE(sync_covers(D3D12_BARRIER_SYNC_ALL, D3D12_BARRIER_SYNC_RENDER_TARGET));
+  EXPECT_TRUE(sync_covers(D3D12_BARRIER_SYNC_ALL_SHADING, D3D12_BARRIER_SYNC_COMPUTE_SHADING));
+  EXPECT_TRUE(sync_covers(D3D12_BARRIER_SYNC_DRAW, D3D12_BARRIER_SYNC_PIXEL_SHADING));
+  EXPECT_FALSE(sync_covers(D3D12_BARRIER_SYNC_DRAW, D3D12_BARRIER_SYNC_COMPUTE_SHADING));
+  EXPECT_FALSE(sync_covers(D3D12_BARRIER_SYNC_NON_PIXEL_SHADING, D3D12_BARRIER_SYNC_PIXEL_SHADING));
+}
+
+// --- the planner: rules that need the producer, the consumer and the resource's state ---
+
+std::vector<PlannerWorkload> two_queues() {
+  return {{"A", WorkloadKind::compute, 0, QueueType::direct},
+          {"G", WorkloadKind::graphics, 0, QueueType::direct},
+          {"B", WorkloadKind::compute, 0, QueueType::direct},
+          {"Q", WorkloadKind::compute, 1, QueueType::compute}};
+}
+
+BarrierRequest request(BarrierKind kind) {
+  BarrierRequest r;
+  r.kind = kind;
+  return r;
+}
+
+bool plan_has(const BarrierPlan& plan, const std::string& rule) {
+  return std::any_of(plan.findings.begin(), plan.findings.end(),
+                     [&](const BarrierPlanFinding& f) { return f.finding.rule == rule; });
+}
+
+TEST(Planner, DefaultsFollowTheKindsAndAreClean) {
+  const auto plan = plan_barriers(
+      two_queues(), {{0, 2, request(BarrierKind::legacy)}, {1, 2, request(BarrierKind::enhanced)}});
+  EXPECT_TRUE(plan.findings.empty());
+  ASSERT_EQ(plan.dependencies[0].barriers.size(), 1u);
+  const auto& t = std::get<D3D12_RESOURCE_BARRIER>(plan.dependencies[0].barriers[0].barrier);
+  EXPECT_EQ(t.Transition.StateBefore, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
+  EXPECT_EQ(t.Transition.StateAfter, D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE);
+  const auto& e = std::get<EnhancedBarrier>(plan.dependencies[1].barriers[0].barrier);
+  const auto& tex = std::get<D3D12_TEXTURE_BARRIER>(e);
+  EXPECT_EQ(tex.LayoutBefore, D3D12_BARRIER_LAYOUT_RENDER_TARGET);
+  EXPECT_EQ(tex.LayoutAfter, D3D12_BARRIER_LAYOUT_SHADER_RESOURCE);
+  EXPECT_EQ(tex.SyncAfter, D3D12_BARRIER_SYNC_COMPUTE_SHADING);
+  EXPECT_EQ(plan.final_layouts[1], D3D12_BARRIER_LAYOUT_SHADER_RESOURCE);
+}
+
+TEST(Planner, SplitPairsAreBeginAfterTheProducerAndEndBeforeTheConsumer) {
+  auto split = request(BarrierKind::split);
+  auto enhanced_split = request(BarrierKind::enhanced_split);
+  const auto plan = plan_barriers(two_queues(), {{0, 2, split}, {1, 2, enhanced_split}});
+  EXPECT_TRUE(plan.findings.empty());
+  const auto& legacy_pair = plan.dependencies[0].barriers;
+  ASSERT_EQ(legacy_pair.size(), 2u);
+  EXPECT_EQ(legacy_pair[0].placement, Placement::after_producer);
+  EXPECT_EQ(std::get<D3D12_RESOURCE_BARRIER>(legacy_pair[0].barrier).Flags,
+            D3D12_RESOURCE_BARRIER_FLAG_BEGIN_ONLY);
+  EXPECT_EQ(std::get<D3D12_RESOURCE_BARRIER>(legacy_pair[1].barrier).Flags,
+            D3D12_RESOURCE_BARRIER_FLAG_END_ONLY);
+  const auto& pair = plan.dependencies[1].barriers;
+  ASSERT_EQ(pair.size(), 2u);
+  const auto& begin = std::get<D3D12_TEXTURE_BARRIER>(std::get<EnhancedBarrier>(pair[0].barrier));
+  const auto& end = std::get<D3D12_TEXTURE_BARRIER>(std::get<EnhancedBarrier>(pair[1].barrier));
+  EXPECT_EQ(begin.SyncAfter, D3D12_BARRIER_SYNC_SPLIT);
+  EXPECT_EQ(end.SyncBefore, D3D12_BARRIER_SYNC_SPLIT);
+}
+
+TEST(Planner, ASecondReaderNeedsNoSecondTransition) {
+  const auto plan = plan_barriers(
+      two_queues(), {{0, 1, request(BarrierKind::legacy)}, {0, 2, request(BarrierKind::legacy)}});
+  EXPECT_TRUE(plan.findings.empty());
+  // G reads as PIXEL_SHADER_RESOURCE; B needs NON_PIXEL: a read-to-read transition.
+  ASSERT_EQ(plan.dependencies[1].barriers.size(), 1u);
+  const auto again = plan_barriers(
+      two_queues(), {{0, 2, request(BarrierKind::legacy)}, {0, 2, request(BarrierKind::legacy)}});
+  EXPECT_TRUE(again.dependencies[1].barriers.empty());
+  EXPECT_FALSE(again.dependencies[1].note.empty());
+}
+
+TEST(Planner, StateBeforeMustBeTheTrackedState) {
+  auto r = request(BarrierKind::legacy);
+  r.state_before = D3D12_RESOURCE_STATE_COPY_DEST;
+  EXPECT_TRUE(plan_has(plan_barriers(two_queues(), {{0, 2, r}}), "state-mismatch"));
+  r.state_before = D3D12_RESOURCE_STATE_UNORDERED_ACCESS;
+  EXPECT_FALSE(plan_has(plan_barriers(two_queues(), {{0, 2, r}}), "state-mismatch"));
+}
+
+TEST(Planner, StateAfterMustLetTheConsumerRead) {
+  auto r = request(BarrierKind::legacy);
+  r.state_after = D3D12_RESOURCE_STATE_COPY_SOURCE;
+  EXPECT_TRUE(plan_has(plan_barriers(two_queues(), {{0, 2, r}}), "consumer-state"));
+  r.reads_output = false;  // the consumer does not read: any state will do
+  EXPECT_FALSE(plan_has(plan_barriers(two_queues(), {{0, 2, r}}), "consumer-state"));
+}
+
+TEST(Planner, UavBarriersNeedAnUnorderedAccessBuffer) {
+  EXPECT_TRUE(
+      plan_has(plan_barriers(two_queues(), {{1, 2, request(BarrierKind::uav)}}), "uav-texture"));
+  EXPECT_TRUE(plan_has(plan_barriers(two_queues(), {{0, 2, request(BarrierKind::legacy)},
+                                                    {0, 2, request(BarrierKind::uav)}}),
+                       "uav-state"));
+  EXPECT_TRUE(plan_barriers(two_queues(), {{0, 2, request(BarrierKind::uav)}}).findings.empty());
+}
+
+TEST(Planner, EnhancedSyncAndAccessMustCoverProducerAndConsumer) {
+  auto r = request(BarrierKind::enhanced);
+  r.sync_before = D3D12_BARRIER_SYNC_COPY;
+  r.access_before = D3D12_BARRIER_ACCESS_COPY_DEST;
+  const auto bad = plan_barriers(two_queues(), {{0, 2, r}});
+  EXPECT_TRUE(plan_has(bad, "producer-sync"));
+  EXPECT_TRUE(plan_has(bad, "producer-access"));
+  auto after = request(BarrierKind::enhanced);
+  after.sync_after = D3D12_BARRIER_SYNC_PIXEL_SHADING;
+  after.access_after = D3D12_BARRIER_ACCESS_COPY_SOURCE;
+  const auto bad_after = plan_barriers(two_queues(), {{0, 2, after}});
+  EXPECT_TRUE(plan_has(bad_after, "consumer-sync"));
+  EXPECT_TRUE(plan_has(bad_after, "consumer-access"));
+  auto all = request(BarrierKind::enhanced);
+  all.sync_before = all.sync_after = D3D12_BARRIER_SYNC_ALL;
+  EXPECT_TRUE(plan_barriers(two_queues(), {{0, 2, all}}).findings.empty());
+}
+
+TEST(Planner, LayoutBeforeMustBeTheTrackedLayout) {
+  auto r = request(BarrierKind::enhanced);
+  r.layout_before = D3D12_BARRIER_LAYOUT_COMMON;
+  EXPECT_TRUE(plan_has(plan_barriers(two_queues(), {{1, 2, r}}), "layout-mismatch"));
+  r.layout_before = D3D12_BARRIER_LAYOUT_RENDER_TARGET;
+  EXPECT_FALSE(plan_has(plan_barriers(two_queues(), {{1, 2, r}}), "layout-mismatch"));
+}
+
+TEST(Planner, AGlobalBarrierCannotMakeARenderTargetReadable) {
+  auto r = request(BarrierKind::enhanced);
+  r.type = D3D12_BARRIER_TYPE_GLOBAL;
+  EXPECT_TRUE(plan_has(plan_barriers(two_queues(), {{1, 2, r}}), "global-barrier-layout"));
+  EXPECT_FALSE(plan_has(plan_barriers(two_queues(), {{0, 2, r}}), "global-barrier-layout"));
+}
+
+TEST(Planner, NoBarrierWithReadsIsARaceAndImpossibleOnARenderTarget) {
+  auto r = request(BarrierKind::none);
+  EXPECT_TRUE(plan_barriers(two_queues(), {{0, 2, r}}).findings.empty());  // no read, no race
+  r.reads_output = true;
+  const auto race = plan_barriers(two_queues(), {{0, 2, r}});
+  ASSERT_TRUE(plan_has(race, "none-race"));
+  EXPECT_FALSE(race.has_errors());  // a warning: the user asked for it
+  EXPECT_TRUE(plan_has(plan_barriers(two_queues(), {{1, 2, r}}), "none-texture-read"));
+}
+
+TEST(Planner, CrossQueueBarriersGoWhereTheQueueCanRecordThem) {
+  // A (direct) -> Q (compute queue): recorded on the direct queue before the fence.
+  const auto plan = plan_barriers(two_queues(), {{0, 3, request(BarrierKind::legacy)}});
+  EXPECT_TRUE(plan.findings.empty());
+  EXPECT_TRUE(plan.dependencies[0].cross_queue);
+  EXPECT_EQ(plan.dependencies[0].barrier_queue, 0u);
+  EXPECT_EQ(plan.dependencies[0].barriers[0].placement, Placement::after_producer);
+  // Q (compute) -> B (direct), a buffer: recorded on the consumer's direct queue.
+  const auto back = plan_barriers(two_queues(), {{3, 2, request(BarrierKind::legacy)}});
+  EXPECT_EQ(back.dependencies[0].barrier_queue, 0u);
+  EXPECT_EQ(back.dependencies[0].barriers[0].placement, Placement::before_consumer);
+  EXPECT_TRUE(plan_has(plan_barriers(two_queues(), {{0, 3, request(BarrierKind::split)}}),
+                       "split-cross-queue"));
+}
+
+}  // namespace
+}  // namespace gpuoverlap
