@@ -146,6 +146,23 @@ FramePlan plan_frame(const Scenario& s) {
     plan.dependency_refs.emplace_back(r.consumer, r.index);
   }
   plan.barriers = plan_barriers(workloads, dependencies);
+  // perlin.hlsl binds 4 producer buffers and 4 producer render targets per consumer.
+  constexpr std::size_t kMaxReadsPerKind = 4;
+  for (std::size_t c = 0; c < n; ++c) {
+    std::size_t counts[2] = {0, 0};
+    for (std::size_t i = 0; i < plan.barriers.dependencies.size(); ++i) {
+      const DependencyPlan& d = plan.barriers.dependencies[i];
+      if (d.consumer != c || !d.reads_output) continue;
+      const std::size_t kind = d.resource == ResourceKind::buffer ? 0 : 1;
+      if (++counts[kind] == kMaxReadsPerKind + 1)
+        plan.findings.push_back(
+            {c, plan.dependency_refs[i].second,
+             {BarrierFinding::Severity::error, "too-many-producers",
+              "a workload reads at most 4 producer " +
+                  std::string(kind == 0 ? "buffers" : "render targets") +
+                  "; set reads_output = false on the others"}});
+    }
+  }
   for (const BarrierPlanFinding& f : plan.barriers.findings)
     plan.findings.push_back({plan.dependency_refs[f.dependency].first,
                              plan.dependency_refs[f.dependency].second, f.finding});

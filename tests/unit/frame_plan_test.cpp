@@ -68,6 +68,23 @@ queue = "direct"
   EXPECT_TRUE(plan.segments[plan.first_segment_of_queue[1]].workloads.empty());
 }
 
+TEST(FramePlan, AConsumerReadsAtMostFourOutputsOfEachKind) {
+  std::string text = "name = \"wide\"\n[queues.direct]\ntype = \"direct\"\n";
+  for (int p = 0; p < 5; ++p)
+    text += "[[workload]]\nname = \"P" + std::to_string(p) + "\"\nqueue = \"direct\"\n";
+  const std::string consumer = "[[workload]]\nname = \"C\"\nqueue = \"direct\"\ndepends_on = ";
+  auto five = parse_scenario(text + consumer + "[\"P0\", \"P1\", \"P2\", \"P3\", \"P4\"]\n",
+                             "wide.toml");
+  ASSERT_FALSE(five.ok());
+  EXPECT_NE(five.error().message.find("[too-many-producers]"), std::string::npos)
+      << five.error().message;
+  auto four_read = parse_scenario(text + consumer +
+                                      "[\"P0\", \"P1\", \"P2\", \"P3\", { workload = "
+                                      "\"P4\", reads_output = false }]\n",
+                                  "wide.toml");
+  EXPECT_TRUE(four_read.ok()) << four_read.error().message;
+}
+
 // Two frames of a three-workload scenario with known times.
 struct Lab {
   Scenario scenario;
