@@ -11,11 +11,13 @@
 
 #include "analysis/compare.h"
 #include "analysis/report.h"
+#include "barriers/vulkan/translation.h"
 #include "core/atomic_file.h"
 #include "core/interrupt.h"
 #include "git_revision.h"
 #include "queues/vulkan/vulkan_executor.h"
 #include "queues/vulkan/vulkan_instance.h"
+#include "scenarios/frame_plan.h"
 #include "scenarios/presets.h"
 #include "scenarios/suite_runner.h"
 #include "selftest/selftest.h"
@@ -105,7 +107,130 @@ int command_list() {
   return 0;
 }
 
-int command_validate(const std::vector<std::string>& items) {
+// Names of the synchronization2 bits the translation produces, '|'-joined.
+std::string flag_names(std::uint64_t bits,
+                       std::initializer_list<std::pair<std::uint64_t, const char*>> names) {
+  if (bits == 0) return "NONE";
+  std::string text;
+  for (const auto& [bit, name] : names)
+    if ((bits & bit) == bit) {
+      if (!text.empty()) text += '|';
+      text += name;
+      bits &= ~bit;
+    }
+  if (bits != 0) text += fmt::format("{}0x{:x}", text.empty() ? "" : "|", bits);
+  return text;
+}
+
+std::string stage_text(const vk::SyncScope& scope) {
+  const std::string stages = flag_names(
+      scope.stages, {{VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, "ALL_COMMANDS"},
+                     {VK_PIPELINE_STAGE_2_INDEX_INPUT_BIT, "INDEX_INPUT"},
+                     {VK_PIPELINE_STAGE_2_VERTEX_ATTRIBUTE_INPUT_BIT, "VERTEX_ATTRIBUTE_INPUT"},
+                     {VK_PIPELINE_STAGE_2_VERTEX_INPUT_BIT, "VERTEX_INPUT"},
+                     {VK_PIPELINE_STAGE_2_PRE_RASTERIZATION_SHADERS_BIT, "PRE_RASTERIZATION"},
+                     {VK_PIPELINE_STAGE_2_VERTEX_SHADER_BIT, "VERTEX_SHADER"},
+                     {VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT, "FRAGMENT_SHADER"},
+                     {VK_PIPELINE_STAGE_2_EARLY_FRAGMENT_TESTS_BIT, "EARLY_FRAGMENT_TESTS"},
+                     {VK_PIPELINE_STAGE_2_LATE_FRAGMENT_TESTS_BIT, "LATE_FRAGMENT_TESTS"},
+                     {VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT, "COLOR_ATTACHMENT_OUTPUT"},
+                     {VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, "COMPUTE_SHADER"},
+                     {VK_PIPELINE_STAGE_2_COPY_BIT, "COPY"},
+                     {VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT, "DRAW_INDIRECT"}});
+  const std::string access =
+      flag_names(scope.access, {{VK_ACCESS_2_MEMORY_READ_BIT, "MEMORY_READ"},
+                                {VK_ACCESS_2_MEMORY_WRITE_BIT, "MEMORY_WRITE"},
+                                {VK_ACCESS_2_SHADER_READ_BIT, "SHADER_READ"},
+                                {VK_ACCESS_2_SHADER_WRITE_BIT, "SHADER_WRITE"},
+                                {VK_ACCESS_2_COLOR_ATTACHMENT_READ_BIT, "COLOR_ATTACHMENT_READ"},
+                                {VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, "COLOR_ATTACHMENT_WRITE"},
+                                {VK_ACCESS_2_UNIFORM_READ_BIT, "UNIFORM_READ"},
+                                {VK_ACCESS_2_VERTEX_ATTRIBUTE_READ_BIT, "VERTEX_ATTRIBUTE_READ"},
+                                {VK_ACCESS_2_INDEX_READ_BIT, "INDEX_READ"},
+                                {VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT, "INDIRECT_COMMAND_READ"},
+                                {VK_ACCESS_2_TRANSFER_READ_BIT, "TRANSFER_READ"},
+                                {VK_ACCESS_2_TRANSFER_WRITE_BIT, "TRANSFER_WRITE"}});
+  return stages + " / " + access;
+}
+
+const char* layout_name(VkImageLayout layout) {
+  switch (layout) {
+    case VK_IMAGE_LAYOUT_UNDEFINED:
+      return "UNDEFINED";
+    case VK_IMAGE_LAYOUT_GENERAL:
+      return "GENERAL";
+    case VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL:
+      return "COLOR_ATTACHMENT_OPTIMAL";
+    case VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL:
+      return "SHADER_READ_ONLY_OPTIMAL";
+    case VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL:
+      return "TRANSFER_SRC_OPTIMAL";
+    case VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL:
+      return "TRANSFER_DST_OPTIMAL";
+    default:
+      return "other";
+  }
+}
+
+std::string vulkan_text(const vk::BarrierDesc& d) {
+  const char* target = d.target == vk::BarrierDesc::Target::memory   ? "memory"
+                       : d.target == vk::BarrierDesc::Target::buffer ? "buffer"
+                                                                     : "image";
+  std::string text =
+      fmt::format("{} barrier: {} -> {}", target, stage_text(d.src), stage_text(d.dst));
+  if (d.target == vk::BarrierDesc::Target::image)
+    text += fmt::format(", layout {} -> {}", layout_name(d.old_layout), layout_name(d.new_layout));
+  return text;
+}
+
+// `validate --explain`: what a scenario will record, in D3D12 and in Vulkan terms, and how its
+// queues are cut into submissions, without touching a GPU.
+void explain(const Scenario& s, std::ostream& out) {
+  const FramePlan plan = plan_frame(s);
+  out << "  dependencies (in recording order of their barriers):\n";
+  for (std::size_t i = 0; i < plan.barriers.dependencies.size(); ++i) {
+    const DependencyPlan& d = plan.barriers.dependencies[i];
+    const DependencySpec& spec = s.workloads[d.consumer].depends_on[plan.dependency_refs[i].second];
+    out << fmt::format("    {} -> {}: {}{}{}, recorded on queue '{}'\n",
+                       s.workloads[d.producer].name, s.workloads[d.consumer].name,
+                       barrier_label(spec.barrier), d.cross_queue ? ", across queues (fence)" : "",
+                       d.reads_output ? ", consumer reads the output" : "",
+                       s.queues[d.barrier_queue].name);
+    for (const PlacedBarrier& b : d.barriers)
+      out << fmt::format(
+          "      D3D12 {}: {}\n",
+          b.placement == Placement::after_producer ? "after producer" : "before consumer",
+          describe(b.barrier));
+    if (!d.note.empty()) out << "      " << d.note << "\n";
+    const vk::DependencyOps ops = vk::translate(d);
+    if (ops.set_event_after_producer)
+      out << "      Vulkan after producer: vkCmdSetEvent2, "
+          << vulkan_text(*ops.set_event_after_producer) << "\n";
+    for (const auto& b : ops.barriers_after_producer)
+      out << "      Vulkan after producer: vkCmdPipelineBarrier2, " << vulkan_text(b) << "\n";
+    if (ops.wait_event_before_consumer)
+      out << "      Vulkan before consumer: vkCmdWaitEvents2, "
+          << vulkan_text(*ops.wait_event_before_consumer) << "\n";
+    for (const auto& b : ops.barriers_before_consumer)
+      out << "      Vulkan before consumer: vkCmdPipelineBarrier2, " << vulkan_text(b) << "\n";
+  }
+  out << "  submissions per frame, in order:\n";
+  for (const Segment& segment : plan.segments) {
+    std::string names;
+    for (std::size_t w : segment.workloads) {
+      if (!names.empty()) names += ", ";
+      names += s.workloads[w].name;
+    }
+    std::string waits;
+    for (std::size_t p : segment.wait_for) waits += " waits for " + s.workloads[p].name + ";";
+    out << fmt::format("    queue '{}': [{}]{}{}\n", s.queues[segment.queue].name, names, waits,
+                       segment.signals_fence
+                           ? " signals the fence of " + s.workloads[segment.workloads.back()].name
+                           : "");
+  }
+}
+
+int command_validate(const std::vector<std::string>& items, bool explain_plan) {
   int status = 0;
   for (const auto& item : items) {
     auto s = resolve_scenario(item);
@@ -116,6 +241,7 @@ int command_validate(const std::vector<std::string>& items) {
       for (const std::string& warning : s->warnings) std::cerr << warning << "\n";
       std::cout << fmt::format("{}: ok ({} queues, {} workloads)\n", item, s->queues.size(),
                                s->workloads.size());
+      if (explain_plan) explain(*s, std::cout);
     }
   }
   return status;
@@ -319,6 +445,10 @@ int main(int argc, char** argv) {
   auto* validate =
       app.add_subcommand("validate", "Check scenario files or presets without touching a GPU");
   validate->add_option("scenario", validate_items, "Preset names or scenario files")->required();
+  bool validate_explain = false;
+  validate->add_flag("--explain", validate_explain,
+                     "Also print each dependency's barriers (D3D12 and the Vulkan they become) "
+                     "and the submissions and fences of a frame");
 
   RunArguments run_args;
   auto* run = app.add_subcommand("run", "Run presets or scenario files and write results");
@@ -423,7 +553,7 @@ int main(int argc, char** argv) {
   }
   if (devices->parsed()) return command_devices(devices_json);
   if (app.got_subcommand("list")) return command_list();
-  if (validate->parsed()) return command_validate(validate_items);
+  if (validate->parsed()) return command_validate(validate_items, validate_explain);
   if (run->parsed()) return command_run(run_args, command_line);
   if (selftest->parsed()) {
     selftest_options.out_directory = selftest_out;

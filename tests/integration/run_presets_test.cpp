@@ -286,6 +286,26 @@ TEST(Cli, ListAndValidateNeedNoGpu) {
   EXPECT_EQ(run_gpuoverlap("validate nope").exit_code, 1);
 }
 
+TEST(Cli, ValidateExplainsBarriersAndSubmissionsWithoutAGpu) {
+  const auto r =
+      run_gpuoverlap("validate --explain three-dispatches-split-collapsed cross-queue-fence");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("device"), std::string::npos) << "no device may be opened: " << r.output;
+  // The collapsed policy: D3D12 records both halves; Vulkan gets one barrier before C.
+  EXPECT_NE(r.output.find("D3D12 after producer: TRANSITION(BEGIN_ONLY)"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("Vulkan before consumer: vkCmdPipelineBarrier2, buffer barrier"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("vkCmdSetEvent2"), std::string::npos) << r.output;
+  // Fences: the compute queue's second submission waits for the draw.
+  EXPECT_NE(r.output.find("queue 'compute': [Compute Queue C] waits for Gfx A;"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("layout COLOR_ATTACHMENT_OPTIMAL -> SHADER_READ_ONLY_OPTIMAL"),
+            std::string::npos)
+      << r.output;
+}
+
 // The validation layer is really checking synchronization: a deliberately missing barrier is
 // caught and fails the run, and the same scenario with its barrier is clean.
 TEST(SyncValidation, CatchesTheDeliberatelyMissingBarrier) {
