@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The barrier lab on the GPU machine (issue 5): the barrier variants of three-dispatches and
-# default, barrier-cost and cross-queue-fence, 200 frames each (FRAMES overrides), twice: with
+# default, barrier-cost and cross-queue-fence (PRESETS overrides the list), 200 frames each
+# (FRAMES overrides), twice: with
 # timestamp queries (poll + ts + clk clocks) and with --no-timestamps (an end-of-workload
 # timestamp serialises an H100 queue, which would hide whether a split barrier lets B overlap
 # C). Everything lands in $OUT/barrier-lab.tar.gz.
@@ -13,6 +14,8 @@ mkdir -p "$work"
 variants=(legacy split-event split-collapsed enhanced enhanced-sync-all)
 presets=(three-dispatches barrier-cost cross-queue-fence)
 for v in "${variants[@]}"; do presets+=("three-dispatches-$v" "default-$v"); done
+# PRESETS="barrier-cost ..." runs only those.
+if [ -n "${PRESETS:-}" ]; then read -r -a presets <<< "$PRESETS"; fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw --format=csv > "$work/nvidia-smi.csv" 2>&1
 gpuoverlap devices | tee "$work/devices.txt"
 status=0
