@@ -59,8 +59,9 @@ def main():
             return 1
         print(f"\n### {mode}: barrier-cost\n")
         barrier_cost(run)
-        print(f"\n### {mode}: three-dispatches variants\n")
-        three_dispatches(run)
+        if (run / "three-dispatches").is_dir():  # absent when PRESETS ran barrier-cost only
+            print(f"\n### {mode}: three-dispatches variants\n")
+            three_dispatches(run)
     return 0
 
 
