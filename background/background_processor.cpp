@@ -1,0 +1,279 @@
+#include "background/background_processor.h"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/clock.h"
+
+namespace gpuoverlap::background {
+
+std::string_view to_string(ProcessingMode mode) {
+  switch (mode) {
+    case ProcessingMode::allowed:
+      return "allowed";
+    case ProcessingMode::allow_intrusive_measurements:
+      return "allow_intrusive_measurements";
+    case ProcessingMode::disable_background_work:
+      return "disable_background_work";
+    case ProcessingMode::disable_profiling_by_system:
+      return "disable_profiling_by_system";
+  }
+  return "allowed";
+}
+
+std::string_view to_string(MeasurementsAction action) {
+  switch (action) {
+    case MeasurementsAction::keep_all:
+      return "keep_all";
+    case MeasurementsAction::commit_results:
+      return "commit_results";
+    case MeasurementsAction::commit_results_high_priority:
+      return "commit_results_high_priority";
+    case MeasurementsAction::discard_previous:
+      return "discard_previous";
+  }
+  return "keep_all";
+}
+
+std::optional<ProcessingMode> parse_processing_mode(std::string_view text) {
+  for (auto m :
+       {ProcessingMode::allowed, ProcessingMode::allow_intrusive_measurements,
+        ProcessingMode::disable_background_work, ProcessingMode::disable_profiling_by_system})
+    if (to_string(m) == text) return m;
+  return std::nullopt;
+}
+
+std::optional<MeasurementsAction> parse_measurements_action(std::string_view text) {
+  for (auto a :
+       {MeasurementsAction::keep_all, MeasurementsAction::commit_results,
+        MeasurementsAction::commit_results_high_priority, MeasurementsAction::discard_previous})
+    if (to_string(a) == text) return a;
+  return std::nullopt;
+}
+
+void CompletionEvent::signal() {
+  {
+    std::lock_guard lock(mutex_);
+    signalled_ = true;
+  }
+  signalled_cv_.notify_all();
+}
+
+bool CompletionEvent::is_signalled() const {
+  std::lock_guard lock(mutex_);
+  return signalled_;
+}
+
+bool CompletionEvent::wait_for_ms(std::uint32_t timeout_ms) const {
+  std::unique_lock lock(mutex_);
+  return signalled_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                                [this] { return signalled_; });
+}
+
+namespace {
+
+bool disabled(ProcessingMode mode) {
+  return mode == ProcessingMode::disable_background_work ||
+         mode == ProcessingMode::disable_profiling_by_system;
+}
+
+bool is_commit(MeasurementsAction action) {
+  return action == MeasurementsAction::commit_results ||
+         action == MeasurementsAction::commit_results_high_priority;
+}
+
+// SCHED_IDLE for the calling thread. Any thread may lower itself to it (no privilege needed).
+bool make_this_thread_idle() {
+  sched_param param{};
+  param.sched_priority = 0;
+  return pthread_setschedparam(pthread_self(), SCHED_IDLE, &param) == 0;
+}
+
+bool this_thread_is_idle() {
+  int policy = 0;
+  sched_param param{};
+  return pthread_getschedparam(pthread_self(), &policy, &param) == 0 && policy == SCHED_IDLE;
+}
+
+}  // namespace
+
+BackgroundProcessor::BackgroundProcessor(ProcessorSettings settings, TaskSource* source)
+    : settings_([&] {
+        settings.max_concurrent = std::max<std::size_t>(1, settings.max_concurrent);
+        if (settings.high_priority_threads == 0)
+          settings.high_priority_threads =
+              std::max<std::size_t>(2, std::thread::hardware_concurrency());
+        return settings;
+      }()),
+      source_(source) {
+  // Threads are created by this (normal-priority) thread: the boost threads keep its priority,
+  // the idle ones lower themselves before taking work.
+  for (std::size_t i = 0; i < settings_.max_concurrent; ++i)
+    threads_.emplace_back([this, i] { worker(i, false); });
+  for (std::size_t i = 0; i < settings_.high_priority_threads; ++i)
+    threads_.emplace_back([this, i] { worker(settings_.max_concurrent + i, true); });
+}
+
+BackgroundProcessor::~BackgroundProcessor() {
+  std::deque<Queued> cancelled;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    cancelled.swap(queue_);
+  }
+  work_cv_.notify_all();
+  for (Queued& q : cancelled) {
+    if (q.item.cancel) q.item.cancel();
+    std::lock_guard lock(mutex_);
+    records_[q.id - 1].finish_ns = monotonic_raw_ns();
+    finished_locked(q.id);
+  }
+  for (std::thread& t : threads_) t.join();  // in-flight items finish first
+  // Every commit set is now empty, so every event has been signalled by finished_locked.
+}
+
+std::uint64_t BackgroundProcessor::queue(WorkItem item) {
+  std::unique_lock lock(mutex_);
+  const std::uint64_t id = next_id_++;
+  TaskRecord record;
+  record.id = id;
+  record.label = item.label;
+  record.queued_ns = monotonic_raw_ns();
+  records_.push_back(record);
+  if (stopping_ || (disabled(mode_) && !accepting_commit_work_)) {
+    // Cancelled on the caller's thread before returning, outside the lock: the cancel may
+    // call back into the processor (queue more, read records).
+    unfinished_.insert(id);
+    lock.unlock();
+    if (item.cancel) item.cancel();
+    lock.lock();
+    records_[id - 1].finish_ns = monotonic_raw_ns();
+    finished_locked(id);
+    return id;
+  }
+  unfinished_.insert(id);
+  queue_.push_back({id, std::move(item)});
+  lock.unlock();
+  work_cv_.notify_all();
+  return id;
+}
+
+Result<bool> BackgroundProcessor::set_mode(ProcessingMode mode, MeasurementsAction action,
+                                           std::shared_ptr<CompletionEvent> completion) {
+  const bool restricted =
+      disabled(mode) || action == MeasurementsAction::commit_results_high_priority;
+  if (restricted && !settings_.developer_mode)
+    return make_error(std::string("background mode ") + std::string(to_string(mode)) + " with " +
+                      std::string(to_string(action)) +
+                      " needs developer mode (DISABLE_BACKGROUND_WORK, "
+                      "DISABLE_PROFILING_BY_SYSTEM and COMMIT_RESULTS_HIGH_PRIORITY are "
+                      "restricted to developer mode)");
+  if (completion && !is_commit(action))
+    return make_error("a completion event was given with " + std::string(to_string(action)) +
+                      "; it must be null unless COMMIT_RESULTS or COMMIT_RESULTS_HIGH_PRIORITY "
+                      "is requested");
+
+  std::lock_guard serial(set_mode_mutex_);
+  {
+    std::lock_guard lock(mutex_);
+    accepting_commit_work_ = is_commit(action);
+  }
+  // The driver hears of the change first; work it queues now belongs to the commit.
+  const bool further = source_ ? source_->on_mode_change(mode, action) : false;
+  {
+    std::lock_guard lock(mutex_);
+    accepting_commit_work_ = false;
+    if (is_commit(action)) {
+      Commit commit;
+      commit.unfinished = unfinished_;
+      commit.event = completion;
+      commit.high_priority = action == MeasurementsAction::commit_results_high_priority;
+      if (commit.unfinished.empty()) {
+        if (commit.event) commit.event->signal();
+      } else {
+        commits_.push_back(std::move(commit));
+      }
+    }
+    mode_ = mode;
+  }
+  work_cv_.notify_all();
+  return further;
+}
+
+ProcessingMode BackgroundProcessor::mode() const {
+  std::lock_guard lock(mutex_);
+  return mode_;
+}
+
+std::size_t BackgroundProcessor::pending() const {
+  std::lock_guard lock(mutex_);
+  return unfinished_.size();
+}
+
+bool BackgroundProcessor::wait_idle_ms(std::uint32_t timeout_ms) const {
+  std::unique_lock lock(mutex_);
+  return idle_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                           [this] { return unfinished_.empty(); });
+}
+
+std::vector<TaskRecord> BackgroundProcessor::records() const {
+  std::lock_guard lock(mutex_);
+  return records_;
+}
+
+bool BackgroundProcessor::boost_active_locked() const {
+  for (const Commit& c : commits_)
+    if (c.high_priority) return true;
+  return false;
+}
+
+void BackgroundProcessor::finished_locked(std::uint64_t id) {
+  unfinished_.erase(id);
+  for (auto it = commits_.begin(); it != commits_.end();) {
+    it->unfinished.erase(id);
+    if (it->unfinished.empty()) {
+      if (it->event) it->event->signal();
+      it = commits_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  idle_cv_.notify_all();
+  work_cv_.notify_all();  // a boost may have ended, a slot has freed
+}
+
+void BackgroundProcessor::worker(std::size_t index, bool boost) {
+  const bool idle = !boost && settings_.idle_priority && make_this_thread_idle();
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    // Idle threads take work while no high-priority commit runs, boost threads only while one
+    // does; either way the queue's front, so work starts in submission order.
+    work_cv_.wait(lock, [&] {
+      if (stopping_ && queue_.empty()) return true;
+      if (queue_.empty()) return false;
+      return boost ? boost_active_locked()
+                   : !boost_active_locked() && running_idle_ < settings_.max_concurrent;
+    });
+    if (queue_.empty()) return;  // stopping
+    Queued q = std::move(queue_.front());
+    queue_.pop_front();
+    (boost ? running_boost_ : running_idle_)++;
+    TaskRecord& r = records_[q.id - 1];
+    r.start_ns = monotonic_raw_ns();
+    r.worker = static_cast<int>(index);
+    r.boosted = boost;
+    r.idle_priority = idle && this_thread_is_idle();
+    lock.unlock();
+    q.item.callback();
+    lock.lock();
+    (boost ? running_boost_ : running_idle_)--;
+    records_[q.id - 1].finish_ns = monotonic_raw_ns();
+    records_[q.id - 1].ran = true;
+    finished_locked(q.id);
+  }
+}
+
+}  // namespace gpuoverlap::background

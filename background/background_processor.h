@@ -1,0 +1,167 @@
+// The background-processing runtime of the D3D12 spec (seed 001, DESIGN.md section 5): the
+// runtime owns the threads; a task source (the "driver", UMD) queues work items, each with a
+// callback and a cancel; the application sets a processing mode and a measurements action.
+//
+// Contracts (each has a unit test in tests/unit/background_processor_test.cpp):
+// - Exactly one of callback or cancel runs for every queued item, and each runs once.
+// - Work starts in submission order. At most `max_concurrent` items (default 2) run at once,
+//   on threads at idle priority (SCHED_IDLE on Linux).
+// - DISABLE_BACKGROUND_WORK / DISABLE_PROFILING_BY_SYSTEM: items queued before the change still
+//   run; an item queued while disabled is cancelled on the caller's thread before queue()
+//   returns.
+// - COMMIT_RESULTS: the task source is told first and may queue more work; when set_mode()
+//   returns, every item not yet finished belongs to the commit, and the completion event is
+//   signalled once all of them have run (or been cancelled). A disable requested together
+//   with a commit takes effect after the source's new items are queued, so they still run.
+// - COMMIT_RESULTS_HIGH_PRIORITY: as COMMIT_RESULTS, and until the commit set is done, items
+//   run on `high_priority_threads` threads above idle priority instead of the idle ones.
+// - The completion event must be null unless a commit is requested; DISABLE_* and
+//   COMMIT_RESULTS_HIGH_PRIORITY need developer mode. Breaking either is an error and changes
+//   nothing.
+// - FurtherMeasurementsDesired is the task source's answer.
+// - Destruction: items in flight finish, queued ones are cancelled (on the destroying thread),
+//   then the threads are joined. Outstanding commit events are signalled (their sets are done).
+// - Every item's queueing, start and finish (thread, priority) is recorded.
+// Thread safety: every public member may be called from any thread, concurrently, except that
+// callbacks must not destroy the processor.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "core/result.h"
+
+namespace gpuoverlap::background {
+
+enum class ProcessingMode {
+  allowed,
+  allow_intrusive_measurements,
+  disable_background_work,
+  disable_profiling_by_system
+};
+enum class MeasurementsAction {
+  keep_all,
+  commit_results,
+  commit_results_high_priority,
+  discard_previous
+};
+
+std::string_view to_string(ProcessingMode mode);
+std::string_view to_string(MeasurementsAction action);
+std::optional<ProcessingMode> parse_processing_mode(std::string_view text);
+std::optional<MeasurementsAction> parse_measurements_action(std::string_view text);
+
+// A manual-reset waitable event (the spec's hEventToSignalUponCompletion).
+class CompletionEvent {
+ public:
+  void signal();
+  bool is_signalled() const;
+  // True when signalled before the deadline. Every wait has a deadline.
+  bool wait_for_ms(std::uint32_t timeout_ms) const;
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::condition_variable signalled_cv_;
+  bool signalled_ = false;
+};
+
+// The driver side: told of every mode change before it takes effect, may queue work from
+// inside the call (that work joins a commit), answers FurtherMeasurementsDesired.
+class TaskSource {
+ public:
+  virtual ~TaskSource() = default;
+  virtual bool on_mode_change(ProcessingMode mode, MeasurementsAction action) = 0;
+};
+
+struct WorkItem {
+  std::string label;               // shown on the timeline
+  std::function<void()> callback;  // runs on a processor thread
+  std::function<void()> cancel;    // runs instead, on whichever thread cancels; may be empty
+};
+
+struct TaskRecord {
+  std::uint64_t id = 0;  // queue order, from 1
+  std::string label;
+  std::int64_t queued_ns = 0;  // CLOCK_MONOTONIC_RAW
+  std::int64_t start_ns = 0;   // callback start (0 when cancelled)
+  std::int64_t finish_ns = 0;  // callback or cancel end
+  bool ran = false;            // callback ran (else cancel)
+  bool boosted = false;        // ran on a high-priority commit thread
+  bool idle_priority = false;  // its thread was SCHED_IDLE while it ran
+  int worker = -1;  // thread index (idle threads first, then boost threads); -1 cancelled
+};
+
+struct ProcessorSettings {
+  std::size_t max_concurrent = 2;         // the spec's "at most two" (the DDI page says one)
+  std::size_t high_priority_threads = 0;  // 0: one per hardware thread
+  bool developer_mode = false;            // gates the restricted modes
+  bool idle_priority = true;              // SCHED_IDLE for the normal threads
+};
+
+class BackgroundProcessor {
+ public:
+  explicit BackgroundProcessor(ProcessorSettings settings, TaskSource* source = nullptr);
+  ~BackgroundProcessor();
+  BackgroundProcessor(const BackgroundProcessor&) = delete;
+  BackgroundProcessor& operator=(const BackgroundProcessor&) = delete;
+
+  // QueueProcessingWorkCb. Returns the item's id; when background work is disabled the cancel
+  // has already run when this returns.
+  std::uint64_t queue(WorkItem item);
+
+  // SetBackgroundProcessingMode: FurtherMeasurementsDesired, or an error naming the broken rule.
+  Result<bool> set_mode(ProcessingMode mode, MeasurementsAction action,
+                        std::shared_ptr<CompletionEvent> completion = nullptr);
+
+  ProcessingMode mode() const;
+  // Items queued and not yet finished (running or waiting).
+  std::size_t pending() const;
+  // Blocks until nothing is pending or the deadline passes; true when idle.
+  bool wait_idle_ms(std::uint32_t timeout_ms) const;
+  std::vector<TaskRecord> records() const;
+  const ProcessorSettings& settings() const { return settings_; }
+
+ private:
+  struct Queued {
+    std::uint64_t id;
+    WorkItem item;
+  };
+  struct Commit {
+    std::set<std::uint64_t> unfinished;
+    std::shared_ptr<CompletionEvent> event;
+    bool high_priority = false;
+  };
+
+  void worker(std::size_t index, bool boost);
+  bool boost_active_locked() const;
+  void finished_locked(std::uint64_t id);  // commit bookkeeping; signals done commits
+
+  const ProcessorSettings settings_;
+  TaskSource* const source_;
+  std::mutex set_mode_mutex_;  // serialises set_mode (the source is called outside mutex_)
+  mutable std::mutex mutex_;
+  mutable std::condition_variable work_cv_;  // queue, boost or stop changed
+  mutable std::condition_variable idle_cv_;  // something finished
+  std::deque<Queued> queue_;
+  std::set<std::uint64_t> unfinished_;  // queued or running
+  std::vector<TaskRecord> records_;     // index id - 1
+  std::vector<Commit> commits_;
+  ProcessingMode mode_ = ProcessingMode::allowed;
+  bool accepting_commit_work_ = false;  // set_mode is calling the source: queue even if disabled
+  bool stopping_ = false;
+  std::size_t running_idle_ = 0, running_boost_ = 0;
+  std::uint64_t next_id_ = 1;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace gpuoverlap::background
