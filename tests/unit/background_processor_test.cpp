@@ -250,7 +250,11 @@ TEST(BackgroundProcessor, HighPriorityCommitRunsManyAtOnceAboveIdleUntilItsSetIs
   Outcome o[4];
   Gate hold_first;
   Outcome first;
-  p.queue(item(first, [&] { hold_first.wait(); }));  // occupies the only idle thread
+  std::atomic<bool> first_started{false};
+  p.queue(item(first, [&] {  // occupies the only idle thread
+    first_started = true;
+    hold_first.wait();
+  }));
   for (auto& x : o)
     p.queue(item(x, [&] {
       const int now = ++running;
@@ -260,6 +264,9 @@ TEST(BackgroundProcessor, HighPriorityCommitRunsManyAtOnceAboveIdleUntilItsSetIs
       gate.wait();
       --running;
     }));
+  // A SCHED_IDLE thread on a loaded machine may start late: commit only once it runs item 1.
+  for (int i = 0; i < 10'000 && !first_started; ++i) std::this_thread::sleep_for(1ms);
+  ASSERT_TRUE(first_started);
   auto event = std::make_shared<CompletionEvent>();
   ASSERT_TRUE(
       p.set_mode(ProcessingMode::allowed, MeasurementsAction::commit_results_high_priority, event)
@@ -302,7 +309,7 @@ TEST(BackgroundProcessor, DestructionFinishesInFlightWorkAndCancelsQueuedWork) {
     for (auto& q : queued) p.queue(item(q));
     ASSERT_TRUE(
         p.set_mode(ProcessingMode::allowed, MeasurementsAction::commit_results, event).ok());
-    for (int i = 0; i < 1000 && !started; ++i) std::this_thread::sleep_for(1ms);
+    for (int i = 0; i < 10'000 && !started; ++i) std::this_thread::sleep_for(1ms);
     ASSERT_TRUE(started);
     opener = std::thread([&] {
       std::this_thread::sleep_for(20ms);
