@@ -9,6 +9,7 @@ shift || true
 packages=(
   build-essential cmake pkg-config git
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools glslang-tools spirv-tools
+  libshaderc-dev glslang-dev
   directx-headers-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libfmt-dev
   libgtest-dev libgmock-dev libfccp-dev
   python3 python3-matplotlib python3-pandas python3-pytest

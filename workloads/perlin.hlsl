@@ -147,11 +147,20 @@ float producer_input(uint thread_index) {
   return sum;
 }
 
+// Background compiles (background/shader_variants.h) build specialised variants with the
+// iteration count folded into a constant, as a driver's PGO recompile would; the build-time
+// shaders never define it and read the count from the push constants.
+#ifdef GPUOVERLAP_FIXED_ITERATIONS
+#define NOISE_ITERATIONS GPUOVERLAP_FIXED_ITERATIONS
+#else
+#define NOISE_ITERATIONS params.iterations
+#endif
+
 float noise_work(uint thread_index) {
   float4 p = asfloat(input_values.Load4((thread_index % kInputElements) * 16u));
   p.x += producer_input(thread_index) * 1.0e-6;
   float accumulated = 0.0;
-  for (uint i = 0; i < params.iterations; ++i) {
+  for (uint i = 0; i < NOISE_ITERATIONS; ++i) {
     // Each step depends on the previous result, so the loop cannot be shortened.
     accumulated += perlin4(p);
     p = p * 1.013 + float4(0.37, accumulated * 0.01, 0.11, 0.05);

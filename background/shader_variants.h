@@ -1,0 +1,33 @@
+// Specialised variants of the workload shader, compiled at run time with shaderc: the
+// driver's background work (D3D12 background processing: a PGO recompile with constants
+// folded in). A variant never changes what the foreground computes: the foreground keeps
+// running the build-time shaders; variants are compiled (and, by the Vulkan task source,
+// turned into pipelines) only to load the CPU the way a driver's compiler does.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace gpuoverlap::background {
+
+struct ShaderVariant {
+  std::uint32_t iterations = 64;  // folded in as GPUOVERLAP_FIXED_ITERATIONS
+  bool optimize = true;           // shaderc's performance optimisation (spirv-opt passes)
+};
+
+// Compiles perlin.hlsl's cs_main (compute) with the variant's constants to SPIR-V for Vulkan
+// 1.1, as the build does with glslangValidator. Errors carry shaderc's message. Thread safe:
+// each call uses its own compiler.
+Result<std::vector<std::uint32_t>> compile_variant(const ShaderVariant& variant);
+
+// The same for any HLSL text and compute entry point (tests give broken sources).
+// Hazard: glslang's HLSL front end turns a missing entry function into an empty entry point
+// of that name and reports success; name a function that exists.
+Result<std::vector<std::uint32_t>> compile_hlsl_compute(
+    const std::string& source, const std::string& entry_point,
+    const std::vector<std::pair<std::string, std::string>>& defines, bool optimize);
+
+}  // namespace gpuoverlap::background
