@@ -86,6 +86,10 @@ class Parser {
     }
     Scenario s;
     s.source = source_;
+    if (const toml::node* background = root.get("background"))
+      return error_at(background,
+                      "[background] (background processing during a scenario) is not supported "
+                      "yet; its runtime exists, the scenario settings are planned work");
     GPUOVERLAP_TRY(only_keys(root,
                              {"name", "description", "frames", "warmup_frames", "barrier",
                               "split_policy", "queues", "workload"},

@@ -295,6 +295,13 @@ depends_on = ["A"]
   EXPECT_NE(e.find("A -> B -> A"), std::string::npos) << e;
 }
 
+TEST(ScenarioParser, SaysBackgroundSettingsAreNotSupportedYet) {
+  const std::string e = error_of("name = \"t\"\n[background]\nmode = \"allowed\"\n" +
+                                 two_queues().substr(std::string("name = \"t\"\n").size()));
+  EXPECT_NE(e.find("test.toml:2: [background]"), std::string::npos) << e;
+  EXPECT_NE(e.find("not supported yet"), std::string::npos) << e;
+}
+
 TEST(ScenarioParser, AcceptsCrossQueueDependencies) {
   auto s = parse_scenario(two_queues("", "[\"B\"]"), "t.toml");
   ASSERT_TRUE(s.ok()) << s.error().message;
