@@ -67,16 +67,6 @@ std::string_view to_string(D3D12_BARRIER_TYPE type) {
   return "global";
 }
 
-LegacyTransition transition_between(WorkloadKind producer, WorkloadKind consumer) {
-  const D3D12_RESOURCE_STATES before = producer == WorkloadKind::compute
-                                           ? D3D12_RESOURCE_STATE_UNORDERED_ACCESS
-                                           : D3D12_RESOURCE_STATE_RENDER_TARGET;
-  const D3D12_RESOURCE_STATES after = consumer == WorkloadKind::compute
-                                          ? D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE
-                                          : D3D12_RESOURCE_STATE_PIXEL_SHADER_RESOURCE;
-  return {before, after};
-}
-
 namespace {
 
 template <typename Enhanced>

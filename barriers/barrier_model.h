@@ -84,11 +84,6 @@ struct LegacyTransition {
   D3D12_RESOURCE_STATES after;
 };
 
-// The default transition of a fresh output: UNORDERED_ACCESS (a dispatch's buffer) or
-// RENDER_TARGET (a draw's target) to NON_PIXEL_SHADER_RESOURCE (read by a dispatch) or
-// PIXEL_SHADER_RESOURCE (read by a draw), as in MJP's app.
-LegacyTransition transition_between(WorkloadKind producer, WorkloadKind consumer);
-
 enum class ResourceKind { buffer, texture };
 inline ResourceKind output_of(WorkloadKind kind) {
   return kind == WorkloadKind::compute ? ResourceKind::buffer : ResourceKind::texture;

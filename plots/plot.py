@@ -85,6 +85,13 @@ def title(meta, what):
             f"{device.get('driver_info', '')})")
 
 
+def save(figure, path):
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)
+    return path
+
+
 def plot_timeline(directory, records, meta, out_base, fmt):
     ok = records[records.status == "ok"]
     if ok.empty:
@@ -139,11 +146,7 @@ def plot_timeline(directory, records, meta, out_base, fmt):
                 fontsize=8)
     frames = ok.frame.nunique()
     axes.set_title(title(meta, f"timeline over {frames} frames"), fontsize=10)
-    figure.tight_layout()
-    path = out_base / f"timeline.{fmt}"
-    figure.savefig(path)
-    plt.close(figure)
-    return [path]
+    return [save(figure, out_base / f"timeline.{fmt}")]
 
 
 def plot_clock_agreement(directory, records, meta, out_base, fmt):
@@ -170,11 +173,7 @@ def plot_clock_agreement(directory, records, meta, out_base, fmt):
     axes.legend(fontsize=8)
     axes.grid(axis="x", alpha=0.3)
     axes.set_title(title(meta, "clock agreement"), fontsize=10)
-    figure.tight_layout()
-    path = out_base / f"clocks.{fmt}"
-    figure.savefig(path)
-    plt.close(figure)
-    return [path]
+    return [save(figure, out_base / f"clocks.{fmt}")]
 
 
 DEPENDENCY_COLUMNS = ["producer", "consumer", "barrier", "clock", "gap_p5_us", "gap_p50_us",
@@ -219,11 +218,7 @@ def plot_gaps(directory, records, meta, out_base, fmt):
     axes.legend(unique.values(), unique.keys(), fontsize=8, title="clock")
     axes.grid(axis="x", alpha=0.3)
     axes.set_title(title(meta, "gap per dependency and barrier kind"), fontsize=10)
-    figure.tight_layout()
-    out = out_base / f"gaps.{fmt}"
-    figure.savefig(out)
-    plt.close(figure)
-    return [out]
+    return [save(figure, out_base / f"gaps.{fmt}")]
 
 
 # Each entry: (name, function(directory, records, meta, out_base, fmt) -> written paths).

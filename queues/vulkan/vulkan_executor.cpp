@@ -972,25 +972,25 @@ struct RecordedDependency {
 
 // Contract: the result refers to its own vectors; do not copy it after filling (the
 // constructor-free aggregate is filled in place by fill_dependency).
+// The stage and access scopes every synchronization2 barrier struct carries.
+template <typename Barrier>
+Barrier with_scopes(Barrier barrier, const BarrierDesc& d) {
+  barrier.srcStageMask = d.src.stages;
+  barrier.srcAccessMask = d.src.access;
+  barrier.dstStageMask = d.dst.stages;
+  barrier.dstAccessMask = d.dst.access;
+  return barrier;
+}
+
 void fill_dependency(RecordedDependency& out, const std::vector<BarrierDesc>& descs,
                      VkBuffer buffer, VkImage image) {
   for (const BarrierDesc& d : descs) {
     switch (d.target) {
-      case BarrierDesc::Target::memory: {
-        VkMemoryBarrier2 b{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-        b.srcStageMask = d.src.stages;
-        b.srcAccessMask = d.src.access;
-        b.dstStageMask = d.dst.stages;
-        b.dstAccessMask = d.dst.access;
-        out.memory.push_back(b);
+      case BarrierDesc::Target::memory:
+        out.memory.push_back(with_scopes(VkMemoryBarrier2{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2}, d));
         break;
-      }
       case BarrierDesc::Target::buffer: {
-        VkBufferMemoryBarrier2 b{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER_2};
-        b.srcStageMask = d.src.stages;
-        b.srcAccessMask = d.src.access;
-        b.dstStageMask = d.dst.stages;
-        b.dstAccessMask = d.dst.access;
+        auto b = with_scopes(VkBufferMemoryBarrier2{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER_2}, d);
         b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
         b.buffer = buffer;
         b.size = VK_WHOLE_SIZE;
@@ -998,11 +998,7 @@ void fill_dependency(RecordedDependency& out, const std::vector<BarrierDesc>& de
         break;
       }
       case BarrierDesc::Target::image: {
-        VkImageMemoryBarrier2 b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
-        b.srcStageMask = d.src.stages;
-        b.srcAccessMask = d.src.access;
-        b.dstStageMask = d.dst.stages;
-        b.dstAccessMask = d.dst.access;
+        auto b = with_scopes(VkImageMemoryBarrier2{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2}, d);
         b.oldLayout = d.old_layout;
         b.newLayout = d.new_layout;
         b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;

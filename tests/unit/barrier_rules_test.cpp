@@ -258,6 +258,15 @@ TEST(Planner, DefaultsFollowTheKindsAndAreClean) {
   EXPECT_EQ(tex.LayoutAfter, D3D12_BARRIER_LAYOUT_SHADER_RESOURCE);
   EXPECT_EQ(tex.SyncAfter, D3D12_BARRIER_SYNC_COMPUTE_SHADING);
   EXPECT_EQ(plan.final_layouts[1], D3D12_BARRIER_LAYOUT_SHADER_RESOURCE);
+  // A draw leaves RENDER_TARGET; a pixel shader reads PIXEL_SHADER_RESOURCE (MJP's states).
+  const auto draw = plan_barriers(two_queues(), {{1, 2, request(BarrierKind::legacy)}});
+  const auto& rt = std::get<D3D12_RESOURCE_BARRIER>(draw.dependencies[0].barriers[0].barrier);
+  EXPECT_EQ(rt.Transition.StateBefore, D3D12_RESOURCE_STATE_RENDER_TARGET);
+  EXPECT_EQ(rt.Transition.StateAfter, D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE);
+  const auto into_draw = plan_barriers(two_queues(), {{0, 1, request(BarrierKind::legacy)}});
+  EXPECT_EQ(std::get<D3D12_RESOURCE_BARRIER>(into_draw.dependencies[0].barriers[0].barrier)
+                .Transition.StateAfter,
+            D3D12_RESOURCE_STATE_PIXEL_SHADER_RESOURCE);
 }
 
 TEST(Planner, SplitPairsAreBeginAfterTheProducerAndEndBeforeTheConsumer) {

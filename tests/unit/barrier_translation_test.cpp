@@ -5,16 +5,6 @@
 namespace gpuoverlap::vk {
 namespace {
 
-TEST(BarrierModel, TransitionFollowsProducerAndConsumerKinds) {
-  auto t = transition_between(WorkloadKind::compute, WorkloadKind::compute);
-  EXPECT_EQ(t.before, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
-  EXPECT_EQ(t.after, D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE);
-  t = transition_between(WorkloadKind::graphics, WorkloadKind::compute);
-  EXPECT_EQ(t.before, D3D12_RESOURCE_STATE_RENDER_TARGET);
-  t = transition_between(WorkloadKind::compute, WorkloadKind::graphics);
-  EXPECT_EQ(t.after, D3D12_RESOURCE_STATE_PIXEL_SHADER_RESOURCE);
-}
-
 TEST(LegacyTranslation, UnorderedAccessToNonPixelShaderResourceOnDirect) {
   const auto t = translate(
       {D3D12_RESOURCE_STATE_UNORDERED_ACCESS, D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE},
