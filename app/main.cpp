@@ -11,6 +11,7 @@
 
 #include "analysis/compare.h"
 #include "analysis/report.h"
+#include "analysis/verdict.h"
 #include "barriers/vulkan/translation.h"
 #include "core/atomic_file.h"
 #include "core/interrupt.h"
@@ -230,18 +231,25 @@ void explain(const Scenario& s, std::ostream& out) {
   }
 }
 
+std::string describe_background(const background::BackgroundSpec& b) {
+  return "background: " + background::describe(b);
+}
+
 int command_validate(const std::vector<std::string>& items, bool explain_plan) {
   int status = 0;
   for (const auto& item : items) {
-    auto s = resolve_scenario(item);
-    if (!s) {
-      std::cerr << "gpuoverlap: " << s.error().message << "\n";
+    auto expanded = resolve_scenarios(item);
+    if (!expanded) {
+      std::cerr << "gpuoverlap: " << expanded.error().message << "\n";
       status = 1;
-    } else {
-      for (const std::string& warning : s->warnings) std::cerr << warning << "\n";
-      std::cout << fmt::format("{}: ok ({} queues, {} workloads)\n", item, s->queues.size(),
-                               s->workloads.size());
-      if (explain_plan) explain(*s, std::cout);
+      continue;
+    }
+    for (const Scenario& s : *expanded) {
+      for (const std::string& warning : s.warnings) std::cerr << warning << "\n";
+      std::cout << fmt::format("{}: ok ({} queues, {} workloads{})\n",
+                               s.study.empty() ? item : s.name, s.queues.size(), s.workloads.size(),
+                               s.background ? ", " + describe_background(*s.background) : "");
+      if (explain_plan) explain(s, std::cout);
     }
   }
   return status;
@@ -291,6 +299,9 @@ struct RunArguments {
   bool no_timestamps = false;
   bool no_shader_clock = false;
   std::string stamp_memory = "uncached";
+  std::string foreground;  // replaces a study's foreground
+  double verdict_margin_pct = 5.0;
+  double verdict_p99_margin_pct = 25.0;
   double flag_tolerance_us = 10.0;
   double flag_tolerance_pct = 1.0;
 };
@@ -328,16 +339,21 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   // Every scenario is validated before any GPU work.
   std::vector<Scenario> scenarios;
   for (const auto& name : names) {
-    auto s = resolve_scenario(name);
-    if (!s) return fail(s.error().message);
-    for (const auto& other : scenarios)
-      if (other.name == s->name)
-        return fail("two scenarios are named '" + s->name +
-                    "'; each needs its own output directory");
-    scenarios.push_back(std::move(*s));
+    auto expanded = resolve_scenarios(name, args.all_presets ? std::string() : args.foreground);
+    if (!expanded) return fail(expanded.error().message);
+    for (Scenario& s : *expanded) {
+      for (const auto& other : scenarios)
+        if (other.name == s.name)
+          return fail("two scenarios are named '" + s.name +
+                      "'; each needs its own output directory");
+      scenarios.push_back(std::move(s));
+    }
   }
   for (const Scenario& s : scenarios)
     for (const std::string& warning : s.warnings) std::cerr << warning << "\n";
+  // --frames counts a study condition's frames over all its rounds.
+  if (args.frames)
+    for (Scenario& s : scenarios) s.frames = frames_per_round(*args.frames, s.rounds);
   auto instance = open_instance(args.validation, args.sync_validation);
   if (!instance) return fail(instance.error().message);
   auto chosen = pick_device(**instance, args.device);
@@ -345,7 +361,6 @@ int command_run(const RunArguments& args, const std::string& command_line) {
 
   SuiteOptions options;
   options.out_directory = args.out.empty() ? default_out_directory() : args.out;
-  options.frames = args.frames;
   options.warmup_frames = args.warmup;
   options.frame_timeout_ms = args.timeout_ms;
   options.priority_fallback = args.priority_fallback;
@@ -362,8 +377,14 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   vk::VulkanExecutor executor(**instance, chosen->index);
   const SuiteOutcome outcome = run_suite(executor, scenarios, options, std::cerr);
   std::cout << summary_table(outcome);
+  const Status verdicts =
+      write_study_verdicts(outcome, options.out_directory,
+                           VerdictSettings{.p50_margin = args.verdict_margin_pct / 100.0,
+                                           .p99_margin = args.verdict_p99_margin_pct / 100.0},
+                           std::cout);
   std::cout << "results: " << options.out_directory.string() << "\n";
   int status = 0;
+  if (!verdicts) status = fail(verdicts.error().message);
   if ((*instance)->validation_errors() > 0) {
     status =
         fail(fmt::format("{} Vulkan validation errors, {} of them synchronization hazards "
@@ -455,6 +476,16 @@ int main(int argc, char** argv) {
   run->add_option("scenario", run_args.scenarios,
                   "Preset names (see 'gpuoverlap list') or paths to scenario .toml files");
   run->add_flag("--all", run_args.all_presets, "Run every built-in preset (the preset suite)");
+  run->add_option("--verdict-margin-pct", run_args.verdict_margin_pct,
+                  "Studies: a condition is intrusive on a metric when its median is worse than "
+                  "the baseline's by more than this, with confidence (default 5)")
+      ->check(CLI::Range(0.0, 1000.0));
+  run->add_option("--verdict-p99-margin-pct", run_args.verdict_p99_margin_pct,
+                  "Studies: the same for the p99 (default 25)")
+      ->check(CLI::Range(0.0, 1000.0));
+  run->add_option("--foreground", run_args.foreground,
+                  "For a study (e.g. non-intrusiveness): the preset or scenario file measured "
+                  "under its conditions, instead of the study's own foreground");
   run->add_option("--frames", run_args.frames, "Measured frames per scenario (overrides the file)")
       ->check(CLI::Range(1u, 1'000'000u));
   run->add_option("--warmup", run_args.warmup, "Warm-up frames, dropped (overrides the file)")

@@ -117,10 +117,13 @@ BackgroundProcessor::BackgroundProcessor(ProcessorSettings settings, TaskSource*
     threads_.emplace_back([this, i] { worker(settings_.max_concurrent + i, true); });
 }
 
-BackgroundProcessor::~BackgroundProcessor() {
+BackgroundProcessor::~BackgroundProcessor() { shut_down(); }
+
+void BackgroundProcessor::shut_down() {
   std::deque<Queued> cancelled;
   {
     std::lock_guard lock(mutex_);
+    if (stopping_) return;
     stopping_ = true;
     cancelled.swap(queue_);
   }
@@ -132,6 +135,7 @@ BackgroundProcessor::~BackgroundProcessor() {
     finished_locked(q.id);
   }
   for (std::thread& t : threads_) t.join();  // in-flight items finish first
+  threads_.clear();
   // Every commit set is now empty, so every event has been signalled by finished_locked.
 }
 
@@ -180,12 +184,16 @@ Result<bool> BackgroundProcessor::set_mode(ProcessingMode mode, MeasurementsActi
   {
     std::lock_guard lock(mutex_);
     accepting_commit_work_ = is_commit(action);
+    // Work the source generates for a high-priority commit is boosted from the moment it is
+    // queued: idle threads must not take it before the commit is registered below.
+    boost_pending_ = action == MeasurementsAction::commit_results_high_priority;
   }
   // The driver hears of the change first; work it queues now belongs to the commit.
   const bool further = source_ ? source_->on_mode_change(mode, action) : false;
   {
     std::lock_guard lock(mutex_);
     accepting_commit_work_ = false;
+    boost_pending_ = false;
     if (is_commit(action)) {
       Commit commit;
       commit.unfinished = unfinished_;
@@ -213,6 +221,11 @@ std::size_t BackgroundProcessor::pending() const {
   return unfinished_.size();
 }
 
+BackgroundProcessor::Activity BackgroundProcessor::activity() const {
+  std::lock_guard lock(mutex_);
+  return {running_idle_, running_boost_, queue_.size()};
+}
+
 bool BackgroundProcessor::wait_idle_ms(std::uint32_t timeout_ms) const {
   std::unique_lock lock(mutex_);
   return idle_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
@@ -225,6 +238,7 @@ std::vector<TaskRecord> BackgroundProcessor::records() const {
 }
 
 bool BackgroundProcessor::boost_active_locked() const {
+  if (boost_pending_) return true;
   for (const Commit& c : commits_)
     if (c.high_priority) return true;
   return false;

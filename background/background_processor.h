@@ -14,12 +14,14 @@
 //   signalled once all of them have run (or been cancelled). A disable requested together
 //   with a commit takes effect after the source's new items are queued, so they still run.
 // - COMMIT_RESULTS_HIGH_PRIORITY: as COMMIT_RESULTS, and until the commit set is done, items
-//   run on `high_priority_threads` threads above idle priority instead of the idle ones.
+//   run on `high_priority_threads` threads above idle priority instead of the idle ones
+//   (including the items the source queues during the call: they never start idle).
 // - The completion event must be null unless a commit is requested; DISABLE_* and
 //   COMMIT_RESULTS_HIGH_PRIORITY need developer mode. Breaking either is an error and changes
 //   nothing.
 // - FurtherMeasurementsDesired is the task source's answer.
-// - Destruction: items in flight finish, queued ones are cancelled (on the destroying thread),
+// - Destruction (or shut_down): items in flight finish, queued ones are cancelled (on the
+// destroying thread),
 //   then the threads are joined. Outstanding commit events are signalled (their sets are done).
 // - Every item's queueing, start and finish (thread, priority) is recorded.
 // Thread safety: every public member may be called from any thread, concurrently, except that
@@ -112,6 +114,10 @@ class BackgroundProcessor {
  public:
   explicit BackgroundProcessor(ProcessorSettings settings, TaskSource* source = nullptr);
   ~BackgroundProcessor();
+  // What the destructor does, earlier: stop taking work, cancel what waits, let running items
+  // finish, join the threads. Afterwards every queue() is cancelled at once, and records()
+  // still answers. Idempotent.
+  void shut_down();
   BackgroundProcessor(const BackgroundProcessor&) = delete;
   BackgroundProcessor& operator=(const BackgroundProcessor&) = delete;
 
@@ -126,6 +132,12 @@ class BackgroundProcessor {
   ProcessingMode mode() const;
   // Items queued and not yet finished (running or waiting).
   std::size_t pending() const;
+  struct Activity {
+    std::size_t running_idle = 0;   // callbacks running on the idle-priority threads
+    std::size_t running_boost = 0;  // callbacks running on high-priority commit threads
+    std::size_t queued = 0;         // waiting to start
+  };
+  Activity activity() const;
   // Blocks until nothing is pending or the deadline passes; true when idle.
   bool wait_idle_ms(std::uint32_t timeout_ms) const;
   std::vector<TaskRecord> records() const;
@@ -158,6 +170,7 @@ class BackgroundProcessor {
   std::vector<Commit> commits_;
   ProcessingMode mode_ = ProcessingMode::allowed;
   bool accepting_commit_work_ = false;  // set_mode is calling the source: queue even if disabled
+  bool boost_pending_ = false;          // ... for a high-priority commit
   bool stopping_ = false;
   std::size_t running_idle_ = 0, running_boost_ = 0;
   std::uint64_t next_id_ = 1;

@@ -14,6 +14,13 @@ OUT/<scenario>/ (OUT defaults to RESULTS_DIR/plots):
                    with its barrier kind, the gap from the producer's end to the consumer's
                    start on each clock (p50, p5-p95), from dependencies.csv. A negative gap
                    means the consumer started before its producer ended.
+  background.FORMAT  background compiles (background.csv), when the scenario had [background]:
+                   a lane per compile thread (idle, high-priority commit, unmanaged), a bar per
+                   compile, on the same time axis as the measured frames (shaded), so the
+                   training passes of a workflow and the compiles under each frame show.
+For each study (a directory with verdict.csv) it also writes OUT/<study>/verdict.FORMAT: each
+metric's distribution per condition (rounds pooled; frames.csv, and records.csv for the GPU
+durations where present), every box labelled with its verdict.
 Each kind of plot is one function in PLOTS; a later kind of result adds its own there.
 Only the documented CSV columns (README, "Output") are read.
 """
@@ -221,21 +228,145 @@ def plot_gaps(directory, records, meta, out_base, fmt):
     return [save(figure, out_base / f"gaps.{fmt}")]
 
 
+BACKGROUND_COLOURS = {"idle": "#55A868", "boosted": "#C44E52", "unmanaged": "#8172B2"}
+
+
+def plot_background(directory, records, meta, out_base, fmt):
+    path = directory / "background.csv"
+    if not path.exists():
+        return []
+    tasks = pd.read_csv(path, keep_default_na=False)
+    missing = {"kind", "worker", "boosted", "start_us", "finish_us", "ran"} - set(tasks.columns)
+    if missing:
+        raise InputError(f"{path}: missing columns {sorted(missing)}")
+    ran = tasks[tasks.ran.astype(str) == "1"].copy()
+    if ran.empty:
+        return []
+    ran["start_us"] = pd.to_numeric(ran.start_us)
+    ran["finish_us"] = pd.to_numeric(ran.finish_us)
+
+    def lane(row):
+        if row.kind == "unmanaged":
+            return ("unmanaged", int(row.worker))
+        return ("boosted" if str(row.boosted) == "1" else "idle", int(row.worker))
+
+    ran["lane"] = ran.apply(lane, axis=1)
+    lanes = sorted(set(ran.lane))
+    figure, axes = plt.subplots(figsize=(11, 0.35 * len(lanes) + 2))
+    for index, key in enumerate(lanes):
+        rows = ran[ran.lane == key]
+        axes.broken_barh([(r.start_us / 1000.0, (r.finish_us - r.start_us) / 1000.0)
+                          for r in rows.itertuples()], (index - 0.35, 0.7),
+                         facecolors=BACKGROUND_COLOURS[key[0]], edgecolor="black", linewidth=0.3)
+    frames_path = directory / "frames.csv"
+    if frames_path.exists():
+        frames = pd.read_csv(frames_path)
+        if not frames.empty:
+            end_ms = (frames.cpu_start_us + frames.cpu_frame_us).max() / 1000.0
+            axes.axvspan(frames.cpu_start_us.min() / 1000.0, end_ms, color="#4C72B0", alpha=0.12,
+                         label="measured frames")
+    axes.set_yticks(range(len(lanes)))
+    axes.set_yticklabels([f"{kind} thread {worker}" for kind, worker in lanes], fontsize=8)
+    axes.set_xlabel("time from the first measured frame (ms); negative: training and warm-up")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in BACKGROUND_COLOURS.values()]
+    handles.append(plt.Rectangle((0, 0), 1, 1, color="#4C72B0", alpha=0.12))
+    axes.legend(handles, ["idle-priority compile", "high-priority commit compile",
+                          "unmanaged compile", "measured frames"], loc="upper right", fontsize=8)
+    axes.grid(axis="x", alpha=0.3)
+    axes.set_title(title(meta, f"{len(ran)} background compiles"), fontsize=10)
+    return [save(figure, out_base / f"background.{fmt}")]
+
+
 # Each entry: (name, function(directory, records, meta, out_base, fmt) -> written paths).
 PLOTS = [
     ("timeline", plot_timeline),
     ("clocks", plot_clock_agreement),
     ("gaps", plot_gaps),
+    ("background", plot_background),
 ]
+
+FRAME_METRICS = ["cpu_frame_us", "cpu_submit_us", "submit_to_start_us", "poll_gap_max_us"]
+
+
+def study_samples(condition_dir, gpu_clock, active_only):
+    """The per-frame samples of one condition, its rounds pooled: {metric: values}."""
+    samples = {}
+    for frames_path in sorted(condition_dir.rglob("frames.csv")):
+        frames = pd.read_csv(frames_path)
+        frames = frames[frames.status == "ok"]
+        if active_only:
+            frames = frames[(frames.bg_managed + frames.bg_unmanaged) > 0]
+        for metric in FRAME_METRICS:
+            samples.setdefault(metric, []).extend(frames[metric].dropna().tolist())
+        records_path = frames_path.parent / "records.csv"
+        if records_path.exists():
+            records = read_records(frames_path.parent)
+            records = records[(records.status == "ok") & records.frame.isin(frames.frame)]
+            for workload, rows in records.groupby("workload", sort=False):
+                start, end = rows.get(f"{gpu_clock}_start_us"), rows.get(f"{gpu_clock}_end_us")
+                if start is None or end is None:
+                    continue
+                samples.setdefault(f"gpu_duration_us:{workload}", []).extend(
+                    (end - start).dropna().tolist())
+    return samples
+
+
+def plot_study(study_dir, out_base, fmt):
+    verdict = pd.read_csv(study_dir / "verdict.csv", keep_default_na=False)
+    missing = {"condition", "metric", "verdict", "ratio_p50"} - set(verdict.columns)
+    if missing:
+        raise InputError(f"{study_dir / 'verdict.csv'}: missing columns {sorted(missing)}")
+    summary = json.loads((study_dir / "verdict.json").read_text())
+    baseline, gpu_clock = summary["baseline"], summary.get("gpu_clock", "poll")
+    conditions = [baseline] + [c["condition"] for c in summary["conditions"]]
+    samples = {c: study_samples(study_dir / c, gpu_clock, c != baseline) for c in conditions}
+    metrics = [m for m in dict.fromkeys(verdict.metric) if any(samples[c].get(m) for c in conditions)]
+    if not metrics:
+        return []
+    columns = 4
+    rows_count = (len(metrics) + columns - 1) // columns
+    figure, grid = plt.subplots(rows_count, columns, figsize=(4.2 * columns, 3.4 * rows_count),
+                                squeeze=False)
+    for axes, metric in zip(grid.flat, metrics):
+        data = [samples[c].get(metric, []) or [np.nan] for c in conditions]
+        axes.boxplot(data, showfliers=False, whis=(1, 99))
+        labels = []
+        for c in conditions:
+            if c == baseline:
+                labels.append(f"{c}\n(baseline)")
+                continue
+            row = verdict[(verdict.condition == c) & (verdict.metric == metric)]
+            text = row.verdict.iloc[0] if not row.empty else "?"
+            ratio = row.ratio_p50.iloc[0] if not row.empty else ""
+            labels.append(f"{c}\n{text}\nx{ratio}" if ratio else f"{c}\n{text}")
+        axes.set_xticks(range(1, len(conditions) + 1))
+        axes.set_xticklabels(labels, fontsize=6)
+        axes.set_yscale("log")
+        axes.set_title(metric, fontsize=9)
+        axes.grid(axis="y", alpha=0.3)
+    for axes in list(grid.flat)[len(metrics):]:
+        axes.axis("off")
+    control = ("positive control detected" if summary.get("control_detected")
+               else "positive control NOT detected" if summary.get("has_control")
+               else "no positive control")
+    figure.suptitle(f"{summary['study']}: per-frame metrics per condition (boxes p25-p75, "
+                    f"whiskers p1-p99; ratio = p50 / baseline p50); {control}", fontsize=10)
+    return [save(figure, out_base / f"verdict.{fmt}")]
+
+
+def study_directories(results):
+    return sorted(p.parent for p in results.rglob("verdict.csv") if "plots" not in p.parts)
 
 
 def scenario_directories(results):
     if not results.is_dir():
         raise InputError(f"{results}: not a directory")
-    found = sorted(p.parent for p in results.glob("*/records.csv"))
+    # A study's conditions (and rounds) are nested: <study>/<condition>[/round-<r>].
+    found = sorted(p.parent for p in results.rglob("records.csv")
+                   if p.parent != results and "plots" not in p.relative_to(results).parts)
     if (results / "records.csv").exists():
         found.insert(0, results)  # a single scenario directory works too
-    if not found:
+    if not found and not study_directories(results):
         raise InputError(f"{results}: no scenario results (no */records.csv); "
                          "pass the directory `gpuoverlap run --out` wrote")
     return found
@@ -260,6 +391,10 @@ def main(argv=None):
             target.mkdir(parents=True, exist_ok=True)
             for _, draw in PLOTS:
                 written += draw(directory, records, meta, target, args.format)
+        for study in study_directories(args.results):
+            target = out / study.relative_to(args.results)
+            target.mkdir(parents=True, exist_ok=True)
+            written += plot_study(study, target, args.format)
     except InputError as error:
         print(f"plot.py: {error}", file=sys.stderr)
         return 1

@@ -1,5 +1,7 @@
 #include "queues/stamp_poller.h"
 
+#include <algorithm>
+
 #include "core/clock.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -73,6 +75,7 @@ void StampPoller::poll_loop(const std::uint32_t* base, std::size_t stride_words,
       }
     }
   };
+  std::int64_t last_check_ns = monotonic_raw_ns();
   for (std::uint32_t round = 0; missing > 0; ++round) {
     if (scan()) {
       // Settle: a stamp written before one a scan saw (a producer's end before its consumer's
@@ -84,7 +87,14 @@ void StampPoller::poll_loop(const std::uint32_t* base, std::size_t stride_words,
       }
       time_new_stamps();
     }
-    if ((round & 63u) == 0 && monotonic_raw_ns() > deadline_ns_.load(std::memory_order_relaxed)) {
+    if ((round & 63u) != 0) {
+      GPUOVERLAP_CPU_RELAX();
+      continue;
+    }
+    const std::int64_t now_ns = monotonic_raw_ns();
+    result_.max_check_gap_ns = std::max(result_.max_check_gap_ns, now_ns - last_check_ns);
+    last_check_ns = now_ns;
+    if (now_ns > deadline_ns_.load(std::memory_order_relaxed)) {
       // One last look: the deadline may have passed while this thread was not scheduled
       // (a loaded machine), with the stamps already in memory. They are timed now, late.
       if (scan()) {

@@ -20,6 +20,9 @@ struct PollResult {
   std::vector<std::optional<std::int64_t>> start_ns;  // per slot, CLOCK_MONOTONIC_RAW
   std::vector<std::optional<std::int64_t>> end_ns;
   bool timed_out = false;  // the deadline passed with some stamp still missing
+  // The longest interval between two consecutive deadline checks (every 64 scans): when the
+  // thread was descheduled or starved, a stamp could have waited this long to be seen.
+  std::int64_t max_check_gap_ns = 0;
 };
 
 class StampPoller {

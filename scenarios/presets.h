@@ -5,6 +5,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/result.h"
 #include "scenarios/scenario.h"
@@ -19,6 +20,12 @@ struct Preset {
 std::span<const Preset> presets();  // sorted by name
 
 // An existing file path is loaded as a scenario file; otherwise the word must name a preset.
+// Contract: the definition is a scenario, not a study.
 Result<Scenario> resolve_scenario(const std::string& preset_or_path);
+
+// As resolve_scenario, and a study expands into one scenario per condition (expand_study).
+// `foreground_override` (non-empty) replaces a study's foreground; an error for a scenario.
+Result<std::vector<Scenario>> resolve_scenarios(const std::string& preset_or_path,
+                                                const std::string& foreground_override = {});
 
 }  // namespace gpuoverlap

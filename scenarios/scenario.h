@@ -4,10 +4,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "background/background_spec.h"
 #include "barriers/barrier_model.h"
 #include "core/result.h"
 #include "queues/queue_model.h"
@@ -51,6 +53,15 @@ struct Scenario {
   std::vector<std::string> warnings;  // barrier-rule warnings found while parsing
   std::vector<QueueSpec> queues;
   std::vector<WorkloadSpec> workloads;  // in recording order per queue
+  // Background work during the scenario ([background]); none when absent.
+  std::optional<background::BackgroundSpec> background;
+  // Set when the scenario is one condition of a study (a file with `foreground` and
+  // [[condition]] tables, see expand_study): the study's name and this condition's. The
+  // scenario is then named "<study>/<condition>" and written to that subdirectory.
+  std::string study;
+  std::string condition;
+  std::uint32_t round = 0;   // 1-based round of the study (0 outside a study)
+  std::uint32_t rounds = 0;  // the study's rounds
 
   // Workload indices of one queue, in recording order.
   std::vector<std::size_t> workloads_on(std::size_t queue) const;
@@ -62,5 +73,38 @@ Result<Scenario> parse_scenario(std::string_view toml_text, const std::string& s
 
 // Reads a file, then parse_scenario.
 Result<Scenario> load_scenario_file(const std::string& path);
+
+// A study: one foreground scenario measured under several conditions in one command, each
+// condition differing only in its background work (docs/scenario-format.md, "Studies").
+struct ConditionSpec {
+  std::string name;
+  std::optional<background::BackgroundSpec> background;  // none: the baseline
+};
+struct StudySpec {
+  std::string name;
+  std::string description;
+  std::string source;
+  std::string foreground;  // a preset name or scenario file
+  // Measured frames per condition over all rounds, warm-up frames per round; override the
+  // foreground's.
+  std::optional<std::uint32_t> frames, warmup_frames;
+  // The conditions run interleaved in this many rounds (order reversed every other round),
+  // so slow drift of the machine (clocks, temperature, other load) spreads over every
+  // condition instead of biasing the one measured last.
+  std::uint32_t rounds = 1;
+  std::vector<ConditionSpec> conditions;  // exactly one without background: the baseline
+};
+
+// True when the TOML text is a study (it has a `foreground` key or [[condition]] tables).
+bool is_study(std::string_view toml_text);
+Result<StudySpec> parse_study(std::string_view toml_text, const std::string& source_name);
+
+// One scenario per condition and round, in run order: the foreground with the condition's
+// background, named "<study>/<condition>" (one round) or "<study>/<condition>/round-<r>",
+// each round measuring ceil(frames / rounds) frames.
+std::vector<Scenario> expand_study(const StudySpec& study, const Scenario& foreground);
+
+// ceil(total / rounds): the frames one round of a study measures.
+std::uint32_t frames_per_round(std::uint32_t total, std::uint32_t rounds);
 
 }  // namespace gpuoverlap

@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "barriers/d3d12_names.h"
 #include "scenarios/frame_plan.h"
@@ -76,6 +77,122 @@ class Parser {
     return static_cast<std::uint32_t>(v);
   }
 
+  // A name that becomes a directory: letters, digits, '.', '_', '-', not starting with '.'.
+  Result<std::string> directory_name(const toml::table& table, std::string_view key,
+                                     const std::string& where, const toml::node* owner) const {
+    auto name = string_field(table, key, where, true, owner);
+    if (!name) return name.error();
+    if (name->empty() ||
+        name->find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != std::string::npos ||
+        (*name)[0] == '.')
+      return error_at(table.get(key), "name '" + *name +
+                                          "' must be letters, digits, '.', '_' or '-' "
+                                          "(it names the output directory)");
+    return name;
+  }
+
+  Result<bool> bool_field(const toml::table& t, std::string_view key, const std::string& where,
+                          bool fallback) const {
+    const toml::node* node = t.get(key);
+    if (!node) return fallback;
+    if (!node->is_boolean())
+      return error_at(node, "'" + std::string(key) + "' in " + where + " must be true or false");
+    return *node->value<bool>();
+  }
+
+  // [background]: docs/scenario-format.md, "Background work".
+  Result<background::BackgroundSpec> parse_background(const toml::node& node,
+                                                      const std::string& where) const {
+    using namespace background;
+    const toml::table* t = node.as_table();
+    if (!t) return error_at(&node, where + " must be a table");
+    GPUOVERLAP_TRY(
+        only_keys(*t,
+                  {"mode", "action", "action_every_frame", "tasks", "continuous", "max_concurrent",
+                   "developer_mode", "unmanaged_threads", "workflow", "training_frames",
+                   "max_passes", "converge_after_passes", "commit_timeout_ms", "create_pipelines"},
+                  where));
+    BackgroundSpec spec;
+    GPUOVERLAP_TRY(named_field(*t, "mode", where, &node, parse_processing_mode,
+                               "allowed | allow_intrusive_measurements | "
+                               "disable_background_work | disable_profiling_by_system",
+                               spec.mode));
+    GPUOVERLAP_TRY(named_field(*t, "action", where, &node, parse_measurements_action,
+                               "keep_all | commit_results | commit_results_high_priority | "
+                               "discard_previous",
+                               spec.action));
+    GPUOVERLAP_TRY(named_field(*t, "workflow", where, &node, parse_workflow,
+                               "none | benchmark-priming | single-frame-analysis", spec.workflow));
+    struct IntKey {
+      std::string_view key;
+      std::int64_t min, max;
+      std::uint32_t* out;
+    };
+    for (const IntKey& k : {IntKey{"tasks", 0, 100'000, &spec.tasks},
+                            IntKey{"max_concurrent", 1, 64, &spec.max_concurrent},
+                            IntKey{"training_frames", 1, 100'000, &spec.training_frames},
+                            IntKey{"max_passes", 1, 1000, &spec.max_passes},
+                            IntKey{"converge_after_passes", 0, 1000, &spec.converge_after_passes},
+                            IntKey{"commit_timeout_ms", 1, 3'600'000, &spec.commit_timeout_ms}}) {
+      auto v = int_field(*t, k.key, where, k.min, k.max, *k.out);
+      if (!v) return v.error();
+      *k.out = *v;
+    }
+    if (const toml::node* threads = t->get("unmanaged_threads")) {
+      if (threads->is_string() && *threads->value<std::string_view>() == "cores") {
+        spec.unmanaged_threads = std::max(1u, std::thread::hardware_concurrency());
+      } else {
+        auto v = int_field(*t, "unmanaged_threads", where, 0, 1024, 0);
+        if (!v)
+          return error_at(threads, "'unmanaged_threads' in " + where +
+                                       " must be an integer in [0, 1024] or \"cores\" (one per "
+                                       "hardware thread)");
+        spec.unmanaged_threads = *v;
+      }
+    }
+    for (auto [key, out] :
+         {std::pair<std::string_view, bool*>{"action_every_frame", &spec.action_every_frame},
+          {"continuous", &spec.continuous},
+          {"create_pipelines", &spec.create_pipelines},
+          {"developer_mode", &spec.developer_mode}}) {
+      auto v = bool_field(*t, key, where, *out);
+      if (!v) return v.error();
+      *out = *v;
+    }
+    // Combinations the runtime or the workflow would refuse, refused before any GPU work.
+    const bool restricted = spec.mode == ProcessingMode::disable_background_work ||
+                            spec.mode == ProcessingMode::disable_profiling_by_system ||
+                            spec.action == MeasurementsAction::commit_results_high_priority;
+    if (restricted && !spec.developer_mode)
+      return error_at(&node, where + ": mode '" + std::string(to_string(spec.mode)) +
+                                 "' with action '" + std::string(to_string(spec.action)) +
+                                 "' needs developer_mode = true (DISABLE_BACKGROUND_WORK, "
+                                 "DISABLE_PROFILING_BY_SYSTEM and COMMIT_RESULTS_HIGH_PRIORITY "
+                                 "are restricted to developer mode)");
+    if (spec.workflow != Workflow::none) {
+      if (t->get("mode") || t->get("action") || t->get("action_every_frame"))
+        return error_at(&node, where + ": workflow '" + std::string(to_string(spec.workflow)) +
+                                   "' sets the mode and action itself; remove mode, action and "
+                                   "action_every_frame");
+      if (spec.workflow == Workflow::single_frame_analysis && !spec.developer_mode)
+        return error_at(&node, where +
+                                   ": workflow 'single-frame-analysis' uses "
+                                   "COMMIT_RESULTS_HIGH_PRIORITY and "
+                                   "DISABLE_PROFILING_BY_SYSTEM; it needs developer_mode = true");
+    }
+    if (spec.unmanaged_threads > 0) {
+      for (std::string_view key :
+           {"mode", "action", "action_every_frame", "workflow", "max_concurrent", "developer_mode"})
+        if (t->get(key))
+          return error_at(t->get(key),
+                          where + ": '" + std::string(key) +
+                              "' does not apply with unmanaged_threads (the positive control "
+                              "runs its compiles outside the processor)");
+    }
+    return spec;
+  }
+
   Result<Scenario> parse(std::string_view text) {
     toml::table root;
     try {
@@ -86,24 +203,17 @@ class Parser {
     }
     Scenario s;
     s.source = source_;
-    if (const toml::node* background = root.get("background"))
-      return error_at(background,
-                      "[background] (background processing during a scenario) is not supported "
-                      "yet; its runtime exists, the scenario settings are planned work");
+    if (root.get("foreground") || root.get("condition"))
+      return make_error(source_ +
+                        ": this is a study (it has 'foreground' or [[condition]]), not a "
+                        "scenario; run it by name or path and it expands into its conditions");
     GPUOVERLAP_TRY(only_keys(root,
                              {"name", "description", "frames", "warmup_frames", "barrier",
-                              "split_policy", "queues", "workload"},
+                              "split_policy", "queues", "workload", "background"},
                              "the scenario"));
-    auto name = string_field(root, "name", "the scenario", true, nullptr);
+    auto name = directory_name(root, "name", "the scenario", nullptr);
     if (!name) return name.error();
     s.name = *name;
-    if (s.name.empty() ||
-        s.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
-                                 "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != std::string::npos ||
-        s.name[0] == '.')
-      return error_at(root.get("name"), "name '" + s.name +
-                                            "' must be letters, digits, '.', '_' or '-' "
-                                            "(it names the output directory)");
     auto description = string_field(root, "description", "the scenario", false, nullptr);
     if (!description) return description.error();
     s.description = *description;
@@ -132,7 +242,82 @@ class Parser {
     GPUOVERLAP_TRY(parse_queues(root, s));
     GPUOVERLAP_TRY(parse_workloads(root, s));
     GPUOVERLAP_TRY(check_graph(s));
+    if (const toml::node* node = root.get("background")) {
+      auto spec = parse_background(*node, "[background]");
+      if (!spec) return spec.error();
+      s.background = *spec;
+    }
     return s;
+  }
+
+  Result<StudySpec> parse_study_text(std::string_view text) {
+    toml::table root;
+    try {
+      root = toml::parse(text, source_);
+    } catch (const toml::parse_error& e) {
+      return make_error(source_ + ":" + std::to_string(e.source().begin.line) +
+                        ": TOML syntax: " + std::string(e.description()));
+    }
+    StudySpec study;
+    study.source = source_;
+    GPUOVERLAP_TRY(only_keys(
+        root,
+        {"name", "description", "foreground", "frames", "warmup_frames", "rounds", "condition"},
+        "the study"));
+    auto rounds = int_field(root, "rounds", "the study", 1, 1000, 1);
+    if (!rounds) return rounds.error();
+    study.rounds = *rounds;
+    auto name = directory_name(root, "name", "the study", nullptr);
+    if (!name) return name.error();
+    study.name = *name;
+    auto description = string_field(root, "description", "the study", false, nullptr);
+    if (!description) return description.error();
+    study.description = *description;
+    auto foreground = string_field(root, "foreground", "the study", true, nullptr);
+    if (!foreground) return foreground.error();
+    study.foreground = *foreground;
+    if (root.get("frames")) {
+      auto frames = int_field(root, "frames", "the study", 1, kMaxFrames, 100);
+      if (!frames) return frames.error();
+      study.frames = *frames;
+    }
+    if (root.get("warmup_frames")) {
+      auto warmup = int_field(root, "warmup_frames", "the study", 0, kMaxFrames, 10);
+      if (!warmup) return warmup.error();
+      study.warmup_frames = *warmup;
+    }
+    const toml::array* conditions = root["condition"].as_array();
+    if (!conditions || conditions->empty())
+      return error_at(root.get("condition"),
+                      "a study needs [[condition]] tables (one without [background]: the "
+                      "baseline)");
+    std::set<std::string> names;
+    std::size_t baselines = 0;
+    for (const toml::node& node : *conditions) {
+      const toml::table* t = node.as_table();
+      if (!t) return error_at(&node, "each condition must be a table ([[condition]])");
+      GPUOVERLAP_TRY(only_keys(*t, {"name", "background"}, "a condition"));
+      auto cname = directory_name(*t, "name", "a condition", &node);
+      if (!cname) return cname.error();
+      if (!names.insert(*cname).second)
+        return error_at(t->get("name"), "two conditions are named '" + *cname + "'");
+      ConditionSpec condition{*cname, std::nullopt};
+      if (const toml::node* bg = t->get("background")) {
+        auto spec = parse_background(*bg, "[condition.background] of '" + *cname + "'");
+        if (!spec) return spec.error();
+        condition.background = *spec;
+      } else {
+        ++baselines;
+      }
+      study.conditions.push_back(std::move(condition));
+    }
+    if (baselines != 1)
+      return error_at(conditions,
+                      "a study needs exactly one condition without [background] "
+                      "(the baseline every other condition is compared with); "
+                      "this one has " +
+                          std::to_string(baselines));
+    return study;
   }
 
  private:
@@ -141,20 +326,29 @@ class Parser {
            "' (none | legacy | split | uav | enhanced | enhanced-split)";
   }
 
-  // A D3D12 name field of a dependency table: parsed by `parse`, listed by `names` on error.
+  // A field naming one value of a set: parsed by `parse`, listed by `names` on error; `out`
+  // is left alone when the key is absent.
   template <typename Value, typename Parse>
-  Status d3d12_field(const toml::table& t, std::string_view key, const std::string& where,
+  Status named_field(const toml::table& t, std::string_view key, const std::string& where,
                      const toml::node* owner, Parse parse, const std::string& names,
-                     std::optional<Value>& out) const {
+                     Value& out) const {
     auto text = string_field(t, key, where, false, owner);
     if (!text) return text.error();
     if (text->empty()) return ok_status();
     auto parsed = parse(*text);
     if (!parsed)
       return error_at(t.get(key), "unknown " + std::string(key) + " '" + *text + "' in " + where +
-                                      " (" + names + "; masks join names with '|')");
+                                      " (" + names + ")");
     out = *parsed;
     return ok_status();
+  }
+
+  // A D3D12 name field of a dependency table (masks join names with '|').
+  template <typename Value, typename Parse>
+  Status d3d12_field(const toml::table& t, std::string_view key, const std::string& where,
+                     const toml::node* owner, Parse parse, const std::string& names,
+                     std::optional<Value>& out) const {
+    return named_field(t, key, where, owner, parse, names + "; masks join names with '|'", out);
   }
 
   // The table form of a dependency: { workload = ..., barrier = ..., and that barrier's
@@ -450,6 +644,51 @@ class Parser {
 Result<Scenario> parse_scenario(std::string_view toml_text, const std::string& source_name) {
   Parser parser(source_name);
   return parser.parse(toml_text);
+}
+
+bool is_study(std::string_view toml_text) {
+  try {
+    const toml::table root = toml::parse(toml_text);
+    return root.get("foreground") || root.get("condition");
+  } catch (const toml::parse_error&) {
+    return false;  // the scenario parser reports the syntax error
+  }
+}
+
+Result<StudySpec> parse_study(std::string_view toml_text, const std::string& source_name) {
+  Parser parser(source_name);
+  return parser.parse_study_text(toml_text);
+}
+
+std::uint32_t frames_per_round(std::uint32_t total, std::uint32_t rounds) {
+  return rounds <= 1 ? total : (total + rounds - 1) / rounds;
+}
+
+std::vector<Scenario> expand_study(const StudySpec& study, const Scenario& foreground) {
+  std::vector<Scenario> out;
+  const std::uint32_t total = study.frames.value_or(foreground.frames);
+  for (std::uint32_t round = 1; round <= study.rounds; ++round) {
+    std::vector<const ConditionSpec*> order;
+    for (const ConditionSpec& c : study.conditions) order.push_back(&c);
+    if (round % 2 == 0) std::reverse(order.begin(), order.end());
+    for (const ConditionSpec* c : order) {
+      Scenario s = foreground;
+      s.name = study.name + "/" + c->name;
+      if (study.rounds > 1) s.name += "/round-" + std::to_string(round);
+      s.study = study.name;
+      s.condition = c->name;
+      s.round = round;
+      s.rounds = study.rounds;
+      s.description = study.description + " [condition " + c->name + "; foreground " +
+                      foreground.name + ": " + foreground.description + "]";
+      s.source = study.source + " (foreground " + foreground.source + ")";
+      s.frames = frames_per_round(total, study.rounds);
+      if (study.warmup_frames) s.warmup_frames = *study.warmup_frames;
+      s.background = c->background;
+      out.push_back(std::move(s));
+    }
+  }
+  return out;
 }
 
 Result<Scenario> load_scenario_file(const std::string& path) {

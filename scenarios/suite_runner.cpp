@@ -69,14 +69,19 @@ nlohmann::json scenario_description(const Scenario& s) {
                          {"iterations", w.iterations},
                          {"depends_on", deps}});
   }
-  return {{"name", s.name},
-          {"description", s.description},
-          {"source", s.source},
-          {"default_barrier", to_string(s.default_barrier)},
-          {"default_split_policy", to_string(s.default_split_policy)},
-          {"warnings", s.warnings},
-          {"queues", queues},
-          {"workloads", workloads}};
+  nlohmann::json out = {{"name", s.name},
+                        {"description", s.description},
+                        {"source", s.source},
+                        {"default_barrier", to_string(s.default_barrier)},
+                        {"default_split_policy", to_string(s.default_split_policy)},
+                        {"warnings", s.warnings},
+                        {"queues", queues},
+                        {"workloads", workloads}};
+  if (!s.study.empty())
+    out["study"] = {
+        {"name", s.study}, {"condition", s.condition}, {"round", s.round}, {"rounds", s.rounds}};
+  if (s.background) out["background"] = background::to_json(*s.background);
+  return out;
 }
 
 nlohmann::json error_json(const Error& e) {

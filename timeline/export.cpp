@@ -123,6 +123,32 @@ std::string summary_csv(const Scenario& s, const std::vector<SummaryRow>& rows) 
   return out;
 }
 
+std::string frames_csv(const Scenario& s, const ScenarioTimeline& timeline) {
+  std::string out = csv_line(kFrameColumns);
+  for (const FrameRecord& f : timeline.frames)
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(s.name), f.frame,
+                       number(f.cpu_start_us), number(f.cpu_frame_us), number(f.cpu_submit_us),
+                       number(f.submit_to_start_us), number(f.poll_gap_max_us), f.bg_managed,
+                       f.bg_boosted, f.bg_unmanaged, to_string(f.status));
+  return out;
+}
+
+std::string background_csv(const Scenario& s, const ScenarioTimeline& timeline) {
+  std::string out = csv_line(kBackgroundColumns);
+  auto relative_us = [&](std::int64_t ns) -> std::optional<double> {
+    if (ns == 0) return std::nullopt;
+    return static_cast<double>(ns - timeline.time_origin_ns) / 1000.0;
+  };
+  for (const background::BackgroundTaskRecord& t : timeline.background_tasks)
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(s.name), t.id,
+                       t.managed ? "managed" : "unmanaged", csv_field(t.label), t.worker,
+                       t.boosted ? 1 : 0, t.idle_priority ? 1 : 0, number(relative_us(t.queued_ns)),
+                       number(relative_us(t.start_ns)), number(relative_us(t.finish_ns)),
+                       csv_field(t.outcome), number(std::optional<double>(t.compile_ms)),
+                       number(std::optional<double>(t.build_ms)), t.start_ns != 0 ? 1 : 0);
+  return out;
+}
+
 Status write_scenario_results(const std::filesystem::path& directory, const Scenario& s,
                               const ScenarioTimeline& timeline, const nlohmann::json& meta) {
   std::error_code ec;
@@ -135,6 +161,10 @@ Status write_scenario_results(const std::filesystem::path& directory, const Scen
                                        dependencies_csv(s, dependency_gaps(s, timeline))));
   GPUOVERLAP_TRY(write_file_atomically(directory / "overlap.csv",
                                        overlap_csv(s, pairwise_overlap(s, timeline))));
+  GPUOVERLAP_TRY(write_file_atomically(directory / "frames.csv", frames_csv(s, timeline)));
+  if (s.background)
+    GPUOVERLAP_TRY(
+        write_file_atomically(directory / "background.csv", background_csv(s, timeline)));
   GPUOVERLAP_TRY(write_file_atomically(directory / "meta.json", meta.dump(2) + "\n"));
   GPUOVERLAP_TRY(write_file_atomically(directory / "trace.json",
                                        chrome_trace(s, timeline, meta).dump() + "\n"));

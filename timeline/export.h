@@ -1,5 +1,6 @@
-// Writes a scenario's results: records.csv, summary.csv, meta.json and trace.json (Chrome
-// trace events, see trace_export.h) in one directory, each
+// Writes a scenario's results: records.csv, summary.csv, frames.csv, dependencies.csv,
+// overlap.csv, meta.json, trace.json (Chrome trace events, see trace_export.h) and, with
+// background work, background.csv in one directory, each
 // through an atomic rename, so an interrupted run never leaves a half file.
 // Column lists are the documented contract (README "Output"): append, never reorder.
 #pragma once
@@ -26,6 +27,16 @@ inline constexpr std::array<std::string_view, 15> kSummaryColumns = {
     "start_p5_us", "start_p50_us",   "start_p95_us",    "end_p5_us",       "end_p50_us",
     "end_p95_us",  "duration_p5_us", "duration_p50_us", "duration_p95_us", "flagged_rows"};
 
+inline constexpr std::array<std::string_view, 11> kFrameColumns = {
+    "scenario",        "frame",         "cpu_start_us",
+    "cpu_frame_us",    "cpu_submit_us", "submit_to_start_us",
+    "poll_gap_max_us", "bg_managed",    "bg_boosted",
+    "bg_unmanaged",    "status"};
+
+inline constexpr std::array<std::string_view, 14> kBackgroundColumns = {
+    "scenario",  "id",       "kind",      "label",   "worker",     "boosted",  "idle_priority",
+    "queued_us", "start_us", "finish_us", "outcome", "compile_ms", "build_ms", "ran"};
+
 // One summary row per workload and clock.
 struct SummaryRow {
   std::size_t workload = 0;
@@ -40,6 +51,11 @@ std::vector<SummaryRow> summarize(const Scenario& scenario, const ScenarioTimeli
 // CSV text; quoting per RFC 4180 where a field needs it.
 std::string records_csv(const Scenario& scenario, const ScenarioTimeline& timeline);
 std::string summary_csv(const Scenario& scenario, const std::vector<SummaryRow>& rows);
+// frames.csv: one row per measured frame (FrameRecord).
+std::string frames_csv(const Scenario& scenario, const ScenarioTimeline& timeline);
+// background.csv: one row per background compile; times in µs from time_origin_ns (negative
+// before the first measured frame: training and warm-up).
+std::string background_csv(const Scenario& scenario, const ScenarioTimeline& timeline);
 std::string csv_field(std::string_view text);
 // One CSV line (fields quoted where needed, "\n" at the end).
 std::string csv_line(const std::string_view* fields, std::size_t count);

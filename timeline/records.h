@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "background/background_spec.h"
 #include "core/result.h"
 
 namespace gpuoverlap {
@@ -57,12 +58,45 @@ struct WorkloadFrameRecord {
 std::optional<double> start_on(const WorkloadFrameRecord& record, std::string_view clock);
 std::optional<double> end_on(const WorkloadFrameRecord& record, std::string_view clock);
 
+// What the CPU saw of one measured frame (frames.csv), for the non-intrusiveness verdict:
+// the costs background work could inflate that are not a workload's own stamps.
+struct FrameRecord {
+  std::uint32_t frame = 0;  // measured frame, 0-based
+  double cpu_start_us = 0;  // the frame loop's start, µs from the first measured frame's t0
+  // The frame on the CPU: record and submit, calibrate, release the gate, wait for the GPU,
+  // collect the stamps. What an engine's frame time would include.
+  double cpu_frame_us = 0;
+  double cpu_submit_us = 0;  // recording and submitting the frame's command buffers only
+  // Gate release (the moment the frame's work may start) to the first workload's start stamp.
+  std::optional<double> submit_to_start_us;
+  // The poller's longest pause between two consecutive deadline checks (64 scans of the
+  // stamps): the worst delay this frame could add to detecting a stamp. A preempted or
+  // starved polling thread shows here first.
+  std::optional<double> poll_gap_max_us;
+  // Background compiles whose run overlapped this frame (cpu_start to its end), by kind.
+  std::uint32_t bg_managed = 0;
+  std::uint32_t bg_boosted = 0;
+  std::uint32_t bg_unmanaged = 0;
+  RecordStatus status = RecordStatus::ok;
+};
+
 struct ScenarioTimeline {
-  std::vector<WorkloadFrameRecord> records;        // frame-major, workload-minor
+  std::vector<WorkloadFrameRecord> records;  // frame-major, workload-minor
+  std::vector<FrameRecord> frames;           // one per measured frame
+  // Background compiles of the run (background.csv), times on CLOCK_MONOTONIC_RAW; empty
+  // without [background].
+  std::vector<background::BackgroundTaskRecord> background_tasks;
+  // The first measured frame's t0 on CLOCK_MONOTONIC_RAW: the origin of frame_t0_us and of
+  // the background times in background.csv. 0 when no frame was measured.
+  std::int64_t time_origin_ns = 0;
   nlohmann::json meta = nlohmann::json::object();  // device, queues, clocks (executor's part)
   // Set when the scenario stopped early (GPU timeout, device loss). The records up to that
   // point are still valid and are written out.
   std::optional<Error> failure;
 };
+
+// Fills FrameRecord::bg_* from background_tasks: a compile counts for a frame when its run
+// (start to finish) overlaps the frame's CPU interval.
+void annotate_background_activity(ScenarioTimeline& timeline);
 
 }  // namespace gpuoverlap

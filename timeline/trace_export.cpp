@@ -98,6 +98,48 @@ nlohmann::json chrome_trace(const Scenario& s, const ScenarioTimeline& timeline,
       ++flow_id;
     }
   }
+  // Background compiles: one more process, a lane per thread (managed pool, then the
+  // unmanaged control's threads), on the same axis (µs from the first measured frame's t0).
+  if (!timeline.background_tasks.empty()) {
+    const int pid = static_cast<int>(s.queues.size()) + 1;
+    events.push_back({{"ph", "M"},
+                      {"pid", pid},
+                      {"name", "process_name"},
+                      {"args", {{"name", "background compiles (CPU)"}}}});
+    events.push_back({{"ph", "M"},
+                      {"pid", pid},
+                      {"name", "process_sort_index"},
+                      {"args", {{"sort_index", pid}}}});
+    std::map<int, std::string> lanes;
+    for (const background::BackgroundTaskRecord& t : timeline.background_tasks) {
+      if (t.start_ns == 0) continue;  // cancelled before it ran
+      const int tid = (t.managed ? 1 : 1001) + t.worker;
+      lanes[tid] = t.managed ? (t.boosted ? "high-priority commit thread " : "idle thread ") +
+                                   std::to_string(t.worker)
+                             : "unmanaged thread " + std::to_string(t.worker);
+      const double start_us = static_cast<double>(t.start_ns - timeline.time_origin_ns) / 1e3;
+      const double end_us = static_cast<double>(t.finish_ns - timeline.time_origin_ns) / 1e3;
+      events.push_back({{"ph", "X"},
+                        {"cat", t.managed ? "managed" : "unmanaged"},
+                        {"name", t.label},
+                        {"pid", pid},
+                        {"tid", tid},
+                        {"ts", start_us},
+                        {"dur", end_us - start_us},
+                        {"args",
+                         {{"outcome", t.outcome},
+                          {"compile_ms", t.compile_ms},
+                          {"build_ms", t.build_ms},
+                          {"boosted", t.boosted},
+                          {"idle_priority", t.idle_priority}}}});
+    }
+    for (const auto& [tid, name] : lanes)
+      events.push_back({{"ph", "M"},
+                        {"pid", pid},
+                        {"tid", tid},
+                        {"name", "thread_name"},
+                        {"args", {{"name", name}}}});
+  }
   nlohmann::json other = {{"scenario", s.name}, {"clock", "poll (CLOCK_MONOTONIC_RAW), µs"}};
   if (meta.contains("device")) other["device"] = meta["device"];
   return {{"traceEvents", events}, {"displayTimeUnit", "ns"}, {"otherData", other}};

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "background/background_session.h"
+#include "background/variant_slot.h"
 #include "barriers/vulkan/translation.h"
 #include "core/clock.h"
 #include "core/scope_exit.h"
@@ -148,6 +150,8 @@ class ScenarioDevice {
   void record_event(VkCommandBuffer cmd, VkEvent event, const BarrierDesc& desc,
                     std::size_t producer, bool set) const;
   Status submit_frame(std::uint32_t frame);
+  Status create_background();
+  Result<background::PipelineHandle> build_variant(const std::vector<std::uint32_t>& spirv);
   void destroy();
 
   const Instance& instance_;
@@ -194,6 +198,12 @@ class ScenarioDevice {
   std::int64_t monotonic_to_raw_ns_ = 0;
   bool gpu_may_be_busy_ = false;
   nlohmann::json meta_ = nlohmann::json::object();
+
+  // Background work ([background]): compiled variants of the compute pipeline land in the
+  // slot (the spec's lifetime pattern); the session is stopped before anything it uses is
+  // destroyed.
+  background::VariantSlot<background::PipelineHandle> compute_variants_;
+  std::unique_ptr<background::BackgroundSession> background_;
 };
 
 Status ScenarioDevice::check_features() {
@@ -904,6 +914,7 @@ Status ScenarioDevice::create() {
   GPUOVERLAP_TRY(create_pipelines());
   GPUOVERLAP_TRY(create_descriptors());
   GPUOVERLAP_TRY(setup_calibration());
+  GPUOVERLAP_TRY(create_background());
 
   const auto stamp_flags = memory_properties_.memoryTypes[stamps_.memory_type].propertyFlags;
   const auto counter_flags = memory_properties_.memoryTypes[counters_.memory_type].propertyFlags;
@@ -1242,7 +1253,7 @@ RecordStatus status_for(VkResult result) {
 ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
   ScenarioTimeline timeline;
   const std::size_t slots = scenario_.workloads.size();
-  const std::uint32_t total = settings_.warmup_frames + settings_.frames;
+  std::uint32_t total = settings_.warmup_frames + settings_.frames;
   const auto* stamp_words = static_cast<const std::uint32_t*>(stamps_.mapped);
   const std::int64_t timeout_ns = std::int64_t{settings_.frame_timeout_ms} * 1'000'000;
   double worst_deviation_ns = 0;
@@ -1255,8 +1266,24 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
   std::vector<std::uint64_t> done_values(done_semaphores.size());
   std::vector<GpuCalibration> calibrations;  // one per measured frame, for the drift
 
-  for (std::uint32_t index = 0; index < total; ++index) {
-    const std::uint32_t frame = index + 1;  // stamps start zeroed, so frame 0 is never used
+  // Background work starts with the first frame. A workflow first renders training frames
+  // (unmeasured, before the warm-up) until it has converged or used its passes; then the
+  // measurement's mode is set.
+  bool training = false;
+  if (background_) {
+    background_->start();
+    if (Status s = background_->begin_workflow(); !s) {
+      timeline.failure = s.error().with_context("background: ");
+      total = 0;
+    }
+    training = background_->spec().workflow != background::Workflow::none &&
+               background_->spec().unmanaged_threads == 0;
+  }
+  std::uint32_t frame = 0;  // the stamps' frame number; stamps start zeroed, so never 0
+  for (std::uint32_t index = 0; index < total;) {
+    ++frame;
+    const bool measured = !training && index >= settings_.warmup_frames;
+    const std::uint32_t measured_frame = measured ? index - settings_.warmup_frames : 0;
     if (settings_.should_stop && settings_.should_stop()) {
       timeline.failure = make_error("interrupted after " + std::to_string(index) + " of " +
                                     std::to_string(total) + " frames");
@@ -1264,11 +1291,23 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
     }
     auto fail = [&](const Error& error, RecordStatus status) {
       timeline.failure = error.with_context("frame " + std::to_string(index) + ": ");
-      if (index >= settings_.warmup_frames)
+      if (measured) {
         for (std::size_t w = 0; w < slots; ++w)
-          timeline.records.push_back(
-              {.frame = index - settings_.warmup_frames, .workload = w, .status = status});
+          timeline.records.push_back({.frame = measured_frame, .workload = w, .status = status});
+        timeline.frames.push_back({.frame = measured_frame, .status = status});
+      }
     };
+    if (background_ && measured && !training &&
+        (measured_frame == 0 || background_->spec().action_every_frame) &&
+        background_->spec().workflow == background::Workflow::none) {
+      // SetBackgroundProcessingMode as the application would call it, outside the frame's
+      // measured CPU time.
+      if (auto further = background_->apply_measurement_mode(); !further) {
+        timeline.failure = further.error().with_context("background: ");
+        break;
+      }
+    }
+    const std::int64_t cpu_start_ns = monotonic_raw_ns();
     if (Status s = record_frame(frame); !s) {
       fail(s.error(), RecordStatus::gpu_error);
       break;
@@ -1279,8 +1318,9 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
       gpu_may_be_busy_ = true;
       break;
     }
+    const std::int64_t cpu_submitted_ns = monotonic_raw_ns();
     const std::optional<GpuCalibration> calibration = calibrate(worst_deviation_ns);
-    if (calibration && index >= settings_.warmup_frames) calibrations.push_back(*calibration);
+    if (calibration && measured) calibrations.push_back(*calibration);
 
     std::fill(done_values.begin(), done_values.end(), std::uint64_t{frame});
     // Release: the poller spins before t0, so no stamp can be missed.
@@ -1309,6 +1349,7 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
       polled.start_ns.resize(slots);
       polled.end_ns.resize(slots);
     }
+    const std::int64_t cpu_end_ns = monotonic_raw_ns();
 
     bool queries_ok = false;
     if (result == VK_SUCCESS) {
@@ -1321,12 +1362,19 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
       gpu_may_be_busy_ = true;
     }
 
-    if (index >= settings_.warmup_frames) {
+    if (measured) {
       if (!first_measured_t0_ns) first_measured_t0_ns = t0_ns;
+      FrameRecord frame_record;
+      frame_record.frame = measured_frame;
+      frame_record.cpu_start_us = ns_to_us_since(cpu_start_ns, *first_measured_t0_ns);
+      frame_record.cpu_frame_us = ns_to_us_since(cpu_end_ns, cpu_start_ns);
+      frame_record.cpu_submit_us = ns_to_us_since(cpu_submitted_ns, cpu_start_ns);
+      if (settings_.stamping)
+        frame_record.poll_gap_max_us = static_cast<double>(polled.max_check_gap_ns) / 1000.0;
       for (std::size_t w = 0; w < slots; ++w) {
         WorkloadFrameRecord r;
         r.frame_t0_us = ns_to_us_since(t0_ns, *first_measured_t0_ns);
-        r.frame = index - settings_.warmup_frames;
+        r.frame = measured_frame;
         r.workload = w;
         if (polled.start_ns[w]) r.poll_start_us = ns_to_us_since(*polled.start_ns[w], t0_ns);
         if (polled.end_ns[w]) r.poll_end_us = ns_to_us_since(*polled.end_ns[w], t0_ns);
@@ -1363,8 +1411,14 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
           r.status = status_for(result);
         else if (settings_.stamping && (!r.poll_start_us || !r.poll_end_us))
           r.status = RecordStatus::timeout;
+        if (r.poll_start_us && (!frame_record.submit_to_start_us ||
+                                *r.poll_start_us < *frame_record.submit_to_start_us))
+          frame_record.submit_to_start_us = r.poll_start_us;
+        if (r.status != RecordStatus::ok && frame_record.status == RecordStatus::ok)
+          frame_record.status = r.status;
         timeline.records.push_back(r);
       }
+      timeline.frames.push_back(frame_record);
     }
     if (result != VK_SUCCESS) {
       timeline.failure = (result == VK_TIMEOUT
@@ -1383,7 +1437,40 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
                                     "(stamp memory not coherent on this device?)");
       break;
     }
+    if (training) {
+      auto more = background_->workflow_frame_rendered();
+      if (!more) {
+        timeline.failure = more.error().with_context("background: ");
+        break;
+      }
+      training = *more;
+      if (!training)
+        if (auto further = background_->apply_measurement_mode(); !further) {
+          timeline.failure = further.error().with_context("background: ");
+          break;
+        }
+      continue;  // training frames are not warm-up or measured frames
+    }
     if (progress) progress(index + 1, total);
+    ++index;
+  }
+  if (first_measured_t0_ns) timeline.time_origin_ns = *first_measured_t0_ns;
+  if (background_) {
+    background_->stop();
+    timeline.background_tasks = background_->records();
+    nlohmann::json bg = background::to_json(background_->spec());
+    bg["processor"] = {
+        {"max_concurrent", background_->processor_settings().max_concurrent},
+        {"high_priority_threads", background_->processor_settings().high_priority_threads},
+        {"idle_priority", background_->processor_settings().idle_priority}};
+    const background::WorkflowOutcome& w = background_->workflow_outcome();
+    if (background_->spec().workflow != background::Workflow::none)
+      bg["workflow_outcome"] = {{"passes", w.passes},
+                                {"training_frames_rendered", w.frames_rendered},
+                                {"converged", w.converged},
+                                {"commit_wait_ms", w.commit_wait_ms}};
+    meta_["background"] = bg;
+    annotate_background_activity(timeline);
   }
   meta_["clocks"]["timestamp"]["max_calibration_deviation_ns"] = worst_deviation_ns;
   if (!calibrations.empty())
@@ -1541,7 +1628,54 @@ Result<PingPongResult> ScenarioDevice::ping_pong(std::uint32_t rounds, std::uint
   return out;
 }
 
+// The driver's compiler work for one background compile: the variant's SPIR-V becomes a
+// compute pipeline on this device (same layout as the foreground's; never bound). Runs on
+// background threads; vkCreateShaderModule/vkCreateComputePipelines need no external
+// synchronisation of the device.
+Result<background::PipelineHandle> ScenarioDevice::build_variant(
+    const std::vector<std::uint32_t>& spirv) {
+  VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  mi.codeSize = spirv.size() * sizeof(std::uint32_t);
+  mi.pCode = spirv.data();
+  VkShaderModule module = VK_NULL_HANDLE;
+  if (VkResult r = vkCreateShaderModule(device_, &mi, nullptr, &module); r != VK_SUCCESS)
+    return vk_error(r, "vkCreateShaderModule (background variant)");
+  const ScopeExit module_guard([&] { vkDestroyShaderModule(device_, module, nullptr); });
+  VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+              nullptr,
+              0,
+              VK_SHADER_STAGE_COMPUTE_BIT,
+              module,
+              "cs_main",
+              nullptr};
+  ci.layout = pipeline_layout_;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  if (VkResult r = vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &ci, nullptr, &pipeline);
+      r != VK_SUCCESS)
+    return vk_error(r, "vkCreateComputePipelines (background variant)");
+  return reinterpret_cast<background::PipelineHandle>(pipeline);
+}
+
+Status ScenarioDevice::create_background() {
+  if (!scenario_.background) return ok_status();
+  background::PipelineBuilder builder;
+  builder.build = [this](const std::vector<std::uint32_t>& spirv) { return build_variant(spirv); };
+  builder.dispose = [this](background::PipelineHandle handle) {
+    vkDestroyPipeline(device_, reinterpret_cast<VkPipeline>(handle), nullptr);
+  };
+  background_ =
+      std::make_unique<background::BackgroundSession>(*scenario_.background, std::move(builder));
+  // The driver sees every workload's use of the compute shader with its iteration count.
+  for (const WorkloadSpec& w : scenario_.workloads)
+    background_->watch(w.name, w.iterations, compute_variants_.back_pointer());
+  return ok_status();
+}
+
 void ScenarioDevice::destroy() {
+  // Background compiles use the device: none may run once anything is destroyed, whether or
+  // not the device itself is freed below.
+  if (background_) background_->stop();
   if (device_ == VK_NULL_HANDLE) return;
   if (gpu_may_be_busy_) return;  // see the class comment: leak rather than free in-use memory
   // Every submission was waited for with a deadline; this returns at once.
@@ -1550,6 +1684,8 @@ void ScenarioDevice::destroy() {
     if (b.buffer) vkDestroyBuffer(device_, b.buffer, nullptr);
     if (b.memory) vkFreeMemory(device_, b.memory, nullptr);
   };
+  for (background::PipelineHandle variant : compute_variants_.take())
+    vkDestroyPipeline(device_, reinterpret_cast<VkPipeline>(variant), nullptr);
   for (VkEvent e : events_)
     if (e) vkDestroyEvent(device_, e, nullptr);
   for (VkSemaphore f : fences_)

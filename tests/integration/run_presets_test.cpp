@@ -13,7 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/csv_table.h"
+#include "analysis/verdict.h"
 #include "run_binary.h"
+#include "scenarios/presets.h"
 #include "timeline/export.h"
 
 namespace gpuoverlap {
@@ -55,6 +57,22 @@ std::vector<std::string> preset_names() {
 }
 const std::vector<std::string> kPresets = preset_names();
 
+// What `run --all` measures: a study preset expands into one scenario per condition, written
+// to <study>/<condition>.
+std::vector<std::string> scenario_names() {
+  std::vector<std::string> names;
+  for (const std::string& p : kPresets) {
+    auto expanded = resolve_scenarios(p);
+    if (!expanded) {
+      ADD_FAILURE() << p << ": " << expanded.error().message;
+      continue;
+    }
+    for (const Scenario& s : *expanded) names.push_back(s.name);
+  }
+  return names;
+}
+const std::vector<std::string> kScenarios = scenario_names();
+
 // One run of every preset, shared by the tests below (it is the slow part).
 class AllPresets : public ::testing::Test {
  protected:
@@ -84,25 +102,34 @@ TEST_F(AllPresets, RunSucceedsAndWritesEveryFile) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
   EXPECT_EQ(result_->output.find("validation error"), std::string::npos) << result_->output;
   EXPECT_NE(result_->output.find("results: " + out_->string()), std::string::npos);
-  ASSERT_EQ(kPresets.size(), 16u);
-  for (const std::string& p : kPresets)
-    for (const char* file : {"records.csv", "summary.csv", "dependencies.csv", "meta.json"}) {
+  ASSERT_EQ(kPresets.size(), 19u);
+  ASSERT_EQ(kScenarios.size(), 18u + 4u * 6u);  // non-intrusiveness: 4 conditions x 6 rounds
+  for (const std::string& p : kScenarios)
+    for (const char* file :
+         {"records.csv", "summary.csv", "dependencies.csv", "frames.csv", "meta.json"}) {
       const fs::path path = *out_ / p / file;
       ASSERT_TRUE(fs::exists(path)) << path;
       EXPECT_GT(fs::file_size(path), 0u) << path;
     }
   const auto run = read_json(*out_ / "run.json");
-  ASSERT_EQ(run["scenarios"].size(), kPresets.size());
+  ASSERT_EQ(run["scenarios"].size(), kScenarios.size());
   for (const auto& s : run["scenarios"]) EXPECT_EQ(s["status"], "ok");
 }
 
 TEST_F(AllPresets, EveryRowIsOkWithStartBeforeEndOnEveryClock) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
-  for (const std::string& p : kPresets) {
+  for (const std::string& p : kScenarios) {
     const auto table = read_csv((*out_ / p / "records.csv").string(), kRecordColumns);
     const auto meta = read_json(*out_ / p / "meta.json");
     const std::size_t workloads = meta["scenario"]["workloads"].size();
-    ASSERT_EQ(table.rows.size(), kFrames * workloads) << p;
+    // A study's rounds share its frames: ceil(5 / rounds) each.
+    const std::size_t frames = meta["settings"]["frames"].get<std::size_t>();
+    EXPECT_EQ(frames, meta["scenario"].contains("study")
+                          ? (kFrames + meta["scenario"]["study"]["rounds"].get<std::size_t>() - 1) /
+                                meta["scenario"]["study"]["rounds"].get<std::size_t>()
+                          : kFrames)
+        << p;
+    ASSERT_EQ(table.rows.size(), frames * workloads) << p;
     const bool timestamps = meta["clocks"]["timestamp"]["available"].get<bool>();
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
       SCOPED_TRACE(p + " row " + std::to_string(r));
@@ -124,7 +151,7 @@ TEST_F(AllPresets, EveryRowIsOkWithStartBeforeEndOnEveryClock) {
 TEST_F(AllPresets, DependentWorkNeverStartsBeforeItsProducerEnds) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
   std::size_t dependencies_checked = 0;
-  for (const std::string& p : kPresets) {
+  for (const std::string& p : kScenarios) {
     const auto table = read_csv((*out_ / p / "records.csv").string(), kRecordColumns);
     std::map<std::pair<std::string, std::string>, std::size_t> row_of;  // (frame, workload)
     for (std::size_t r = 0; r < table.rows.size(); ++r)
@@ -151,12 +178,12 @@ TEST_F(AllPresets, DependentWorkNeverStartsBeforeItsProducerEnds) {
   }
   // Every preset but no-barriers has dependencies with barriers (barrier-cost alone has 18
   // after its one "none" pair), each checked on at least the poll clock.
-  EXPECT_GE(dependencies_checked, kFrames * (kPresets.size() - 1 + 17));
+  EXPECT_GE(dependencies_checked, kScenarios.size() - 1 + 17);
 }
 
 TEST_F(AllPresets, MetaRecordsDeviceQueuesPrioritiesAndClocks) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
-  for (const std::string& p : kPresets) {
+  for (const std::string& p : kScenarios) {
     const auto meta = read_json(*out_ / p / "meta.json");
     SCOPED_TRACE(p);
     EXPECT_FALSE(meta["device"]["name"].get<std::string>().empty());
@@ -218,6 +245,116 @@ TEST_F(AllPresets, SummaryHasAPollRowPerWorkload) {
     EXPECT_GE(*table.number(r, "duration_p50_us"), 0.0);
   }
   EXPECT_EQ(poll_rows, 8u);
+}
+
+// The spec's workflows ran during training frames, before the measured ones, converged, and
+// every compile they generated was delivered to the (live) pipeline.
+TEST_F(AllPresets, BackgroundWorkflowsConvergeBeforeTheMeasuredFrames) {
+  ASSERT_EQ(result_->exit_code, 0) << result_->output;
+  for (const char* p : {"bgp-benchmark-priming", "bgp-single-frame-analysis"}) {
+    SCOPED_TRACE(p);
+    const auto meta = read_json(*out_ / p / "meta.json");
+    const auto& outcome = meta["background"]["workflow_outcome"];
+    EXPECT_TRUE(outcome["converged"].get<bool>());
+    EXPECT_GE(outcome["passes"].get<int>(), 1);
+    EXPECT_LE(outcome["passes"].get<int>(), meta["background"]["max_passes"].get<int>());
+    EXPECT_EQ(outcome["commit_wait_ms"].size(), outcome["passes"].get<std::size_t>());
+    const auto bg = read_csv((*out_ / p / "background.csv").string(), kBackgroundColumns);
+    ASSERT_GT(bg.rows.size(), 0u);
+    std::size_t boosted = 0;
+    for (std::size_t r = 0; r < bg.rows.size(); ++r) {
+      EXPECT_EQ(bg.at(r, "outcome"), "delivered") << bg.at(r, "label");
+      EXPECT_EQ(bg.at(r, "kind"), "managed");
+      // Every commit waited for its set: all of it ran before the first measured frame.
+      EXPECT_LT(*bg.number(r, "finish_us"), 0.0) << bg.at(r, "label");
+      boosted += bg.at(r, "boosted") == "1" ? 1 : 0;
+    }
+    if (std::string(p) == "bgp-single-frame-analysis") {
+      EXPECT_GT(boosted, 0u) << "COMMIT_RESULTS_HIGH_PRIORITY";
+      EXPECT_EQ(meta["scenario"]["background"]["developer_mode"], true);
+    } else {
+      EXPECT_EQ(boosted, 0u);
+    }
+  }
+}
+
+// The acceptance command on lavapipe: four conditions, a verdict.csv, background
+// compiles recorded where they ran. Verdicts are not asserted (they are timings); their
+// consistency is.
+TEST(Background, NonIntrusivenessWritesAVerdict) {
+  const fs::path out = temp_path("non-intrusiveness");
+  fs::remove_all(out);
+  const auto r = run_gpuoverlap("run non-intrusiveness --frames 30 --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("study non-intrusiveness"), std::string::npos) << r.output;
+  const fs::path study = out / "non-intrusiveness";
+  for (const char* condition : {"baseline", "managed", "commit-high-priority", "unmanaged"})
+    for (int round = 1; round <= 6; ++round) {
+      SCOPED_TRACE(std::string(condition) + " round " + std::to_string(round));
+      const fs::path dir = study / condition / ("round-" + std::to_string(round));
+      const auto frames = read_csv((dir / "frames.csv").string(), kFrameColumns);
+      ASSERT_EQ(frames.rows.size(), 5u) << "30 frames over 6 rounds";
+      std::size_t overlapped = 0;
+      for (std::size_t f = 0; f < frames.rows.size(); ++f) {
+        EXPECT_EQ(frames.at(f, "status"), "ok");
+        EXPECT_GT(*frames.number(f, "cpu_frame_us"), 0.0);
+        EXPECT_LE(*frames.number(f, "cpu_submit_us"), *frames.number(f, "cpu_frame_us"));
+        EXPECT_GE(*frames.number(f, "submit_to_start_us"), 0.0);
+        const bool any = frames.at(f, "bg_managed") != "0" || frames.at(f, "bg_unmanaged") != "0";
+        overlapped += any ? 1 : 0;
+      }
+      if (std::string(condition) == "baseline") {
+        EXPECT_EQ(overlapped, 0u);
+        EXPECT_FALSE(fs::exists(dir / "background.csv"));
+        continue;
+      }
+      EXPECT_GT(overlapped, 0u) << "continuous compiles run during the measured frames";
+      const auto bg = read_csv((dir / "background.csv").string(), kBackgroundColumns);
+      ASSERT_GT(bg.rows.size(), 0u);
+      std::size_t boosted = 0;
+      for (std::size_t t = 0; t < bg.rows.size(); ++t) {
+        const std::string outcome = bg.at(t, "outcome");
+        EXPECT_TRUE(outcome == "delivered" || outcome == "cancelled" ||
+                    outcome == "skipped (stopping)")
+            << outcome;
+        const bool unmanaged = std::string(condition) == "unmanaged";
+        EXPECT_EQ(bg.at(t, "kind"), unmanaged ? "unmanaged" : "managed");
+        if (bg.at(t, "ran") != "1") continue;
+        boosted += bg.at(t, "boosted") == "1" ? 1 : 0;
+        // Managed compiles run at SCHED_IDLE unless boosted; the control never does.
+        EXPECT_EQ(bg.at(t, "idle_priority"), !unmanaged && bg.at(t, "boosted") == "0" ? "1" : "0")
+            << bg.at(t, "label");
+      }
+      if (std::string(condition) == "commit-high-priority") {
+        EXPECT_GT(boosted, 0u);
+      } else {
+        EXPECT_EQ(boosted, 0u);
+      }
+    }
+  const auto verdict = read_csv((study / "verdict.csv").string(), kVerdictColumns);
+  // Three conditions x (4 frame metrics + 8 workload durations).
+  ASSERT_EQ(verdict.rows.size(), 3u * 12u);
+  const auto summary = read_json(study / "verdict.json");
+  const bool detected = summary["control_detected"].get<bool>();
+  EXPECT_TRUE(summary["has_control"].get<bool>());
+  for (std::size_t r = 0; r < verdict.rows.size(); ++r) {
+    const std::string v = verdict.at(r, "verdict");
+    const bool control = verdict.at(r, "condition") == "unmanaged";
+    EXPECT_EQ(verdict.at(r, "control"), control ? "1" : "0");
+    if (!control && !detected) {
+      EXPECT_EQ(v, "inconclusive (no power)");
+    } else {
+      EXPECT_TRUE(v == "intrusive" || v == "non-intrusive" || v == "inconclusive") << v;
+    }
+    // The baseline uses every frame; a condition only those its background work overlapped.
+    EXPECT_EQ(verdict.at(r, "baseline_frames"), "30");
+    EXPECT_LE(*verdict.number(r, "frames"), 30.0);
+    const auto low = verdict.number(r, "ci_low"), high = verdict.number(r, "ci_high");
+    if (low && high) {
+      EXPECT_LE(*low, *high);
+    }
+  }
+  fs::remove_all(out);
 }
 
 TEST(Cli, PriorityRefusalStopsWithoutFallback) {

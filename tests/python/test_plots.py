@@ -1,6 +1,7 @@
 import shutil
+import subprocess
 
-from conftest import run_plot
+from conftest import gpuoverlap_binary, run_plot
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -109,3 +110,22 @@ def test_bad_directories_fail_with_a_message(tmp_path):
     done = run_plot(tmp_path)
     assert done.returncode == 1 and "cannot read" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_study_gets_a_verdict_plot_and_background_timelines(tmp_path):
+    results = tmp_path / "study"
+    done = subprocess.run([gpuoverlap_binary(), "run", "non-intrusiveness", "bgp-benchmark-priming",
+                           "--frames", "12", "--warmup", "0", "--out", str(results)],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = tmp_path / "plots"
+    result = run_plot(results, "--out", out)
+    assert result.returncode == 0, result.stderr
+    assert (out / "non-intrusiveness" / "verdict.png").stat().st_size > 0
+    # Every round of every condition with background work has its compile timeline.
+    for condition in ("managed", "commit-high-priority", "unmanaged"):
+        for round_ in range(1, 7):
+            assert (out / "non-intrusiveness" / condition / f"round-{round_}" /
+                    "background.png").exists()
+    assert not (out / "non-intrusiveness" / "baseline" / "round-1" / "background.png").exists()
+    assert (out / "bgp-benchmark-priming" / "background.png").exists()

@@ -150,8 +150,9 @@ TEST_F(CsvExport, WritesMetaJsonAndLeavesNoTemporaryFiles) {
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
-  EXPECT_EQ(names, (std::vector<std::string>{"dependencies.csv", "meta.json", "overlap.csv",
-                                             "records.csv", "summary.csv", "trace.json"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"dependencies.csv", "frames.csv", "meta.json", "overlap.csv",
+                                      "records.csv", "summary.csv", "trace.json"}));
 }
 
 TEST_F(CsvExport, CsvFieldQuotesOnlyWhenNeeded) {

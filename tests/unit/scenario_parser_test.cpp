@@ -112,13 +112,16 @@ queue = "alpha"
 }
 
 TEST(ScenarioParser, EveryPresetIsValidAndNamedAfterItsFile) {
-  ASSERT_EQ(presets().size(),
-            16u);  // MJP's five (three-dispatches-split is now -split-event) + 11 barrier presets
+  // MJP's five (three-dispatches-split is now -split-event) + 11 barrier presets + the
+  // non-intrusiveness study and the two background-processing workflows.
+  ASSERT_EQ(presets().size(), 19u);
   for (const Preset& p : presets()) {
-    auto s = resolve_scenario(std::string(p.name));
-    ASSERT_TRUE(s.ok()) << p.name << ": " << s.error().message;
-    EXPECT_EQ(s->name, p.name);
-    EXPECT_FALSE(s->description.empty());
+    auto expanded = resolve_scenarios(std::string(p.name));
+    ASSERT_TRUE(expanded.ok()) << p.name << ": " << expanded.error().message;
+    for (const Scenario& s : *expanded) {
+      EXPECT_EQ(s.study.empty() ? s.name : s.study, p.name);
+      EXPECT_FALSE(s.description.empty());
+    }
   }
 }
 
@@ -295,11 +298,205 @@ depends_on = ["A"]
   EXPECT_NE(e.find("A -> B -> A"), std::string::npos) << e;
 }
 
-TEST(ScenarioParser, SaysBackgroundSettingsAreNotSupportedYet) {
-  const std::string e = error_of("name = \"t\"\n[background]\nmode = \"allowed\"\n" +
-                                 two_queues().substr(std::string("name = \"t\"\n").size()));
-  EXPECT_NE(e.find("test.toml:2: [background]"), std::string::npos) << e;
-  EXPECT_NE(e.find("not supported yet"), std::string::npos) << e;
+// A valid scenario with a [background] table holding `keys`.
+std::string with_background(const std::string& keys) {
+  return two_queues() + "\n[background]\n" + keys + "\n";
+}
+
+TEST(ScenarioBackground, EveryKeyIsReadAndDefaultsAreTheSpecs) {
+  auto plain = parse_scenario(two_queues(), "t.toml");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->background.has_value());
+  auto defaults = parse_scenario(with_background(""), "t.toml");
+  ASSERT_TRUE(defaults.ok()) << defaults.error().message;
+  ASSERT_TRUE(defaults->background.has_value());
+  EXPECT_EQ(defaults->background->mode, background::ProcessingMode::allowed);
+  EXPECT_EQ(defaults->background->action, background::MeasurementsAction::keep_all);
+  EXPECT_EQ(defaults->background->max_concurrent, 2u) << "the spec's 'at most two'";
+  EXPECT_FALSE(defaults->background->developer_mode);
+  EXPECT_EQ(defaults->background->unmanaged_threads, 0u);
+  auto s = parse_scenario(with_background(R"(mode = "disable_profiling_by_system"
+action = "commit_results_high_priority"
+action_every_frame = true
+tasks = 5
+continuous = false
+max_concurrent = 3
+developer_mode = true
+converge_after_passes = 4
+commit_timeout_ms = 1000)"),
+                          "t.toml");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  const auto& b = *s->background;
+  EXPECT_EQ(b.mode, background::ProcessingMode::disable_profiling_by_system);
+  EXPECT_EQ(b.action, background::MeasurementsAction::commit_results_high_priority);
+  EXPECT_TRUE(b.action_every_frame);
+  EXPECT_EQ(b.tasks, 5u);
+  EXPECT_FALSE(b.continuous);
+  EXPECT_EQ(b.max_concurrent, 3u);
+  EXPECT_TRUE(b.developer_mode);
+  EXPECT_EQ(b.converge_after_passes, 4u);
+  EXPECT_EQ(b.commit_timeout_ms, 1000u);
+  auto cores = parse_scenario(with_background("unmanaged_threads = \"cores\""), "t.toml");
+  ASSERT_TRUE(cores.ok()) << cores.error().message;
+  EXPECT_GE(cores->background->unmanaged_threads, 1u);
+  auto pix =
+      parse_scenario(with_background("workflow = \"single-frame-analysis\"\ndeveloper_mode = true\n"
+                                     "training_frames = 1\nmax_passes = 4"),
+                     "t.toml");
+  ASSERT_TRUE(pix.ok()) << pix.error().message;
+  EXPECT_EQ(pix->background->workflow, background::Workflow::single_frame_analysis);
+  EXPECT_EQ(pix->background->max_passes, 4u);
+}
+
+TEST(ScenarioBackground, RejectsWhatTheRuntimeOrTheWorkflowWouldRefuse) {
+  struct Case {
+    const char* keys;
+    const char* message;
+  };
+  for (const Case& c : {
+           Case{"colour = 1", "unknown key 'colour' in [background]"},
+           Case{"mode = \"sometimes\"", "unknown mode 'sometimes'"},
+           Case{"action = \"commit\"", "unknown action 'commit'"},
+           Case{"workflow = \"pix\"", "unknown workflow 'pix'"},
+           Case{"max_concurrent = 0", "must be in [1, 64]"},
+           Case{"tasks = -1", "must be in [0, 100000]"},
+           Case{"continuous = 1", "must be true or false"},
+           Case{"unmanaged_threads = \"many\"", "or \"cores\""},
+           Case{"mode = \"disable_background_work\"", "needs developer_mode = true"},
+           Case{"action = \"commit_results_high_priority\"", "needs developer_mode = true"},
+           Case{"workflow = \"benchmark-priming\"\nmode = \"allowed\"",
+                "sets the mode and action itself"},
+           Case{"workflow = \"single-frame-analysis\"", "needs developer_mode = true"},
+           Case{"unmanaged_threads = 2\naction = \"commit_results\"",
+                "does not apply with unmanaged_threads"},
+       }) {
+    const std::string e = error_of(with_background(c.keys));
+    EXPECT_NE(e.find(c.message), std::string::npos) << c.keys << " -> " << e;
+    EXPECT_NE(e.find("test.toml:"), std::string::npos) << e;
+  }
+}
+
+constexpr const char* kStudy = R"(name = "st"
+description = "a study"
+foreground = "three-dispatches"
+frames = 7
+warmup_frames = 1
+[[condition]]
+name = "baseline"
+[[condition]]
+name = "managed"
+[condition.background]
+tasks = 3
+[[condition]]
+name = "control"
+[condition.background]
+unmanaged_threads = 2
+)";
+
+TEST(Study, ExpandsIntoOneScenarioPerConditionWithTheForegroundUnchanged) {
+  ASSERT_TRUE(is_study(kStudy));
+  EXPECT_FALSE(is_study(two_queues()));
+  auto study = parse_study(kStudy, "st.toml");
+  ASSERT_TRUE(study.ok()) << study.error().message;
+  auto foreground = resolve_scenario("three-dispatches");
+  ASSERT_TRUE(foreground.ok());
+  const auto scenarios = expand_study(*study, *foreground);
+  ASSERT_EQ(scenarios.size(), 3u);
+  EXPECT_EQ(scenarios[0].name, "st/baseline");
+  EXPECT_EQ(scenarios[1].name, "st/managed");
+  EXPECT_EQ(scenarios[2].condition, "control");
+  for (const Scenario& s : scenarios) {
+    EXPECT_EQ(s.study, "st");
+    EXPECT_EQ(s.frames, 7u);
+    EXPECT_EQ(s.warmup_frames, 1u);
+    ASSERT_EQ(s.workloads.size(), foreground->workloads.size());
+    for (std::size_t w = 0; w < s.workloads.size(); ++w) {
+      EXPECT_EQ(s.workloads[w].name, foreground->workloads[w].name);
+      EXPECT_EQ(s.workloads[w].iterations, foreground->workloads[w].iterations);
+      EXPECT_EQ(s.workloads[w].depends_on.size(), foreground->workloads[w].depends_on.size());
+    }
+  }
+  EXPECT_FALSE(scenarios[0].background.has_value());
+  EXPECT_EQ(scenarios[1].background->tasks, 3u);
+  EXPECT_EQ(scenarios[2].background->unmanaged_threads, 2u);
+}
+
+TEST(Study, RoundsInterleaveTheConditionsAndShareTheFrames) {
+  std::string text = kStudy;
+  text.replace(text.find("frames = 7"), 10, "frames = 7\nrounds = 3");
+  auto study = parse_study(text, "st.toml");
+  ASSERT_TRUE(study.ok()) << study.error().message;
+  const auto scenarios = expand_study(*study, *resolve_scenario("three-dispatches"));
+  ASSERT_EQ(scenarios.size(), 9u);
+  std::vector<std::string> order;
+  for (const Scenario& s : scenarios) {
+    order.push_back(s.name);
+    EXPECT_EQ(s.frames, 3u) << "ceil(7 / 3)";
+    EXPECT_EQ(s.rounds, 3u);
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{
+                       "st/baseline/round-1", "st/managed/round-1", "st/control/round-1",
+                       "st/control/round-2", "st/managed/round-2", "st/baseline/round-2",
+                       "st/baseline/round-3", "st/managed/round-3", "st/control/round-3"}));
+  EXPECT_EQ(frames_per_round(30, 6), 5u);
+  EXPECT_EQ(frames_per_round(5, 6), 1u);
+  EXPECT_EQ(frames_per_round(5, 1), 5u);
+  text.replace(text.find("rounds = 3"), 10, "rounds = 0");
+  EXPECT_FALSE(parse_study(text, "st.toml").ok());
+}
+
+TEST(Study, RejectsStudiesWithoutExactlyOneBaselineOrWithDuplicateNames) {
+  auto no_baseline = parse_study(R"(name = "st"
+foreground = "default"
+[[condition]]
+name = "a"
+[condition.background]
+tasks = 1
+)",
+                                 "st.toml");
+  ASSERT_FALSE(no_baseline.ok());
+  EXPECT_NE(no_baseline.error().message.find("exactly one condition without [background]"),
+            std::string::npos);
+  auto twice = parse_study(R"(name = "st"
+foreground = "default"
+[[condition]]
+name = "a"
+[[condition]]
+name = "a"
+)",
+                           "st.toml");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.error().message.find("st.toml:6: two conditions are named 'a'"),
+            std::string::npos)
+      << twice.error().message;
+  auto none = parse_study("name = \"st\"\nforeground = \"default\"\n", "st.toml");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("needs [[condition]]"), std::string::npos);
+  // A study is not a scenario, and says so.
+  const std::string e = error_of(kStudy);
+  EXPECT_NE(e.find("this is a study"), std::string::npos) << e;
+}
+
+TEST(Study, ResolvingTheNonIntrusivenessPresetGivesItsFourConditions) {
+  auto scenarios = resolve_scenarios("non-intrusiveness");
+  ASSERT_TRUE(scenarios.ok()) << scenarios.error().message;
+  ASSERT_EQ(scenarios->size(), 4u * 6u) << "four conditions, six rounds";
+  EXPECT_EQ((*scenarios)[0].name, "non-intrusiveness/baseline/round-1");
+  EXPECT_EQ((*scenarios)[0].frames, 500u) << "3000 frames per condition over 6 rounds";
+  EXPECT_EQ((*scenarios)[0].workloads.size(), 8u) << "the default preset's workloads";
+  EXPECT_EQ((*scenarios)[1].background->mode, background::ProcessingMode::allowed);
+  EXPECT_EQ((*scenarios)[1].background->max_concurrent, 2u);
+  EXPECT_EQ((*scenarios)[2].background->action,
+            background::MeasurementsAction::commit_results_high_priority);
+  EXPECT_GE((*scenarios)[3].background->unmanaged_threads, 1u);
+  auto other = resolve_scenarios("non-intrusiveness", "three-dispatches");
+  ASSERT_TRUE(other.ok()) << other.error().message;
+  EXPECT_EQ((*other)[0].workloads.size(), 3u) << "--foreground replaces the foreground";
+  EXPECT_FALSE(resolve_scenarios("default", "three-dispatches").ok())
+      << "--foreground applies to studies only";
+  EXPECT_FALSE(resolve_scenarios("non-intrusiveness", "no-such-thing").ok());
+  EXPECT_FALSE(resolve_scenarios("non-intrusiveness", "non-intrusiveness").ok())
+      << "a study cannot be a foreground";
 }
 
 TEST(ScenarioParser, AcceptsCrossQueueDependencies) {

@@ -1,0 +1,285 @@
+#include "background/background_session.h"
+
+#include "background/shader_variants.h"
+#include "core/clock.h"
+
+namespace gpuoverlap::background {
+
+namespace {
+
+bool is_commit(MeasurementsAction action) {
+  return action == MeasurementsAction::commit_results ||
+         action == MeasurementsAction::commit_results_high_priority;
+}
+
+bool allows_work(ProcessingMode mode) {
+  return mode == ProcessingMode::allowed || mode == ProcessingMode::allow_intrusive_measurements;
+}
+
+double ms_since(std::int64_t start_ns) {
+  return static_cast<double>(monotonic_raw_ns() - start_ns) / 1e6;
+}
+
+}  // namespace
+
+// The driver's side of SetBackgroundProcessingMode.
+class BackgroundSession::Source final : public TaskSource {
+ public:
+  explicit Source(BackgroundSession& session) : session_(session) {}
+  bool on_mode_change(ProcessingMode mode, MeasurementsAction action) override {
+    std::size_t to_queue = 0;
+    bool further = false;
+    {
+      std::lock_guard lock(session_.mutex_);
+      session_.mode_ = mode;
+      if (action == MeasurementsAction::discard_previous) session_.passes_ = 0;
+      // A commit acts on what was seen so far: one more pass of variants, until the model's
+      // steady state. Work queued here joins the commit even when a disable comes with it.
+      if (is_commit(action) && session_.passes_ < session_.spec_.converge_after_passes &&
+          !session_.watched_.empty()) {
+        ++session_.passes_;
+        to_queue = session_.spec_.tasks;
+      }
+      further = session_.passes_ < session_.spec_.converge_after_passes;
+    }
+    session_.queue_compiles(to_queue);
+    return further;
+  }
+
+ private:
+  BackgroundSession& session_;
+};
+
+BackgroundSession::BackgroundSession(const BackgroundSpec& spec, PipelineBuilder builder)
+    : spec_(spec), builder_(std::move(builder)), source_(std::make_unique<Source>(*this)) {
+  ProcessorSettings settings;
+  settings.max_concurrent = spec_.max_concurrent;
+  settings.developer_mode = spec_.developer_mode;
+  processor_ = std::make_unique<BackgroundProcessor>(settings, source_.get());
+}
+
+BackgroundSession::~BackgroundSession() { stop(); }
+
+const ProcessorSettings& BackgroundSession::processor_settings() const {
+  return processor_->settings();
+}
+
+void BackgroundSession::watch(const std::string& name, std::uint32_t iterations,
+                              std::shared_ptr<BackPointer<PipelineHandle>> back) {
+  std::lock_guard lock(mutex_);
+  watched_.push_back({name, iterations, std::move(back)});
+}
+
+void BackgroundSession::start() {
+  {
+    std::lock_guard lock(mutex_);
+    if (started_) return;
+    started_ = true;
+  }
+  if (spec_.unmanaged_threads > 0) {
+    for (std::uint32_t i = 0; i < spec_.unmanaged_threads; ++i)
+      unmanaged_threads_.emplace_back([this, i] { unmanaged_loop(static_cast<int>(i)); });
+    return;
+  }
+  bool allowed = false;
+  {
+    std::lock_guard lock(mutex_);
+    allowed = mode_allows_work_locked();
+  }
+  if (allowed) queue_compiles(spec_.tasks);  // first sight of the foreground's pipelines
+}
+
+bool BackgroundSession::mode_allows_work_locked() const { return allows_work(mode_); }
+
+BackgroundSession::Compile BackgroundSession::next_compile_locked() {
+  const std::uint64_t number = next_compile_++;
+  const Watched& target = watched_[(number - 1) % watched_.size()];
+  // A distinct constant per compile: the same SPIR-V twice could come from a shader cache.
+  return {number, target, target.iterations + static_cast<std::uint32_t>(number)};
+}
+
+void BackgroundSession::queue_compiles(std::size_t count) {
+  for (std::size_t i = 0; i < count && !stopping_.load(); ++i) {
+    Compile compile;
+    {
+      std::lock_guard lock(mutex_);
+      if (watched_.empty()) return;
+      compile = next_compile_locked();
+    }
+    const std::string label = "compile #" + std::to_string(compile.number) + " " +
+                              compile.target.name + " (iterations " +
+                              std::to_string(compile.variant_iterations) + ")";
+    WorkItem item;
+    item.label = label;
+    item.callback = [this, compile, label] {
+      CompileResult result = run_compile(compile);
+      bool refill = false;
+      {
+        std::lock_guard lock(mutex_);
+        managed_results_[label] = std::move(result);
+        refill = spec_.continuous && mode_allows_work_locked();
+      }
+      if (refill && !stopping_.load()) queue_compiles(1);
+    };
+    item.cancel = [this, label] {
+      std::lock_guard lock(mutex_);
+      managed_results_[label] = {"cancelled"};
+    };
+    processor_->queue(std::move(item));
+  }
+}
+
+BackgroundSession::CompileResult BackgroundSession::run_compile(const Compile& compile) {
+  CompileResult result;
+  if (stopping_.load()) return {"skipped (stopping)"};
+  const std::int64_t compile_start_ns = monotonic_raw_ns();
+  auto spirv = compile_variant({.iterations = compile.variant_iterations, .optimize = true});
+  result.compile_ms = ms_since(compile_start_ns);
+  if (!spirv) {
+    result.outcome = "failed: " + spirv.error().message;
+    return result;
+  }
+  if (!spec_.create_pipelines) {
+    result.outcome = "compiled (no pipeline)";
+    return result;
+  }
+  const std::int64_t build_start_ns = monotonic_raw_ns();
+  auto pipeline = builder_.build(*spirv);
+  result.build_ms = ms_since(build_start_ns);
+  if (!pipeline) {
+    result.outcome = "failed: " + pipeline.error().message;
+    return result;
+  }
+  // The spec's lifetime pattern: the result goes to the pipeline if it still exists.
+  if (auto orphan = compile.target.back->deliver(*pipeline)) {
+    builder_.dispose(*orphan);
+    result.outcome = "dropped (pipeline destroyed)";
+  } else {
+    result.outcome = "delivered";
+  }
+  return result;
+}
+
+void BackgroundSession::unmanaged_loop(int worker) {
+  std::uint64_t local = 0;
+  while (!stopping_.load()) {
+    Compile compile;
+    {
+      std::lock_guard lock(mutex_);
+      if (watched_.empty()) return;
+      compile = next_compile_locked();
+    }
+    BackgroundTaskRecord record;
+    record.managed = false;
+    record.id = ++local;
+    record.worker = worker;
+    record.label = "unmanaged compile #" + std::to_string(compile.number) + " " +
+                   compile.target.name + " (iterations " +
+                   std::to_string(compile.variant_iterations) + ")";
+    record.queued_ns = record.start_ns = monotonic_raw_ns();
+    unmanaged_running_.fetch_add(1);
+    CompileResult result = run_compile(compile);
+    unmanaged_running_.fetch_sub(1);
+    record.finish_ns = monotonic_raw_ns();
+    record.outcome = std::move(result.outcome);
+    record.compile_ms = result.compile_ms;
+    record.build_ms = result.build_ms;
+    std::lock_guard lock(mutex_);
+    unmanaged_records_.push_back(std::move(record));
+  }
+}
+
+Result<bool> BackgroundSession::apply_measurement_mode() {
+  if (spec_.unmanaged_threads > 0) return false;
+  ProcessingMode mode = spec_.mode;
+  MeasurementsAction action = spec_.action;
+  switch (spec_.workflow) {
+    case Workflow::none:
+      break;
+    case Workflow::benchmark_priming:  // leave further dynamic optimisation enabled
+      mode = ProcessingMode::allowed, action = MeasurementsAction::keep_all;
+      break;
+    case Workflow::single_frame_analysis:  // lock everything down for the A/B measurement
+      mode = ProcessingMode::disable_profiling_by_system, action = MeasurementsAction::keep_all;
+      break;
+  }
+  return processor_->set_mode(mode, action);
+}
+
+Status BackgroundSession::begin_workflow() {
+  if (spec_.workflow == Workflow::none || spec_.unmanaged_threads > 0) return ok_status();
+  workflow_ = WorkflowOutcome{};
+  frames_in_pass_ = 0;
+  workflow_active_ = true;
+  auto further = processor_->set_mode(ProcessingMode::allow_intrusive_measurements,
+                                      MeasurementsAction::discard_previous);
+  if (!further) return further.error();
+  return ok_status();
+}
+
+Result<bool> BackgroundSession::workflow_frame_rendered() {
+  if (!workflow_active_) return false;
+  ++workflow_.frames_rendered;
+  if (++frames_in_pass_ < spec_.training_frames) return true;
+  frames_in_pass_ = 0;
+  const bool pix = spec_.workflow == Workflow::single_frame_analysis;
+  auto event = std::make_shared<CompletionEvent>();
+  const std::int64_t commit_ns = monotonic_raw_ns();
+  auto further = processor_->set_mode(
+      pix ? ProcessingMode::allow_intrusive_measurements : ProcessingMode::allowed,
+      pix ? MeasurementsAction::commit_results_high_priority : MeasurementsAction::commit_results,
+      event);
+  if (!further) return further.error();
+  ++workflow_.passes;
+  if (!event->wait_for_ms(spec_.commit_timeout_ms))
+    return make_error("background workflow " + std::string(to_string(spec_.workflow)) +
+                      ": commit pass " + std::to_string(workflow_.passes) + " not done within " +
+                      std::to_string(spec_.commit_timeout_ms) + " ms (commit_timeout_ms)");
+  workflow_.commit_wait_ms.push_back(ms_since(commit_ns));
+  workflow_.converged = !*further;
+  workflow_active_ = *further && workflow_.passes < spec_.max_passes;
+  return workflow_active_;
+}
+
+BackgroundActivity BackgroundSession::activity() const {
+  const BackgroundProcessor::Activity a = processor_->activity();
+  return {static_cast<std::uint32_t>(a.running_idle + a.running_boost),
+          static_cast<std::uint32_t>(a.running_boost), static_cast<std::uint32_t>(a.queued),
+          unmanaged_running_.load()};
+}
+
+void BackgroundSession::stop() {
+  if (stopping_.exchange(true)) return;
+  for (std::thread& t : unmanaged_threads_) t.join();
+  unmanaged_threads_.clear();
+  processor_->shut_down();  // in-flight compiles finish, queued ones are cancelled
+}
+
+std::vector<BackgroundTaskRecord> BackgroundSession::records() const {
+  std::vector<BackgroundTaskRecord> out;
+  const std::vector<TaskRecord> managed = processor_->records();
+  std::lock_guard lock(mutex_);
+  for (const TaskRecord& t : managed) {
+    BackgroundTaskRecord r;
+    r.id = t.id;
+    r.label = t.label;
+    r.queued_ns = t.queued_ns;
+    r.start_ns = t.start_ns;
+    r.finish_ns = t.finish_ns;
+    r.worker = t.worker;
+    r.boosted = t.boosted;
+    r.idle_priority = t.idle_priority;
+    if (auto it = managed_results_.find(t.label); it != managed_results_.end()) {
+      r.outcome = it->second.outcome;
+      r.compile_ms = it->second.compile_ms;
+      r.build_ms = it->second.build_ms;
+    } else {
+      r.outcome = t.finish_ns ? "cancelled" : "pending";
+    }
+    out.push_back(std::move(r));
+  }
+  out.insert(out.end(), unmanaged_records_.begin(), unmanaged_records_.end());
+  return out;
+}
+
+}  // namespace gpuoverlap::background

@@ -1,0 +1,153 @@
+// Background work during one scenario: the runtime (BackgroundProcessor), the task source
+// that plays the driver, and the positive control, set up from a scenario's [background]
+// table. API neutral: the backend hands in how a compiled variant becomes a pipeline (for
+// Vulkan, vkCreateComputePipelines on the scenario's device), so the compiles are the
+// driver's real work while this code builds and is tested without a GPU.
+//
+// The task source's model of a driver's PGO (seed 001): it watches the pipelines the
+// foreground creates; on first sight (in the ALLOWED and ALLOW_INTRUSIVE_MEASUREMENTS modes)
+// it queues `tasks` compiles of specialised variants; each commit pass queues `tasks` more
+// until `converge_after_passes` passes, after which FurtherMeasurementsDesired is false;
+// DISCARD_PREVIOUS forgets the passes and the variants delivered. With `continuous`, every
+// finished compile queues the next while the mode allows work, so the background load lasts
+// as long as the scenario. Each variant folds a distinct iteration count into the shader, so
+// no two compiles of a run produce the same SPIR-V (a driver's shader cache cannot skip one).
+//
+// Lifetime: construct before the foreground creates its pipelines, call stop() before the
+// device that `build` uses is destroyed. After stop() returns, no compile is running and
+// none will start.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "background/background_processor.h"
+#include "background/background_spec.h"
+#include "background/variant_slot.h"
+#include "core/result.h"
+
+namespace gpuoverlap::background {
+
+// A backend's pipeline, as an opaque 64-bit handle (a VkPipeline is one).
+using PipelineHandle = std::uint64_t;
+
+struct PipelineBuilder {
+  // Turns SPIR-V into a pipeline. Called from several background threads at once.
+  std::function<Result<PipelineHandle>(const std::vector<std::uint32_t>& spirv)> build;
+  // Frees a pipeline whose owner was destroyed before the compile finished.
+  std::function<void(PipelineHandle)> dispose;
+};
+
+// Background work in flight at one instant.
+struct BackgroundActivity {
+  std::uint32_t managed_running = 0;  // processor callbacks running (idle or boosted)
+  std::uint32_t boosted_running = 0;  // of them, on high-priority commit threads
+  std::uint32_t managed_queued = 0;
+  std::uint32_t unmanaged_running = 0;
+};
+
+// The outcome of a workflow (BackgroundSpec::workflow) run before the measured frames.
+struct WorkflowOutcome {
+  std::uint32_t passes = 0;  // commits made
+  std::uint32_t frames_rendered = 0;
+  bool converged = false;              // FurtherMeasurementsDesired became false
+  std::vector<double> commit_wait_ms;  // per pass, set_mode to the event being signalled
+};
+
+class BackgroundSession {
+ public:
+  // Contract: `spec` was validated by the scenario parser.
+  BackgroundSession(const BackgroundSpec& spec, PipelineBuilder builder);
+  ~BackgroundSession();  // stop()
+  BackgroundSession(const BackgroundSession&) = delete;
+  BackgroundSession& operator=(const BackgroundSession&) = delete;
+
+  // The foreground created a pipeline running perlin.hlsl's cs_main with `iterations`.
+  // Variants are delivered through `back`; the owner's VariantSlot disposes of them.
+  void watch(const std::string& name, std::uint32_t iterations,
+             std::shared_ptr<BackPointer<PipelineHandle>> back);
+
+  // Starts what runs from the first frame: the unmanaged control's threads, or the first
+  // compiles of the watched pipelines. Call once, after every watch().
+  void start();
+
+  // SetBackgroundProcessingMode with the spec's mode and action (once before the measured
+  // frames, or before each with action_every_frame); a commit waits for nothing here.
+  // Returns FurtherMeasurementsDesired.
+  Result<bool> apply_measurement_mode();
+
+  // The spec's workflow (BackgroundSpec::workflow), driven by the frame loop: call
+  // begin_workflow() before the first training frame and workflow_frame_rendered() after
+  // each; render another while it answers true. Every `training_frames` frames it commits
+  // and waits for the commit's event (up to commit_timeout_ms, else an Error). Bounded by
+  // max_passes. With Workflow::none (or the unmanaged control) there are no training frames.
+  Status begin_workflow();
+  Result<bool> workflow_frame_rendered();
+  const WorkflowOutcome& workflow_outcome() const { return workflow_; }
+
+  BackgroundActivity activity() const;
+
+  // Stops queueing, cancels what waits, lets running compiles finish (each is bounded: one
+  // shaderc compile and one pipeline creation), joins every thread. Idempotent.
+  void stop();
+
+  // Every compile of the session, managed first (in queue order), then unmanaged.
+  std::vector<BackgroundTaskRecord> records() const;
+  const BackgroundSpec& spec() const { return spec_; }
+  // The settings the processor actually uses (limits resolved), for meta.json.
+  const ProcessorSettings& processor_settings() const;
+
+ private:
+  class Source;
+  struct Watched {
+    std::string name;
+    std::uint32_t iterations;
+    std::shared_ptr<BackPointer<PipelineHandle>> back;
+  };
+  struct Compile {
+    std::uint64_t number;
+    Watched target;
+    std::uint32_t variant_iterations;
+  };
+  struct CompileResult {
+    std::string outcome;
+    double compile_ms = 0, build_ms = 0;
+  };
+
+  CompileResult run_compile(const Compile& compile);
+  Compile next_compile_locked();
+  void queue_compiles(std::size_t count);  // managed
+  void unmanaged_loop(int worker);
+  bool mode_allows_work_locked() const;
+
+  const BackgroundSpec spec_;
+  const PipelineBuilder builder_;
+  std::unique_ptr<Source> source_;
+  std::unique_ptr<BackgroundProcessor> processor_;
+
+  mutable std::mutex mutex_;
+  std::vector<Watched> watched_;
+  std::uint64_t next_compile_ = 1;
+  ProcessingMode mode_ = ProcessingMode::allowed;
+  std::uint32_t passes_ = 0;  // commit passes since the last DISCARD_PREVIOUS
+  bool started_ = false;
+  std::map<std::string, CompileResult> managed_results_;  // by label
+  std::vector<BackgroundTaskRecord> unmanaged_records_;
+
+  WorkflowOutcome workflow_;  // the frame loop's thread only
+  std::uint32_t frames_in_pass_ = 0;
+  bool workflow_active_ = false;
+
+  std::atomic<bool> stopping_{false};
+  std::atomic<std::uint32_t> unmanaged_running_{0};
+  std::vector<std::thread> unmanaged_threads_;
+};
+
+}  // namespace gpuoverlap::background

@@ -1,0 +1,58 @@
+#include "background/background_spec.h"
+
+#include <fmt/format.h>
+
+namespace gpuoverlap::background {
+
+std::string_view to_string(Workflow workflow) {
+  switch (workflow) {
+    case Workflow::none:
+      return "none";
+    case Workflow::benchmark_priming:
+      return "benchmark-priming";
+    case Workflow::single_frame_analysis:
+      return "single-frame-analysis";
+  }
+  return "none";
+}
+
+std::optional<Workflow> parse_workflow(std::string_view text) {
+  for (auto w : {Workflow::none, Workflow::benchmark_priming, Workflow::single_frame_analysis})
+    if (to_string(w) == text) return w;
+  return std::nullopt;
+}
+
+std::string describe(const BackgroundSpec& spec) {
+  if (spec.unmanaged_threads > 0)
+    return fmt::format("unmanaged control, {} normal-priority compile threads{}",
+                       spec.unmanaged_threads, spec.create_pipelines ? "" : " (shaderc only)");
+  std::string text =
+      spec.workflow != Workflow::none
+          ? fmt::format("workflow {} ({} frames per pass, at most {} passes)",
+                        to_string(spec.workflow), spec.training_frames, spec.max_passes)
+          : fmt::format("{} + {}{}", to_string(spec.mode), to_string(spec.action),
+                        spec.action_every_frame ? " every frame" : "");
+  return text + fmt::format(", {} compiles{}{}, at most {} at once", spec.tasks,
+                            spec.continuous ? " kept queued" : "",
+                            spec.create_pipelines ? "" : " (shaderc only)", spec.max_concurrent);
+}
+
+nlohmann::json to_json(const BackgroundSpec& spec) {
+  return {{"mode", to_string(spec.mode)},
+          {"action", to_string(spec.action)},
+          {"action_every_frame", spec.action_every_frame},
+          {"tasks", spec.tasks},
+          {"continuous", spec.continuous},
+          {"max_concurrent", spec.max_concurrent},
+          {"developer_mode", spec.developer_mode},
+          {"unmanaged_threads", spec.unmanaged_threads},
+          {"workflow", to_string(spec.workflow)},
+          {"training_frames", spec.training_frames},
+          {"max_passes", spec.max_passes},
+          {"converge_after_passes", spec.converge_after_passes},
+          {"commit_timeout_ms", spec.commit_timeout_ms},
+          {"create_pipelines", spec.create_pipelines},
+          {"description", describe(spec)}};
+}
+
+}  // namespace gpuoverlap::background

@@ -1,0 +1,86 @@
+// What a scenario's [background] table asks for (docs/scenario-format.md): the processing
+// mode and measurements action the application sets, how much compile work the task source
+// (the "driver") generates, the processor's limits, the positive control, and the spec's
+// workflows. Plain data: parsed by scenarios/, carried out by background_session.h.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "background/background_processor.h"
+
+namespace gpuoverlap::background {
+
+// The spec's usage scenarios (seed 001, "Usage Scenarios"), run before the measured frames.
+enum class Workflow {
+  none,
+  // ALLOW_INTRUSIVE_MEASUREMENTS + DISCARD_PREVIOUS, then render and COMMIT_RESULTS (waiting
+  // for the event) until FurtherMeasurementsDesired is false; then measure with ALLOWED.
+  benchmark_priming,
+  // PIX: ALLOW_INTRUSIVE_MEASUREMENTS + DISCARD_PREVIOUS, then replay the frame and
+  // COMMIT_RESULTS_HIGH_PRIORITY until FurtherMeasurementsDesired is false or max_passes;
+  // then measure with DISABLE_PROFILING_BY_SYSTEM (developer mode).
+  single_frame_analysis,
+};
+
+std::string_view to_string(Workflow workflow);
+std::optional<Workflow> parse_workflow(std::string_view text);
+
+struct BackgroundSpec {
+  ProcessingMode mode = ProcessingMode::allowed;
+  MeasurementsAction action = MeasurementsAction::keep_all;
+  // Set mode and action before every measured frame instead of once before the first (a tool
+  // that keeps committing; with COMMIT_RESULTS_HIGH_PRIORITY, the boost never lapses).
+  bool action_every_frame = false;
+  // Compiles the source queues when it first sees the foreground's pipelines, and again per
+  // commit pass that finds more to optimise.
+  std::uint32_t tasks = 8;
+  // Queue a new compile whenever one finishes (while the mode allows it), so background work
+  // spans every measured frame however long the run.
+  bool continuous = true;
+  std::uint32_t max_concurrent = 2;
+  bool developer_mode = false;
+  // The positive control: this many normal-priority threads run the same compiles outside
+  // the processor, back to back, for the whole scenario. 0: none. The processor gets no work
+  // then (mode, action and workflow do not apply).
+  std::uint32_t unmanaged_threads = 0;
+  Workflow workflow = Workflow::none;
+  std::uint32_t training_frames = 5;  // frames rendered per workflow pass
+  std::uint32_t max_passes = 8;       // PIX's MaxPassesInCaseDriverDoesntConverge
+  // The source's PGO model: commit passes until it reports a steady state
+  // (FurtherMeasurementsDesired false).
+  std::uint32_t converge_after_passes = 2;
+  std::uint32_t commit_timeout_ms = 60'000;  // deadline for one commit's event
+  // Each compile ends with the backend's pipeline creation (vkCreateComputePipelines), the
+  // driver's real compiler work. false: shaderc only, no driver call: tells CPU load apart
+  // from what the driver's pipeline creation itself does to the GPU.
+  bool create_pipelines = true;
+};
+
+// One background compile, managed or unmanaged, on CLOCK_MONOTONIC_RAW.
+struct BackgroundTaskRecord {
+  std::uint64_t id = 0;        // managed: the processor's id; unmanaged: from 1 per run
+  bool managed = true;         // false: the positive control's threads
+  std::string label;           // "compile #<n> <pipeline> (iterations <k>)"
+  std::int64_t queued_ns = 0;  // unmanaged: = start_ns
+  std::int64_t start_ns = 0;   // 0 when cancelled before it started
+  std::int64_t finish_ns = 0;
+  int worker = -1;             // thread index within its pool
+  bool boosted = false;        // ran on a COMMIT_RESULTS_HIGH_PRIORITY thread
+  bool idle_priority = false;  // its thread was SCHED_IDLE
+  std::string outcome;         // delivered | dropped (pipeline destroyed) | cancelled |
+                               // skipped (stopping) | compiled (no pipeline) |
+                               // failed: <reason>
+  double compile_ms = 0;       // shaderc
+  double build_ms = 0;         // the backend's pipeline creation
+};
+
+// One line for logs and `validate`, e.g. "allowed + keep_all, 8 compiles kept queued, at most
+// 2 at once".
+std::string describe(const BackgroundSpec& spec);
+nlohmann::json to_json(const BackgroundSpec& spec);  // meta.json
+
+}  // namespace gpuoverlap::background

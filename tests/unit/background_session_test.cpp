@@ -1,0 +1,306 @@
+// The task source and its session (background/background_session.h), with real shaderc
+// compiles and a fake pipeline builder: no GPU. Waits have 20 s deadlines (SCHED_IDLE threads
+// may start late on a loaded machine); nothing asserts a duration.
+#include "background/background_session.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace gpuoverlap::background {
+namespace {
+
+constexpr auto kDeadline = std::chrono::seconds(20);
+
+// Counts builds and disposals; handles are 1, 2, 3, ...
+struct FakeBuilder {
+  std::atomic<std::uint64_t> built{0};
+  std::mutex mutex;
+  std::vector<PipelineHandle> disposed;
+  PipelineBuilder builder() {
+    return {[this](const std::vector<std::uint32_t>& spirv) -> Result<PipelineHandle> {
+              if (spirv.empty()) return make_error("empty SPIR-V");
+              return built.fetch_add(1) + 1;
+            },
+            [this](PipelineHandle h) {
+              std::lock_guard lock(mutex);
+              disposed.push_back(h);
+            }};
+  }
+};
+
+// Polls `done` until it holds or the deadline passes.
+template <typename Predicate>
+bool eventually(Predicate done) {
+  const auto end = std::chrono::steady_clock::now() + kDeadline;
+  while (std::chrono::steady_clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return done();
+}
+
+std::size_t count_outcome(const std::vector<BackgroundTaskRecord>& records,
+                          const std::string& outcome) {
+  std::size_t n = 0;
+  for (const auto& r : records) n += r.outcome == outcome ? 1 : 0;
+  return n;
+}
+
+BackgroundSpec one_shot(std::uint32_t tasks) {
+  BackgroundSpec spec;
+  spec.tasks = tasks;
+  spec.continuous = false;
+  return spec;
+}
+
+TEST(BackgroundSession, FirstSightCompilesVariantsOfEveryWatchedPipelineAndDeliversThem) {
+  FakeBuilder fake;
+  VariantSlot<PipelineHandle> slot;
+  BackgroundSession session(one_shot(4), fake.builder());
+  session.watch("A", 64, slot.back_pointer());
+  session.watch("B", 128, slot.back_pointer());
+  session.start();
+  ASSERT_TRUE(eventually([&] { return fake.built.load() == 4; }));
+  session.stop();
+  const auto records = session.records();
+  ASSERT_EQ(records.size(), 4u);
+  std::set<std::string> labels;
+  for (const auto& r : records) {
+    EXPECT_TRUE(r.managed);
+    EXPECT_EQ(r.outcome, "delivered") << r.label;
+    EXPECT_GT(r.start_ns, 0);
+    EXPECT_GE(r.finish_ns, r.start_ns);
+    EXPECT_GT(r.compile_ms, 0.0);
+    EXPECT_TRUE(r.idle_priority) << "the default processor runs compiles at SCHED_IDLE";
+    labels.insert(r.label);
+  }
+  // Round robin over the watched pipelines, each variant a distinct constant.
+  EXPECT_EQ(labels.count("compile #1 A (iterations 65)"), 1u);
+  EXPECT_EQ(labels.count("compile #2 B (iterations 130)"), 1u);
+  EXPECT_EQ(labels.count("compile #3 A (iterations 67)"), 1u);
+  EXPECT_EQ(slot.take().size(), 4u);
+  EXPECT_TRUE(fake.disposed.empty());
+}
+
+TEST(BackgroundSession, ContinuousKeepsCompilingUntilStoppedAndNothingRunsAfterStop) {
+  FakeBuilder fake;
+  VariantSlot<PipelineHandle> slot;
+  BackgroundSpec spec;
+  spec.tasks = 1;
+  spec.continuous = true;
+  BackgroundSession session(spec, fake.builder());
+  session.watch("A", 64, slot.back_pointer());
+  session.start();
+  ASSERT_TRUE(eventually([&] { return fake.built.load() >= 3; }))
+      << "each finished compile queues the next";
+  session.stop();
+  const std::uint64_t built_at_stop = fake.built.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(fake.built.load(), built_at_stop);
+  const BackgroundActivity after = session.activity();
+  EXPECT_EQ(after.managed_running, 0u);
+  EXPECT_EQ(after.managed_queued, 0u);
+  EXPECT_EQ(count_outcome(session.records(), "delivered"), built_at_stop);
+}
+
+TEST(BackgroundSession, APipelineDestroyedMidCompileGetsNoResultAndTheResultIsDisposed) {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool building = false, release = false;
+  std::vector<PipelineHandle> disposed;
+  PipelineBuilder builder{[&](const std::vector<std::uint32_t>&) -> Result<PipelineHandle> {
+                            std::unique_lock lock(mutex);
+                            building = true;
+                            cv.notify_all();
+                            cv.wait_for(lock, kDeadline, [&] { return release; });
+                            return PipelineHandle{42};
+                          },
+                          [&](PipelineHandle h) {
+                            std::lock_guard lock(mutex);
+                            disposed.push_back(h);
+                          }};
+  BackgroundSession session(one_shot(1), builder);
+  auto slot = std::make_unique<VariantSlot<PipelineHandle>>();
+  session.watch("A", 64, slot->back_pointer());
+  session.start();
+  {
+    std::unique_lock lock(mutex);
+    ASSERT_TRUE(cv.wait_for(lock, kDeadline, [&] { return building; }));
+  }
+  slot.reset();  // the application destroys the pipeline while its variant is being built
+  {
+    std::lock_guard lock(mutex);
+    release = true;
+  }
+  cv.notify_all();
+  session.stop();
+  EXPECT_EQ(disposed, std::vector<PipelineHandle>{42});
+  const auto records = session.records();
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].outcome, "dropped (pipeline destroyed)");
+}
+
+TEST(BackgroundSession, ABuildFailureIsRecordedNotThrown) {
+  PipelineBuilder builder{[](const std::vector<std::uint32_t>&) -> Result<PipelineHandle> {
+                            return make_error("out of pipelines");
+                          },
+                          [](PipelineHandle) {}};
+  VariantSlot<PipelineHandle> slot;
+  BackgroundSession session(one_shot(1), builder);
+  session.watch("A", 64, slot.back_pointer());
+  session.start();
+  EXPECT_TRUE(eventually(
+      [&] { return count_outcome(session.records(), "failed: out of pipelines") == 1; }));
+  session.stop();
+  EXPECT_EQ(session.records().size(), 1u);
+}
+
+TEST(BackgroundSession, EachCommitPassQueuesMoreUntilTheSteadyState) {
+  FakeBuilder fake;
+  VariantSlot<PipelineHandle> slot;
+  BackgroundSpec spec = one_shot(2);
+  spec.converge_after_passes = 2;
+  spec.mode = ProcessingMode::allowed;
+  spec.action = MeasurementsAction::commit_results;
+  BackgroundSession session(spec, fake.builder());
+  session.watch("A", 64, slot.back_pointer());
+  session.start();  // 2 compiles on first sight
+  auto further = session.apply_measurement_mode();
+  ASSERT_TRUE(further.ok()) << further.error().message;
+  EXPECT_TRUE(*further) << "one of two passes done";
+  further = session.apply_measurement_mode();
+  ASSERT_TRUE(further.ok());
+  EXPECT_FALSE(*further) << "steady state after two passes";
+  further = session.apply_measurement_mode();
+  ASSERT_TRUE(further.ok());
+  EXPECT_FALSE(*further);
+  ASSERT_TRUE(eventually([&] { return fake.built.load() == 6; }))
+      << "first sight (2) + two passes (2 each); the third commit finds nothing new";
+  session.stop();
+  EXPECT_EQ(session.records().size(), 6u);
+}
+
+TEST(BackgroundSession, DisablingStopsContinuousRefillButQueuedWorkStillRuns) {
+  // Builds wait until the disable is in place, so no compile can finish (and refill) first.
+  std::atomic<bool> disabled{false};
+  std::atomic<std::uint64_t> built{0};
+  PipelineBuilder builder{[&](const std::vector<std::uint32_t>&) -> Result<PipelineHandle> {
+                            eventually([&] { return disabled.load(); });
+                            return built.fetch_add(1) + 1;
+                          },
+                          [](PipelineHandle) {}};
+  VariantSlot<PipelineHandle> slot;
+  BackgroundSpec spec;
+  spec.tasks = 3;
+  spec.continuous = true;
+  spec.max_concurrent = 1;
+  spec.developer_mode = true;
+  spec.mode = ProcessingMode::disable_background_work;
+  BackgroundSession session(spec, builder);
+  session.watch("A", 64, slot.back_pointer());
+  session.start();  // 3 compiles queued while ALLOWED
+  ASSERT_TRUE(session.apply_measurement_mode().ok());
+  disabled = true;
+  // The spec: work submitted before the disable runs to completion; the refill it would
+  // queue is not generated (the source sees the disabled mode).
+  ASSERT_TRUE(eventually([&] { return built.load() >= 3; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  session.stop();
+  EXPECT_EQ(built.load(), 3u);
+  EXPECT_EQ(count_outcome(session.records(), "delivered"), 3u);
+}
+
+TEST(BackgroundSession, BenchmarkPrimingWorkflowCommitsUntilFurtherMeasurementsIsFalse) {
+  FakeBuilder fake;
+  VariantSlot<PipelineHandle> slot;
+  BackgroundSpec spec = one_shot(2);
+  spec.workflow = Workflow::benchmark_priming;
+  spec.training_frames = 3;
+  spec.converge_after_passes = 2;
+  BackgroundSession session(spec, fake.builder());
+  session.watch("A", 64, slot.back_pointer());
+  session.start();
+  ASSERT_TRUE(session.begin_workflow().ok());
+  std::uint32_t frames = 0;
+  for (;;) {
+    ++frames;
+    ASSERT_LT(frames, 100u) << "the workflow must end";
+    auto more = session.workflow_frame_rendered();
+    ASSERT_TRUE(more.ok()) << more.error().message;
+    if (!*more) break;
+  }
+  const WorkflowOutcome& outcome = session.workflow_outcome();
+  EXPECT_EQ(outcome.passes, 2u);
+  EXPECT_EQ(outcome.frames_rendered, 6u);
+  EXPECT_EQ(frames, 6u);
+  EXPECT_TRUE(outcome.converged);
+  EXPECT_EQ(outcome.commit_wait_ms.size(), 2u);
+  // Each commit waited for its set: every compile queued so far is done.
+  EXPECT_EQ(fake.built.load(), 6u);
+  ASSERT_TRUE(session.apply_measurement_mode().ok());  // ALLOWED + KEEP_ALL afterwards
+  session.stop();
+}
+
+TEST(BackgroundSession, SingleFrameAnalysisIsBoundedByMaxPassesAndBoostsItsCompiles) {
+  FakeBuilder fake;
+  VariantSlot<PipelineHandle> slot;
+  BackgroundSpec spec = one_shot(2);
+  spec.workflow = Workflow::single_frame_analysis;
+  spec.developer_mode = true;
+  spec.training_frames = 1;
+  spec.converge_after_passes = 10;  // a driver that never converges within the bound
+  spec.max_passes = 3;
+  BackgroundSession session(spec, fake.builder());
+  session.watch("A", 64, slot.back_pointer());
+  session.start();
+  ASSERT_TRUE(session.begin_workflow().ok());
+  std::uint32_t frames = 0;
+  while (true) {
+    ++frames;
+    ASSERT_LT(frames, 100u);
+    auto more = session.workflow_frame_rendered();
+    ASSERT_TRUE(more.ok()) << more.error().message;
+    if (!*more) break;
+  }
+  EXPECT_EQ(session.workflow_outcome().passes, 3u);
+  EXPECT_FALSE(session.workflow_outcome().converged);
+  ASSERT_TRUE(session.apply_measurement_mode().ok());  // DISABLE_PROFILING_BY_SYSTEM
+  session.stop();
+  std::size_t boosted = 0;
+  for (const auto& r : session.records()) boosted += r.boosted ? 1 : 0;
+  EXPECT_GT(boosted, 0u) << "COMMIT_RESULTS_HIGH_PRIORITY runs the commit set on boost threads";
+}
+
+TEST(BackgroundSession, UnmanagedControlRunsOutsideTheProcessorAtNormalPriority) {
+  FakeBuilder fake;
+  VariantSlot<PipelineHandle> slot;
+  BackgroundSpec spec;
+  spec.unmanaged_threads = 2;
+  BackgroundSession session(spec, fake.builder());
+  session.watch("A", 64, slot.back_pointer());
+  session.start();
+  ASSERT_TRUE(eventually([&] { return session.activity().unmanaged_running > 0; }));
+  ASSERT_TRUE(eventually([&] { return fake.built.load() >= 2; }));
+  EXPECT_FALSE(*session.apply_measurement_mode()) << "no processor work to set a mode for";
+  session.stop();
+  EXPECT_EQ(session.activity().unmanaged_running, 0u);
+  const auto records = session.records();
+  ASSERT_GE(records.size(), 2u);
+  std::set<int> workers;
+  for (const auto& r : records) {
+    EXPECT_FALSE(r.managed);
+    EXPECT_FALSE(r.idle_priority);
+    EXPECT_EQ(r.outcome, "delivered");
+    workers.insert(r.worker);
+  }
+  EXPECT_LE(workers.size(), 2u);
+}
+
+}  // namespace
+}  // namespace gpuoverlap::background
