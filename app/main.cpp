@@ -486,7 +486,10 @@ int main(int argc, char** argv) {
   run->add_option("--foreground", run_args.foreground,
                   "For a study (e.g. non-intrusiveness): the preset or scenario file measured "
                   "under its conditions, instead of the study's own foreground");
-  run->add_option("--frames", run_args.frames, "Measured frames per scenario (overrides the file)")
+  run->add_option(
+         "--frames", run_args.frames,
+         "Measured frames per scenario (overrides the file); for a study, per condition over all "
+         "its rounds")
       ->check(CLI::Range(1u, 1'000'000u));
   run->add_option("--warmup", run_args.warmup, "Warm-up frames, dropped (overrides the file)")
       ->check(CLI::Range(0u, 1'000'000u));

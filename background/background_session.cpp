@@ -84,12 +84,10 @@ void BackgroundSession::start() {
   bool allowed = false;
   {
     std::lock_guard lock(mutex_);
-    allowed = mode_allows_work_locked();
+    allowed = allows_work(mode_);
   }
   if (allowed) queue_compiles(spec_.tasks);  // first sight of the foreground's pipelines
 }
-
-bool BackgroundSession::mode_allows_work_locked() const { return allows_work(mode_); }
 
 BackgroundSession::Compile BackgroundSession::next_compile_locked() {
   const std::uint64_t number = next_compile_++;
@@ -117,7 +115,7 @@ void BackgroundSession::queue_compiles(std::size_t count) {
       {
         std::lock_guard lock(mutex_);
         managed_results_[label] = std::move(result);
-        refill = spec_.continuous && mode_allows_work_locked();
+        refill = spec_.continuous && allows_work(mode_);
       }
       if (refill && !stopping_.load()) queue_compiles(1);
     };

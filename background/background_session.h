@@ -125,7 +125,6 @@ class BackgroundSession {
   Compile next_compile_locked();
   void queue_compiles(std::size_t count);  // managed
   void unmanaged_loop(int worker);
-  bool mode_allows_work_locked() const;
 
   const BackgroundSpec spec_;
   const PipelineBuilder builder_;

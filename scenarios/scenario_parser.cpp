@@ -193,14 +193,19 @@ class Parser {
     return spec;
   }
 
-  Result<Scenario> parse(std::string_view text) {
-    toml::table root;
+  Result<toml::table> parse_toml(std::string_view text) const {
     try {
-      root = toml::parse(text, source_);
+      return toml::parse(text, source_);
     } catch (const toml::parse_error& e) {
       return make_error(source_ + ":" + std::to_string(e.source().begin.line) +
                         ": TOML syntax: " + std::string(e.description()));
     }
+  }
+
+  Result<Scenario> parse(std::string_view text) {
+    auto parsed = parse_toml(text);
+    if (!parsed) return parsed.error();
+    const toml::table& root = *parsed;
     Scenario s;
     s.source = source_;
     if (root.get("foreground") || root.get("condition"))
@@ -251,13 +256,9 @@ class Parser {
   }
 
   Result<StudySpec> parse_study_text(std::string_view text) {
-    toml::table root;
-    try {
-      root = toml::parse(text, source_);
-    } catch (const toml::parse_error& e) {
-      return make_error(source_ + ":" + std::to_string(e.source().begin.line) +
-                        ": TOML syntax: " + std::string(e.description()));
-    }
+    auto parsed = parse_toml(text);
+    if (!parsed) return parsed.error();
+    const toml::table& root = *parsed;
     StudySpec study;
     study.source = source_;
     GPUOVERLAP_TRY(only_keys(

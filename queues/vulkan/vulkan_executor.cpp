@@ -1297,7 +1297,7 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
         timeline.frames.push_back({.frame = measured_frame, .status = status});
       }
     };
-    if (background_ && measured && !training &&
+    if (background_ && measured &&
         (measured_frame == 0 || background_->spec().action_every_frame) &&
         background_->spec().workflow == background::Workflow::none) {
       // SetBackgroundProcessingMode as the application would call it, outside the frame's

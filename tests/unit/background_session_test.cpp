@@ -52,6 +52,24 @@ std::size_t count_outcome(const std::vector<BackgroundTaskRecord>& records,
   return n;
 }
 
+// Drives a workflow as the frame loop does; the training frames rendered (0 on a failure).
+std::uint32_t render_training_frames(BackgroundSession& session) {
+  if (!session.begin_workflow().ok()) {
+    ADD_FAILURE() << "begin_workflow";
+    return 0;
+  }
+  for (std::uint32_t frames = 1; frames < 100; ++frames) {
+    auto more = session.workflow_frame_rendered();
+    if (!more.ok()) {
+      ADD_FAILURE() << more.error().message;
+      return 0;
+    }
+    if (!*more) return frames;
+  }
+  ADD_FAILURE() << "the workflow did not end within 100 frames";
+  return 0;
+}
+
 BackgroundSpec one_shot(std::uint32_t tasks) {
   BackgroundSpec spec;
   spec.tasks = tasks;
@@ -226,15 +244,7 @@ TEST(BackgroundSession, BenchmarkPrimingWorkflowCommitsUntilFurtherMeasurementsI
   BackgroundSession session(spec, fake.builder());
   session.watch("A", 64, slot.back_pointer());
   session.start();
-  ASSERT_TRUE(session.begin_workflow().ok());
-  std::uint32_t frames = 0;
-  for (;;) {
-    ++frames;
-    ASSERT_LT(frames, 100u) << "the workflow must end";
-    auto more = session.workflow_frame_rendered();
-    ASSERT_TRUE(more.ok()) << more.error().message;
-    if (!*more) break;
-  }
+  const std::uint32_t frames = render_training_frames(session);
   const WorkflowOutcome& outcome = session.workflow_outcome();
   EXPECT_EQ(outcome.passes, 2u);
   EXPECT_EQ(outcome.frames_rendered, 6u);
@@ -259,15 +269,7 @@ TEST(BackgroundSession, SingleFrameAnalysisIsBoundedByMaxPassesAndBoostsItsCompi
   BackgroundSession session(spec, fake.builder());
   session.watch("A", 64, slot.back_pointer());
   session.start();
-  ASSERT_TRUE(session.begin_workflow().ok());
-  std::uint32_t frames = 0;
-  while (true) {
-    ++frames;
-    ASSERT_LT(frames, 100u);
-    auto more = session.workflow_frame_rendered();
-    ASSERT_TRUE(more.ok()) << more.error().message;
-    if (!*more) break;
-  }
+  EXPECT_EQ(render_training_frames(session), 3u) << "one frame per pass, three passes";
   EXPECT_EQ(session.workflow_outcome().passes, 3u);
   EXPECT_FALSE(session.workflow_outcome().converged);
   ASSERT_TRUE(session.apply_measurement_mode().ok());  // DISABLE_PROFILING_BY_SYSTEM
