@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -16,6 +17,8 @@
 #include "core/atomic_file.h"
 #include "core/interrupt.h"
 #include "git_revision.h"
+#include "preemption/load_process.h"
+#include "preemption/preemption_analysis.h"
 #include "queues/vulkan/vulkan_executor.h"
 #include "queues/vulkan/vulkan_instance.h"
 #include "scenarios/frame_plan.h"
@@ -101,9 +104,9 @@ int command_devices(bool as_json) {
 
 int command_list() {
   for (const Preset& p : presets()) {
-    auto s = parse_scenario(p.toml, std::string(p.name));
+    auto s = resolve_scenarios(std::string(p.name));
     std::cout << fmt::format("{:<24} {}\n", p.name,
-                             s ? s->description : "(invalid: " + s.error().message + ")");
+                             s ? description_of(p) : "(invalid: " + s.error().message + ")");
   }
   return 0;
 }
@@ -246,8 +249,20 @@ int command_validate(const std::vector<std::string>& items, bool explain_plan) {
     }
     for (const Scenario& s : *expanded) {
       for (const std::string& warning : s.warnings) std::cerr << warning << "\n";
-      std::cout << fmt::format("{}: ok ({} queues, {} workloads{})\n",
-                               s.study.empty() ? item : s.name, s.queues.size(), s.workloads.size(),
+      const std::string name = expanded->size() > 1 ? s.name : item;
+      if (s.preemption) {
+        const preemption::PreemptionSpec& p = *s.preemption;
+        std::cout << fmt::format(
+            "{}: ok (preemption: {} load of {} ms on DIRECT, urgent job every {} ms on a {} "
+            "COMPUTE queue for {} ms, {} process{})\n",
+            name, preemption::to_string(p.load), p.target_ms, p.period_ms, to_string(p.priority),
+            p.duration_ms,
+            p.process == preemption::ProcessMode::separate ? "load in a second" : "one",
+            p.process == preemption::ProcessMode::separate ? "" : "");
+        continue;
+      }
+      std::cout << fmt::format("{}: ok ({} queues, {} workloads{})\n", name, s.queues.size(),
+                               s.workloads.size(),
                                s.background ? ", " + describe_background(*s.background) : "");
       if (explain_plan) explain(s, std::cout);
     }
@@ -304,7 +319,30 @@ struct RunArguments {
   double verdict_p99_margin_pct = 25.0;
   double flag_tolerance_us = 10.0;
   double flag_tolerance_pct = 1.0;
+  // Preemption scenarios: the load in a child process; overrides of the files' durations.
+  bool load_process = false;
+  std::optional<double> duration_ms, target_ms;
 };
+
+// --load-process, --duration-ms and --target-ms on every preemption scenario, checked again.
+Status apply_preemption_overrides(const RunArguments& args, std::vector<Scenario>& scenarios) {
+  for (Scenario& s : scenarios) {
+    if (!s.preemption) continue;
+    preemption::PreemptionSpec& spec = *s.preemption;
+    if (args.load_process) spec.process = preemption::ProcessMode::separate;
+    if (args.duration_ms) spec.duration_ms = *args.duration_ms;
+    if (args.target_ms) spec.target_ms = *args.target_ms;
+    if (Status v = preemption::validate(spec); !v)
+      return v.error().with_context("scenario '" + s.name + "': ");
+  }
+  const bool any = std::any_of(scenarios.begin(), scenarios.end(),
+                               [](const Scenario& s) { return s.preemption.has_value(); });
+  if (!any && (args.load_process || args.duration_ms || args.target_ms))
+    return make_error(
+        "--load-process, --duration-ms and --target-ms apply to preemption "
+        "scenarios only (see 'gpuoverlap list')");
+  return ok_status();
+}
 
 // The device for a command that runs work: chosen, announced on stderr.
 Result<DeviceChoice> pick_device(const vk::Instance& instance, const std::string& wanted) {
@@ -354,6 +392,7 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   // --frames counts a study condition's frames over all its rounds.
   if (args.frames)
     for (Scenario& s : scenarios) s.frames = frames_per_round(*args.frames, s.rounds);
+  if (Status s = apply_preemption_overrides(args, scenarios); !s) return fail(s.error().message);
   auto instance = open_instance(args.validation, args.sync_validation);
   if (!instance) return fail(instance.error().message);
   auto chosen = pick_device(**instance, args.device);
@@ -377,6 +416,7 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   vk::VulkanExecutor executor(**instance, chosen->index);
   const SuiteOutcome outcome = run_suite(executor, scenarios, options, std::cerr);
   std::cout << summary_table(outcome);
+  std::cout << preemption_summary_table(outcome);
   const Status verdicts =
       write_study_verdicts(outcome, options.out_directory,
                            VerdictSettings{.p50_margin = args.verdict_margin_pct / 100.0,
@@ -440,6 +480,38 @@ int command_selftest(const std::string& device_name, SelftestOptions options) {
     status = fail("some checks failed (see the table; docs/selftest.md explains each)");
   }
   return finish(executor, status);
+}
+
+// `gpuoverlap load-process` (internal, started by run --load-process): the load of a
+// preemption scenario on its own device, driven through stdin/stdout by the parent
+// (preemption/load_process.h). Its own messages go to stderr.
+int command_load_process(const std::string& spec_json, std::size_t device_index,
+                         const RunSettings& base_settings) {
+  preemption::ParentLink parent;
+  auto report_failure = [](const std::string& reason) {
+    preemption::ParentLink::send("failed", nlohmann::json(reason));
+    return fail("load process: " + reason);
+  };
+  nlohmann::json parsed;
+  try {
+    parsed = nlohmann::json::parse(spec_json);
+  } catch (const nlohmann::json::exception& e) {
+    return report_failure(std::string("--spec is not JSON: ") + e.what());
+  }
+  auto spec = preemption::spec_from_json(parsed);
+  if (!spec) return report_failure(spec.error().message);
+  const Scenario load_only =
+      preemption::make_scenario(*spec, preemption::Role::load_only, "load-process");
+  auto instance = open_instance(false);
+  if (!instance) return report_failure(instance.error().message);
+  if (device_index >= (*instance)->devices().size())
+    return report_failure("no device " + std::to_string(device_index));
+  RunSettings settings = base_settings;
+  vk::VulkanExecutor executor(**instance, device_index);
+  auto timeline = executor.run_load_process(load_only, settings, parent);
+  if (!timeline) return finish(executor, report_failure(timeline.error().message));
+  preemption::ParentLink::send("result", preemption::load_process_result(*timeline));
+  return finish(executor, timeline->failure ? 1 : 0);
 }
 
 }  // namespace
@@ -523,6 +595,17 @@ int main(int argc, char** argv) {
                   "A row's clocks that differ by more than max(this, --flag-tolerance-pct of its "
                   "duration) get a flag in records.csv (default 10)")
       ->check(CLI::Range(0.0, 1e9));
+  run->add_flag("--load-process", run_args.load_process,
+                "Preemption scenarios: run the load in a second gpuoverlap process (its own "
+                "device and queue, as another application), started and stopped by this one");
+  run->add_option("--duration-ms", run_args.duration_ms,
+                  "Preemption scenarios: how long the urgent job is submitted (overrides "
+                  "duration_ms)")
+      ->check(CLI::Range(10.0, preemption::kMaxDurationMs));
+  run->add_option("--target-ms", run_args.target_ms,
+                  "Preemption scenarios: the load's duration alone, its size calibrated to it "
+                  "(overrides target_ms)")
+      ->check(CLI::Range(1.0, preemption::kMaxTargetMs));
   run->add_option("--flag-tolerance-pct", run_args.flag_tolerance_pct,
                   "Relative part of the flag tolerance, percent of the duration (default 1)")
       ->check(CLI::Range(0.0, 1000.0));
@@ -580,6 +663,22 @@ int main(int argc, char** argv) {
       ->required();
   report->add_option("--out", report_out, "Write the report here instead");
 
+  // Internal: the child of run --load-process. Not listed in --help.
+  std::string load_spec;
+  std::size_t load_device = 0;
+  RunSettings load_settings;
+  std::string load_stamp_memory = "uncached";
+  bool load_no_timestamps = false, load_no_shader_clock = false;
+  auto* load_process = app.add_subcommand("load-process", "")->group("");
+  load_process->add_option("--spec", load_spec)->required();
+  load_process->add_option("--device", load_device)->required();
+  load_process->add_option("--timeout-ms", load_settings.frame_timeout_ms)
+      ->check(CLI::Range(1u, 3'600'000u));
+  load_process->add_option("--stamp-memory", load_stamp_memory)
+      ->check(CLI::IsMember({"uncached", "cached"}));
+  load_process->add_flag("--no-timestamps", load_no_timestamps);
+  load_process->add_flag("--no-shader-clock", load_no_shader_clock);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -600,5 +699,12 @@ int main(int argc, char** argv) {
     return command_compare(baseline_dir, candidate_dir, compare_options, compare_csv_path);
   }
   if (report->parsed()) return command_report(report_dir, report_out);
+  if (load_process->parsed()) {
+    load_settings.stamp_memory =
+        load_stamp_memory == "cached" ? StampMemory::cached : StampMemory::uncached;
+    load_settings.timestamp_queries = !load_no_timestamps;
+    load_settings.shader_clock = !load_no_shader_clock;
+    return command_load_process(load_spec, load_device, load_settings);
+  }
   return 2;
 }

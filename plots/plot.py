@@ -18,6 +18,11 @@ OUT/<scenario>/ (OUT defaults to RESULTS_DIR/plots):
                    a lane per compile thread (idle, high-priority commit, unmanaged), a bar per
                    compile, on the same time axis as the measured frames (shaded), so the
                    training passes of a workflow and the compiles under each frame show.
+  preemption.FORMAT  a preemption scenario (preemption.csv) instead of the timeline and gaps:
+                   on top the load's submissions (DIRECT lane) and the urgent jobs (COMPUTE
+                   lane) over the first 0.5 s of the urgent phase; below every urgent job's
+                   latency (CPU submit to its first thread) against its submit time, on a log
+                   scale, with the period and the 100 µs "preempts" line.
 For each study (a directory with verdict.csv) it also writes OUT/<study>/verdict.FORMAT: each
 metric's distribution per condition (rounds pooled; frames.csv, and records.csv for the GPU
 durations where present), every box labelled with its verdict.
@@ -99,7 +104,13 @@ def save(figure, path):
     return path
 
 
+def is_preemption(meta):
+    return "preemption" in meta
+
+
 def plot_timeline(directory, records, meta, out_base, fmt):
+    if is_preemption(meta):
+        return []  # submissions, not frames: plot_preemption
     ok = records[records.status == "ok"]
     if ok.empty:
         raise InputError(f"{meta.get('scenario', {}).get('name', '?')}: no frame with status ok to plot")
@@ -278,8 +289,67 @@ def plot_background(directory, records, meta, out_base, fmt):
 
 
 # Each entry: (name, function(directory, records, meta, out_base, fmt) -> written paths).
+def plot_preemption(directory, records, meta, out_base, fmt):
+    if not is_preemption(meta):
+        return []
+    path = directory / "preemption.csv"
+    try:
+        urgent = pd.read_csv(path, keep_default_na=False, na_values={
+            c: [""] for c in ("latency_us", "submit_us", "poll_start_us", "poll_end_us")})
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+        raise InputError(f"{path}: cannot read: {error}") from error
+    for column in ("submit_us", "latency_us", "poll_start_us", "poll_end_us", "period_ms"):
+        if column not in urgent.columns:
+            raise InputError(f"{path}: missing column {column}")
+    spec = meta["preemption"].get("spec", {})
+    period_ms = float(spec.get("period_ms", 11.1))
+    loads = records[(records.workload != "urgent") & records.poll_start_us.notna()
+                    & records.poll_end_us.notna()].copy()
+    loads["start_ms"] = (loads.frame_t0_us + loads.poll_start_us) / 1000.0
+    loads["end_ms"] = (loads.frame_t0_us + loads.poll_end_us) / 1000.0
+    figure, (lanes, scatter) = plt.subplots(2, 1, figsize=(11, 6.5),
+                                            gridspec_kw={"height_ratios": [1, 2]})
+    window_ms = 500.0
+    for _, row in loads[(loads.end_ms >= 0) & (loads.start_ms <= window_ms)].iterrows():
+        lanes.barh(1, row.end_ms - row.start_ms, left=row.start_ms, height=0.6,
+                   color=QUEUE_COLOURS["direct"], edgecolor="black", linewidth=0.5,
+                   hatch=KIND_HATCH.get(row.kind))
+    jobs = urgent[urgent.poll_start_us.notna() & urgent.poll_end_us.notna()]
+    for _, row in jobs[jobs.submit_us / 1000.0 <= window_ms].iterrows():
+        lanes.barh(0, max((row.poll_end_us - row.poll_start_us) / 1000.0, 0.05),
+                   left=row.poll_start_us / 1000.0, height=0.6, color=QUEUE_COLOURS["compute"],
+                   edgecolor="black", linewidth=0.5)
+        lanes.plot([row.submit_us / 1000.0] * 2, [-0.35, 0.35], color="black", lw=0.6)
+    lanes.set_yticks([0, 1])
+    lanes.set_yticklabels(["urgent [COMPUTE]", "load [DIRECT]"])
+    lanes.set_xlim(0, window_ms)
+    lanes.set_xlabel("ms from the first urgent submission (poll clock); ticks: CPU submits")
+    lanes.grid(axis="x", alpha=0.3)
+    measured = urgent[urgent.latency_us.notna()]
+    met = measured[measured.deadline_met == 1]
+    missed = measured[measured.deadline_met != 1]
+    scatter.scatter(met.submit_us / 1000.0, met.latency_us.clip(lower=0.1), s=8,
+                    color=QUEUE_COLOURS["compute"], label="completed within the period")
+    scatter.scatter(missed.submit_us / 1000.0, missed.latency_us.clip(lower=0.1), s=10,
+                    marker="x", color="#C44E52", label="missed the period")
+    scatter.axhline(period_ms * 1000.0, color="black", lw=0.8, ls="--",
+                    label=f"period {period_ms:g} ms")
+    scatter.axhline(100.0, color="#55A868", lw=0.8, ls=":", label="100 µs (preempts)")
+    scatter.set_yscale("log")
+    scatter.set_ylabel("latency: submit to first thread (µs)")
+    scatter.set_xlabel("submit time (ms from the first urgent submission)")
+    scatter.grid(alpha=0.3, which="both")
+    scatter.legend(fontsize=8, loc="upper right")
+    granted = meta["preemption"].get("priority_granted", "?")
+    process = meta["preemption"].get("process", "?")
+    lanes.set_title(title(meta, f"{spec.get('load', '?')} load vs urgent job at {granted} "
+                                f"priority ({process} process)"), fontsize=10)
+    return [save(figure, out_base / f"preemption.{fmt}")]
+
+
 PLOTS = [
     ("timeline", plot_timeline),
+    ("preemption", plot_preemption),
     ("clocks", plot_clock_agreement),
     ("gaps", plot_gaps),
     ("background", plot_background),

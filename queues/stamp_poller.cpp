@@ -3,13 +3,7 @@
 #include <algorithm>
 
 #include "core/clock.h"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define GPUOVERLAP_CPU_RELAX() _mm_pause()
-#else
-#define GPUOVERLAP_CPU_RELAX() ((void)0)
-#endif
+#include "core/cpu_relax.h"
 
 namespace gpuoverlap {
 

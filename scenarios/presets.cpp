@@ -1,5 +1,7 @@
 #include "scenarios/presets.h"
 
+#include <toml++/toml.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -42,10 +44,25 @@ Result<Scenario> resolve_scenario(const std::string& preset_or_path) {
   return parse_scenario(definition->text, definition->source);
 }
 
+std::string description_of(const Preset& preset) {
+  try {
+    const toml::table root = toml::parse(preset.toml);
+    return std::string(root["description"].value_or(std::string_view{}));
+  } catch (const toml::parse_error&) {
+    return "(invalid TOML)";
+  }
+}
+
 Result<std::vector<Scenario>> resolve_scenarios(const std::string& preset_or_path,
                                                 const std::string& foreground_override) {
   auto definition = find_definition(preset_or_path);
   if (!definition) return definition.error();
+  if (is_preemption(definition->text)) {
+    if (!foreground_override.empty())
+      return make_error("--foreground applies to studies; '" + preset_or_path +
+                        "' is a preemption scenario");
+    return parse_preemption(definition->text, definition->source);
+  }
   if (!is_study(definition->text)) {
     if (!foreground_override.empty())
       return make_error("--foreground applies to studies; '" + preset_or_path + "' is a scenario");

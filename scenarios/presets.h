@@ -19,6 +19,9 @@ struct Preset {
 
 std::span<const Preset> presets();  // sorted by name
 
+// The `description` of a preset, scenario, study or preemption file alike ("" when absent).
+std::string description_of(const Preset& preset);
+
 // An existing file path is loaded as a scenario file; otherwise the word must name a preset.
 // Contract: the definition is a scenario, not a study.
 Result<Scenario> resolve_scenario(const std::string& preset_or_path);

@@ -12,6 +12,7 @@
 #include "background/background_spec.h"
 #include "barriers/barrier_model.h"
 #include "core/result.h"
+#include "preemption/preemption_spec.h"
 #include "queues/queue_model.h"
 #include "workloads/workload.h"
 
@@ -55,6 +56,9 @@ struct Scenario {
   std::vector<WorkloadSpec> workloads;  // in recording order per queue
   // Background work during the scenario ([background]); none when absent.
   std::optional<background::BackgroundSpec> background;
+  // A preemption scenario ([preemption], preemption/preemption_spec.h): the queues and
+  // workloads are made from it, and the executor runs its submission loop instead of frames.
+  std::optional<preemption::PreemptionSpec> preemption;
   // Set when the scenario is one condition of a study (a file with `foreground` and
   // [[condition]] tables, see expand_study): the study's name and this condition's. The
   // scenario is then named "<study>/<condition>" and written to that subdirectory.
@@ -103,6 +107,13 @@ Result<StudySpec> parse_study(std::string_view toml_text, const std::string& sou
 // background, named "<study>/<condition>" (one round) or "<study>/<condition>/round-<r>",
 // each round measuring ceil(frames / rounds) frames.
 std::vector<Scenario> expand_study(const StudySpec& study, const Scenario& foreground);
+
+// True when the TOML text has a [preemption] table (docs/preemption.md).
+bool is_preemption(std::string_view toml_text);
+// A preemption scenario, or with arrays in load/priority/process, one per combination (a
+// matrix named "<name>/<load>-<priority>[-<process>]").
+Result<std::vector<Scenario>> parse_preemption(std::string_view toml_text,
+                                               const std::string& source_name);
 
 // ceil(total / rounds): the frames one round of a study measures.
 std::uint32_t frames_per_round(std::uint32_t total, std::uint32_t rounds);

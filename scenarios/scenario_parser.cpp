@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -208,6 +209,9 @@ class Parser {
     const toml::table& root = *parsed;
     Scenario s;
     s.source = source_;
+    if (root.get("preemption"))
+      return make_error(source_ +
+                        ": this is a preemption scenario ([preemption]); run it by name or path");
     if (root.get("foreground") || root.get("condition"))
       return make_error(source_ +
                         ": this is a study (it has 'foreground' or [[condition]]), not a "
@@ -253,6 +257,144 @@ class Parser {
       s.background = *spec;
     }
     return s;
+  }
+
+  // A number (integer or float) in [min, max]; `fallback` when absent.
+  Result<double> number_field(const toml::table& t, std::string_view key, const std::string& where,
+                              double min, double max, double fallback) const {
+    const toml::node* node = t.get(key);
+    if (!node) return fallback;
+    if (!node->is_number())
+      return error_at(node, "'" + std::string(key) + "' in " + where + " must be a number");
+    const double v = *node->value<double>();
+    if (!(v >= min && v <= max))
+      return error_at(
+          node, fmt::format("'{}' in {} is {}, must be in [{}, {}]", key, where, v, min, max));
+    return v;
+  }
+
+  // A key that names one value or, as an array, several (a preemption matrix). Absent: the
+  // fallback alone.
+  template <typename Value, typename Parse>
+  Result<std::vector<Value>> names_field(const toml::table& t, std::string_view key,
+                                         const std::string& where, Parse parse,
+                                         const std::string& names, Value fallback) const {
+    const toml::node* node = t.get(key);
+    if (!node) return std::vector<Value>{fallback};
+    std::vector<const toml::node*> items;
+    if (const toml::array* a = node->as_array()) {
+      if (a->empty()) return error_at(node, "'" + std::string(key) + "' in " + where + " is empty");
+      for (const toml::node& item : *a) items.push_back(&item);
+    } else {
+      items.push_back(node);
+    }
+    std::vector<Value> out;
+    for (const toml::node* item : items) {
+      const auto text = item->value<std::string_view>();
+      if (!text)
+        return error_at(item, "'" + std::string(key) + "' in " + where +
+                                  " must be a string or an array of strings");
+      const auto parsed = parse(*text);
+      if (!parsed)
+        return error_at(item, "unknown " + std::string(key) + " '" + std::string(*text) + "' in " +
+                                  where + " (" + names + ")");
+      if (std::find(out.begin(), out.end(), *parsed) != out.end())
+        return error_at(item,
+                        "'" + std::string(*text) + "' appears twice in '" + std::string(key) + "'");
+      out.push_back(*parsed);
+    }
+    return out;
+  }
+
+  // A file with [preemption]: docs/preemption.md. Arrays in load, priority or process make a
+  // matrix: one scenario per combination, named "<name>/<load>-<priority>[-<process>]".
+  Result<std::vector<Scenario>> parse_preemption_text(std::string_view text) {
+    using namespace preemption;
+    auto parsed = parse_toml(text);
+    if (!parsed) return parsed.error();
+    const toml::table& root = *parsed;
+    GPUOVERLAP_TRY(only_keys(root, {"name", "description", "preemption"}, "a preemption scenario"));
+    auto name = directory_name(root, "name", "the scenario", nullptr);
+    if (!name) return name.error();
+    auto description = string_field(root, "description", "the scenario", false, nullptr);
+    if (!description) return description.error();
+    const toml::node* node = root.get("preemption");
+    const toml::table* t = node ? node->as_table() : nullptr;
+    if (!t) return error_at(node, "[preemption] must be a table");
+    const std::string where = "[preemption]";
+    GPUOVERLAP_TRY(
+        only_keys(*t,
+                  {"load", "priority", "process", "target_ms", "period_ms", "duration_ms", "groups",
+                   "iterations", "draws", "urgent_groups", "urgent_iterations", "baseline_loads"},
+                  where));
+    if (!t->get("load"))
+      return error_at(node,
+                      "[preemption] needs 'load' (big-dispatch | slow-shader | many-draws | "
+                      "graphics-and-compute, or an array of them)");
+    auto loads = names_field(*t, "load", where, parse_load_kind,
+                             "big-dispatch | slow-shader | many-draws | graphics-and-compute",
+                             LoadKind::big_dispatch);
+    if (!loads) return loads.error();
+    auto priorities = names_field(*t, "priority", where, parse_queue_priority,
+                                  "normal | high | realtime", QueuePriority::normal);
+    if (!priorities) return priorities.error();
+    auto processes =
+        names_field(*t, "process", where, parse_process_mode, "same | separate", ProcessMode::same);
+    if (!processes) return processes.error();
+    PreemptionSpec base;
+    auto target = number_field(*t, "target_ms", where, 1, kMaxTargetMs, base.target_ms);
+    if (!target) return target.error();
+    base.target_ms = *target;
+    auto period = number_field(*t, "period_ms", where, 0.5, 1000, base.period_ms);
+    if (!period) return period.error();
+    base.period_ms = *period;
+    auto duration = number_field(*t, "duration_ms", where, 10, kMaxDurationMs, base.duration_ms);
+    if (!duration) return duration.error();
+    base.duration_ms = *duration;
+    auto optional_int = [&](std::string_view key, std::uint32_t max,
+                            std::optional<std::uint32_t>& out) -> Status {
+      if (!t->get(key)) return ok_status();
+      auto v = int_field(*t, key, where, 1, max, 1);
+      if (!v) return v.error();
+      out = *v;
+      return ok_status();
+    };
+    GPUOVERLAP_TRY(optional_int("groups", kMaxGroups, base.groups));
+    GPUOVERLAP_TRY(optional_int("iterations", kMaxLoadIterations, base.iterations));
+    GPUOVERLAP_TRY(optional_int("draws", kMaxDraws, base.draws));
+    auto urgent_groups = int_field(*t, "urgent_groups", where, 1, kMaxUrgentGroups, 1);
+    if (!urgent_groups) return urgent_groups.error();
+    base.urgent_groups = *urgent_groups;
+    auto urgent_iterations = int_field(*t, "urgent_iterations", where, 1, kMaxUrgentIterations, 16);
+    if (!urgent_iterations) return urgent_iterations.error();
+    base.urgent_iterations = *urgent_iterations;
+    auto baseline = int_field(*t, "baseline_loads", where, 1, 100, 3);
+    if (!baseline) return baseline.error();
+    base.baseline_loads = *baseline;
+    const bool matrix = loads->size() > 1 || priorities->size() > 1 || processes->size() > 1;
+    std::vector<Scenario> out;
+    for (LoadKind load : *loads)
+      for (QueuePriority priority : *priorities)
+        for (ProcessMode process : *processes) {
+          PreemptionSpec spec = base;
+          spec.load = load;
+          spec.priority = priority;
+          spec.process = process;
+          if (Status v = validate(spec); !v)
+            return error_at(node,
+                            v.error().message + " (load " + std::string(to_string(load)) + ")");
+          std::string scenario_name = *name;
+          if (matrix) {
+            scenario_name +=
+                "/" + std::string(to_string(load)) + "-" + std::string(to_string(priority));
+            if (processes->size() > 1) scenario_name += "-" + std::string(to_string(process));
+          }
+          Scenario s = make_scenario(spec, Role::both, scenario_name);
+          s.description = *description;
+          s.source = source_;
+          out.push_back(std::move(s));
+        }
+    return out;
   }
 
   Result<StudySpec> parse_study_text(std::string_view text) {
@@ -647,13 +789,35 @@ Result<Scenario> parse_scenario(std::string_view toml_text, const std::string& s
   return parser.parse(toml_text);
 }
 
-bool is_study(std::string_view toml_text) {
+namespace {
+
+// True when the TOML text has any of the top-level keys; false for a syntax error, which the
+// parser of the file's kind then reports with its line.
+bool has_top_level_key(std::string_view toml_text, std::initializer_list<std::string_view> keys) {
   try {
     const toml::table root = toml::parse(toml_text);
-    return root.get("foreground") || root.get("condition");
+    for (std::string_view key : keys)
+      if (root.get(key)) return true;
+    return false;
   } catch (const toml::parse_error&) {
-    return false;  // the scenario parser reports the syntax error
+    return false;
   }
+}
+
+}  // namespace
+
+bool is_study(std::string_view toml_text) {
+  return has_top_level_key(toml_text, {"foreground", "condition"});
+}
+
+bool is_preemption(std::string_view toml_text) {
+  return has_top_level_key(toml_text, {"preemption"});
+}
+
+Result<std::vector<Scenario>> parse_preemption(std::string_view toml_text,
+                                               const std::string& source_name) {
+  Parser parser(source_name);
+  return parser.parse_preemption_text(toml_text);
 }
 
 Result<StudySpec> parse_study(std::string_view toml_text, const std::string& source_name) {

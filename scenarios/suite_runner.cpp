@@ -9,6 +9,7 @@
 
 #include "core/atomic_file.h"
 #include "git_revision.h"
+#include "preemption/preemption_analysis.h"
 #include "scenarios/frame_plan.h"
 
 namespace gpuoverlap {
@@ -77,6 +78,7 @@ nlohmann::json scenario_description(const Scenario& s) {
                         {"warnings", s.warnings},
                         {"queues", queues},
                         {"workloads", workloads}};
+  if (s.preemption) out["preemption"] = preemption::to_json(*s.preemption);
   if (!s.study.empty())
     out["study"] = {
         {"name", s.study}, {"condition", s.condition}, {"round", s.round}, {"rounds", s.rounds}};
@@ -138,13 +140,25 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     settings.should_stop = options.should_stop;
     const std::string label =
         fmt::format("[{}/{}] {}", i + 1, scenarios.size(), result.scenario.name);
-    log << label << ": " << settings.warmup_frames << " warm-up + " << settings.frames
-        << " frames\n"
-        << std::flush;
+    const auto* preemption = result.scenario.preemption ? &*result.scenario.preemption : nullptr;
+    if (preemption)
+      log << label << ": " << preemption::to_string(preemption->load) << " load of "
+          << preemption->target_ms << " ms ("
+          << (preemption->process == preemption::ProcessMode::separate ? "in a second process"
+                                                                       : "same process")
+          << ") + urgent job every " << preemption->period_ms << " ms at "
+          << to_string(preemption->priority) << " priority for " << preemption->duration_ms
+          << " ms\n"
+          << std::flush;
+    else
+      log << label << ": " << settings.warmup_frames << " warm-up + " << settings.frames
+          << " frames\n"
+          << std::flush;
 
     auto progress = [&](std::uint32_t done, std::uint32_t total) {
       if (options.show_progress)
-        log << "\r" << label << ": frame " << done << "/" << total << std::flush;
+        log << "\r" << label << (preemption ? ": ms " : ": frame ") << done << "/" << total
+            << std::flush;
     };
     const std::string started = utc_now_iso8601();
     Result<ScenarioTimeline> timeline = executor.run(result.scenario, settings, progress);
@@ -184,8 +198,30 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     meta["failure"] = timeline->failure ? error_json(*timeline->failure) : nlohmann::json(nullptr);
     for (const auto& [key, value] : options.extra_meta.items()) meta[key] = value;
 
-    result.summary = summarize(result.scenario, *timeline);
-    if (Status s = write_scenario_results(result.directory, result.scenario, *timeline, meta); !s) {
+    std::vector<ExtraFile> extra_files;
+    if (preemption) {
+      // records.csv shows the load as it ran (calibrated), not the bounds it was allocated for.
+      if (timeline->preemption)
+        for (std::size_t p = 0; p < timeline->preemption->load_sizes.size(); ++p) {
+          const preemption::LoadSize& size = timeline->preemption->load_sizes[p];
+          WorkloadSpec& w = result.scenario.workloads[p];
+          w.groups = size.draws > 0 ? size.rows : size.groups;
+          w.iterations = size.iterations;
+        }
+      meta["scenario"] = scenario_description(result.scenario);
+      meta["time_origin"] =
+          "each record's frame_t0_us is its submission's CPU time (just before vkQueueSubmit2), "
+          "in microseconds from the first urgent submission on CLOCK_MONOTONIC_RAW; its start "
+          "and end are from that submission";
+      result.summary = preemption::summary_rows(result.scenario, *timeline);
+      extra_files.push_back(
+          {"preemption.csv", preemption::preemption_csv(result.scenario, *timeline)});
+    } else {
+      result.summary = summarize(result.scenario, *timeline);
+    }
+    if (Status s = write_scenario_results(result.directory, result.scenario, *timeline, meta,
+                                          result.summary, extra_files);
+        !s) {
       result.failure = s.error();
     } else {
       result.written = true;
@@ -208,12 +244,29 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
   return outcome;
 }
 
+std::string preemption_summary_table(const SuiteOutcome& outcome) {
+  std::vector<preemption::TableLine> lines;
+  for (const ScenarioOutcome& s : outcome.scenarios) {
+    if (!s.scenario.preemption || !s.timeline) continue;
+    preemption::ClockSummary c = preemption::summarize_clock(s.scenario, *s.timeline, "poll");
+    if (c.measured == 0) c = preemption::summarize_clock(s.scenario, *s.timeline, "ts");
+    lines.push_back({s.scenario.name, c});
+  }
+  std::string out = preemption::preemption_table(lines);
+  if (!out.empty())
+    out +=
+        "  latency: CPU submit to the urgent job's first thread; misses: completed later than "
+        "one period; slowdown: the load's median duration against it alone\n";
+  return out;
+}
+
 std::string summary_table(const SuiteOutcome& outcome) {
   std::string out;
   auto cell = [](const std::optional<double>& v) {
     return v ? fmt::format("{:>10.1f}", *v) : fmt::format("{:>10}", "-");
   };
   for (const ScenarioOutcome& s : outcome.scenarios) {
+    if (s.scenario.preemption) continue;  // preemption_summary_table
     out += fmt::format("\n{} ({})\n", s.scenario.name, s.failure ? "FAILED" : "ok");
     if (s.summary.empty()) continue;
     out += fmt::format("  {:<20} {:<10} {:<5} {:>6} {:>10} {:>10} {:>10}\n", "workload", "queue",

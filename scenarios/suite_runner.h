@@ -56,5 +56,7 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
 
 // The end-of-run table: per scenario and workload, p50 start/end/duration on each clock.
 std::string summary_table(const SuiteOutcome& outcome);
+// The preemption scenarios' latency table (preemption/preemption_analysis.h); empty without.
+std::string preemption_summary_table(const SuiteOutcome& outcome);
 
 }  // namespace gpuoverlap

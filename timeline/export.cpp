@@ -113,12 +113,19 @@ std::string summary_csv(const Scenario& s, const std::vector<SummaryRow>& rows) 
   std::string out = csv_line(kSummaryColumns);
   for (const SummaryRow& r : rows) {
     const WorkloadSpec& w = s.workloads[r.workload];
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(s.name),
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},", csv_field(s.name),
                        csv_field(w.name), csv_field(s.queues[w.queue].name), r.clock, r.frames,
                        number(r.start_us[0]), number(r.start_us[1]), number(r.start_us[2]),
                        number(r.end_us[0]), number(r.end_us[1]), number(r.end_us[2]),
                        number(r.duration_us[0]), number(r.duration_us[1]), number(r.duration_us[2]),
                        r.flagged_rows);
+    if (r.preemption)
+      out += fmt::format("{},{},{},{},{},{},{}\n", number(r.preemption->latency_us[0]),
+                         number(r.preemption->latency_us[1]), number(r.preemption->latency_us[2]),
+                         number(r.preemption->latency_us[3]), r.preemption->deadline_misses,
+                         number(r.preemption->load_slowdown), r.preemption->classification);
+    else
+      out += ",,,,,,\n";
   }
   return out;
 }
@@ -151,12 +158,20 @@ std::string background_csv(const Scenario& s, const ScenarioTimeline& timeline) 
 
 Status write_scenario_results(const std::filesystem::path& directory, const Scenario& s,
                               const ScenarioTimeline& timeline, const nlohmann::json& meta) {
+  return write_scenario_results(directory, s, timeline, meta, summarize(s, timeline), {});
+}
+
+Status write_scenario_results(const std::filesystem::path& directory, const Scenario& s,
+                              const ScenarioTimeline& timeline, const nlohmann::json& meta,
+                              const std::vector<SummaryRow>& summary,
+                              const std::vector<ExtraFile>& extra_files) {
   std::error_code ec;
   std::filesystem::create_directories(directory, ec);
   if (ec) return make_error("cannot create " + directory.string() + ": " + ec.message());
   GPUOVERLAP_TRY(write_file_atomically(directory / "records.csv", records_csv(s, timeline)));
-  GPUOVERLAP_TRY(
-      write_file_atomically(directory / "summary.csv", summary_csv(s, summarize(s, timeline))));
+  GPUOVERLAP_TRY(write_file_atomically(directory / "summary.csv", summary_csv(s, summary)));
+  for (const ExtraFile& file : extra_files)
+    GPUOVERLAP_TRY(write_file_atomically(directory / file.name, file.content));
   GPUOVERLAP_TRY(write_file_atomically(directory / "dependencies.csv",
                                        dependencies_csv(s, dependency_gaps(s, timeline))));
   GPUOVERLAP_TRY(write_file_atomically(directory / "overlap.csv",

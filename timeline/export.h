@@ -22,10 +22,14 @@ inline constexpr std::array<std::string_view, 20> kRecordColumns = {
     "barrier",  "poll_start_us", "poll_end_us",  "ts_start_us", "ts_end_us",
     "status",   "frame_t0_us",   "clk_start_us", "clk_end_us",  "flags"};
 
-inline constexpr std::array<std::string_view, 15> kSummaryColumns = {
-    "scenario",    "workload",       "queue",           "clock",           "frames",
-    "start_p5_us", "start_p50_us",   "start_p95_us",    "end_p5_us",       "end_p50_us",
-    "end_p95_us",  "duration_p5_us", "duration_p50_us", "duration_p95_us", "flagged_rows"};
+// The last seven columns are filled only on a preemption scenario's urgent rows
+// (preemption/preemption_analysis.h); empty elsewhere.
+inline constexpr std::array<std::string_view, 22> kSummaryColumns = {
+    "scenario",       "workload",       "queue",           "clock",           "frames",
+    "start_p5_us",    "start_p50_us",   "start_p95_us",    "end_p5_us",       "end_p50_us",
+    "end_p95_us",     "duration_p5_us", "duration_p50_us", "duration_p95_us", "flagged_rows",
+    "latency_p50_us", "latency_p95_us", "latency_p99_us",  "latency_max_us",  "deadline_misses",
+    "load_slowdown",  "preemption"};
 
 inline constexpr std::array<std::string_view, 11> kFrameColumns = {
     "scenario",        "frame",         "cpu_start_us",
@@ -44,6 +48,15 @@ struct SummaryRow {
   std::size_t frames = 0;                                        // ok frames with this clock
   std::optional<double> start_us[3], end_us[3], duration_us[3];  // p5, p50, p95
   std::size_t flagged_rows = 0;  // the workload's rows whose clocks disagree (any clock)
+  // A preemption scenario's urgent job on this clock: latency p50/p95/p99/max (µs), deadline
+  // misses, the load's slowdown and the classification.
+  struct Preemption {
+    std::optional<double> latency_us[4];
+    std::size_t deadline_misses = 0;
+    std::optional<double> load_slowdown;
+    std::string classification;
+  };
+  std::optional<Preemption> preemption;
 };
 
 std::vector<SummaryRow> summarize(const Scenario& scenario, const ScenarioTimeline& timeline);
@@ -66,5 +79,14 @@ std::string csv_line(const std::array<std::string_view, N>& fields) {
 
 Status write_scenario_results(const std::filesystem::path& directory, const Scenario& scenario,
                               const ScenarioTimeline& timeline, const nlohmann::json& meta);
+// The same with the summary given, and more files (name, content) written beside the rest.
+struct ExtraFile {
+  std::string name;
+  std::string content;
+};
+Status write_scenario_results(const std::filesystem::path& directory, const Scenario& scenario,
+                              const ScenarioTimeline& timeline, const nlohmann::json& meta,
+                              const std::vector<SummaryRow>& summary,
+                              const std::vector<ExtraFile>& extra_files);
 
 }  // namespace gpuoverlap

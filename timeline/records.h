@@ -13,6 +13,7 @@
 
 #include "background/background_spec.h"
 #include "core/result.h"
+#include "preemption/preemption_spec.h"
 
 namespace gpuoverlap {
 
@@ -90,6 +91,9 @@ struct ScenarioTimeline {
   // the background times in background.csv. 0 when no frame was measured.
   std::int64_t time_origin_ns = 0;
   nlohmann::json meta = nlohmann::json::object();  // device, queues, clocks (executor's part)
+  // A preemption scenario's calibration and run facts (records and frames then hold one
+  // entry per submission, see preemption/preemption_analysis.h).
+  std::optional<preemption::PreemptionRunInfo> preemption;
   // Set when the scenario stopped early (GPU timeout, device loss). The records up to that
   // point are still valid and are written out.
   std::optional<Error> failure;

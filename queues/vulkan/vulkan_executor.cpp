@@ -17,6 +17,7 @@
 #include "core/clock.h"
 #include "core/scope_exit.h"
 #include "queues/stamp_poller.h"
+#include "queues/vulkan/scenario_device.h"
 #include "queues/vulkan/vk_check.h"
 #include "scenarios/frame_plan.h"
 #include "scenarios/scenario.h"
@@ -28,39 +29,6 @@
 namespace gpuoverlap::vk {
 
 namespace {
-
-// Stamp and counter slots are at least 64 bytes apart so workloads never share a cache line;
-// the stride is rounded up to the device's storage-buffer offset alignment, because each
-// workload's descriptors bind exactly its own slot.
-constexpr VkDeviceSize kSlotBytes = 64;
-constexpr std::uint32_t kMaxProducerBindings = 4;  // per resource kind, matches perlin.hlsl
-constexpr std::uint32_t kInputElements = 65536;    // float4 each, matches perlin.hlsl
-constexpr std::uint32_t kCalibrationSamples = 8;
-// Deadline of one-time setup work on the device (the input upload): not a frame, so not
-// --timeout-ms, which may be set far below what setup needs.
-constexpr std::uint64_t kSetupTimeoutNs = 30'000'000'000;
-
-// Stamp slot words (perlin.hlsl): start frame, end frame, start clock lo/hi, end clock lo/hi.
-constexpr std::size_t kStartClockWord = 2;
-constexpr std::size_t kEndClockWord = 4;
-// The ping-pong mailbox (pingpong.comp): ping at word 0, pong at word 1.
-constexpr std::uint32_t kPingPongCancel = 0xFFFFFFFFu;
-constexpr std::uint32_t kPingPongGaveUp = 0xFFFFFFFEu;
-// The GPU's last-resort bound on its spin (reads of the mailbox over all rounds): about 30 s
-// at the ~1 µs of a read across PCIe. A CPU driver's "GPU" threads die with the process, so
-// there it may spin far longer (a descheduled poster must not make the probe fail).
-constexpr std::uint32_t kPingPongMaxSpinsGpu = 1u << 25;
-constexpr std::uint32_t kPingPongMaxSpinsCpu = 0xFFFFFFF0u;
-
-struct PushConstants {
-  std::uint32_t frame;
-  std::uint32_t slot;
-  std::uint32_t thread_count;
-  std::uint32_t iterations;
-  std::uint32_t width;
-  std::uint32_t stamping;
-  std::uint32_t producers;  // bits 0-3 producer buffers bound, bits 4-7 producer render targets
-};
 
 VkQueueGlobalPriorityKHR to_global_priority(QueuePriority p) {
   switch (p) {
@@ -86,125 +54,7 @@ std::string memory_flags_text(VkMemoryPropertyFlags flags) {
   return text;
 }
 
-struct Buffer {
-  VkBuffer buffer = VK_NULL_HANDLE;
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-  void* mapped = nullptr;
-  VkDeviceSize size = 0;
-  std::uint32_t memory_type = 0;
-};
-
-struct Image {
-  VkImage image = VK_NULL_HANDLE;
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-  VkImageView view = VK_NULL_HANDLE;
-  std::uint32_t width = 0, height = 0;
-};
-
-// One scenario queue as it lives on the device.
-struct QueueState {
-  VkQueue queue = VK_NULL_HANDLE;
-  std::uint32_t family = 0;
-  std::uint32_t timestamp_valid_bits = 0;
-  VkCommandPool pool = VK_NULL_HANDLE;
-  VkCommandBuffer prepare = VK_NULL_HANDLE;  // resets counters/queries/events, before the gate
-  VkSemaphore done = VK_NULL_HANDLE;         // timeline: frame f complete when value >= f
-  std::vector<std::size_t> workloads;        // in recording order
-};
-
-// Every Vulkan object of one scenario. Destruction order is the reverse of creation; when the
-// GPU may still be running (a timed-out frame), nothing is destroyed: freeing memory the GPU
-// still uses is worse than leaking it in a process that is about to report and exit.
-class ScenarioDevice {
- public:
-  ScenarioDevice(const Instance& instance, const PhysicalDeviceInfo& info, const Scenario& s,
-                 const RunSettings& settings)
-      : instance_(instance), info_(info), scenario_(s), settings_(settings) {}
-  ~ScenarioDevice() { destroy(); }
-  ScenarioDevice(const ScenarioDevice&) = delete;
-  ScenarioDevice& operator=(const ScenarioDevice&) = delete;
-
-  Status create();
-  ScenarioTimeline run(const ProgressCallback& progress);
-  Result<PingPongResult> ping_pong(std::uint32_t rounds, std::uint32_t timeout_ms);
-  bool gpu_may_be_busy() const { return gpu_may_be_busy_; }
-
- private:
-  Status check_features();
-  Status create_device();
-  Status create_buffer(Buffer& out, VkDeviceSize size, VkBufferUsageFlags usage,
-                       VkMemoryPropertyFlags required, VkMemoryPropertyFlags wanted,
-                       VkMemoryPropertyFlags unwanted, const char* what);
-  Status create_image(Image& out, std::uint32_t width, std::uint32_t height);
-  Status create_stamp_buffer(Buffer& out, VkDeviceSize size, const char* what);
-  Status upload_input();
-  Status create_pipelines();
-  Status create_descriptors();
-  Status create_queue_objects();
-  Status setup_calibration();
-  std::optional<GpuCalibration> calibrate(double& worst_deviation_ns);
-  Status record_frame(std::uint32_t frame);
-  void record_workload(VkCommandBuffer cmd, std::size_t w, std::uint32_t frame, bool timestamps);
-  void record_barriers(VkCommandBuffer cmd, const std::vector<BarrierDesc>& descs,
-                       std::size_t producer) const;
-  void record_event(VkCommandBuffer cmd, VkEvent event, const BarrierDesc& desc,
-                    std::size_t producer, bool set) const;
-  Status submit_frame(std::uint32_t frame);
-  Status create_background();
-  Result<background::PipelineHandle> build_variant(const std::vector<std::uint32_t>& spirv);
-  void destroy();
-
-  const Instance& instance_;
-  const PhysicalDeviceInfo& info_;
-  const Scenario& scenario_;
-  const RunSettings& settings_;
-
-  VkDevice device_ = VK_NULL_HANDLE;
-  VkPhysicalDeviceMemoryProperties memory_properties_{};
-  std::vector<QueueState> queues_;
-  std::vector<MappedQueue> mapping_;
-  std::vector<QueuePriority> granted_priority_;
-  std::vector<std::string> priority_notes_;
-  bool global_priority_enabled_ = false;
-  bool shader_clock_supported_ = false;  // shaderDeviceClock
-  bool shader_clock_enabled_ = false;    // supported, asked for, and stamps on
-
-  Buffer stamps_, counters_, input_, dummy_output_;
-  std::vector<Buffer> outputs_;  // per workload; empty buffer for graphics
-  std::vector<Image> targets_;   // per workload; empty image for compute
-  VkQueryPool queries_ = VK_NULL_HANDLE;
-  VkSemaphore gate_ = VK_NULL_HANDLE;
-  FramePlan plan_;                   // barriers, fences and submissions of a frame
-  std::vector<DependencyOps> ops_;   // per plan_.barriers.dependencies entry
-  std::vector<VkEvent> events_;      // per plan dependency; split barriers (event policy)
-  std::vector<VkSemaphore> fences_;  // per workload; timeline, only where another queue waits
-  std::vector<VkCommandBuffer> segment_buffers_;  // per plan_.segments entry
-  std::vector<VkImageLayout> target_layouts_;     // per workload: where its target is now
-  std::vector<std::uint32_t> families_in_use_;    // resources are CONCURRENT across these
-  VkDeviceSize slot_stride_ = kSlotBytes;
-  Image dummy_target_;  // bound where a consumer reads fewer render targets than it could
-  std::vector<std::uint32_t> producers_;  // per workload: PushConstants::producers
-
-  VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
-  VkPipelineLayout pipeline_layout_ = VK_NULL_HANDLE;
-  VkShaderModule compute_module_ = VK_NULL_HANDLE, vertex_module_ = VK_NULL_HANDLE,
-                 fragment_module_ = VK_NULL_HANDLE;
-  VkPipeline compute_pipeline_ = VK_NULL_HANDLE, graphics_pipeline_ = VK_NULL_HANDLE;
-  VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
-  std::vector<VkDescriptorSet> sets_;
-
-  PFN_vkGetCalibratedTimestampsEXT get_calibrated_timestamps_ = nullptr;
-  VkTimeDomainEXT host_domain_ = VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT;
-  std::int64_t monotonic_to_raw_ns_ = 0;
-  bool gpu_may_be_busy_ = false;
-  nlohmann::json meta_ = nlohmann::json::object();
-
-  // Background work ([background]): compiled variants of the compute pipeline land in the
-  // slot (the spec's lifetime pattern); the session is stopped before anything it uses is
-  // destroyed.
-  background::VariantSlot<background::PipelineHandle> compute_variants_;
-  std::unique_ptr<background::BackgroundSession> background_;
-};
+}  // namespace
 
 Status ScenarioDevice::check_features() {
   if (VK_API_VERSION_MINOR(info_.properties.apiVersion) < 3 &&
@@ -1220,6 +1070,8 @@ Status ScenarioDevice::submit_frame(std::uint32_t frame) {
   return ok_status();
 }
 
+namespace {
+
 // How the GPU clock moves against the CPU clock over the run, from the per-frame calibrations:
 // the rate difference (ppm, least squares) and how far single calibrations stray from it.
 nlohmann::json calibration_drift(const std::vector<GpuCalibration>& calibrations) {
@@ -1249,6 +1101,8 @@ RecordStatus status_for(VkResult result) {
   if (result == VK_ERROR_DEVICE_LOST) return RecordStatus::device_lost;
   return RecordStatus::gpu_error;
 }
+
+}  // namespace
 
 ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
   ScenarioTimeline timeline;
@@ -1719,8 +1573,6 @@ void ScenarioDevice::destroy() {
   device_ = VK_NULL_HANDLE;
 }
 
-}  // namespace
-
 Result<PingPongResult> VulkanExecutor::ping_pong(std::uint32_t rounds, StampMemory memory,
                                                  std::uint32_t timeout_ms) {
   const PhysicalDeviceInfo& info = instance_.devices().at(device_index_);
@@ -1742,6 +1594,7 @@ Result<PingPongResult> VulkanExecutor::ping_pong(std::uint32_t rounds, StampMemo
 
 Result<ScenarioTimeline> VulkanExecutor::run(const Scenario& scenario, const RunSettings& settings,
                                              const ProgressCallback& progress) {
+  if (scenario.preemption) return run_preemption(scenario, settings, progress);
   const PhysicalDeviceInfo& info = instance_.devices().at(device_index_);
   const std::uint32_t errors_before = instance_.validation_errors();
   const std::uint32_t hazards_before = instance_.sync_hazards();
@@ -1752,13 +1605,18 @@ Result<ScenarioTimeline> VulkanExecutor::run(const Scenario& scenario, const Run
   }
   ScenarioTimeline timeline = device.run(progress);
   abandoned_device_ = abandoned_device_ || device.gpu_may_be_busy();
-  timeline.meta["device"] = info.describe();
+  describe_run(timeline, errors_before, hazards_before);
+  return timeline;
+}
+
+void VulkanExecutor::describe_run(ScenarioTimeline& timeline, std::uint32_t errors_before,
+                                  std::uint32_t hazards_before) const {
+  timeline.meta["device"] = instance_.devices().at(device_index_).describe();
   timeline.meta["device"]["index"] = device_index_;
   timeline.meta["validation"] = {{"enabled", instance_.validation_enabled()},
                                  {"synchronization", instance_.sync_validation_enabled()},
                                  {"errors", instance_.validation_errors() - errors_before},
                                  {"sync_hazards", instance_.sync_hazards() - hazards_before}};
-  return timeline;
 }
 
 }  // namespace gpuoverlap::vk

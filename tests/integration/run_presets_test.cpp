@@ -14,6 +14,7 @@
 
 #include "analysis/csv_table.h"
 #include "analysis/verdict.h"
+#include "preemption/preemption_analysis.h"
 #include "run_binary.h"
 #include "scenarios/presets.h"
 #include "timeline/export.h"
@@ -83,7 +84,8 @@ class AllPresets : public ::testing::Test {
     // HIGH; the strict behaviour is tested separately. --sync-validation: any Vulkan
     // validation error or synchronization hazard fails the run.
     const std::string args = "run --all --frames " + std::to_string(kFrames) +
-                             " --warmup 2 --priority-fallback --sync-validation --out " +
+                             " --warmup 2 --duration-ms 100 --target-ms 10"
+                             " --priority-fallback --sync-validation --out " +
                              out_->string();
     result_ = new CommandResult(run_gpuoverlap(args));
   }
@@ -102,11 +104,12 @@ TEST_F(AllPresets, RunSucceedsAndWritesEveryFile) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
   EXPECT_EQ(result_->output.find("validation error"), std::string::npos) << result_->output;
   EXPECT_NE(result_->output.find("results: " + out_->string()), std::string::npos);
-  ASSERT_EQ(kPresets.size(), 19u);
-  ASSERT_EQ(kScenarios.size(), 18u + 4u * 6u);  // non-intrusiveness: 4 conditions x 6 rounds
+  ASSERT_EQ(kPresets.size(), 32u);
+  // non-intrusiveness: 4 conditions x 6 rounds; 12 preemption presets and the 12 of the matrix.
+  ASSERT_EQ(kScenarios.size(), 18u + 4u * 6u + 12u + 12u);
   for (const std::string& p : kScenarios)
-    for (const char* file :
-         {"records.csv", "summary.csv", "dependencies.csv", "frames.csv", "meta.json"}) {
+    for (const char* file : {"records.csv", "summary.csv", "dependencies.csv", "frames.csv",
+                             "meta.json", "trace.json"}) {
       const fs::path path = *out_ / p / file;
       ASSERT_TRUE(fs::exists(path)) << path;
       EXPECT_GT(fs::file_size(path), 0u) << path;
@@ -116,9 +119,12 @@ TEST_F(AllPresets, RunSucceedsAndWritesEveryFile) {
   for (const auto& s : run["scenarios"]) EXPECT_EQ(s["status"], "ok");
 }
 
+bool is_preemption(const std::string& scenario) { return scenario.rfind("preemption-", 0) == 0; }
+
 TEST_F(AllPresets, EveryRowIsOkWithStartBeforeEndOnEveryClock) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
   for (const std::string& p : kScenarios) {
+    if (is_preemption(p)) continue;  // submissions, not frames: PreemptionRowsHoldTheInvariants
     const auto table = read_csv((*out_ / p / "records.csv").string(), kRecordColumns);
     const auto meta = read_json(*out_ / p / "meta.json");
     const std::size_t workloads = meta["scenario"]["workloads"].size();
@@ -176,9 +182,13 @@ TEST_F(AllPresets, DependentWorkNeverStartsBeforeItsProducerEnds) {
       }
     }
   }
-  // Every preset but no-barriers has dependencies with barriers (barrier-cost alone has 18
-  // after its one "none" pair), each checked on at least the poll clock.
-  EXPECT_GE(dependencies_checked, kScenarios.size() - 1 + 17);
+  // Every preset but no-barriers and the preemption ones has dependencies with barriers
+  // (barrier-cost alone has 18 after its one "none" pair), each checked on at least the poll
+  // clock.
+  const auto frame_scenarios = static_cast<std::size_t>(
+      std::count_if(kScenarios.begin(), kScenarios.end(),
+                    [](const std::string& p) { return !is_preemption(p); }));
+  EXPECT_GE(dependencies_checked, frame_scenarios - 1 + 17);
 }
 
 TEST_F(AllPresets, MetaRecordsDeviceQueuesPrioritiesAndClocks) {
@@ -230,6 +240,94 @@ TEST_F(AllPresets, MetaRecordsDeviceQueuesPrioritiesAndClocks) {
   if (high["queues"][1]["priority_granted"] != "high") {
     EXPECT_FALSE(high["priority_notes"].empty());
   }
+}
+
+// The preemption presets on lavapipe (one queue: the urgent job cannot overlap, let alone
+// preempt, so only invariants are checked, never timings): preemption.csv has its columns and
+// a row per urgent submission with a latency >= 0; urgent jobs run one after another; on a
+// shared queue no urgent job overlaps a load; summary.csv classifies the urgent job.
+TEST_F(AllPresets, PreemptionRowsHoldTheInvariants) {
+  ASSERT_EQ(result_->exit_code, 0) << result_->output;
+  std::size_t scenarios = 0;
+  for (const std::string& p : kScenarios) {
+    if (!is_preemption(p)) continue;
+    ++scenarios;
+    SCOPED_TRACE(p);
+    const auto meta = read_json(*out_ / p / "meta.json");
+    ASSERT_TRUE(meta.contains("preemption"));
+    EXPECT_TRUE(meta["failure"].is_null()) << meta["failure"];
+    EXPECT_FALSE(meta["preemption"]["load_sizes"].empty());
+    EXPECT_EQ(meta["preemption"]["baseline_loads"], 3);
+    const auto rows =
+        read_csv((*out_ / p / "preemption.csv").string(), preemption::kPreemptionColumns);
+    // 100 ms at 11.1 ms: 10 ticks, fewer where the CPU could not keep up (recorded as skipped).
+    EXPECT_EQ(rows.rows.size() + meta["preemption"]["skipped_ticks"].get<std::size_t>(), 10u);
+    ASSERT_GE(rows.rows.size(), 1u);
+    struct Span {
+      double start, end;
+    };
+    std::vector<Span> urgent;
+    for (std::size_t r = 0; r < rows.rows.size(); ++r) {
+      EXPECT_EQ(rows.at(r, "status"), "ok");
+      EXPECT_EQ(rows.at(r, "process"), "same");
+      const auto latency = rows.number(r, "latency_us");
+      ASSERT_TRUE(latency.has_value()) << r;
+      EXPECT_GE(*latency, 0.0);
+      const auto submit = rows.number(r, "submit_us");
+      const auto start = rows.number(r, "poll_start_us"), end = rows.number(r, "poll_end_us");
+      if (start && end) {
+        EXPECT_LE(*submit, *start);
+        EXPECT_LE(*start, *end);
+        urgent.push_back({*start, *end});
+      }
+    }
+    // Times from CSVs, each a sum of numbers printed to 0.001 µs: equal times may differ by
+    // rounding (two events seen in one scan of a starved poller share one time).
+    constexpr double kRoundingUs = 0.01;
+    for (std::size_t k = 1; k < urgent.size(); ++k)
+      EXPECT_GE(urgent[k].start, urgent[k - 1].end - kRoundingUs)
+          << "urgent job " << k << " overlaps " << k - 1;
+    // Loads (records.csv, poll clock): never overlapping an urgent job on a shared queue.
+    const auto records = read_csv((*out_ / p / "records.csv").string(), kRecordColumns);
+    std::map<std::string, Span> loads;
+    for (std::size_t r = 0; r < records.rows.size(); ++r) {
+      if (records.at(r, "workload") == "urgent") continue;
+      const auto t0 = records.number(r, "frame_t0_us");
+      const auto s = records.number(r, "poll_start_us"), e = records.number(r, "poll_end_us");
+      if (!s || !e) continue;
+      auto [it, inserted] = loads.try_emplace(records.at(r, "frame"), Span{*t0 + *s, *t0 + *e});
+      it->second.start = std::min(it->second.start, *t0 + *s);
+      it->second.end = std::max(it->second.end, *t0 + *e);
+    }
+    EXPECT_GE(loads.size(), 4u);  // 3 alone and at least one under the urgent job
+    if (meta["compute_queue_shared"].get<bool>()) {
+      for (const Span& u : urgent)
+        for (const auto& [frame, l] : loads) {
+          EXPECT_FALSE(u.start < l.end - kRoundingUs && l.start < u.end - kRoundingUs)
+              << "urgent job [" << u.start << ", " << u.end << "] overlaps load " << frame;
+        }
+    }
+    const auto summary = read_csv((*out_ / p / "summary.csv").string(), kSummaryColumns);
+    bool classified = false, slowdown = false;
+    for (std::size_t r = 0; r < summary.rows.size(); ++r) {
+      const std::string cls = summary.at(r, "preemption");
+      if (summary.at(r, "workload") != "urgent") {
+        EXPECT_TRUE(cls.empty());
+        continue;
+      }
+      EXPECT_TRUE(cls == "preempts" || cls == "coarse" || cls == "blocked") << cls;
+      EXPECT_LE(*summary.number(r, "latency_p50_us"), *summary.number(r, "latency_p99_us"));
+      EXPECT_LE(*summary.number(r, "latency_p99_us"), *summary.number(r, "latency_max_us"));
+      // Where the poller (a CPU thread, starved on a loaded CI machine) missed a load's stamp,
+      // that clock has no load duration; the timestamps never miss one.
+      slowdown = slowdown || summary.number(r, "load_slowdown").has_value();
+      classified = true;
+    }
+    EXPECT_TRUE(classified);
+    EXPECT_TRUE(slowdown);
+  }
+  EXPECT_EQ(scenarios, 24u);
+  EXPECT_NE(result_->output.find("preemption (latency, us)"), std::string::npos);
 }
 
 TEST_F(AllPresets, SummaryHasAPollRowPerWorkload) {

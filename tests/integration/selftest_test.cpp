@@ -29,7 +29,7 @@ TEST(Selftest, RunsAndItsOrderingCheckPasses) {
       fs::temp_directory_path() / ("gpuoverlap-selftest-" + std::to_string(::getpid()));
   fs::remove_all(out);
   const CommandResult result =
-      run_gpuoverlap("selftest --frames 20 --rounds 100 --out " + out.string());
+      run_gpuoverlap("selftest --frames 20 --rounds 100 --timeout-ms 30000 --out " + out.string());
   // 0: everything passed; 1: some timing target missed (lavapipe misses several). Never a
   // usage error, crash or hang.
   ASSERT_TRUE(result.exit_code == 0 || result.exit_code == 1) << result.output;

@@ -129,3 +129,24 @@ def test_study_gets_a_verdict_plot_and_background_timelines(tmp_path):
                     "background.png").exists()
     assert not (out / "non-intrusiveness" / "baseline" / "round-1" / "background.png").exists()
     assert (out / "bgp-benchmark-priming" / "background.png").exists()
+
+
+def test_preemption_gets_its_plot_instead_of_a_frame_timeline(tmp_path):
+    results = tmp_path / "preemption"
+    done = subprocess.run([gpuoverlap_binary(), "run", "preemption-graphics-and-compute-normal",
+                           "--duration-ms", "100", "--target-ms", "10", "--out", str(results)],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = tmp_path / "plots"
+    result = run_plot(results, "--out", out)
+    assert result.returncode == 0, result.stderr
+    scenario = out / "preemption-graphics-and-compute-normal"
+    assert (scenario / "preemption.png").stat().st_size > 0
+    assert not (scenario / "timeline.png").exists()  # submissions, not frames
+    assert not (scenario / "gaps.png").exists()
+    # A preemption.csv without its columns is named, not a traceback.
+    csv = results / "preemption-graphics-and-compute-normal" / "preemption.csv"
+    csv.write_text("scenario,submission\nx,0\n")
+    result = run_plot(results, "--out", out)
+    assert result.returncode == 1 and "missing column" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,333 @@
+#include "preemption/load_process.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <thread>
+
+#include "core/clock.h"
+
+namespace gpuoverlap::preemption {
+
+namespace {
+
+Error errno_error(const std::string& what) {
+  return make_error(what + ": " + std::strerror(errno));
+}
+
+bool write_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::send(fd, text.data() + done, text.size() - done, MSG_NOSIGNAL);
+    if (n < 0 && errno == ENOTSOCK) {
+      const ssize_t m = ::write(fd, text.data() + done, text.size() - done);
+      if (m < 0 && errno == EINTR) continue;
+      if (m <= 0) return false;
+      done += static_cast<std::size_t>(m);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status)) return "exit " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return std::string("killed by signal ") + strsignal(WTERMSIG(status));
+  return "ended";
+}
+
+}  // namespace
+
+Result<std::unique_ptr<LoadProcess>> LoadProcess::start(const std::string& executable,
+                                                        const std::vector<std::string>& arguments) {
+  int sockets[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0)
+    return errno_error("socketpair");
+  // Everything the child needs is prepared before fork: after it, only async-signal-safe
+  // calls until exec (this process has other threads).
+  std::vector<std::string> storage;
+  storage.push_back(executable);
+  storage.insert(storage.end(), arguments.begin(), arguments.end());
+  std::vector<char*> argv;
+  for (std::string& a : storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    const Error e = errno_error("fork");
+    close(sockets[0]);
+    close(sockets[1]);
+    return e;
+  }
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(125);  // the parent died before the line above
+    dup2(sockets[1], STDIN_FILENO);       // dup2 clears close-on-exec on the copies
+    dup2(sockets[1], STDOUT_FILENO);
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_DFL);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  close(sockets[1]);
+  return std::unique_ptr<LoadProcess>(new LoadProcess(pid, sockets[0]));
+}
+
+LoadProcess::~LoadProcess() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  if (socket_ >= 0) close(socket_);
+}
+
+Result<nlohmann::json> LoadProcess::wait_for(std::string_view tag, std::int64_t deadline_ns,
+                                             const std::function<bool()>& cancel) {
+  const std::string prefix = std::string(tag) + " ";
+  for (;;) {
+    for (std::size_t newline; (newline = buffer_.find('\n')) != std::string::npos;) {
+      std::string line = buffer_.substr(0, newline);
+      buffer_.erase(0, newline + 1);
+      if (line.rfind("failed ", 0) == 0) {
+        std::string reason = line.substr(7);
+        try {
+          reason = nlohmann::json::parse(reason).get<std::string>();
+        } catch (const nlohmann::json::exception&) {
+        }
+        return make_error("the load process failed: " + reason);
+      }
+      if (line.rfind(prefix, 0) != 0) continue;
+      try {
+        return nlohmann::json::parse(line.substr(prefix.size()));
+      } catch (const nlohmann::json::exception& e) {
+        return make_error("the load process sent a malformed '" + std::string(tag) +
+                          "' line: " + e.what());
+      }
+    }
+    const std::int64_t remaining_ms = (deadline_ns - monotonic_raw_ns()) / 1'000'000;
+    if (remaining_ms <= 0)
+      return make_error("the load process did not send '" + std::string(tag) + "' in time");
+    if (cancel && cancel()) return make_error("interrupted");
+    pollfd pfd{socket_, POLLIN, 0};
+    const int ready = poll(&pfd, 1, static_cast<int>(std::min<std::int64_t>(remaining_ms, 100)));
+    if (ready < 0 && errno != EINTR) return errno_error("poll on the load process");
+    if (ready <= 0) continue;
+    char chunk[65536];
+    const ssize_t n = recv(socket_, chunk, sizeof chunk, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      return make_error("the load process ended before it sent '" + std::string(tag) + "'");
+    buffer_.append(chunk, static_cast<std::size_t>(n));
+  }
+}
+
+void LoadProcess::request_stop() {
+  if (socket_ < 0) return;
+  write_all(socket_, "stop\n");
+  shutdown(socket_, SHUT_WR);
+}
+
+std::string LoadProcess::finish(std::int64_t deadline_ns) {
+  if (pid_ <= 0) return "not running";
+  request_stop();
+  int status = 0;
+  for (;;) {
+    const pid_t done = waitpid(pid_, &status, WNOHANG);
+    if (done == pid_) {
+      pid_ = -1;
+      return describe_status(status);
+    }
+    if (done < 0 && errno != EINTR) {
+      pid_ = -1;
+      return "lost (waitpid failed)";
+    }
+    if (monotonic_raw_ns() > deadline_ns) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &status, 0);
+      pid_ = -1;
+      return "killed after its deadline";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+ParentLink::ParentLink() : parent_(getppid()) {}
+
+bool ParentLink::stop_requested() {
+  if (stopped_) return true;
+  for (;;) {
+    pollfd pfd{STDIN_FILENO, POLLIN, 0};
+    const int ready = poll(&pfd, 1, 0);
+    if (ready <= 0) {
+      if (ready < 0 && errno == EINTR) continue;
+      if (getppid() != parent_) stopped_ = true;  // reparented: the parent is gone
+      return stopped_;
+    }
+    char chunk[256];
+    const ssize_t n = read(STDIN_FILENO, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      stopped_ = true;  // closed: the parent stopped or died
+      return true;
+    }
+    buffer_.append(chunk, static_cast<std::size_t>(n));
+    if (buffer_.find("stop\n") != std::string::npos) {
+      stopped_ = true;
+      return true;
+    }
+  }
+}
+
+bool ParentLink::send(std::string_view tag, const nlohmann::json& value) {
+  return write_all(STDOUT_FILENO, std::string(tag) + " " + value.dump() + "\n");
+}
+
+nlohmann::json records_to_json(const std::vector<WorkloadFrameRecord>& records) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const WorkloadFrameRecord& r : records) {
+    nlohmann::json j = {{"frame", r.frame},
+                        {"workload", r.workload},
+                        {"t0", r.frame_t0_us},
+                        {"dev", r.calibration_deviation_us},
+                        {"status", to_string(r.status)}};
+    auto put = [&](const char* key, const std::optional<double>& v) {
+      if (v) j[key] = *v;
+    };
+    put("poll_start", r.poll_start_us);
+    put("poll_end", r.poll_end_us);
+    put("ts_start", r.ts_start_us);
+    put("ts_end", r.ts_end_us);
+    put("clk_start", r.clk_start_us);
+    put("clk_end", r.clk_end_us);
+    if (r.clk_start_ticks) j["clk_start_ticks"] = *r.clk_start_ticks;
+    if (r.clk_end_ticks) j["clk_end_ticks"] = *r.clk_end_ticks;
+    out.push_back(j);
+  }
+  return out;
+}
+
+Result<std::vector<WorkloadFrameRecord>> records_from_json(const nlohmann::json& json) {
+  std::vector<WorkloadFrameRecord> out;
+  try {
+    for (const nlohmann::json& j : json) {
+      WorkloadFrameRecord r;
+      r.frame = j.at("frame").get<std::uint32_t>();
+      r.workload = j.at("workload").get<std::size_t>();
+      r.frame_t0_us = j.at("t0").get<double>();
+      r.calibration_deviation_us = j.at("dev").get<double>();
+      const std::string status = j.at("status").get<std::string>();
+      bool known = false;
+      for (RecordStatus s : {RecordStatus::ok, RecordStatus::timeout, RecordStatus::device_lost,
+                             RecordStatus::gpu_error})
+        if (to_string(s) == status) {
+          r.status = s;
+          known = true;
+        }
+      if (!known) return make_error("unknown record status '" + status + "'");
+      auto get = [&](const char* key, std::optional<double>& v) {
+        if (j.contains(key)) v = j[key].get<double>();
+      };
+      get("poll_start", r.poll_start_us);
+      get("poll_end", r.poll_end_us);
+      get("ts_start", r.ts_start_us);
+      get("ts_end", r.ts_end_us);
+      get("clk_start", r.clk_start_us);
+      get("clk_end", r.clk_end_us);
+      if (j.contains("clk_start_ticks"))
+        r.clk_start_ticks = j["clk_start_ticks"].get<std::uint64_t>();
+      if (j.contains("clk_end_ticks")) r.clk_end_ticks = j["clk_end_ticks"].get<std::uint64_t>();
+      out.push_back(r);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return make_error(std::string("load process records: ") + e.what());
+  }
+  return out;
+}
+
+namespace {
+
+nlohmann::json size_to_json(const LoadSize& s) {
+  return nlohmann::json::array({s.groups, s.iterations, s.draws, s.rows});
+}
+LoadSize size_from_json(const nlohmann::json& j) {
+  return {j.at(0).get<std::uint32_t>(), j.at(1).get<std::uint32_t>(), j.at(2).get<std::uint32_t>(),
+          j.at(3).get<std::uint32_t>()};
+}
+
+// What the load process sends with "result": its records (on its own time origin), its run
+// facts and its device's meta. The parent merges it with merge_load_process.
+}  // namespace
+
+nlohmann::json load_process_result(const ScenarioTimeline& t) {
+  nlohmann::json sizes = nlohmann::json::array(), steps = nlohmann::json::array();
+  if (t.preemption) {
+    for (const LoadSize& s : t.preemption->load_sizes) sizes.push_back(size_to_json(s));
+    for (const auto& step : t.preemption->calibration)
+      steps.push_back(
+          {{"part", step.part}, {"size", size_to_json(step.size)}, {"ms", step.measured_ms}});
+  }
+  return {{"pid", static_cast<std::int64_t>(getpid())},
+          {"time_origin_ns", t.time_origin_ns},
+          {"records", records_to_json(t.records)},
+          {"load_sizes", sizes},
+          {"calibration", steps},
+          {"calibrated", t.preemption && t.preemption->calibrated},
+          {"calibration_note", t.preemption ? t.preemption->calibration_note : ""},
+          {"baseline_loads", t.preemption ? t.preemption->baseline_loads : 0},
+          {"meta", t.meta},
+          {"failure", t.failure ? t.failure->message : ""}};
+}
+
+// The load process's timeline into the parent's: its records keep their workload indices
+// (the load parts come first in both scenarios), their times move to the parent's origin.
+Status merge_load_process(ScenarioTimeline& timeline, const nlohmann::json& result) {
+  try {
+    auto records = records_from_json(result.at("records"));
+    if (!records) return records.error();
+    const double shift_us = static_cast<double>(result.at("time_origin_ns").get<std::int64_t>() -
+                                                timeline.time_origin_ns) /
+                            1000.0;
+    for (WorkloadFrameRecord& r : *records) {
+      r.frame_t0_us += shift_us;
+      timeline.records.push_back(r);
+    }
+    PreemptionRunInfo& info = *timeline.preemption;
+    info.load_sizes.clear();
+    for (const auto& s : result.at("load_sizes")) info.load_sizes.push_back(size_from_json(s));
+    info.calibration.clear();
+    for (const auto& step : result.at("calibration"))
+      info.calibration.push_back({.part = step.at("part").get<std::size_t>(),
+                                  .size = size_from_json(step.at("size")),
+                                  .measured_ms = step.at("ms").get<double>()});
+    info.calibrated = result.at("calibrated").get<bool>();
+    info.calibration_note = result.at("calibration_note").get<std::string>();
+    info.baseline_loads = result.at("baseline_loads").get<std::uint32_t>();
+    timeline.meta["load_process"] = result.at("meta");
+    const std::string failure = result.at("failure").get<std::string>();
+    if (!failure.empty()) timeline.meta["load_process"]["failure"] = failure;
+  } catch (const nlohmann::json::exception& e) {
+    return make_error(std::string("the load process's result: ") + e.what());
+  }
+  return ok_status();
+}
+
+Result<std::string> current_executable() {
+  char path[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) return errno_error("readlink /proc/self/exe");
+  return std::string(path, static_cast<std::size_t>(n));
+}
+
+}  // namespace gpuoverlap::preemption

@@ -1,0 +1,81 @@
+#include "queues/sequence_poller.h"
+
+#include <algorithm>
+
+#include "core/clock.h"
+#include "core/cpu_relax.h"
+
+namespace gpuoverlap {
+
+SequencePoller::~SequencePoller() {
+  if (thread_.joinable()) {
+    stop_.store(true, std::memory_order_relaxed);
+    thread_.join();
+  }
+}
+
+void SequencePoller::start(std::vector<Word> words, std::size_t capacity) {
+  words_ = std::move(words);
+  events_.clear();
+  events_.reserve(capacity);  // no allocation while spinning
+  capacity_ = capacity;
+  overflowed_ = false;
+  max_check_gap_ns_ = 0;
+  stop_.store(false, std::memory_order_relaxed);
+  spinning_.store(false, std::memory_order_relaxed);
+  thread_ = std::thread([this] { poll_loop(); });
+  while (!spinning_.load(std::memory_order_acquire)) std::this_thread::yield();
+}
+
+std::vector<SequenceEvent> SequencePoller::stop() {
+  stop_.store(true, std::memory_order_relaxed);
+  thread_.join();
+  return std::move(events_);
+}
+
+void SequencePoller::poll_loop() {
+  std::vector<std::uint32_t> last(words_.size());
+  for (std::size_t i = 0; i < words_.size(); ++i)
+    last[i] = __atomic_load_n(words_[i].address, __ATOMIC_ACQUIRE);
+  spinning_.store(true, std::memory_order_release);
+  std::int64_t last_check_ns = monotonic_raw_ns();
+  // One time per scan for everything it found: a cause (a job's end) and its effect (the next
+  // job's start) seen in one scan then share a time, never effect before cause, whichever
+  // word the scan read first.
+  auto scan = [&] {
+    std::int64_t scan_ns = 0;
+    for (std::size_t i = 0; i < words_.size(); ++i) {
+      const std::uint32_t value = __atomic_load_n(words_[i].address, __ATOMIC_ACQUIRE);
+      if (value == last[i]) continue;
+      last[i] = value;
+      if (scan_ns == 0) scan_ns = monotonic_raw_ns();
+      SequenceEvent e{static_cast<std::uint32_t>(i), value, scan_ns, 0};
+      // The GPU writes the clock pair before the number (perlin.hlsl, write_stamp), so after
+      // the acquire above it holds this number's clock, unless the next one already arrived.
+      if (const std::uint32_t* clock = words_[i].clock)
+        e.clock_ticks = std::uint64_t{__atomic_load_n(clock, __ATOMIC_RELAXED)} |
+                        std::uint64_t{__atomic_load_n(clock + 1, __ATOMIC_RELAXED)} << 32;
+      if (events_.size() < capacity_)
+        events_.push_back(e);
+      else
+        overflowed_ = true;
+    }
+  };
+  for (std::uint32_t round = 0;; ++round) {
+    scan();
+    if ((round & 63u) != 0) {
+      GPUOVERLAP_CPU_RELAX();
+      continue;
+    }
+    const std::int64_t now_ns = monotonic_raw_ns();
+    max_check_gap_ns_ = std::max(max_check_gap_ns_, now_ns - last_check_ns);
+    last_check_ns = now_ns;
+    if (stop_.load(std::memory_order_relaxed)) {
+      scan();  // what arrived since the last scan
+      return;
+    }
+    GPUOVERLAP_CPU_RELAX();
+  }
+}
+
+}  // namespace gpuoverlap

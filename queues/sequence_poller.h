@@ -1,0 +1,64 @@
+// The CPU side of the stamp protocol for work submitted continuously rather than in frames
+// (preemption): a thread spins on a set of stamp words, each of which is only ever written
+// with ever-increasing submission numbers, and records when each new number was first seen,
+// with the shader-clock words that the GPU writes just before it. API neutral: it reads plain
+// memory (mapped by a backend, or a test buffer written by another thread).
+//
+// Contract: words change only by atomic stores; a number stays in its word at least as long
+// as one scan takes (a microsecond), else the poller records a later number and the missed
+// one has no time (it never invents one); the memory stays mapped until stop() returns.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+namespace gpuoverlap {
+
+struct SequenceEvent {
+  std::uint32_t word = 0;         // index into the watched words
+  std::uint32_t value = 0;        // the new number
+  std::int64_t seen_ns = 0;       // CLOCK_MONOTONIC_RAW when first seen
+  std::uint64_t clock_ticks = 0;  // the word's clock pair (lo, hi) read right after; 0 if none
+};
+
+class SequencePoller {
+ public:
+  struct Word {
+    const std::uint32_t* address = nullptr;
+    const std::uint32_t* clock = nullptr;  // two words (lo, hi); nullptr: none
+  };
+
+  SequencePoller() = default;
+  SequencePoller(const SequencePoller&) = delete;
+  SequencePoller& operator=(const SequencePoller&) = delete;
+  ~SequencePoller();
+
+  // Starts the thread and returns once it spins (what the words hold now is the starting
+  // point, not an event). At most `capacity` events are kept; more set overflowed().
+  void start(std::vector<Word> words, std::size_t capacity);
+
+  // Stops and joins the thread; returns the events in the order seen. Contract: started.
+  std::vector<SequenceEvent> stop();
+
+  bool overflowed() const { return overflowed_; }
+  // The longest pause between two checks of the stop flag (every 64 scans): how late an
+  // event could have been seen because the thread was descheduled.
+  std::int64_t max_check_gap_ns() const { return max_check_gap_ns_; }
+
+ private:
+  void poll_loop();
+
+  std::vector<Word> words_;
+  std::vector<SequenceEvent> events_;
+  std::size_t capacity_ = 0;
+  bool overflowed_ = false;
+  std::int64_t max_check_gap_ns_ = 0;
+  std::thread thread_;
+  std::atomic<bool> spinning_{false};
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace gpuoverlap

@@ -1,0 +1,195 @@
+// The Vulkan objects of one scenario on one device, shared by the frame loop
+// (queues/vulkan/vulkan_executor.cpp) and the preemption loop
+// (preemption/vulkan/preemption_run.cpp). Internal to the Vulkan backend.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "background/background_session.h"
+#include "background/variant_slot.h"
+#include "barriers/vulkan/translation.h"
+#include "queues/executor.h"
+#include "queues/queue_mapping.h"
+#include "queues/vulkan/vulkan_instance.h"
+#include "scenarios/frame_plan.h"
+#include "timeline/clock_conversion.h"
+
+namespace gpuoverlap::vk {
+
+// Stamp and counter slots are at least 64 bytes apart so workloads never share a cache line;
+// the stride is rounded up to the device's storage-buffer offset alignment, because each
+// workload's descriptors bind exactly its own slot.
+constexpr VkDeviceSize kSlotBytes = 64;
+constexpr std::uint32_t kMaxProducerBindings = 4;  // per resource kind, matches perlin.hlsl
+constexpr std::uint32_t kInputElements = 65536;    // float4 each, matches perlin.hlsl
+constexpr std::uint32_t kCalibrationSamples = 8;
+// Deadline of one-time setup work on the device (the input upload): not a frame, so not
+// --timeout-ms, which may be set far below what setup needs.
+constexpr std::uint64_t kSetupTimeoutNs = 30'000'000'000;
+
+// Stamp slot words (perlin.hlsl): start frame, end frame, start clock lo/hi, end clock lo/hi.
+constexpr std::size_t kStartClockWord = 2;
+constexpr std::size_t kEndClockWord = 4;
+// The ping-pong mailbox (pingpong.comp): ping at word 0, pong at word 1.
+constexpr std::uint32_t kPingPongCancel = 0xFFFFFFFFu;
+constexpr std::uint32_t kPingPongGaveUp = 0xFFFFFFFEu;
+// The GPU's last-resort bound on its spin (reads of the mailbox over all rounds): about 30 s
+// at the ~1 µs of a read across PCIe. A CPU driver's "GPU" threads die with the process, so
+// there it may spin far longer (a descheduled poster must not make the probe fail).
+constexpr std::uint32_t kPingPongMaxSpinsGpu = 1u << 25;
+constexpr std::uint32_t kPingPongMaxSpinsCpu = 0xFFFFFFF0u;
+
+struct PushConstants {
+  std::uint32_t frame;
+  std::uint32_t slot;
+  std::uint32_t thread_count;
+  std::uint32_t iterations;
+  std::uint32_t width;
+  std::uint32_t stamping;
+  std::uint32_t producers;  // bits 0-3 producer buffers bound, bits 4-7 producer render targets
+};
+
+struct Buffer {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  void* mapped = nullptr;
+  VkDeviceSize size = 0;
+  std::uint32_t memory_type = 0;
+};
+
+struct Image {
+  VkImage image = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkImageView view = VK_NULL_HANDLE;
+  std::uint32_t width = 0, height = 0;
+};
+
+// One scenario queue as it lives on the device.
+struct QueueState {
+  VkQueue queue = VK_NULL_HANDLE;
+  std::uint32_t family = 0;
+  std::uint32_t timestamp_valid_bits = 0;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  VkCommandBuffer prepare = VK_NULL_HANDLE;  // resets counters/queries/events, before the gate
+  VkSemaphore done = VK_NULL_HANDLE;         // timeline: frame f complete when value >= f
+  std::vector<std::size_t> workloads;        // in recording order
+};
+
+class PreemptionLoop;
+
+// Every Vulkan object of one scenario. Destruction order is the reverse of creation; when the
+// GPU may still be running (a timed-out frame), nothing is destroyed: freeing memory the GPU
+// still uses is worse than leaking it in a process that is about to report and exit.
+class ScenarioDevice {
+ public:
+  ScenarioDevice(const Instance& instance, const PhysicalDeviceInfo& info, const Scenario& s,
+                 const RunSettings& settings)
+      : instance_(instance), info_(info), scenario_(s), settings_(settings) {}
+  ~ScenarioDevice() { destroy(); }
+  ScenarioDevice(const ScenarioDevice&) = delete;
+  ScenarioDevice& operator=(const ScenarioDevice&) = delete;
+
+  Status create();
+  ScenarioTimeline run(const ProgressCallback& progress);
+  Result<PingPongResult> ping_pong(std::uint32_t rounds, std::uint32_t timeout_ms);
+  bool gpu_may_be_busy() const { return gpu_may_be_busy_; }
+
+  // A preemption scenario (Scenario::preemption): calibrate the load, measure it alone, then
+  // keep it running while the urgent job is submitted every period
+  // (preemption/vulkan/preemption_run.cpp). Which parts run follows the scenario's
+  // workloads: load and urgent (one process), urgent only (the parent of a load process), or
+  // load only (the load process itself, which loads until `hooks.stop_loading`).
+  struct PreemptionHooks {
+    // Load only: continuous loading has begun (calibration and baseline done).
+    std::function<void(const ScenarioTimeline& so_far)> on_loading;
+    // Load only: polled between submissions; true ends the loading.
+    std::function<bool()> stop_loading;
+  };
+  ScenarioTimeline run_preemption(const ProgressCallback& progress, const PreemptionHooks& hooks);
+
+ private:
+  friend class PreemptionLoop;
+  Status check_features();
+  Status create_device();
+  Status create_buffer(Buffer& out, VkDeviceSize size, VkBufferUsageFlags usage,
+                       VkMemoryPropertyFlags required, VkMemoryPropertyFlags wanted,
+                       VkMemoryPropertyFlags unwanted, const char* what);
+  Status create_image(Image& out, std::uint32_t width, std::uint32_t height);
+  Status create_stamp_buffer(Buffer& out, VkDeviceSize size, const char* what);
+  Status upload_input();
+  Status create_pipelines();
+  Status create_descriptors();
+  Status create_queue_objects();
+  Status setup_calibration();
+  std::optional<GpuCalibration> calibrate(double& worst_deviation_ns);
+  Status record_frame(std::uint32_t frame);
+  void record_workload(VkCommandBuffer cmd, std::size_t w, std::uint32_t frame, bool timestamps);
+  void record_barriers(VkCommandBuffer cmd, const std::vector<BarrierDesc>& descs,
+                       std::size_t producer) const;
+  void record_event(VkCommandBuffer cmd, VkEvent event, const BarrierDesc& desc,
+                    std::size_t producer, bool set) const;
+  Status submit_frame(std::uint32_t frame);
+  Status create_background();
+  Result<background::PipelineHandle> build_variant(const std::vector<std::uint32_t>& spirv);
+  void destroy();
+
+  const Instance& instance_;
+  const PhysicalDeviceInfo& info_;
+  const Scenario& scenario_;
+  const RunSettings& settings_;
+
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkPhysicalDeviceMemoryProperties memory_properties_{};
+  std::vector<QueueState> queues_;
+  std::vector<MappedQueue> mapping_;
+  std::vector<QueuePriority> granted_priority_;
+  std::vector<std::string> priority_notes_;
+  bool global_priority_enabled_ = false;
+  bool shader_clock_supported_ = false;  // shaderDeviceClock
+  bool shader_clock_enabled_ = false;    // supported, asked for, and stamps on
+
+  Buffer stamps_, counters_, input_, dummy_output_;
+  std::vector<Buffer> outputs_;  // per workload; empty buffer for graphics
+  std::vector<Image> targets_;   // per workload; empty image for compute
+  VkQueryPool queries_ = VK_NULL_HANDLE;
+  VkSemaphore gate_ = VK_NULL_HANDLE;
+  FramePlan plan_;                   // barriers, fences and submissions of a frame
+  std::vector<DependencyOps> ops_;   // per plan_.barriers.dependencies entry
+  std::vector<VkEvent> events_;      // per plan dependency; split barriers (event policy)
+  std::vector<VkSemaphore> fences_;  // per workload; timeline, only where another queue waits
+  std::vector<VkCommandBuffer> segment_buffers_;  // per plan_.segments entry
+  std::vector<VkImageLayout> target_layouts_;     // per workload: where its target is now
+  std::vector<std::uint32_t> families_in_use_;    // resources are CONCURRENT across these
+  VkDeviceSize slot_stride_ = kSlotBytes;
+  Image dummy_target_;  // bound where a consumer reads fewer render targets than it could
+  std::vector<std::uint32_t> producers_;  // per workload: PushConstants::producers
+
+  VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
+  VkPipelineLayout pipeline_layout_ = VK_NULL_HANDLE;
+  VkShaderModule compute_module_ = VK_NULL_HANDLE, vertex_module_ = VK_NULL_HANDLE,
+                 fragment_module_ = VK_NULL_HANDLE;
+  VkPipeline compute_pipeline_ = VK_NULL_HANDLE, graphics_pipeline_ = VK_NULL_HANDLE;
+  VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
+  std::vector<VkDescriptorSet> sets_;
+
+  PFN_vkGetCalibratedTimestampsEXT get_calibrated_timestamps_ = nullptr;
+  VkTimeDomainEXT host_domain_ = VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT;
+  std::int64_t monotonic_to_raw_ns_ = 0;
+  bool gpu_may_be_busy_ = false;
+  nlohmann::json meta_ = nlohmann::json::object();
+
+  // Background work ([background]): compiled variants of the compute pipeline land in the
+  // slot (the spec's lifetime pattern); the session is stopped before anything it uses is
+  // destroyed.
+  background::VariantSlot<background::PipelineHandle> compute_variants_;
+  std::unique_ptr<background::BackgroundSession> background_;
+};
+
+}  // namespace gpuoverlap::vk

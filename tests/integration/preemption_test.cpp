@@ -1,0 +1,175 @@
+// The load in a second process (run --load-process) on the default device (lavapipe on CI):
+// the child's timeline is merged into the parent's output, and the child never outlives the
+// run: not after it ends, not after Ctrl-C, not after the parent is killed outright.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <thread>
+
+#include "analysis/csv_table.h"
+#include "preemption/preemption_analysis.h"
+#include "process_state.h"
+#include "run_binary.h"
+#include "timeline/export.h"
+
+namespace gpuoverlap {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path temp_path(const std::string& name) {
+  return fs::temp_directory_path() /
+         ("gpuoverlap-preemption-" + name + "-" + std::to_string(::getpid()));
+}
+
+nlohmann::json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+pid_t load_process_pid(const std::string& output) {
+  std::smatch m;
+  static const std::regex pattern("load process: pid ([0-9]+)");
+  return std::regex_search(output, m, pattern) ? static_cast<pid_t>(std::stoi(m[1])) : 0;
+}
+
+TEST(LoadProcessRun, RunMergesTheChildsLoadAndTheChildIsGone) {
+  const fs::path out = temp_path("run");
+  fs::remove_all(out);
+  const auto r = run_gpuoverlap(
+      "run preemption-slow-shader-high --load-process --priority-fallback --duration-ms 300 "
+      "--target-ms 20 --out " +
+      out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const pid_t child = load_process_pid(r.output);
+  ASSERT_GT(child, 0) << r.output;
+  EXPECT_TRUE(gone_within(child, std::chrono::seconds(5)));
+  const fs::path dir = out / "preemption-slow-shader-high";
+  const auto meta = read_json(dir / "meta.json");
+  EXPECT_EQ(meta["preemption"]["process"], "separate");
+  EXPECT_EQ(meta["preemption"]["load_process_id"].get<pid_t>(), child);
+  EXPECT_EQ(meta["preemption"]["load_process_exit"], "exit 0");
+  EXPECT_TRUE(meta["preemption"]["calibrated"].get<bool>());
+  EXPECT_TRUE(meta.contains("load_process"));  // the child's device and queue
+  // The parent's device has only the urgent queue; the load ran on the child's.
+  ASSERT_EQ(meta["queues"].size(), 1u);
+  EXPECT_EQ(meta["queues"][0]["name"], "urgent");
+  const auto rows = read_csv((dir / "preemption.csv").string(), preemption::kPreemptionColumns);
+  ASSERT_GE(rows.rows.size(), 1u);
+  for (std::size_t i = 0; i < rows.rows.size(); ++i) {
+    EXPECT_EQ(rows.at(i, "process"), "separate");
+    EXPECT_EQ(rows.at(i, "priority"), "high");
+    const auto latency = rows.number(i, "latency_us");
+    ASSERT_TRUE(latency.has_value());
+    EXPECT_GE(*latency, 0.0);
+  }
+  // The child's loads are in the parent's records: 3 alone, then at least one more.
+  const auto records = read_csv((dir / "records.csv").string(), kRecordColumns);
+  std::size_t loads = 0;
+  for (std::size_t i = 0; i < records.rows.size(); ++i)
+    if (records.at(i, "workload") == "load") ++loads;
+  EXPECT_GE(loads, 4u);
+  fs::remove_all(out);
+}
+
+// Starts gpuoverlap with a long urgent phase and returns (parent pid, read end of its output)
+// once the load process is announced.
+struct Started {
+  pid_t parent = 0;
+  pid_t child = 0;
+  int output_fd = -1;
+  std::string output;
+};
+
+Started start_long_run(const fs::path& out) {
+  Started s;
+  int fds[2];
+  if (pipe(fds) != 0) return s;
+  s.parent = fork();
+  if (s.parent == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    dup2(fds[1], STDERR_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    execl(GPUOVERLAP_BINARY, GPUOVERLAP_BINARY, "run", "preemption-big-dispatch-normal",
+          "--load-process", "--duration-ms", "600000", "--target-ms", "20", "--out", out.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(fds[1]);
+  s.output_fd = fds[0];
+  char buffer[512];
+  // The parent prints the child's pid before it waits for the child to load.
+  while (s.child == 0) {
+    const ssize_t n = read(s.output_fd, buffer, sizeof buffer);
+    if (n <= 0) break;
+    s.output.append(buffer, static_cast<std::size_t>(n));
+    s.child = load_process_pid(s.output);
+  }
+  return s;
+}
+
+int wait_exit(Started& s, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  int status = 0;
+  pid_t done = 0;
+  while ((done = waitpid(s.parent, &status, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (done == 0) {
+    kill(s.parent, SIGKILL);
+    waitpid(s.parent, &status, 0);
+    return -1;
+  }
+  char buffer[512];
+  while (const ssize_t n = read(s.output_fd, buffer, sizeof buffer)) {
+    if (n < 0) break;
+    s.output.append(buffer, static_cast<std::size_t>(n));
+  }
+  close(s.output_fd);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST(LoadProcessRun, InterruptStopsTheChildAndKeepsWhatWasMeasured) {
+  const fs::path out = temp_path("interrupt");
+  fs::remove_all(out);
+  Started s = start_long_run(out);
+  ASSERT_GT(s.parent, 0);
+  ASSERT_GT(s.child, 0) << s.output;
+  // Let the child calibrate and the urgent phase begin.
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  kill(s.parent, SIGINT);
+  const int code = wait_exit(s, std::chrono::seconds(120));
+  ASSERT_NE(code, -1) << "gpuoverlap did not stop within 120 s of SIGINT\n" << s.output;
+  EXPECT_EQ(code, 130) << s.output;
+  EXPECT_TRUE(gone_within(s.child, std::chrono::seconds(5))) << s.output;
+  const fs::path dir = out / "preemption-big-dispatch-normal";
+  ASSERT_TRUE(fs::exists(dir / "preemption.csv")) << s.output;
+  const auto meta = read_json(dir / "meta.json");
+  EXPECT_NE(meta["failure"]["message"].get<std::string>().find("interrupted"), std::string::npos);
+  EXPECT_EQ(meta["preemption"]["load_process_exit"], "exit 0") << meta["preemption"];
+  fs::remove_all(out);
+}
+
+TEST(LoadProcessRun, ChildDiesWithAKilledParent) {
+  const fs::path out = temp_path("killed");
+  fs::remove_all(out);
+  Started s = start_long_run(out);
+  ASSERT_GT(s.parent, 0);
+  ASSERT_GT(s.child, 0) << s.output;
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  kill(s.parent, SIGKILL);  // no handler runs: only the kernel's parent-death signal is left
+  wait_exit(s, std::chrono::seconds(30));
+  EXPECT_TRUE(gone_within(s.child, std::chrono::seconds(10))) << s.output;
+  fs::remove_all(out);
+}
+
+}  // namespace
+}  // namespace gpuoverlap
