@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "analysis/csv_table.h"
+#include "timeline/export.h"
 #include "timeline/statistics.h"
 
 namespace gpuoverlap {
@@ -26,6 +28,37 @@ std::string text(const nlohmann::json& j, const char* key) {
   return escaped;
 }
 
+// A preemption scenario: what ran, and the urgent job's latency per clock from summary.csv.
+void preemption_section(std::string& out, const LoadedScenario& s) {
+  const nlohmann::json& p = s.meta["preemption"];
+  const nlohmann::json spec = p.value("spec", nlohmann::json::object());
+  std::string sizes;
+  for (const auto& size : p.value("load_sizes", nlohmann::json::array()))
+    sizes += (sizes.empty() ? "" : "; ") + text(size, "description");
+  out += fmt::format(
+      "\nPreemption: a {} load ({}{}) on DIRECT; an urgent job every {} ms for {} ms at {} "
+      "priority (granted {}), {} process; {} ticks skipped.\n\n",
+      text(spec, "load"), sizes,
+      p.value("calibrated", false) ? ", calibrated to " + text(spec, "target_ms") + " ms" : "",
+      text(spec, "period_ms"), text(spec, "duration_ms"), text(spec, "priority"),
+      text(p, "priority_granted"), text(p, "process"), text(p, "skipped_ticks"));
+  if (p.contains("calibration_note")) out += "Calibration: " + text(p, "calibration_note") + "\n\n";
+  const auto summary = read_csv((s.directory / "summary.csv").string(), kSummaryColumns);
+  out +=
+      "| clock | latency p50 µs | p95 | p99 | max | deadline misses | load slowdown | class "
+      "|\n|---|---|---|---|---|---|---|---|\n";
+  for (std::size_t r = 0; r < summary.rows.size(); ++r)
+    if (summary.at(r, "workload") == "urgent")
+      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", summary.at(r, "clock"),
+                         summary.at(r, "latency_p50_us"), summary.at(r, "latency_p95_us"),
+                         summary.at(r, "latency_p99_us"), summary.at(r, "latency_max_us"),
+                         summary.at(r, "deadline_misses"), summary.at(r, "load_slowdown"),
+                         summary.at(r, "preemption"));
+  out +=
+      "\nPer submission: `preemption.csv`. Below, a record is a submission: times are from "
+      "its submit.\n\n";
+}
+
 void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenario& s) {
   const nlohmann::json& meta = s.meta;
   const nlohmann::json scenario = meta.value("scenario", nlohmann::json::object());
@@ -47,11 +80,14 @@ void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenar
   for (const auto& note : meta.value("priority_notes", nlohmann::json::array()))
     out += "\nNote: " + note.get<std::string>() + "\n";
   const auto settings = meta.value("settings", nlohmann::json::object());
-  out += fmt::format("\n{} frames after {} warm-up; timestamp queries {}.\n\n",
-                     text(settings, "frames"), text(settings, "warmup_frames"),
-                     settings.value("timestamp_queries", true) ? "on" : "off (--no-timestamps)");
+  if (meta.contains("preemption"))
+    preemption_section(out, s);
+  else
+    out += fmt::format("\n{} frames after {} warm-up; timestamp queries {}.\n\n",
+                       text(settings, "frames"), text(settings, "warmup_frames"),
+                       settings.value("timestamp_queries", true) ? "on" : "off (--no-timestamps)");
   const std::filesystem::path plots = run.directory / "plots" / s.name;
-  for (const char* plot : {"timeline", "clocks"})
+  for (const char* plot : {"timeline", "preemption", "clocks"})
     if (std::filesystem::exists(plots / (std::string(plot) + ".png")))
       out += fmt::format("![{} {}](plots/{}/{}.png)\n\n", s.name, plot, s.name, plot);
 

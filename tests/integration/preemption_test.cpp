@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
@@ -76,6 +77,14 @@ TEST(LoadProcessRun, RunMergesTheChildsLoadAndTheChildIsGone) {
   for (std::size_t i = 0; i < records.rows.size(); ++i)
     if (records.at(i, "workload") == "load") ++loads;
   EXPECT_GE(loads, 4u);
+  // The report's page says what ran and classifies the urgent job per clock.
+  const auto report = run_gpuoverlap("report " + out.string());
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  std::ifstream page(out / "report.md");
+  const std::string text((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("Preemption: a slow-shader load"), std::string::npos) << text;
+  EXPECT_NE(text.find("priority (granted normal), separate process"), std::string::npos) << text;
+  EXPECT_NE(text.find("| poll | "), std::string::npos) << text;
   fs::remove_all(out);
 }
 
