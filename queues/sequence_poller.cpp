@@ -39,30 +39,46 @@ void SequencePoller::poll_loop() {
     last[i] = __atomic_load_n(words_[i].address, __ATOMIC_ACQUIRE);
   spinning_.store(true, std::memory_order_release);
   std::int64_t last_check_ns = monotonic_raw_ns();
-  // One time per scan for everything it found: a cause (a job's end) and its effect (the next
-  // job's start) seen in one scan then share a time, never effect before cause, whichever
-  // word the scan read first.
+  // New numbers are collected untimed, and scanning repeats until a whole pass finds nothing
+  // new; then everything found gets one time. A scan can be descheduled midway, so words read
+  // early in it may predate a later word's change by that pause: a job's end read as "not
+  // yet" before the pause, the next job's start read as new after it. The settling pass
+  // re-reads every word after the last change it saw, so a cause is never timed after its
+  // effect (they share the time), as in StampPoller.
+  std::vector<SequenceEvent> pending;
   auto scan = [&] {
-    std::int64_t scan_ns = 0;
+    bool changed = false;
     for (std::size_t i = 0; i < words_.size(); ++i) {
       const std::uint32_t value = __atomic_load_n(words_[i].address, __ATOMIC_ACQUIRE);
       if (value == last[i]) continue;
       last[i] = value;
-      if (scan_ns == 0) scan_ns = monotonic_raw_ns();
-      SequenceEvent e{static_cast<std::uint32_t>(i), value, scan_ns, 0};
+      changed = true;
+      SequenceEvent e{static_cast<std::uint32_t>(i), value, 0, 0};
       // The GPU writes the clock pair before the number (perlin.hlsl, write_stamp), so after
       // the acquire above it holds this number's clock, unless the next one already arrived.
       if (const std::uint32_t* clock = words_[i].clock)
         e.clock_ticks = std::uint64_t{__atomic_load_n(clock, __ATOMIC_RELAXED)} |
                         std::uint64_t{__atomic_load_n(clock + 1, __ATOMIC_RELAXED)} << 32;
+      pending.push_back(e);
+    }
+    return changed;
+  };
+  auto settle_and_time = [&] {
+    while (scan()) {
+    }
+    const std::int64_t now_ns = monotonic_raw_ns();
+    for (SequenceEvent& e : pending) {
+      e.seen_ns = now_ns;
       if (events_.size() < capacity_)
         events_.push_back(e);
       else
         overflowed_ = true;
     }
+    pending.clear();
   };
+  pending.reserve(words_.size() * 4);
   for (std::uint32_t round = 0;; ++round) {
-    scan();
+    if (scan()) settle_and_time();
     if ((round & 63u) != 0) {
       GPUOVERLAP_CPU_RELAX();
       continue;
@@ -71,7 +87,7 @@ void SequencePoller::poll_loop() {
     max_check_gap_ns_ = std::max(max_check_gap_ns_, now_ns - last_check_ns);
     last_check_ns = now_ns;
     if (stop_.load(std::memory_order_relaxed)) {
-      scan();  // what arrived since the last scan
+      if (scan()) settle_and_time();  // what arrived since the last scan
       return;
     }
     GPUOVERLAP_CPU_RELAX();
