@@ -1,4 +1,5 @@
-// The load in a second process (run --load-process) on the default device (lavapipe on CI):
+// Preemption runs end to end on the default device (lavapipe on CI): a load past its deadline,
+// and the load in a second process (run --load-process):
 // the child's timeline is merged into the parent's output, and the child never outlives the
 // run: not after it ends, not after Ctrl-C, not after the parent is killed outright.
 #include <gtest/gtest.h>
@@ -85,6 +86,30 @@ TEST(LoadProcessRun, RunMergesTheChildsLoadAndTheChildIsGone) {
   EXPECT_NE(text.find("Preemption: a slow-shader load"), std::string::npos) << text;
   EXPECT_NE(text.find("priority (granted normal), separate process"), std::string::npos) << text;
   EXPECT_NE(text.find("| poll | "), std::string::npos) << text;
+  fs::remove_all(out);
+}
+
+// A load past its deadline is a reported result, never a hang: the calibration's probes grow
+// towards 50 ms, far past a 5 ms --timeout-ms on lavapipe, and the run stops with exit 1, the
+// reason in meta.json and run.json, and its files written.
+TEST(PreemptionRun, ALoadPastItsDeadlineIsAReportedResult) {
+  const fs::path out = temp_path("deadline");
+  fs::remove_all(out);
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = run_gpuoverlap(
+      "run preemption-big-dispatch-normal --timeout-ms 5 --target-ms 50 --duration-ms 200 --out " +
+      out.string());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(120));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("within 5 ms of its submission (--timeout-ms)"), std::string::npos)
+      << r.output;
+  const fs::path dir = out / "preemption-big-dispatch-normal";
+  const auto meta = read_json(dir / "meta.json");
+  EXPECT_NE(meta["failure"]["message"].get<std::string>().find("load calibration"),
+            std::string::npos)
+      << meta["failure"];
+  EXPECT_TRUE(fs::exists(dir / "preemption.csv"));
+  EXPECT_EQ(read_json(out / "run.json")["scenarios"][0]["status"], "failed");
   fs::remove_all(out);
 }
 
