@@ -21,6 +21,7 @@ void SequencePoller::start(std::vector<Word> words, std::size_t capacity) {
   capacity_ = capacity;
   overflowed_ = false;
   max_check_gap_ns_ = 0;
+  found_.store(0, std::memory_order_relaxed);
   stop_.store(false, std::memory_order_relaxed);
   spinning_.store(false, std::memory_order_relaxed);
   thread_ = std::thread([this] { poll_loop(); });
@@ -74,6 +75,7 @@ void SequencePoller::poll_loop() {
       else
         overflowed_ = true;
     }
+    found_.fetch_add(pending.size(), std::memory_order_release);
     pending.clear();
   };
   pending.reserve(words_.size() * 4);

@@ -47,6 +47,10 @@ class SequencePoller {
   // The longest pause between two checks of the stop flag (every 64 scans): how late an
   // event could have been seen because the thread was descheduled.
   std::int64_t max_check_gap_ns() const { return max_check_gap_ns_; }
+  // How many new numbers have been seen and timed so far (kept or dropped for capacity),
+  // readable from any thread while polling: lets a writer wait until its number was seen
+  // instead of guessing how long the poller may be descheduled.
+  std::uint64_t found() const { return found_.load(std::memory_order_acquire); }
 
  private:
   void poll_loop();
@@ -59,6 +63,7 @@ class SequencePoller {
   std::thread thread_;
   std::atomic<bool> spinning_{false};
   std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> found_{0};
 };
 
 }  // namespace gpuoverlap

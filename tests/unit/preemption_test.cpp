@@ -317,6 +317,17 @@ TEST(PreemptionAnalysis, CsvHasTheColumnsAndARowPerSubmission) {
   EXPECT_TRUE(urgent_row);
 }
 
+// Waits until the poller has seen `count` numbers in all; false past a generous deadline
+// (a poller that never sees a number is a failure, a slow one under sanitizers is not).
+bool wait_until_found(const SequencePoller& poller, std::uint64_t count) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (poller.found() < count) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  return true;
+}
+
 TEST(SequencePoller, TimesEveryNewNumberWithItsClock) {
   alignas(64) std::uint32_t memory[16] = {};
   memory[0] = 7;  // what a word holds at start is not an event
@@ -328,34 +339,40 @@ TEST(SequencePoller, TimesEveryNewNumberWithItsClock) {
     __atomic_store_n(&memory[3], 0, __ATOMIC_RELAXED);
     __atomic_store_n(&memory[0], v + 7, __ATOMIC_RELEASE);
     __atomic_store_n(&memory[8], v, __ATOMIC_RELEASE);
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    // Each number stays until seen, as the contract asks, so none may be missed.
+    ASSERT_TRUE(wait_until_found(poller, 2 * v)) << "number " << v << " never seen";
   }
   const auto events = poller.stop();
   EXPECT_FALSE(poller.overflowed());
   std::size_t first = 0, second = 0;
+  std::uint32_t last_first = 7, last_second = 0;
   for (const SequenceEvent& e : events) {
     EXPECT_GE(e.seen_ns, before);
     if (e.word == 0) {
       ++first;
+      EXPECT_EQ(e.value, last_first + 1);  // in order, none invented, none missed
+      last_first = e.value;
       EXPECT_EQ(e.clock_ticks, std::uint64_t{(e.value - 7) * 100u});
     } else {
       ++second;
+      EXPECT_EQ(e.value, last_second + 1);
+      last_second = e.value;
       EXPECT_EQ(e.clock_ticks, 0u);
     }
   }
-  // A descheduled poller may miss a number but never invents one.
-  EXPECT_LE(first, 50u);
-  EXPECT_GE(first, 40u);
-  EXPECT_LE(second, 50u);
-  // Capacity bounds what is kept.
+  EXPECT_EQ(first, 50u);
+  EXPECT_EQ(second, 50u);
+  EXPECT_EQ(poller.found(), 100u);
+  // Capacity bounds what is kept; found() still counts what was dropped.
   SequencePoller small;
   small.start({{&memory[8], nullptr}}, 2);
   for (std::uint32_t v = 100; v < 110; ++v) {
     __atomic_store_n(&memory[8], v, __ATOMIC_RELEASE);
-    std::this_thread::sleep_for(std::chrono::microseconds(500));
+    ASSERT_TRUE(wait_until_found(small, v - 99));
   }
   EXPECT_EQ(small.stop().size(), 2u);
   EXPECT_TRUE(small.overflowed());
+  EXPECT_EQ(small.found(), 10u);
 }
 
 // A child that speaks the protocol: a shell script standing in for `gpuoverlap load-process`.
