@@ -203,17 +203,7 @@ void PreemptionLoop::record_counter_reset(VkCommandBuffer cmd,
     if (!target.image) continue;
     // The previous load's draws are done writing (the barrier above); its contents are not
     // needed, so the layout starts from UNDEFINED every time.
-    VkImageMemoryBarrier2 b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
-    b.srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-    b.srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT;
-    b.dstStageMask = VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT;
-    b.dstAccessMask = VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT;
-    b.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-    b.newLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
-    b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    b.image = target.image;
-    b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    images.push_back(b);
+    images.push_back(to_color_attachment(target.image, VK_IMAGE_LAYOUT_UNDEFINED));
   }
   VkDependencyInfo dep_after{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
   dep_after.memoryBarrierCount = 1;
@@ -227,8 +217,6 @@ void PreemptionLoop::record_counter_reset(VkCommandBuffer cmd,
 // two timestamps at `query` and `query + 1`.
 void PreemptionLoop::record_part(VkCommandBuffer cmd, std::size_t w, std::uint32_t sequence,
                                  const LoadSize& size, std::uint32_t query) {
-  constexpr VkShaderStageFlags kPushStages =
-      VK_SHADER_STAGE_COMPUTE_BIT | VK_SHADER_STAGE_FRAGMENT_BIT | VK_SHADER_STAGE_VERTEX_BIT;
   if (timestamps_) vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, queries_, query);
   const bool graphics = size.draws > 0;
   const std::uint32_t threads =
@@ -236,35 +224,7 @@ void PreemptionLoop::record_part(VkCommandBuffer cmd, std::size_t w, std::uint32
   const PushConstants pc{
       sequence, static_cast<std::uint32_t>(w), threads, size.iterations, kRenderTargetWidth, 1u,
       0u};
-  const VkPipelineBindPoint bind_point =
-      graphics ? VK_PIPELINE_BIND_POINT_GRAPHICS : VK_PIPELINE_BIND_POINT_COMPUTE;
-  if (graphics) {
-    VkRenderingAttachmentInfo color{VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO};
-    color.imageView = d_.targets_[w].view;
-    color.imageLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
-    color.loadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE;
-    color.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
-    VkRenderingInfo ri{VK_STRUCTURE_TYPE_RENDERING_INFO};
-    ri.renderArea = {{0, 0}, {kRenderTargetWidth, size.rows}};
-    ri.layerCount = 1;
-    ri.colorAttachmentCount = 1;
-    ri.pColorAttachments = &color;
-    vkCmdBeginRendering(cmd, &ri);
-  }
-  vkCmdBindPipeline(cmd, bind_point, graphics ? d_.graphics_pipeline_ : d_.compute_pipeline_);
-  vkCmdBindDescriptorSets(cmd, bind_point, d_.pipeline_layout_, 0, 1, &d_.sets_[w], 0, nullptr);
-  vkCmdPushConstants(cmd, d_.pipeline_layout_, kPushStages, 0, sizeof(pc), &pc);
-  if (graphics) {
-    const VkViewport viewport{
-        0, 0, static_cast<float>(kRenderTargetWidth), static_cast<float>(size.rows), 0, 1};
-    const VkRect2D scissor{{0, 0}, {kRenderTargetWidth, size.rows}};
-    vkCmdSetViewport(cmd, 0, 1, &viewport);
-    vkCmdSetScissor(cmd, 0, 1, &scissor);
-    for (std::uint32_t i = 0; i < size.draws; ++i) vkCmdDraw(cmd, 3, 1, 0, 0);
-    vkCmdEndRendering(cmd);
-  } else {
-    vkCmdDispatch(cmd, threads / kThreadsPerDispatchGroup, 1, 1);
-  }
+  d_.record_perlin(cmd, w, pc, size.draws);
   if (timestamps_)
     vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_BOTTOM_OF_PIPE_BIT, queries_, query + 1);
 }
@@ -558,8 +518,8 @@ ScenarioTimeline PreemptionLoop::run() {
                   static_cast<std::uint32_t>(spec_.duration_ms));
         next_progress_ns = now + 100'000'000;
       }
-      const std::int64_t wake_ns =
-          std::min(urgent_ ? next_tick_ns : now + 1'000'000, now + 1'000'000);
+      // At most 1 ms asleep, so finished loads are replaced promptly.
+      const std::int64_t wake_ns = std::min(urgent_ ? next_tick_ns : INT64_MAX, now + 1'000'000);
       if (wake_ns > now) std::this_thread::sleep_for(std::chrono::nanoseconds(wake_ns - now));
     }
     // Ticks due before the end that the loop woke too late for: skipped, so that submissions

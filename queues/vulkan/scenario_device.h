@@ -82,6 +82,10 @@ struct QueueState {
   std::vector<std::size_t> workloads;        // in recording order
 };
 
+// A whole render target from `old_layout` to COLOR_ATTACHMENT_OPTIMAL, after any earlier
+// write to it and before the draws that write it next.
+VkImageMemoryBarrier2 to_color_attachment(VkImage image, VkImageLayout old_layout);
+
 class PreemptionLoop;
 
 // Every Vulkan object of one scenario. Destruction order is the reverse of creation; when the
@@ -131,6 +135,11 @@ class ScenarioDevice {
   std::optional<GpuCalibration> calibrate(double& worst_deviation_ns);
   Status record_frame(std::uint32_t frame);
   void record_workload(VkCommandBuffer cmd, std::size_t w, std::uint32_t frame, bool timestamps);
+  // Workload w's Perlin work with push constants `pc`: a dispatch of pc.thread_count threads
+  // (compute), or `draws` full-target draws inside a render pass of its own (graphics; the
+  // target must be in COLOR_ATTACHMENT_OPTIMAL). Called outside a render pass.
+  void record_perlin(VkCommandBuffer cmd, std::size_t w, const PushConstants& pc,
+                     std::uint32_t draws) const;
   void record_barriers(VkCommandBuffer cmd, const std::vector<BarrierDesc>& descs,
                        std::size_t producer) const;
   void record_event(VkCommandBuffer cmd, VkEvent event, const BarrierDesc& desc,
