@@ -24,15 +24,16 @@ Error errno_error(const std::string& what) {
   return make_error(what + ": " + std::strerror(errno));
 }
 
+// send() with MSG_NOSIGNAL, so a peer that is gone is an error rather than SIGPIPE; write()
+// where the descriptor is not a socket (a load process started by hand).
 bool write_all(int fd, const std::string& text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::send(fd, text.data() + done, text.size() - done, MSG_NOSIGNAL);
-    if (n < 0 && errno == ENOTSOCK) {
-      const ssize_t m = ::write(fd, text.data() + done, text.size() - done);
-      if (m < 0 && errno == EINTR) continue;
-      if (m <= 0) return false;
-      done += static_cast<std::size_t>(m);
+  bool socket = true;
+  for (std::size_t done = 0; done < text.size();) {
+    const char* data = text.data() + done;
+    const ssize_t n = socket ? ::send(fd, data, text.size() - done, MSG_NOSIGNAL)
+                             : ::write(fd, data, text.size() - done);
+    if (n < 0 && socket && errno == ENOTSOCK) {
+      socket = false;
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -256,42 +257,15 @@ Result<std::vector<WorkloadFrameRecord>> records_from_json(const nlohmann::json&
   return out;
 }
 
-namespace {
-
-nlohmann::json size_to_json(const LoadSize& s) {
-  return nlohmann::json::array({s.groups, s.iterations, s.draws, s.rows});
-}
-LoadSize size_from_json(const nlohmann::json& j) {
-  return {j.at(0).get<std::uint32_t>(), j.at(1).get<std::uint32_t>(), j.at(2).get<std::uint32_t>(),
-          j.at(3).get<std::uint32_t>()};
-}
-
-// What the load process sends with "result": its records (on its own time origin), its run
-// facts and its device's meta. The parent merges it with merge_load_process.
-}  // namespace
-
 nlohmann::json load_process_result(const ScenarioTimeline& t) {
-  nlohmann::json sizes = nlohmann::json::array(), steps = nlohmann::json::array();
-  if (t.preemption) {
-    for (const LoadSize& s : t.preemption->load_sizes) sizes.push_back(size_to_json(s));
-    for (const auto& step : t.preemption->calibration)
-      steps.push_back(
-          {{"part", step.part}, {"size", size_to_json(step.size)}, {"ms", step.measured_ms}});
-  }
   return {{"pid", static_cast<std::int64_t>(getpid())},
           {"time_origin_ns", t.time_origin_ns},
           {"records", records_to_json(t.records)},
-          {"load_sizes", sizes},
-          {"calibration", steps},
-          {"calibrated", t.preemption && t.preemption->calibrated},
-          {"calibration_note", t.preemption ? t.preemption->calibration_note : ""},
-          {"baseline_loads", t.preemption ? t.preemption->baseline_loads : 0},
+          {"run", t.preemption ? to_json(*t.preemption) : nlohmann::json()},
           {"meta", t.meta},
           {"failure", t.failure ? t.failure->message : ""}};
 }
 
-// The load process's timeline into the parent's: its records keep their workload indices
-// (the load parts come first in both scenarios), their times move to the parent's origin.
 Status merge_load_process(ScenarioTimeline& timeline, const nlohmann::json& result) {
   try {
     auto records = records_from_json(result.at("records"));
@@ -303,17 +277,18 @@ Status merge_load_process(ScenarioTimeline& timeline, const nlohmann::json& resu
       r.frame_t0_us += shift_us;
       timeline.records.push_back(r);
     }
-    PreemptionRunInfo& info = *timeline.preemption;
-    info.load_sizes.clear();
-    for (const auto& s : result.at("load_sizes")) info.load_sizes.push_back(size_from_json(s));
-    info.calibration.clear();
-    for (const auto& step : result.at("calibration"))
-      info.calibration.push_back({.part = step.at("part").get<std::size_t>(),
-                                  .size = size_from_json(step.at("size")),
-                                  .measured_ms = step.at("ms").get<double>()});
-    info.calibrated = result.at("calibrated").get<bool>();
-    info.calibration_note = result.at("calibration_note").get<std::string>();
-    info.baseline_loads = result.at("baseline_loads").get<std::uint32_t>();
+    // The load's facts are the child's; the urgent queue's priority and the process facts
+    // stay the parent's.
+    if (!result.at("run").is_null()) {
+      auto child = run_info_from_json(result["run"]);
+      if (!child) return child.error();
+      PreemptionRunInfo& info = *timeline.preemption;
+      info.load_sizes = child->load_sizes;
+      info.calibration = child->calibration;
+      info.calibrated = child->calibrated;
+      info.calibration_note = child->calibration_note;
+      info.baseline_loads = child->baseline_loads;
+    }
     timeline.meta["load_process"] = result.at("meta");
     const std::string failure = result.at("failure").get<std::string>();
     if (!failure.empty()) timeline.meta["load_process"]["failure"] = failure;

@@ -79,9 +79,10 @@ nlohmann::json records_to_json(const std::vector<WorkloadFrameRecord>& records);
 Result<std::vector<WorkloadFrameRecord>> records_from_json(const nlohmann::json& json);
 
 // What the load process sends with "result": its records (on its own time origin), its run
-// facts and its device's meta, and the parent's side: merged into the parent's timeline (its
-// records keep their workload indices, as the load parts come first in both scenarios; their
-// times move to the parent's origin). Contract for the merge: timeline.preemption is set.
+// facts (to_json) and its device's meta. merge_load_process adds them to the parent's
+// timeline: the records keep their workload indices (the load parts come first in both
+// scenarios) and move to the parent's time origin; the load's sizes and calibration replace
+// the parent's. Contract for the merge: timeline.preemption is set.
 nlohmann::json load_process_result(const ScenarioTimeline& timeline);
 Status merge_load_process(ScenarioTimeline& timeline, const nlohmann::json& result);
 

@@ -172,6 +172,13 @@ nlohmann::json size_json(const LoadSize& size) {
           {"iterations", size.iterations},
           {"description", describe(size)}};
 }
+// A field size_json leaves out is 0 in the LoadSize it came from.
+LoadSize size_from_json(const nlohmann::json& j) {
+  return {.groups = j.value("groups", 0u),
+          .iterations = j.at("iterations").get<std::uint32_t>(),
+          .draws = j.value("draws", 0u),
+          .rows = j.value("rows", 0u)};
+}
 }  // namespace
 
 nlohmann::json to_json(const PreemptionRunInfo& info) {
@@ -194,6 +201,31 @@ nlohmann::json to_json(const PreemptionRunInfo& info) {
     j["load_process_exit"] = info.load_process_exit;
   }
   return j;
+}
+
+Result<PreemptionRunInfo> run_info_from_json(const nlohmann::json& j) {
+  try {
+    PreemptionRunInfo info;
+    for (const nlohmann::json& size : j.at("load_sizes"))
+      info.load_sizes.push_back(size_from_json(size));
+    for (const nlohmann::json& step : j.at("calibration"))
+      info.calibration.push_back({.part = step.at("part").get<std::size_t>(),
+                                  .size = size_from_json(step.at("size")),
+                                  .measured_ms = step.at("measured_ms").get<double>()});
+    info.calibrated = j.at("calibrated").get<bool>();
+    info.baseline_loads = j.at("baseline_loads").get<std::uint32_t>();
+    const auto priority = parse_queue_priority(j.at("priority_granted").get<std::string>());
+    const auto process = parse_process_mode(j.at("process").get<std::string>());
+    if (!priority || !process) return make_error("preemption run facts: unknown name");
+    info.priority_granted = *priority;
+    info.process = *process;
+    info.calibration_note = j.value("calibration_note", "");
+    info.load_process_id = j.value("load_process_id", std::int64_t{0});
+    info.load_process_exit = j.value("load_process_exit", "");
+    return info;
+  } catch (const nlohmann::json::exception& e) {
+    return make_error(std::string("preemption run facts: ") + e.what());
+  }
 }
 
 }  // namespace gpuoverlap::preemption

@@ -120,6 +120,8 @@ struct PreemptionRunInfo {
   std::string load_process_exit;     // how the child ended ("exit 0", "killed after deadline", ...)
 };
 nlohmann::json to_json(const PreemptionRunInfo& info);
+// Reads what to_json wrote (the load process sends its run facts this way).
+Result<PreemptionRunInfo> run_info_from_json(const nlohmann::json& json);
 
 }  // namespace preemption
 }  // namespace gpuoverlap

@@ -443,10 +443,15 @@ TEST(LoadProcess, ResultRoundTripMovesTimesToTheParentsOrigin) {
   ScenarioTimeline child;
   child.time_origin_ns = 5'000'000;  // 5 ms after the parent's origin
   child.preemption = PreemptionRunInfo{};
-  child.preemption->load_sizes = {{.groups = 4096, .iterations = 900}};
-  child.preemption->calibration = {{.part = 0, .size = {.groups = 1}, .measured_ms = 0.1}};
+  child.preemption->load_sizes = {{.groups = 4096, .iterations = 900},
+                                  {.groups = 0, .iterations = 7, .draws = 300, .rows = kDrawRows}};
+  child.preemption->calibration = {
+      {.part = 0, .size = {.groups = 1}, .measured_ms = 0.1},
+      {.part = 1, .size = {.groups = 0, .draws = 16, .rows = kDrawRows}, .measured_ms = 2.5}};
   child.preemption->baseline_loads = 3;
   child.preemption->calibrated = true;
+  child.preemption->calibration_note = "iterations reached their bound";
+  child.preemption->priority_granted = QueuePriority::high;  // the parent's own stays
   WorkloadFrameRecord r;
   r.frame = 2;
   r.workload = 0;
@@ -471,8 +476,17 @@ TEST(LoadProcess, ResultRoundTripMovesTimesToTheParentsOrigin) {
   EXPECT_EQ(m.clk_start_ticks, 123456789012ull);
   EXPECT_EQ(m.status, RecordStatus::timeout);
   EXPECT_EQ(parent.preemption->load_sizes, child.preemption->load_sizes);
+  ASSERT_EQ(parent.preemption->calibration.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(parent.preemption->calibration[i].part, child.preemption->calibration[i].part);
+    EXPECT_EQ(parent.preemption->calibration[i].size, child.preemption->calibration[i].size);
+    EXPECT_EQ(parent.preemption->calibration[i].measured_ms,
+              child.preemption->calibration[i].measured_ms);
+  }
   EXPECT_EQ(parent.preemption->baseline_loads, 3u);
   EXPECT_TRUE(parent.preemption->calibrated);
+  EXPECT_EQ(parent.preemption->calibration_note, "iterations reached their bound");
+  EXPECT_EQ(parent.preemption->priority_granted, QueuePriority::normal);
   EXPECT_FALSE(merge_load_process(parent, nlohmann::json{{"records", 5}}));
 }
 
