@@ -14,10 +14,6 @@ namespace {
 
 constexpr std::string_view kClocks[3] = {"poll", "ts", "clk"};
 
-std::string number(const std::optional<double>& value) {
-  return value ? fmt::format("{:.3f}", *value) : std::string{};
-}
-
 std::optional<std::size_t> urgent_index(const Scenario& s) {
   for (std::size_t w = 0; w < s.workloads.size(); ++w)
     if (s.workloads[w].name == kUrgentWorkload) return w;
@@ -38,6 +34,13 @@ const LoadSpan* load_running_at(const std::vector<LoadSpan>& spans, double at_us
     if (span.start_us && span.end_us && *span.start_us <= at_us && at_us < *span.end_us)
       return &span;
   return nullptr;
+}
+
+// An urgent job submitted while `load` ran "waited for it" when it started only at the load's
+// end: within 200 us or 5 % of what remained of the load at submission.
+bool waited_for(const LoadSpan& load, double submit_us, double start_us) {
+  const double remaining_us = *load.end_us - submit_us;
+  return start_us >= *load.end_us - std::max(200.0, 0.05 * remaining_us);
 }
 
 }  // namespace
@@ -98,8 +101,6 @@ std::vector<UrgentRow> urgent_rows(const Scenario& s, const ScenarioTimeline& t)
       if (const LoadSpan* load = load_running_at(spans[c], row.submit_us)) {
         row.load_running = true;
         row.load_remaining_us = *load->end_us - row.submit_us;
-        const double slack_us = std::max(200.0, 0.05 * *row.load_remaining_us);
-        row.waited_for_load = *row.start_us[c] >= *load->end_us - slack_us;
       }
       break;
     }
@@ -135,8 +136,7 @@ ClockSummary summarize_clock(const Scenario& s, const ScenarioTimeline& t, std::
     latencies.push_back(*start);
     if (const LoadSpan* load = load_running_at(spans, r.frame_t0_us)) {
       ++running;
-      const double remaining_us = *load->end_us - r.frame_t0_us;
-      if (r.frame_t0_us + *start >= *load->end_us - std::max(200.0, 0.05 * remaining_us)) ++waited;
+      if (waited_for(*load, r.frame_t0_us, r.frame_t0_us + *start)) ++waited;
     }
   }
   out.measured = latencies.size();
@@ -203,14 +203,15 @@ std::string preemption_csv(const Scenario& s, const ScenarioTimeline& t) {
   const QueuePriority granted = t.preemption ? t.preemption->priority_granted : spec.priority;
   const ProcessMode process = t.preemption ? t.preemption->process : spec.process;
   for (const UrgentRow& r : urgent_rows(s, t))
-    out += fmt::format("{},{},{},{},{},{},{},{:.3f},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                       csv_field(s.name), r.submission, to_string(spec.load),
-                       to_string(spec.priority), to_string(granted), to_string(process),
-                       spec.period_ms, r.submit_us, number(r.submit_call_us), number(r.start_us[0]),
-                       number(r.end_us[0]), number(r.start_us[1]), number(r.end_us[1]),
-                       number(r.start_us[2]), number(r.end_us[2]), number(r.latency_us),
-                       r.latency_clock, number(r.completion_us), r.deadline_met ? 1 : 0,
-                       r.load_running ? 1 : 0, number(r.load_remaining_us), to_string(r.status));
+    out +=
+        fmt::format("{},{},{},{},{},{},{},{:.3f},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                    csv_field(s.name), r.submission, to_string(spec.load), to_string(spec.priority),
+                    to_string(granted), to_string(process), spec.period_ms, r.submit_us,
+                    csv_number(r.submit_call_us), csv_number(r.start_us[0]),
+                    csv_number(r.end_us[0]), csv_number(r.start_us[1]), csv_number(r.end_us[1]),
+                    csv_number(r.start_us[2]), csv_number(r.end_us[2]), csv_number(r.latency_us),
+                    r.latency_clock, csv_number(r.completion_us), r.deadline_met ? 1 : 0,
+                    r.load_running ? 1 : 0, csv_number(r.load_remaining_us), to_string(r.status));
   return out;
 }
 

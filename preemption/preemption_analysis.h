@@ -44,9 +44,6 @@ struct UrgentRow {
   // then how long it still had to run.
   bool load_running = false;
   std::optional<double> load_remaining_us;
-  // The job started only once that load (nearly) ended: within max(200 µs, 5 % of what
-  // remained) of its end, or later.
-  bool waited_for_load = false;
   RecordStatus status = RecordStatus::ok;
 };
 

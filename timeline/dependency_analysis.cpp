@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <sstream>
 
 #include "scenarios/frame_plan.h"
 #include "scenarios/scenario.h"
@@ -29,14 +28,6 @@ std::vector<std::uint32_t> frames_of(const ScenarioTimeline& timeline) {
   for (const auto& r : timeline.records)
     if (frames.empty() || frames.back() != r.frame) frames.push_back(r.frame);
   return frames;
-}
-
-std::string number(const std::optional<double>& v) {
-  if (!v) return "";
-  std::ostringstream out;
-  out.precision(3);
-  out << std::fixed << *v;
-  return out.str();
 }
 
 // reach[a][b]: b depends on a, directly or through others.
@@ -149,11 +140,11 @@ std::string dependencies_csv(const Scenario& s, const std::vector<DependencyGapR
                                   d3d12,
                                   r.clock,
                                   std::to_string(r.frames),
-                                  number(r.gap_us[0]),
-                                  number(r.gap_us[1]),
-                                  number(r.gap_us[2]),
-                                  number(r.gap_min_us),
-                                  number(r.gap_max_us),
+                                  csv_number(r.gap_us[0]),
+                                  csv_number(r.gap_us[1]),
+                                  csv_number(r.gap_us[2]),
+                                  csv_number(r.gap_min_us),
+                                  csv_number(r.gap_max_us),
                                   std::to_string(r.early_frames)};
     const std::vector<std::string_view> views(std::begin(fields), std::end(fields));
     out += csv_line(views.data(), views.size());
@@ -172,8 +163,8 @@ std::string overlap_csv(const Scenario& s, const std::vector<OverlapRow>& rows) 
                                   r.clock,
                                   std::to_string(r.frames),
                                   std::to_string(r.overlapped_frames),
-                                  number(r.overlap_p50),
-                                  number(r.overlap_max)};
+                                  csv_number(r.overlap_p50),
+                                  csv_number(r.overlap_max)};
     const std::vector<std::string_view> views(std::begin(fields), std::end(fields));
     out += csv_line(views.data(), views.size());
   }

@@ -15,10 +15,6 @@ namespace gpuoverlap {
 
 namespace {
 
-std::string number(const std::optional<double>& value) {
-  return value ? fmt::format("{:.3f}", *value) : std::string{};
-}
-
 std::string dependency_names(const Scenario& s, const WorkloadSpec& w) {
   std::string names;
   for (const auto& d : w.depends_on) {
@@ -49,6 +45,10 @@ std::string csv_line(const std::string_view* fields, std::size_t count) {
   return line + "\n";
 }
 
+std::string csv_number(const std::optional<double>& value) {
+  return value ? fmt::format("{:.3f}", *value) : std::string{};
+}
+
 std::string csv_field(std::string_view text) {
   if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
   std::string quoted = "\"";
@@ -64,13 +64,14 @@ std::string records_csv(const Scenario& s, const ScenarioTimeline& timeline) {
   for (const WorkloadFrameRecord& r : timeline.records) {
     const WorkloadSpec& w = s.workloads[r.workload];
     const QueueSpec& q = s.queues[w.queue];
-    out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3f},{},{},{}\n", csv_field(s.name),
-        r.frame, csv_field(w.name), csv_field(q.name), to_string(q.type), to_string(q.priority),
-        to_string(w.kind), w.groups, w.iterations, csv_field(dependency_names(s, w)),
-        barrier_names(w), number(r.poll_start_us), number(r.poll_end_us), number(r.ts_start_us),
-        number(r.ts_end_us), to_string(r.status), r.frame_t0_us, number(r.clk_start_us),
-        number(r.clk_end_us), csv_field(disagreement_names(r.disagreements)));
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3f},{},{},{}\n",
+                       csv_field(s.name), r.frame, csv_field(w.name), csv_field(q.name),
+                       to_string(q.type), to_string(q.priority), to_string(w.kind), w.groups,
+                       w.iterations, csv_field(dependency_names(s, w)), barrier_names(w),
+                       csv_number(r.poll_start_us), csv_number(r.poll_end_us),
+                       csv_number(r.ts_start_us), csv_number(r.ts_end_us), to_string(r.status),
+                       r.frame_t0_us, csv_number(r.clk_start_us), csv_number(r.clk_end_us),
+                       csv_field(disagreement_names(r.disagreements)));
   }
   return out;
 }
@@ -115,15 +116,16 @@ std::string summary_csv(const Scenario& s, const std::vector<SummaryRow>& rows) 
     const WorkloadSpec& w = s.workloads[r.workload];
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},", csv_field(s.name),
                        csv_field(w.name), csv_field(s.queues[w.queue].name), r.clock, r.frames,
-                       number(r.start_us[0]), number(r.start_us[1]), number(r.start_us[2]),
-                       number(r.end_us[0]), number(r.end_us[1]), number(r.end_us[2]),
-                       number(r.duration_us[0]), number(r.duration_us[1]), number(r.duration_us[2]),
-                       r.flagged_rows);
+                       csv_number(r.start_us[0]), csv_number(r.start_us[1]),
+                       csv_number(r.start_us[2]), csv_number(r.end_us[0]), csv_number(r.end_us[1]),
+                       csv_number(r.end_us[2]), csv_number(r.duration_us[0]),
+                       csv_number(r.duration_us[1]), csv_number(r.duration_us[2]), r.flagged_rows);
     if (r.preemption)
-      out += fmt::format("{},{},{},{},{},{},{}\n", number(r.preemption->latency_us[0]),
-                         number(r.preemption->latency_us[1]), number(r.preemption->latency_us[2]),
-                         number(r.preemption->latency_us[3]), r.preemption->deadline_misses,
-                         number(r.preemption->load_slowdown), r.preemption->classification);
+      out += fmt::format("{},{},{},{},{},{},{}\n", csv_number(r.preemption->latency_us[0]),
+                         csv_number(r.preemption->latency_us[1]),
+                         csv_number(r.preemption->latency_us[2]),
+                         csv_number(r.preemption->latency_us[3]), r.preemption->deadline_misses,
+                         csv_number(r.preemption->load_slowdown), r.preemption->classification);
     else
       out += ",,,,,,\n";
   }
@@ -134,9 +136,10 @@ std::string frames_csv(const Scenario& s, const ScenarioTimeline& timeline) {
   std::string out = csv_line(kFrameColumns);
   for (const FrameRecord& f : timeline.frames)
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(s.name), f.frame,
-                       number(f.cpu_start_us), number(f.cpu_frame_us), number(f.cpu_submit_us),
-                       number(f.submit_to_start_us), number(f.poll_gap_max_us), f.bg_managed,
-                       f.bg_boosted, f.bg_unmanaged, to_string(f.status));
+                       csv_number(f.cpu_start_us), csv_number(f.cpu_frame_us),
+                       csv_number(f.cpu_submit_us), csv_number(f.submit_to_start_us),
+                       csv_number(f.poll_gap_max_us), f.bg_managed, f.bg_boosted, f.bg_unmanaged,
+                       to_string(f.status));
   return out;
 }
 
@@ -149,10 +152,11 @@ std::string background_csv(const Scenario& s, const ScenarioTimeline& timeline) 
   for (const background::BackgroundTaskRecord& t : timeline.background_tasks)
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(s.name), t.id,
                        t.managed ? "managed" : "unmanaged", csv_field(t.label), t.worker,
-                       t.boosted ? 1 : 0, t.idle_priority ? 1 : 0, number(relative_us(t.queued_ns)),
-                       number(relative_us(t.start_ns)), number(relative_us(t.finish_ns)),
-                       csv_field(t.outcome), number(std::optional<double>(t.compile_ms)),
-                       number(std::optional<double>(t.build_ms)), t.start_ns != 0 ? 1 : 0);
+                       t.boosted ? 1 : 0, t.idle_priority ? 1 : 0,
+                       csv_number(relative_us(t.queued_ns)), csv_number(relative_us(t.start_ns)),
+                       csv_number(relative_us(t.finish_ns)), csv_field(t.outcome),
+                       csv_number(std::optional<double>(t.compile_ms)),
+                       csv_number(std::optional<double>(t.build_ms)), t.start_ns != 0 ? 1 : 0);
   return out;
 }
 

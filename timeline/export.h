@@ -70,6 +70,8 @@ std::string frames_csv(const Scenario& scenario, const ScenarioTimeline& timelin
 // before the first measured frame: training and warm-up).
 std::string background_csv(const Scenario& scenario, const ScenarioTimeline& timeline);
 std::string csv_field(std::string_view text);
+// A measured value with 3 decimals (µs to the nanosecond); empty when not measured.
+std::string csv_number(const std::optional<double>& value);
 // One CSV line (fields quoted where needed, "\n" at the end).
 std::string csv_line(const std::string_view* fields, std::size_t count);
 template <std::size_t N>
