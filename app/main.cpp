@@ -251,14 +251,8 @@ int command_validate(const std::vector<std::string>& items, bool explain_plan) {
       for (const std::string& warning : s.warnings) std::cerr << warning << "\n";
       const std::string name = expanded->size() > 1 ? s.name : item;
       if (s.preemption) {
-        const preemption::PreemptionSpec& p = *s.preemption;
-        std::cout << fmt::format(
-            "{}: ok (preemption: {} load of {} ms on DIRECT, urgent job every {} ms on a {} "
-            "COMPUTE queue for {} ms, {} process{})\n",
-            name, preemption::to_string(p.load), p.target_ms, p.period_ms, to_string(p.priority),
-            p.duration_ms,
-            p.process == preemption::ProcessMode::separate ? "load in a second" : "one",
-            p.process == preemption::ProcessMode::separate ? "" : "");
+        std::cout << fmt::format("{}: ok (preemption: {})\n", name,
+                                 preemption::describe(*s.preemption));
         continue;
       }
       std::cout << fmt::format("{}: ok ({} queues, {} workloads{})\n", name, s.queues.size(),
@@ -601,11 +595,11 @@ int main(int argc, char** argv) {
   run->add_option("--duration-ms", run_args.duration_ms,
                   "Preemption scenarios: how long the urgent job is submitted (overrides "
                   "duration_ms)")
-      ->check(CLI::Range(10.0, preemption::kMaxDurationMs));
+      ->check(CLI::Range(preemption::kMinDurationMs, preemption::kMaxDurationMs));
   run->add_option("--target-ms", run_args.target_ms,
                   "Preemption scenarios: the load's duration alone, its size calibrated to it "
                   "(overrides target_ms)")
-      ->check(CLI::Range(1.0, preemption::kMaxTargetMs));
+      ->check(CLI::Range(preemption::kMinTargetMs, preemption::kMaxTargetMs));
   run->add_option("--flag-tolerance-pct", run_args.flag_tolerance_pct,
                   "Relative part of the flag tolerance, percent of the duration (default 1)")
       ->check(CLI::Range(0.0, 1000.0));

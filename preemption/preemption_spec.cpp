@@ -44,21 +44,28 @@ std::string describe(const LoadSize& size) {
                      size.iterations);
 }
 
+std::string describe(const PreemptionSpec& s) {
+  return fmt::format(
+      "{} load of {} ms on DIRECT, urgent job every {} ms on a {} COMPUTE queue for {} ms, {}",
+      to_string(s.load), s.target_ms, s.period_ms, to_string(s.priority), s.duration_ms,
+      s.process == ProcessMode::separate ? "load in a second process" : "one process");
+}
+
 Status validate(const PreemptionSpec& s) {
   auto out_of_range = [](const char* key, double value, double low, double high) -> Status {
     if (value >= low && value <= high) return ok_status();
     return make_error(fmt::format("{} = {} is out of range [{}, {}]", key, value, low, high));
   };
-  GPUOVERLAP_TRY(out_of_range("target_ms", s.target_ms, 1, kMaxTargetMs));
-  GPUOVERLAP_TRY(out_of_range("period_ms", s.period_ms, 0.5, 1000));
-  GPUOVERLAP_TRY(out_of_range("duration_ms", s.duration_ms, 10, kMaxDurationMs));
+  GPUOVERLAP_TRY(out_of_range("target_ms", s.target_ms, kMinTargetMs, kMaxTargetMs));
+  GPUOVERLAP_TRY(out_of_range("period_ms", s.period_ms, kMinPeriodMs, kMaxPeriodMs));
+  GPUOVERLAP_TRY(out_of_range("duration_ms", s.duration_ms, kMinDurationMs, kMaxDurationMs));
   if (s.groups) GPUOVERLAP_TRY(out_of_range("groups", *s.groups, 1, kMaxGroups));
   if (s.iterations)
     GPUOVERLAP_TRY(out_of_range("iterations", *s.iterations, 1, kMaxLoadIterations));
   if (s.draws) GPUOVERLAP_TRY(out_of_range("draws", *s.draws, 1, kMaxDraws));
   GPUOVERLAP_TRY(out_of_range("urgent_groups", s.urgent_groups, 1, kMaxUrgentGroups));
   GPUOVERLAP_TRY(out_of_range("urgent_iterations", s.urgent_iterations, 1, kMaxUrgentIterations));
-  GPUOVERLAP_TRY(out_of_range("baseline_loads", s.baseline_loads, 1, 100));
+  GPUOVERLAP_TRY(out_of_range("baseline_loads", s.baseline_loads, 1, kMaxBaselineLoads));
   const bool graphics = s.load == LoadKind::many_draws;
   const bool compute = s.load == LoadKind::big_dispatch || s.load == LoadKind::slow_shader;
   if (graphics && s.groups)

@@ -55,8 +55,12 @@ std::string describe(const LoadSize& size);
 inline constexpr std::uint32_t kMaxLoadIterations = 1u << 26;
 inline constexpr std::uint32_t kMaxDraws = 1u << 16;
 inline constexpr std::uint32_t kDrawRows = 16;  // a draw covers 1024 x 16 pixels
-inline constexpr double kMaxTargetMs = 2000;
-inline constexpr double kMaxDurationMs = 600'000;
+// Ranges of the spec's times, shared by validate(), the parser (which names the line) and
+// the command line's overrides.
+inline constexpr double kMinTargetMs = 1, kMaxTargetMs = 2000;
+inline constexpr double kMinPeriodMs = 0.5, kMaxPeriodMs = 1000;
+inline constexpr double kMinDurationMs = 10, kMaxDurationMs = 600'000;
+inline constexpr std::uint32_t kMaxBaselineLoads = 100;
 inline constexpr std::uint32_t kMaxUrgentGroups = 64;
 inline constexpr std::uint32_t kMaxUrgentIterations = 1u << 16;
 // "Preempts" (NVIDIA's Pascal claim of compute preemption): p99 latency under this.
@@ -95,6 +99,10 @@ Status validate(const PreemptionSpec& spec);
 // Workload sizes are the parts' upper bounds (resources are allocated for them; a run may
 // use less). Scenario::preemption is set.
 Scenario make_scenario(const PreemptionSpec& spec, Role role, const std::string& name);
+
+// One line for logs and `validate`: the load, its target, the urgent job's period, priority
+// and duration, and the process mode.
+std::string describe(const PreemptionSpec& spec);
 
 nlohmann::json to_json(const PreemptionSpec& spec);
 Result<PreemptionSpec> spec_from_json(const nlohmann::json& json);

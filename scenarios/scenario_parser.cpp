@@ -342,13 +342,14 @@ class Parser {
         names_field(*t, "process", where, parse_process_mode, "same | separate", ProcessMode::same);
     if (!processes) return processes.error();
     PreemptionSpec base;
-    auto target = number_field(*t, "target_ms", where, 1, kMaxTargetMs, base.target_ms);
+    auto target = number_field(*t, "target_ms", where, kMinTargetMs, kMaxTargetMs, base.target_ms);
     if (!target) return target.error();
     base.target_ms = *target;
-    auto period = number_field(*t, "period_ms", where, 0.5, 1000, base.period_ms);
+    auto period = number_field(*t, "period_ms", where, kMinPeriodMs, kMaxPeriodMs, base.period_ms);
     if (!period) return period.error();
     base.period_ms = *period;
-    auto duration = number_field(*t, "duration_ms", where, 10, kMaxDurationMs, base.duration_ms);
+    auto duration =
+        number_field(*t, "duration_ms", where, kMinDurationMs, kMaxDurationMs, base.duration_ms);
     if (!duration) return duration.error();
     base.duration_ms = *duration;
     auto optional_int = [&](std::string_view key, std::uint32_t max,
@@ -368,7 +369,7 @@ class Parser {
     auto urgent_iterations = int_field(*t, "urgent_iterations", where, 1, kMaxUrgentIterations, 16);
     if (!urgent_iterations) return urgent_iterations.error();
     base.urgent_iterations = *urgent_iterations;
-    auto baseline = int_field(*t, "baseline_loads", where, 1, 100, 3);
+    auto baseline = int_field(*t, "baseline_loads", where, 1, kMaxBaselineLoads, 3);
     if (!baseline) return baseline.error();
     base.baseline_loads = *baseline;
     const bool matrix = loads->size() > 1 || priorities->size() > 1 || processes->size() > 1;

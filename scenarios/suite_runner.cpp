@@ -142,14 +142,7 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
         fmt::format("[{}/{}] {}", i + 1, scenarios.size(), result.scenario.name);
     const auto* preemption = result.scenario.preemption ? &*result.scenario.preemption : nullptr;
     if (preemption)
-      log << label << ": " << preemption::to_string(preemption->load) << " load of "
-          << preemption->target_ms << " ms ("
-          << (preemption->process == preemption::ProcessMode::separate ? "in a second process"
-                                                                       : "same process")
-          << ") + urgent job every " << preemption->period_ms << " ms at "
-          << to_string(preemption->priority) << " priority for " << preemption->duration_ms
-          << " ms\n"
-          << std::flush;
+      log << label << ": " << preemption::describe(*preemption) << "\n" << std::flush;
     else
       log << label << ": " << settings.warmup_frames << " warm-up + " << settings.frames
           << " frames\n"

@@ -115,6 +115,9 @@ TEST(PreemptionSpec, JsonRoundTripAndRoles) {
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(to_json(*back), to_json(spec));
   EXPECT_FALSE(spec_from_json(nlohmann::json{{"load", "big-dispatch"}}));
+  EXPECT_EQ(describe(spec),
+            "graphics-and-compute load of 100 ms on DIRECT, urgent job every 11.1 ms on a realtime "
+            "COMPUTE queue for 500 ms, load in a second process");
   const Scenario urgent = make_scenario(spec, Role::urgent_only, "u");
   ASSERT_EQ(urgent.workloads.size(), 1u);
   EXPECT_EQ(urgent.workloads[0].name, kUrgentWorkload);
