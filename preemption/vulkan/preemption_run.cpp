@@ -687,6 +687,11 @@ Result<ScenarioTimeline> VulkanExecutor::run_preemption(const Scenario& scenario
     const std::string exit = (*child)->finish(monotonic_raw_ns() + settle_ns);
     return loading.error().with_context("load process (" + exit + "): ");
   }
+  std::string sizes;
+  for (const auto& size : loading->value("load_sizes", nlohmann::json::array()))
+    if (size.is_string()) sizes += (sizes.empty() ? "" : "; ") + size.get<std::string>();
+  std::fprintf(stderr, "load process: loading (%s)\n", sizes.c_str());
+  std::fflush(stderr);
   ScenarioTimeline timeline = device.run_preemption(progress, {});
   abandoned_device_ = abandoned_device_ || device.gpu_may_be_busy();
   // Urgent records: workload 0 of the urgent-only scenario is the last of the full one.

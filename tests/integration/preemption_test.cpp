@@ -3,6 +3,7 @@
 // the child's timeline is merged into the parent's output, and the child never outlives the
 // run: not after it ends, not after Ctrl-C, not after the parent is killed outright.
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -150,6 +151,23 @@ Started start_long_run(const fs::path& out) {
   return s;
 }
 
+// Reads the run's output until it contains `text`; false at end of output or past `limit`.
+bool read_until(Started& s, const std::string& text, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  char buffer[512];
+  while (s.output.find(text) == std::string::npos) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd pfd{s.output_fd, POLLIN, 0};
+    if (poll(&pfd, 1, static_cast<int>(left.count())) <= 0) continue;
+    const ssize_t n = read(s.output_fd, buffer, sizeof buffer);
+    if (n <= 0) return false;
+    s.output.append(buffer, static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
 int wait_exit(Started& s, std::chrono::seconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   int status = 0;
@@ -177,8 +195,9 @@ TEST(LoadProcessRun, InterruptStopsTheChildAndKeepsWhatWasMeasured) {
   Started s = start_long_run(out);
   ASSERT_GT(s.parent, 0);
   ASSERT_GT(s.child, 0) << s.output;
-  // Let the child calibrate and the urgent phase begin.
-  std::this_thread::sleep_for(std::chrono::seconds(3));
+  // Once the child has calibrated and loads, the urgent phase begins.
+  ASSERT_TRUE(read_until(s, "load process: loading", std::chrono::seconds(300))) << s.output;
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   kill(s.parent, SIGINT);
   const int code = wait_exit(s, std::chrono::seconds(120));
   ASSERT_NE(code, -1) << "gpuoverlap did not stop within 120 s of SIGINT\n" << s.output;

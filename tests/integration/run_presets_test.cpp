@@ -274,6 +274,7 @@ TEST_F(AllPresets, PreemptionRowsHoldTheInvariants) {
       ASSERT_TRUE(latency.has_value()) << r;
       EXPECT_GE(*latency, 0.0);
       const auto submit = rows.number(r, "submit_us");
+      ASSERT_TRUE(submit.has_value()) << r;
       const auto start = rows.number(r, "poll_start_us"), end = rows.number(r, "poll_end_us");
       if (start && end) {
         EXPECT_LE(*submit, *start);
