@@ -639,29 +639,22 @@ Result<ScenarioTimeline> VulkanExecutor::run_preemption(const Scenario& scenario
                                                         const RunSettings& settings,
                                                         const ProgressCallback& progress) {
   const preemption::PreemptionSpec& spec = *scenario.preemption;
-  const PhysicalDeviceInfo& info = instance_.devices().at(device_index_);
-  const std::uint32_t errors_before = instance_.validation_errors();
-  const std::uint32_t hazards_before = instance_.sync_hazards();
+  const ValidationMark mark = validation_mark();
   if (spec.process == preemption::ProcessMode::same) {
-    ScenarioDevice device(instance_, info, scenario, settings);
-    if (Status s = device.create(); !s) {
-      abandoned_device_ = abandoned_device_ || device.gpu_may_be_busy();
-      return s.error();
-    }
-    ScenarioTimeline timeline = device.run_preemption(progress, {});
-    abandoned_device_ = abandoned_device_ || device.gpu_may_be_busy();
-    describe_run(timeline, errors_before, hazards_before);
+    auto device = open_device(scenario, settings);
+    if (!device) return device.error();
+    ScenarioTimeline timeline = (*device)->run_preemption(progress, {});
+    abandoned_device_ = abandoned_device_ || (*device)->gpu_may_be_busy();
+    describe_run(timeline, mark);
     return timeline;
   }
 
   // The urgent job here, the load in a child with its own device on the same physical one.
   const Scenario urgent_only =
       preemption::make_scenario(spec, preemption::Role::urgent_only, scenario.name);
-  ScenarioDevice device(instance_, info, urgent_only, settings);
-  if (Status s = device.create(); !s) {
-    abandoned_device_ = abandoned_device_ || device.gpu_may_be_busy();
-    return s.error();
-  }
+  auto opened = open_device(urgent_only, settings);
+  if (!opened) return opened.error();
+  ScenarioDevice& device = **opened;
   auto executable = preemption::current_executable();
   if (!executable) return executable.error();
   std::vector<std::string> arguments = {"load-process",
@@ -710,21 +703,17 @@ Result<ScenarioTimeline> VulkanExecutor::run_preemption(const Scenario& scenario
   }
   // The run's facts now include the load process's; the loop's own keys stay.
   timeline.meta["preemption"].update(preemption::to_json(*timeline.preemption));
-  describe_run(timeline, errors_before, hazards_before);
+  describe_run(timeline, mark);
   return timeline;
 }
 
 Result<ScenarioTimeline> VulkanExecutor::run_load_process(const Scenario& load_only,
                                                           const RunSettings& settings,
                                                           preemption::ParentLink& parent) {
-  const PhysicalDeviceInfo& info = instance_.devices().at(device_index_);
-  const std::uint32_t errors_before = instance_.validation_errors();
-  const std::uint32_t hazards_before = instance_.sync_hazards();
-  ScenarioDevice device(instance_, info, load_only, settings);
-  if (Status s = device.create(); !s) {
-    abandoned_device_ = abandoned_device_ || device.gpu_may_be_busy();
-    return s.error();
-  }
+  const ValidationMark mark = validation_mark();
+  auto opened = open_device(load_only, settings);
+  if (!opened) return opened.error();
+  ScenarioDevice& device = **opened;
   ScenarioDevice::PreemptionHooks hooks;
   hooks.on_loading = [](const ScenarioTimeline& so_far) {
     nlohmann::json sizes = nlohmann::json::array();
@@ -737,7 +726,7 @@ Result<ScenarioTimeline> VulkanExecutor::run_load_process(const Scenario& load_o
   hooks.stop_loading = [&parent] { return parent.stop_requested(); };
   ScenarioTimeline timeline = device.run_preemption({}, hooks);
   abandoned_device_ = abandoned_device_ || device.gpu_may_be_busy();
-  describe_run(timeline, errors_before, hazards_before);
+  describe_run(timeline, mark);
   return timeline;
 }
 

@@ -1604,28 +1604,37 @@ Result<PingPongResult> VulkanExecutor::ping_pong(std::uint32_t rounds, StampMemo
 Result<ScenarioTimeline> VulkanExecutor::run(const Scenario& scenario, const RunSettings& settings,
                                              const ProgressCallback& progress) {
   if (scenario.preemption) return run_preemption(scenario, settings, progress);
-  const PhysicalDeviceInfo& info = instance_.devices().at(device_index_);
-  const std::uint32_t errors_before = instance_.validation_errors();
-  const std::uint32_t hazards_before = instance_.sync_hazards();
-  ScenarioDevice device(instance_, info, scenario, settings);
-  if (Status s = device.create(); !s) {
-    abandoned_device_ = abandoned_device_ || device.gpu_may_be_busy();
-    return s.error();
-  }
-  ScenarioTimeline timeline = device.run(progress);
-  abandoned_device_ = abandoned_device_ || device.gpu_may_be_busy();
-  describe_run(timeline, errors_before, hazards_before);
+  const ValidationMark mark = validation_mark();
+  auto device = open_device(scenario, settings);
+  if (!device) return device.error();
+  ScenarioTimeline timeline = (*device)->run(progress);
+  abandoned_device_ = abandoned_device_ || (*device)->gpu_may_be_busy();
+  describe_run(timeline, mark);
   return timeline;
 }
 
-void VulkanExecutor::describe_run(ScenarioTimeline& timeline, std::uint32_t errors_before,
-                                  std::uint32_t hazards_before) const {
+Result<std::unique_ptr<ScenarioDevice>> VulkanExecutor::open_device(const Scenario& scenario,
+                                                                    const RunSettings& settings) {
+  auto device = std::make_unique<ScenarioDevice>(instance_, instance_.devices().at(device_index_),
+                                                 scenario, settings);
+  if (Status s = device->create(); !s) {
+    abandoned_device_ = abandoned_device_ || device->gpu_may_be_busy();
+    return s.error();
+  }
+  return device;
+}
+
+VulkanExecutor::ValidationMark VulkanExecutor::validation_mark() const {
+  return {instance_.validation_errors(), instance_.sync_hazards()};
+}
+
+void VulkanExecutor::describe_run(ScenarioTimeline& timeline, const ValidationMark& since) const {
   timeline.meta["device"] = instance_.devices().at(device_index_).describe();
   timeline.meta["device"]["index"] = device_index_;
   timeline.meta["validation"] = {{"enabled", instance_.validation_enabled()},
                                  {"synchronization", instance_.sync_validation_enabled()},
-                                 {"errors", instance_.validation_errors() - errors_before},
-                                 {"sync_hazards", instance_.sync_hazards() - hazards_before}};
+                                 {"errors", instance_.validation_errors() - since.errors},
+                                 {"sync_hazards", instance_.sync_hazards() - since.hazards}};
 }
 
 }  // namespace gpuoverlap::vk

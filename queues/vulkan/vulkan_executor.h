@@ -5,12 +5,15 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 
 #include "preemption/load_process.h"
 #include "queues/executor.h"
 #include "queues/vulkan/vulkan_instance.h"
 
 namespace gpuoverlap::vk {
+
+class ScenarioDevice;  // queues/vulkan/scenario_device.h
 
 class VulkanExecutor final : public ScenarioExecutor {
  public:
@@ -38,8 +41,17 @@ class VulkanExecutor final : public ScenarioExecutor {
   // A preemption scenario: in this process, or with the load in a child (--load-process).
   Result<ScenarioTimeline> run_preemption(const Scenario& scenario, const RunSettings& settings,
                                           const ProgressCallback& progress);
-  void describe_run(ScenarioTimeline& timeline, std::uint32_t errors_before,
-                    std::uint32_t hazards_before) const;
+  // The validation layers' counts when a run began, so that its meta reports only its own.
+  struct ValidationMark {
+    std::uint32_t errors = 0, hazards = 0;
+  };
+  ValidationMark validation_mark() const;
+  void describe_run(ScenarioTimeline& timeline, const ValidationMark& since) const;
+  // A created device for `scenario` on this executor's physical device, or why not (a device
+  // that may still be busy on the GPU marks this executor abandoned). The device keeps
+  // references to both arguments.
+  Result<std::unique_ptr<ScenarioDevice>> open_device(const Scenario& scenario,
+                                                      const RunSettings& settings);
 
   const Instance& instance_;
   std::size_t device_index_;
