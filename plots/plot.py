@@ -54,18 +54,23 @@ class InputError(Exception):
     """Bad input: reported as one line, exit status 1."""
 
 
-def read_records(directory):
-    path = directory / "records.csv"
+def read_table(path, required, numeric=(), hint=""):
+    """A CSV written by gpuoverlap: empty cells stay "" except in `numeric` columns, where they
+    are NaN. An unreadable file or a missing column of `required` is an InputError."""
     try:
-        records = pd.read_csv(path, keep_default_na=False, na_values={
-            c: [""] for c in ("poll_start_us", "poll_end_us", "ts_start_us", "ts_end_us")})
+        table = pd.read_csv(path, keep_default_na=False, na_values={c: [""] for c in numeric})
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
         raise InputError(f"{path}: cannot read: {error}") from error
-    missing = [c for c in RECORD_COLUMNS if c not in records.columns]
+    missing = [c for c in required if c not in table.columns]
     if missing:
-        raise InputError(f"{path}: missing column(s) {', '.join(missing)} "
-                         "(not a gpuoverlap records.csv, or from an older version)")
-    return records
+        raise InputError(f"{path}: missing column(s) {', '.join(missing)}{hint}")
+    return table
+
+
+def read_records(directory):
+    return read_table(directory / "records.csv", RECORD_COLUMNS,
+                      ("poll_start_us", "poll_end_us", "ts_start_us", "ts_end_us"),
+                      " (not a gpuoverlap records.csv, or from an older version)")
 
 
 def read_meta(directory):
@@ -203,14 +208,7 @@ def plot_gaps(directory, records, meta, out_base, fmt):
     path = directory / "dependencies.csv"
     if not path.exists():
         return []  # results from before the barrier lab
-    try:
-        gaps = pd.read_csv(path, keep_default_na=False,
-                           na_values={c: [""] for c in DEPENDENCY_COLUMNS[4:]})
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
-        raise InputError(f"{path}: cannot read: {error}") from error
-    missing = [c for c in DEPENDENCY_COLUMNS if c not in gaps.columns]
-    if missing:
-        raise InputError(f"{path}: missing column(s) {', '.join(missing)}")
+    gaps = read_table(path, DEPENDENCY_COLUMNS, DEPENDENCY_COLUMNS[4:])
     gaps = gaps.dropna(subset=["gap_p50_us"])
     if gaps.empty:
         return []
@@ -246,10 +244,7 @@ def plot_background(directory, records, meta, out_base, fmt):
     path = directory / "background.csv"
     if not path.exists():
         return []
-    tasks = pd.read_csv(path, keep_default_na=False)
-    missing = {"kind", "worker", "boosted", "start_us", "finish_us", "ran"} - set(tasks.columns)
-    if missing:
-        raise InputError(f"{path}: missing columns {sorted(missing)}")
+    tasks = read_table(path, ("kind", "worker", "boosted", "start_us", "finish_us", "ran"))
     ran = tasks[tasks.ran.astype(str) == "1"].copy()
     if ran.empty:
         return []
@@ -293,14 +288,9 @@ def plot_preemption(directory, records, meta, out_base, fmt):
     if not is_preemption(meta):
         return []
     path = directory / "preemption.csv"
-    try:
-        urgent = pd.read_csv(path, keep_default_na=False, na_values={
-            c: [""] for c in ("latency_us", "submit_us", "poll_start_us", "poll_end_us")})
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
-        raise InputError(f"{path}: cannot read: {error}") from error
-    for column in ("submit_us", "latency_us", "poll_start_us", "poll_end_us", "period_ms"):
-        if column not in urgent.columns:
-            raise InputError(f"{path}: missing column {column}")
+    urgent = read_table(path, ("submit_us", "latency_us", "poll_start_us", "poll_end_us",
+                               "period_ms", "deadline_met"),
+                        ("latency_us", "submit_us", "poll_start_us", "poll_end_us"))
     spec = meta["preemption"].get("spec", {})
     period_ms = float(spec.get("period_ms", 11.1))
     loads = records[(records.workload != "urgent") & records.poll_start_us.notna()
@@ -382,10 +372,7 @@ def study_samples(condition_dir, gpu_clock, active_only):
 
 
 def plot_study(study_dir, out_base, fmt):
-    verdict = pd.read_csv(study_dir / "verdict.csv", keep_default_na=False)
-    missing = {"condition", "metric", "verdict", "ratio_p50"} - set(verdict.columns)
-    if missing:
-        raise InputError(f"{study_dir / 'verdict.csv'}: missing columns {sorted(missing)}")
+    verdict = read_table(study_dir / "verdict.csv", ("condition", "metric", "verdict", "ratio_p50"))
     summary = json.loads((study_dir / "verdict.json").read_text())
     baseline, gpu_clock = summary["baseline"], summary.get("gpu_clock", "poll")
     conditions = [baseline] + [c["condition"] for c in summary["conditions"]]
