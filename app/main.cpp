@@ -480,7 +480,7 @@ int command_selftest(const std::string& device_name, SelftestOptions options) {
 // preemption scenario on its own device, driven through stdin/stdout by the parent
 // (preemption/load_process.h). Its own messages go to stderr.
 int command_load_process(const std::string& spec_json, std::size_t device_index,
-                         const RunSettings& base_settings) {
+                         const RunSettings& settings) {
   preemption::ParentLink parent;
   auto report_failure = [](const std::string& reason) {
     preemption::ParentLink::send("failed", nlohmann::json(reason));
@@ -500,7 +500,6 @@ int command_load_process(const std::string& spec_json, std::size_t device_index,
   if (!instance) return report_failure(instance.error().message);
   if (device_index >= (*instance)->devices().size())
     return report_failure("no device " + std::to_string(device_index));
-  RunSettings settings = base_settings;
   vk::VulkanExecutor executor(**instance, device_index);
   auto timeline = executor.run_load_process(load_only, settings, parent);
   if (!timeline) return finish(executor, report_failure(timeline.error().message));
