@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <fstream>
+
 #include "analysis/csv_table.h"
 #include "timeline/export.h"
 #include "timeline/statistics.h"
@@ -86,10 +89,14 @@ void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenar
     out += fmt::format("\n{} frames after {} warm-up; timestamp queries {}.\n\n",
                        text(settings, "frames"), text(settings, "warmup_frames"),
                        settings.value("timestamp_queries", true) ? "on" : "off (--no-timestamps)");
-  const std::filesystem::path plots = run.directory / "plots" / s.name;
+  // plot.py mirrors the results' layout under plots/ (a lone scenario directory: its name).
+  std::filesystem::path own = std::filesystem::absolute(s.directory).lexically_normal();
+  if (own.filename().empty()) own = own.parent_path();  // "dir/" names dir
+  const std::string plots_prefix =
+      "plots/" + (prefix.empty() ? own.filename().string() + "/" : prefix);
   for (const char* plot : {"timeline", "preemption", "clocks"})
-    if (std::filesystem::exists(plots / (std::string(plot) + ".png")))
-      out += fmt::format("![{} {}](plots/{}/{}.png)\n\n", s.name, plot, s.name, plot);
+    if (std::filesystem::exists(run.directory / (plots_prefix + plot + ".png")))
+      out += fmt::format("![{} {}]({}{}.png)\n\n", s.name, plot, plots_prefix, plot);
 
   std::size_t flagged = 0;
   for (const LoadedRecord& r : s.records) flagged += r.flags.empty() ? 0 : 1;
@@ -143,6 +150,75 @@ void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenar
       prefix);
 }
 
+// The first component of a scenario's directory relative to the results: the preset, study or
+// matrix it belongs to.
+std::string group_of(const LoadedRun& run, const LoadedScenario& s) {
+  const auto relative = s.directory.lexically_relative(run.directory);
+  return relative.empty() || relative == "." ? s.name : relative.begin()->string();
+}
+
+// Where the run's time went, per preset, study or matrix (run.json `seconds`).
+void time_section(std::string& out, const LoadedRun& run) {
+  const auto entries = run.run.value("scenarios", nlohmann::json::array());
+  std::vector<std::pair<std::string, std::pair<double, int>>> groups;  // in run order
+  double total = 0;
+  for (const auto& e : entries) {
+    if (!e.is_object() || !e.contains("seconds") || !e["seconds"].is_number()) continue;
+    const std::string directory = e.value("directory", nlohmann::json("")).is_string()
+                                      ? e.value("directory", std::string())
+                                      : std::string();
+    const std::string group = directory.substr(0, directory.find('/'));
+    const double seconds = e["seconds"].get<double>();
+    total += seconds;
+    auto found =
+        std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == group; });
+    if (found == groups.end()) found = groups.insert(groups.end(), {group, {0.0, 0}});
+    found->second.first += seconds;
+    found->second.second += 1;
+  }
+  if (groups.empty()) return;
+  out +=
+      fmt::format("**Time:** {:.0f} s measuring (device setup included) in {} scenarios: ", total,
+                  entries.size());
+  std::sort(groups.begin(), groups.end(),
+            [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  for (std::size_t i = 0; i < groups.size(); ++i)
+    out += fmt::format(
+        "{}{} {:.1f} s{}", i ? ", " : "", groups[i].first.empty() ? "?" : groups[i].first,
+        groups[i].second.first,
+        groups[i].second.second > 1 ? fmt::format(" ({} scenarios)", groups[i].second.second) : "");
+  out += ".\n\n";
+}
+
+// A study's verdict (OUT/<study>/verdict.json, written by `run`), before its conditions.
+void study_sections(std::string& out, const LoadedRun& run) {
+  std::vector<std::string> studies;
+  for (const LoadedScenario& s : run.scenarios) {
+    const auto scenario = s.meta.value("scenario", nlohmann::json::object());
+    if (!scenario.contains("study")) continue;
+    const std::string group = group_of(run, s);
+    if (std::find(studies.begin(), studies.end(), group) == studies.end()) studies.push_back(group);
+  }
+  for (const std::string& study : studies) {
+    out += fmt::format("## Study {}\n\n", study);
+    const std::filesystem::path path = run.directory / study / "verdict.json";
+    std::ifstream in(path);
+    nlohmann::json verdict;
+    if (in) verdict = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (!verdict.is_object() || !verdict.contains("summary") || !verdict["summary"].is_string()) {
+      out += fmt::format("No verdict: `{}/verdict.json` is missing or unreadable.\n\n", study);
+      continue;
+    }
+    out += "```\n" + verdict["summary"].get<std::string>() + "```\n\n";
+    if (std::filesystem::exists(run.directory / "plots" / study / "verdict.png"))
+      out += fmt::format("![{0} verdict](plots/{0}/verdict.png)\n\n", study);
+    out += fmt::format(
+        "Per metric and condition, with intervals: [{0}/verdict.csv]({0}/verdict.csv); the "
+        "rule: `{0}/verdict.json`. Each condition and round follows below.\n\n",
+        study);
+  }
+}
+
 }  // namespace
 
 std::string markdown_report(const LoadedRun& run) {
@@ -164,6 +240,17 @@ std::string markdown_report(const LoadedRun& run) {
   }
   if (run.run.contains("failure") && !run.run["failure"].is_null())
     out += fmt::format("**The run failed:** {}\n\n", text(run.run["failure"], "message"));
+  if (!run.scenarios.empty()) {
+    const auto sizes = run.scenarios.front().meta.value("sizes", nlohmann::json::object());
+    if (sizes.value("profile", "") == "cpu-device")
+      out += fmt::format(
+          "**Smaller sizes:** {} (at most {} frames per scenario, {} per study condition, "
+          "preemption {} ms on a {} ms load; `--full-size` runs the files' sizes).\n\n",
+          text(sizes, "why"), text(sizes, "frames"), text(sizes, "study_frames_per_condition"),
+          text(sizes, "preemption_duration_ms"), text(sizes, "preemption_target_ms"));
+  }
+  time_section(out, run);
+  study_sections(out, run);
   for (const LoadedScenario& s : run.scenarios) scenario_section(out, run, s);
   return out;
 }

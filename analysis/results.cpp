@@ -31,6 +31,17 @@ std::vector<std::string> split(const std::string& text) {
 
 }  // namespace
 
+Result<std::filesystem::path> scenario_directory(const std::filesystem::path& root,
+                                                 const std::string& relative) {
+  const std::filesystem::path sub(relative);
+  if (sub.empty() || sub.is_absolute() || sub.has_root_name())
+    return make_error("scenario directory '" + relative + "' is not relative to the results");
+  for (const auto& part : sub.lexically_normal())
+    if (part == "..")
+      return make_error("scenario directory '" + relative + "' leaves the results directory");
+  return root / sub.lexically_normal();
+}
+
 std::string_view to_string(Clock clock) {
   switch (clock) {
     case Clock::poll:
@@ -109,10 +120,18 @@ Result<LoadedRun> load_results(const std::filesystem::path& directory) {
         directory.string() +
         ": no run.json and no records.csv (not a directory written by gpuoverlap run)");
   run.run = *run_json;
-  for (const auto& entry : run.run.value("scenarios", nlohmann::json::array())) {
+  const std::string where = (directory / "run.json").string();
+  if (!run.run.is_object()) return make_error(where + ": not a JSON object");
+  const nlohmann::json scenarios = run.run.value("scenarios", nlohmann::json::array());
+  if (!scenarios.is_array()) return make_error(where + ": 'scenarios' is not a list");
+  for (const auto& entry : scenarios) {
+    if (!entry.is_object() || !entry.value("directory", nlohmann::json("")).is_string())
+      return make_error(where + ": a 'scenarios' entry without a 'directory' string");
     const std::string sub = entry.value("directory", "");
     if (sub.empty()) continue;  // failed before writing anything
-    auto s = load_scenario_results(directory / sub);
+    auto inside = scenario_directory(directory, sub);
+    if (!inside) return inside.error().with_context(where + ": ");
+    auto s = load_scenario_results(*inside);
     if (!s) return s.error();
     run.scenarios.push_back(std::move(*s));
   }

@@ -40,6 +40,11 @@ struct LoadedRun {
 Result<LoadedRun> load_results(const std::filesystem::path& directory);
 Result<LoadedScenario> load_scenario_results(const std::filesystem::path& directory);
 
+// A run.json `directory` entry, resolved under `root`. It is untrusted (results folders are
+// sent around with bug reports): absolute paths and paths that climb out of `root` are errors.
+Result<std::filesystem::path> scenario_directory(const std::filesystem::path& root,
+                                                 const std::string& relative);
+
 enum class Clock { poll, ts, clk };
 std::string_view to_string(Clock clock);
 

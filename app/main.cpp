@@ -1,6 +1,7 @@
 // gpuoverlap: the command line. Parses arguments, resolves scenarios, picks the device and
 // hands over to the suite runner. Exit status: 0 success, 1 a run or check failed, 2 bad usage.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -21,6 +22,7 @@
 #include "preemption/preemption_analysis.h"
 #include "queues/vulkan/vulkan_executor.h"
 #include "queues/vulkan/vulkan_instance.h"
+#include "scenarios/cpu_device_sizes.h"
 #include "scenarios/frame_plan.h"
 #include "scenarios/presets.h"
 #include "scenarios/suite_runner.h"
@@ -316,6 +318,7 @@ struct RunArguments {
   // Preemption scenarios: the load in a child process; overrides of the files' durations.
   bool load_process = false;
   std::optional<double> duration_ms, target_ms;
+  bool full_size = false;  // no smaller defaults on a CPU device
 };
 
 // --load-process, --duration-ms and --target-ms on every preemption scenario, checked again.
@@ -364,22 +367,32 @@ int finish(const vk::VulkanExecutor& executor, int status) {
 }
 
 int command_run(const RunArguments& args, const std::string& command_line) {
-  std::vector<std::string> names = args.scenarios;
-  if (args.all_presets)
-    for (const Preset& p : presets()) names.emplace_back(p.name);
-  if (names.empty()) return fail("run: name at least one preset or scenario file, or pass --all");
+  if (args.scenarios.empty() && !args.all_presets)
+    return fail("run: name at least one preset or scenario file, or pass --all");
   // Every scenario is validated before any GPU work.
   std::vector<Scenario> scenarios;
-  for (const auto& name : names) {
+  auto add = [&](Scenario&& s) -> Status {
+    for (const auto& other : scenarios)
+      if (other.name == s.name)
+        return make_error("two scenarios are named '" + s.name +
+                          "'; each needs its own output directory");
+    scenarios.push_back(std::move(s));
+    return ok_status();
+  };
+  if (args.all_presets) {
+    auto suite = suite_scenarios();
+    if (!suite) return fail(suite.error().message);
+    if (!suite->covered.empty())
+      std::cerr << fmt::format("--all: {} presets run once, as part of a matrix: {}\n",
+                               suite->covered.size(), fmt::join(suite->covered, ", "));
+    for (Scenario& s : suite->scenarios)
+      if (Status added = add(std::move(s)); !added) return fail(added.error().message);
+  }
+  for (const auto& name : args.scenarios) {
     auto expanded = resolve_scenarios(name, args.all_presets ? std::string() : args.foreground);
     if (!expanded) return fail(expanded.error().message);
-    for (Scenario& s : *expanded) {
-      for (const auto& other : scenarios)
-        if (other.name == s.name)
-          return fail("two scenarios are named '" + s.name +
-                      "'; each needs its own output directory");
-      scenarios.push_back(std::move(s));
-    }
+    for (Scenario& s : *expanded)
+      if (Status added = add(std::move(s)); !added) return fail(added.error().message);
   }
   for (const Scenario& s : scenarios)
     for (const std::string& warning : s.warnings) std::cerr << warning << "\n";
@@ -391,6 +404,16 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   if (!instance) return fail(instance.error().message);
   auto chosen = pick_device(**instance, args.device);
   if (!chosen) return fail(chosen.error().message);
+  const bool cpu_device =
+      (*instance)->devices()[chosen->index].candidate().device_class == DeviceClass::cpu;
+  SizeProfile sizes = files_sizes(args.full_size ? "--full-size" : "the device is not the CPU");
+  if (cpu_device && !args.full_size) {
+    sizes = apply_cpu_device_sizes(scenarios, {.frames = args.frames.has_value(),
+                                               .warmup = args.warmup.has_value(),
+                                               .duration_ms = args.duration_ms.has_value(),
+                                               .target_ms = args.target_ms.has_value()});
+    if (!sizes.log_line.empty()) std::cerr << sizes.log_line << "\n";
+  }
 
   SuiteOptions options;
   options.out_directory = args.out.empty() ? default_out_directory() : args.out;
@@ -407,6 +430,7 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   options.show_progress = isatty(STDERR_FILENO) != 0;
   options.command_line = command_line;
   options.extra_meta["device_choice"] = chosen->reason;
+  options.extra_meta["sizes"] = sizes.meta;
   vk::VulkanExecutor executor(**instance, chosen->index);
   const SuiteOutcome outcome = run_suite(executor, scenarios, options, std::cerr);
   std::cout << summary_table(outcome);
@@ -540,7 +564,12 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "Run presets or scenario files and write results");
   run->add_option("scenario", run_args.scenarios,
                   "Preset names (see 'gpuoverlap list') or paths to scenario .toml files");
-  run->add_flag("--all", run_args.all_presets, "Run every built-in preset (the preset suite)");
+  run->add_flag("--all", run_args.all_presets,
+                "Run the preset suite: every built-in preset, each configuration once (the "
+                "twelve preemption-<load>-<priority> presets run as part of preemption-matrix)");
+  run->add_flag("--full-size", run_args.full_size,
+                "On a CPU device (lavapipe) keep the files' sizes; by default it runs at most 20 "
+                "frames per scenario, 120 per study condition, 1 s of preemption on a 50 ms load");
   run->add_option("--verdict-margin-pct", run_args.verdict_margin_pct,
                   "Studies: a condition is intrusive on a metric when its median is worse than "
                   "the baseline's by more than this, with confidence (default 5)")

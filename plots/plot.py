@@ -440,24 +440,36 @@ def main(argv=None):
     try:
         scenarios = scenario_directories(args.results)
         out = args.out or (args.results / "plots")
-        written = []
+        written, failures = [], 0
+        # Plots mirror the results' own layout (OUT/<scenario dir relative to RESULTS>/), never a
+        # name read from meta.json: a results folder someone sent must not choose where we write.
+        # One scenario that cannot be drawn does not stop the others; the exit status says so.
         for directory in scenarios:
-            records, meta = read_records(directory), read_meta(directory)
-            name = meta.get("scenario", {}).get("name", directory.name)
-            target = out / name
-            target.mkdir(parents=True, exist_ok=True)
-            for _, draw in PLOTS:
-                written += draw(directory, records, meta, target, args.format)
+            # A lone scenario directory is drawn under its own (directory) name.
+            relative = directory.relative_to(args.results)
+            target = out / (relative if relative != pathlib.Path(".") else directory.resolve().name)
+            try:
+                records, meta = read_records(directory), read_meta(directory)
+                target.mkdir(parents=True, exist_ok=True)
+                for _, draw in PLOTS:
+                    written += draw(directory, records, meta, target, args.format)
+            except InputError as error:
+                print(f"plot.py: {error}", file=sys.stderr)
+                failures += 1
         for study in study_directories(args.results):
             target = out / study.relative_to(args.results)
-            target.mkdir(parents=True, exist_ok=True)
-            written += plot_study(study, target, args.format)
+            try:
+                target.mkdir(parents=True, exist_ok=True)
+                written += plot_study(study, target, args.format)
+            except InputError as error:
+                print(f"plot.py: {error}", file=sys.stderr)
+                failures += 1
     except InputError as error:
         print(f"plot.py: {error}", file=sys.stderr)
         return 1
     for path in written:
         print(path)
-    return 0
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace gpuoverlap {
@@ -89,6 +90,35 @@ Result<std::vector<Scenario>> resolve_scenarios(const std::string& preset_or_pat
   auto foreground = parse_scenario(foreground_definition->text, foreground_definition->source);
   if (!foreground) return foreground.error();
   return expand_study(*study, *foreground);
+}
+
+Result<Suite> suite_scenarios() {
+  std::vector<std::pair<std::string, std::vector<Scenario>>> expanded;
+  for (const Preset& p : presets()) {
+    auto s = resolve_scenarios(std::string(p.name));
+    if (!s) return s.error();
+    expanded.emplace_back(std::string(p.name), std::move(*s));
+  }
+  // What a preemption scenario measures is its spec; its name only says where it is written.
+  auto configuration = [](const Scenario& s) {
+    return s.preemption ? preemption::to_json(*s.preemption).dump() : std::string();
+  };
+  std::map<std::string, std::string> in_matrix;  // configuration -> the preset measuring it
+  for (const auto& [name, scenarios] : expanded)
+    if (scenarios.size() > 1)
+      for (const Scenario& s : scenarios)
+        if (const std::string key = configuration(s); !key.empty()) in_matrix.emplace(key, name);
+  Suite suite;
+  for (auto& [name, scenarios] : expanded) {
+    if (scenarios.size() == 1)
+      if (const auto found = in_matrix.find(configuration(scenarios.front()));
+          found != in_matrix.end() && !found->first.empty()) {
+        suite.covered.push_back(name + " (in " + found->second + ")");
+        continue;
+      }
+    for (Scenario& s : scenarios) suite.scenarios.push_back(std::move(s));
+  }
+  return suite;
 }
 
 }  // namespace gpuoverlap

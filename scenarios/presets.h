@@ -31,4 +31,16 @@ Result<Scenario> resolve_scenario(const std::string& preset_or_path);
 Result<std::vector<Scenario>> resolve_scenarios(const std::string& preset_or_path,
                                                 const std::string& foreground_override = {});
 
+// The preset suite (`run --all`): every preset's scenarios, each configuration once. A preset
+// whose one scenario is measured, with the same configuration, inside another preset is left
+// out and named in `covered` ("preemption-big-dispatch-high (in preemption-matrix)"): the
+// twelve preemption-<load>-<priority> presets are the configurations of preemption-matrix,
+// and measuring them twice cost a third of the suite. Only preemption configurations are
+// compared (the barrier-lab variants differ on purpose even where their work is the same).
+struct Suite {
+  std::vector<Scenario> scenarios;
+  std::vector<std::string> covered;
+};
+Result<Suite> suite_scenarios();
+
 }  // namespace gpuoverlap

@@ -5,12 +5,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <ctime>
 
 #include "core/atomic_file.h"
 #include "git_revision.h"
 #include "preemption/preemption_analysis.h"
 #include "scenarios/frame_plan.h"
+#include "scenarios/suite_estimate.h"
 
 namespace gpuoverlap {
 
@@ -99,8 +101,12 @@ Status write_run_json(const SuiteOptions& options, const std::string& started_at
   for (const auto& s : outcome.scenarios)
     scenarios.push_back(
         {{"name", s.scenario.name},
-         {"directory", s.written ? s.directory.filename().string() : ""},
+         // Relative to the results root: a study's or matrix's scenarios are nested
+         // (<study>/<condition>/round-<r>), so the last component alone names nothing.
+         {"directory",
+          s.written ? s.directory.lexically_relative(options.out_directory).generic_string() : ""},
          {"status", s.failure ? "failed" : "ok"},
+         {"seconds", std::round(s.seconds * 10) / 10},
          {"failure", s.failure ? error_json(*s.failure) : nlohmann::json(nullptr)}});
   nlohmann::json run = {
       {"started_at", started_at},
@@ -124,9 +130,19 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
         make_error("cannot create " + options.out_directory.string() + ": " + ec.message());
     return outcome;
   }
+  std::vector<std::uint32_t> frames_each;
+  for (const Scenario& s : scenarios)
+    frames_each.push_back(options.frames.value_or(s.frames) +
+                          options.warmup_frames.value_or(s.warmup_frames));
+  SuiteEstimate estimate(scenarios, frames_each);
+  const auto suite_start = std::chrono::steady_clock::now();
+  auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
   for (std::size_t i = 0; i < scenarios.size(); ++i) {
     ScenarioOutcome result;
     result.scenario = scenarios[i];
+    const auto scenario_start = std::chrono::steady_clock::now();
     result.directory = options.out_directory / result.scenario.name;
     RunSettings settings;
     settings.frames = options.frames.value_or(result.scenario.frames);
@@ -141,11 +157,19 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     const std::string label =
         fmt::format("[{}/{}] {}", i + 1, scenarios.size(), result.scenario.name);
     const auto* preemption = result.scenario.preemption ? &*result.scenario.preemption : nullptr;
+    // Elapsed time and, once each kind of scenario ahead has been seen, the time left.
+    std::string when;
+    if (i > 0) {
+      when = " (" + format_duration(seconds_since(suite_start)) + " in";
+      if (const auto left = estimate.remaining_s(i))
+        when += ", about " + format_duration(*left) + " left";
+      when += ")";
+    }
     if (preemption)
-      log << label << ": " << preemption::describe(*preemption) << "\n" << std::flush;
+      log << label << ": " << preemption::describe(*preemption) << when << "\n" << std::flush;
     else
       log << label << ": " << settings.warmup_frames << " warm-up + " << settings.frames
-          << " frames\n"
+          << " frames" << when << "\n"
           << std::flush;
 
     auto progress = [&](std::uint32_t done, std::uint32_t total) {
@@ -156,6 +180,8 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     const std::string started = utc_now_iso8601();
     Result<ScenarioTimeline> timeline = executor.run(result.scenario, settings, progress);
     if (options.show_progress) log << "\r\033[K" << std::flush;
+    result.seconds = seconds_since(scenario_start);
+    estimate.finished(i, result.seconds);
     if (!timeline) {
       result.failure = timeline.error().with_context("scenario '" + result.scenario.name + "': ");
       outcome.failure = result.failure;
@@ -222,8 +248,8 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     result.timeline = *timeline;
     if (timeline->failure && !result.failure)
       result.failure = timeline->failure->with_context("scenario '" + result.scenario.name + "': ");
-    log << label << ": " << (result.failure ? "FAILED: " + result.failure->message : "ok") << " -> "
-        << result.directory.string() << "\n"
+    log << label << ": " << (result.failure ? "FAILED: " + result.failure->message : "ok") << " in "
+        << format_duration(result.seconds) << " -> " << result.directory.string() << "\n"
         << std::flush;
     const bool stop = result.failure.has_value();
     if (stop) outcome.failure = result.failure;

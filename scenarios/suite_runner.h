@@ -43,6 +43,7 @@ struct ScenarioOutcome {
   std::optional<ScenarioTimeline> timeline;  // what was measured, as written
   std::optional<Error> failure;              // set when the scenario failed or stopped early
   bool written = false;                      // its files exist
+  double seconds = 0;                        // wall time of its run (device setup included)
 };
 
 struct SuiteOutcome {

@@ -11,10 +11,12 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out="$root/results/$(date +%Y%m%d-%H%M%S)"
 status=0
 "$root/build/gpuoverlap" run --all --priority-fallback --out "$out" "$@" || status=$?
-# Plot whatever was measured, also after a failure (its scenarios' files are written).
+# Plot and report whatever was measured, also after a failure (its scenarios' files are
+# written). A plot or report that fails is said, and fails the job, after the other is made.
 if [ -f "$out/run.json" ]; then
-  /usr/bin/python3 "$root/plots/plot.py" "$out" >/dev/null
-  "$root/build/gpuoverlap" report "$out" >/dev/null
+  echo "drawing plots and writing the report..." >&2
+  /usr/bin/python3 "$root/plots/plot.py" "$out" >/dev/null || status=1
+  "$root/build/gpuoverlap" report "$out" >/dev/null || status=1
 fi
 echo "plots: $out/plots   report: $out/report.md   (data and trace.json per scenario: $out/<scenario>/)"
 exit "$status"

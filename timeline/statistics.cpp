@@ -16,6 +16,38 @@ std::optional<double> percentile(std::vector<double> values, double p) {
   return values[lower] + (values[upper] - values[lower]) * fraction;
 }
 
+PercentileInterval percentile_interval(std::vector<double> values, double p, double confidence) {
+  PercentileInterval out;
+  const std::size_t n = values.size();
+  if (n == 0) return out;
+  std::sort(values.begin(), values.end());
+  const double q = std::clamp(p / 100.0, 1e-12, 1.0 - 1e-12);
+  const double tail = (1.0 - confidence) / 2.0;
+  // P(B = k) for B ~ Binomial(n, q), in log space (n may be 10^5), accumulated into the CDF.
+  std::vector<double> cdf(n + 1);
+  double sum = 0;
+  for (std::size_t k = 0; k <= n; ++k) {
+    const double log_pmf = std::lgamma(double(n) + 1) - std::lgamma(double(k) + 1) -
+                           std::lgamma(double(n - k) + 1) + double(k) * std::log(q) +
+                           double(n - k) * std::log1p(-q);
+    sum += std::exp(log_pmf);
+    cdf[k] = sum;
+  }
+  // Lower rank l (1-based): the largest with P(B <= l - 1) <= tail, so x_(l) <= the percentile
+  // with probability >= 1 - tail. Upper rank u: the smallest with P(B >= u) <= tail.
+  for (std::size_t l = n; l >= 1; --l)
+    if (cdf[l - 1] <= tail) {
+      out.low = values[l - 1];
+      break;
+    }
+  for (std::size_t u = 1; u <= n; ++u)
+    if (1.0 - cdf[u - 1] <= tail) {
+      out.high = values[u - 1];
+      break;
+    }
+  return out;
+}
+
 }  // namespace gpuoverlap
 
 namespace gpuoverlap {

@@ -11,6 +11,16 @@ namespace gpuoverlap {
 // so numbers agree with the Python plots). Empty input gives nullopt.
 std::optional<double> percentile(std::vector<double> values, double p);
 
+// A distribution-free confidence interval of the p-th percentile from order statistics: the
+// sample's ranks l and u chosen from Binomial(n, p/100) so that [x_(l), x_(u)] holds the
+// true percentile with at least `confidence`. A side is nullopt when the sample is too small
+// to bound it (the upper bound of a p99 needs at least 367 values at 95 %).
+struct PercentileInterval {
+  std::optional<double> low, high;
+};
+PercentileInterval percentile_interval(std::vector<double> values, double p,
+                                       double confidence = 0.95);
+
 // y = slope * x + intercept by ordinary least squares. r_squared is 1 - SS_res / SS_tot
 // (1 when y is constant and fitted exactly). nullopt with fewer than two points or when all
 // x are equal. Contract: x.size() == y.size().

@@ -347,8 +347,9 @@ Status PreemptionLoop::collect(bool block) {
         for (std::size_t p = 0; p < parts; ++p)
           for (int e = 0; e < 2; ++e)
             if (data[p * 2 + e][1]) s.ts_ticks[p][e] = data[p * 2 + e][0];
-      s.calibration = d_.calibrate(worst_deviation_ns_);
     }
+    // Also without timestamp queries: the calibration places the shader clock.
+    s.calibration = d_.calibrate(worst_deviation_ns_);
   }
   while (first_unfinished_ < submissions_.size() && submissions_[first_unfinished_].done)
     ++first_unfinished_;

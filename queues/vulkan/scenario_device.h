@@ -15,8 +15,10 @@
 #include "background/background_session.h"
 #include "background/variant_slot.h"
 #include "barriers/vulkan/translation.h"
+#include "queues/deadline_diagnosis.h"
 #include "queues/executor.h"
 #include "queues/queue_mapping.h"
+#include "queues/stamp_poller.h"
 #include "queues/vulkan/vulkan_instance.h"
 #include "scenarios/frame_plan.h"
 #include "timeline/clock_conversion.h"
@@ -133,6 +135,14 @@ class ScenarioDevice {
   Status create_queue_objects();
   Status setup_calibration();
   std::optional<GpuCalibration> calibrate(double& worst_deviation_ns);
+  // Workloads whose start / end stamp carries `frame` now (read directly, not polled).
+  std::pair<std::size_t, std::size_t> stamps_seen(std::uint32_t frame) const;
+  // A frame past its deadline: the stamps at the deadline, then a bounded grace period for
+  // the GPU and the stamps (queues/deadline_diagnosis.h).
+  DeadlineFacts missed_deadline_facts(std::uint32_t frame, std::uint32_t index, std::int64_t t0_ns,
+                                      const PollResult& polled, VkResult wait_result,
+                                      const std::vector<VkSemaphore>& semaphores,
+                                      const std::vector<std::uint64_t>& values);
   Status record_frame(std::uint32_t frame);
   void record_workload(VkCommandBuffer cmd, std::size_t w, std::uint32_t frame, bool timestamps);
   // Workload w's Perlin work with push constants `pc`: a dispatch of pc.thread_count threads

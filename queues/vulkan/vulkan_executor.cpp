@@ -9,6 +9,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "background/background_session.h"
@@ -16,6 +17,7 @@
 #include "barriers/vulkan/translation.h"
 #include "core/clock.h"
 #include "core/scope_exit.h"
+#include "queues/deadline_diagnosis.h"
 #include "queues/stamp_poller.h"
 #include "queues/vulkan/scenario_device.h"
 #include "queues/vulkan/vk_check.h"
@@ -644,13 +646,14 @@ Status ScenarioDevice::create_queue_objects() {
 
 Status ScenarioDevice::setup_calibration() {
   meta_["clocks"]["poll"] = "CLOCK_MONOTONIC_RAW";
-  nlohmann::json ts = {{"available", true}, {"calibrated", false}};
-  if (!settings_.timestamp_queries) {
-    ts["available"] = false;
-    ts["reason"] = "disabled (--no-timestamps): end-of-workload timestamps can serialise a queue";
-    meta_["clocks"]["timestamp"] = ts;
-    return ok_status();
-  }
+  // `available`: timestamp queries are recorded and can be put on the CPU clock. Calibrated
+  // timestamps need no query pool: with --no-timestamps they still place the shader clock on
+  // the CPU clock, so the mode recommended for same-queue overlap keeps its most precise clock.
+  nlohmann::json ts = {{"available", settings_.timestamp_queries}, {"calibrated", false}};
+  if (!settings_.timestamp_queries)
+    ts["reason"] =
+        "disabled (--no-timestamps): end-of-workload timestamps can serialise a queue; "
+        "calibrated timestamps are still taken for the shader clock";
   if (!info_.calibrated_timestamps) {
     ts["available"] = false;
     ts["reason"] = "no VK_EXT_calibrated_timestamps: GPU ticks cannot be placed on the CPU clock";
@@ -691,6 +694,68 @@ Status ScenarioDevice::setup_calibration() {
   ts["end_stage"] = "BOTTOM_OF_PIPE: all work submitted before it on its queue completed";
   meta_["clocks"]["timestamp"] = ts;
   return ok_status();
+}
+
+// Counts the workloads whose start and end stamps carry `frame` now.
+std::pair<std::size_t, std::size_t> ScenarioDevice::stamps_seen(std::uint32_t frame) const {
+  const auto* words = static_cast<const std::uint32_t*>(stamps_.mapped);
+  std::size_t started = 0, finished = 0;
+  for (std::size_t w = 0; w < scenario_.workloads.size(); ++w) {
+    const std::uint32_t* slot = words + w * (slot_stride_ / sizeof(std::uint32_t));
+    started += __atomic_load_n(slot, __ATOMIC_ACQUIRE) == frame ? 1 : 0;
+    finished += __atomic_load_n(slot + 1, __ATOMIC_ACQUIRE) == frame ? 1 : 0;
+  }
+  return {started, finished};
+}
+
+DeadlineFacts ScenarioDevice::missed_deadline_facts(std::uint32_t frame, std::uint32_t index,
+                                                    std::int64_t t0_ns, const PollResult& polled,
+                                                    VkResult wait_result,
+                                                    const std::vector<VkSemaphore>& semaphores,
+                                                    const std::vector<std::uint64_t>& values) {
+  DeadlineFacts f;
+  f.frame = frame_label(index, settings_.warmup_frames);
+  f.timeout_ms = settings_.frame_timeout_ms;
+  f.workloads = scenario_.workloads.size();
+  // Long enough for a frame that is merely late to finish, short enough not to hold a stuck
+  // run: a tenth of a second at least, at most a second.
+  f.grace_ms = std::clamp(double(settings_.frame_timeout_ms), 100.0, 1000.0);
+  if (settings_.stamping) {
+    for (std::size_t w = 0; w < polled.start_ns.size(); ++w) {
+      f.started_at_deadline += polled.start_ns[w] ? 1 : 0;
+      f.finished_at_deadline += polled.end_ns[w] ? 1 : 0;
+    }
+  }
+  const std::int64_t grace_end_ns = monotonic_raw_ns() + std::int64_t(f.grace_ms * 1e6);
+  if (wait_result == VK_SUCCESS) {
+    f.gpu_finished = true;
+  } else {
+    VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    wait.semaphoreCount = static_cast<std::uint32_t>(semaphores.size());
+    wait.pSemaphores = semaphores.data();
+    wait.pValues = values.data();
+    const VkResult late =
+        vkWaitSemaphores(device_, &wait, static_cast<std::uint64_t>(f.grace_ms * 1e6));
+    if (late == VK_SUCCESS) {
+      f.gpu_finished = true;
+      f.gpu_finished_ms = double(monotonic_raw_ns() - t0_ns) / 1e6;
+      gpu_may_be_busy_ = false;  // nothing of this frame runs any more
+    }
+  }
+  if (!settings_.stamping) {
+    // Nothing to wait for but the fences.
+    f.started_after_grace = f.finished_after_grace = f.gpu_finished ? f.workloads : 0;
+    return f;
+  }
+  // Stamps written before the fence signalled are visible by now, or within the grace period
+  // on a device whose stamp memory is slow to become visible; re-read until all are, or the
+  // grace period ends (no sleep: a few reads of mapped memory).
+  for (;;) {
+    std::tie(f.started_after_grace, f.finished_after_grace) = stamps_seen(frame);
+    const bool all = f.started_after_grace == f.workloads && f.finished_after_grace == f.workloads;
+    if (all || monotonic_raw_ns() >= grace_end_ns || !f.gpu_finished) break;
+  }
+  return f;
 }
 
 std::optional<GpuCalibration> ScenarioDevice::calibrate(double& worst_deviation_ns) {
@@ -1153,7 +1218,7 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
       break;
     }
     auto fail = [&](const Error& error, RecordStatus status) {
-      timeline.failure = error.with_context("frame " + std::to_string(index) + ": ");
+      timeline.failure = error.with_context(frame_label(index, settings_.warmup_frames) + ": ");
       if (measured) {
         for (std::size_t w = 0; w < slots; ++w)
           timeline.records.push_back({.frame = measured_frame, .workload = w, .status = status});
@@ -1283,21 +1348,19 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
       }
       timeline.frames.push_back(frame_record);
     }
-    if (result != VK_SUCCESS) {
-      timeline.failure = (result == VK_TIMEOUT
-                              ? Error{"the GPU did not finish frame " + std::to_string(index) +
-                                          " within " + std::to_string(settings_.frame_timeout_ms) +
-                                          " ms (--timeout-ms); stopped the scenario",
-                                      result, result_name(result)}
-                              : vk_error(result, "waiting for frame " + std::to_string(index)));
+    if (result != VK_SUCCESS && result != VK_TIMEOUT) {
+      timeline.failure =
+          vk_error(result, "waiting for " + frame_label(index, settings_.warmup_frames));
       break;
     }
-    if (polled.timed_out) {
-      // The GPU finished but a stamp never became visible: the protocol is broken on this
-      // device (memory type, coherency). Stop rather than produce a column of timeouts.
-      timeline.failure = make_error("frame " + std::to_string(index) +
-                                    ": the GPU finished but some stamps never reached the CPU "
-                                    "(stamp memory not coherent on this device?)");
+    if (result == VK_TIMEOUT || polled.timed_out) {
+      // Past the deadline: say what happened (late, still running, stuck, stamps lost), from
+      // the stamps at the deadline and a bounded grace period after it. The rows stay
+      // `timeout`, as they were at the deadline.
+      timeline.failure =
+          Error{describe_missed_deadline(missed_deadline_facts(frame, index, t0_ns, polled, result,
+                                                               done_semaphores, done_values)),
+                VK_TIMEOUT, result_name(VK_TIMEOUT)};
       break;
     }
     if (training) {

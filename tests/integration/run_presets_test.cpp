@@ -15,6 +15,7 @@
 #include "analysis/csv_table.h"
 #include "analysis/verdict.h"
 #include "preemption/preemption_analysis.h"
+#include "results_tools.h"
 #include "run_binary.h"
 #include "scenarios/presets.h"
 #include "timeline/export.h"
@@ -58,18 +59,17 @@ std::vector<std::string> preset_names() {
 }
 const std::vector<std::string> kPresets = preset_names();
 
-// What `run --all` measures: a study preset expands into one scenario per condition, written
-// to <study>/<condition>.
+// What `run --all` measures: a study preset expands into one scenario per condition and
+// round, written to <study>/<condition>/round-<r>; a matrix into <matrix>/<configuration>;
+// a preset that is a configuration of a matrix runs only there.
 std::vector<std::string> scenario_names() {
   std::vector<std::string> names;
-  for (const std::string& p : kPresets) {
-    auto expanded = resolve_scenarios(p);
-    if (!expanded) {
-      ADD_FAILURE() << p << ": " << expanded.error().message;
-      continue;
-    }
-    for (const Scenario& s : *expanded) names.push_back(s.name);
+  auto suite = suite_scenarios();
+  if (!suite) {
+    ADD_FAILURE() << suite.error().message;
+    return names;
   }
+  for (const Scenario& s : suite->scenarios) names.push_back(s.name);
   return names;
 }
 const std::vector<std::string> kScenarios = scenario_names();
@@ -105,8 +105,9 @@ TEST_F(AllPresets, RunSucceedsAndWritesEveryFile) {
   EXPECT_EQ(result_->output.find("validation error"), std::string::npos) << result_->output;
   EXPECT_NE(result_->output.find("results: " + out_->string()), std::string::npos);
   ASSERT_EQ(kPresets.size(), 32u);
-  // non-intrusiveness: 4 conditions x 6 rounds; 12 preemption presets and the 12 of the matrix.
-  ASSERT_EQ(kScenarios.size(), 18u + 4u * 6u + 12u + 12u);
+  // non-intrusiveness: 4 conditions x 6 rounds; the matrix's 12 (the 12 preemption presets
+  // are its configurations and run only inside it).
+  ASSERT_EQ(kScenarios.size(), 18u + 4u * 6u + 12u);
   for (const std::string& p : kScenarios)
     for (const char* file : {"records.csv", "summary.csv", "dependencies.csv", "frames.csv",
                              "meta.json", "trace.json"}) {
@@ -117,6 +118,18 @@ TEST_F(AllPresets, RunSucceedsAndWritesEveryFile) {
   const auto run = read_json(*out_ / "run.json");
   ASSERT_EQ(run["scenarios"].size(), kScenarios.size());
   for (const auto& s : run["scenarios"]) EXPECT_EQ(s["status"], "ok");
+}
+
+// report, compare and plot.py on the output of `run --all` itself (studies, matrices).
+TEST_F(AllPresets, ReportComparePlotReadEveryScenario) {
+  ASSERT_EQ(result_->exit_code, 0) << result_->output;
+  EXPECT_NE(result_->output.find("--all: 12 presets run once, as part of a matrix"),
+            std::string::npos);
+  expect_tools_read_every_scenario(*out_);
+  const std::string md = read_text_file(*out_ / "report.md");
+  EXPECT_NE(md.find("## Study non-intrusiveness\n"), std::string::npos);
+  EXPECT_NE(md.find("positive control"), std::string::npos);
+  EXPECT_TRUE(fs::exists(*out_ / "plots" / "non-intrusiveness" / "verdict.png"));
 }
 
 bool is_preemption(const std::string& scenario) { return scenario.rfind("preemption-", 0) == 0; }
@@ -327,7 +340,7 @@ TEST_F(AllPresets, PreemptionRowsHoldTheInvariants) {
     EXPECT_TRUE(classified);
     EXPECT_TRUE(slowdown);
   }
-  EXPECT_EQ(scenarios, 24u);
+  EXPECT_EQ(scenarios, 12u);  // preemption-matrix's; the twelve presets are not run again
   EXPECT_NE(result_->output.find("preemption (latency, us)"), std::string::npos);
 }
 
@@ -695,7 +708,11 @@ TEST(Cli, GpuTimeoutIsAReportedResultNotAHang) {
   const auto r = run_gpuoverlap("run three-dispatches --frames 3 --warmup 0 --timeout-ms 1 --out " +
                                 out.string());
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("did not finish frame 0 within 1 ms"), std::string::npos) << r.output;
+  // Which of late / still running / stuck it was depends on lavapipe's speed under load; the
+  // frame is named as frames.csv counts it, and the deadline with it.
+  EXPECT_NE(r.output.find("frame 0"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--timeout-ms 1"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("not coherent"), std::string::npos) << r.output;
   const auto table = read_csv((out / "three-dispatches" / "records.csv").string(), kRecordColumns);
   ASSERT_EQ(table.rows.size(), 3u);  // frame 0 only: the scenario stopped there
   for (std::size_t row = 0; row < table.rows.size(); ++row)

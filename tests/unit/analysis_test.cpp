@@ -3,6 +3,7 @@
 #include "analysis/bootstrap.h"
 #include "analysis/compare.h"
 #include "analysis/report.h"
+#include "analysis/results.h"
 
 namespace gpuoverlap {
 namespace {
@@ -158,6 +159,30 @@ TEST(Report, HasDeviceQueuesTablesAndGaps) {
             std::string::npos)
       << md;
   EXPECT_NE(md.find("| A → B | legacy | 3.0 (3.0–3.0) |"), std::string::npos) << md;
+}
+
+// run.json is untrusted (results folders travel with bug reports): its directories must stay
+// inside the results.
+TEST(Results, ScenarioDirectoriesStayInsideTheResults) {
+  EXPECT_EQ(*scenario_directory("/r", "study/cond/round-1"),
+            std::filesystem::path("/r/study/cond/round-1"));
+  EXPECT_EQ(*scenario_directory("/r", "a/../b"), std::filesystem::path("/r/b"));
+  for (const char* bad : {"../x", "a/../../x", "/etc", "", ".."})
+    EXPECT_FALSE(static_cast<bool>(scenario_directory("/r", bad))) << bad;
+}
+
+TEST(Report, SaysWhereTheTimeWentPerPresetOrStudy) {
+  LoadedRun run = run_of(synthetic("s", 50, 20, 10, 0.0));
+  run.run = {{"scenarios",
+              {{{"directory", "study/a/round-1"}, {"seconds", 2.0}},
+               {{"directory", "study/a/round-2"}, {"seconds", 3.0}},
+               {{"directory", "default"}, {"seconds", 1.5}},
+               {{"directory", "failed-early"}, {"seconds", "not a number"}}}}};
+  const std::string md = markdown_report(run);
+  EXPECT_NE(md.find("**Time:** 6 s measuring (device setup included) in 4 scenarios: study 5.0 s "
+                    "(2 scenarios), default 1.5 s."),
+            std::string::npos)
+      << md;
 }
 
 }  // namespace

@@ -81,3 +81,48 @@ TEST(StampPoller, ShortenDeadlineNeverExtendsIt) {
 
 }  // namespace
 }  // namespace gpuoverlap
+
+#include "queues/deadline_diagnosis.h"
+
+namespace gpuoverlap {
+namespace {
+
+TEST(DeadlineDiagnosis, FrameNumbersMatchFramesCsv) {
+  EXPECT_EQ(frame_label(0, 10), "warm-up frame 1 of 10");
+  EXPECT_EQ(frame_label(9, 10), "warm-up frame 10 of 10");
+  EXPECT_EQ(frame_label(10, 10), "frame 0");
+  EXPECT_EQ(frame_label(3, 0), "frame 3");
+}
+
+TEST(DeadlineDiagnosis, NamesWhatHappened) {
+  DeadlineFacts f{.frame = "frame 4", .timeout_ms = 75, .grace_ms = 100, .workloads = 3};
+  // Finished just past the deadline, every stamp there: late, not incoherent memory.
+  f.started_at_deadline = 3, f.finished_at_deadline = 2;
+  f.started_after_grace = f.finished_after_grace = 3;
+  f.gpu_finished = true, f.gpu_finished_ms = 75.4;
+  std::string text = describe_missed_deadline(f);
+  EXPECT_NE(text.find("frame 4 missed its deadline: the GPU finished it 75.4 ms after"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("coherent"), std::string::npos);
+  // Finished, a stamp still missing after the grace period: stamps lost.
+  f.finished_after_grace = 2;
+  text = describe_missed_deadline(f);
+  EXPECT_NE(text.find("1 of 3 workloads' stamps never reached the CPU"), std::string::npos) << text;
+  // Not finished, but more stamps during the grace period: still running.
+  f.gpu_finished = false, f.gpu_finished_ms.reset();
+  f.started_at_deadline = 1, f.finished_at_deadline = 0;
+  f.started_after_grace = 2, f.finished_after_grace = 1;
+  text = describe_missed_deadline(f);
+  EXPECT_NE(text.find("still running at the --timeout-ms 75 deadline (1 of 3 workloads started, "
+                      "0 finished; 100 ms later 2 started, 1 finished)"),
+            std::string::npos)
+      << text;
+  // Nothing moved: stuck or lost.
+  f.started_after_grace = 1, f.finished_after_grace = 0;
+  text = describe_missed_deadline(f);
+  EXPECT_NE(text.find("made no progress"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace gpuoverlap

@@ -6,9 +6,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
+#include "scenarios/cpu_device_sizes.h"
 #include "scenarios/presets.h"
+#include "scenarios/suite_estimate.h"
 
 namespace gpuoverlap {
 namespace {
@@ -95,6 +98,116 @@ TEST_F(SuiteRunner, WritesEveryScenarioAndRunJson) {
   EXPECT_EQ(run["scenarios"][1]["status"], "ok");
   const std::string table = summary_table(outcome);
   EXPECT_NE(table.find("Compute Queue C"), std::string::npos);
+}
+
+// A study's rounds are written three levels deep; run.json must name each directory from the
+// results root, or report and compare cannot find them (they read "round-1" at the top).
+TEST_F(SuiteRunner, RunJsonNamesNestedDirectoriesFromTheResultsRoot) {
+  options_.frames = 1;
+  auto study = resolve_scenarios("non-intrusiveness");
+  ASSERT_TRUE(static_cast<bool>(study));
+  std::vector<Scenario> scenarios(study->begin(), study->begin() + 2);
+  scenarios.push_back(*resolve_scenario("default"));
+  for (Scenario& s : scenarios) s.background.reset();  // the fake executor runs no compiles
+  const auto outcome = run_suite(executor_, scenarios, options_, log_);
+  ASSERT_FALSE(outcome.failure.has_value());
+  const auto run = read_json(options_.out_directory / "run.json");
+  ASSERT_EQ(run["scenarios"].size(), 3u);
+  EXPECT_EQ(run["scenarios"][0]["directory"], "non-intrusiveness/baseline/round-1");
+  EXPECT_EQ(run["scenarios"][1]["directory"], "non-intrusiveness/managed/round-1");
+  EXPECT_EQ(run["scenarios"][2]["directory"], "default");
+  for (const auto& entry : run["scenarios"]) {
+    EXPECT_TRUE(
+        fs::exists(options_.out_directory / entry["directory"].get<std::string>() / "meta.json"));
+    EXPECT_TRUE(entry["seconds"].is_number());
+  }
+}
+
+TEST_F(SuiteRunner, ProgressLinesSayElapsedAndTimeLeft) {
+  options_.frames = 2;
+  (void)run_suite(executor_, load({"default", "no-barriers", "three-dispatches"}), options_, log_);
+  const std::string log = log_.str();
+  // No estimate before anything has run; from the second scenario on, elapsed and left.
+  EXPECT_NE(log.find("[1/3] default: 10 warm-up + 2 frames\n"), std::string::npos) << log;
+  EXPECT_NE(log.find("[2/3] no-barriers: 10 warm-up + 2 frames ("), std::string::npos) << log;
+  EXPECT_NE(log.find(" left)\n"), std::string::npos) << log;
+}
+
+TEST(SuiteEstimate, LearnsTheCostPerFrameAndPredictsPreemptionFromItsDuration) {
+  std::vector<Scenario> scenarios = {*resolve_scenario("default"), *resolve_scenario("default"),
+                                     resolve_scenarios("preemption-slow-shader-normal")->front()};
+  SuiteEstimate estimate(scenarios, {100, 50, 0});
+  EXPECT_FALSE(estimate.remaining_s(0).has_value());  // nothing seen of frame scenarios yet
+  estimate.finished(0, 10.0);                         // 0.1 s per frame
+  // 50 frames at 0.1 s, and 3 s of urgent jobs + (3 baseline + 3 calibration) x 100 ms.
+  EXPECT_NEAR(*estimate.remaining_s(1), 5.0 + 3.6, 1e-9);
+  estimate.finished(1, 5.0);
+  EXPECT_NEAR(*estimate.remaining_s(2), 3.6, 1e-9);
+  estimate.finished(2, 7.2);  // twice the prediction: later preemption estimates double
+  EXPECT_NEAR(*estimate.remaining_s(2), 7.2, 1e-9);
+  EXPECT_EQ(*estimate.remaining_s(3), 0.0);
+}
+
+TEST(SuiteEstimate, FormatsDurations) {
+  EXPECT_EQ(format_duration(42.4), "42 s");
+  EXPECT_EQ(format_duration(190), "3 min 10 s");
+  EXPECT_EQ(format_duration(3900), "1 h 5 min");
+  EXPECT_EQ(format_duration(-1), "0 s");
+}
+
+// run --all: each configuration once. The twelve preemption-<load>-<priority> presets are the
+// configurations of preemption-matrix and run only inside it.
+TEST(PresetSuite, RunsEachConfigurationOnce) {
+  auto suite = suite_scenarios();
+  ASSERT_TRUE(static_cast<bool>(suite)) << suite.error().message;
+  EXPECT_EQ(suite->covered.size(), 12u);
+  std::set<std::string> configurations, names;
+  std::size_t preemption = 0;
+  for (const Scenario& s : suite->scenarios) {
+    EXPECT_TRUE(names.insert(s.name).second) << s.name;
+    if (!s.preemption) continue;
+    ++preemption;
+    EXPECT_EQ(s.name.rfind("preemption-matrix/", 0), 0u) << s.name;
+    EXPECT_TRUE(configurations.insert(preemption::to_json(*s.preemption).dump()).second)
+        << s.name << " runs a configuration twice";
+  }
+  EXPECT_EQ(preemption, 12u);
+  for (const char* kept : {"default", "barrier-cost", "non-intrusiveness/baseline/round-1"})
+    EXPECT_TRUE(names.count(kept)) << kept;
+  EXPECT_FALSE(names.count("preemption-big-dispatch-high"));
+}
+
+TEST(CpuDeviceSizes, LowersWhatTheUserDidNotSet) {
+  std::vector<Scenario> scenarios = {*resolve_scenario("default"),
+                                     resolve_scenarios("preemption-slow-shader-normal")->front()};
+  auto study = resolve_scenarios("non-intrusiveness");
+  scenarios.push_back(study->front());
+  const SizeProfile profile = apply_cpu_device_sizes(scenarios, {});
+  EXPECT_EQ(scenarios[0].frames, 30u);
+  EXPECT_EQ(scenarios[0].warmup_frames, 3u);
+  EXPECT_EQ(scenarios[1].preemption->duration_ms, 1000);
+  EXPECT_EQ(scenarios[1].preemption->target_ms, 50);
+  EXPECT_EQ(scenarios[2].frames, 30u);  // 180 per condition over 6 rounds
+  EXPECT_EQ(profile.meta["profile"], "cpu-device");
+  EXPECT_EQ(profile.meta["scenarios_lowered"], 3);
+  EXPECT_NE(profile.log_line.find("CPU device"), std::string::npos);
+
+  std::vector<Scenario> given = {*resolve_scenario("default"),
+                                 resolve_scenarios("preemption-slow-shader-normal")->front()};
+  given[0].frames = 500;  // as --frames 500 leaves it
+  const SizeProfile kept = apply_cpu_device_sizes(
+      given, {.frames = true, .warmup = true, .duration_ms = true, .target_ms = true});
+  EXPECT_EQ(given[0].frames, 500u);
+  EXPECT_EQ(given[0].warmup_frames, 10u);
+  EXPECT_EQ(given[1].preemption->duration_ms, 3000);
+  EXPECT_EQ(kept.meta["scenarios_lowered"], 0);
+  EXPECT_TRUE(kept.log_line.empty());
+
+  // Never raised: a scenario already smaller keeps its size.
+  std::vector<Scenario> small = {*resolve_scenario("default")};
+  small[0].frames = 5;
+  (void)apply_cpu_device_sizes(small, {});
+  EXPECT_EQ(small[0].frames, 5u);
 }
 
 TEST_F(SuiteRunner, ScenarioFramesAreUsedWithoutOverride) {

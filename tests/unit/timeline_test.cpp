@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "timeline/clock_conversion.h"
 #include "timeline/statistics.h"
 
@@ -50,6 +52,37 @@ TEST(Statistics, PercentilesInterpolateLikeNumpy) {
   EXPECT_NEAR(*percentile(ten, 95), 9.55, 1e-12);
   EXPECT_DOUBLE_EQ(*percentile(ten, 0), 1.0);
   EXPECT_DOUBLE_EQ(*percentile(ten, 100), 10.0);
+}
+
+TEST(Statistics, PercentileIntervalFromOrderStatistics) {
+  std::vector<double> ranks(1000);
+  for (std::size_t i = 0; i < ranks.size(); ++i) ranks[i] = double(ranks.size() - i);  // 1000..1
+  // Binomial(1000, 0.99): the p99 lies between the 983rd and 997th smallest at 95 %.
+  const PercentileInterval p99 = percentile_interval(ranks, 99);
+  EXPECT_EQ(p99.low, 983.0);
+  EXPECT_EQ(p99.high, 997.0);
+  // 60 values cannot bound a p99 from above (the max is below it with probability 0.55).
+  const PercentileInterval small = percentile_interval(std::vector<double>(60, 1.0), 99);
+  EXPECT_TRUE(small.low.has_value());
+  EXPECT_FALSE(small.high.has_value());
+  EXPECT_FALSE(percentile_interval({}, 50).low.has_value());
+}
+
+// The interval's promise, checked by simulation: it holds the true p99 of Uniform(0, 1) in at
+// least 95 % of samples (seeded, so the test is deterministic).
+TEST(Statistics, PercentileIntervalCoversTheTruePercentile) {
+  std::mt19937 random(7);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  int covered = 0;
+  const int trials = 400;
+  for (int t = 0; t < trials; ++t) {
+    std::vector<double> sample(500);
+    for (double& v : sample) v = uniform(random);
+    const PercentileInterval ci = percentile_interval(sample, 99);
+    ASSERT_TRUE(ci.low && ci.high);
+    covered += (*ci.low <= 0.99 && 0.99 <= *ci.high) ? 1 : 0;
+  }
+  EXPECT_GE(covered, trials * 95 / 100 - 4);  // 95 % less the simulation's own noise
 }
 
 }  // namespace

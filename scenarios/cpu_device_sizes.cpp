@@ -1,0 +1,57 @@
+#include "scenarios/cpu_device_sizes.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace gpuoverlap {
+
+SizeProfile apply_cpu_device_sizes(std::vector<Scenario>& scenarios, const SizesGiven& given,
+                                   const CpuDeviceSizes& limits) {
+  std::size_t lowered = 0;
+  for (Scenario& s : scenarios) {
+    const Scenario before = s;
+    if (!given.frames)
+      s.frames = std::min(
+          s.frames, s.rounds > 0 ? frames_per_round(limits.study_frames, s.rounds) : limits.frames);
+    if (!given.warmup) s.warmup_frames = std::min(s.warmup_frames, limits.warmup_frames);
+    if (s.preemption) {
+      if (!given.duration_ms)
+        s.preemption->duration_ms =
+            std::min(s.preemption->duration_ms, limits.preemption_duration_ms);
+      if (!given.target_ms)
+        s.preemption->target_ms = std::min(s.preemption->target_ms, limits.preemption_target_ms);
+    }
+    const bool changed =
+        s.frames != before.frames || s.warmup_frames != before.warmup_frames ||
+        (s.preemption && (s.preemption->duration_ms != before.preemption->duration_ms ||
+                          s.preemption->target_ms != before.preemption->target_ms));
+    lowered += changed ? 1 : 0;
+  }
+  SizeProfile profile;
+  profile.meta = {
+      {"profile", "cpu-device"},
+      {"why",
+       "the device is the CPU (a software driver such as lavapipe): the scenario files' sizes "
+       "are for GPUs; sizes the command line set are kept"},
+      {"frames", limits.frames},
+      {"warmup_frames", limits.warmup_frames},
+      {"study_frames_per_condition", limits.study_frames},
+      {"preemption_duration_ms", limits.preemption_duration_ms},
+      {"preemption_target_ms", limits.preemption_target_ms},
+      {"scenarios_lowered", lowered}};
+  if (lowered > 0)
+    profile.log_line = fmt::format(
+        "CPU device: smaller default sizes for {} of {} scenarios (at most {} frames after {} "
+        "warm-up, {} per study condition, preemption {} ms of urgent jobs on a {} ms load); "
+        "--frames, --warmup, --duration-ms, --target-ms set them, --full-size keeps the files'",
+        lowered, scenarios.size(), limits.frames, limits.warmup_frames, limits.study_frames,
+        limits.preemption_duration_ms, limits.preemption_target_ms);
+  return profile;
+}
+
+SizeProfile files_sizes(const std::string& why) {
+  return {{{"profile", "files"}, {"why", why}}, ""};
+}
+
+}  // namespace gpuoverlap

@@ -1,0 +1,43 @@
+// Smaller default sizes for a device that is the CPU itself (lavapipe). The presets are sized
+// for a GPU: on lavapipe a `default` frame takes ~0.1 s, and the suite as written took most of
+// an hour on 2 cores. There nothing can overlap and timings measure CPU scheduling (README,
+// "lavapipe"), so fewer frames lose nothing a user could read from them. Applied
+// automatically, announced and recorded in meta.json; never to a size the user set.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "scenarios/scenario.h"
+
+namespace gpuoverlap {
+
+struct CpuDeviceSizes {
+  std::uint32_t frames = 30;         // measured frames per scenario
+  std::uint32_t warmup_frames = 3;   // per scenario, per study round
+  std::uint32_t study_frames = 180;  // per study condition, over all its rounds
+  double preemption_duration_ms = 1000;
+  double preemption_target_ms = 50;
+};
+
+// Which sizes the command line set; those are left alone.
+struct SizesGiven {
+  bool frames = false, warmup = false, duration_ms = false, target_ms = false;
+};
+
+struct SizeProfile {
+  nlohmann::json meta;   // for every meta.json: the profile, its limits and why
+  std::string log_line;  // what the run prints; empty when nothing was lowered
+};
+
+// Lowers (never raises) every size not in `given` to the limits. Contract: scenarios are
+// validated; they stay valid (the limits are inside every range the parser checks).
+SizeProfile apply_cpu_device_sizes(std::vector<Scenario>& scenarios, const SizesGiven& given,
+                                   const CpuDeviceSizes& limits = {});
+
+// The meta.json record of a run at the files' own sizes.
+SizeProfile files_sizes(const std::string& why);
+
+}  // namespace gpuoverlap

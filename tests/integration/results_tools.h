@@ -1,0 +1,91 @@
+// Test helper: every tool that reads results (`report`, `compare`, `plots/plot.py`) run on one
+// results directory written by `gpuoverlap run`, with the invariants each must hold there. A
+// run that nests its scenarios (studies, matrices) once broke all three unnoticed, because
+// each tool was only tried on flat runs; every kind of run the README shows goes through this.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <string>
+
+#include "run_binary.h"
+
+namespace gpuoverlap {
+
+inline std::string read_text_file(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+inline nlohmann::json read_json_file(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return nlohmann::json::parse(in);
+}
+
+// Debian's interpreter (it has matplotlib and pandas), on the source tree's plot.py.
+inline CommandResult run_plot(const std::filesystem::path& results) {
+  CommandResult result;
+  const std::string command = "/usr/bin/python3 " + std::string(GPUOVERLAP_SOURCE_DIR) +
+                              "/plots/plot.py " + results.string() + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return result;
+  char buffer[4096];
+  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) result.output.append(buffer, n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// run.json names every scenario's directory from the root; report, compare (against a copy)
+// and plot.py read every scenario; the report's image links all resolve.
+inline void expect_tools_read_every_scenario(const std::filesystem::path& run) {
+  namespace fs = std::filesystem;
+  SCOPED_TRACE(run.string());
+  const auto index = read_json_file(run / "run.json");
+  std::set<std::string> names;
+  for (const auto& entry : index["scenarios"]) {
+    const std::string name = entry["name"], directory = entry["directory"];
+    EXPECT_TRUE(names.insert(name).second) << name << " ran twice";
+    EXPECT_TRUE(fs::exists(run / directory / "meta.json")) << directory;
+    EXPECT_TRUE(fs::exists(run / directory / "records.csv")) << directory;
+  }
+  ASSERT_FALSE(names.empty());
+
+  const auto plot = run_plot(run);
+  ASSERT_EQ(plot.exit_code, 0) << plot.output;
+  for (const auto& entry : index["scenarios"]) {
+    const fs::path plots = run / "plots" / entry["directory"].get<std::string>();
+    EXPECT_TRUE(fs::exists(plots / "timeline.png") || fs::exists(plots / "preemption.png"))
+        << plots;
+  }
+
+  const auto report = run_gpuoverlap("report " + run.string());
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  const std::string md = read_text_file(run / "report.md");
+  for (const std::string& name : names)
+    EXPECT_NE(md.find("## " + name + "\n"), std::string::npos) << name;
+  EXPECT_NE(md.find("**Time:**"), std::string::npos);
+  const std::regex image(R"(\]\((plots/[^)]+\.png)\))");
+  std::size_t links = 0;
+  for (auto it = std::sregex_iterator(md.begin(), md.end(), image); it != std::sregex_iterator();
+       ++it, ++links)
+    EXPECT_TRUE(fs::exists(run / (*it)[1].str())) << (*it)[1].str();
+  EXPECT_GE(links, names.size());
+
+  const fs::path copy = run.string() + "-copy";
+  fs::remove_all(copy);
+  fs::copy(run, copy, fs::copy_options::recursive);
+  const auto compare = run_gpuoverlap("compare " + run.string() + " " + copy.string());
+  EXPECT_EQ(compare.exit_code, 0) << compare.output;
+  EXPECT_NE(compare.output.find("\n0 of "), std::string::npos) << compare.output;
+  fs::remove_all(copy);
+}
+
+}  // namespace gpuoverlap

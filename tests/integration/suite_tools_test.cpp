@@ -1,0 +1,70 @@
+// The main job's other shapes end to end: a preemption matrix with each load in a second
+// process, read by report, compare and plot.py (`run --all` itself is in run_presets_test), and
+// the smaller default sizes of a CPU device.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "results_tools.h"
+
+namespace gpuoverlap {
+namespace {
+
+namespace fs = std::filesystem;
+
+class SuiteTools : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("gpuoverlap-suite-tools-" + std::to_string(::getpid()));
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  fs::path root_;
+};
+
+TEST_F(SuiteTools, ToolsReadALoadProcessMatrix) {
+  const fs::path out = root_ / "load-process";
+  const auto r = run_gpuoverlap(
+      "run preemption-matrix --load-process --priority-fallback --duration-ms 60 --target-ms 5 "
+      "--out " +
+      out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto index = read_json_file(out / "run.json");
+  ASSERT_EQ(index["scenarios"].size(), 12u);
+  for (const auto& entry : index["scenarios"])
+    EXPECT_EQ(entry["directory"].get<std::string>().rfind("preemption-matrix/", 0), 0u);
+  expect_tools_read_every_scenario(out);
+}
+
+// A CPU device runs smaller defaults, says so and records it; --full-size keeps the files'
+// sizes. On a GPU the files' sizes run.
+TEST_F(SuiteTools, CpuDeviceRunsSmallerDefaultsAndSaysSo) {
+  const fs::path out = root_ / "sizes";
+  const auto r = run_gpuoverlap("run three-dispatches --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto meta = read_json_file(out / "three-dispatches" / "meta.json");
+  if (meta["device"]["type"] != "cpu") {
+    EXPECT_EQ(meta["sizes"]["profile"], "files");
+    EXPECT_EQ(meta["settings"]["frames"], 100);
+    return;
+  }
+  EXPECT_EQ(meta["sizes"]["profile"], "cpu-device");
+  EXPECT_EQ(meta["settings"]["frames"], 30);
+  EXPECT_EQ(meta["settings"]["warmup_frames"], 3);
+  EXPECT_NE(r.output.find("CPU device: smaller default sizes"), std::string::npos) << r.output;
+
+  const fs::path full = root_ / "full-size";
+  const auto f =
+      run_gpuoverlap("run three-dispatches --full-size --warmup 0 --out " + full.string());
+  ASSERT_EQ(f.exit_code, 0) << f.output;
+  const auto full_meta = read_json_file(full / "three-dispatches" / "meta.json");
+  EXPECT_EQ(full_meta["sizes"]["profile"], "files");
+  EXPECT_EQ(full_meta["settings"]["frames"], 100);
+  EXPECT_EQ(f.output.find("CPU device"), std::string::npos) << f.output;
+}
+
+}  // namespace
+}  // namespace gpuoverlap
