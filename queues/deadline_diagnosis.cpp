@@ -10,6 +10,11 @@ std::string frame_label(std::uint32_t index, std::uint32_t warmup_frames) {
 }
 
 std::string describe_missed_deadline(const DeadlineFacts& f) {
+  if (f.device_lost)
+    return fmt::format(
+        "{}: the device was lost ({} of {} workloads had started and {} finished by the "
+        "--timeout-ms {} deadline)",
+        f.frame, f.started_at_deadline, f.workloads, f.finished_at_deadline, f.timeout_ms);
   const bool all_stamps =
       f.started_after_grace == f.workloads && f.finished_after_grace == f.workloads;
   if (f.gpu_finished && all_stamps)
@@ -36,11 +41,11 @@ std::string describe_missed_deadline(const DeadlineFacts& f) {
         f.frame, f.timeout_ms, f.started_at_deadline, f.workloads, f.finished_at_deadline,
         f.grace_ms, f.started_after_grace, f.finished_after_grace);
   return fmt::format(
-      "{}: the GPU made no progress: at the --timeout-ms {} deadline {} of {} workloads had "
-      "started and {} finished, and nothing more in the {:.0f} ms after (the GPU is stuck or "
-      "the device is lost); stopped the scenario",
-      f.frame, f.timeout_ms, f.started_at_deadline, f.workloads, f.finished_at_deadline,
-      f.grace_ms);
+      "{}: the GPU had not finished it at the --timeout-ms {} deadline nor {:.0f} ms later, and "
+      "no stamp moved in between ({} of {} workloads started, {} finished): a workload longer "
+      "than that, or a stuck GPU; stopped the scenario",
+      f.frame, f.timeout_ms, f.grace_ms, f.started_at_deadline, f.workloads,
+      f.finished_at_deadline);
 }
 
 }  // namespace gpuoverlap

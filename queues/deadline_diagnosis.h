@@ -25,11 +25,13 @@ struct DeadlineFacts {
   // The GPU reported the frame complete (its fences), and when, in ms from the release.
   bool gpu_finished = false;
   std::optional<double> gpu_finished_ms;
+  bool device_lost = false;  // waiting in the grace period reported the device lost
 };
 
 // One sentence for the run's failure: late (finished past the deadline, every stamp arrived),
-// still running (progress during the grace period), stuck (no progress at all), or stamps
-// lost (the GPU finished, stamps missing after the grace period).
+// still running (stamps arrived during the grace period), not finished and no stamp moved
+// (a workload longer than deadline and grace, or a stuck GPU: stamps cannot tell them apart),
+// device lost, or stamps lost (the GPU finished, stamps missing after the grace period).
 std::string describe_missed_deadline(const DeadlineFacts& facts);
 
 // Frame numbers as frames.csv counts them: measured frames from 0; warm-up frames apart.

@@ -741,6 +741,7 @@ DeadlineFacts ScenarioDevice::missed_deadline_facts(std::uint32_t frame, std::ui
       f.gpu_finished_ms = double(monotonic_raw_ns() - t0_ns) / 1e6;
       gpu_may_be_busy_ = false;  // nothing of this frame runs any more
     }
+    f.device_lost = late == VK_ERROR_DEVICE_LOST;
   }
   if (!settings_.stamping) {
     // Nothing to wait for but the fences.

@@ -121,7 +121,13 @@ TEST(DeadlineDiagnosis, NamesWhatHappened) {
   // Nothing moved: stuck or lost.
   f.started_after_grace = 1, f.finished_after_grace = 0;
   text = describe_missed_deadline(f);
-  EXPECT_NE(text.find("made no progress"), std::string::npos) << text;
+  EXPECT_NE(text.find("nor 100 ms later, and no stamp moved in between (1 of 3 workloads "
+                      "started, 0 finished)"),
+            std::string::npos)
+      << text;
+  f.device_lost = true;
+  text = describe_missed_deadline(f);
+  EXPECT_NE(text.find("frame 4: the device was lost"), std::string::npos) << text;
 }
 
 }  // namespace

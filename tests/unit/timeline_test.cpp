@@ -87,3 +87,24 @@ TEST(Statistics, PercentileIntervalCoversTheTruePercentile) {
 
 }  // namespace
 }  // namespace gpuoverlap
+
+#include "core/cpu_steal.h"
+
+namespace gpuoverlap {
+namespace {
+
+TEST(CpuSteal, FractionOfBusyAndStolenTime) {
+  EXPECT_DOUBLE_EQ(*steal_fraction({100, 10}, {190, 20}), 10.0 / 100.0);
+  EXPECT_FALSE(steal_fraction({100, 10}, {100, 10}).has_value());  // nothing ran
+  EXPECT_FALSE(steal_fraction({100, 10}, {90, 10}).has_value());   // counters went back
+  // On Linux /proc/stat exists and its counters only grow.
+  const auto a = read_cpu_times();
+  ASSERT_TRUE(a.has_value());
+  const auto b = read_cpu_times();
+  ASSERT_TRUE(b.has_value());
+  EXPECT_GE(b->busy_ticks, a->busy_ticks);
+  EXPECT_GE(b->steal_ticks, a->steal_ticks);
+}
+
+}  // namespace
+}  // namespace gpuoverlap

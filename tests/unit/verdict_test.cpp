@@ -123,6 +123,21 @@ TEST(Verdict, DetectedControlIsIntrusiveAndAnUndisturbedConditionIsNot) {
   EXPECT_EQ(v->conditions[0].active_frames, 300u);
 }
 
+// Metrics are judged on parallel threads; the rows must be those of a serial run: the same
+// order and, every bootstrap being seeded by itself, the same numbers every time.
+TEST(Verdict, ParallelJudgingIsDeterministicAndKeepsTheMetricOrder) {
+  const auto baseline = condition("baseline", std::nullopt, normal_sample(1000, 20, 300, 7), false);
+  const auto control =
+      condition("unmanaged", unmanaged_spec(), normal_sample(1500, 30, 300, 9), true);
+  const auto first = judge_study({&baseline, &control}, VerdictSettings{});
+  const auto second = judge_study({&baseline, &control}, VerdictSettings{});
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_EQ(verdict_csv(*first), verdict_csv(*second));
+  ASSERT_GE(first->rows.size(), 5u);
+  EXPECT_EQ(first->rows[0].metric, "cpu_frame_us");
+  EXPECT_EQ(first->rows.back().metric, "gpu_duration_us:A");
+}
+
 TEST(Verdict, AnUndetectedControlMakesEveryOtherVerdictInconclusiveNoPower) {
   const auto baseline = condition("baseline", std::nullopt, normal_sample(1000, 20, 300, 7), false);
   const auto managed = condition("managed", managed_spec(), normal_sample(1000, 20, 300, 8), true);

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Issue 15 on the GPU machine: the main job as a user meets it.
+#   1. `gpuoverlap run --all --priority-fallback` (what scripts/run-suite.sh runs), wall time
+#      and the time per scenario (run.json `seconds`)
+#   2. `gpuoverlap selftest` with its defaults
+#   3. `--no-timestamps`: the shader clock columns and their verification without queries
+#   4. frames past their deadline (bench/deadline.toml, ~8 ms a frame): finished late
+#      (--timeout-ms 6), and still running at the deadline (deadline-long.toml, --timeout-ms 50)
+# Everything lands in $OUT/main-job.tar.gz. From the repository root, through the bundle:
+#   .devbundle/run bash .devbundle/bench/main_job.sh
+set -uo pipefail
+out=${OUT:-/tmp/gpuoverlap-out}
+work="$out/main-job"
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$work"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw --format=csv > "$work/nvidia-smi.csv" 2>&1
+gpuoverlap devices > "$work/devices.txt" 2>&1
+summary="$work/summary.txt"
+timed() {  # timed NAME COMMAND...: runs it, logs stdout+stderr, records exit status and wall time
+  local name=$1; shift
+  local start=$EPOCHREALTIME
+  "$@" > "$work/$name.log" 2>&1
+  local status=$?
+  local end=$EPOCHREALTIME
+  printf '%-16s exit %d  wall %.1f s\n' "$name" "$status" \
+    "$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')" | tee -a "$summary"
+}
+timed run-all gpuoverlap run --all --priority-fallback --out "$work/all"
+timed selftest gpuoverlap selftest --out "$work/selftest"
+timed no-timestamps gpuoverlap run default three-dispatches no-barriers --no-timestamps \
+  --out "$work/no-timestamps"
+timed deadline-late gpuoverlap run "$here/deadline.toml" --timeout-ms 6 --out "$work/deadline-late"
+timed deadline-long gpuoverlap run "$here/deadline-long.toml" --timeout-ms 50 --out "$work/deadline-long"
+# What a user reads first: the tail of each log.
+for log in "$work"/*.log; do echo "== $(basename "$log")"; grep -v '^\s*$' "$log" | tail -4; done
+tar czf "$out/main-job.tar.gz" -C "$out" main-job && rm -rf "$work"
