@@ -5,9 +5,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -31,16 +29,8 @@ inline nlohmann::json read_json_file(const std::filesystem::path& p) {
 
 // Debian's interpreter (it has matplotlib and pandas), on the source tree's plot.py.
 inline CommandResult run_plot(const std::filesystem::path& results) {
-  CommandResult result;
-  const std::string command = "/usr/bin/python3 " + std::string(GPUOVERLAP_SOURCE_DIR) +
-                              "/plots/plot.py " + results.string() + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return result;
-  char buffer[4096];
-  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) result.output.append(buffer, n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
+  return run_command("/usr/bin/python3 " + std::string(GPUOVERLAP_SOURCE_DIR) + "/plots/plot.py " +
+                     results.string());
 }
 
 // run.json names every scenario's directory from the root; report, compare (against a copy)

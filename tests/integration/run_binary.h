@@ -14,15 +14,20 @@ struct CommandResult {
   std::string output;
 };
 
-inline CommandResult run_gpuoverlap(const std::string& arguments) {
+// Any shell command line; stderr is captured with stdout.
+inline CommandResult run_command(const std::string& command_line) {
   CommandResult result;
-  FILE* pipe = popen((std::string(GPUOVERLAP_BINARY) + " " + arguments + " 2>&1").c_str(), "r");
+  FILE* pipe = popen((command_line + " 2>&1").c_str(), "r");
   if (!pipe) return result;
   char buffer[4096];
   while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) result.output.append(buffer, n);
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+inline CommandResult run_gpuoverlap(const std::string& arguments) {
+  return run_command(std::string(GPUOVERLAP_BINARY) + " " + arguments);
 }
 
 }  // namespace gpuoverlap
