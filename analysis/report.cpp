@@ -90,8 +90,10 @@ void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenar
                        text(settings, "frames"), text(settings, "warmup_frames"),
                        settings.value("timestamp_queries", true) ? "on" : "off (--no-timestamps)");
   // plot.py mirrors the results' layout under plots/ (a lone scenario directory: its name).
-  std::filesystem::path own = std::filesystem::absolute(s.directory).lexically_normal();
+  std::error_code ec;
+  std::filesystem::path own = std::filesystem::absolute(s.directory, ec).lexically_normal();
   if (own.filename().empty()) own = own.parent_path();  // "dir/" names dir
+  if (ec || own.filename().empty()) own = s.name;
   const std::string plots_prefix =
       "plots/" + (prefix.empty() ? own.filename().string() + "/" : prefix);
   for (const char* plot : {"timeline", "preemption", "clocks"})

@@ -399,13 +399,15 @@ Status Selftest::detection(StampMemory memory) {
   add({"poll_detection", "max", "poll-clk", config, *percentile(delays, 100), "us", "",
        Verdict::info, fmt::format("{} stamps", delays.size())});
   // On a virtual machine the host takes the poller's CPU at times; that tail is the host's.
-  if (cpu_before && cpu_after)
-    if (const auto steal = steal_fraction(*cpu_before, *cpu_after))
-      add({"poll_detection", "cpu steal", "cpu", config, *steal * 100, "%", "", Verdict::info,
-           *steal > 0.001 ? "CPU time a hypervisor took during the run, of the busy time: the "
-                            "poller is descheduled by the host, so its latency has a tail no "
-                            "code can remove"
-                          : "none: not a virtual machine, or an idle host"});
+  std::optional<double> steal;
+  if (cpu_before && cpu_after) steal = steal_fraction(*cpu_before, *cpu_after);
+  add({"poll_detection", "cpu steal", "cpu", config,
+       steal ? std::optional<double>(*steal * 100) : std::nullopt, "%", "", Verdict::info,
+       !steal           ? "not known (no /proc/stat, or no CPU time passed)"
+       : *steal > 0.001 ? "CPU time a hypervisor took during the run, of the busy time: the "
+                          "poller is descheduled by the host, so its latency has a tail no code "
+                          "can remove"
+                        : "none: not a virtual machine, or an idle host"});
   return ok_status();
 }
 

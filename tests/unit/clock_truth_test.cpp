@@ -244,7 +244,11 @@ TEST_F(SelftestRun, EveryCheckPassesOnAnHonestDevice) {
     EXPECT_EQ(r->verdict, Verdict::pass);
   // Detection: poll - clk = 0.6 µs on every stamp.
   const auto detection = find(o, "poll_detection");
-  ASSERT_EQ(detection.size(), 6u);  // p50, p99, max for uncached and cached
+  ASSERT_EQ(detection.size(), 8u);  // p50, p99, max, cpu steal for uncached and cached
+  EXPECT_EQ(detection[3]->metric, "cpu steal");
+  // Sized for a p99: 1000 stamps, whatever --frames says, with the statistic's interval.
+  EXPECT_NE(detection[1]->detail.find("1000 stamps; 95% interval ["), std::string::npos)
+      << detection[1]->detail;
   EXPECT_NEAR(*detection[0]->value, 0.6, 1e-9);
   EXPECT_EQ(find(o, "round_trip").front()->verdict, Verdict::pass);
   EXPECT_NEAR(*find(o, "overhead").front()->value, 1.0, 1e-9);
