@@ -59,6 +59,9 @@ struct PingPongResult {
   // The GPU never saw a post made while it ran: Vulkan makes host writes visible to the
   // device at submission only, and a driver may keep it that way (an H100 did).
   bool host_writes_invisible = false;
+  // The GPU answered a round before the CPU posted it: the probe's protocol does not hold on
+  // this device (lavapipe under CPU load), so no round trip can be measured.
+  bool unordered_answers = false;
 };
 
 class ScenarioExecutor {

@@ -440,6 +440,18 @@ void Selftest::round_trip(StampMemory memory) {
              result->failure->message});
     return;
   }
+  if (result->unordered_answers) {
+    add({"round_trip",
+         "rounds answered",
+         "cpu",
+         config,
+         {},
+         "",
+         fmt::format("== {}", options_.ping_pong_rounds),
+         Verdict::not_applicable,
+         "not measurable on this device: " + result->failure->message});
+    return;
+  }
   const auto& rtt = result->round_trip_us;
   const bool complete = !result->failure && rtt.size() == options_.ping_pong_rounds;
   add({"round_trip", "rounds answered", "cpu", config, static_cast<double>(rtt.size()), "",

@@ -68,7 +68,12 @@ TEST(Selftest, RunsAndItsOrderingCheckPasses) {
       ++linearity_rows;
     }
     if (check == "round_trip" && table.at(r, "metric") == "rounds answered") {
-      EXPECT_EQ(verdict, "pass") << table.at(r, "detail");
+      // Every round answered; or, on lavapipe under CPU load, the shader answering ahead of
+      // the host's posts, detected and said (never a 30 s wait for an answer that cannot come).
+      EXPECT_TRUE(verdict == "pass" ||
+                  (verdict == "n/a" &&
+                   table.at(r, "detail").find("before it was posted") != std::string::npos))
+          << verdict << ": " << table.at(r, "detail");
     }
   }
   EXPECT_GE(ordering_passed, 2u);
