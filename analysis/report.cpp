@@ -166,9 +166,9 @@ void time_section(std::string& out, const LoadedRun& run) {
   double total = 0;
   for (const auto& e : entries) {
     if (!e.is_object() || !e.contains("seconds") || !e["seconds"].is_number()) continue;
-    const std::string directory = e.value("directory", nlohmann::json("")).is_string()
-                                      ? e.value("directory", std::string())
-                                      : std::string();
+    const nlohmann::json& entry_directory = e.contains("directory") ? e["directory"] : e;
+    const std::string directory =
+        entry_directory.is_string() ? entry_directory.get<std::string>() : std::string();
     const std::string group = directory.substr(0, directory.find('/'));
     const double seconds = e["seconds"].get<double>();
     total += seconds;

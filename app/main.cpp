@@ -567,9 +567,13 @@ int main(int argc, char** argv) {
   run->add_flag("--all", run_args.all_presets,
                 "Run the preset suite: every built-in preset, each configuration once (the "
                 "twelve preemption-<load>-<priority> presets run as part of preemption-matrix)");
+  const CpuDeviceSizes cpu_sizes;
   run->add_flag("--full-size", run_args.full_size,
-                "On a CPU device (lavapipe) keep the files' sizes; by default it runs at most 20 "
-                "frames per scenario, 120 per study condition, 1 s of preemption on a 50 ms load");
+                fmt::format("On a CPU device (lavapipe) keep the files' sizes; by default it runs "
+                            "at most {} frames per scenario, {} per study condition, {} ms of "
+                            "preemption on a {} ms load",
+                            cpu_sizes.frames, cpu_sizes.study_frames,
+                            cpu_sizes.preemption_duration_ms, cpu_sizes.preemption_target_ms));
   run->add_option("--verdict-margin-pct", run_args.verdict_margin_pct,
                   "Studies: a condition is intrusive on a metric when its median is worse than "
                   "the baseline's by more than this, with confidence (default 5)")

@@ -112,7 +112,7 @@ Result<Suite> suite_scenarios() {
   for (auto& [name, scenarios] : expanded) {
     if (scenarios.size() == 1)
       if (const auto found = in_matrix.find(configuration(scenarios.front()));
-          found != in_matrix.end() && !found->first.empty()) {
+          found != in_matrix.end()) {
         suite.covered.push_back(name + " (in " + found->second + ")");
         continue;
       }

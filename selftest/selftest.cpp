@@ -40,8 +40,9 @@ constexpr std::uint32_t kSweepMaxPoints = 13;  // groups 1..4096
 constexpr std::uint32_t kGroupsSweepIterations = 64;
 constexpr double kAgreementTargetsMs[] = {0.1, 1.0, 10.0};
 // Poll detection reports a p99: from the 60 stamps of a 30-frame run that is their maximum
-// (an H100 read 5.0-5.8 µs so, and p99 ~1 µs over 5000 stamps). 1000 stamps put the p99
-// between the 983rd and 997th smallest with 95 % confidence (docs/selftest.md).
+// (an H100 read 5.0-5.8 µs so, and 1.3-118 µs from 1000 stamps on a host that steals CPU
+// time, docs/results/2026-11-23-h100-main-job). 1000 stamps put the p99 between the 983rd and
+// 997th smallest with 95 % confidence (docs/selftest.md).
 constexpr std::uint32_t kDetectionStamps = 1000;
 
 std::string format_value(double v) {

@@ -348,7 +348,8 @@ Status PreemptionLoop::collect(bool block) {
           for (int e = 0; e < 2; ++e)
             if (data[p * 2 + e][1]) s.ts_ticks[p][e] = data[p * 2 + e][0];
     }
-    // Also without timestamp queries: the calibration places the shader clock.
+    // Also without timestamp queries: it places the shader clock (nullopt when neither clock
+    // is on; setup_calibration decides).
     s.calibration = d_.calibrate(worst_deviation_ns_);
   }
   while (first_unfinished_ < submissions_.size() && submissions_[first_unfinished_].done)

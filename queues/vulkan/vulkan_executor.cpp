@@ -651,9 +651,17 @@ Status ScenarioDevice::setup_calibration() {
   // the CPU clock, so the mode recommended for same-queue overlap keeps its most precise clock.
   nlohmann::json ts = {{"available", settings_.timestamp_queries}, {"calibrated", false}};
   if (!settings_.timestamp_queries)
-    ts["reason"] =
-        "disabled (--no-timestamps): end-of-workload timestamps can serialise a queue; "
-        "calibrated timestamps are still taken for the shader clock";
+    ts["reason"] = std::string(
+                       "disabled (--no-timestamps): end-of-workload timestamps can serialise a "
+                       "queue") +
+                   (shader_clock_enabled_ ? "; calibrated timestamps are still taken for the "
+                                            "shader clock"
+                                          : "");
+  // Neither clock that needs it is wanted: no calibration on any frame or submission.
+  if (!settings_.timestamp_queries && !shader_clock_enabled_) {
+    meta_["clocks"]["timestamp"] = ts;
+    return ok_status();
+  }
   if (!info_.calibrated_timestamps) {
     ts["available"] = false;
     ts["reason"] = "no VK_EXT_calibrated_timestamps: GPU ticks cannot be placed on the CPU clock";
