@@ -2,6 +2,11 @@
 // empty: "clock unavailable" is visible). Strict by default: the header must be exactly the
 // given columns; with allow_missing, absent columns read as empty and present[] says which
 // were there (results of an older version, which lack appended columns).
+//
+// Results folders are untrusted input: the file is read through read_input_file (a regular
+// file, size-limited), and a number is accepted only whole and finite. Every failure throws
+// (io::error::* or std::runtime_error) with the line and column; the readers of results
+// (analysis/results.cpp) catch it and return it as an Error naming the file.
 #pragma once
 
 // fast-cpp-csv-parser copies file names with strncpy into a fixed buffer, which GCC 12 flags
@@ -12,11 +17,17 @@
 #pragma GCC diagnostic pop
 
 #include <array>
+#include <charconv>
+#include <cmath>
+#include <limits>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "core/input_file.h"
 
 namespace gpuoverlap {
 
@@ -34,10 +45,33 @@ struct CsvTable {
   const std::string& at(std::size_t row, std::string_view column) const {
     return rows.at(row)[index(column)];
   }
+  // Empty: no value (the clock was not available). Anything else must be a whole finite
+  // number; throws std::runtime_error naming the line and column otherwise.
   std::optional<double> number(std::size_t row, std::string_view column) const {
     const std::string& text = at(row, column);
     if (text.empty()) return std::nullopt;
-    return std::stod(text);
+    double value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc{} || end != text.data() + text.size() || !std::isfinite(value))
+      throw std::runtime_error(where(row, column) + ": '" + text + "' is not a finite number");
+    return value;
+  }
+  // A count or index: digits only, at most `max`.
+  std::uint64_t unsigned_integer(
+      std::size_t row, std::string_view column,
+      std::uint64_t max = std::numeric_limits<std::uint32_t>::max()) const {
+    const std::string& text = at(row, column);
+    std::uint64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || error != std::errc{} || end != text.data() + text.size() || value > max)
+      throw std::runtime_error(where(row, column) + ": '" + text +
+                               "' is not a whole number up to " + std::to_string(max));
+    return value;
+  }
+  // Row r is line r + 2 of the file (the header is line 1; a quoted field with a newline
+  // shifts this, which only makes a message less exact).
+  static std::string where(std::size_t row, std::string_view column) {
+    return "line " + std::to_string(row + 2) + ", column " + std::string(column);
   }
 };
 
@@ -45,7 +79,10 @@ struct CsvTable {
 template <std::size_t N>
 CsvTable<N> read_csv(const std::string& path, const std::array<std::string_view, N>& columns,
                      bool allow_missing = false) {
-  io::CSVReader<N, io::trim_chars<>, io::double_quote_escape<',', '"'>> reader(path);
+  auto content = read_input_file(path, kMaxCsvFileBytes);
+  if (!content) throw std::runtime_error(content.error().message);
+  io::CSVReader<N, io::trim_chars<>, io::double_quote_escape<',', '"'>> reader(
+      path, content->data(), content->data() + content->size());
   CsvTable<N> table;
   for (std::size_t i = 0; i < N; ++i) table.columns[i] = std::string(columns[i]);
   [&]<std::size_t... I>(std::index_sequence<I...>) {

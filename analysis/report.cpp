@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 
 #include "analysis/csv_table.h"
+#include "core/input_file.h"
 #include "timeline/export.h"
 #include "timeline/statistics.h"
 
@@ -46,17 +46,31 @@ void preemption_section(std::string& out, const LoadedScenario& s) {
       text(spec, "period_ms"), text(spec, "duration_ms"), text(spec, "priority"),
       text(p, "priority_granted"), text(p, "process"), text(p, "skipped_ticks"));
   if (p.contains("calibration_note")) out += "Calibration: " + text(p, "calibration_note") + "\n\n";
-  const auto summary = read_csv((s.directory / "summary.csv").string(), kSummaryColumns);
+  const std::filesystem::path summary_path = s.directory / "summary.csv";
+  std::string rows;
+  try {
+    const auto summary = read_csv(summary_path.string(), kSummaryColumns);
+    // Through number(): a damaged file's "nan" or text is refused, not copied into the page.
+    auto cell = [&](std::size_t r, std::string_view column) {
+      const auto value = summary.number(r, column);
+      return value ? fmt::format("{:g}", *value) : std::string("–");
+    };
+    for (std::size_t r = 0; r < summary.rows.size(); ++r)
+      if (summary.at(r, "workload") == "urgent")
+        rows += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", summary.at(r, "clock"),
+                            cell(r, "latency_p50_us"), cell(r, "latency_p95_us"),
+                            cell(r, "latency_p99_us"), cell(r, "latency_max_us"),
+                            cell(r, "deadline_misses"), cell(r, "load_slowdown"),
+                            summary.at(r, "preemption"));
+  } catch (const std::exception& e) {
+    out +=
+        fmt::format("The latency table is missing: {}: {}.\n\n", summary_path.string(), e.what());
+    return;
+  }
   out +=
       "| clock | latency p50 µs | p95 | p99 | max | deadline misses | load slowdown | class "
-      "|\n|---|---|---|---|---|---|---|---|\n";
-  for (std::size_t r = 0; r < summary.rows.size(); ++r)
-    if (summary.at(r, "workload") == "urgent")
-      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", summary.at(r, "clock"),
-                         summary.at(r, "latency_p50_us"), summary.at(r, "latency_p95_us"),
-                         summary.at(r, "latency_p99_us"), summary.at(r, "latency_max_us"),
-                         summary.at(r, "deadline_misses"), summary.at(r, "load_slowdown"),
-                         summary.at(r, "preemption"));
+      "|\n|---|---|---|---|---|---|---|---|\n" +
+      rows;
   out +=
       "\nPer submission: `preemption.csv`. Below, a record is a submission: times are from "
       "its submit.\n\n";
@@ -204,9 +218,9 @@ void study_sections(std::string& out, const LoadedRun& run) {
   for (const std::string& study : studies) {
     out += fmt::format("## Study {}\n\n", study);
     const std::filesystem::path path = run.directory / study / "verdict.json";
-    std::ifstream in(path);
     nlohmann::json verdict;
-    if (in) verdict = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (auto text = read_input_file(path, kMaxJsonFileBytes))
+      verdict = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
     if (!verdict.is_object() || !verdict.contains("summary") || !verdict["summary"].is_string()) {
       out += fmt::format("No verdict: `{}/verdict.json` is missing or unreadable.\n\n", study);
       continue;

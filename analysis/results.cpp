@@ -1,11 +1,11 @@
 #include "analysis/results.h"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "analysis/csv_table.h"
+#include "core/input_file.h"
 #include "timeline/export.h"
 
 namespace gpuoverlap {
@@ -13,13 +13,106 @@ namespace gpuoverlap {
 namespace {
 
 Result<nlohmann::json> read_json(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) return make_error(path.string() + ": cannot open");
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    return make_error(path.string() + ": not valid JSON: " + e.what());
+  auto text = read_input_file(path, kMaxJsonFileBytes);
+  if (!text) return text.error();
+  nlohmann::json parsed = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) return make_error(path.string() + ": not valid JSON");
+  return parsed;
+}
+
+enum class JsonType { object, array, string, boolean, number, object_or_null };
+
+bool has_type(const nlohmann::json& j, JsonType type) {
+  switch (type) {
+    case JsonType::object:
+      return j.is_object();
+    case JsonType::array:
+      return j.is_array();
+    case JsonType::string:
+      return j.is_string();
+    case JsonType::boolean:
+      return j.is_boolean();
+    case JsonType::number:
+      return j.is_number();
+    case JsonType::object_or_null:
+      return j.is_object() || j.is_null();
   }
+  return false;
+}
+
+const char* type_name(JsonType type) {
+  switch (type) {
+    case JsonType::object:
+      return "an object";
+    case JsonType::array:
+      return "a list";
+    case JsonType::string:
+      return "a string";
+    case JsonType::boolean:
+      return "true or false";
+    case JsonType::number:
+      return "a number";
+    case JsonType::object_or_null:
+      return "an object or null";
+  }
+  return "?";
+}
+
+// A field the readers of meta.json or run.json use, with the type they rely on; `items`: the
+// type of each element of a list.
+struct JsonField {
+  const char* pointer;
+  JsonType type;
+  std::optional<JsonType> items = std::nullopt;
+};
+
+// Checks the fields present in `j` (absent ones are fine: older results lack some). After
+// this, report, compare and verdicts read them without a type check of their own.
+Status check_fields(const nlohmann::json& j, std::initializer_list<JsonField> fields,
+                    const std::string& where) {
+  if (!j.is_object()) return make_error(where + ": not a JSON object");
+  for (const JsonField& field : fields) {
+    const nlohmann::json::json_pointer pointer(field.pointer);
+    // contains() on a pointer whose parent has another type would throw; parents come first
+    // in the lists below, so a parent of the wrong type has already been reported.
+    if (!j.contains(pointer)) continue;
+    const nlohmann::json& value = j.at(pointer);
+    if (!has_type(value, field.type))
+      return make_error(where + ": '" + std::string(field.pointer + 1) + "' must be " +
+                        type_name(field.type));
+    if (field.items)
+      for (const auto& item : value)
+        if (!has_type(item, *field.items))
+          return make_error(where + ": each entry of '" + std::string(field.pointer + 1) +
+                            "' must be " + type_name(*field.items));
+  }
+  return ok_status();
+}
+
+Status check_meta(const nlohmann::json& meta, const std::string& where) {
+  return check_fields(meta,
+                      {{"/scenario", JsonType::object},
+                       {"/scenario/name", JsonType::string},
+                       {"/scenario/description", JsonType::string},
+                       {"/failure", JsonType::object_or_null},
+                       {"/queues", JsonType::array, JsonType::object},
+                       {"/priority_notes", JsonType::array, JsonType::string},
+                       {"/settings", JsonType::object},
+                       {"/settings/timestamp_queries", JsonType::boolean},
+                       {"/preemption", JsonType::object},
+                       {"/preemption/spec", JsonType::object},
+                       {"/preemption/load_sizes", JsonType::array, JsonType::object},
+                       {"/preemption/calibrated", JsonType::boolean},
+                       {"/clock_agreement", JsonType::object},
+                       {"/clocks", JsonType::object},
+                       {"/clocks/shader_clock", JsonType::object},
+                       {"/clocks/shader_clock/verification", JsonType::object},
+                       {"/device", JsonType::object},
+                       {"/tool", JsonType::object},
+                       {"/host", JsonType::object},
+                       {"/sizes", JsonType::object},
+                       {"/sizes/profile", JsonType::string}},
+                      where);
 }
 
 std::vector<std::string> split(const std::string& text) {
@@ -59,6 +152,7 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
   s.directory = directory;
   auto meta = read_json(directory / "meta.json");
   if (!meta) return meta.error();
+  GPUOVERLAP_TRY(check_meta(*meta, (directory / "meta.json").string()));
   s.meta = *meta;
   const std::filesystem::path records = directory / "records.csv";
   try {
@@ -73,7 +167,7 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
     }
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
       LoadedRecord record;
-      record.frame = static_cast<std::uint32_t>(std::stoul(table.at(r, "frame")));
+      record.frame = static_cast<std::uint32_t>(table.unsigned_integer(r, "frame"));
       record.workload = table.at(r, "workload");
       record.queue = table.at(r, "queue");
       record.queue_type = table.at(r, "queue_type");
@@ -93,7 +187,7 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
       if (s.name.empty()) s.name = table.at(r, "scenario");
       s.records.push_back(std::move(record));
     }
-  } catch (const std::exception& e) {  // io::error::* and std::stod/stoul
+  } catch (const std::exception& e) {  // io::error::* and the checks of csv_table.h
     return make_error(records.string() + ": " + e.what());
   }
   if (s.name.empty())
@@ -121,11 +215,13 @@ Result<LoadedRun> load_results(const std::filesystem::path& directory) {
         ": no run.json and no records.csv (not a directory written by gpuoverlap run)");
   run.run = *run_json;
   const std::string where = (directory / "run.json").string();
-  if (!run.run.is_object()) return make_error(where + ": not a JSON object");
+  GPUOVERLAP_TRY(check_fields(
+      run.run,
+      {{"/scenarios", JsonType::array, JsonType::object}, {"/failure", JsonType::object_or_null}},
+      where));
   const nlohmann::json scenarios = run.run.value("scenarios", nlohmann::json::array());
-  if (!scenarios.is_array()) return make_error(where + ": 'scenarios' is not a list");
   for (const auto& entry : scenarios) {
-    if (!entry.is_object() || !entry.value("directory", nlohmann::json("")).is_string())
+    if (!entry.value("directory", nlohmann::json("")).is_string())
       return make_error(where + ": a 'scenarios' entry without a 'directory' string");
     const std::string sub = entry.value("directory", "");
     if (sub.empty()) continue;  // failed before writing anything

@@ -1,5 +1,5 @@
 // gpuoverlap: the command line. Parses arguments, resolves scenarios, picks the device and
-// hands over to the suite runner. Exit status: 0 success, 1 a run or check failed, 2 bad usage.
+// hands over to the suite runner. Exit status: see ExitStatus (the same for every command).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <unistd.h>
@@ -17,6 +17,7 @@
 #include "barriers/vulkan/translation.h"
 #include "core/atomic_file.h"
 #include "core/interrupt.h"
+#include "core/output_directory.h"
 #include "git_revision.h"
 #include "preemption/load_process.h"
 #include "preemption/preemption_analysis.h"
@@ -24,6 +25,7 @@
 #include "queues/vulkan/vulkan_instance.h"
 #include "scenarios/cpu_device_sizes.h"
 #include "scenarios/frame_plan.h"
+#include "scenarios/names.h"
 #include "scenarios/presets.h"
 #include "scenarios/suite_runner.h"
 #include "selftest/selftest.h"
@@ -32,18 +34,36 @@ namespace {
 
 using namespace gpuoverlap;
 
-int fail(const std::string& reason) {
-  std::cerr << "gpuoverlap: " << reason << "\n";
-  return 1;
+// The exit status of every command, documented in --help and the README ("Exit status"), so
+// that a script can tell a measured problem from a broken pipeline.
+enum ExitStatus : int {
+  kExitOk = 0,
+  kExitFailed = 1,       // it ran and found a problem: a regression, a failed frame or check
+  kExitBadInput = 2,     // command line, scenario file, results or output folder unusable
+  kExitEnvironment = 3,  // no Vulkan driver or device, or the results could not be written
+  kExitInterrupted = 130,
+};
+
+constexpr const char* kExitStatusHelp =
+    "Exit status: 0 ok; 1 it ran and found a problem (a regression, a failed frame or check); 2 "
+    "bad input (command line, scenario file, results or output folder), nothing ran; 3 the "
+    "environment failed (no Vulkan driver or device, results not writable); 130 interrupted "
+    "(SIGINT, SIGTERM or SIGHUP; what was measured is written).";
+
+// One line on stderr (control characters escaped: it may quote a file's content).
+int fail(const std::string& reason, ExitStatus status) {
+  std::cerr << "gpuoverlap: " << escape_control_characters(reason) << "\n";
+  return status;
 }
 
-std::string default_out_directory() {
+// results/<date-time>, or with -2, -3, ... when a run started in the same second took it.
+std::string default_out_directory(const std::string& suffix = "") {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};
   localtime_r(&now, &tm);
   char text[64];
   std::strftime(text, sizeof text, "results/%Y%m%d-%H%M%S", &tm);
-  return text;
+  return unused_directory_name(text + suffix).string();
 }
 
 Result<std::unique_ptr<vk::Instance>> open_instance(bool validation, bool synchronization = false) {
@@ -56,7 +76,7 @@ Result<std::unique_ptr<vk::Instance>> open_instance(bool validation, bool synchr
 
 int command_devices(bool as_json) {
   auto instance = open_instance(false);
-  if (!instance) return fail(instance.error().message);
+  if (!instance) return fail(instance.error().message, kExitEnvironment);
   nlohmann::json all = nlohmann::json::array();
   std::vector<DeviceCandidate> candidates;
   for (const auto& d : (*instance)->devices()) candidates.push_back(d.candidate());
@@ -80,7 +100,7 @@ int command_devices(bool as_json) {
   }
   if (as_json) {
     std::cout << all.dump(2) << "\n";
-    return 0;
+    return all.empty() ? kExitEnvironment : kExitOk;
   }
   for (const auto& j : all) {
     std::cout << fmt::format(
@@ -100,8 +120,8 @@ int command_devices(bool as_json) {
         j["calibrated_timestamps"].get<bool>() ? " (calibrated)" : " (not calibrated)",
         j["shader_clock"].get<bool>() ? ", shader clock" : "");
   }
-  if (all.empty()) return fail("no Vulkan device found");
-  return 0;
+  if (all.empty()) return fail("no Vulkan device found", kExitEnvironment);
+  return kExitOk;
 }
 
 int command_list() {
@@ -245,8 +265,7 @@ int command_validate(const std::vector<std::string>& items, bool explain_plan) {
   for (const auto& item : items) {
     auto expanded = resolve_scenarios(item);
     if (!expanded) {
-      std::cerr << "gpuoverlap: " << expanded.error().message << "\n";
-      status = 1;
+      status = fail(expanded.error().message, kExitBadInput);
       continue;
     }
     for (const Scenario& s : *expanded) {
@@ -268,33 +287,45 @@ int command_validate(const std::vector<std::string>& items, bool explain_plan) {
 
 int command_compare(const std::string& baseline_dir, const std::string& candidate_dir,
                     const CompareOptions& options, const std::string& csv_path) {
+  if (!csv_path.empty() && csv_path != "-")
+    if (Status usable = check_output_file(csv_path); !usable)
+      return fail("--csv " + usable.error().message + " ('-' is standard output)", kExitBadInput);
   auto baseline = load_results(baseline_dir);
-  if (!baseline) return fail("baseline: " + baseline.error().message);
+  if (!baseline) return fail("baseline: " + baseline.error().message, kExitBadInput);
   auto candidate = load_results(candidate_dir);
-  if (!candidate) return fail("candidate: " + candidate.error().message);
+  if (!candidate) return fail("candidate: " + candidate.error().message, kExitBadInput);
   const CompareResult result = compare_runs(*baseline, *candidate, options);
   std::cout << compare_table(result, options);
-  if (!csv_path.empty())
+  if (csv_path == "-")
+    std::cout << compare_csv(result);
+  else if (!csv_path.empty())
     if (Status s = write_file_atomically(csv_path, compare_csv(result)); !s)
-      return fail(s.error().message);
+      return fail(s.error().message, kExitEnvironment);
   if (result.rows.empty() && result.unmatched.empty())
-    return fail("nothing to compare (no ok frames in the baseline)");
+    return fail("nothing to compare (no ok frames in the baseline)", kExitBadInput);
   if (!result.unmatched.empty())
-    return fail("the candidate lacks what the baseline measured (see above)");
-  if (result.changed) return fail("changes beyond the threshold (see CHANGED above)");
-  return 0;
+    return fail("the candidate lacks what the baseline measured (see above)", kExitFailed);
+  if (result.changed) return fail("changes beyond the threshold (see CHANGED above)", kExitFailed);
+  return kExitOk;
 }
 
 int command_report(const std::string& results_dir, const std::string& out_path) {
-  auto run = load_results(results_dir);
-  if (!run) return fail(run.error().message);
   const std::filesystem::path target = out_path.empty()
                                            ? std::filesystem::path(results_dir) / "report.md"
                                            : std::filesystem::path(out_path);
+  if (out_path != "-")
+    if (Status usable = check_output_file(target); !usable)
+      return fail(usable.error().message + " ('--out -' is standard output)", kExitBadInput);
+  auto run = load_results(results_dir);
+  if (!run) return fail(run.error().message, kExitBadInput);
+  if (out_path == "-") {
+    std::cout << markdown_report(*run);
+    return kExitOk;
+  }
   if (Status s = write_file_atomically(target, markdown_report(*run)); !s)
-    return fail(s.error().message);
+    return fail(s.error().message, kExitEnvironment);
   std::cout << target.string() << "\n";
-  return 0;
+  return kExitOk;
 }
 
 struct RunArguments {
@@ -319,6 +350,7 @@ struct RunArguments {
   bool load_process = false;
   std::optional<double> duration_ms, target_ms;
   bool full_size = false;  // no smaller defaults on a CPU device
+  bool replace = false;    // an existing results folder at --out is emptied first
 };
 
 // --load-process, --duration-ms and --target-ms on every preemption scenario, checked again.
@@ -366,9 +398,45 @@ int finish(const vk::VulkanExecutor& executor, int status) {
   return status;
 }
 
+// Why no device could be used, as an exit status: a --device that names none is bad input; no
+// device at all is the environment.
+int device_failure(const vk::Instance& instance, const Error& error) {
+  return fail(error.message, instance.devices().empty() ? kExitEnvironment : kExitBadInput);
+}
+
+// The results need about 1 KiB per workload and frame (records.csv, trace.json) plus the
+// per-scenario files; a study or matrix is already expanded into its scenarios.
+std::uint64_t estimated_results_bytes(const std::vector<Scenario>& scenarios) {
+  std::uint64_t bytes = 16ull << 20;
+  for (const Scenario& s : scenarios)
+    bytes += (1ull << 20) + std::uint64_t{1024} * std::max<std::size_t>(1, s.workloads.size()) *
+                                (std::uint64_t{s.frames} * s.rounds + s.warmup_frames);
+  return bytes;
+}
+
+// The output folder before any GPU work (core/output_directory.h). On a later failure before
+// anything is measured, a folder this created and left empty is removed again.
+struct PreparedOutput {
+  std::filesystem::path path;
+  bool existed = false;
+  void discard_if_empty() const {
+    std::error_code ec;
+    if (!existed && std::filesystem::is_empty(path, ec)) std::filesystem::remove(path, ec);
+  }
+};
+
+Result<PreparedOutput> prepare_output(const std::filesystem::path& path, bool replace,
+                                      std::uint64_t needed_bytes) {
+  std::error_code ec;
+  PreparedOutput out{path, std::filesystem::exists(path, ec)};
+  GPUOVERLAP_TRY(
+      prepare_output_directory({.path = path, .replace = replace, .needed_bytes = needed_bytes}));
+  return out;
+}
+
 int command_run(const RunArguments& args, const std::string& command_line) {
   if (args.scenarios.empty() && !args.all_presets)
-    return fail("run: name at least one preset or scenario file, or pass --all");
+    return fail("run: name at least one preset or scenario file, or pass --all", kExitBadInput);
   // Every scenario is validated before any GPU work.
   std::vector<Scenario> scenarios;
   auto add = [&](Scenario&& s) -> Status {
@@ -381,29 +449,41 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   };
   if (args.all_presets) {
     auto suite = suite_scenarios();
-    if (!suite) return fail(suite.error().message);
+    if (!suite) return fail(suite.error().message, kExitBadInput);
     if (!suite->covered.empty())
       std::cerr << fmt::format("--all: {} presets run once, as part of a matrix: {}\n",
                                suite->covered.size(), fmt::join(suite->covered, ", "));
     for (Scenario& s : suite->scenarios)
-      if (Status added = add(std::move(s)); !added) return fail(added.error().message);
+      if (Status added = add(std::move(s)); !added)
+        return fail(added.error().message, kExitBadInput);
   }
   for (const auto& name : args.scenarios) {
     auto expanded = resolve_scenarios(name, args.all_presets ? std::string() : args.foreground);
-    if (!expanded) return fail(expanded.error().message);
+    if (!expanded) return fail(expanded.error().message, kExitBadInput);
     for (Scenario& s : *expanded)
-      if (Status added = add(std::move(s)); !added) return fail(added.error().message);
+      if (Status added = add(std::move(s)); !added)
+        return fail(added.error().message, kExitBadInput);
   }
   for (const Scenario& s : scenarios)
     for (const std::string& warning : s.warnings) std::cerr << warning << "\n";
   // --frames counts a study condition's frames over all its rounds.
   if (args.frames)
     for (Scenario& s : scenarios) s.frames = frames_per_round(*args.frames, s.rounds);
-  if (Status s = apply_preemption_overrides(args, scenarios); !s) return fail(s.error().message);
+  if (Status s = apply_preemption_overrides(args, scenarios); !s)
+    return fail(s.error().message, kExitBadInput);
+  auto output = prepare_output(args.out.empty() ? default_out_directory() : args.out, args.replace,
+                               estimated_results_bytes(scenarios));
+  if (!output) return fail(output.error().message, kExitBadInput);
   auto instance = open_instance(args.validation, args.sync_validation);
-  if (!instance) return fail(instance.error().message);
+  if (!instance) {
+    output->discard_if_empty();
+    return fail(instance.error().message, kExitEnvironment);
+  }
   auto chosen = pick_device(**instance, args.device);
-  if (!chosen) return fail(chosen.error().message);
+  if (!chosen) {
+    output->discard_if_empty();
+    return device_failure(**instance, chosen.error());
+  }
   const bool cpu_device =
       (*instance)->devices()[chosen->index].candidate().device_class == DeviceClass::cpu;
   SizeProfile sizes = files_sizes(args.full_size ? "--full-size" : "the device is not the CPU");
@@ -416,7 +496,7 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   }
 
   SuiteOptions options;
-  options.out_directory = args.out.empty() ? default_out_directory() : args.out;
+  options.out_directory = output->path;
   options.warmup_frames = args.warmup;
   options.frame_timeout_ms = args.timeout_ms;
   options.priority_fallback = args.priority_fallback;
@@ -441,37 +521,42 @@ int command_run(const RunArguments& args, const std::string& command_line) {
                                            .p99_margin = args.verdict_p99_margin_pct / 100.0},
                            std::cout);
   std::cout << "results: " << options.out_directory.string() << "\n";
-  int status = 0;
-  if (!verdicts) status = fail(verdicts.error().message);
+  int status = kExitOk;
+  if (!verdicts) status = fail(verdicts.error().message, kExitEnvironment);
   if ((*instance)->validation_errors() > 0) {
-    status =
-        fail(fmt::format("{} Vulkan validation errors, {} of them synchronization hazards "
-                         "(see above)",
-                         (*instance)->validation_errors(), (*instance)->sync_hazards()));
+    status = fail(fmt::format("{} Vulkan validation errors, {} of them synchronization hazards "
+                              "(see above)",
+                              (*instance)->validation_errors(), (*instance)->sync_hazards()),
+                  kExitFailed);
   } else if (interrupt_requested()) {
-    fail("interrupted; the frames measured so far are written");
-    status = 130;
+    status = fail("interrupted; the frames measured so far are written", kExitInterrupted);
   } else if (outcome.failure) {
-    status = fail(outcome.failure->message);
+    status = fail(outcome.failure->message, kExitFailed);
   }
   return finish(executor, status);
 }
 
-int command_selftest(const std::string& device_name, SelftestOptions options) {
-  auto instance = open_instance(false);
-  if (!instance) return fail(instance.error().message);
-  auto chosen = pick_device(**instance, device_name);
-  if (!chosen) return fail(chosen.error().message);
+int command_selftest(const std::string& device_name, SelftestOptions options, bool replace) {
   if (options.out_directory.empty())
-    options.out_directory = std::filesystem::path(default_out_directory() + "-selftest");
+    options.out_directory = std::filesystem::path(default_out_directory("-selftest"));
+  auto output = prepare_output(options.out_directory, replace, 16ull << 20);
+  if (!output) return fail(output.error().message, kExitBadInput);
+  auto instance = open_instance(false);
+  if (!instance) {
+    output->discard_if_empty();
+    return fail(instance.error().message, kExitEnvironment);
+  }
+  auto chosen = pick_device(**instance, device_name);
+  if (!chosen) {
+    output->discard_if_empty();
+    return device_failure(**instance, chosen.error());
+  }
   options.should_stop = interrupt_requested;
   install_interrupt_handler();
   vk::VulkanExecutor executor(**instance, chosen->index);
   const SelftestOutcome outcome = run_selftest(executor, options, std::cerr);
   const std::string table = selftest_table(outcome.rows);
   std::cout << "\n" << table;
-  std::error_code ec;
-  std::filesystem::create_directories(options.out_directory, ec);
   const auto device = (*instance)->devices()[chosen->index].describe();
   nlohmann::json summary = {
       {"device", device},
@@ -486,16 +571,16 @@ int command_selftest(const std::string& device_name, SelftestOptions options) {
     written =
         write_file_atomically(options.out_directory / "selftest.json", summary.dump(2) + "\n");
   std::cout << "results: " << options.out_directory.string() << "\n";
-  int status = 0;
+  int status = kExitOk;
   if (!written) {
-    status = fail(written.error().message);
+    status = fail(written.error().message, kExitEnvironment);
   } else if (interrupt_requested()) {
-    fail("interrupted; the checks measured so far are written");
-    status = 130;
+    status = fail("interrupted; the checks measured so far are written", kExitInterrupted);
   } else if (outcome.failure) {
-    status = fail(outcome.failure->message);
+    status = fail(outcome.failure->message, kExitFailed);
   } else if (!outcome.passed()) {
-    status = fail("some checks failed (see the table; docs/selftest.md explains each)");
+    status =
+        fail("some checks failed (see the table; docs/selftest.md explains each)", kExitFailed);
   }
   return finish(executor, status);
 }
@@ -508,7 +593,7 @@ int command_load_process(const std::string& spec_json, std::size_t device_index,
   preemption::ParentLink parent;
   auto report_failure = [](const std::string& reason) {
     preemption::ParentLink::send("failed", nlohmann::json(reason));
-    return fail("load process: " + reason);
+    return fail("load process: " + reason, kExitFailed);
   };
   nlohmann::json parsed;
   try {
@@ -543,6 +628,7 @@ int main(int argc, char** argv) {
       "thread polls; timestamp queries are recorded beside them. Results: CSV + meta.json."};
   app.set_version_flag("--version", std::string("gpuoverlap ") + GPUOVERLAP_GIT_REVISION);
   app.require_subcommand(1);
+  app.footer(kExitStatusHelp);
 
   bool devices_json = false;
   auto* devices =
@@ -594,7 +680,11 @@ int main(int argc, char** argv) {
   run->add_option("--device", run_args.device,
                   "Device index or case-insensitive name substring (default: first discrete GPU, "
                   "else integrated, else lavapipe)");
-  run->add_option("--out", run_args.out, "Output directory (default: results/<date-time>/)");
+  run->add_option("--out", run_args.out,
+                  "Output directory (default: results/<date-time>/); created and checked "
+                  "(writable, free space) before any GPU work; an existing one must be empty");
+  run->add_flag("--replace", run_args.replace,
+                "Delete the results already in --out first (only a folder gpuoverlap wrote)");
   run->add_option("--timeout-ms", run_args.timeout_ms,
                   "Deadline per frame from gate release; a frame past it is reported as a timeout")
       ->check(CLI::Range(1u, 3'600'000u));
@@ -647,7 +737,11 @@ int main(int argc, char** argv) {
   selftest->add_option("--device", selftest_device,
                        "Device index or case-insensitive name substring (default as for run)");
   selftest->add_option("--out", selftest_out,
-                       "Output directory (default: results/<date-time>-selftest/)");
+                       "Output directory (default: results/<date-time>-selftest/); an existing "
+                       "one must be empty");
+  bool selftest_replace = false;
+  selftest->add_flag("--replace", selftest_replace,
+                     "Delete the results already in --out first (only a folder gpuoverlap wrote)");
   selftest->add_option("--frames", selftest_options.frames, "Measured frames per measurement")
       ->check(CLI::Range(3u, 100'000u));
   selftest->add_option("--rounds", selftest_options.ping_pong_rounds, "Ping-pong rounds")
@@ -679,7 +773,8 @@ int main(int argc, char** argv) {
       ->add_option("--clock", compare_clock,
                    "Clock to compare: poll (default), ts or clk (shader clock)")
       ->check(CLI::IsMember({"poll", "ts", "clk"}));
-  compare->add_option("--csv", compare_csv_path, "Also write the comparison as CSV to this file");
+  compare->add_option("--csv", compare_csv_path,
+                      "Also write the comparison as CSV to this file ('-': standard output)");
 
   std::string report_dir, report_out;
   auto* report = app.add_subcommand("report",
@@ -687,7 +782,7 @@ int main(int argc, char** argv) {
                                     "gaps, plots and traces of a run on one page");
   report->add_option("results", report_dir, "Results directory written by gpuoverlap run")
       ->required();
-  report->add_option("--out", report_out, "Write the report here instead");
+  report->add_option("--out", report_out, "Write the report here instead ('-': standard output)");
 
   // Internal: the child of run --load-process. Not listed in --help.
   std::string load_spec;
@@ -705,32 +800,40 @@ int main(int argc, char** argv) {
   load_process->add_flag("--no-timestamps", load_no_timestamps);
   load_process->add_flag("--no-shader-clock", load_no_shader_clock);
 
+  for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
+    command->footer(kExitStatusHelp);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    return app.exit(e) == 0 ? kExitOk : kExitBadInput;
   }
-  if (devices->parsed()) return command_devices(devices_json);
-  if (app.got_subcommand("list")) return command_list();
-  if (validate->parsed()) return command_validate(validate_items, validate_explain);
-  if (run->parsed()) return command_run(run_args, command_line);
-  if (selftest->parsed()) {
-    selftest_options.out_directory = selftest_out;
-    return command_selftest(selftest_device, selftest_options);
+  // Every failure is meant to come back as a value; this only keeps one that escaped (a bug,
+  // or std::bad_alloc) from ending in std::terminate and a core dump.
+  try {
+    if (devices->parsed()) return command_devices(devices_json);
+    if (app.got_subcommand("list")) return command_list();
+    if (validate->parsed()) return command_validate(validate_items, validate_explain);
+    if (run->parsed()) return command_run(run_args, command_line);
+    if (selftest->parsed()) {
+      selftest_options.out_directory = selftest_out;
+      return command_selftest(selftest_device, selftest_options, selftest_replace);
+    }
+    if (compare->parsed()) {
+      compare_options.clock = compare_clock == "ts"    ? Clock::ts
+                              : compare_clock == "clk" ? Clock::clk
+                                                       : Clock::poll;
+      return command_compare(baseline_dir, candidate_dir, compare_options, compare_csv_path);
+    }
+    if (report->parsed()) return command_report(report_dir, report_out);
+    if (load_process->parsed()) {
+      load_settings.stamp_memory =
+          load_stamp_memory == "cached" ? StampMemory::cached : StampMemory::uncached;
+      load_settings.timestamp_queries = !load_no_timestamps;
+      load_settings.shader_clock = !load_no_shader_clock;
+      return command_load_process(load_spec, load_device, load_settings);
+    }
+  } catch (const std::exception& e) {
+    return fail(std::string("unexpected error: ") + e.what(), kExitEnvironment);
   }
-  if (compare->parsed()) {
-    compare_options.clock = compare_clock == "ts"    ? Clock::ts
-                            : compare_clock == "clk" ? Clock::clk
-                                                     : Clock::poll;
-    return command_compare(baseline_dir, candidate_dir, compare_options, compare_csv_path);
-  }
-  if (report->parsed()) return command_report(report_dir, report_out);
-  if (load_process->parsed()) {
-    load_settings.stamp_memory =
-        load_stamp_memory == "cached" ? StampMemory::cached : StampMemory::uncached;
-    load_settings.timestamp_queries = !load_no_timestamps;
-    load_settings.shader_clock = !load_no_shader_clock;
-    return command_load_process(load_spec, load_device, load_settings);
-  }
-  return 2;
+  return kExitBadInput;
 }

@@ -23,6 +23,7 @@ void install_interrupt_handler() {
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGHUP, &action, nullptr);  // a dropped ssh session: keep what was measured
 }
 
 bool interrupt_requested() { return g_requested.load(std::memory_order_relaxed); }

@@ -2,10 +2,13 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
+
+#include "core/input_file.h"
+#include "scenarios/names.h"
 
 namespace gpuoverlap {
 
@@ -17,24 +20,44 @@ struct Definition {
   std::filesystem::path directory;  // a file's directory (a study's foreground may be relative)
 };
 
+// Levenshtein distance, for "did you mean" (names are short: O(n*m) is nothing).
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
 Result<Definition> find_definition(const std::string& preset_or_path) {
+  const bool looks_like_path = preset_or_path.find('/') != std::string::npos ||
+                               std::filesystem::path(preset_or_path).extension() == ".toml";
   std::error_code ec;
-  if (std::filesystem::is_regular_file(preset_or_path, ec)) {
-    std::ifstream in(preset_or_path, std::ios::binary);
-    if (!in) return make_error(preset_or_path + ": cannot open scenario file");
-    std::ostringstream text;
-    text << in.rdbuf();
-    return Definition{text.str(), preset_or_path,
+  const bool exists = std::filesystem::exists(std::filesystem::symlink_status(preset_or_path, ec));
+  if (exists || looks_like_path) {
+    auto text = read_input_file(preset_or_path, kMaxScenarioFileBytes);
+    if (!text) return text.error().with_context("scenario file ");
+    return Definition{std::move(*text), preset_or_path,
                       std::filesystem::path(preset_or_path).parent_path()};
   }
   for (const Preset& p : presets())
     if (p.name == preset_or_path)
       return Definition{
           std::string(p.toml), "scenarios/presets/" + std::string(p.name) + ".toml", {}};
-  std::string names;
-  for (const Preset& p : presets()) names += (names.empty() ? "" : ", ") + std::string(p.name);
-  return make_error("'" + preset_or_path +
-                    "' is neither a scenario file nor a preset (presets: " + names + ")");
+  std::string close;
+  for (const Preset& p : presets())
+    if (edit_distance(p.name, preset_or_path) <= 3)
+      close += (close.empty() ? "" : ", ") + std::string(p.name);
+  return make_error("'" + printable_name(preset_or_path) + "' is not a preset and no such file " +
+                    "exists (" + (close.empty() ? "" : "did you mean " + close + "? ") +
+                    "'gpuoverlap list' shows the presets; a scenario file is named by its path)");
 }
 
 }  // namespace

@@ -10,7 +10,9 @@
 #include <thread>
 
 #include "barriers/d3d12_names.h"
+#include "core/input_file.h"
 #include "scenarios/frame_plan.h"
+#include "scenarios/names.h"
 #include "scenarios/scenario.h"
 
 namespace gpuoverlap {
@@ -30,8 +32,9 @@ class Parser {
 
   Error error_at(const toml::node* node, const std::string& reason) const {
     if (node && node->source().begin.line > 0)
-      return make_error(source_ + ":" + std::to_string(node->source().begin.line) + ": " + reason);
-    return make_error(source_ + ": " + reason);
+      return make_error(escape_control_characters(
+          source_ + ":" + std::to_string(node->source().begin.line) + ": " + reason));
+    return make_error(escape_control_characters(source_ + ": " + reason));
   }
 
   Status only_keys(const toml::table& table, std::initializer_list<std::string_view> allowed,
@@ -78,18 +81,13 @@ class Parser {
     return static_cast<std::uint32_t>(v);
   }
 
-  // A name that becomes a directory: letters, digits, '.', '_', '-', not starting with '.'.
+  // A name that becomes a directory (scenario, study, condition): scenarios/names.h.
   Result<std::string> directory_name(const toml::table& table, std::string_view key,
                                      const std::string& where, const toml::node* owner) const {
     auto name = string_field(table, key, where, true, owner);
     if (!name) return name.error();
-    if (name->empty() ||
-        name->find_first_not_of("abcdefghijklmnopqrstuvwxyz"
-                                "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != std::string::npos ||
-        (*name)[0] == '.')
-      return error_at(table.get(key), "name '" + *name +
-                                          "' must be letters, digits, '.', '_' or '-' "
-                                          "(it names the output directory)");
+    if (const std::string problem = directory_name_problem(*name); !problem.empty())
+      return error_at(table.get(key), "name '" + printable_name(*name) + "' " + problem);
     return name;
   }
 
@@ -266,7 +264,17 @@ class Parser {
     if (!node) return fallback;
     if (!node->is_number())
       return error_at(node, "'" + std::string(key) + "' in " + where + " must be a number");
-    const double v = *node->value<double>();
+    // An integer is range-checked as an integer: value<double>() is empty for one a double
+    // cannot hold exactly (above 2^53), and a huge one must not round into the range.
+    double v = 0;
+    if (const auto integer = node->value_exact<std::int64_t>()) {
+      if (static_cast<double>(*integer) < min || static_cast<double>(*integer) > max)
+        return error_at(node, fmt::format("'{}' in {} is {}, must be in [{}, {}]", key, where,
+                                          *integer, min, max));
+      v = static_cast<double>(*integer);
+    } else {
+      v = node->as_floating_point()->get();
+    }
     if (!(v >= min && v <= max))
       return error_at(
           node, fmt::format("'{}' in {} is {}, must be in [{}, {}]", key, where, v, min, max));
@@ -574,7 +582,9 @@ class Parser {
     const toml::table* queues = queues_node->as_table();
     if (!queues) return error_at(queues_node, "'queues' must be a table of [queues.NAME] tables");
     for (const auto& [key, value] : *queues) {
-      const std::string where = "[queues." + std::string(key.str()) + "]";
+      const std::string where = "[queues." + printable_name(key.str()) + "]";
+      if (const std::string problem = label_problem(key.str()); !problem.empty())
+        return error_at(&value, "queue name '" + printable_name(key.str()) + "' " + problem);
       const toml::table* q = value.as_table();
       if (!q) return error_at(&value, where + " must be a table");
       GPUOVERLAP_TRY(only_keys(*q, {"type", "priority"}, where));
@@ -636,7 +646,9 @@ class Parser {
       WorkloadSpec spec;
       auto name = string_field(*w, "name", where, true, &element);
       if (!name) return name.error();
-      if (name->empty()) return error_at(w->get("name"), where + " has an empty name");
+      if (const std::string problem = label_problem(*name); !problem.empty())
+        return error_at(w->get("name"),
+                        where + ": name '" + printable_name(*name) + "' " + problem);
       for (const auto& other : s.workloads)
         if (other.name == *name)
           return error_at(w->get("name"), "duplicate workload name '" + *name + "'");
@@ -651,7 +663,8 @@ class Parser {
           found = true;
         }
       if (!found)
-        return error_at(w->get("queue"), named + " uses undeclared queue '" + *queue + "'");
+        return error_at(w->get("queue"),
+                        named + " uses undeclared queue '" + printable_name(*queue) + "'");
       auto kind = string_field(*w, "kind", named, false, &element);
       if (!kind) return kind.error();
       if (!kind->empty()) {
@@ -700,7 +713,8 @@ class Parser {
         for (std::size_t p = 0; p < s.workloads.size(); ++p)
           if (s.workloads[p].name == d.producer) producer = p;
         if (producer == s.workloads.size())
-          return error_at(d.node, named + " depends on unknown workload '" + d.producer + "'");
+          return error_at(
+              d.node, named + " depends on unknown workload '" + printable_name(d.producer) + "'");
         if (producer == c) return error_at(d.node, named + " depends on itself");
         for (const auto& existing : s.workloads[c].depends_on)
           if (existing.producer == producer)
@@ -858,11 +872,9 @@ std::vector<Scenario> expand_study(const StudySpec& study, const Scenario& foreg
 }
 
 Result<Scenario> load_scenario_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(path + ": cannot open scenario file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_scenario(text.str(), path);
+  auto text = read_input_file(path, kMaxScenarioFileBytes);
+  if (!text) return text.error().with_context("scenario file ");
+  return parse_scenario(*text, path);
 }
 
 }  // namespace gpuoverlap

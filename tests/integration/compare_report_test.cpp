@@ -93,12 +93,13 @@ TEST_F(CompareAndReport, DeliberatelySlowerRunFailsTheGate) {
 }
 
 TEST_F(CompareAndReport, BadDirectoriesAreErrors) {
+  // 2, not 1: a CI gate must tell "cannot read" from "regression".
   auto r = run_gpuoverlap("compare /nonexistent " + (*root_ / "base").string());
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("baseline: /nonexistent: not a directory"), std::string::npos)
       << r.output;
   r = run_gpuoverlap("compare " + (*root_ / "base").string() + " " + root_->string());
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("not a directory written by gpuoverlap run"), std::string::npos)
       << r.output;
   EXPECT_EQ(run_gpuoverlap("compare only-one-argument").exit_code, 2);
@@ -116,7 +117,7 @@ TEST_F(CompareAndReport, ReportPutsTheRunOnOnePage) {
   EXPECT_NE(md.find("| Compute B | 15 |"), std::string::npos) << md;
   EXPECT_NE(md.find("| Compute A → Compute C | legacy |"), std::string::npos) << md;
   EXPECT_NE(md.find("(three-dispatches/trace.json)"), std::string::npos) << md;
-  EXPECT_EQ(run_gpuoverlap("report /nonexistent").exit_code, 1);
+  EXPECT_EQ(run_gpuoverlap("report /nonexistent").exit_code, 2);
 }
 
 }  // namespace

@@ -503,7 +503,7 @@ TEST(Cli, BadScenarioFileIsRejectedBeforeAnyGpuWork) {
          "queue = \"direct\"\ngroups = 0\n";
   const auto r =
       run_gpuoverlap("run " + (dir / "bad.toml").string() + " --out " + (dir / "out").string());
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("bad.toml:7: 'groups'"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("device"), std::string::npos) << "no device may be opened: " << r.output;
   EXPECT_FALSE(fs::exists(dir / "out"));
@@ -514,12 +514,16 @@ TEST(Cli, UsageErrorsExitWithTwoAndHelpExplains) {
   EXPECT_EQ(run_gpuoverlap("run default --frames 0").exit_code, 2);
   EXPECT_EQ(run_gpuoverlap("frobnicate").exit_code, 2);
   const auto unknown = run_gpuoverlap("run no-such-preset");
-  EXPECT_EQ(unknown.exit_code, 1);
-  EXPECT_NE(unknown.output.find("presets: "), std::string::npos) << unknown.output;
-  EXPECT_NE(unknown.output.find("three-dispatches-split-event"), std::string::npos)
-      << unknown.output;
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.output.find("gpuoverlap list"), std::string::npos) << unknown.output;
+  const auto typo = run_gpuoverlap("run three-dispatches-split-evnt");
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_NE(typo.output.find("did you mean three-dispatches-split-event"), std::string::npos)
+      << typo.output;
+  EXPECT_EQ(run_gpuoverlap("run").exit_code, 2);  // no scenario
   const auto help = run_gpuoverlap("run --help");
   EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.output.find("Exit status: 0 ok; 1 "), std::string::npos) << help.output;
   for (const char* option :
        {"--frames", "--warmup", "--device", "--out", "--priority-fallback", "--timeout-ms"})
     EXPECT_NE(help.output.find(option), std::string::npos) << option;
@@ -532,7 +536,7 @@ TEST(Cli, ListAndValidateNeedNoGpu) {
   const auto ok = run_gpuoverlap(std::string("validate default ") + GPUOVERLAP_SOURCE_DIR +
                                  "/scenarios/presets/three-dispatches.toml");
   EXPECT_EQ(ok.exit_code, 0) << ok.output;
-  EXPECT_EQ(run_gpuoverlap("validate nope").exit_code, 1);
+  EXPECT_EQ(run_gpuoverlap("validate nope").exit_code, 2);
 }
 
 TEST(Cli, ValidateExplainsBarriersAndSubmissionsWithoutAGpu) {
@@ -587,7 +591,7 @@ TEST(SyncValidation, CatchesTheDeliberatelyMissingBarrier) {
 TEST(Cli, DeviceSelectionByBadNameFailsListingDevices) {
   const auto r = run_gpuoverlap("run three-dispatches --frames 1 --device no-such-gpu-xyz --out " +
                                 temp_path("nodev").string());
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("matches no device"), std::string::npos) << r.output;
 }
 

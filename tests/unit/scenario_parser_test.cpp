@@ -604,16 +604,25 @@ TEST(ScenarioParser, ReportsTomlSyntaxErrorsWithLine) {
   EXPECT_NE(e.find("test.toml:3: TOML syntax"), std::string::npos) << e;
 }
 
-TEST(ScenarioParser, UnknownPresetListsThePresets) {
-  auto s = resolve_scenario("no-such-preset");
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.error().message.find("three-dispatches-split"), std::string::npos);
+TEST(ScenarioParser, UnknownPresetSuggestsCloseNamesAndTheList) {
+  auto typo = resolve_scenario("three-dispachtes");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.error().message.find("did you mean three-dispatches?"), std::string::npos)
+      << typo.error().message;
+  auto unknown = resolve_scenario("no-such-preset");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().message.find("did you mean"), std::string::npos);
+  EXPECT_NE(unknown.error().message.find("gpuoverlap list"), std::string::npos);
 }
 
-TEST(ScenarioParser, MissingFileIsAnError) {
+TEST(ScenarioParser, MissingFileIsAnErrorWithTheSystemsReason) {
   auto s = load_scenario_file("/nonexistent/x.toml");
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.error().message.find("cannot open"), std::string::npos);
+  EXPECT_NE(s.error().message.find("No such file or directory"), std::string::npos);
+  // A path that does not exist is not looked up as a preset.
+  auto by_path = resolve_scenario("scenarios/presets/nope.toml");
+  ASSERT_FALSE(by_path.ok());
+  EXPECT_NE(by_path.error().message.find("No such file or directory"), std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,103 @@
+#include "core/output_directory.h"
+
+#include <fcntl.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace gpuoverlap {
+
+namespace {
+
+std::string mib(std::uint64_t bytes) {
+  return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB";
+}
+
+bool written_by_gpuoverlap(const std::filesystem::path& directory) {
+  std::error_code ec;
+  for (const char* marker : {"run.json", "meta.json", "selftest.json"})
+    if (std::filesystem::is_regular_file(directory / marker, ec)) return true;
+  return false;
+}
+
+// Writes, flushes and deletes a small file: a read-only mount, missing permissions or a
+// quota show up here.
+Status probe_writable(const std::filesystem::path& directory) {
+  std::string name = (directory / ".gpuoverlap-probe-XXXXXX").string();
+  const int fd = ::mkostemp(name.data(), O_CLOEXEC);
+  if (fd < 0)
+    return make_error("--out " + directory.string() +
+                      ": cannot write there: " + std::strerror(errno));
+  const std::array<char, 4096> block{};
+  const bool written =
+      ::write(fd, block.data(), block.size()) == static_cast<ssize_t>(block.size()) &&
+      ::fsync(fd) == 0;
+  const int saved_errno = errno;
+  ::close(fd);
+  ::unlink(name.c_str());
+  if (!written)
+    return make_error("--out " + directory.string() +
+                      ": cannot write there: " + std::strerror(saved_errno));
+  return ok_status();
+}
+
+}  // namespace
+
+Status prepare_output_directory(const OutputDirectoryRequest& request) {
+  const std::filesystem::path& directory = request.path;
+  const std::string where = "--out " + directory.string();
+  std::error_code ec;
+  const auto status = std::filesystem::status(directory, ec);
+  if (std::filesystem::exists(status)) {
+    if (!std::filesystem::is_directory(status))
+      return make_error(where + ": exists and is not a folder");
+    const bool empty = std::filesystem::is_empty(directory, ec);
+    if (ec) return make_error(where + ": cannot list it: " + ec.message());
+    if (!empty) {
+      if (!request.replace)
+        return make_error(where +
+                          ": already holds files; name a new folder, or pass --replace to "
+                          "delete the results in it first");
+      if (!written_by_gpuoverlap(directory))
+        return make_error(where +
+                          ": holds files that gpuoverlap did not write (no run.json, meta.json or "
+                          "selftest.json); --replace deletes only a results folder");
+      for (const auto& entry : std::filesystem::directory_iterator(directory, ec)) {
+        std::filesystem::remove_all(entry.path(), ec);
+        if (ec)
+          return make_error(where + ": cannot delete " + entry.path().string() + ": " +
+                            ec.message());
+      }
+      if (ec) return make_error(where + ": cannot list it: " + ec.message());
+    }
+  }
+  std::filesystem::create_directories(directory, ec);
+  if (ec) return make_error(where + ": cannot create it: " + ec.message());
+  GPUOVERLAP_TRY(probe_writable(directory));
+  struct statvfs fs {};
+  if (::statvfs(directory.c_str(), &fs) == 0) {
+    const std::uint64_t free_bytes =
+        static_cast<std::uint64_t>(fs.f_bavail) * static_cast<std::uint64_t>(fs.f_frsize);
+    if (free_bytes < request.needed_bytes)
+      return make_error(where + ": " + mib(free_bytes) + " free, the results need about " +
+                        mib(request.needed_bytes));
+  }
+  return ok_status();
+}
+
+std::filesystem::path unused_directory_name(const std::filesystem::path& wanted) {
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(wanted, ec))) return wanted;
+  for (int suffix = 2;; ++suffix) {
+    std::filesystem::path candidate = wanted;
+    candidate += "-" + std::to_string(suffix);
+    if (!std::filesystem::exists(std::filesystem::symlink_status(candidate, ec))) return candidate;
+  }
+}
+
+}  // namespace gpuoverlap
