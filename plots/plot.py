@@ -28,11 +28,21 @@ metric's distribution per condition (rounds pooled; frames.csv, and records.csv 
 durations where present), every box labelled with its verdict.
 Each kind of plot is one function in PLOTS; a later kind of result adds its own there.
 Only the documented CSV columns (README, "Output") are read.
+
+A results folder is untrusted input (they are attached to bug reports): every file must be a
+regular file, every numeric cell a finite number, meta.json's fields of the types written,
+and plots are written only under OUT, never through a symbolic link. A scenario that cannot
+be drawn is one line on stderr and does not stop the others.
+Exit status: 0 every plot drawn; 2 some input could not be read or drawn (one line each).
 """
 import argparse
 import json
+import math
+import os
 import pathlib
+import stat
 import sys
+import tempfile
 
 import matplotlib
 
@@ -41,6 +51,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+EXIT_BAD_INPUT = 2
+MAX_NAME_CHARS = 64  # names in titles and labels (the tool's own limit: scenarios/names.h)
+RECORD_NUMERIC = ("frame", "poll_start_us", "poll_end_us", "ts_start_us", "ts_end_us",
+                  "frame_t0_us", "clk_start_us", "clk_end_us")
+FRAME_NUMERIC = ("frame", "cpu_start_us", "cpu_frame_us", "cpu_submit_us", "submit_to_start_us",
+                 "poll_gap_max_us", "bg_managed", "bg_unmanaged")
 RECORD_COLUMNS = [
     "scenario", "frame", "workload", "queue", "queue_type", "priority", "kind", "groups",
     "iterations", "depends_on", "barrier", "poll_start_us", "poll_end_us", "ts_start_us",
@@ -51,34 +67,122 @@ KIND_HATCH = {"compute": None, "graphics": "//"}
 
 
 class InputError(Exception):
-    """Bad input: reported as one line, exit status 1."""
+    """Bad input: reported as one line naming the file, exit status 2."""
+
+
+def check_regular_file(path):
+    """A FIFO would block the reader, a directory or device is a mistake."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as error:
+        raise InputError(f"{path}: cannot read: {error.strerror}") from error
+    if not stat.S_ISREG(mode):
+        raise InputError(f"{path}: not a regular file")
 
 
 def read_table(path, required, numeric=(), hint=""):
-    """A CSV written by gpuoverlap: empty cells stay "" except in `numeric` columns, where they
-    are NaN. An unreadable file or a missing column of `required` is an InputError."""
+    """A CSV written by gpuoverlap, every cell as text. `numeric` columns that are present become
+    numbers: an empty cell is NaN (no value), anything else must be a finite number. An
+    unreadable file, a missing column of `required` or a bad number is an InputError naming
+    the line and column."""
+    check_regular_file(path)
     try:
-        table = pd.read_csv(path, keep_default_na=False, na_values={c: [""] for c in numeric})
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+        table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (OSError, UnicodeDecodeError, ValueError, pd.errors.ParserError,
+            pd.errors.EmptyDataError) as error:
         raise InputError(f"{path}: cannot read: {error}") from error
     missing = [c for c in required if c not in table.columns]
     if missing:
         raise InputError(f"{path}: missing column(s) {', '.join(missing)}{hint}")
+    for column in numeric:
+        if column not in table.columns:
+            continue
+        text = table[column].str.strip()
+        values = pd.to_numeric(text.where(text != ""), errors="coerce")
+        bad = (text != "") & ~np.isfinite(values.astype(float))
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise InputError(f"{path}: line {row + 2}, column {column}: "
+                             f"{short(text.iloc[row])!r} is not a finite number")
+        table[column] = values.astype(float)
     return table
 
 
 def read_records(directory):
-    return read_table(directory / "records.csv", RECORD_COLUMNS,
-                      ("poll_start_us", "poll_end_us", "ts_start_us", "ts_end_us"),
+    return read_table(directory / "records.csv", RECORD_COLUMNS, RECORD_NUMERIC,
                       " (not a gpuoverlap records.csv, or from an older version)")
+
+
+def read_json(path):
+    check_regular_file(path)
+    try:
+        return json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise InputError(f"{path}: cannot read: {error}") from error
+
+
+# meta.json fields the plots use, with the types gpuoverlap writes (absent ones are fine).
+META_FIELDS = [
+    (("scenario",), dict), (("scenario", "name"), str), (("device",), dict),
+    (("device", "name"), str), (("device", "driver_name"), str), (("device", "driver_info"), str),
+    (("preemption",), dict), (("preemption", "spec"), dict),
+    (("preemption", "spec", "period_ms"), (int, float)), (("preemption", "spec", "load"), str),
+    (("preemption", "priority_granted"), str), (("preemption", "process"), str),
+]
+VERDICT_FIELDS = [
+    (("study",), str), (("baseline",), str), (("conditions",), list), (("gpu_clock",), str),
+]
+
+
+def check_fields(document, fields, path, required=()):
+    if not isinstance(document, dict):
+        raise InputError(f"{path}: not a JSON object")
+    for keys, kind in fields:
+        value, present = document, True
+        for key in keys:
+            if not isinstance(value, dict) or key not in value:
+                present = False
+                break
+            value = value[key]
+        name = ".".join(keys)
+        if not present:
+            if keys in required:
+                raise InputError(f"{path}: '{name}' is missing")
+            continue
+        if not isinstance(value, kind) or isinstance(value, bool) and kind != bool or (
+                isinstance(value, float) and not math.isfinite(value)):
+            raise InputError(f"{path}: '{name}' has the wrong type ({type(value).__name__})")
+    return document
 
 
 def read_meta(directory):
     path = directory / "meta.json"
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError) as error:
-        raise InputError(f"{path}: cannot read: {error}") from error
+    return check_fields(read_json(path), META_FIELDS, path)
+
+
+def short(name):
+    """A name for a title or label: one line, at most MAX_NAME_CHARS characters."""
+    text = "".join(c if c.isprintable() else "?" for c in str(name))
+    return text if len(text) <= MAX_NAME_CHARS else text[:MAX_NAME_CHARS] + "…"
+
+
+def output_directory(out, relative):
+    """OUT/relative, created; refuses a symbolic link at OUT or anywhere below it, so a planted
+    link in a results folder cannot send the plots elsewhere."""
+    target = out
+    for part in (pathlib.Path(".") / relative).parts:
+        if part in ("..",) or os.path.isabs(part):
+            raise InputError(f"{relative}: leaves the output folder")
+    for part in [None] + list(pathlib.Path(relative).parts):
+        if part is not None:
+            target = target / part
+        if target.is_symlink():
+            raise InputError(f"{target}: is a symbolic link; plot.py writes only into real folders")
+        try:
+            target.mkdir(parents=part is None, exist_ok=True)
+        except OSError as error:
+            raise InputError(f"{target}: cannot create: {error.strerror}") from error
+    return target
 
 
 def percentiles(values):
@@ -97,15 +201,28 @@ def workload_order(records):
 
 def title(meta, what):
     device = meta.get("device", {})
-    return (f"{meta.get('scenario', {}).get('name', '?')}: {what}\n"
-            f"{device.get('name', 'unknown device')} ({device.get('driver_name', '?')} "
-            f"{device.get('driver_info', '')})")
+    return (f"{short(meta.get('scenario', {}).get('name', '?'))}: {what}\n"
+            f"{short(device.get('name', 'unknown device'))} ({short(device.get('driver_name', '?'))} "
+            f"{short(device.get('driver_info', ''))})")
 
 
 def save(figure, path):
-    figure.tight_layout()
-    figure.savefig(path)
-    plt.close(figure)
+    """Into a new temporary beside `path`, then renamed over it: a link planted at `path` is
+    replaced, never written through, and no half file is left."""
+    try:
+        figure.tight_layout()
+        descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
+                                                 suffix=path.suffix)
+        try:
+            with os.fdopen(descriptor, "wb") as file:
+                figure.savefig(file, format=path.suffix[1:])
+            os.chmod(temporary, 0o644)
+            os.replace(temporary, path)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+    finally:
+        plt.close(figure)
     return path
 
 
@@ -118,7 +235,8 @@ def plot_timeline(directory, records, meta, out_base, fmt):
         return []  # submissions, not frames: plot_preemption
     ok = records[records.status == "ok"]
     if ok.empty:
-        raise InputError(f"{meta.get('scenario', {}).get('name', '?')}: no frame with status ok to plot")
+        raise InputError(f"{short(meta.get('scenario', {}).get('name', '?'))}: no frame with status "
+                         "ok to plot")
     lanes = []  # (queue, workload)
     for queue, workloads in workload_order(records):
         lanes += [(queue, w) for w in workloads]
@@ -159,7 +277,7 @@ def plot_timeline(directory, records, meta, out_base, fmt):
                           arrowprops=dict(arrowstyle="->", color="#333333", lw=0.8,
                                           linestyle="--" if kind == "split" else "-"))
     axes.set_yticks([y_of[w] for _, w in lanes])
-    axes.set_yticklabels([f"{w}  [{q}]" for q, w in lanes])
+    axes.set_yticklabels([f"{short(w)}  [{short(q)}]" for q, w in lanes])
     axes.set_xlabel("time from the frame's gate release (ms), poll clock; bars p50, whiskers p5-p95")
     axes.set_xlim(left=0)
     axes.grid(axis="x", alpha=0.3)
@@ -191,7 +309,7 @@ def plot_clock_agreement(directory, records, meta, out_base, fmt):
                           color=colour, capsize=3, label=label if index == 0 else None)
     axes.axvline(0, color="black", lw=0.8)
     axes.set_yticks(range(len(workloads)))
-    axes.set_yticklabels(list(reversed(workloads)))
+    axes.set_yticklabels([short(w) for w in reversed(workloads)])
     axes.set_xlabel("timestamp clock minus poll clock (µs); p50, whiskers p5-p95")
     axes.legend(fontsize=8)
     axes.grid(axis="x", alpha=0.3)
@@ -212,14 +330,17 @@ def plot_gaps(directory, records, meta, out_base, fmt):
     gaps = gaps.dropna(subset=["gap_p50_us"])
     if gaps.empty:
         return []
+    def label(producer, consumer, barrier):
+        return f"{short(producer)} → {short(consumer)}  [{short(barrier)}]"
+
     labels = list(dict.fromkeys(
-        f"{p} → {c}  [{b}]" for p, c, b in zip(gaps.producer, gaps.consumer, gaps.barrier)))
+        label(p, c, b) for p, c, b in zip(gaps.producer, gaps.consumer, gaps.barrier)))
     clocks = [c for c in CLOCK_COLOURS if c in set(gaps.clock)]
     figure, axes = plt.subplots(figsize=(10, 0.5 * len(labels) + 1.8))
     for offset, clock in enumerate(clocks):
         rows = gaps[gaps.clock == clock]
         for _, row in rows.iterrows():
-            index = labels.index(f"{row.producer} → {row.consumer}  [{row.barrier}]")
+            index = labels.index(label(row.producer, row.consumer, row.barrier))
             y = len(labels) - 1 - index + (offset - (len(clocks) - 1) / 2) * 0.22
             axes.errorbar(row.gap_p50_us, y,
                           xerr=[[row.gap_p50_us - row.gap_p5_us], [row.gap_p95_us - row.gap_p50_us]],
@@ -244,12 +365,12 @@ def plot_background(directory, records, meta, out_base, fmt):
     path = directory / "background.csv"
     if not path.exists():
         return []
-    tasks = read_table(path, ("kind", "worker", "boosted", "start_us", "finish_us", "ran"))
-    ran = tasks[tasks.ran.astype(str) == "1"].copy()
+    tasks = read_table(path, ("kind", "worker", "boosted", "start_us", "finish_us", "ran"),
+                       ("worker", "start_us", "finish_us"))
+    ran = tasks[(tasks.ran == "1") & tasks.worker.notna() & tasks.start_us.notna()
+                & tasks.finish_us.notna()].copy()
     if ran.empty:
         return []
-    ran["start_us"] = pd.to_numeric(ran.start_us)
-    ran["finish_us"] = pd.to_numeric(ran.finish_us)
 
     def lane(row):
         if row.kind == "unmanaged":
@@ -266,7 +387,7 @@ def plot_background(directory, records, meta, out_base, fmt):
                          facecolors=BACKGROUND_COLOURS[key[0]], edgecolor="black", linewidth=0.3)
     frames_path = directory / "frames.csv"
     if frames_path.exists():
-        frames = pd.read_csv(frames_path)
+        frames = read_table(frames_path, ("cpu_start_us", "cpu_frame_us"), FRAME_NUMERIC)
         if not frames.empty:
             end_ms = (frames.cpu_start_us + frames.cpu_frame_us).max() / 1000.0
             axes.axvspan(frames.cpu_start_us.min() / 1000.0, end_ms, color="#4C72B0", alpha=0.12,
@@ -290,7 +411,8 @@ def plot_preemption(directory, records, meta, out_base, fmt):
     path = directory / "preemption.csv"
     urgent = read_table(path, ("submit_us", "latency_us", "poll_start_us", "poll_end_us",
                                "period_ms", "deadline_met"),
-                        ("latency_us", "submit_us", "poll_start_us", "poll_end_us"))
+                        ("latency_us", "submit_us", "poll_start_us", "poll_end_us", "period_ms",
+                         "deadline_met"))
     spec = meta["preemption"].get("spec", {})
     period_ms = float(spec.get("period_ms", 11.1))
     loads = records[(records.workload != "urgent") & records.poll_start_us.notna()
@@ -352,7 +474,7 @@ def study_samples(condition_dir, gpu_clock, active_only):
     """The per-frame samples of one condition, its rounds pooled: {metric: values}."""
     samples = {}
     for frames_path in sorted(condition_dir.rglob("frames.csv")):
-        frames = pd.read_csv(frames_path)
+        frames = read_table(frames_path, ["status", "frame"] + FRAME_METRICS, FRAME_NUMERIC)
         frames = frames[frames.status == "ok"]
         if active_only:
             frames = frames[(frames.bg_managed + frames.bg_unmanaged) > 0]
@@ -373,9 +495,17 @@ def study_samples(condition_dir, gpu_clock, active_only):
 
 def plot_study(study_dir, out_base, fmt):
     verdict = read_table(study_dir / "verdict.csv", ("condition", "metric", "verdict", "ratio_p50"))
-    summary = json.loads((study_dir / "verdict.json").read_text())
+    path = study_dir / "verdict.json"
+    summary = check_fields(read_json(path), VERDICT_FIELDS, path,
+                           required=(("study",), ("baseline",), ("conditions",)))
     baseline, gpu_clock = summary["baseline"], summary.get("gpu_clock", "poll")
+    if not all(isinstance(c, dict) and isinstance(c.get("condition"), str)
+               for c in summary["conditions"]):
+        raise InputError(f"{path}: each entry of 'conditions' needs a 'condition' name")
     conditions = [baseline] + [c["condition"] for c in summary["conditions"]]
+    for condition in conditions:  # names become paths below the study: stay inside it
+        if pathlib.Path(condition).name != condition or condition in ("", ".", ".."):
+            raise InputError(f"{path}: condition {short(condition)!r} is not a folder name")
     samples = {c: study_samples(study_dir / c, gpu_clock, c != baseline) for c in conditions}
     metrics = [m for m in dict.fromkeys(verdict.metric) if any(samples[c].get(m) for c in conditions)]
     if not metrics:
@@ -406,7 +536,7 @@ def plot_study(study_dir, out_base, fmt):
     control = ("positive control detected" if summary.get("control_detected")
                else "positive control NOT detected" if summary.get("has_control")
                else "no positive control")
-    figure.suptitle(f"{summary['study']}: per-frame metrics per condition (boxes p25-p75, "
+    figure.suptitle(f"{short(summary['study'])}: per-frame metrics per condition (boxes p25-p75, "
                     f"whiskers p1-p99; ratio = p50 / baseline p50); {control}", fontsize=10)
     return [save(figure, out_base / f"verdict.{fmt}")]
 
@@ -429,6 +559,27 @@ def scenario_directories(results):
     return found
 
 
+def draw_scenario(directory, target, fmt):
+    records, meta = read_records(directory), read_meta(directory)
+    return [path for _, draw in PLOTS for path in draw(directory, records, meta, target, fmt)]
+
+
+def draw_each(directory, draw, written):
+    """Runs one scenario's or study's drawing; a failure is one line, and 1 is returned. A
+    failure that is not an InputError is a case the checks above missed: still one line (with
+    the exception's type, for a bug report), never a traceback."""
+    try:
+        written += draw()
+        return 0
+    except InputError as error:
+        print(f"plot.py: {error}", file=sys.stderr)
+    except (Exception, RecursionError) as error:  # noqa: BLE001 (see the docstring)
+        print(f"plot.py: {directory}: cannot draw: {type(error).__name__}: {short(error)}",
+              file=sys.stderr)
+    plt.close("all")
+    return 1
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -447,29 +598,19 @@ def main(argv=None):
         for directory in scenarios:
             # A lone scenario directory is drawn under its own (directory) name.
             relative = directory.relative_to(args.results)
-            target = out / (relative if relative != pathlib.Path(".") else directory.resolve().name)
-            try:
-                records, meta = read_records(directory), read_meta(directory)
-                target.mkdir(parents=True, exist_ok=True)
-                for _, draw in PLOTS:
-                    written += draw(directory, records, meta, target, args.format)
-            except InputError as error:
-                print(f"plot.py: {error}", file=sys.stderr)
-                failures += 1
+            if relative == pathlib.Path("."):
+                relative = pathlib.Path(directory.resolve().name)
+            failures += draw_each(directory, lambda d=directory, r=relative: draw_scenario(
+                d, output_directory(out, r), args.format), written)
         for study in study_directories(args.results):
-            target = out / study.relative_to(args.results)
-            try:
-                target.mkdir(parents=True, exist_ok=True)
-                written += plot_study(study, target, args.format)
-            except InputError as error:
-                print(f"plot.py: {error}", file=sys.stderr)
-                failures += 1
+            failures += draw_each(study, lambda s=study: plot_study(
+                s, output_directory(out, s.relative_to(args.results)), args.format), written)
     except InputError as error:
         print(f"plot.py: {error}", file=sys.stderr)
-        return 1
+        return EXIT_BAD_INPUT
     for path in written:
         print(path)
-    return 1 if failures else 0
+    return EXIT_BAD_INPUT if failures else 0
 
 
 if __name__ == "__main__":

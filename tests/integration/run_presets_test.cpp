@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -639,8 +640,11 @@ TEST(Cli, NoTimestampsLeavesOnlyThePollClock) {
 namespace gpuoverlap {
 namespace {
 
-TEST(Cli, InterruptStopsAfterTheFrameAndKeepsWhatWasMeasured) {
-  const fs::path out = temp_path("interrupt");
+// SIGINT (Ctrl-C), SIGTERM and SIGHUP (a dropped ssh session) stop the run after the frame in
+// flight; what was measured is written whole and the exit status is 130.
+void expect_signal_keeps_what_was_measured(int signal_number) {
+  SCOPED_TRACE(strsignal(signal_number));
+  const fs::path out = temp_path("interrupt-" + std::to_string(signal_number));
   fs::remove_all(out);
   int pipe_fds[2];
   ASSERT_EQ(pipe(pipe_fds), 0);
@@ -665,7 +669,7 @@ TEST(Cli, InterruptStopsAfterTheFrameAndKeepsWhatWasMeasured) {
     output.append(buffer, static_cast<std::size_t>(n));
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  kill(pid, SIGINT);
+  kill(pid, signal_number);
   // The rest of the output, then the exit status, with a deadline so a bug cannot hang CI.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   int status = 0;
@@ -676,7 +680,7 @@ TEST(Cli, InterruptStopsAfterTheFrameAndKeepsWhatWasMeasured) {
   if (done == 0) {
     kill(pid, SIGKILL);
     waitpid(pid, &status, 0);
-    FAIL() << "gpuoverlap did not stop within 60 s of SIGINT";
+    FAIL() << "gpuoverlap did not stop within 60 s of the signal";
   }
   while (const ssize_t n = read(pipe_fds[0], buffer, sizeof buffer)) {
     if (n < 0) break;
@@ -695,6 +699,15 @@ TEST(Cli, InterruptStopsAfterTheFrameAndKeepsWhatWasMeasured) {
   EXPECT_NE(meta["failure"]["message"].get<std::string>().find("interrupted"), std::string::npos);
   EXPECT_EQ(read_json(out / "run.json")["scenarios"][0]["status"], "failed");
   fs::remove_all(out);
+}
+
+TEST(Cli, InterruptStopsAfterTheFrameAndKeepsWhatWasMeasured) {
+  expect_signal_keeps_what_was_measured(SIGINT);
+}
+
+TEST(Cli, HangupAndTerminateStopLikeAnInterrupt) {
+  expect_signal_keeps_what_was_measured(SIGHUP);
+  expect_signal_keeps_what_was_measured(SIGTERM);
 }
 
 }  // namespace

@@ -95,20 +95,20 @@ def test_missing_column_is_named(results, tmp_path):
     (broken / "records.csv").write_text(
         "\n".join(",".join(f for i, f in enumerate(line.split(",")) if i != index) for line in lines))
     done = run_plot(broken.parent)
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert "missing column(s) barrier" in done.stderr
     assert "Traceback" not in done.stderr
 
 
 def test_bad_directories_fail_with_a_message(tmp_path):
     done = run_plot(tmp_path / "does-not-exist")
-    assert done.returncode == 1 and "not a directory" in done.stderr
+    assert done.returncode == 2 and "not a directory" in done.stderr
     done = run_plot(tmp_path)
-    assert done.returncode == 1 and "no scenario results" in done.stderr
+    assert done.returncode == 2 and "no scenario results" in done.stderr
     (tmp_path / "x").mkdir()
     (tmp_path / "x" / "records.csv").write_text("")
     done = run_plot(tmp_path)
-    assert done.returncode == 1 and "cannot read" in done.stderr
+    assert done.returncode == 2 and "cannot read" in done.stderr
     assert "Traceback" not in done.stderr
 
 
@@ -148,5 +148,5 @@ def test_preemption_gets_its_plot_instead_of_a_frame_timeline(tmp_path):
     csv = results / "preemption-graphics-and-compute-normal" / "preemption.csv"
     csv.write_text("scenario,submission\nx,0\n")
     result = run_plot(results, "--out", out)
-    assert result.returncode == 1 and "missing column" in result.stderr
+    assert result.returncode == 2 and "missing column" in result.stderr
     assert "Traceback" not in result.stderr

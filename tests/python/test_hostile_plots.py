@@ -1,0 +1,116 @@
+"""Issue 16: plot.py on damaged or hostile results folders. Each case must end in one line per
+problem on stderr, exit status 2, no traceback, the other scenarios still drawn, and nothing
+written outside --out."""
+import json
+import os
+import shutil
+
+from conftest import run_plot
+
+SCENARIOS = ("default", "three-dispatches-split-event", "barrier-cost")
+
+
+def damaged_copy(results, tmp_path):
+    copy = tmp_path / "results"
+    shutil.copytree(results, copy, ignore=shutil.ignore_patterns("plots"))
+    return copy
+
+
+def set_cell(path, column, value, row=1):
+    lines = path.read_text().splitlines()
+    header = lines[0].split(",")
+    fields = lines[row].split(",")  # the damaged rows have no quoted commas
+    fields[header.index(column)] = value
+    lines[row] = ",".join(fields)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def expect_one_bad_scenario(done, out, bad, reason):
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert reason in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    for scenario in SCENARIOS:
+        if scenario != bad:  # the others are still drawn
+            assert (out / scenario / "timeline.png").exists(), (scenario, done.stderr)
+
+
+def test_non_finite_and_text_numbers_are_named_with_line_and_column(results, tmp_path):
+    for value in ("nan", "inf", "-inf", "1e999", "12abc", "text"):
+        copy = damaged_copy(results, tmp_path / value)
+        set_cell(copy / "default" / "records.csv", "poll_start_us", value)
+        out = tmp_path / value / "plots"
+        done = run_plot(copy, "--out", out)
+        expect_one_bad_scenario(done, out, "default", "line 2, column poll_start_us")
+
+
+def test_wrong_typed_meta_json_is_named_not_a_traceback(results, tmp_path):
+    for index, (field, value) in enumerate([("scenario", "default"), ("device", ["H100"]),
+                                            ("preemption", 3), ("scenario", {"name": 7})]):
+        copy = damaged_copy(results, tmp_path / str(index))
+        meta_path = copy / "default" / "meta.json"
+        meta = json.loads(meta_path.read_text())
+        meta[field] = value
+        meta_path.write_text(json.dumps(meta))
+        out = tmp_path / str(index) / "plots"
+        done = run_plot(copy, "--out", out)
+        expect_one_bad_scenario(done, out, "default", "meta.json")
+    copy = damaged_copy(results, tmp_path / "list")
+    (copy / "default" / "meta.json").write_text("[1, 2]")
+    done = run_plot(copy, "--out", tmp_path / "list" / "plots")
+    expect_one_bad_scenario(done, tmp_path / "list" / "plots", "default", "not a JSON object")
+
+
+def test_a_scenario_without_an_ok_frame_does_not_stop_the_others(results, tmp_path):
+    copy = damaged_copy(results, tmp_path)
+    path = copy / "default" / "records.csv"
+    path.write_text(path.read_text().replace(",ok,", ",timeout,"))
+    out = tmp_path / "plots"
+    done = run_plot(copy, "--out", out)
+    expect_one_bad_scenario(done, out, "default", "no frame with status ok")
+
+
+def test_a_fifo_in_the_results_does_not_hang(results, tmp_path):
+    copy = damaged_copy(results, tmp_path)
+    (copy / "default" / "meta.json").unlink()
+    os.mkfifo(copy / "default" / "meta.json")
+    out = tmp_path / "plots"
+    done = run_plot(copy, "--out", out)  # run_plot has a timeout: a hang fails the test
+    expect_one_bad_scenario(done, out, "default", "not a regular file")
+
+
+def test_plots_are_never_written_through_a_planted_link(results, tmp_path):
+    copy = damaged_copy(results, tmp_path)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    # A link where a plot goes: replaced by the plot, the file it pointed to untouched.
+    (copy / "plots" / "default").mkdir(parents=True)
+    os.symlink(victim, copy / "plots" / "default" / "timeline.png")
+    done = run_plot(copy)
+    assert done.returncode == 0, done.stderr
+    assert victim.read_text() == "precious"
+    assert not (copy / "plots" / "default" / "timeline.png").is_symlink()
+    # A link where a plot folder goes: refused, nothing written where it points.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.rmtree(copy / "plots")
+    (copy / "plots").mkdir()
+    os.symlink(elsewhere, copy / "plots" / "barrier-cost")
+    done = run_plot(copy)
+    expect_one_bad_scenario(done, copy / "plots", "barrier-cost", "symbolic link")
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_long_and_strange_names_are_drawn(results, tmp_path):
+    copy = damaged_copy(results, tmp_path)
+    path = copy / "default" / "records.csv"
+    long_name = "W" * 300
+    path.write_text(path.read_text().replace("Compute A", long_name).replace("Gfx A", "tab\there"))
+    meta_path = copy / "default" / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta["scenario"]["name"] = "N" * 5000
+    meta_path.write_text(json.dumps(meta))
+    out = tmp_path / "plots"
+    done = run_plot(copy, "--out", out)
+    assert done.returncode == 0, done.stderr
+    assert (out / "default" / "timeline.png").stat().st_size > 0
