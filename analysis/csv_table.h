@@ -11,10 +11,14 @@
 
 // fast-cpp-csv-parser copies file names with strncpy into a fixed buffer, which GCC 12 flags
 // when inlined here; the truncation is the library's documented behaviour.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstringop-truncation"
+#endif
 #include <libfccp/csv.h>
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 #include <array>
 #include <charconv>

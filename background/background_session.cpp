@@ -141,6 +141,10 @@ BackgroundSession::CompileResult BackgroundSession::run_compile(const Compile& c
     result.outcome = "compiled (no pipeline)";
     return result;
   }
+  if (stopping_.load()) {  // the run is ending: the pipeline would only delay it
+    result.outcome = "compiled; pipeline skipped (stopping)";
+    return result;
+  }
   const std::int64_t build_start_ns = monotonic_raw_ns();
   auto pipeline = builder_.build(*spirv);
   result.build_ms = ms_since(build_start_ns);
@@ -247,7 +251,9 @@ BackgroundActivity BackgroundSession::activity() const {
 }
 
 void BackgroundSession::stop() {
-  if (stopping_.exchange(true)) return;
+  request_stop();
+  if (stopped_) return;
+  stopped_ = true;
   for (std::thread& t : unmanaged_threads_) t.join();
   unmanaged_threads_.clear();
   processor_->shut_down();  // in-flight compiles finish, queued ones are cancelled

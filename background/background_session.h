@@ -94,8 +94,13 @@ class BackgroundSession {
 
   BackgroundActivity activity() const;
 
-  // Stops queueing, cancels what waits, lets running compiles finish (each is bounded: one
-  // shaderc compile and one pipeline creation), joins every thread. Idempotent.
+  // From now on no compile starts and a compile that finishes skips its pipeline creation;
+  // returns at once (any thread). A missed frame deadline calls it before its grace period,
+  // so the background threads are already winding down while the frame is diagnosed.
+  void request_stop() { stopping_.store(true); }
+  // request_stop, cancels what waits, lets the running compiles finish, joins every thread.
+  // Bounded by one shaderc compile per thread: shaderc cannot be interrupted inside a
+  // compile. Idempotent.
   void stop();
 
   // Every compile of the session, managed first (in queue order), then unmanaged.
@@ -145,6 +150,7 @@ class BackgroundSession {
   bool workflow_active_ = false;
 
   std::atomic<bool> stopping_{false};
+  bool stopped_ = false;  // stop() ran (only the owning thread calls stop)
   std::atomic<std::uint32_t> unmanaged_running_{0};
   std::vector<std::thread> unmanaged_threads_;
 };

@@ -196,8 +196,9 @@ class Parser {
     try {
       return toml::parse(text, source_);
     } catch (const toml::parse_error& e) {
-      return make_error(source_ + ":" + std::to_string(e.source().begin.line) +
-                        ": TOML syntax: " + std::string(e.description()));
+      return make_error(
+          escape_control_characters(source_ + ":" + std::to_string(e.source().begin.line) +
+                                    ": TOML syntax: " + std::string(e.description())));
     }
   }
 

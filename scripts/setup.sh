@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages gpuoverlap needs (idempotent; uses sudo when not root) and
 # builds it. Usage: scripts/setup.sh [BUILD_DIR] [extra cmake arguments...]
+# EXTRA_PACKAGES adds Debian packages (scripts/fuzz.sh: clang); TARGETS builds only those.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=${1:-"$root/build"}
@@ -13,6 +14,7 @@ packages=(
   directx-headers-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libfmt-dev
   libgtest-dev libgmock-dev libfccp-dev
   python3 python3-matplotlib python3-pandas python3-pytest
+  ${EXTRA_PACKAGES:-}
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -27,4 +29,9 @@ if ((${#missing[@]})); then
 fi
 
 cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-Release} "$@" >/dev/null
-cmake --build "$build_dir" -j"$(nproc)"
+if [ -n "${TARGETS:-}" ]; then
+  # shellcheck disable=SC2086 # a list of target names
+  cmake --build "$build_dir" -j"$(nproc)" --target ${TARGETS}
+else
+  cmake --build "$build_dir" -j"$(nproc)"
+fi

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Every test: install, build with tests, run the unit and integration tests (integration runs
 # the real binary on the default Vulkan device: lavapipe without a GPU), then again with
-# AddressSanitizer + UndefinedBehaviorSanitizer and the threaded parts with ThreadSanitizer.
-# SANITIZERS=0 skips the sanitizer builds.
+# AddressSanitizer + UndefinedBehaviorSanitizer and the threaded parts with ThreadSanitizer,
+# and last the libFuzzer targets for FUZZ_SECONDS each (scripts/fuzz.sh, default 60).
+# SANITIZERS=0 skips the sanitizer builds and the fuzzing.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$(nproc)
@@ -29,4 +30,7 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
     -DGPUOVERLAP_SANITIZE=thread
   TSAN_OPTIONS="halt_on_error=1 suppressions=$root/tests/tsan.supp" \
     ctest --test-dir "$root/build-tsan" --output-on-failure -j"$jobs" -R 'StampPoller|SequencePoller|LoadProcess|SuiteRunner|BackgroundProcessor|BackgroundSession|VariantSlot|AllPresets|Background\.|Verdict'
+
+  echo "== fuzzing: the scenario parser and the results readers (clang, ASan + UBSan)"
+  "$root/scripts/fuzz.sh"
 fi

@@ -1365,7 +1365,9 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
     if (result == VK_TIMEOUT || polled.timed_out) {
       // Past the deadline: say what happened (late, still running, stuck, stamps lost), from
       // the stamps at the deadline and a bounded grace period after it. The rows stay
-      // `timeout`, as they were at the deadline.
+      // `timeout`, as they were at the deadline. Background compiles stop starting now, not
+      // after the grace period.
+      if (background_) background_->request_stop();
       timeline.failure =
           Error{describe_missed_deadline(missed_deadline_facts(frame, index, t0_ns, polled, result,
                                                                done_semaphores, done_values)),
@@ -1391,9 +1393,14 @@ ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
   }
   if (first_measured_t0_ns) timeline.time_origin_ns = *first_measured_t0_ns;
   if (background_) {
+    const std::int64_t stop_start_ns = monotonic_raw_ns();
     background_->stop();
+    const double stop_wait_ms = static_cast<double>(monotonic_raw_ns() - stop_start_ns) / 1e6;
     timeline.background_tasks = background_->records();
     nlohmann::json bg = background::to_json(background_->spec());
+    // How long the end of the run waited for compiles in flight (one compile per thread at
+    // most): the bound on background work outliving the frames.
+    bg["stop_wait_ms"] = std::round(stop_wait_ms * 10.0) / 10.0;
     bg["processor"] = {
         {"max_concurrent", background_->processor_settings().max_concurrent},
         {"high_priority_threads", background_->processor_settings().high_priority_threads},
