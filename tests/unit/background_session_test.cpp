@@ -279,14 +279,26 @@ TEST(BackgroundSession, SingleFrameAnalysisIsBoundedByMaxPassesAndBoostsItsCompi
   EXPECT_GT(boosted, 0u) << "COMMIT_RESULTS_HIGH_PRIORITY runs the commit set on boost threads";
 }
 
-TEST(BackgroundSession, UnmanagedControlRunsOutsideTheProcessorAtNormalPriority) {
+// The unmanaged positive control with two threads, compiling from construction on.
+struct TwoUnmanagedThreads {
   FakeBuilder fake;
   VariantSlot<PipelineHandle> slot;
-  BackgroundSpec spec;
-  spec.unmanaged_threads = 2;
-  BackgroundSession session(spec, fake.builder());
-  session.watch("A", 64, slot.back_pointer());
-  session.start();
+  BackgroundSpec spec = [] {
+    BackgroundSpec two;
+    two.unmanaged_threads = 2;
+    return two;
+  }();
+  BackgroundSession session{spec, fake.builder()};
+  TwoUnmanagedThreads() {
+    session.watch("A", 64, slot.back_pointer());
+    session.start();
+  }
+};
+
+TEST(BackgroundSession, UnmanagedControlRunsOutsideTheProcessorAtNormalPriority) {
+  TwoUnmanagedThreads control;
+  BackgroundSession& session = control.session;
+  FakeBuilder& fake = control.fake;
   ASSERT_TRUE(eventually([&] { return session.activity().unmanaged_running > 0; }));
   ASSERT_TRUE(eventually([&] { return fake.built.load() >= 2; }));
   EXPECT_FALSE(*session.apply_measurement_mode()) << "no processor work to set a mode for";
@@ -306,29 +318,18 @@ TEST(BackgroundSession, UnmanagedControlRunsOutsideTheProcessorAtNormalPriority)
   EXPECT_LE(workers.size(), 2u);
 }
 
-}  // namespace
-}  // namespace gpuoverlap::background
-
-namespace gpuoverlap::background {
-namespace {
-
 // Issue 16: after a stop request (a missed frame deadline, an interrupt) no thread starts
 // another compile; each finishes at most the one it was in. Unmanaged threads used to compile
 // on until they were joined, long after the frames had ended.
 TEST(BackgroundSession, AfterAStopRequestEachThreadFinishesAtMostItsCompileInFlight) {
-  FakeBuilder fake;
-  VariantSlot<PipelineHandle> slot;
-  BackgroundSpec spec;
-  spec.unmanaged_threads = 2;
-  BackgroundSession session(spec, fake.builder());
-  session.watch("A", 64, slot.back_pointer());
-  session.start();
+  TwoUnmanagedThreads control;
+  BackgroundSession& session = control.session;
   ASSERT_TRUE(eventually([&] { return session.records().size() >= 2; }));
   session.request_stop();
   const std::size_t finished_at_request = session.records().size();
   session.stop();
   EXPECT_EQ(session.activity().unmanaged_running, 0u);
-  EXPECT_LE(session.records().size(), finished_at_request + spec.unmanaged_threads);
+  EXPECT_LE(session.records().size(), finished_at_request + control.spec.unmanaged_threads);
   for (const auto& r : session.records())
     EXPECT_TRUE(r.outcome == "delivered" || r.outcome == "compiled; pipeline skipped (stopping)")
         << r.outcome;

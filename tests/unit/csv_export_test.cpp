@@ -9,6 +9,7 @@
 #include "scenarios/scenario.h"
 #include "timeline/clock_agreement.h"
 #include "timeline/export.h"
+#include "unit/temp_dir.h"
 
 namespace gpuoverlap {
 namespace {
@@ -61,18 +62,6 @@ ScenarioTimeline sample_timeline() {
   }
   return t;
 }
-
-class TempDir : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("gpuoverlap-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
 
 using CsvExport = TempDir;
 

@@ -73,8 +73,8 @@ TEST(FramePlan, AConsumerReadsAtMostFourOutputsOfEachKind) {
   for (int p = 0; p < 5; ++p)
     text += "[[workload]]\nname = \"P" + std::to_string(p) + "\"\nqueue = \"direct\"\n";
   const std::string consumer = "[[workload]]\nname = \"C\"\nqueue = \"direct\"\ndepends_on = ";
-  auto five = parse_scenario(text + consumer + "[\"P0\", \"P1\", \"P2\", \"P3\", \"P4\"]\n",
-                             "wide.toml");
+  auto five =
+      parse_scenario(text + consumer + "[\"P0\", \"P1\", \"P2\", \"P3\", \"P4\"]\n", "wide.toml");
   ASSERT_FALSE(five.ok());
   EXPECT_NE(five.error().message.find("[too-many-producers]"), std::string::npos)
       << five.error().message;

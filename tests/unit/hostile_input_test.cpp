@@ -20,22 +20,19 @@
 #include "scenarios/presets.h"
 #include "scenarios/scenario.h"
 #include "timeline/export.h"
+#include "unit/temp_dir.h"
 
 namespace gpuoverlap {
 namespace {
 
 namespace fs = std::filesystem;
 
-class Hostile : public ::testing::Test {
+class Hostile : public TempDir {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("gpuoverlap-hostile-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
+    TempDir::SetUp();
     fs::create_directories(dir_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
   static void write(const fs::path& path, const std::string& text) {
     fs::create_directories(path.parent_path());
     std::ofstream(path, std::ios::binary) << text;
@@ -44,7 +41,6 @@ class Hostile : public ::testing::Test {
     std::ifstream in(path, std::ios::binary);
     return std::string((std::istreambuf_iterator<char>(in)), {});
   }
-  fs::path dir_;
 };
 
 // --- writing ---------------------------------------------------------------------------------
@@ -317,7 +313,7 @@ TEST_F(DamagedResults, NonFiniteOrTextNumbersInRecordsAreRefusedWithLineAndColum
     std::string line, damaged;
     std::getline(in, line);
     damaged = line + "\n";
-    std::getline(in, line);  // first data row: line 2
+    std::getline(in, line);              // first data row: line 2
     std::vector<std::string> fields(1);  // empty fields kept (no quoted commas in this row)
     for (char c : line) {
       if (c == ',')
