@@ -114,3 +114,19 @@ def test_long_and_strange_names_are_drawn(results, tmp_path):
     done = run_plot(copy, "--out", out)
     assert done.returncode == 0, done.stderr
     assert (out / "default" / "timeline.png").stat().st_size > 0
+
+
+def test_a_name_in_meta_json_never_chooses_where_plots_go(results, tmp_path):
+    copy = damaged_copy(results, tmp_path / "work")
+    escape = tmp_path / "escaped"
+    meta_path = copy / "default" / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    for name in ("../../../escaped", str(escape)):
+        meta["scenario"]["name"] = name
+        meta_path.write_text(json.dumps(meta))
+        out = tmp_path / "work" / "plots"
+        done = run_plot(copy, "--out", out)
+        assert done.returncode == 0, done.stderr
+        assert (out / "default" / "timeline.png").exists()  # the folder's own name
+        assert not escape.exists()
+        assert all(str(out) in line for line in done.stdout.splitlines()), done.stdout
