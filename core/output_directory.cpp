@@ -76,18 +76,21 @@ Status prepare_output_directory(const OutputDirectoryRequest& request) {
       if (ec) return make_error(where + ": cannot list it: " + ec.message());
     }
   }
+  const bool existed = std::filesystem::exists(status);
   std::filesystem::create_directories(directory, ec);
   if (ec) return make_error(where + ": cannot create it: " + ec.message());
-  GPUOVERLAP_TRY(probe_writable(directory));
+  Status usable = probe_writable(directory);
   struct statvfs fs {};
-  if (::statvfs(directory.c_str(), &fs) == 0) {
+  if (usable && ::statvfs(directory.c_str(), &fs) == 0) {
     const std::uint64_t free_bytes =
         static_cast<std::uint64_t>(fs.f_bavail) * static_cast<std::uint64_t>(fs.f_frsize);
     if (free_bytes < request.needed_bytes)
-      return make_error(where + ": " + mib(free_bytes) + " free, the results need about " +
-                        mib(request.needed_bytes));
+      usable = make_error(where + ": " + mib(free_bytes) + " free, the results need about " +
+                          mib(request.needed_bytes));
   }
-  return ok_status();
+  // A refused folder this call created is not left behind (its parents may stay).
+  if (!usable && !existed) std::filesystem::remove(directory, ec);
+  return usable;
 }
 
 std::filesystem::path unused_directory_name(const std::filesystem::path& wanted) {

@@ -393,6 +393,7 @@ TEST_F(Hostile, AnUnusableOutputFolderIsFoundBeforeAnyWork) {
   ASSERT_FALSE(no_space.ok());
   EXPECT_NE(no_space.error().message.find("free, the results need about"), std::string::npos)
       << no_space.error().message;
+  EXPECT_FALSE(fs::exists(dir_ / "big"));  // a refused folder it created is removed again
   EXPECT_EQ(unused_directory_name(dir_ / "fresh"), dir_ / "fresh");
   fs::create_directories(dir_ / "taken");
   fs::create_directories(dir_ / "taken-2");
