@@ -40,23 +40,15 @@ bool has_type(const nlohmann::json& j, JsonType type) {
   return false;
 }
 
-const char* type_name(JsonType type) {
-  switch (type) {
-    case JsonType::object:
-      return "an object";
-    case JsonType::array:
-      return "a list";
-    case JsonType::string:
-      return "a string";
-    case JsonType::boolean:
-      return "true or false";
-    case JsonType::number:
-      return "a number";
-    case JsonType::object_or_null:
-      return "an object or null";
-  }
-  return "?";
-}
+// As a message says what a field must be.
+constexpr EnumNames<JsonType, 6> kJsonTypeWords{{{JsonType::object, "an object"},
+                                                 {JsonType::array, "a list"},
+                                                 {JsonType::string, "a string"},
+                                                 {JsonType::boolean, "true or false"},
+                                                 {JsonType::number, "a number"},
+                                                 {JsonType::object_or_null, "an object or null"}}};
+
+std::string type_name(JsonType type) { return std::string(name_of(kJsonTypeWords, type)); }
 
 // A field the readers of meta.json or run.json use, with the type they rely on; `items`: the
 // type of each element of a list.
@@ -135,17 +127,7 @@ Result<std::filesystem::path> scenario_directory(const std::filesystem::path& ro
   return root / sub.lexically_normal();
 }
 
-std::string_view to_string(Clock clock) {
-  switch (clock) {
-    case Clock::poll:
-      return "poll";
-    case Clock::ts:
-      return "ts";
-    case Clock::clk:
-      return "clk";
-  }
-  return "poll";
-}
+std::string_view to_string(Clock clock) { return name_of(kClockNames, clock); }
 
 Result<LoadedScenario> load_scenario_results(const std::filesystem::path& directory) {
   LoadedScenario s;

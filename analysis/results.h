@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/enum_names.h"
 #include "core/result.h"
 
 namespace gpuoverlap {
@@ -46,6 +47,8 @@ Result<std::filesystem::path> scenario_directory(const std::filesystem::path& ro
                                                  const std::string& relative);
 
 enum class Clock { poll, ts, clk };
+inline constexpr EnumNames<Clock, 3> kClockNames{
+    {{Clock::poll, "poll"}, {Clock::ts, "ts"}, {Clock::clk, "clk"}}};
 std::string_view to_string(Clock clock);
 
 // Per-frame values of one metric, over the frames with status ok that have the clock.

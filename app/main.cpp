@@ -773,7 +773,7 @@ int main(int argc, char** argv) {
   compare
       ->add_option("--clock", compare_clock,
                    "Clock to compare: poll (default), ts or clk (shader clock)")
-      ->check(CLI::IsMember({"poll", "ts", "clk"}));
+      ->check(CLI::IsMember(all_names(kClockNames)));
   compare->add_option("--csv", compare_csv_path,
                       "Also write the comparison as CSV to this file ('-': standard output)");
 
@@ -820,9 +820,8 @@ int main(int argc, char** argv) {
       return command_selftest(selftest_device, selftest_options, selftest_replace);
     }
     if (compare->parsed()) {
-      compare_options.clock = compare_clock == "ts"    ? Clock::ts
-                              : compare_clock == "clk" ? Clock::clk
-                                                       : Clock::poll;
+      // CLI11 has checked the name against the same table.
+      compare_options.clock = value_of(kClockNames, compare_clock).value_or(Clock::poll);
       return command_compare(baseline_dir, candidate_dir, compare_options, compare_csv_path);
     }
     if (report->parsed()) return command_report(report_dir, report_out);

@@ -10,48 +10,18 @@
 
 namespace gpuoverlap::background {
 
-std::string_view to_string(ProcessingMode mode) {
-  switch (mode) {
-    case ProcessingMode::allowed:
-      return "allowed";
-    case ProcessingMode::allow_intrusive_measurements:
-      return "allow_intrusive_measurements";
-    case ProcessingMode::disable_background_work:
-      return "disable_background_work";
-    case ProcessingMode::disable_profiling_by_system:
-      return "disable_profiling_by_system";
-  }
-  return "allowed";
-}
+std::string_view to_string(ProcessingMode mode) { return name_of(kProcessingModeNames, mode); }
 
 std::string_view to_string(MeasurementsAction action) {
-  switch (action) {
-    case MeasurementsAction::keep_all:
-      return "keep_all";
-    case MeasurementsAction::commit_results:
-      return "commit_results";
-    case MeasurementsAction::commit_results_high_priority:
-      return "commit_results_high_priority";
-    case MeasurementsAction::discard_previous:
-      return "discard_previous";
-  }
-  return "keep_all";
+  return name_of(kMeasurementsActionNames, action);
 }
 
 std::optional<ProcessingMode> parse_processing_mode(std::string_view text) {
-  for (auto m :
-       {ProcessingMode::allowed, ProcessingMode::allow_intrusive_measurements,
-        ProcessingMode::disable_background_work, ProcessingMode::disable_profiling_by_system})
-    if (to_string(m) == text) return m;
-  return std::nullopt;
+  return value_of(kProcessingModeNames, text);
 }
 
 std::optional<MeasurementsAction> parse_measurements_action(std::string_view text) {
-  for (auto a :
-       {MeasurementsAction::keep_all, MeasurementsAction::commit_results,
-        MeasurementsAction::commit_results_high_priority, MeasurementsAction::discard_previous})
-    if (to_string(a) == text) return a;
-  return std::nullopt;
+  return value_of(kMeasurementsActionNames, text);
 }
 
 void CompletionEvent::signal() {

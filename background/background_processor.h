@@ -41,6 +41,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/enum_names.h"
 #include "core/result.h"
 
 namespace gpuoverlap::background {
@@ -57,6 +58,19 @@ enum class MeasurementsAction {
   commit_results_high_priority,
   discard_previous
 };
+
+// The spec's D3D12_BACKGROUND_PROCESSING_MODE and D3D12_MEASUREMENTS_ACTION, by the names of
+// scenario files.
+inline constexpr EnumNames<ProcessingMode, 4> kProcessingModeNames{
+    {{ProcessingMode::allowed, "allowed"},
+     {ProcessingMode::allow_intrusive_measurements, "allow_intrusive_measurements"},
+     {ProcessingMode::disable_background_work, "disable_background_work"},
+     {ProcessingMode::disable_profiling_by_system, "disable_profiling_by_system"}}};
+inline constexpr EnumNames<MeasurementsAction, 4> kMeasurementsActionNames{
+    {{MeasurementsAction::keep_all, "keep_all"},
+     {MeasurementsAction::commit_results, "commit_results"},
+     {MeasurementsAction::commit_results_high_priority, "commit_results_high_priority"},
+     {MeasurementsAction::discard_previous, "discard_previous"}}};
 
 std::string_view to_string(ProcessingMode mode);
 std::string_view to_string(MeasurementsAction action);

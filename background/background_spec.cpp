@@ -4,22 +4,10 @@
 
 namespace gpuoverlap::background {
 
-std::string_view to_string(Workflow workflow) {
-  switch (workflow) {
-    case Workflow::none:
-      return "none";
-    case Workflow::benchmark_priming:
-      return "benchmark-priming";
-    case Workflow::single_frame_analysis:
-      return "single-frame-analysis";
-  }
-  return "none";
-}
+std::string_view to_string(Workflow workflow) { return name_of(kWorkflowNames, workflow); }
 
 std::optional<Workflow> parse_workflow(std::string_view text) {
-  for (auto w : {Workflow::none, Workflow::benchmark_priming, Workflow::single_frame_analysis})
-    if (to_string(w) == text) return w;
-  return std::nullopt;
+  return value_of(kWorkflowNames, text);
 }
 
 std::string describe(const BackgroundSpec& spec) {

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "background/background_processor.h"
+#include "core/enum_names.h"
 
 namespace gpuoverlap::background {
 
@@ -25,6 +26,11 @@ enum class Workflow {
   // then measure with DISABLE_PROFILING_BY_SYSTEM (developer mode).
   single_frame_analysis,
 };
+
+inline constexpr EnumNames<Workflow, 3> kWorkflowNames{
+    {{Workflow::none, "none"},
+     {Workflow::benchmark_priming, "benchmark-priming"},
+     {Workflow::single_frame_analysis, "single-frame-analysis"}}};
 
 std::string_view to_string(Workflow workflow);
 std::optional<Workflow> parse_workflow(std::string_view text);

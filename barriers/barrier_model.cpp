@@ -4,39 +4,16 @@
 
 namespace gpuoverlap {
 
-std::string_view to_string(BarrierKind kind) {
-  switch (kind) {
-    case BarrierKind::none:
-      return "none";
-    case BarrierKind::legacy:
-      return "legacy";
-    case BarrierKind::split:
-      return "split";
-    case BarrierKind::uav:
-      return "uav";
-    case BarrierKind::enhanced:
-      return "enhanced";
-    case BarrierKind::enhanced_split:
-      return "enhanced-split";
-  }
-  return "none";
-}
+std::string_view to_string(BarrierKind kind) { return name_of(kBarrierKindNames, kind); }
 
 std::optional<BarrierKind> parse_barrier_kind(std::string_view text) {
-  for (BarrierKind k : {BarrierKind::none, BarrierKind::legacy, BarrierKind::split,
-                        BarrierKind::uav, BarrierKind::enhanced, BarrierKind::enhanced_split})
-    if (to_string(k) == text) return k;
-  return std::nullopt;
+  return value_of(kBarrierKindNames, text);
 }
 
-std::string_view to_string(SplitPolicy policy) {
-  return policy == SplitPolicy::event ? "event" : "collapsed";
-}
+std::string_view to_string(SplitPolicy policy) { return name_of(kSplitPolicyNames, policy); }
 
 std::optional<SplitPolicy> parse_split_policy(std::string_view text) {
-  if (text == "event") return SplitPolicy::event;
-  if (text == "collapsed") return SplitPolicy::collapsed;
-  return std::nullopt;
+  return value_of(kSplitPolicyNames, text);
 }
 
 std::string barrier_label(const BarrierRequest& request) {

@@ -27,6 +27,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/enum_names.h"
 #include "queues/d3d12_types.h"
 #include "queues/queue_model.h"
 #include "workloads/workload.h"
@@ -35,6 +36,15 @@ namespace gpuoverlap {
 
 enum class BarrierKind { none, legacy, split, uav, enhanced, enhanced_split };
 enum class SplitPolicy { event, collapsed };
+inline constexpr EnumNames<BarrierKind, 6> kBarrierKindNames{
+    {{BarrierKind::none, "none"},
+     {BarrierKind::legacy, "legacy"},
+     {BarrierKind::split, "split"},
+     {BarrierKind::uav, "uav"},
+     {BarrierKind::enhanced, "enhanced"},
+     {BarrierKind::enhanced_split, "enhanced-split"}}};
+inline constexpr EnumNames<SplitPolicy, 2> kSplitPolicyNames{
+    {{SplitPolicy::event, "event"}, {SplitPolicy::collapsed, "collapsed"}}};
 
 std::string_view to_string(BarrierKind kind);
 std::optional<BarrierKind> parse_barrier_kind(std::string_view text);

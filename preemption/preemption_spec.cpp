@@ -6,34 +6,16 @@
 
 namespace gpuoverlap::preemption {
 
-std::string_view to_string(LoadKind kind) {
-  switch (kind) {
-    case LoadKind::big_dispatch:
-      return "big-dispatch";
-    case LoadKind::slow_shader:
-      return "slow-shader";
-    case LoadKind::many_draws:
-      return "many-draws";
-    case LoadKind::graphics_and_compute:
-      return "graphics-and-compute";
-  }
-  return "big-dispatch";
-}
+std::string_view to_string(LoadKind kind) { return name_of(kLoadKindNames, kind); }
 
 std::optional<LoadKind> parse_load_kind(std::string_view text) {
-  for (LoadKind k : kAllLoads)
-    if (to_string(k) == text) return k;
-  return std::nullopt;
+  return value_of(kLoadKindNames, text);
 }
 
-std::string_view to_string(ProcessMode mode) {
-  return mode == ProcessMode::separate ? "separate" : "same";
-}
+std::string_view to_string(ProcessMode mode) { return name_of(kProcessModeNames, mode); }
 
 std::optional<ProcessMode> parse_process_mode(std::string_view text) {
-  if (text == "same") return ProcessMode::same;
-  if (text == "separate") return ProcessMode::separate;
-  return std::nullopt;
+  return value_of(kProcessModeNames, text);
 }
 
 std::string describe(const LoadSize& size) {

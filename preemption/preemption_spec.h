@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/enum_names.h"
 #include "core/result.h"
 #include "queues/queue_model.h"
 
@@ -28,6 +29,13 @@ enum class LoadKind { big_dispatch, slow_shader, many_draws, graphics_and_comput
 // same: load and urgent job in one process (one device, two queues). separate: the load runs
 // in a child gpuoverlap process with its own device and queue, as another application would.
 enum class ProcessMode { same, separate };
+inline constexpr EnumNames<LoadKind, 4> kLoadKindNames{
+    {{LoadKind::big_dispatch, "big-dispatch"},
+     {LoadKind::slow_shader, "slow-shader"},
+     {LoadKind::many_draws, "many-draws"},
+     {LoadKind::graphics_and_compute, "graphics-and-compute"}}};
+inline constexpr EnumNames<ProcessMode, 2> kProcessModeNames{
+    {{ProcessMode::same, "same"}, {ProcessMode::separate, "separate"}}};
 
 std::string_view to_string(LoadKind kind);
 std::optional<LoadKind> parse_load_kind(std::string_view text);

@@ -2,33 +2,18 @@
 
 namespace gpuoverlap {
 
-std::string_view to_string(QueueType type) {
-  return type == QueueType::direct ? "direct" : "compute";
-}
+std::string_view to_string(QueueType type) { return name_of(kQueueTypeNames, type); }
 
 std::string_view to_string(QueuePriority priority) {
-  switch (priority) {
-    case QueuePriority::normal:
-      return "normal";
-    case QueuePriority::high:
-      return "high";
-    case QueuePriority::realtime:
-      return "realtime";
-  }
-  return "normal";
+  return name_of(kQueuePriorityNames, priority);
 }
 
 std::optional<QueueType> parse_queue_type(std::string_view text) {
-  if (text == "direct") return QueueType::direct;
-  if (text == "compute") return QueueType::compute;
-  return std::nullopt;
+  return value_of(kQueueTypeNames, text);
 }
 
 std::optional<QueuePriority> parse_queue_priority(std::string_view text) {
-  if (text == "normal") return QueuePriority::normal;
-  if (text == "high") return QueuePriority::high;
-  if (text == "realtime") return QueuePriority::realtime;
-  return std::nullopt;
+  return value_of(kQueuePriorityNames, text);
 }
 
 D3D12_COMMAND_LIST_TYPE to_d3d12(QueueType type) {

@@ -6,12 +6,19 @@
 #include <string>
 #include <string_view>
 
+#include "core/enum_names.h"
 #include "d3d12_types.h"
 
 namespace gpuoverlap {
 
 enum class QueueType { direct, compute };
 enum class QueuePriority { normal, high, realtime };
+inline constexpr EnumNames<QueueType, 2> kQueueTypeNames{
+    {{QueueType::direct, "direct"}, {QueueType::compute, "compute"}}};
+inline constexpr EnumNames<QueuePriority, 3> kQueuePriorityNames{
+    {{QueuePriority::normal, "normal"},
+     {QueuePriority::high, "high"},
+     {QueuePriority::realtime, "realtime"}}};
 
 std::string_view to_string(QueueType type);
 std::string_view to_string(QueuePriority priority);

@@ -114,15 +114,11 @@ class Parser {
                   where));
     BackgroundSpec spec;
     GPUOVERLAP_TRY(named_field(*t, "mode", where, &node, parse_processing_mode,
-                               "allowed | allow_intrusive_measurements | "
-                               "disable_background_work | disable_profiling_by_system",
-                               spec.mode));
+                               names_list(kProcessingModeNames), spec.mode));
     GPUOVERLAP_TRY(named_field(*t, "action", where, &node, parse_measurements_action,
-                               "keep_all | commit_results | commit_results_high_priority | "
-                               "discard_previous",
-                               spec.action));
+                               names_list(kMeasurementsActionNames), spec.action));
     GPUOVERLAP_TRY(named_field(*t, "workflow", where, &node, parse_workflow,
-                               "none | benchmark-priming | single-frame-analysis", spec.workflow));
+                               names_list(kWorkflowNames), spec.workflow));
     struct IntKey {
       std::string_view key;
       std::int64_t min, max;
@@ -243,8 +239,8 @@ class Parser {
     if (!policy->empty()) {
       auto parsed = parse_split_policy(*policy);
       if (!parsed)
-        return error_at(root.get("split_policy"),
-                        "unknown split_policy '" + *policy + "' (event | collapsed)");
+        return error_at(root.get("split_policy"), "unknown split_policy '" + *policy + "' (" +
+                                                      names_list(kSplitPolicyNames) + ")");
       s.default_split_policy = *parsed;
     }
     GPUOVERLAP_TRY(parse_queues(root, s));
@@ -337,18 +333,16 @@ class Parser {
                    "iterations", "draws", "urgent_groups", "urgent_iterations", "baseline_loads"},
                   where));
     if (!t->get("load"))
-      return error_at(node,
-                      "[preemption] needs 'load' (big-dispatch | slow-shader | many-draws | "
-                      "graphics-and-compute, or an array of them)");
-    auto loads = names_field(*t, "load", where, parse_load_kind,
-                             "big-dispatch | slow-shader | many-draws | graphics-and-compute",
+      return error_at(node, "[preemption] needs 'load' (" + names_list(kLoadKindNames) +
+                                ", or an array of them)");
+    auto loads = names_field(*t, "load", where, parse_load_kind, names_list(kLoadKindNames),
                              LoadKind::big_dispatch);
     if (!loads) return loads.error();
     auto priorities = names_field(*t, "priority", where, parse_queue_priority,
-                                  "normal | high | realtime", QueuePriority::normal);
+                                  names_list(kQueuePriorityNames), QueuePriority::normal);
     if (!priorities) return priorities.error();
-    auto processes =
-        names_field(*t, "process", where, parse_process_mode, "same | separate", ProcessMode::same);
+    auto processes = names_field(*t, "process", where, parse_process_mode,
+                                 names_list(kProcessModeNames), ProcessMode::same);
     if (!processes) return processes.error();
     PreemptionSpec base;
     auto target = number_field(*t, "target_ms", where, kMinTargetMs, kMaxTargetMs, base.target_ms);
@@ -530,8 +524,8 @@ class Parser {
     if (!policy->empty()) {
       auto parsed = parse_split_policy(*policy);
       if (!parsed)
-        return error_at(t.get("split_policy"),
-                        "unknown split_policy '" + *policy + "' (event | collapsed)");
+        return error_at(t.get("split_policy"), "unknown split_policy '" + *policy + "' (" +
+                                                   names_list(kSplitPolicyNames) + ")");
       if (!is_split(request.kind))
         return error_at(t.get("split_policy"),
                         "split_policy applies to split and enhanced-split barriers, not '" +
@@ -595,15 +589,16 @@ class Parser {
       if (!type) return type.error();
       auto parsed_type = parse_queue_type(*type);
       if (!parsed_type)
-        return error_at(q->get("type"), "unknown queue type '" + *type + "' (direct | compute)");
+        return error_at(q->get("type"),
+                        "unknown queue type '" + *type + "' (" + names_list(kQueueTypeNames) + ")");
       spec.type = *parsed_type;
       auto priority = string_field(*q, "priority", where, false, &value);
       if (!priority) return priority.error();
       if (!priority->empty()) {
         auto parsed = parse_queue_priority(*priority);
         if (!parsed)
-          return error_at(q->get("priority"),
-                          "unknown priority '" + *priority + "' (normal | high | realtime)");
+          return error_at(q->get("priority"), "unknown priority '" + *priority + "' (" +
+                                                  names_list(kQueuePriorityNames) + ")");
         spec.priority = *parsed;
       }
       s.queues.push_back(std::move(spec));
@@ -671,7 +666,8 @@ class Parser {
       if (!kind->empty()) {
         auto parsed = parse_workload_kind(*kind);
         if (!parsed)
-          return error_at(w->get("kind"), "unknown kind '" + *kind + "' (compute | graphics)");
+          return error_at(w->get("kind"),
+                          "unknown kind '" + *kind + "' (" + names_list(kWorkloadKindNames) + ")");
         spec.kind = *parsed;
       }
       if (spec.kind == WorkloadKind::graphics && s.queues[spec.queue].type != QueueType::direct)

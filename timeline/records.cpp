@@ -2,19 +2,7 @@
 
 namespace gpuoverlap {
 
-std::string_view to_string(RecordStatus status) {
-  switch (status) {
-    case RecordStatus::ok:
-      return "ok";
-    case RecordStatus::timeout:
-      return "timeout";
-    case RecordStatus::device_lost:
-      return "device_lost";
-    case RecordStatus::gpu_error:
-      return "gpu_error";
-  }
-  return "gpu_error";
-}
+std::string_view to_string(RecordStatus status) { return name_of(kRecordStatusNames, status); }
 
 std::optional<double> start_on(const WorkloadFrameRecord& r, std::string_view clock) {
   if (clock == "poll") return r.poll_start_us;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "background/background_spec.h"
+#include "core/enum_names.h"
 #include "core/result.h"
 #include "preemption/preemption_spec.h"
 
@@ -25,6 +26,12 @@ enum class RecordStatus {
   device_lost,  // the device was lost during the frame
   gpu_error,    // another API failure during the frame (see meta.json "failure")
 };
+
+inline constexpr EnumNames<RecordStatus, 4> kRecordStatusNames{
+    {{RecordStatus::ok, "ok"},
+     {RecordStatus::timeout, "timeout"},
+     {RecordStatus::device_lost, "device_lost"},
+     {RecordStatus::gpu_error, "gpu_error"}}};
 
 std::string_view to_string(RecordStatus status);
 

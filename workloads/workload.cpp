@@ -2,14 +2,10 @@
 
 namespace gpuoverlap {
 
-std::string_view to_string(WorkloadKind kind) {
-  return kind == WorkloadKind::compute ? "compute" : "graphics";
-}
+std::string_view to_string(WorkloadKind kind) { return name_of(kWorkloadKindNames, kind); }
 
 std::optional<WorkloadKind> parse_workload_kind(std::string_view text) {
-  if (text == "compute") return WorkloadKind::compute;
-  if (text == "graphics") return WorkloadKind::graphics;
-  return std::nullopt;
+  return value_of(kWorkloadKindNames, text);
 }
 
 }  // namespace gpuoverlap

@@ -6,9 +6,13 @@
 #include <optional>
 #include <string_view>
 
+#include "core/enum_names.h"
+
 namespace gpuoverlap {
 
 enum class WorkloadKind { compute, graphics };
+inline constexpr EnumNames<WorkloadKind, 2> kWorkloadKindNames{
+    {{WorkloadKind::compute, "compute"}, {WorkloadKind::graphics, "graphics"}}};
 
 std::string_view to_string(WorkloadKind kind);
 std::optional<WorkloadKind> parse_workload_kind(std::string_view text);

@@ -1,0 +1,67 @@
+// The enum-name tables of the model (core/enum_names.h): every value is named once, names are
+// distinct, and each name parses back to its value through the model's own functions.
+#include "core/enum_names.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "analysis/results.h"
+#include "background/background_processor.h"
+#include "background/background_spec.h"
+#include "barriers/barrier_model.h"
+#include "preemption/preemption_spec.h"
+#include "queues/queue_model.h"
+#include "timeline/records.h"
+#include "workloads/workload.h"
+
+namespace gpuoverlap {
+namespace {
+
+// `last` is the enum's last value: with values 0..last, the table must have last + 1 entries.
+template <typename Enum, std::size_t N>
+void expect_complete_and_distinct(const EnumNames<Enum, N>& table, Enum last) {
+  EXPECT_EQ(N, static_cast<std::size_t>(last) + 1);
+  std::set<int> values;
+  std::set<std::string_view> names;
+  for (const auto& entry : table) {
+    values.insert(static_cast<int>(entry.value));
+    names.insert(entry.name);
+    EXPECT_FALSE(entry.name.empty());
+    EXPECT_EQ(value_of(table, entry.name), entry.value) << entry.name;
+    EXPECT_EQ(name_of(table, entry.value), entry.name);
+  }
+  EXPECT_EQ(values.size(), N);
+  EXPECT_EQ(names.size(), N);
+  EXPECT_FALSE(value_of(table, "no-such-name").has_value());
+}
+
+TEST(EnumNames, EveryTableOfTheModelIsCompleteAndDistinct) {
+  expect_complete_and_distinct(kWorkloadKindNames, WorkloadKind::graphics);
+  expect_complete_and_distinct(kQueueTypeNames, QueueType::compute);
+  expect_complete_and_distinct(kQueuePriorityNames, QueuePriority::realtime);
+  expect_complete_and_distinct(kBarrierKindNames, BarrierKind::enhanced_split);
+  expect_complete_and_distinct(kSplitPolicyNames, SplitPolicy::collapsed);
+  expect_complete_and_distinct(preemption::kLoadKindNames,
+                               preemption::LoadKind::graphics_and_compute);
+  expect_complete_and_distinct(preemption::kProcessModeNames, preemption::ProcessMode::separate);
+  expect_complete_and_distinct(background::kWorkflowNames,
+                               background::Workflow::single_frame_analysis);
+  expect_complete_and_distinct(background::kProcessingModeNames,
+                               background::ProcessingMode::disable_profiling_by_system);
+  expect_complete_and_distinct(background::kMeasurementsActionNames,
+                               background::MeasurementsAction::discard_previous);
+  expect_complete_and_distinct(kRecordStatusNames, RecordStatus::gpu_error);
+  expect_complete_and_distinct(kClockNames, Clock::clk);
+}
+
+TEST(EnumNames, TheModelsFunctionsReadTheTables) {
+  EXPECT_EQ(to_string(BarrierKind::enhanced_split), "enhanced-split");
+  EXPECT_EQ(parse_barrier_kind("enhanced-split"), BarrierKind::enhanced_split);
+  EXPECT_EQ(preemption::parse_load_kind("many-draws"), preemption::LoadKind::many_draws);
+  EXPECT_EQ(to_string(RecordStatus::device_lost), "device_lost");
+  EXPECT_EQ(names_list(kQueuePriorityNames), "normal | high | realtime");
+}
+
+}  // namespace
+}  // namespace gpuoverlap
