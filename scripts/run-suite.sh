@@ -9,6 +9,13 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh" "$root/build" -DGPUOVERLAP_TESTS=OFF
 out="$root/results/$(date +%Y%m%d-%H%M%S)"
+# gpuoverlap refuses an --out that holds files: a run started in the same second gets -2, -3...
+base=$out
+n=2
+while [ -e "$out" ]; do
+  out="$base-$n"
+  n=$((n + 1))
+done
 status=0
 "$root/build/gpuoverlap" run --all --priority-fallback --out "$out" "$@" || status=$?
 # Plot and report whatever was measured, also after a failure (its scenarios' files are
