@@ -27,6 +27,7 @@
 #include "scenarios/frame_plan.h"
 #include "scenarios/names.h"
 #include "scenarios/presets.h"
+#include "scenarios/suite_estimate.h"
 #include "scenarios/suite_runner.h"
 #include "selftest/selftest.h"
 
@@ -402,17 +403,6 @@ int finish(const vk::VulkanExecutor& executor, int status) {
 // device at all is the environment.
 int device_failure(const vk::Instance& instance, const Error& error) {
   return fail(error.message, instance.devices().empty() ? kExitEnvironment : kExitBadInput);
-}
-
-// The results need about 1 KiB per workload and frame (records.csv, trace.json: ~0.7 KiB
-// measured) plus 256 KiB per scenario for its other files (meta.json, summaries, frames.csv)
-// and 4 MiB of slack; a study or matrix is already expanded into its scenarios.
-std::uint64_t estimated_results_bytes(const std::vector<Scenario>& scenarios) {
-  std::uint64_t bytes = 4ull << 20;
-  for (const Scenario& s : scenarios)
-    bytes += (256ull << 10) + std::uint64_t{1024} * std::max<std::size_t>(1, s.workloads.size()) *
-                                  (std::uint64_t{s.frames} * s.rounds + s.warmup_frames);
-  return bytes;
 }
 
 // The output folder before any GPU work (core/output_directory.h). On a later failure before

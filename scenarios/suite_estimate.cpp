@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace gpuoverlap {
@@ -54,6 +55,14 @@ std::string format_duration(double seconds) {
   if (s < 60) return fmt::format("{} s", s);
   if (s < 3600) return fmt::format("{} min {} s", s / 60, s % 60);
   return fmt::format("{} h {} min", s / 3600, (s % 3600) / 60);
+}
+
+std::uint64_t estimated_results_bytes(const std::vector<Scenario>& scenarios) {
+  std::uint64_t bytes = 4ull << 20;
+  for (const Scenario& s : scenarios)
+    bytes += (256ull << 10) + std::uint64_t{1024} * std::max<std::size_t>(1, s.workloads.size()) *
+                                  (std::uint64_t{s.frames} + s.warmup_frames);
+  return bytes;
 }
 
 }  // namespace gpuoverlap

@@ -13,6 +13,13 @@
 
 namespace gpuoverlap {
 
+// The disk space a run's results need, checked before any GPU work (--out): about 1 KiB per
+// workload and frame, warm-up included (records.csv, trace.json: ~0.7 KiB measured), plus
+// 256 KiB per scenario for its other files (meta.json, summaries, frames.csv) and 4 MiB of
+// slack. A study or matrix is already expanded: one scenario per round, with that round's
+// frames.
+std::uint64_t estimated_results_bytes(const std::vector<Scenario>& scenarios);
+
 class SuiteEstimate {
  public:
   // `frames_each[i]`: the warm-up plus measured frames scenario i will run (ignored for a

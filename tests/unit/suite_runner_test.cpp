@@ -148,6 +148,25 @@ TEST(SuiteEstimate, LearnsTheCostPerFrameAndPredictsPreemptionFromItsDuration) {
   EXPECT_EQ(*estimate.remaining_s(3), 0.0);
 }
 
+// The --out space check: a plain scenario's frames count (Scenario::rounds is 0 outside a
+// study and once zeroed them, so a 5000-frame run passed a 6 MiB disk).
+TEST(SuiteEstimate, ResultsBytesGrowWithFramesAndWorkloads) {
+  auto s = resolve_scenario("three-dispatches");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  Scenario small = *s, large = *s;
+  small.frames = 10;
+  small.warmup_frames = 0;
+  large.frames = 5000;
+  large.warmup_frames = 0;
+  const std::uint64_t base = estimated_results_bytes({});
+  const std::uint64_t per_frame =
+      (estimated_results_bytes({large}) - estimated_results_bytes({small})) / 4990;
+  EXPECT_EQ(per_frame, 1024u * s->workloads.size());
+  EXPECT_GT(estimated_results_bytes({small}), base);
+  EXPECT_EQ(estimated_results_bytes({small, small}) - base,
+            2 * (estimated_results_bytes({small}) - base));
+}
+
 TEST(SuiteEstimate, FormatsDurations) {
   EXPECT_EQ(format_duration(42.4), "42 s");
   EXPECT_EQ(format_duration(190), "3 min 10 s");
