@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "core/result.h"
-#include "scenarios/suite_runner.h"
+#include "engine/suite_runner.h"
 
 namespace gpuoverlap {
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/result.h"
-#include "preemption/preemption_spec.h"
+#include "scenarios/preemption_spec.h"
 
 namespace gpuoverlap::preemption {
 

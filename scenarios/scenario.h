@@ -12,8 +12,8 @@
 #include "background/background_spec.h"
 #include "barriers/barrier_model.h"
 #include "core/result.h"
-#include "preemption/preemption_spec.h"
 #include "queues/queue_model.h"
+#include "scenarios/preemption_spec.h"
 #include "workloads/workload.h"
 
 namespace gpuoverlap {
@@ -56,7 +56,7 @@ struct Scenario {
   std::vector<WorkloadSpec> workloads;  // in recording order per queue
   // Background work during the scenario ([background]); none when absent.
   std::optional<background::BackgroundSpec> background;
-  // A preemption scenario ([preemption], preemption/preemption_spec.h): the queues and
+  // A preemption scenario ([preemption], scenarios/preemption_spec.h): the queues and
   // workloads are made from it, and the executor runs its submission loop instead of frames.
   std::optional<preemption::PreemptionSpec> preemption;
   // Set when the scenario is one condition of a study (a file with `foreground` and

@@ -10,8 +10,8 @@
 
 #include "core/atomic_file.h"
 #include "core/cpu_steal.h"
+#include "engine/suite_runner.h"
 #include "scenarios/scenario.h"
-#include "scenarios/suite_runner.h"
 #include "timeline/statistics.h"
 
 namespace gpuoverlap {

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "core/result.h"
-#include "queues/executor.h"
+#include "engine/executor.h"
 
 namespace gpuoverlap {
 

@@ -14,7 +14,7 @@
 #include "background/background_spec.h"
 #include "core/enum_names.h"
 #include "core/result.h"
-#include "preemption/preemption_spec.h"
+#include "scenarios/preemption_spec.h"
 
 namespace gpuoverlap {
 

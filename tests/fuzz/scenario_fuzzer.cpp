@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "preemption/preemption_spec.h"
 #include "scenarios/frame_plan.h"
+#include "scenarios/preemption_spec.h"
 #include "scenarios/presets.h"
 #include "scenarios/scenario.h"
 

@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
+#include "backends/vulkan/barrier_translation.h"
 
-#include "barriers/vulkan/translation.h"
+#include <gtest/gtest.h>
 
 namespace gpuoverlap::vk {
 namespace {

@@ -10,8 +10,8 @@
 #include "background/background_processor.h"
 #include "background/background_spec.h"
 #include "barriers/barrier_model.h"
-#include "preemption/preemption_spec.h"
 #include "queues/queue_model.h"
+#include "scenarios/preemption_spec.h"
 #include "timeline/records.h"
 #include "workloads/workload.h"
 

@@ -1,6 +1,6 @@
 // The runner with a fake executor: files per scenario, run.json, failures that stop the run
 // without losing what was measured.
-#include "scenarios/suite_runner.h"
+#include "engine/suite_runner.h"
 
 #include <gtest/gtest.h>
 

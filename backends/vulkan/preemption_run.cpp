@@ -14,13 +14,13 @@
 #include <map>
 #include <thread>
 
+#include "backends/vulkan/scenario_device.h"
+#include "backends/vulkan/vk_check.h"
+#include "backends/vulkan/vulkan_executor.h"
 #include "core/clock.h"
 #include "core/scope_exit.h"
 #include "preemption/load_calibration.h"
 #include "queues/sequence_poller.h"
-#include "queues/vulkan/scenario_device.h"
-#include "queues/vulkan/vk_check.h"
-#include "queues/vulkan/vulkan_executor.h"
 #include "scenarios/scenario.h"
 #include "timeline/clock_agreement.h"
 

@@ -1,4 +1,4 @@
-#include "queues/vulkan/vulkan_executor.h"
+#include "backends/vulkan/vulkan_executor.h"
 
 #include <algorithm>
 #include <array>
@@ -12,15 +12,15 @@
 #include <tuple>
 #include <vector>
 
+#include "backends/vulkan/barrier_translation.h"
+#include "backends/vulkan/scenario_device.h"
+#include "backends/vulkan/vk_check.h"
 #include "background/background_session.h"
 #include "background/variant_slot.h"
-#include "barriers/vulkan/translation.h"
 #include "core/clock.h"
 #include "core/scope_exit.h"
 #include "queues/deadline_diagnosis.h"
 #include "queues/stamp_poller.h"
-#include "queues/vulkan/scenario_device.h"
-#include "queues/vulkan/vk_check.h"
 #include "scenarios/frame_plan.h"
 #include "scenarios/scenario.h"
 #include "timeline/clock_agreement.h"

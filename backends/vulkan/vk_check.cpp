@@ -1,4 +1,4 @@
-#include "queues/vulkan/vk_check.h"
+#include "backends/vulkan/vk_check.h"
 
 namespace gpuoverlap::vk {
 

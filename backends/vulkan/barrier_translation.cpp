@@ -1,4 +1,4 @@
-#include "barriers/vulkan/translation.h"
+#include "backends/vulkan/barrier_translation.h"
 
 namespace gpuoverlap::vk {
 

@@ -1,4 +1,4 @@
-#include "preemption/preemption_spec.h"
+#include "scenarios/preemption_spec.h"
 
 #include <fmt/format.h>
 

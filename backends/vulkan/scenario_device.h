@@ -1,6 +1,6 @@
 // The Vulkan objects of one scenario on one device, shared by the frame loop
-// (queues/vulkan/vulkan_executor.cpp) and the preemption loop
-// (preemption/vulkan/preemption_run.cpp). Internal to the Vulkan backend.
+// (backends/vulkan/vulkan_executor.cpp) and the preemption loop
+// (backends/vulkan/preemption_run.cpp). Internal to the Vulkan backend.
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -12,14 +12,14 @@
 #include <string>
 #include <vector>
 
+#include "backends/vulkan/barrier_translation.h"
+#include "backends/vulkan/vulkan_instance.h"
 #include "background/background_session.h"
 #include "background/variant_slot.h"
-#include "barriers/vulkan/translation.h"
+#include "engine/executor.h"
 #include "queues/deadline_diagnosis.h"
-#include "queues/executor.h"
 #include "queues/queue_mapping.h"
 #include "queues/stamp_poller.h"
-#include "queues/vulkan/vulkan_instance.h"
 #include "scenarios/frame_plan.h"
 #include "timeline/clock_conversion.h"
 
@@ -109,7 +109,7 @@ class ScenarioDevice {
 
   // A preemption scenario (Scenario::preemption): calibrate the load, measure it alone, then
   // keep it running while the urgent job is submitted every period
-  // (preemption/vulkan/preemption_run.cpp). Which parts run follows the scenario's
+  // (backends/vulkan/preemption_run.cpp). Which parts run follows the scenario's
   // workloads: load and urgent (one process), urgent only (the parent of a load process), or
   // load only (the load process itself, which loads until `hooks.stop_loading`).
   struct PreemptionHooks {

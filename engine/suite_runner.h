@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/result.h"
-#include "queues/executor.h"
+#include "engine/executor.h"
 #include "scenarios/scenario.h"
 #include "timeline/clock_agreement.h"
 #include "timeline/export.h"

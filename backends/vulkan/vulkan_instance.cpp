@@ -1,9 +1,9 @@
-#include "queues/vulkan/vulkan_instance.h"
+#include "backends/vulkan/vulkan_instance.h"
 
 #include <cstdio>
 #include <cstring>
 
-#include "queues/vulkan/vk_check.h"
+#include "backends/vulkan/vk_check.h"
 
 namespace gpuoverlap::vk {
 

@@ -1,4 +1,4 @@
-#include "scenarios/suite_runner.h"
+#include "engine/suite_runner.h"
 
 #include <fmt/format.h>
 #include <sys/utsname.h>

@@ -7,13 +7,13 @@
 #include <cstddef>
 #include <memory>
 
+#include "backends/vulkan/vulkan_instance.h"
+#include "engine/executor.h"
 #include "preemption/load_process.h"
-#include "queues/executor.h"
-#include "queues/vulkan/vulkan_instance.h"
 
 namespace gpuoverlap::vk {
 
-class ScenarioDevice;  // queues/vulkan/scenario_device.h
+class ScenarioDevice;  // backends/vulkan/scenario_device.h
 
 class VulkanExecutor final : public ScenarioExecutor {
  public:
