@@ -350,7 +350,10 @@ Status PreemptionLoop::collect(bool block) {
     }
     // Also without timestamp queries: it places the shader clock (nullopt when neither clock
     // is on; setup_calibration decides).
-    s.calibration = d_.calibrate(worst_deviation_ns_);
+    s.calibration = d_.calibrate();
+    if (s.calibration)
+      worst_deviation_ns_ =
+          std::max(worst_deviation_ns_, static_cast<double>(s.calibration->max_deviation_ns));
   }
   while (first_unfinished_ < submissions_.size() && submissions_[first_unfinished_].done)
     ++first_unfinished_;
@@ -426,8 +429,8 @@ ScenarioTimeline PreemptionLoop::run() {
   const bool clocks = d_.shader_clock_enabled_;
   for (std::size_t w = 0; w < d_.scenario_.workloads.size(); ++w) {
     const std::uint32_t* slot = stamp_words + w * stride;
-    words.push_back({slot, clocks ? slot + kStartClockWord : nullptr});
-    words.push_back({slot + 1, clocks ? slot + kEndClockWord : nullptr});
+    words.push_back({slot, clocks ? slot + kStampStartClockWord : nullptr});
+    words.push_back({slot + 1, clocks ? slot + kStampEndClockWord : nullptr});
   }
   const double shortest_ms = std::max(0.05, std::min(spec_.period_ms, spec_.target_ms / 4));
   const std::size_t capacity =

@@ -17,6 +17,7 @@
 #include "background/background_session.h"
 #include "background/variant_slot.h"
 #include "engine/executor.h"
+#include "engine/frame_backend.h"
 #include "queues/deadline_diagnosis.h"
 #include "queues/queue_mapping.h"
 #include "queues/stamp_poller.h"
@@ -36,9 +37,6 @@ constexpr std::uint32_t kCalibrationSamples = 8;
 // --timeout-ms, which may be set far below what setup needs.
 constexpr std::uint64_t kSetupTimeoutNs = 30'000'000'000;
 
-// Stamp slot words (perlin.hlsl): start frame, end frame, start clock lo/hi, end clock lo/hi.
-constexpr std::size_t kStartClockWord = 2;
-constexpr std::size_t kEndClockWord = 4;
 // The ping-pong mailbox (pingpong.comp): ping at word 0, pong at word 1.
 constexpr std::uint32_t kPingPongCancel = 0xFFFFFFFFu;
 constexpr std::uint32_t kPingPongGaveUp = 0xFFFFFFFEu;
@@ -93,7 +91,7 @@ class PreemptionLoop;
 // Every Vulkan object of one scenario. Destruction order is the reverse of creation; when the
 // GPU may still be running (a timed-out frame), nothing is destroyed: freeing memory the GPU
 // still uses is worse than leaking it in a process that is about to report and exit.
-class ScenarioDevice {
+class ScenarioDevice final : public FrameBackend {
  public:
   ScenarioDevice(const Instance& instance, const PhysicalDeviceInfo& info, const Scenario& s,
                  const RunSettings& settings)
@@ -103,6 +101,7 @@ class ScenarioDevice {
   ScenarioDevice& operator=(const ScenarioDevice&) = delete;
 
   Status create();
+  // The frame loop (engine/frame_loop.h) on this device.
   ScenarioTimeline run(const ProgressCallback& progress);
   Result<PingPongResult> ping_pong(std::uint32_t rounds, std::uint32_t timeout_ms);
   bool gpu_may_be_busy() const { return gpu_may_be_busy_; }
@@ -134,16 +133,22 @@ class ScenarioDevice {
   Status create_descriptors();
   Status create_queue_objects();
   Status setup_calibration();
-  std::optional<GpuCalibration> calibrate(double& worst_deviation_ns);
-  // Workloads whose start / end stamp carries `frame` now (read directly, not polled).
-  std::pair<std::size_t, std::size_t> stamps_seen(std::uint32_t frame) const;
-  // A frame past its deadline: the stamps at the deadline, then a bounded grace period for
-  // the GPU and the stamps (queues/deadline_diagnosis.h).
-  DeadlineFacts missed_deadline_facts(std::uint32_t frame, std::uint32_t index, std::int64_t t0_ns,
-                                      const PollResult& polled, VkResult wait_result,
-                                      const std::vector<VkSemaphore>& semaphores,
-                                      const std::vector<std::uint64_t>& values);
-  Status record_frame(std::uint32_t frame);
+
+  // FrameBackend (engine/frame_backend.h).
+  StampView stamps() const override;
+  Status record_frame(std::uint32_t frame) override;
+  GpuOutcome submit_frame(std::uint32_t frame) override;
+  GpuOutcome release_gate(std::uint32_t frame) override;
+  GpuOutcome wait_frame(std::uint32_t frame, std::int64_t deadline_ns) override;
+  std::vector<std::optional<TimestampTicks>> read_timestamps() override;
+  std::uint32_t timestamp_valid_bits(std::size_t workload) const override;
+  std::optional<GpuCalibration> calibrate() override;
+  bool shader_clock_enabled() const override { return shader_clock_enabled_; }
+  Error timeout_error() const override;
+  background::BackgroundSession* background() override { return background_.get(); }
+  nlohmann::json device_meta() const override { return meta_; }
+
+  GpuOutcome outcome_of(VkResult result, const char* call) const;
   void record_workload(VkCommandBuffer cmd, std::size_t w, std::uint32_t frame, bool timestamps);
   // Workload w's Perlin work with push constants `pc`: a dispatch of pc.thread_count threads
   // (compute), or `draws` full-target draws inside a render pass of its own (graphics; the
@@ -154,7 +159,7 @@ class ScenarioDevice {
                        std::size_t producer) const;
   void record_event(VkCommandBuffer cmd, VkEvent event, const BarrierDesc& desc,
                     std::size_t producer, bool set) const;
-  Status submit_frame(std::uint32_t frame);
+  Status submit_frame_commands(std::uint32_t frame);
   Status create_background();
   Result<background::PipelineHandle> build_variant(const std::vector<std::uint32_t>& spirv);
   void destroy();
@@ -188,7 +193,10 @@ class ScenarioDevice {
   std::vector<std::uint32_t> families_in_use_;    // resources are CONCURRENT across these
   VkDeviceSize slot_stride_ = kSlotBytes;
   Image dummy_target_;  // bound where a consumer reads fewer render targets than it could
-  std::vector<std::uint32_t> producers_;  // per workload: PushConstants::producers
+  std::vector<std::uint32_t> producers_;      // per workload: PushConstants::producers
+  std::vector<VkSemaphore> done_semaphores_;  // per queue: what a frame's wait waits for
+  std::vector<std::uint64_t> done_values_;    // per queue: the frame waited for
+  std::vector<std::uint64_t> query_data_;     // per workload: start, available, end, available
 
   VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
   VkPipelineLayout pipeline_layout_ = VK_NULL_HANDLE;

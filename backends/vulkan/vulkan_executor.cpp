@@ -19,6 +19,7 @@
 #include "background/variant_slot.h"
 #include "core/clock.h"
 #include "core/scope_exit.h"
+#include "engine/frame_loop.h"
 #include "queues/deadline_diagnosis.h"
 #include "queues/stamp_poller.h"
 #include "scenarios/frame_plan.h"
@@ -641,6 +642,11 @@ Status ScenarioDevice::create_queue_objects() {
     ei.flags = VK_EVENT_CREATE_DEVICE_ONLY_BIT;
     GPUOVERLAP_VK(vkCreateEvent(device_, &ei, nullptr, &events_[i]));
   }
+  // What a frame's wait and its timestamp read use, built here, not inside a measured frame.
+  done_semaphores_.clear();
+  for (const QueueState& q : queues_) done_semaphores_.push_back(q.done);
+  done_values_.assign(done_semaphores_.size(), 0);
+  query_data_.assign(4 * scenario_.workloads.size(), 0);
   return ok_status();
 }
 
@@ -704,70 +710,7 @@ Status ScenarioDevice::setup_calibration() {
   return ok_status();
 }
 
-// Counts the workloads whose start and end stamps carry `frame` now.
-std::pair<std::size_t, std::size_t> ScenarioDevice::stamps_seen(std::uint32_t frame) const {
-  const auto* words = static_cast<const std::uint32_t*>(stamps_.mapped);
-  std::size_t started = 0, finished = 0;
-  for (std::size_t w = 0; w < scenario_.workloads.size(); ++w) {
-    const std::uint32_t* slot = words + w * (slot_stride_ / sizeof(std::uint32_t));
-    started += __atomic_load_n(slot, __ATOMIC_ACQUIRE) == frame ? 1 : 0;
-    finished += __atomic_load_n(slot + 1, __ATOMIC_ACQUIRE) == frame ? 1 : 0;
-  }
-  return {started, finished};
-}
-
-DeadlineFacts ScenarioDevice::missed_deadline_facts(std::uint32_t frame, std::uint32_t index,
-                                                    std::int64_t t0_ns, const PollResult& polled,
-                                                    VkResult wait_result,
-                                                    const std::vector<VkSemaphore>& semaphores,
-                                                    const std::vector<std::uint64_t>& values) {
-  DeadlineFacts f;
-  f.frame = frame_label(index, settings_.warmup_frames);
-  f.timeout_ms = settings_.frame_timeout_ms;
-  f.workloads = scenario_.workloads.size();
-  // Long enough for a frame that is merely late to finish, short enough not to hold a stuck
-  // run: a tenth of a second at least, at most a second.
-  f.grace_ms = std::clamp(double(settings_.frame_timeout_ms), 100.0, 1000.0);
-  if (settings_.stamping) {
-    for (std::size_t w = 0; w < polled.start_ns.size(); ++w) {
-      f.started_at_deadline += polled.start_ns[w] ? 1 : 0;
-      f.finished_at_deadline += polled.end_ns[w] ? 1 : 0;
-    }
-  }
-  const std::int64_t grace_end_ns = monotonic_raw_ns() + std::int64_t(f.grace_ms * 1e6);
-  if (wait_result == VK_SUCCESS) {
-    f.gpu_finished = true;
-  } else {
-    VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-    wait.semaphoreCount = static_cast<std::uint32_t>(semaphores.size());
-    wait.pSemaphores = semaphores.data();
-    wait.pValues = values.data();
-    const VkResult late =
-        vkWaitSemaphores(device_, &wait, static_cast<std::uint64_t>(f.grace_ms * 1e6));
-    if (late == VK_SUCCESS) {
-      f.gpu_finished = true;
-      f.gpu_finished_ms = double(monotonic_raw_ns() - t0_ns) / 1e6;
-      gpu_may_be_busy_ = false;  // nothing of this frame runs any more
-    }
-    f.device_lost = late == VK_ERROR_DEVICE_LOST;
-  }
-  if (!settings_.stamping) {
-    // Nothing to wait for but the fences.
-    f.started_after_grace = f.finished_after_grace = f.gpu_finished ? f.workloads : 0;
-    return f;
-  }
-  // Stamps written before the fence signalled are visible by now, or within the grace period
-  // on a device whose stamp memory is slow to become visible; re-read until all are, or the
-  // grace period ends (no sleep: a few reads of mapped memory).
-  for (;;) {
-    std::tie(f.started_after_grace, f.finished_after_grace) = stamps_seen(frame);
-    const bool all = f.started_after_grace == f.workloads && f.finished_after_grace == f.workloads;
-    if (all || monotonic_raw_ns() >= grace_end_ns || !f.gpu_finished) break;
-  }
-  return f;
-}
-
-std::optional<GpuCalibration> ScenarioDevice::calibrate(double& worst_deviation_ns) {
+std::optional<GpuCalibration> ScenarioDevice::calibrate() {
   if (!get_calibrated_timestamps_) return std::nullopt;
   const VkCalibratedTimestampInfoEXT infos[2] = {
       {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, nullptr, VK_TIME_DOMAIN_DEVICE_EXT},
@@ -785,8 +728,6 @@ std::optional<GpuCalibration> ScenarioDevice::calibrate(double& worst_deviation_
     c.max_deviation_ns = deviation;
     best = c;
   }
-  if (best)
-    worst_deviation_ns = std::max(worst_deviation_ns, static_cast<double>(best->max_deviation_ns));
   return best;
 }
 
@@ -1115,7 +1056,7 @@ Status ScenarioDevice::record_frame(std::uint32_t frame) {
   return ok_status();
 }
 
-Status ScenarioDevice::submit_frame(std::uint32_t frame) {
+Status ScenarioDevice::submit_frame_commands(std::uint32_t frame) {
   // All prepare submissions first, then the gated work in the plan's submission order, which
   // puts every fence signal before its wait (required where two scenario queues share a device
   // queue, as on lavapipe).
@@ -1153,274 +1094,72 @@ Status ScenarioDevice::submit_frame(std::uint32_t frame) {
   return ok_status();
 }
 
-namespace {
+// --- FrameBackend: the frame loop itself is engine/frame_loop.cpp's --------------------------
 
-// How the GPU clock moves against the CPU clock over the run, from the per-frame calibrations:
-// the rate difference (ppm, least squares) and how far single calibrations stray from it.
-nlohmann::json calibration_drift(const std::vector<GpuCalibration>& calibrations) {
-  std::vector<double> gpu_ns, cpu_ns, deviations;
-  for (const GpuCalibration& c : calibrations) {
-    gpu_ns.push_back(static_cast<double>(c.gpu_ticks - calibrations.front().gpu_ticks) *
-                     c.tick_period_ns);
-    cpu_ns.push_back(static_cast<double>(c.cpu_ns - calibrations.front().cpu_ns));
-    deviations.push_back(static_cast<double>(c.max_deviation_ns));
-  }
-  nlohmann::json drift = {{"calibrations", calibrations.size()},
-                          {"deviation_ns_p50", *percentile(deviations, 50)},
-                          {"deviation_ns_max", *percentile(deviations, 100)}};
-  if (auto fit = linear_fit(gpu_ns, cpu_ns)) {
-    double worst = 0;
-    for (std::size_t i = 0; i < gpu_ns.size(); ++i)
-      worst = std::max(worst, std::fabs(cpu_ns[i] - (fit->slope * gpu_ns[i] + fit->intercept)));
-    drift["rate_ppm"] = (fit->slope - 1.0) * 1e6;
-    drift["max_residual_ns"] = worst;
-    drift["span_s"] = gpu_ns.back() / 1e9;
-  }
-  return drift;
+StampView ScenarioDevice::stamps() const {
+  return {static_cast<const std::uint32_t*>(stamps_.mapped), slot_stride_ / sizeof(std::uint32_t),
+          scenario_.workloads.size()};
 }
 
-RecordStatus status_for(VkResult result) {
-  if (result == VK_TIMEOUT) return RecordStatus::timeout;
-  if (result == VK_ERROR_DEVICE_LOST) return RecordStatus::device_lost;
-  return RecordStatus::gpu_error;
+GpuOutcome ScenarioDevice::outcome_of(VkResult result, const char* call) const {
+  if (result == VK_SUCCESS) return GpuOutcome::ok();
+  const GpuStatus status = result == VK_TIMEOUT             ? GpuStatus::timeout
+                           : result == VK_ERROR_DEVICE_LOST ? GpuStatus::device_lost
+                                                            : GpuStatus::failed;
+  return {status, vk_error(result, call)};
 }
 
-}  // namespace
+GpuOutcome ScenarioDevice::submit_frame(std::uint32_t frame) {
+  Status submitted = submit_frame_commands(frame);
+  if (submitted) return GpuOutcome::ok();
+  return {submitted.error().api_code == VK_ERROR_DEVICE_LOST ? GpuStatus::device_lost
+                                                             : GpuStatus::failed,
+          submitted.error()};
+}
+
+GpuOutcome ScenarioDevice::release_gate(std::uint32_t frame) {
+  VkSemaphoreSignalInfo release{VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, nullptr, gate_, frame};
+  return outcome_of(vkSignalSemaphore(device_, &release), "vkSignalSemaphore");
+}
+
+GpuOutcome ScenarioDevice::wait_frame(std::uint32_t frame, std::int64_t deadline_ns) {
+  std::fill(done_values_.begin(), done_values_.end(), std::uint64_t{frame});
+  VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+  wait.semaphoreCount = static_cast<std::uint32_t>(done_semaphores_.size());
+  wait.pSemaphores = done_semaphores_.data();
+  wait.pValues = done_values_.data();
+  const std::int64_t remaining_ns = std::max<std::int64_t>(deadline_ns - monotonic_raw_ns(), 0);
+  return outcome_of(vkWaitSemaphores(device_, &wait, static_cast<std::uint64_t>(remaining_ns)),
+                    "vkWaitSemaphores");
+}
+
+std::vector<std::optional<TimestampTicks>> ScenarioDevice::read_timestamps() {
+  const std::size_t slots = scenario_.workloads.size();
+  // Per query: the value, then its availability.
+  const VkResult result = vkGetQueryPoolResults(
+      device_, queries_, 0, static_cast<std::uint32_t>(2 * slots),
+      query_data_.size() * sizeof(std::uint64_t), query_data_.data(), 2 * sizeof(std::uint64_t),
+      VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+  if (result != VK_SUCCESS && result != VK_NOT_READY) return {};
+  std::vector<std::optional<TimestampTicks>> ticks(slots);
+  for (std::size_t w = 0; w < slots; ++w)
+    if (query_data_[4 * w + 1] && query_data_[4 * w + 3])
+      ticks[w] = TimestampTicks{query_data_[4 * w], query_data_[4 * w + 2]};
+  return ticks;
+}
+
+std::uint32_t ScenarioDevice::timestamp_valid_bits(std::size_t workload) const {
+  return queues_[scenario_.workloads[workload].queue].timestamp_valid_bits;
+}
+
+Error ScenarioDevice::timeout_error() const {
+  return vk_error(VK_TIMEOUT, "waiting for the frame");
+}
 
 ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
-  ScenarioTimeline timeline;
-  const std::size_t slots = scenario_.workloads.size();
-  std::uint32_t total = settings_.warmup_frames + settings_.frames;
-  const auto* stamp_words = static_cast<const std::uint32_t*>(stamps_.mapped);
-  const std::int64_t timeout_ns = std::int64_t{settings_.frame_timeout_ms} * 1'000'000;
-  double worst_deviation_ns = 0;
-  std::vector<std::uint64_t> query_data(4 * slots);
-  StampPoller poller;
-  std::optional<std::int64_t> first_measured_t0_ns;
-  // The semaphores a frame waits for; built once, not inside the measured window.
-  std::vector<VkSemaphore> done_semaphores;
-  for (const QueueState& q : queues_) done_semaphores.push_back(q.done);
-  std::vector<std::uint64_t> done_values(done_semaphores.size());
-  std::vector<GpuCalibration> calibrations;  // one per measured frame, for the drift
-
-  // Background work starts with the first frame. A workflow first renders training frames
-  // (unmeasured, before the warm-up) until it has converged or used its passes; then the
-  // measurement's mode is set.
-  bool training = false;
-  if (background_) {
-    background_->start();
-    if (Status s = background_->begin_workflow(); !s) {
-      timeline.failure = s.error().with_context("background: ");
-      total = 0;
-    }
-    training = background_->spec().workflow != background::Workflow::none &&
-               background_->spec().unmanaged_threads == 0;
-  }
-  std::uint32_t frame = 0;  // the stamps' frame number; stamps start zeroed, so never 0
-  for (std::uint32_t index = 0; index < total;) {
-    ++frame;
-    const bool measured = !training && index >= settings_.warmup_frames;
-    const std::uint32_t measured_frame = measured ? index - settings_.warmup_frames : 0;
-    if (settings_.should_stop && settings_.should_stop()) {
-      timeline.failure = make_error("interrupted after " + std::to_string(index) + " of " +
-                                    std::to_string(total) + " frames");
-      break;
-    }
-    auto fail = [&](const Error& error, RecordStatus status) {
-      timeline.failure = error.with_context(frame_label(index, settings_.warmup_frames) + ": ");
-      if (measured) {
-        for (std::size_t w = 0; w < slots; ++w)
-          timeline.records.push_back({.frame = measured_frame, .workload = w, .status = status});
-        timeline.frames.push_back({.frame = measured_frame, .status = status});
-      }
-    };
-    if (background_ && measured &&
-        (measured_frame == 0 || background_->spec().action_every_frame) &&
-        background_->spec().workflow == background::Workflow::none) {
-      // SetBackgroundProcessingMode as the application would call it, outside the frame's
-      // measured CPU time.
-      if (auto further = background_->apply_measurement_mode(); !further) {
-        timeline.failure = further.error().with_context("background: ");
-        break;
-      }
-    }
-    const std::int64_t cpu_start_ns = monotonic_raw_ns();
-    if (Status s = record_frame(frame); !s) {
-      fail(s.error(), RecordStatus::gpu_error);
-      break;
-    }
-    if (Status s = submit_frame(frame); !s) {
-      fail(s.error(), s.error().api_code == VK_ERROR_DEVICE_LOST ? RecordStatus::device_lost
-                                                                 : RecordStatus::gpu_error);
-      gpu_may_be_busy_ = true;
-      break;
-    }
-    const std::int64_t cpu_submitted_ns = monotonic_raw_ns();
-    const std::optional<GpuCalibration> calibration = calibrate(worst_deviation_ns);
-    if (calibration && measured) calibrations.push_back(*calibration);
-
-    std::fill(done_values.begin(), done_values.end(), std::uint64_t{frame});
-    // Release: the poller spins before t0, so no stamp can be missed.
-    if (settings_.stamping)
-      poller.arm(stamp_words, slot_stride_ / sizeof(std::uint32_t), slots, frame,
-                 monotonic_raw_ns() + timeout_ns);
-    const std::int64_t t0_ns = monotonic_raw_ns();
-    VkSemaphoreSignalInfo release{VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, nullptr, gate_, frame};
-    VkResult result = vkSignalSemaphore(device_, &release);
-
-    if (result == VK_SUCCESS) {
-      VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-      wait.semaphoreCount = static_cast<std::uint32_t>(done_semaphores.size());
-      wait.pSemaphores = done_semaphores.data();
-      wait.pValues = done_values.data();
-      const std::int64_t remaining = t0_ns + timeout_ns - monotonic_raw_ns();
-      result = vkWaitSemaphores(device_, &wait,
-                                static_cast<std::uint64_t>(std::max<std::int64_t>(remaining, 0)));
-    }
-    // The GPU is done (or given up on): stamps still missing a few µs from now never come.
-    PollResult polled;
-    if (settings_.stamping) {
-      poller.shorten_deadline(monotonic_raw_ns() + 2'000'000);
-      polled = poller.wait();
-    } else {
-      polled.start_ns.resize(slots);
-      polled.end_ns.resize(slots);
-    }
-    const std::int64_t cpu_end_ns = monotonic_raw_ns();
-
-    bool queries_ok = false;
-    if (result == VK_SUCCESS) {
-      const VkResult qr = vkGetQueryPoolResults(
-          device_, queries_, 0, static_cast<std::uint32_t>(2 * slots),
-          query_data.size() * sizeof(std::uint64_t), query_data.data(), 2 * sizeof(std::uint64_t),
-          VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
-      queries_ok = qr == VK_SUCCESS || qr == VK_NOT_READY;
-    } else {
-      gpu_may_be_busy_ = true;
-    }
-
-    if (measured) {
-      if (!first_measured_t0_ns) first_measured_t0_ns = t0_ns;
-      FrameRecord frame_record;
-      frame_record.frame = measured_frame;
-      frame_record.cpu_start_us = ns_to_us_since(cpu_start_ns, *first_measured_t0_ns);
-      frame_record.cpu_frame_us = ns_to_us_since(cpu_end_ns, cpu_start_ns);
-      frame_record.cpu_submit_us = ns_to_us_since(cpu_submitted_ns, cpu_start_ns);
-      if (settings_.stamping)
-        frame_record.poll_gap_max_us = static_cast<double>(polled.max_check_gap_ns) / 1000.0;
-      for (std::size_t w = 0; w < slots; ++w) {
-        WorkloadFrameRecord r;
-        r.frame_t0_us = ns_to_us_since(t0_ns, *first_measured_t0_ns);
-        r.frame = measured_frame;
-        r.workload = w;
-        if (polled.start_ns[w]) r.poll_start_us = ns_to_us_since(*polled.start_ns[w], t0_ns);
-        if (polled.end_ns[w]) r.poll_end_us = ns_to_us_since(*polled.end_ns[w], t0_ns);
-        const QueueState& q = queues_[scenario_.workloads[w].queue];
-        if (queries_ok && calibration && q.timestamp_valid_bits > 0 && query_data[4 * w + 1] &&
-            query_data[4 * w + 3]) {
-          GpuCalibration c = *calibration;
-          c.valid_bits = q.timestamp_valid_bits;
-          r.ts_start_us = ns_to_us_since(gpu_ticks_to_cpu_ns(c, query_data[4 * w]), t0_ns);
-          r.ts_end_us = ns_to_us_since(gpu_ticks_to_cpu_ns(c, query_data[4 * w + 2]), t0_ns);
-        }
-        if (calibration)
-          r.calibration_deviation_us = static_cast<double>(calibration->max_deviation_ns) / 1000.0;
-        if (shader_clock_enabled_ && result == VK_SUCCESS) {
-          // Written before the stamp it belongs to; only trusted when that stamp is this frame's.
-          const std::uint32_t* slot = stamp_words + w * (slot_stride_ / sizeof(std::uint32_t));
-          auto clock_ticks = [&](std::size_t stamp_word,
-                                 std::size_t clock_word) -> std::optional<std::uint64_t> {
-            if (__atomic_load_n(slot + stamp_word, __ATOMIC_ACQUIRE) != frame) return std::nullopt;
-            return std::uint64_t{__atomic_load_n(slot + clock_word, __ATOMIC_RELAXED)} |
-                   std::uint64_t{__atomic_load_n(slot + clock_word + 1, __ATOMIC_RELAXED)} << 32;
-          };
-          r.clk_start_ticks = clock_ticks(0, kStartClockWord);
-          r.clk_end_ticks = clock_ticks(1, kEndClockWord);
-          // Tentatively as device timestamp ticks; verify_shader_clock_timebase decides.
-          if (calibration && r.clk_start_ticks && r.clk_end_ticks) {
-            GpuCalibration c = *calibration;
-            c.valid_bits = 64;
-            r.clk_start_us = ns_to_us_since(gpu_ticks_to_cpu_ns(c, *r.clk_start_ticks), t0_ns);
-            r.clk_end_us = ns_to_us_since(gpu_ticks_to_cpu_ns(c, *r.clk_end_ticks), t0_ns);
-          }
-        }
-        if (result != VK_SUCCESS)
-          r.status = status_for(result);
-        else if (settings_.stamping && (!r.poll_start_us || !r.poll_end_us))
-          r.status = RecordStatus::timeout;
-        if (r.poll_start_us && (!frame_record.submit_to_start_us ||
-                                *r.poll_start_us < *frame_record.submit_to_start_us))
-          frame_record.submit_to_start_us = r.poll_start_us;
-        if (r.status != RecordStatus::ok && frame_record.status == RecordStatus::ok)
-          frame_record.status = r.status;
-        timeline.records.push_back(r);
-      }
-      timeline.frames.push_back(frame_record);
-    }
-    if (result != VK_SUCCESS && result != VK_TIMEOUT) {
-      timeline.failure =
-          vk_error(result, "waiting for " + frame_label(index, settings_.warmup_frames));
-      break;
-    }
-    if (result == VK_TIMEOUT || polled.timed_out) {
-      // Past the deadline: say what happened (late, still running, stuck, stamps lost), from
-      // the stamps at the deadline and a bounded grace period after it. The rows stay
-      // `timeout`, as they were at the deadline. Background compiles stop starting now, not
-      // after the grace period.
-      if (background_) background_->request_stop();
-      timeline.failure =
-          Error{describe_missed_deadline(missed_deadline_facts(frame, index, t0_ns, polled, result,
-                                                               done_semaphores, done_values)),
-                VK_TIMEOUT, result_name(VK_TIMEOUT)};
-      break;
-    }
-    if (training) {
-      auto more = background_->workflow_frame_rendered();
-      if (!more) {
-        timeline.failure = more.error().with_context("background: ");
-        break;
-      }
-      training = *more;
-      if (!training)
-        if (auto further = background_->apply_measurement_mode(); !further) {
-          timeline.failure = further.error().with_context("background: ");
-          break;
-        }
-      continue;  // training frames are not warm-up or measured frames
-    }
-    if (progress) progress(index + 1, total);
-    ++index;
-  }
-  if (first_measured_t0_ns) timeline.time_origin_ns = *first_measured_t0_ns;
-  if (background_) {
-    const std::int64_t stop_start_ns = monotonic_raw_ns();
-    background_->stop();
-    const double stop_wait_ms = static_cast<double>(monotonic_raw_ns() - stop_start_ns) / 1e6;
-    timeline.background_tasks = background_->records();
-    nlohmann::json bg = background::to_json(background_->spec());
-    // How long the end of the run waited for compiles in flight (one compile per thread at
-    // most): the bound on background work outliving the frames.
-    bg["stop_wait_ms"] = std::round(stop_wait_ms * 10.0) / 10.0;
-    bg["processor"] = {
-        {"max_concurrent", background_->processor_settings().max_concurrent},
-        {"high_priority_threads", background_->processor_settings().high_priority_threads},
-        {"idle_priority", background_->processor_settings().idle_priority}};
-    const background::WorkflowOutcome& w = background_->workflow_outcome();
-    if (background_->spec().workflow != background::Workflow::none)
-      bg["workflow_outcome"] = {{"passes", w.passes},
-                                {"training_frames_rendered", w.frames_rendered},
-                                {"converged", w.converged},
-                                {"commit_wait_ms", w.commit_wait_ms}};
-    meta_["background"] = bg;
-    annotate_background_activity(timeline);
-  }
-  meta_["clocks"]["timestamp"]["max_calibration_deviation_ns"] = worst_deviation_ns;
-  if (!calibrations.empty())
-    meta_["clocks"]["timestamp"]["drift"] = calibration_drift(calibrations);
-  if (shader_clock_enabled_)
-    meta_["clocks"]["shader_clock"]["verification"] = verify_shader_clock_timebase(timeline);
-  timeline.meta = meta_;
-  return timeline;
+  FrameLoopOutcome outcome = run_frames(*this, scenario_, settings_, progress);
+  gpu_may_be_busy_ = outcome.gpu_may_be_busy;
+  return std::move(outcome.timeline);
 }
 
 // The GPU answers each round the CPU posts (pingpong.comp). Its own pipeline and

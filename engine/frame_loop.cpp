@@ -1,0 +1,354 @@
+#include "engine/frame_loop.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "background/background_session.h"
+#include "core/clock.h"
+#include "queues/deadline_diagnosis.h"
+#include "queues/stamp_poller.h"
+#include "timeline/clock_agreement.h"
+#include "timeline/statistics.h"
+
+namespace gpuoverlap {
+namespace {
+
+// How the GPU clock moves against the CPU clock over the run, from the per-frame calibrations:
+// the rate difference (ppm, least squares) and how far single calibrations stray from it.
+nlohmann::json calibration_drift(const std::vector<GpuCalibration>& calibrations) {
+  std::vector<double> gpu_ns, cpu_ns, deviations;
+  for (const GpuCalibration& c : calibrations) {
+    gpu_ns.push_back(static_cast<double>(c.gpu_ticks - calibrations.front().gpu_ticks) *
+                     c.tick_period_ns);
+    cpu_ns.push_back(static_cast<double>(c.cpu_ns - calibrations.front().cpu_ns));
+    deviations.push_back(static_cast<double>(c.max_deviation_ns));
+  }
+  nlohmann::json drift = {{"calibrations", calibrations.size()},
+                          {"deviation_ns_p50", *percentile(deviations, 50)},
+                          {"deviation_ns_max", *percentile(deviations, 100)}};
+  if (auto fit = linear_fit(gpu_ns, cpu_ns)) {
+    double worst = 0;
+    for (std::size_t i = 0; i < gpu_ns.size(); ++i)
+      worst = std::max(worst, std::fabs(cpu_ns[i] - (fit->slope * gpu_ns[i] + fit->intercept)));
+    drift["rate_ppm"] = (fit->slope - 1.0) * 1e6;
+    drift["max_residual_ns"] = worst;
+    drift["span_s"] = gpu_ns.back() / 1e9;
+  }
+  return drift;
+}
+
+RecordStatus status_for(GpuStatus status) {
+  if (status == GpuStatus::timeout) return RecordStatus::timeout;
+  if (status == GpuStatus::device_lost) return RecordStatus::device_lost;
+  return RecordStatus::gpu_error;
+}
+
+Error outcome_error(const GpuOutcome& outcome, const char* what) {
+  return outcome.error ? *outcome.error : make_error(std::string(what) + " failed");
+}
+
+// Counts the workloads whose start and end stamps carry `frame` now.
+std::pair<std::size_t, std::size_t> stamps_seen(const StampView& stamps, std::uint32_t frame) {
+  std::size_t started = 0, finished = 0;
+  for (std::size_t w = 0; w < stamps.slots; ++w) {
+    const std::uint32_t* slot = stamps.words + w * stamps.stride_words;
+    started += __atomic_load_n(slot + kStampStartFrameWord, __ATOMIC_ACQUIRE) == frame ? 1 : 0;
+    finished += __atomic_load_n(slot + kStampEndFrameWord, __ATOMIC_ACQUIRE) == frame ? 1 : 0;
+  }
+  return {started, finished};
+}
+
+// A frame past its deadline: the stamps at the deadline, then a bounded grace period for the
+// GPU and the stamps (queues/deadline_diagnosis.h).
+DeadlineFacts missed_deadline_facts(FrameBackend& backend, const RunSettings& settings,
+                                    std::size_t workloads, std::uint32_t frame, std::uint32_t index,
+                                    std::int64_t t0_ns, const PollResult& polled,
+                                    GpuStatus wait_status, bool& gpu_may_be_busy) {
+  DeadlineFacts f;
+  f.frame = frame_label(index, settings.warmup_frames);
+  f.timeout_ms = settings.frame_timeout_ms;
+  f.workloads = workloads;
+  // Long enough for a frame that is merely late to finish, short enough not to hold a stuck
+  // run: a tenth of a second at least, at most a second.
+  f.grace_ms = std::clamp(double(settings.frame_timeout_ms), 100.0, 1000.0);
+  if (settings.stamping) {
+    for (std::size_t w = 0; w < polled.start_ns.size(); ++w) {
+      f.started_at_deadline += polled.start_ns[w] ? 1 : 0;
+      f.finished_at_deadline += polled.end_ns[w] ? 1 : 0;
+    }
+  }
+  const std::int64_t grace_end_ns = monotonic_raw_ns() + std::int64_t(f.grace_ms * 1e6);
+  if (wait_status == GpuStatus::ok) {
+    f.gpu_finished = true;
+  } else {
+    const GpuOutcome late = backend.wait_frame(frame, grace_end_ns);
+    if (late.status == GpuStatus::ok) {
+      f.gpu_finished = true;
+      f.gpu_finished_ms = double(monotonic_raw_ns() - t0_ns) / 1e6;
+      gpu_may_be_busy = false;  // nothing of this frame runs any more
+    }
+    f.device_lost = late.status == GpuStatus::device_lost;
+  }
+  if (!settings.stamping) {
+    // Nothing to wait for but the fences.
+    f.started_after_grace = f.finished_after_grace = f.gpu_finished ? f.workloads : 0;
+    return f;
+  }
+  // Stamps written before the fence signalled are visible by now, or within the grace period
+  // on a device whose stamp memory is slow to become visible; re-read until all are, or the
+  // grace period ends (no sleep: a few reads of mapped memory).
+  for (;;) {
+    std::tie(f.started_after_grace, f.finished_after_grace) = stamps_seen(backend.stamps(), frame);
+    const bool all = f.started_after_grace == f.workloads && f.finished_after_grace == f.workloads;
+    if (all || monotonic_raw_ns() >= grace_end_ns || !f.gpu_finished) break;
+  }
+  return f;
+}
+
+// The shader clock of a stamp, when the stamp is this frame's: the clock words are written
+// before the stamp they belong to, so only then are they this frame's too.
+std::optional<std::uint64_t> shader_clock_ticks(const std::uint32_t* slot, std::size_t stamp_word,
+                                                std::size_t clock_word, std::uint32_t frame) {
+  if (__atomic_load_n(slot + stamp_word, __ATOMIC_ACQUIRE) != frame) return std::nullopt;
+  return std::uint64_t{__atomic_load_n(slot + clock_word, __ATOMIC_RELAXED)} |
+         std::uint64_t{__atomic_load_n(slot + clock_word + 1, __ATOMIC_RELAXED)} << 32;
+}
+
+// The background session's part of meta.json, after it stopped.
+nlohmann::json background_meta(const background::BackgroundSession& session, double stop_wait_ms) {
+  nlohmann::json bg = background::to_json(session.spec());
+  // How long the end of the run waited for compiles in flight (one compile per thread at
+  // most): the bound on background work outliving the frames.
+  bg["stop_wait_ms"] = std::round(stop_wait_ms * 10.0) / 10.0;
+  bg["processor"] = {{"max_concurrent", session.processor_settings().max_concurrent},
+                     {"high_priority_threads", session.processor_settings().high_priority_threads},
+                     {"idle_priority", session.processor_settings().idle_priority}};
+  const background::WorkflowOutcome& w = session.workflow_outcome();
+  if (session.spec().workflow != background::Workflow::none)
+    bg["workflow_outcome"] = {{"passes", w.passes},
+                              {"training_frames_rendered", w.frames_rendered},
+                              {"converged", w.converged},
+                              {"commit_wait_ms", w.commit_wait_ms}};
+  return bg;
+}
+
+}  // namespace
+
+FrameLoopOutcome run_frames(FrameBackend& backend, const Scenario& scenario,
+                            const RunSettings& settings, const ProgressCallback& progress) {
+  FrameLoopOutcome outcome;
+  ScenarioTimeline& timeline = outcome.timeline;
+  background::BackgroundSession* const background = backend.background();
+  const std::size_t slots = scenario.workloads.size();
+  const StampView stamps = backend.stamps();
+  std::uint32_t total = settings.warmup_frames + settings.frames;
+  const std::int64_t timeout_ns = std::int64_t{settings.frame_timeout_ms} * 1'000'000;
+  const bool shader_clock = backend.shader_clock_enabled();
+  double worst_deviation_ns = 0;
+  StampPoller poller;
+  std::optional<std::int64_t> first_measured_t0_ns;
+  std::vector<GpuCalibration> calibrations;  // one per measured frame, for the drift
+
+  // Background work starts with the first frame. A workflow first renders training frames
+  // (unmeasured, before the warm-up) until it has converged or used its passes; then the
+  // measurement's mode is set.
+  bool training = false;
+  if (background) {
+    background->start();
+    if (Status s = background->begin_workflow(); !s) {
+      timeline.failure = s.error().with_context("background: ");
+      total = 0;
+    }
+    training = background->spec().workflow != background::Workflow::none &&
+               background->spec().unmanaged_threads == 0;
+  }
+  std::uint32_t frame = 0;  // the stamps' frame number; stamps start zeroed, so never 0
+  for (std::uint32_t index = 0; index < total;) {
+    ++frame;
+    const bool measured = !training && index >= settings.warmup_frames;
+    const std::uint32_t measured_frame = measured ? index - settings.warmup_frames : 0;
+    if (settings.should_stop && settings.should_stop()) {
+      timeline.failure = make_error("interrupted after " + std::to_string(index) + " of " +
+                                    std::to_string(total) + " frames");
+      break;
+    }
+    auto fail = [&](const Error& error, RecordStatus status) {
+      timeline.failure = error.with_context(frame_label(index, settings.warmup_frames) + ": ");
+      if (measured) {
+        for (std::size_t w = 0; w < slots; ++w) {
+          WorkloadFrameRecord record;
+          record.frame = measured_frame;
+          record.workload = w;
+          record.status = status;
+          timeline.records.push_back(record);
+        }
+        FrameRecord frame_record;
+        frame_record.frame = measured_frame;
+        frame_record.status = status;
+        timeline.frames.push_back(frame_record);
+      }
+    };
+    if (background && measured && (measured_frame == 0 || background->spec().action_every_frame) &&
+        background->spec().workflow == background::Workflow::none) {
+      // SetBackgroundProcessingMode as the application would call it, outside the frame's
+      // measured CPU time.
+      if (auto further = background->apply_measurement_mode(); !further) {
+        timeline.failure = further.error().with_context("background: ");
+        break;
+      }
+    }
+    const std::int64_t cpu_start_ns = monotonic_raw_ns();
+    if (Status s = backend.record_frame(frame); !s) {
+      fail(s.error(), RecordStatus::gpu_error);
+      break;
+    }
+    if (const GpuOutcome submitted = backend.submit_frame(frame);
+        submitted.status != GpuStatus::ok) {
+      fail(outcome_error(submitted, "submitting the frame"),
+           submitted.status == GpuStatus::device_lost ? RecordStatus::device_lost
+                                                      : RecordStatus::gpu_error);
+      outcome.gpu_may_be_busy = true;
+      break;
+    }
+    const std::int64_t cpu_submitted_ns = monotonic_raw_ns();
+    const std::optional<GpuCalibration> calibration = backend.calibrate();
+    if (calibration) {
+      worst_deviation_ns =
+          std::max(worst_deviation_ns, static_cast<double>(calibration->max_deviation_ns));
+      if (measured) calibrations.push_back(*calibration);
+    }
+
+    // Release: the poller spins before t0, so no stamp can be missed.
+    if (settings.stamping)
+      poller.arm(stamps.words, stamps.stride_words, slots, frame, monotonic_raw_ns() + timeout_ns);
+    const std::int64_t t0_ns = monotonic_raw_ns();
+    GpuOutcome waited = backend.release_gate(frame);
+    if (waited.status == GpuStatus::ok) waited = backend.wait_frame(frame, t0_ns + timeout_ns);
+    // The GPU is done (or given up on): stamps still missing a few µs from now never come.
+    PollResult polled;
+    if (settings.stamping) {
+      poller.shorten_deadline(monotonic_raw_ns() + 2'000'000);
+      polled = poller.wait();
+    } else {
+      polled.start_ns.resize(slots);
+      polled.end_ns.resize(slots);
+    }
+    const std::int64_t cpu_end_ns = monotonic_raw_ns();
+
+    std::vector<std::optional<TimestampTicks>> timestamps;
+    if (waited.status == GpuStatus::ok)
+      timestamps = backend.read_timestamps();
+    else
+      outcome.gpu_may_be_busy = true;
+
+    if (measured) {
+      if (!first_measured_t0_ns) first_measured_t0_ns = t0_ns;
+      FrameRecord frame_record;
+      frame_record.frame = measured_frame;
+      frame_record.cpu_start_us = ns_to_us_since(cpu_start_ns, *first_measured_t0_ns);
+      frame_record.cpu_frame_us = ns_to_us_since(cpu_end_ns, cpu_start_ns);
+      frame_record.cpu_submit_us = ns_to_us_since(cpu_submitted_ns, cpu_start_ns);
+      if (settings.stamping)
+        frame_record.poll_gap_max_us = static_cast<double>(polled.max_check_gap_ns) / 1000.0;
+      for (std::size_t w = 0; w < slots; ++w) {
+        WorkloadFrameRecord r;
+        r.frame_t0_us = ns_to_us_since(t0_ns, *first_measured_t0_ns);
+        r.frame = measured_frame;
+        r.workload = w;
+        if (polled.start_ns[w]) r.poll_start_us = ns_to_us_since(*polled.start_ns[w], t0_ns);
+        if (polled.end_ns[w]) r.poll_end_us = ns_to_us_since(*polled.end_ns[w], t0_ns);
+        const std::uint32_t valid_bits = backend.timestamp_valid_bits(w);
+        if (calibration && valid_bits > 0 && w < timestamps.size() && timestamps[w]) {
+          GpuCalibration c = *calibration;
+          c.valid_bits = valid_bits;
+          r.ts_start_us = ns_to_us_since(gpu_ticks_to_cpu_ns(c, timestamps[w]->start), t0_ns);
+          r.ts_end_us = ns_to_us_since(gpu_ticks_to_cpu_ns(c, timestamps[w]->end), t0_ns);
+        }
+        if (calibration)
+          r.calibration_deviation_us = static_cast<double>(calibration->max_deviation_ns) / 1000.0;
+        if (shader_clock && waited.status == GpuStatus::ok) {
+          const std::uint32_t* slot = stamps.words + w * stamps.stride_words;
+          r.clk_start_ticks =
+              shader_clock_ticks(slot, kStampStartFrameWord, kStampStartClockWord, frame);
+          r.clk_end_ticks = shader_clock_ticks(slot, kStampEndFrameWord, kStampEndClockWord, frame);
+          // Tentatively as device timestamp ticks; verify_shader_clock_timebase decides.
+          if (calibration && r.clk_start_ticks && r.clk_end_ticks) {
+            GpuCalibration c = *calibration;
+            c.valid_bits = 64;
+            r.clk_start_us = ns_to_us_since(gpu_ticks_to_cpu_ns(c, *r.clk_start_ticks), t0_ns);
+            r.clk_end_us = ns_to_us_since(gpu_ticks_to_cpu_ns(c, *r.clk_end_ticks), t0_ns);
+          }
+        }
+        if (waited.status != GpuStatus::ok)
+          r.status = status_for(waited.status);
+        else if (settings.stamping && (!r.poll_start_us || !r.poll_end_us))
+          r.status = RecordStatus::timeout;
+        if (r.poll_start_us && (!frame_record.submit_to_start_us ||
+                                *r.poll_start_us < *frame_record.submit_to_start_us))
+          frame_record.submit_to_start_us = r.poll_start_us;
+        if (r.status != RecordStatus::ok && frame_record.status == RecordStatus::ok)
+          frame_record.status = r.status;
+        timeline.records.push_back(r);
+      }
+      timeline.frames.push_back(frame_record);
+    }
+    if (waited.status == GpuStatus::device_lost || waited.status == GpuStatus::failed) {
+      const Error error = outcome_error(waited, "waiting");
+      timeline.failure = Error{
+          "waiting for " + frame_label(index, settings.warmup_frames) +
+              " failed: " + (error.api_code_name.empty() ? error.message : error.api_code_name),
+          error.api_code, error.api_code_name};
+      break;
+    }
+    if (waited.status == GpuStatus::timeout || polled.timed_out) {
+      // Past the deadline: say what happened (late, still running, stuck, stamps lost), from
+      // the stamps at the deadline and a bounded grace period after it. The rows stay
+      // `timeout`, as they were at the deadline. Background compiles stop starting now, not
+      // after the grace period.
+      if (background) background->request_stop();
+      const Error timeout_code = waited.error ? *waited.error : backend.timeout_error();
+      timeline.failure = Error{describe_missed_deadline(missed_deadline_facts(
+                                   backend, settings, slots, frame, index, t0_ns, polled,
+                                   waited.status, outcome.gpu_may_be_busy)),
+                               timeout_code.api_code, timeout_code.api_code_name};
+      break;
+    }
+    if (training) {
+      auto more = background->workflow_frame_rendered();
+      if (!more) {
+        timeline.failure = more.error().with_context("background: ");
+        break;
+      }
+      training = *more;
+      if (!training)
+        if (auto further = background->apply_measurement_mode(); !further) {
+          timeline.failure = further.error().with_context("background: ");
+          break;
+        }
+      continue;  // training frames are not warm-up or measured frames
+    }
+    if (progress) progress(index + 1, total);
+    ++index;
+  }
+  if (first_measured_t0_ns) timeline.time_origin_ns = *first_measured_t0_ns;
+  nlohmann::json meta = backend.device_meta();
+  if (background) {
+    const std::int64_t stop_start_ns = monotonic_raw_ns();
+    background->stop();
+    const double stop_wait_ms = static_cast<double>(monotonic_raw_ns() - stop_start_ns) / 1e6;
+    timeline.background_tasks = background->records();
+    meta["background"] = background_meta(*background, stop_wait_ms);
+    annotate_background_activity(timeline);
+  }
+  meta["clocks"]["timestamp"]["max_calibration_deviation_ns"] = worst_deviation_ns;
+  if (!calibrations.empty()) meta["clocks"]["timestamp"]["drift"] = calibration_drift(calibrations);
+  if (shader_clock)
+    meta["clocks"]["shader_clock"]["verification"] = verify_shader_clock_timebase(timeline);
+  timeline.meta = meta;
+  return outcome;
+}
+
+}  // namespace gpuoverlap
