@@ -14,9 +14,7 @@
 #include "analysis/compare.h"
 #include "analysis/report.h"
 #include "analysis/verdict.h"
-#include "backends/vulkan/barrier_translation.h"
-#include "backends/vulkan/vulkan_executor.h"
-#include "backends/vulkan/vulkan_instance.h"
+#include "backends/backends.h"
 #include "core/atomic_file.h"
 #include "core/interrupt.h"
 #include "core/output_directory.h"
@@ -67,32 +65,28 @@ std::string default_out_directory(const std::string& suffix = "") {
   return unused_directory_name(text + suffix).string();
 }
 
-Result<std::unique_ptr<vk::Instance>> open_instance(bool validation, bool synchronization = false) {
-  auto instance = vk::Instance::create(validation, synchronization);
-  if (!instance)
-    return instance.error().with_context(
-        "cannot start Vulkan (is a driver installed? Debian: mesa-vulkan-drivers): ");
-  return instance;
+Result<std::unique_ptr<GpuApi>> open_api(bool validation, bool synchronization = false) {
+  return open_gpu_api({.validation = validation, .synchronization_validation = synchronization});
 }
 
 int command_devices(bool as_json) {
-  auto instance = open_instance(false);
-  if (!instance) return fail(instance.error().message, kExitEnvironment);
+  auto api = open_api(false);
+  if (!api) return fail(api.error().message, kExitEnvironment);
   nlohmann::json all = nlohmann::json::array();
   std::vector<DeviceCandidate> candidates;
-  for (const auto& d : (*instance)->devices()) candidates.push_back(d.candidate());
+  for (const DeviceFacts& d : (*api)->devices()) candidates.push_back(d.candidate);
   auto chosen = choose_device(candidates, "");
-  for (std::size_t i = 0; i < (*instance)->devices().size(); ++i) {
-    const auto& d = (*instance)->devices()[i];
-    nlohmann::json j = d.describe();
+  for (std::size_t i = 0; i < (*api)->devices().size(); ++i) {
+    const DeviceFacts& d = (*api)->devices()[i];
+    nlohmann::json j = d.description;
     j["index"] = i;
     j["default"] = chosen && chosen->index == i;
     nlohmann::json families = nlohmann::json::array();
-    for (std::size_t f = 0; f < d.families.size(); ++f)
+    for (std::size_t f = 0; f < d.queue_families.size(); ++f)
       families.push_back({{"index", f},
-                          {"flags", vk::queue_flags_text(d.families[f].queueFlags)},
-                          {"queues", d.families[f].queueCount},
-                          {"timestamp_valid_bits", d.families[f].timestampValidBits}});
+                          {"flags", d.queue_families[f].flags},
+                          {"queues", d.queue_families[f].queues},
+                          {"timestamp_valid_bits", d.queue_families[f].timestamp_valid_bits}});
     j["queue_families"] = families;
     j["global_priority"] = d.global_priority;
     j["calibrated_timestamps"] = d.calibrated_timestamps;
@@ -134,82 +128,6 @@ int command_list() {
   return 0;
 }
 
-// Names of the synchronization2 bits the translation produces, '|'-joined.
-std::string flag_names(std::uint64_t bits,
-                       std::initializer_list<std::pair<std::uint64_t, const char*>> names) {
-  if (bits == 0) return "NONE";
-  std::string text;
-  for (const auto& [bit, name] : names)
-    if ((bits & bit) == bit) {
-      if (!text.empty()) text += '|';
-      text += name;
-      bits &= ~bit;
-    }
-  if (bits != 0) text += fmt::format("{}0x{:x}", text.empty() ? "" : "|", bits);
-  return text;
-}
-
-std::string stage_text(const vk::SyncScope& scope) {
-  const std::string stages = flag_names(
-      scope.stages, {{VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, "ALL_COMMANDS"},
-                     {VK_PIPELINE_STAGE_2_INDEX_INPUT_BIT, "INDEX_INPUT"},
-                     {VK_PIPELINE_STAGE_2_VERTEX_ATTRIBUTE_INPUT_BIT, "VERTEX_ATTRIBUTE_INPUT"},
-                     {VK_PIPELINE_STAGE_2_VERTEX_INPUT_BIT, "VERTEX_INPUT"},
-                     {VK_PIPELINE_STAGE_2_PRE_RASTERIZATION_SHADERS_BIT, "PRE_RASTERIZATION"},
-                     {VK_PIPELINE_STAGE_2_VERTEX_SHADER_BIT, "VERTEX_SHADER"},
-                     {VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT, "FRAGMENT_SHADER"},
-                     {VK_PIPELINE_STAGE_2_EARLY_FRAGMENT_TESTS_BIT, "EARLY_FRAGMENT_TESTS"},
-                     {VK_PIPELINE_STAGE_2_LATE_FRAGMENT_TESTS_BIT, "LATE_FRAGMENT_TESTS"},
-                     {VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT, "COLOR_ATTACHMENT_OUTPUT"},
-                     {VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, "COMPUTE_SHADER"},
-                     {VK_PIPELINE_STAGE_2_COPY_BIT, "COPY"},
-                     {VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT, "DRAW_INDIRECT"}});
-  const std::string access =
-      flag_names(scope.access, {{VK_ACCESS_2_MEMORY_READ_BIT, "MEMORY_READ"},
-                                {VK_ACCESS_2_MEMORY_WRITE_BIT, "MEMORY_WRITE"},
-                                {VK_ACCESS_2_SHADER_READ_BIT, "SHADER_READ"},
-                                {VK_ACCESS_2_SHADER_WRITE_BIT, "SHADER_WRITE"},
-                                {VK_ACCESS_2_COLOR_ATTACHMENT_READ_BIT, "COLOR_ATTACHMENT_READ"},
-                                {VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, "COLOR_ATTACHMENT_WRITE"},
-                                {VK_ACCESS_2_UNIFORM_READ_BIT, "UNIFORM_READ"},
-                                {VK_ACCESS_2_VERTEX_ATTRIBUTE_READ_BIT, "VERTEX_ATTRIBUTE_READ"},
-                                {VK_ACCESS_2_INDEX_READ_BIT, "INDEX_READ"},
-                                {VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT, "INDIRECT_COMMAND_READ"},
-                                {VK_ACCESS_2_TRANSFER_READ_BIT, "TRANSFER_READ"},
-                                {VK_ACCESS_2_TRANSFER_WRITE_BIT, "TRANSFER_WRITE"}});
-  return stages + " / " + access;
-}
-
-const char* layout_name(VkImageLayout layout) {
-  switch (layout) {
-    case VK_IMAGE_LAYOUT_UNDEFINED:
-      return "UNDEFINED";
-    case VK_IMAGE_LAYOUT_GENERAL:
-      return "GENERAL";
-    case VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL:
-      return "COLOR_ATTACHMENT_OPTIMAL";
-    case VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL:
-      return "SHADER_READ_ONLY_OPTIMAL";
-    case VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL:
-      return "TRANSFER_SRC_OPTIMAL";
-    case VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL:
-      return "TRANSFER_DST_OPTIMAL";
-    default:
-      return "other";
-  }
-}
-
-std::string vulkan_text(const vk::BarrierDesc& d) {
-  const char* target = d.target == vk::BarrierDesc::Target::memory   ? "memory"
-                       : d.target == vk::BarrierDesc::Target::buffer ? "buffer"
-                                                                     : "image";
-  std::string text =
-      fmt::format("{} barrier: {} -> {}", target, stage_text(d.src), stage_text(d.dst));
-  if (d.target == vk::BarrierDesc::Target::image)
-    text += fmt::format(", layout {} -> {}", layout_name(d.old_layout), layout_name(d.new_layout));
-  return text;
-}
-
 // `validate --explain`: what a scenario will record, in D3D12 and in Vulkan terms, and how its
 // queues are cut into submissions, without touching a GPU.
 void explain(const Scenario& s, std::ostream& out) {
@@ -229,17 +147,7 @@ void explain(const Scenario& s, std::ostream& out) {
           b.placement == Placement::after_producer ? "after producer" : "before consumer",
           describe(b.barrier));
     if (!d.note.empty()) out << "      " << d.note << "\n";
-    const vk::DependencyOps ops = vk::translate(d);
-    if (ops.set_event_after_producer)
-      out << "      Vulkan after producer: vkCmdSetEvent2, "
-          << vulkan_text(*ops.set_event_after_producer) << "\n";
-    for (const auto& b : ops.barriers_after_producer)
-      out << "      Vulkan after producer: vkCmdPipelineBarrier2, " << vulkan_text(b) << "\n";
-    if (ops.wait_event_before_consumer)
-      out << "      Vulkan before consumer: vkCmdWaitEvents2, "
-          << vulkan_text(*ops.wait_event_before_consumer) << "\n";
-    for (const auto& b : ops.barriers_before_consumer)
-      out << "      Vulkan before consumer: vkCmdPipelineBarrier2, " << vulkan_text(b) << "\n";
+    for (const std::string& line : explain_recording(d)) out << "      " << line << "\n";
   }
   out << "  submissions per frame, in order:\n";
   for (const Segment& segment : plan.segments) {
@@ -375,22 +283,22 @@ Status apply_preemption_overrides(const RunArguments& args, std::vector<Scenario
 }
 
 // The device for a command that runs work: chosen, announced on stderr.
-Result<DeviceChoice> pick_device(const vk::Instance& instance, const std::string& wanted) {
+Result<DeviceChoice> pick_device(const GpuApi& api, const std::string& wanted) {
   std::vector<DeviceCandidate> candidates;
-  for (const auto& d : instance.devices()) candidates.push_back(d.candidate());
+  for (const DeviceFacts& d : api.devices()) candidates.push_back(d.candidate);
   auto chosen = choose_device(candidates, wanted);
   if (!chosen) return chosen.error();
-  const auto& device = instance.devices()[chosen->index];
+  const DeviceFacts& device = api.devices()[chosen->index];
   std::cerr << fmt::format("device {}: {} ({}; driver {} {})\n", chosen->index,
-                           device.properties.deviceName, chosen->reason, device.driver.driverName,
-                           device.driver.driverInfo);
+                           device.candidate.name, chosen->reason, device.driver_name,
+                           device.driver_info);
   return chosen;
 }
 
 // After a device was abandoned with work possibly still running on it, tearing down the
 // instance or unloading the driver under it can crash. Every result file is already written
 // (fsync + rename), so the process ends here.
-int finish(const vk::VulkanExecutor& executor, int status) {
+int finish(const ScenarioExecutor& executor, int status) {
   if (executor.abandoned_device()) {
     std::cout.flush();
     std::cerr.flush();
@@ -401,8 +309,8 @@ int finish(const vk::VulkanExecutor& executor, int status) {
 
 // Why no device could be used, as an exit status: a --device that names none is bad input; no
 // device at all is the environment.
-int device_failure(const vk::Instance& instance, const Error& error) {
-  return fail(error.message, instance.devices().empty() ? kExitEnvironment : kExitBadInput);
+int device_failure(const GpuApi& api, const Error& error) {
+  return fail(error.message, api.devices().empty() ? kExitEnvironment : kExitBadInput);
 }
 
 // The output folder before any GPU work (core/output_directory.h). On a later failure before
@@ -465,18 +373,18 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   auto output = prepare_output(args.out.empty() ? default_out_directory() : args.out, args.replace,
                                estimated_results_bytes(scenarios));
   if (!output) return fail(output.error().message, kExitBadInput);
-  auto instance = open_instance(args.validation, args.sync_validation);
-  if (!instance) {
+  auto api = open_api(args.validation, args.sync_validation);
+  if (!api) {
     output->discard_if_empty();
-    return fail(instance.error().message, kExitEnvironment);
+    return fail(api.error().message, kExitEnvironment);
   }
-  auto chosen = pick_device(**instance, args.device);
+  auto chosen = pick_device(**api, args.device);
   if (!chosen) {
     output->discard_if_empty();
-    return device_failure(**instance, chosen.error());
+    return device_failure(**api, chosen.error());
   }
   const bool cpu_device =
-      (*instance)->devices()[chosen->index].candidate().device_class == DeviceClass::cpu;
+      (*api)->devices()[chosen->index].candidate.device_class == DeviceClass::cpu;
   SizeProfile sizes = files_sizes(args.full_size ? "--full-size" : "the device is not the CPU");
   if (cpu_device && !args.full_size) {
     sizes = apply_cpu_device_sizes(scenarios, {.frames = args.frames.has_value(),
@@ -502,8 +410,8 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   options.command_line = command_line;
   options.extra_meta["device_choice"] = chosen->reason;
   options.extra_meta["sizes"] = sizes.meta;
-  vk::VulkanExecutor executor(**instance, chosen->index);
-  const SuiteOutcome outcome = run_suite(executor, scenarios, options, std::cerr);
+  const std::unique_ptr<ScenarioExecutor> executor = (*api)->executor(chosen->index);
+  const SuiteOutcome outcome = run_suite(*executor, scenarios, options, std::cerr);
   std::cout << summary_table(outcome);
   std::cout << preemption_summary_table(outcome);
   const Status verdicts =
@@ -514,17 +422,17 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   std::cout << "results: " << options.out_directory.string() << "\n";
   int status = kExitOk;
   if (!verdicts) status = fail(verdicts.error().message, kExitEnvironment);
-  if ((*instance)->validation_errors() > 0) {
-    status = fail(fmt::format("{} Vulkan validation errors, {} of them synchronization hazards "
+  if ((*api)->validation_errors() > 0) {
+    status = fail(fmt::format("{} {} validation errors, {} of them synchronization hazards "
                               "(see above)",
-                              (*instance)->validation_errors(), (*instance)->sync_hazards()),
+                              (*api)->validation_errors(), (*api)->name(), (*api)->sync_hazards()),
                   kExitFailed);
   } else if (interrupt_requested()) {
     status = fail("interrupted; the frames measured so far are written", kExitInterrupted);
   } else if (outcome.failure) {
     status = fail(outcome.failure->message, kExitFailed);
   }
-  return finish(executor, status);
+  return finish(*executor, status);
 }
 
 int command_selftest(const std::string& device_name, SelftestOptions options, bool replace) {
@@ -532,23 +440,23 @@ int command_selftest(const std::string& device_name, SelftestOptions options, bo
     options.out_directory = std::filesystem::path(default_out_directory("-selftest"));
   auto output = prepare_output(options.out_directory, replace, 16ull << 20);
   if (!output) return fail(output.error().message, kExitBadInput);
-  auto instance = open_instance(false);
-  if (!instance) {
+  auto api = open_api(false);
+  if (!api) {
     output->discard_if_empty();
-    return fail(instance.error().message, kExitEnvironment);
+    return fail(api.error().message, kExitEnvironment);
   }
-  auto chosen = pick_device(**instance, device_name);
+  auto chosen = pick_device(**api, device_name);
   if (!chosen) {
     output->discard_if_empty();
-    return device_failure(**instance, chosen.error());
+    return device_failure(**api, chosen.error());
   }
   options.should_stop = interrupt_requested;
   install_interrupt_handler();
-  vk::VulkanExecutor executor(**instance, chosen->index);
-  const SelftestOutcome outcome = run_selftest(executor, options, std::cerr);
+  const std::unique_ptr<ScenarioExecutor> executor = (*api)->executor(chosen->index);
+  const SelftestOutcome outcome = run_selftest(*executor, options, std::cerr);
   const std::string table = selftest_table(outcome.rows);
   std::cout << "\n" << table;
-  const auto device = (*instance)->devices()[chosen->index].describe();
+  const nlohmann::json device = (*api)->devices()[chosen->index].description;
   nlohmann::json summary = {
       {"device", device},
       {"tool", {{"name", "gpuoverlap"}, {"git_revision", GPUOVERLAP_GIT_REVISION}}},
@@ -573,7 +481,7 @@ int command_selftest(const std::string& device_name, SelftestOptions options, bo
     status =
         fail("some checks failed (see the table; docs/selftest.md explains each)", kExitFailed);
   }
-  return finish(executor, status);
+  return finish(*executor, status);
 }
 
 // `gpuoverlap load-process` (internal, started by run --load-process): the load of a
@@ -596,15 +504,15 @@ int command_load_process(const std::string& spec_json, std::size_t device_index,
   if (!spec) return report_failure(spec.error().message);
   const Scenario load_only =
       preemption::make_scenario(*spec, preemption::Role::load_only, "load-process");
-  auto instance = open_instance(false);
-  if (!instance) return report_failure(instance.error().message);
-  if (device_index >= (*instance)->devices().size())
+  auto api = open_api(false);
+  if (!api) return report_failure(api.error().message);
+  if (device_index >= (*api)->devices().size())
     return report_failure("no device " + std::to_string(device_index));
-  vk::VulkanExecutor executor(**instance, device_index);
-  auto timeline = executor.run_load_process(load_only, settings, parent);
-  if (!timeline) return finish(executor, report_failure(timeline.error().message));
+  const std::unique_ptr<ScenarioExecutor> executor = (*api)->executor(device_index);
+  auto timeline = executor->run_load_process(load_only, settings, parent);
+  if (!timeline) return finish(*executor, report_failure(timeline.error().message));
   preemption::ParentLink::send("result", preemption::load_process_result(*timeline));
-  return finish(executor, timeline->failure ? 1 : 0);
+  return finish(*executor, timeline->failure ? 1 : 0);
 }
 
 }  // namespace

@@ -15,6 +15,9 @@
 namespace gpuoverlap {
 
 struct Scenario;
+namespace preemption {
+class ParentLink;
+}
 
 // Where the stamps live. uncached: HOST_VISIBLE|HOST_COHERENT outside device memory, not
 // HOST_CACHED (the D3D12 CUSTOM heap, L0 + WRITE_COMBINE of DESIGN.md section 3). cached:
@@ -81,6 +84,21 @@ class ScenarioExecutor {
     (void)rounds, (void)memory, (void)timeout_ms;
     return make_error("this backend has no ping-pong probe");
   }
+
+  // `gpuoverlap load-process`: runs the load part of a preemption scenario (made with
+  // Role::load_only) until the parent says stop, reporting through `parent`
+  // (preemption/load_process.h). The timeline's records are the load's.
+  virtual Result<ScenarioTimeline> run_load_process(const Scenario& load_only,
+                                                    const RunSettings& settings,
+                                                    preemption::ParentLink& parent) {
+    (void)load_only, (void)settings, (void)parent;
+    return make_error("this backend cannot run a load process");
+  }
+
+  // True once a device had to be abandoned with work possibly still running on it (a frame
+  // past its deadline). Then neither it nor the API may be torn down: the driver's threads
+  // may still be executing. The process should report and end with std::_Exit.
+  virtual bool abandoned_device() const { return false; }
 };
 
 }  // namespace gpuoverlap

@@ -26,16 +26,9 @@ class VulkanExecutor final : public ScenarioExecutor {
   Result<PingPongResult> ping_pong(std::uint32_t rounds, StampMemory memory,
                                    std::uint32_t timeout_ms) override;
 
-  // `gpuoverlap load-process`: runs the load part of a preemption scenario (made with
-  // Role::load_only) until the parent says stop, reporting through `parent`
-  // (preemption/load_process.h). The timeline's records are the load's.
   Result<ScenarioTimeline> run_load_process(const Scenario& load_only, const RunSettings& settings,
-                                            preemption::ParentLink& parent);
-
-  // True once a device had to be abandoned with work possibly still running on it (a frame
-  // past its deadline). Then neither it nor the instance may be torn down: the driver's
-  // threads may still be executing. The process should report and end with std::_Exit.
-  bool abandoned_device() const { return abandoned_device_; }
+                                            preemption::ParentLink& parent) override;
+  bool abandoned_device() const override { return abandoned_device_; }
 
  private:
   // A preemption scenario: in this process, or with the load in a child (--load-process).

@@ -1,0 +1,22 @@
+// The GPU APIs this build has, and the one entry point app/ uses to reach them: open an API,
+// and explain how it records a dependency. Only here and below does a GPU API appear.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "barriers/barrier_planner.h"
+#include "core/result.h"
+#include "engine/gpu_api.h"
+
+namespace gpuoverlap {
+
+// Opens the GPU API (Vulkan; D3D12 joins here). An Error says why it cannot start.
+Result<std::unique_ptr<GpuApi>> open_gpu_api(const GpuApiOptions& options);
+
+// `validate --explain`: the API commands a planned dependency becomes, one line each, in
+// recording order. Needs no device.
+std::vector<std::string> explain_recording(const DependencyPlan& dependency);
+
+}  // namespace gpuoverlap
