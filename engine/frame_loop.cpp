@@ -63,7 +63,7 @@ std::pair<std::size_t, std::size_t> stamps_seen(const StampView& stamps, std::ui
 
 // A frame past its deadline: the stamps at the deadline, then a bounded grace period for the
 // GPU and the stamps (queues/deadline_diagnosis.h).
-DeadlineFacts missed_deadline_facts(FrameBackend& backend, const RunSettings& settings,
+DeadlineFacts missed_deadline_facts(ScenarioBackend& backend, const RunSettings& settings,
                                     std::size_t workloads, std::uint32_t frame, std::uint32_t index,
                                     std::int64_t t0_ns, const PollResult& polled,
                                     GpuStatus wait_status, bool& gpu_may_be_busy) {
@@ -137,7 +137,7 @@ nlohmann::json background_meta(const background::BackgroundSession& session, dou
 
 }  // namespace
 
-FrameLoopOutcome run_frames(FrameBackend& backend, const Scenario& scenario,
+FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
                             const RunSettings& settings, const ProgressCallback& progress) {
   FrameLoopOutcome outcome;
   ScenarioTimeline& timeline = outcome.timeline;
@@ -296,11 +296,8 @@ FrameLoopOutcome run_frames(FrameBackend& backend, const Scenario& scenario,
       timeline.frames.push_back(frame_record);
     }
     if (waited.status == GpuStatus::device_lost || waited.status == GpuStatus::failed) {
-      const Error error = outcome_error(waited, "waiting");
-      timeline.failure = Error{
-          "waiting for " + frame_label(index, settings.warmup_frames) +
-              " failed: " + (error.api_code_name.empty() ? error.message : error.api_code_name),
-          error.api_code, error.api_code_name};
+      timeline.failure =
+          failure_of(waited, "waiting for " + frame_label(index, settings.warmup_frames));
       break;
     }
     if (waited.status == GpuStatus::timeout || polled.timed_out) {

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "engine/executor.h"
-#include "engine/frame_backend.h"
+#include "engine/scenario_backend.h"
 #include "scenarios/scenario.h"
 #include "timeline/records.h"
 
@@ -25,7 +25,7 @@ struct FrameLoopOutcome {
 
 // Contract: `scenario` is validated and `backend` holds its device objects; the loop starts
 // and stops the backend's background session, if any.
-FrameLoopOutcome run_frames(FrameBackend& backend, const Scenario& scenario,
+FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
                             const RunSettings& settings, const ProgressCallback& progress);
 
 }  // namespace gpuoverlap

@@ -17,7 +17,8 @@
 #include "background/background_session.h"
 #include "background/variant_slot.h"
 #include "engine/executor.h"
-#include "engine/frame_backend.h"
+#include "engine/preemption_loop.h"
+#include "engine/scenario_backend.h"
 #include "queues/deadline_diagnosis.h"
 #include "queues/queue_mapping.h"
 #include "queues/stamp_poller.h"
@@ -86,12 +87,13 @@ struct QueueState {
 // write to it and before the draws that write it next.
 VkImageMemoryBarrier2 to_color_attachment(VkImage image, VkImageLayout old_layout);
 
-class PreemptionLoop;
+// Parts of one load submission at most (engine/preemption_loop.cpp).
+constexpr std::size_t kMaxStreamParts = 2;
 
 // Every Vulkan object of one scenario. Destruction order is the reverse of creation; when the
 // GPU may still be running (a timed-out frame), nothing is destroyed: freeing memory the GPU
 // still uses is worse than leaking it in a process that is about to report and exit.
-class ScenarioDevice final : public FrameBackend {
+class ScenarioDevice final : public ScenarioBackend {
  public:
   ScenarioDevice(const Instance& instance, const PhysicalDeviceInfo& info, const Scenario& s,
                  const RunSettings& settings)
@@ -106,21 +108,11 @@ class ScenarioDevice final : public FrameBackend {
   Result<PingPongResult> ping_pong(std::uint32_t rounds, std::uint32_t timeout_ms);
   bool gpu_may_be_busy() const { return gpu_may_be_busy_; }
 
-  // A preemption scenario (Scenario::preemption): calibrate the load, measure it alone, then
-  // keep it running while the urgent job is submitted every period
-  // (backends/vulkan/preemption_run.cpp). Which parts run follows the scenario's
-  // workloads: load and urgent (one process), urgent only (the parent of a load process), or
-  // load only (the load process itself, which loads until `hooks.stop_loading`).
-  struct PreemptionHooks {
-    // Load only: continuous loading has begun (calibration and baseline done).
-    std::function<void(const ScenarioTimeline& so_far)> on_loading;
-    // Load only: polled between submissions; true ends the loading.
-    std::function<bool()> stop_loading;
-  };
+  // A preemption scenario (Scenario::preemption): the preemption loop
+  // (engine/preemption_loop.h) on this device.
   ScenarioTimeline run_preemption(const ProgressCallback& progress, const PreemptionHooks& hooks);
 
  private:
-  friend class PreemptionLoop;
   Status check_features();
   Status create_device();
   Status create_buffer(Buffer& out, VkDeviceSize size, VkBufferUsageFlags usage,
@@ -134,7 +126,7 @@ class ScenarioDevice final : public FrameBackend {
   Status create_queue_objects();
   Status setup_calibration();
 
-  // FrameBackend (engine/frame_backend.h).
+  // ScenarioBackend (engine/scenario_backend.h).
   StampView stamps() const override;
   Status record_frame(std::uint32_t frame) override;
   GpuOutcome submit_frame(std::uint32_t frame) override;
@@ -147,6 +139,24 @@ class ScenarioDevice final : public FrameBackend {
   Error timeout_error() const override;
   background::BackgroundSession* background() override { return background_.get(); }
   nlohmann::json device_meta() const override { return meta_; }
+  std::uint32_t max_workgroups_x() const override;
+  double timestamp_period_ns() const override;
+  QueuePriority granted_priority(std::size_t queue) const override;
+  Status prepare_streams(const StreamLayout& layout) override;
+  GpuOutcome submit_stream(const StreamSubmission& submission) override;
+  GpuOutcome stream_completed(Stream stream, std::uint64_t& completed) override;
+  GpuOutcome wait_stream(Stream stream, std::uint64_t sequence, std::int64_t deadline_ns) override;
+  std::vector<std::optional<TimestampTicks>> read_stream_timestamps(Stream stream,
+                                                                    std::uint32_t ring,
+                                                                    std::size_t parts) override;
+
+  // The preemption streams' recording (backends/vulkan/preemption_run.cpp).
+  std::uint32_t first_stream_query(Stream stream, std::uint32_t ring) const;
+  void record_counter_reset(VkCommandBuffer cmd, const std::vector<std::size_t>& workloads,
+                            std::uint32_t first_query, std::uint32_t queries);
+  void record_stream_part(VkCommandBuffer cmd, std::size_t w, std::uint32_t sequence,
+                          const preemption::LoadSize& size, std::uint32_t query);
+  Status record_stream(VkCommandBuffer cmd, const StreamSubmission& submission);
 
   GpuOutcome outcome_of(VkResult result, const char* call) const;
   void record_workload(VkCommandBuffer cmd, std::size_t w, std::uint32_t frame, bool timestamps);
@@ -217,6 +227,17 @@ class ScenarioDevice final : public FrameBackend {
   // destroyed.
   background::VariantSlot<background::PipelineHandle> compute_variants_;
   std::unique_ptr<background::BackgroundSession> background_;
+
+  // A preemption scenario's two streams (prepare_streams).
+  struct StreamState {
+    std::size_t queue = 0;  // scenario queue
+    VkCommandPool pool = VK_NULL_HANDLE;
+    std::vector<VkCommandBuffer> buffers;  // the ring
+    VkSemaphore done = VK_NULL_HANDLE;     // timeline: the sequence completed
+  };
+  StreamLayout streams_;
+  StreamState load_stream_, urgent_stream_;
+  VkQueryPool stream_queries_ = VK_NULL_HANDLE;
 };
 
 }  // namespace gpuoverlap::vk

@@ -1094,7 +1094,7 @@ Status ScenarioDevice::submit_frame_commands(std::uint32_t frame) {
   return ok_status();
 }
 
-// --- FrameBackend: the frame loop itself is engine/frame_loop.cpp's --------------------------
+// --- ScenarioBackend: the frame loop itself is engine/frame_loop.cpp's --------------------------
 
 StampView ScenarioDevice::stamps() const {
   return {static_cast<const std::uint32_t*>(stamps_.mapped), slot_stride_ / sizeof(std::uint32_t),
@@ -1375,6 +1375,11 @@ void ScenarioDevice::destroy() {
   if (gpu_may_be_busy_) return;  // see the class comment: leak rather than free in-use memory
   // Every submission was waited for with a deadline; this returns at once.
   vkDeviceWaitIdle(device_);
+  for (StreamState* stream : {&load_stream_, &urgent_stream_}) {
+    if (stream->pool) vkDestroyCommandPool(device_, stream->pool, nullptr);
+    if (stream->done) vkDestroySemaphore(device_, stream->done, nullptr);
+  }
+  if (stream_queries_) vkDestroyQueryPool(device_, stream_queries_, nullptr);
   auto destroy_buffer = [&](Buffer& b) {
     if (b.buffer) vkDestroyBuffer(device_, b.buffer, nullptr);
     if (b.memory) vkFreeMemory(device_, b.memory, nullptr);

@@ -12,111 +12,13 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "fake_backend.h"
 
 namespace gpuoverlap {
 namespace {
 
-// What the fake GPU does with one frame.
-struct FakeFrame {
-  bool stamps_at_release = true;       // every start and end stamp is written at the release
-  std::vector<std::size_t> never_end;  // workloads whose end stamp is never written
-  GpuStatus first_wait = GpuStatus::ok;
-  // The wait of the grace period (only after a first wait that did not complete).
-  GpuStatus grace_wait = GpuStatus::timeout;
-  bool stamps_during_grace = false;  // the stamps arrive during the grace period
-  GpuStatus submit = GpuStatus::ok;
-};
-
-class FakeBackend final : public FrameBackend {
- public:
-  static constexpr std::size_t kStrideWords = 16;
-
-  explicit FakeBackend(std::size_t workloads)
-      : workloads_(workloads), words_(workloads * kStrideWords) {}
-
-  std::map<std::uint32_t, FakeFrame> script;  // by frame (from 1); absent: a good frame
-  std::vector<std::uint32_t> recorded, submitted, released;
-  int waits = 0;
-
-  StampView stamps() const override { return {words_.data(), kStrideWords, workloads_}; }
-  Status record_frame(std::uint32_t frame) override {
-    recorded.push_back(frame);
-    return ok_status();
-  }
-  GpuOutcome submit_frame(std::uint32_t frame) override {
-    submitted.push_back(frame);
-    return outcome(frame_script(frame).submit);
-  }
-  GpuOutcome release_gate(std::uint32_t frame) override {
-    released.push_back(frame);
-    const FakeFrame f = frame_script(frame);
-    if (f.stamps_at_release) write_stamps(frame, f.never_end);
-    return GpuOutcome::ok();
-  }
-  GpuOutcome wait_frame(std::uint32_t frame, std::int64_t deadline_ns) override {
-    EXPECT_GT(deadline_ns, 0);
-    ++waits;
-    const FakeFrame f = frame_script(frame);
-    if (waited_once_.count(frame)) {
-      if (f.stamps_during_grace) write_stamps(frame, {});
-      return outcome(f.grace_wait);
-    }
-    waited_once_[frame] = true;
-    return outcome(f.first_wait);
-  }
-  std::vector<std::optional<TimestampTicks>> read_timestamps() override {
-    // Ticks are CPU nanoseconds (see calibrate): 10 µs and 20 µs after the calibration.
-    std::vector<std::optional<TimestampTicks>> ticks(workloads_);
-    for (auto& t : ticks) t = TimestampTicks{calibration_ns_ + 10'000, calibration_ns_ + 20'000};
-    return ticks;
-  }
-  std::uint32_t timestamp_valid_bits(std::size_t) const override { return 64; }
-  std::optional<GpuCalibration> calibrate() override {
-    calibration_ns_ = static_cast<std::uint64_t>(monotonic_raw_ns());
-    return GpuCalibration{.gpu_ticks = calibration_ns_,
-                          .cpu_ns = static_cast<std::int64_t>(calibration_ns_),
-                          .tick_period_ns = 1.0,
-                          .valid_bits = 64,
-                          .max_deviation_ns = 500};
-  }
-  bool shader_clock_enabled() const override { return false; }
-  Error timeout_error() const override { return Error{"fake timeout", 2, "FAKE_TIMEOUT"}; }
-  background::BackgroundSession* background() override { return nullptr; }
-  nlohmann::json device_meta() const override { return {{"device", "fake"}}; }
-
- private:
-  FakeFrame frame_script(std::uint32_t frame) const {
-    auto it = script.find(frame);
-    return it == script.end() ? FakeFrame{} : it->second;
-  }
-  static GpuOutcome outcome(GpuStatus status) {
-    switch (status) {
-      case GpuStatus::ok:
-        return GpuOutcome::ok();
-      case GpuStatus::timeout:
-        return {status, Error{"fake wait: FAKE_TIMEOUT", 2, "FAKE_TIMEOUT"}};
-      case GpuStatus::device_lost:
-        return {status, Error{"fake: FAKE_DEVICE_LOST", -4, "FAKE_DEVICE_LOST"}};
-      case GpuStatus::failed:
-        return {status, Error{"fake: FAKE_ERROR", -1, "FAKE_ERROR"}};
-    }
-    return GpuOutcome::ok();
-  }
-  void write_stamps(std::uint32_t frame, const std::vector<std::size_t>& never_end) {
-    for (std::size_t w = 0; w < workloads_; ++w) {
-      __atomic_store_n(&words_[w * kStrideWords + kStampStartFrameWord], frame, __ATOMIC_RELEASE);
-      bool skip = false;
-      for (std::size_t n : never_end) skip = skip || n == w;
-      if (!skip)
-        __atomic_store_n(&words_[w * kStrideWords + kStampEndFrameWord], frame, __ATOMIC_RELEASE);
-    }
-  }
-
-  std::size_t workloads_;
-  std::vector<std::uint32_t> words_;
-  std::map<std::uint32_t, bool> waited_once_;
-  std::uint64_t calibration_ns_ = 0;
-};
+using fakes::FakeBackend;
+using fakes::FakeFrame;
 
 Scenario two_workloads() {
   Scenario s;

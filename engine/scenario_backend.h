@@ -1,0 +1,172 @@
+// What the engine's loops need from a backend for one scenario whose device objects exist.
+// The frame loop (engine/frame_loop.h): record and submit a frame, release its gate, wait for
+// it with a deadline, read its timestamps. The preemption loop (engine/preemption_loop.h):
+// submit to the load and urgent streams, poll and wait for them, read their timestamps. Both:
+// the stamps, calibration, device facts. Everything else (the stamps' polling, warm-up,
+// background modes, cadence, load sizing, record assembly, status classification, deadline
+// diagnosis, calibration drift) is the loops', written once for every API.
+//
+// Contracts of every method: called from the loop's thread only; no method blocks past the
+// deadline it is given (or, where none is given, past the time an API call takes); a GPU
+// timeout or device loss is a GpuOutcome, never an exception.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "queues/queue_model.h"
+#include "scenarios/preemption_spec.h"
+#include "timeline/clock_conversion.h"
+
+namespace gpuoverlap {
+
+namespace background {
+class BackgroundSession;
+}
+
+// What a submission or a wait on the GPU came to.
+enum class GpuStatus {
+  ok,           // submitted; or the frame completed on every queue
+  timeout,      // the deadline passed first
+  device_lost,  // the device is gone: nothing further can run on it
+  failed,       // another API failure (the Error says which)
+};
+
+struct GpuOutcome {
+  GpuStatus status = GpuStatus::ok;
+  std::optional<Error> error;  // set unless ok; carries the API's code
+
+  static GpuOutcome ok() { return {}; }
+};
+
+// "<what> failed: <the API's code name>" (its message where the code has no name), keeping
+// the code: how a failed submission or wait reads in a run's failure.
+inline Error failure_of(const GpuOutcome& outcome, const std::string& what) {
+  if (!outcome.error) return make_error(what + " failed");
+  const Error& e = *outcome.error;
+  return Error{what + " failed: " + (e.api_code_name.empty() ? e.message : e.api_code_name),
+               e.api_code, e.api_code_name};
+}
+
+// The stamp memory as the CPU sees it: one slot per workload, `stride_words` 32-bit words
+// apart. The slot layout is the shaders' (workloads/perlin.hlsl): start frame, end frame, then
+// the shader clock at the start (lo, hi) and at the end (lo, hi). Contract: mapped and written
+// with atomic stores only, for as long as the backend lives.
+struct StampView {
+  const std::uint32_t* words = nullptr;
+  std::size_t stride_words = 0;
+  std::size_t slots = 0;
+};
+constexpr std::size_t kStampStartFrameWord = 0;
+constexpr std::size_t kStampEndFrameWord = 1;
+constexpr std::size_t kStampStartClockWord = 2;
+constexpr std::size_t kStampEndClockWord = 4;
+
+// A workload's timestamp queries of the frame just waited for, in device ticks.
+struct TimestampTicks {
+  std::uint64_t start = 0, end = 0;
+};
+
+// The two submission streams of a preemption scenario, each on its own queue: the long load
+// and the small urgent job.
+enum class Stream { load, urgent };
+
+// What the preemption loop will submit: set once, before the first submission.
+struct StreamLayout {
+  std::vector<std::size_t> load_parts;  // workload indices of the load's parts (at most 2)
+  std::optional<std::size_t> urgent;    // the urgent job's workload
+  std::uint32_t load_ring = 0;          // submissions of a stream in flight at most
+  std::uint32_t urgent_ring = 0;
+  bool timestamps = false;  // timestamp queries around every part
+};
+
+// One part of a submission: load part `part` (its index in StreamLayout::load_parts; 0 for
+// the urgent job) run at `size`.
+struct StreamPart {
+  std::size_t part = 0;
+  std::size_t workload = 0;
+  preemption::LoadSize size;
+};
+
+// One submission to a stream. Its stamps carry `sequence` (from 1, per stream), and the
+// stream's completion counter reaches `sequence` when it completes. `ring` (< the stream's
+// ring size) names the command buffer and queries it uses: free once the previous
+// submission that used it completed. Each submission first zeroes its parts' counters behind
+// everything earlier on its queue, so a stream's submissions run one after the other.
+struct StreamSubmission {
+  Stream stream = Stream::load;
+  std::uint32_t sequence = 0;
+  std::uint32_t ring = 0;
+  std::vector<StreamPart> parts;
+};
+
+class ScenarioBackend {
+ public:
+  virtual ~ScenarioBackend() = default;
+
+  // The stamps of this scenario (valid while the backend lives).
+  virtual StampView stamps() const = 0;
+
+  // Records frame `frame` (counted from 1; stamps start zeroed) so that every queue waits on
+  // the gate for that frame before any workload starts. Nothing runs yet.
+  virtual Status record_frame(std::uint32_t frame) = 0;
+  // Submits what record_frame recorded. Work waits on the gate: the GPU is idle until
+  // release_gate.
+  virtual GpuOutcome submit_frame(std::uint32_t frame) = 0;
+  // Lets frame `frame` start on every queue at once (the CPU signals the gate).
+  virtual GpuOutcome release_gate(std::uint32_t frame) = 0;
+  // Waits until every queue completed `frame`, or until `deadline_ns` (CLOCK_MONOTONIC_RAW).
+  virtual GpuOutcome wait_frame(std::uint32_t frame, std::int64_t deadline_ns) = 0;
+
+  // The timestamp queries of the frame last waited for, per workload; nullopt where the
+  // workload's pair is unavailable (timestamps off or unsupported on its queue). An empty
+  // vector: the read failed as a whole.
+  virtual std::vector<std::optional<TimestampTicks>> read_timestamps() = 0;
+  // Valid bits of the timestamps of workload `workload`'s queue (0: no timestamps there).
+  virtual std::uint32_t timestamp_valid_bits(std::size_t workload) const = 0;
+  // One CPU/GPU clock pairing, the best of a few samples; nullopt when the device has none.
+  virtual std::optional<GpuCalibration> calibrate() = 0;
+  // The stamps carry the device's shader clock (in timestamp ticks, to be verified).
+  virtual bool shader_clock_enabled() const = 0;
+
+  // The API's code for a missed deadline (VK_TIMEOUT), for a frame whose stamps missed it
+  // although its queues completed.
+  virtual Error timeout_error() const = 0;
+
+  // The scenario's background work, or nullptr without a [background] table. Owned by the
+  // backend, because its variants become the backend's pipelines.
+  virtual background::BackgroundSession* background() = 0;
+  // What the backend reports of the device, queues and clocks for meta.json; the loop adds
+  // its own keys (background, calibration drift, the shader clock's verification).
+  virtual nlohmann::json device_meta() const = 0;
+
+  // --- preemption scenarios ----------------------------------------------------------------
+  // The device's limit on a dispatch's workgroups in x, which bounds a load part's size.
+  virtual std::uint32_t max_workgroups_x() const = 0;
+  // Nanoseconds per timestamp tick.
+  virtual double timestamp_period_ns() const = 0;
+  // The priority queue `queue` was granted (a refused one fails setup unless the fallback
+  // policy allowed a lower one).
+  virtual QueuePriority granted_priority(std::size_t queue) const = 0;
+  // Creates the command rings, completion counters and queries of both streams.
+  virtual Status prepare_streams(const StreamLayout& layout) = 0;
+  // Records and submits one submission (see StreamSubmission).
+  virtual GpuOutcome submit_stream(const StreamSubmission& submission) = 0;
+  // The stream's completion counter now, without waiting.
+  virtual GpuOutcome stream_completed(Stream stream, std::uint64_t& completed) = 0;
+  // Waits until the stream's counter reaches `sequence`, or until `deadline_ns`.
+  virtual GpuOutcome wait_stream(Stream stream, std::uint64_t sequence,
+                                 std::int64_t deadline_ns) = 0;
+  // The timestamps of the completed submission at `ring`, per part (by StreamPart::part, for
+  // `parts` parts); nullopt where a pair is unavailable.
+  virtual std::vector<std::optional<TimestampTicks>> read_stream_timestamps(Stream stream,
+                                                                            std::uint32_t ring,
+                                                                            std::size_t parts) = 0;
+};
+
+}  // namespace gpuoverlap
