@@ -8,6 +8,7 @@
 
 #include "background/background_session.h"
 #include "core/clock.h"
+#include "engine/device_clocks.h"
 #include "queues/deadline_diagnosis.h"
 #include "queues/stamp_poller.h"
 #include "timeline/clock_agreement.h"
@@ -260,28 +261,15 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
         r.workload = w;
         if (polled.start_ns[w]) r.poll_start_us = ns_to_us_since(*polled.start_ns[w], t0_ns);
         if (polled.end_ns[w]) r.poll_end_us = ns_to_us_since(*polled.end_ns[w], t0_ns);
-        const std::uint32_t valid_bits = backend.timestamp_valid_bits(w);
-        if (calibration && valid_bits > 0 && w < timestamps.size() && timestamps[w]) {
-          GpuCalibration c = *calibration;
-          c.valid_bits = valid_bits;
-          r.ts_start_us = ns_to_us_since(gpu_ticks_to_cpu_ns(c, timestamps[w]->start), t0_ns);
-          r.ts_end_us = ns_to_us_since(gpu_ticks_to_cpu_ns(c, timestamps[w]->end), t0_ns);
-        }
-        if (calibration)
-          r.calibration_deviation_us = static_cast<double>(calibration->max_deviation_ns) / 1000.0;
         if (shader_clock && waited.status == GpuStatus::ok) {
           const std::uint32_t* slot = stamps.words + w * stamps.stride_words;
           r.clk_start_ticks =
               shader_clock_ticks(slot, kStampStartFrameWord, kStampStartClockWord, frame);
           r.clk_end_ticks = shader_clock_ticks(slot, kStampEndFrameWord, kStampEndClockWord, frame);
-          // Tentatively as device timestamp ticks; verify_shader_clock_timebase decides.
-          if (calibration && r.clk_start_ticks && r.clk_end_ticks) {
-            GpuCalibration c = *calibration;
-            c.valid_bits = 64;
-            r.clk_start_us = ns_to_us_since(gpu_ticks_to_cpu_ns(c, *r.clk_start_ticks), t0_ns);
-            r.clk_end_us = ns_to_us_since(gpu_ticks_to_cpu_ns(c, *r.clk_end_ticks), t0_ns);
-          }
         }
+        if (calibration)
+          place_device_clocks(r, *calibration, backend.timestamp_valid_bits(w),
+                              w < timestamps.size() ? timestamps[w] : std::nullopt, t0_ns);
         if (waited.status != GpuStatus::ok)
           r.status = status_for(waited.status);
         else if (settings.stamping && (!r.poll_start_us || !r.poll_end_us))

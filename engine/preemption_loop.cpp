@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/clock.h"
+#include "engine/device_clocks.h"
 #include "preemption/load_calibration.h"
 #include "queues/sequence_poller.h"
 #include "timeline/clock_agreement.h"
@@ -436,21 +437,13 @@ void PreemptionLoop::build_timeline(ScenarioTimeline& timeline,
         r.poll_start_us = r.poll_end_us;
       if (r.status == RecordStatus::ok && (!r.poll_start_us || !r.poll_end_us)) ++missed_stamps_;
       if (s.calibration) {
-        r.calibration_deviation_us = static_cast<double>(s.calibration->max_deviation_ns) / 1000.0;
-        GpuCalibration c = *s.calibration;
-        c.valid_bits = backend_.timestamp_valid_bits(w);
-        if (p < s.ticks.size() && s.ticks[p]) {
-          r.ts_start_us = ns_to_us_since(gpu_ticks_to_cpu_ns(c, s.ticks[p]->start), s.submit_ns);
-          r.ts_end_us = ns_to_us_since(gpu_ticks_to_cpu_ns(c, s.ticks[p]->end), s.submit_ns);
-        }
         if (clocks && start != seen.end() && end != seen.end() && start->second->clock_ticks &&
             end->second->clock_ticks) {
           r.clk_start_ticks = start->second->clock_ticks;
           r.clk_end_ticks = end->second->clock_ticks;
-          c.valid_bits = 64;  // tentatively as timestamp ticks; the verification decides
-          r.clk_start_us = ns_to_us_since(gpu_ticks_to_cpu_ns(c, *r.clk_start_ticks), s.submit_ns);
-          r.clk_end_us = ns_to_us_since(gpu_ticks_to_cpu_ns(c, *r.clk_end_ticks), s.submit_ns);
         }
+        place_device_clocks(r, *s.calibration, backend_.timestamp_valid_bits(w),
+                            p < s.ticks.size() ? s.ticks[p] : std::nullopt, s.submit_ns);
       }
       timeline.records.push_back(r);
     }

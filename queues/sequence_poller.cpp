@@ -2,8 +2,7 @@
 
 #include <algorithm>
 
-#include "core/clock.h"
-#include "core/cpu_relax.h"
+#include "queues/settling_spin.h"
 
 namespace gpuoverlap {
 
@@ -39,13 +38,8 @@ void SequencePoller::poll_loop() {
   for (std::size_t i = 0; i < words_.size(); ++i)
     last[i] = __atomic_load_n(words_[i].address, __ATOMIC_ACQUIRE);
   spinning_.store(true, std::memory_order_release);
-  std::int64_t last_check_ns = monotonic_raw_ns();
-  // New numbers are collected untimed, and scanning repeats until a whole pass finds nothing
-  // new; then everything found gets one time. A scan can be descheduled midway, so words read
-  // early in it may predate a later word's change by that pause: a job's end read as "not
-  // yet" before the pause, the next job's start read as new after it. The settling pass
-  // re-reads every word after the last change it saw, so a cause is never timed after its
-  // effect (they share the time), as in StampPoller.
+  // New numbers are collected untimed, and everything a settled scan found gets one time
+  // (queues/settling_spin.h says why).
   std::vector<SequenceEvent> pending;
   auto scan = [&] {
     bool changed = false;
@@ -64,10 +58,7 @@ void SequencePoller::poll_loop() {
     }
     return changed;
   };
-  auto settle_and_time = [&] {
-    while (scan()) {
-    }
-    const std::int64_t now_ns = monotonic_raw_ns();
+  auto time_found = [&](std::int64_t now_ns) {
     for (SequenceEvent& e : pending) {
       e.seen_ns = now_ns;
       if (events_.size() < capacity_)
@@ -79,21 +70,9 @@ void SequencePoller::poll_loop() {
     pending.clear();
   };
   pending.reserve(words_.size() * 4);
-  for (std::uint32_t round = 0;; ++round) {
-    if (scan()) settle_and_time();
-    if ((round & 63u) != 0) {
-      GPUOVERLAP_CPU_RELAX();
-      continue;
-    }
-    const std::int64_t now_ns = monotonic_raw_ns();
-    max_check_gap_ns_ = std::max(max_check_gap_ns_, now_ns - last_check_ns);
-    last_check_ns = now_ns;
-    if (stop_.load(std::memory_order_relaxed)) {
-      if (scan()) settle_and_time();  // what arrived since the last scan
-      return;
-    }
-    GPUOVERLAP_CPU_RELAX();
-  }
+  max_check_gap_ns_ = spin_until_settled(
+      scan, time_found, [] { return false; },
+      [&](std::int64_t) { return stop_.load(std::memory_order_relaxed); });
 }
 
 }  // namespace gpuoverlap

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "core/clock.h"
-#include "core/cpu_relax.h"
+#include "queues/settling_spin.h"
 
 namespace gpuoverlap {
 
@@ -41,8 +41,9 @@ void StampPoller::poll_loop(const std::uint32_t* base, std::size_t stride_words,
                             std::size_t slot_count, std::uint32_t frame) {
   std::size_t missing = slot_count * 2;
   spinning_.store(true, std::memory_order_release);
-  // Hot loop: one acquire load per missing word, one clock read only when something changed
-  // (and every 64 rounds for the deadline), so detection latency is a few loads.
+  // Hot loop (queues/settling_spin.h): one acquire load per missing word, one clock read only
+  // when something changed (and every 64 rounds for the deadline), so detection latency is a
+  // few loads.
   auto scan = [&]() {
     bool changed = false;
     for (std::size_t slot = 0; slot < slot_count; ++slot) {
@@ -58,49 +59,20 @@ void StampPoller::poll_loop(const std::uint32_t* base, std::size_t stride_words,
     }
     return changed;
   };
-  auto time_new_stamps = [&]() {
-    const std::int64_t now = monotonic_raw_ns();
+  auto time_new_stamps = [&](std::int64_t now_ns) {
     for (std::size_t slot = 0; slot < slot_count; ++slot) {
       for (auto* stamp : {&result_.start_ns[slot], &result_.end_ns[slot]}) {
         if (stamp->has_value() && **stamp == 0) {
-          **stamp = now;
+          **stamp = now_ns;
           --missing;
         }
       }
     }
   };
-  std::int64_t last_check_ns = monotonic_raw_ns();
-  for (std::uint32_t round = 0; missing > 0; ++round) {
-    if (scan()) {
-      // Settle: a stamp written before one a scan saw (a producer's end before its consumer's
-      // start) may sit in a word that scan read earlier. Scanning again until a scan finds
-      // nothing new re-reads every word after the acquire that saw each effect, so a cause
-      // is never timed after its effect (with a single extra scan, the extra scan could
-      // itself see an effect late and miss its cause).
-      while (scan()) {
-      }
-      time_new_stamps();
-    }
-    if ((round & 63u) != 0) {
-      GPUOVERLAP_CPU_RELAX();
-      continue;
-    }
-    const std::int64_t now_ns = monotonic_raw_ns();
-    result_.max_check_gap_ns = std::max(result_.max_check_gap_ns, now_ns - last_check_ns);
-    last_check_ns = now_ns;
-    if (now_ns > deadline_ns_.load(std::memory_order_relaxed)) {
-      // One last look: the deadline may have passed while this thread was not scheduled
-      // (a loaded machine), with the stamps already in memory. They are timed now, late.
-      if (scan()) {
-        while (scan()) {
-        }
-        time_new_stamps();
-      }
-      result_.timed_out = missing > 0;
-      return;
-    }
-    GPUOVERLAP_CPU_RELAX();
-  }
+  result_.max_check_gap_ns = spin_until_settled(
+      scan, time_new_stamps, [&] { return missing == 0; },
+      [&](std::int64_t now_ns) { return now_ns > deadline_ns_.load(std::memory_order_relaxed); });
+  result_.timed_out = missing > 0;
 }
 
 }  // namespace gpuoverlap
