@@ -5,7 +5,8 @@
 # again. Then, per group: bench/same_outputs.py (same files, CSV headers, meta.json keys,
 # row counts) and `gpuoverlap compare` of before -> after beside before -> before again (the
 # run-to-run noise the comparison must be read against). Everything lands in
-# $OUT/before-after.tar.gz.
+# $OUT/before-after.tar.gz. ONLY (default "foundation barrier_lab preemption") picks groups;
+# DURATION (default 1000) is each preemption configuration's ms.
 # Run from the repository root through the bundle:
 #   .devbundle/run bash .devbundle/bench/before_after.sh
 set -uo pipefail
@@ -27,7 +28,9 @@ run() {  # run NAME BINARY ARGS...
   "$binary" "$@" --out "$work/$name" >> "$work/$name.log" 2>&1
   echo "$name: exit $?" | tee -a "$work/exits.txt"
 }
+groups=" ${ONLY:-foundation barrier_lab preemption} "
 for group in foundation barrier_lab; do
+  [[ $groups == *" $group "* ]] || continue
   declare -n presets=$group
   frames=100; [ "$group" = barrier_lab ] && frames=200
   run "$group-before" gpuoverlap-before run "${presets[@]}" --frames $frames
@@ -35,6 +38,7 @@ for group in foundation barrier_lab; do
   run "$group-before-again" gpuoverlap-before run "${presets[@]}" --frames $frames
 done
 for mode in same separate; do
+  [[ $groups == *" preemption "* ]] || continue
   extra=(); [ "$mode" = separate ] && extra=(--load-process)
   for side in before after; do
     binary=gpuoverlap; [ "$side" = before ] && binary=gpuoverlap-before
@@ -45,6 +49,7 @@ done
 status=0
 {
   for group in foundation barrier_lab preemption-same preemption-separate; do
+    [ -d "$work/$group-before" ] || continue
     echo "## $group: same outputs (before -> after)"
     python3 "$here/same_outputs.py" "$work/$group-before" "$work/$group-after" || status=1
     echo "## $group: compare before -> after"

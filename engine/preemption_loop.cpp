@@ -148,6 +148,7 @@ Result<std::size_t> PreemptionLoop::submit(bool urgent, bool measured, bool base
       if (!only_part || *only_part == p)
         work.parts.push_back({.part = p, .workload = load_parts_[p], .size = sizes_[p]});
   }
+  GPUOVERLAP_TRY(backend_.record_stream(work));
   s.submit_ns = monotonic_raw_ns();
   const GpuOutcome submitted = backend_.submit_stream(work);
   s.submit_return_ns = monotonic_raw_ns();

@@ -155,7 +155,11 @@ class ScenarioBackend {
   virtual QueuePriority granted_priority(std::size_t queue) const = 0;
   // Creates the command rings, completion counters and queries of both streams.
   virtual Status prepare_streams(const StreamLayout& layout) = 0;
-  // Records and submits one submission (see StreamSubmission).
+  // Records one submission (see StreamSubmission) into its ring's command buffer; nothing
+  // runs yet.
+  virtual Status record_stream(const StreamSubmission& submission) = 0;
+  // Submits what record_stream recorded for it. Only the submission itself happens here: the
+  // loop times it, and an urgent job's latency counts from just before it.
   virtual GpuOutcome submit_stream(const StreamSubmission& submission) = 0;
   // The stream's completion counter now, without waiting.
   virtual GpuOutcome stream_completed(Stream stream, std::uint64_t& completed) = 0;

@@ -130,7 +130,9 @@ void ScenarioDevice::record_stream_part(VkCommandBuffer cmd, std::size_t w, std:
     vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_BOTTOM_OF_PIPE_BIT, stream_queries_, query + 1);
 }
 
-Status ScenarioDevice::record_stream(VkCommandBuffer cmd, const StreamSubmission& s) {
+Status ScenarioDevice::record_stream(const StreamSubmission& s) {
+  StreamState& stream = s.stream == Stream::urgent ? urgent_stream_ : load_stream_;
+  VkCommandBuffer cmd = stream.buffers[s.ring];
   GPUOVERLAP_VK(vkResetCommandBuffer(cmd, 0));
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
@@ -150,8 +152,6 @@ Status ScenarioDevice::record_stream(VkCommandBuffer cmd, const StreamSubmission
 GpuOutcome ScenarioDevice::submit_stream(const StreamSubmission& submission) {
   StreamState& stream = submission.stream == Stream::urgent ? urgent_stream_ : load_stream_;
   VkCommandBuffer cmd = stream.buffers[submission.ring];
-  if (Status recorded = record_stream(cmd, submission); !recorded)
-    return {GpuStatus::failed, recorded.error()};
   const VkSemaphoreSubmitInfo signal{
       VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, nullptr, stream.done, submission.sequence,
       VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,    0};

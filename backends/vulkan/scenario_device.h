@@ -143,6 +143,7 @@ class ScenarioDevice final : public ScenarioBackend {
   double timestamp_period_ns() const override;
   QueuePriority granted_priority(std::size_t queue) const override;
   Status prepare_streams(const StreamLayout& layout) override;
+  Status record_stream(const StreamSubmission& submission) override;
   GpuOutcome submit_stream(const StreamSubmission& submission) override;
   GpuOutcome stream_completed(Stream stream, std::uint64_t& completed) override;
   GpuOutcome wait_stream(Stream stream, std::uint64_t sequence, std::int64_t deadline_ns) override;
@@ -156,7 +157,6 @@ class ScenarioDevice final : public ScenarioBackend {
                             std::uint32_t first_query, std::uint32_t queries);
   void record_stream_part(VkCommandBuffer cmd, std::size_t w, std::uint32_t sequence,
                           const preemption::LoadSize& size, std::uint32_t query);
-  Status record_stream(VkCommandBuffer cmd, const StreamSubmission& submission);
 
   GpuOutcome outcome_of(VkResult result, const char* call) const;
   void record_workload(VkCommandBuffer cmd, std::size_t w, std::uint32_t frame, bool timestamps);

@@ -105,6 +105,12 @@ class FakeBackend final : public ScenarioBackend {
     layout = l;
     return ok_status();
   }
+  std::optional<std::uint32_t> load_record_fails_at;  // recording this load fails
+  Status record_stream(const StreamSubmission& s) override {
+    if (s.stream == Stream::load && load_record_fails_at == s.sequence)
+      return make_error("fake recording failed");
+    return ok_status();
+  }
   GpuOutcome submit_stream(const StreamSubmission& s) override {
     stream_submissions.push_back(s);
     const bool urgent = s.stream == Stream::urgent;

@@ -135,6 +135,18 @@ TEST(PreemptionLoop, AFailedLoadSubmissionStopsTheCalibrationAndSaysSo) {
   EXPECT_EQ(count(backend.stream_submissions, Stream::urgent), 0u);
 }
 
+TEST(PreemptionLoop, ARecordingThatFailsIsNotASubmissionAndLeavesTheGpuIdle) {
+  const Scenario scenario = preemption::make_scenario(short_spec(), Role::both, "p");
+  FakeBackend backend(scenario.workloads.size());
+  backend.load_record_fails_at = 1;
+  PreemptionLoopOutcome out = run_preemption_loop(backend, scenario, settings(), {}, {});
+  ASSERT_TRUE(out.timeline.failure);
+  EXPECT_NE(out.timeline.failure->message.find(": fake recording failed"), std::string::npos)
+      << out.timeline.failure->message;
+  EXPECT_FALSE(out.gpu_may_be_busy);  // nothing was submitted
+  EXPECT_TRUE(backend.stream_submissions.empty());
+}
+
 TEST(PreemptionLoop, TheLoadOnlyRoleAnnouncesLoadingAndStopsWhenTold) {
   const Scenario scenario = preemption::make_scenario(short_spec(), Role::load_only, "l");
   FakeBackend backend(scenario.workloads.size());
