@@ -141,6 +141,10 @@ class ScenarioBackend {
   // The scenario's background work, or nullptr without a [background] table. Owned by the
   // backend, because its variants become the backend's pipelines.
   virtual background::BackgroundSession* background() = 0;
+  // Set when work of this scenario may still run on the GPU (a loop's outcome says so):
+  // from then on the backend frees nothing the GPU may still use, now or when destroyed.
+  virtual void set_gpu_may_be_busy() = 0;
+
   // What the backend reports of the device, queues and clocks for meta.json; the loop adds
   // its own keys (background, calibration drift, the shader clock's verification).
   virtual nlohmann::json device_meta() const = 0;

@@ -1,20 +1,15 @@
 // The preemption streams on Vulkan: what engine/preemption_loop.cpp submits (ScenarioBackend's
-// stream methods), and the executor's one- and two-process runs.
+// stream methods).
 //
 // Each submission starts by zeroing its own stamp counters behind a barrier on everything
 // earlier on its queue: submissions of one queue therefore run one after the other (as a
 // compositor's frames and a renderer's frames do), and a workload's single stamp slot is
 // reused only once its previous use has finished.
-#include <fmt/format.h>
-#include <unistd.h>
-
 #include <algorithm>
 
 #include "backends/vulkan/scenario_device.h"
 #include "backends/vulkan/vk_check.h"
-#include "backends/vulkan/vulkan_executor.h"
 #include "core/clock.h"
-#include "engine/preemption_loop.h"
 #include "scenarios/scenario.h"
 
 namespace gpuoverlap::vk {
@@ -198,116 +193,6 @@ std::vector<std::optional<TimestampTicks>> ScenarioDevice::read_stream_timestamp
     if (data[p * 2][1] && data[p * 2 + 1][1])
       ticks[p] = TimestampTicks{data[p * 2][0], data[p * 2 + 1][0]};
   return ticks;
-}
-
-ScenarioTimeline ScenarioDevice::run_preemption(const ProgressCallback& progress,
-                                                const PreemptionHooks& hooks) {
-  PreemptionLoopOutcome outcome = run_preemption_loop(*this, scenario_, settings_, progress, hooks);
-  gpu_may_be_busy_ = gpu_may_be_busy_ || outcome.gpu_may_be_busy;
-  return std::move(outcome.timeline);
-}
-
-namespace {
-
-// How long the parent waits for the load process to calibrate and start loading: every
-// probe has --timeout-ms, so this only catches a child that hangs outside the GPU.
-constexpr std::int64_t kLoadProcessReadyNs = 600'000'000'000;
-
-}  // namespace
-
-Result<ScenarioTimeline> VulkanExecutor::run_preemption(const Scenario& scenario,
-                                                        const RunSettings& settings,
-                                                        const ProgressCallback& progress) {
-  const preemption::PreemptionSpec& spec = *scenario.preemption;
-  const ValidationMark mark = validation_mark();
-  if (spec.process == preemption::ProcessMode::same) {
-    auto device = open_device(scenario, settings);
-    if (!device) return device.error();
-    ScenarioTimeline timeline = (*device)->run_preemption(progress, {});
-    abandoned_device_ = abandoned_device_ || (*device)->gpu_may_be_busy();
-    describe_run(timeline, mark);
-    return timeline;
-  }
-
-  // The urgent job here, the load in a child with its own device on the same physical one.
-  const Scenario urgent_only =
-      preemption::make_scenario(spec, preemption::Role::urgent_only, scenario.name);
-  auto opened = open_device(urgent_only, settings);
-  if (!opened) return opened.error();
-  ScenarioDevice& device = **opened;
-  auto executable = preemption::current_executable();
-  if (!executable) return executable.error();
-  std::vector<std::string> arguments = {"load-process",
-                                        "--spec",
-                                        preemption::to_json(spec).dump(),
-                                        "--device",
-                                        std::to_string(device_index_),
-                                        "--timeout-ms",
-                                        std::to_string(settings.frame_timeout_ms),
-                                        "--stamp-memory",
-                                        std::string(to_string(settings.stamp_memory))};
-  if (!settings.timestamp_queries) arguments.push_back("--no-timestamps");
-  if (!settings.shader_clock) arguments.push_back("--no-shader-clock");
-  auto child = preemption::LoadProcess::start(*executable, arguments);
-  if (!child) return child.error().with_context("starting the load process: ");
-  std::fprintf(stderr, "load process: pid %d\n", static_cast<int>((*child)->pid()));
-  std::fflush(stderr);
-  const std::int64_t settle_ns =
-      2 * std::int64_t{settings.frame_timeout_ms} * 1'000'000 + 10'000'000'000;
-  auto loading =
-      (*child)->wait_for("loading", monotonic_raw_ns() + kLoadProcessReadyNs, settings.should_stop);
-  if (!loading) {
-    const std::string exit = (*child)->finish(monotonic_raw_ns() + settle_ns);
-    return loading.error().with_context("load process (" + exit + "): ");
-  }
-  std::string sizes;
-  for (const auto& size : loading->value("load_sizes", nlohmann::json::array()))
-    if (size.is_string()) sizes += (sizes.empty() ? "" : "; ") + size.get<std::string>();
-  std::fprintf(stderr, "load process: loading (%s)\n", sizes.c_str());
-  std::fflush(stderr);
-  ScenarioTimeline timeline = device.run_preemption(progress, {});
-  abandoned_device_ = abandoned_device_ || device.gpu_may_be_busy();
-  // Urgent records: workload 0 of the urgent-only scenario is the last of the full one.
-  for (WorkloadFrameRecord& r : timeline.records) r.workload = scenario.workloads.size() - 1;
-  (*child)->request_stop();
-  auto result = (*child)->wait_for("result", monotonic_raw_ns() + settle_ns);
-  timeline.preemption->load_process_id = (*child)->pid();
-  timeline.preemption->load_process_exit = (*child)->finish(monotonic_raw_ns() + settle_ns);
-  timeline.preemption->process = preemption::ProcessMode::separate;
-  if (!result) {
-    if (!timeline.failure)
-      timeline.failure = result.error().with_context(
-          "load process (" + timeline.preemption->load_process_exit + "): ");
-  } else if (Status merged = preemption::merge_load_process(timeline, *result); !merged) {
-    if (!timeline.failure) timeline.failure = merged.error();
-  }
-  // The run's facts now include the load process's; the loop's own keys stay.
-  timeline.meta["preemption"].update(preemption::to_json(*timeline.preemption));
-  describe_run(timeline, mark);
-  return timeline;
-}
-
-Result<ScenarioTimeline> VulkanExecutor::run_load_process(const Scenario& load_only,
-                                                          const RunSettings& settings,
-                                                          preemption::ParentLink& parent) {
-  const ValidationMark mark = validation_mark();
-  auto opened = open_device(load_only, settings);
-  if (!opened) return opened.error();
-  ScenarioDevice& device = **opened;
-  PreemptionHooks hooks;
-  hooks.on_loading = [](const ScenarioTimeline& so_far) {
-    nlohmann::json sizes = nlohmann::json::array();
-    if (so_far.preemption)
-      for (const preemption::LoadSize& s : so_far.preemption->load_sizes)
-        sizes.push_back(preemption::describe(s));
-    preemption::ParentLink::send(
-        "loading", {{"pid", static_cast<std::int64_t>(getpid())}, {"load_sizes", sizes}});
-  };
-  hooks.stop_loading = [&parent] { return parent.stop_requested(); };
-  ScenarioTimeline timeline = device.run_preemption({}, hooks);
-  abandoned_device_ = abandoned_device_ || device.gpu_may_be_busy();
-  describe_run(timeline, mark);
-  return timeline;
 }
 
 }  // namespace gpuoverlap::vk

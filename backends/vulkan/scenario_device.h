@@ -1,6 +1,6 @@
 // The Vulkan objects of one scenario on one device, shared by the frame loop
-// (backends/vulkan/vulkan_executor.cpp) and the preemption loop
-// (backends/vulkan/preemption_run.cpp). Internal to the Vulkan backend.
+// (engine/frame_loop.cpp) and the preemption loop
+// (engine/preemption_loop.cpp) as their ScenarioBackend. Internal to the Vulkan backend.
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -17,7 +17,6 @@
 #include "background/background_session.h"
 #include "background/variant_slot.h"
 #include "engine/executor.h"
-#include "engine/preemption_loop.h"
 #include "engine/scenario_backend.h"
 #include "queues/deadline_diagnosis.h"
 #include "queues/queue_mapping.h"
@@ -103,14 +102,9 @@ class ScenarioDevice final : public ScenarioBackend {
   ScenarioDevice& operator=(const ScenarioDevice&) = delete;
 
   Status create();
-  // The frame loop (engine/frame_loop.h) on this device.
-  ScenarioTimeline run(const ProgressCallback& progress);
   Result<PingPongResult> ping_pong(std::uint32_t rounds, std::uint32_t timeout_ms);
   bool gpu_may_be_busy() const { return gpu_may_be_busy_; }
-
-  // A preemption scenario (Scenario::preemption): the preemption loop
-  // (engine/preemption_loop.h) on this device.
-  ScenarioTimeline run_preemption(const ProgressCallback& progress, const PreemptionHooks& hooks);
+  void set_gpu_may_be_busy() override { gpu_may_be_busy_ = true; }
 
  private:
   Status check_features();

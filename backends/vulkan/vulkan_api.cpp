@@ -1,6 +1,6 @@
 #include "backends/vulkan/vulkan_api.h"
 
-#include "backends/vulkan/vulkan_executor.h"
+#include "backends/vulkan/vulkan_device.h"
 #include "backends/vulkan/vulkan_instance.h"
 
 namespace gpuoverlap::vk {
@@ -29,7 +29,7 @@ class VulkanApi final : public GpuApi {
   std::string name() const override { return "Vulkan"; }
   const std::vector<DeviceFacts>& devices() const override { return devices_; }
   std::unique_ptr<ScenarioExecutor> executor(std::size_t index) override {
-    return std::make_unique<VulkanExecutor>(*instance_, index);
+    return std::make_unique<DeviceExecutor>(std::make_unique<VulkanDevice>(*instance_, index));
   }
   std::uint32_t validation_errors() const override { return instance_->validation_errors(); }
   std::uint32_t sync_hazards() const override { return instance_->sync_hazards(); }

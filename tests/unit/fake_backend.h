@@ -27,7 +27,7 @@ struct FakeFrame {
   GpuStatus submit = GpuStatus::ok;
 };
 
-class FakeBackend final : public ScenarioBackend {
+class FakeBackend : public ScenarioBackend {
  public:
   static constexpr std::size_t kStrideWords = 16;
 
@@ -82,6 +82,8 @@ class FakeBackend final : public ScenarioBackend {
   bool shader_clock_enabled() const override { return false; }
   Error timeout_error() const override { return Error{"fake timeout", 2, "FAKE_TIMEOUT"}; }
   background::BackgroundSession* background() override { return nullptr; }
+  bool marked_busy = false;  // set_gpu_may_be_busy was called
+  void set_gpu_may_be_busy() override { marked_busy = true; }
   nlohmann::json device_meta() const override { return {{"device", "fake"}}; }
 
   // --- streams (preemption): every submission completes at once unless scripted ----------

@@ -1,4 +1,4 @@
-#include "backends/vulkan/vulkan_executor.h"
+#include "backends/vulkan/scenario_device.h"
 
 #include <algorithm>
 #include <array>
@@ -1156,12 +1156,6 @@ Error ScenarioDevice::timeout_error() const {
   return vk_error(VK_TIMEOUT, "waiting for the frame");
 }
 
-ScenarioTimeline ScenarioDevice::run(const ProgressCallback& progress) {
-  FrameLoopOutcome outcome = run_frames(*this, scenario_, settings_, progress);
-  gpu_may_be_busy_ = outcome.gpu_may_be_busy;
-  return std::move(outcome.timeline);
-}
-
 // The GPU answers each round the CPU posts (pingpong.comp). Its own pipeline and
 // mailbox, on the device's first queue; everything is freed unless the GPU may still spin.
 Result<PingPongResult> ScenarioDevice::ping_pong(std::uint32_t rounds, std::uint32_t timeout_ms) {
@@ -1417,61 +1411,6 @@ void ScenarioDevice::destroy() {
   destroy_buffer(stamps_);
   vkDestroyDevice(device_, nullptr);
   device_ = VK_NULL_HANDLE;
-}
-
-Result<PingPongResult> VulkanExecutor::ping_pong(std::uint32_t rounds, StampMemory memory,
-                                                 std::uint32_t timeout_ms) {
-  const PhysicalDeviceInfo& info = instance_.devices().at(device_index_);
-  // The smallest scenario: one queue that runs compute, one workload (never run).
-  Scenario probe;
-  probe.name = "ping-pong";
-  probe.queues.push_back({"direct", QueueType::direct, QueuePriority::normal});
-  probe.workloads.push_back({"probe", 0, WorkloadKind::compute, 1, 1, {}});
-  RunSettings settings;
-  settings.stamp_memory = memory;
-  settings.shader_clock = false;
-  ScenarioDevice device(instance_, info, probe, settings);
-  Status created = device.create();
-  Result<PingPongResult> result =
-      created ? device.ping_pong(rounds, timeout_ms) : Result<PingPongResult>(created.error());
-  abandoned_device_ = abandoned_device_ || device.gpu_may_be_busy();
-  return result;
-}
-
-Result<ScenarioTimeline> VulkanExecutor::run(const Scenario& scenario, const RunSettings& settings,
-                                             const ProgressCallback& progress) {
-  if (scenario.preemption) return run_preemption(scenario, settings, progress);
-  const ValidationMark mark = validation_mark();
-  auto device = open_device(scenario, settings);
-  if (!device) return device.error();
-  ScenarioTimeline timeline = (*device)->run(progress);
-  abandoned_device_ = abandoned_device_ || (*device)->gpu_may_be_busy();
-  describe_run(timeline, mark);
-  return timeline;
-}
-
-Result<std::unique_ptr<ScenarioDevice>> VulkanExecutor::open_device(const Scenario& scenario,
-                                                                    const RunSettings& settings) {
-  auto device = std::make_unique<ScenarioDevice>(instance_, instance_.devices().at(device_index_),
-                                                 scenario, settings);
-  if (Status s = device->create(); !s) {
-    abandoned_device_ = abandoned_device_ || device->gpu_may_be_busy();
-    return s.error();
-  }
-  return device;
-}
-
-VulkanExecutor::ValidationMark VulkanExecutor::validation_mark() const {
-  return {instance_.validation_errors(), instance_.sync_hazards()};
-}
-
-void VulkanExecutor::describe_run(ScenarioTimeline& timeline, const ValidationMark& since) const {
-  timeline.meta["device"] = instance_.devices().at(device_index_).describe();
-  timeline.meta["device"]["index"] = device_index_;
-  timeline.meta["validation"] = {{"enabled", instance_.validation_enabled()},
-                                 {"synchronization", instance_.sync_validation_enabled()},
-                                 {"errors", instance_.validation_errors() - since.errors},
-                                 {"sync_hazards", instance_.sync_hazards() - since.hazards}};
 }
 
 }  // namespace gpuoverlap::vk

@@ -1,0 +1,138 @@
+#include "engine/device_executor.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "engine/frame_loop.h"
+#include "engine/preemption_loop.h"
+#include "preemption/load_process.h"
+#include "scenarios/scenario.h"
+
+namespace gpuoverlap {
+namespace {
+
+// How long the parent waits for the load process to calibrate and start loading: every
+// probe has --timeout-ms, so this only catches a child that hangs outside the GPU.
+constexpr std::int64_t kLoadProcessReadyNs = 600'000'000'000;
+
+}  // namespace
+
+void DeviceExecutor::settle(ScenarioBackend& backend, bool gpu_may_be_busy) {
+  if (!gpu_may_be_busy) return;
+  backend.set_gpu_may_be_busy();
+  abandoned_device_ = true;
+}
+
+Result<ScenarioTimeline> DeviceExecutor::run(const Scenario& scenario, const RunSettings& settings,
+                                             const ProgressCallback& progress) {
+  if (scenario.preemption) return run_preemption(scenario, settings, progress);
+  const ValidationMark mark = device_->validation_mark();
+  auto backend = device_->open_scenario(scenario, settings);
+  if (!backend) return backend.error();
+  FrameLoopOutcome outcome = run_frames(**backend, scenario, settings, progress);
+  settle(**backend, outcome.gpu_may_be_busy);
+  device_->describe_run(outcome.timeline, mark);
+  return std::move(outcome.timeline);
+}
+
+Result<ScenarioTimeline> DeviceExecutor::run_preemption(const Scenario& scenario,
+                                                        const RunSettings& settings,
+                                                        const ProgressCallback& progress) {
+  const preemption::PreemptionSpec& spec = *scenario.preemption;
+  const ValidationMark mark = device_->validation_mark();
+  if (spec.process == preemption::ProcessMode::same) {
+    auto backend = device_->open_scenario(scenario, settings);
+    if (!backend) return backend.error();
+    PreemptionLoopOutcome outcome =
+        run_preemption_loop(**backend, scenario, settings, progress, {});
+    settle(**backend, outcome.gpu_may_be_busy);
+    device_->describe_run(outcome.timeline, mark);
+    return std::move(outcome.timeline);
+  }
+
+  // The urgent job here, the load in a child with its own device on the same physical one.
+  const Scenario urgent_only =
+      preemption::make_scenario(spec, preemption::Role::urgent_only, scenario.name);
+  auto opened = device_->open_scenario(urgent_only, settings);
+  if (!opened) return opened.error();
+  ScenarioBackend& backend = **opened;
+  auto executable = preemption::current_executable();
+  if (!executable) return executable.error();
+  std::vector<std::string> arguments = {"load-process",
+                                        "--spec",
+                                        preemption::to_json(spec).dump(),
+                                        "--device",
+                                        std::to_string(device_->device_index()),
+                                        "--timeout-ms",
+                                        std::to_string(settings.frame_timeout_ms),
+                                        "--stamp-memory",
+                                        std::string(to_string(settings.stamp_memory))};
+  if (!settings.timestamp_queries) arguments.push_back("--no-timestamps");
+  if (!settings.shader_clock) arguments.push_back("--no-shader-clock");
+  auto child = preemption::LoadProcess::start(*executable, arguments);
+  if (!child) return child.error().with_context("starting the load process: ");
+  std::fprintf(stderr, "load process: pid %d\n", static_cast<int>((*child)->pid()));
+  std::fflush(stderr);
+  const std::int64_t settle_ns =
+      2 * std::int64_t{settings.frame_timeout_ms} * 1'000'000 + 10'000'000'000;
+  auto loading =
+      (*child)->wait_for("loading", monotonic_raw_ns() + kLoadProcessReadyNs, settings.should_stop);
+  if (!loading) {
+    const std::string exit = (*child)->finish(monotonic_raw_ns() + settle_ns);
+    return loading.error().with_context("load process (" + exit + "): ");
+  }
+  std::string sizes;
+  for (const auto& size : loading->value("load_sizes", nlohmann::json::array()))
+    if (size.is_string()) sizes += (sizes.empty() ? "" : "; ") + size.get<std::string>();
+  std::fprintf(stderr, "load process: loading (%s)\n", sizes.c_str());
+  std::fflush(stderr);
+  PreemptionLoopOutcome outcome = run_preemption_loop(backend, urgent_only, settings, progress, {});
+  settle(backend, outcome.gpu_may_be_busy);
+  ScenarioTimeline& timeline = outcome.timeline;
+  // Urgent records: workload 0 of the urgent-only scenario is the last of the full one.
+  for (WorkloadFrameRecord& r : timeline.records) r.workload = scenario.workloads.size() - 1;
+  (*child)->request_stop();
+  auto result = (*child)->wait_for("result", monotonic_raw_ns() + settle_ns);
+  timeline.preemption->load_process_id = (*child)->pid();
+  timeline.preemption->load_process_exit = (*child)->finish(monotonic_raw_ns() + settle_ns);
+  timeline.preemption->process = preemption::ProcessMode::separate;
+  if (!result) {
+    if (!timeline.failure)
+      timeline.failure = result.error().with_context(
+          "load process (" + timeline.preemption->load_process_exit + "): ");
+  } else if (Status merged = preemption::merge_load_process(timeline, *result); !merged) {
+    if (!timeline.failure) timeline.failure = merged.error();
+  }
+  // The run's facts now include the load process's; the loop's own keys stay.
+  timeline.meta["preemption"].update(preemption::to_json(*timeline.preemption));
+  device_->describe_run(timeline, mark);
+  return std::move(timeline);
+}
+
+Result<ScenarioTimeline> DeviceExecutor::run_load_process(const Scenario& load_only,
+                                                          const RunSettings& settings,
+                                                          preemption::ParentLink& parent) {
+  const ValidationMark mark = device_->validation_mark();
+  auto opened = device_->open_scenario(load_only, settings);
+  if (!opened) return opened.error();
+  PreemptionHooks hooks;
+  hooks.on_loading = [](const ScenarioTimeline& so_far) {
+    nlohmann::json sizes = nlohmann::json::array();
+    if (so_far.preemption)
+      for (const preemption::LoadSize& s : so_far.preemption->load_sizes)
+        sizes.push_back(preemption::describe(s));
+    preemption::ParentLink::send(
+        "loading", {{"pid", static_cast<std::int64_t>(getpid())}, {"load_sizes", sizes}});
+  };
+  hooks.stop_loading = [&parent] { return parent.stop_requested(); };
+  PreemptionLoopOutcome outcome = run_preemption_loop(**opened, load_only, settings, {}, hooks);
+  settle(**opened, outcome.gpu_may_be_busy);
+  device_->describe_run(outcome.timeline, mark);
+  return std::move(outcome.timeline);
+}
+
+}  // namespace gpuoverlap
