@@ -243,7 +243,7 @@ struct RunArguments {
   std::optional<std::uint32_t> frames, warmup;
   std::string device;
   std::string out;
-  std::uint32_t timeout_ms = 10'000;
+  std::uint32_t timeout_ms = kDefaultFrameTimeoutMs;
   bool priority_fallback = false;
   bool validation = false;
   bool sync_validation = false;

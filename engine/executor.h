@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "scenarios/scenario.h"
 #include "timeline/records.h"
 
 namespace gpuoverlap {
@@ -28,11 +29,14 @@ inline std::string_view to_string(StampMemory memory) {
   return memory == StampMemory::cached ? "cached" : "uncached";
 }
 
+// The default of --timeout-ms, for every command that runs work.
+inline constexpr std::uint32_t kDefaultFrameTimeoutMs = 10'000;
+
 struct RunSettings {
-  std::uint32_t frames = 100;               // measured frames (after warm-up)
-  std::uint32_t warmup_frames = 10;         // dropped frames at the start
-  std::uint32_t frame_timeout_ms = 10'000;  // deadline from gate release to frame completion
-  bool priority_fallback = false;           // run at a lower priority when the driver refuses one
+  std::uint32_t frames = kDefaultFrames;                    // measured frames (after warm-up)
+  std::uint32_t warmup_frames = kDefaultWarmupFrames;       // dropped frames at the start
+  std::uint32_t frame_timeout_ms = kDefaultFrameTimeoutMs;  // gate release to frame completion
+  bool priority_fallback = false;  // run at a lower priority when the driver refuses one
   // Timestamp queries around each workload. An end-of-workload timestamp means "all earlier
   // commands on the queue completed", which a driver may implement by draining the queue:
   // measured on H100, it serialises dispatches that would otherwise overlap. Turn off to

@@ -219,14 +219,9 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
 
     std::vector<ExtraFile> extra_files;
     if (preemption) {
-      // records.csv shows the load as it ran (calibrated), not the bounds it was allocated for.
+      // Written as it ran (the load's calibrated size), which the outcome keeps too.
       if (timeline->preemption)
-        for (std::size_t p = 0; p < timeline->preemption->load_sizes.size(); ++p) {
-          const preemption::LoadSize& size = timeline->preemption->load_sizes[p];
-          WorkloadSpec& w = result.scenario.workloads[p];
-          w.groups = size.draws > 0 ? size.rows : size.groups;
-          w.iterations = size.iterations;
-        }
+        result.scenario = preemption::as_run(result.scenario, timeline->preemption->load_sizes);
       meta["scenario"] = scenario_description(result.scenario);
       meta["time_origin"] =
           "each record's frame_t0_us is its submission's CPU time (just before vkQueueSubmit2), "

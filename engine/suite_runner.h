@@ -22,7 +22,7 @@ struct SuiteOptions {
   std::filesystem::path out_directory;
   std::optional<std::uint32_t> frames;         // overrides the scenario's frames
   std::optional<std::uint32_t> warmup_frames;  // overrides the scenario's warmup_frames
-  std::uint32_t frame_timeout_ms = 10'000;
+  std::uint32_t frame_timeout_ms = kDefaultFrameTimeoutMs;
   bool priority_fallback = false;
   bool timestamp_queries = true;
   StampMemory stamp_memory = StampMemory::uncached;
@@ -37,7 +37,7 @@ struct SuiteOptions {
 };
 
 struct ScenarioOutcome {
-  Scenario scenario;
+  Scenario scenario;  // as it ran: a preemption load at its calibrated size (preemption::as_run)
   std::filesystem::path directory;
   std::vector<SummaryRow> summary;
   std::optional<ScenarioTimeline> timeline;  // what was measured, as written

@@ -217,4 +217,14 @@ Result<PreemptionRunInfo> run_info_from_json(const nlohmann::json& j) {
   }
 }
 
+Scenario as_run(const Scenario& scenario, const std::vector<LoadSize>& load_sizes) {
+  Scenario ran = scenario;
+  for (std::size_t p = 0; p < load_sizes.size() && p < ran.workloads.size(); ++p) {
+    const LoadSize& size = load_sizes[p];
+    ran.workloads[p].groups = size.draws > 0 ? size.rows : size.groups;
+    ran.workloads[p].iterations = size.iterations;
+  }
+  return ran;
+}
+
 }  // namespace gpuoverlap::preemption

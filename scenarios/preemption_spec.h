@@ -108,6 +108,11 @@ Status validate(const PreemptionSpec& spec);
 // use less). Scenario::preemption is set.
 Scenario make_scenario(const PreemptionSpec& spec, Role role, const std::string& name);
 
+// The scenario as it ran: its load parts (the first workloads, in order) at the sizes they
+// ran at (calibrated), not the bounds they were allocated for. Graphics parts show their rows
+// as groups. A copy: the scenario given is not changed.
+Scenario as_run(const Scenario& scenario, const std::vector<LoadSize>& load_sizes);
+
 // One line for logs and `validate`: the load, its target, the urgent job's period, priority
 // and duration, and the process mode.
 std::string describe(const PreemptionSpec& spec);

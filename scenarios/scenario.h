@@ -31,12 +31,19 @@ struct DependencySpec {
   BarrierRequest barrier;
 };
 
+// The defaults of a scenario file's keys, one place each: the model, the parser and the run
+// settings (engine/executor.h) read them here.
+inline constexpr std::uint32_t kDefaultGroups = 8;
+inline constexpr std::uint32_t kDefaultIterations = 64;
+inline constexpr std::uint32_t kDefaultFrames = 100;
+inline constexpr std::uint32_t kDefaultWarmupFrames = 10;
+
 struct WorkloadSpec {
   std::string name;
   std::size_t queue = 0;  // index into Scenario::queues
   WorkloadKind kind = WorkloadKind::compute;
-  std::uint32_t groups = 8;
-  std::uint32_t iterations = 64;
+  std::uint32_t groups = kDefaultGroups;
+  std::uint32_t iterations = kDefaultIterations;
   std::vector<DependencySpec> depends_on;
 };
 
@@ -47,8 +54,8 @@ struct Scenario {
   std::string name;  // also the output directory name
   std::string description;
   std::string source;  // file path or "preset:<name>", for messages and meta.json
-  std::uint32_t frames = 100;
-  std::uint32_t warmup_frames = 10;
+  std::uint32_t frames = kDefaultFrames;
+  std::uint32_t warmup_frames = kDefaultWarmupFrames;
   BarrierKind default_barrier = BarrierKind::legacy;
   SplitPolicy default_split_policy = SplitPolicy::event;
   std::vector<std::string> warnings;  // barrier-rule warnings found while parsing

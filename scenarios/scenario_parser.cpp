@@ -221,10 +221,11 @@ class Parser {
     auto description = string_field(root, "description", "the scenario", false, nullptr);
     if (!description) return description.error();
     s.description = *description;
-    auto frames = int_field(root, "frames", "the scenario", 1, kMaxFrames, 100);
+    auto frames = int_field(root, "frames", "the scenario", 1, kMaxFrames, kDefaultFrames);
     if (!frames) return frames.error();
     s.frames = *frames;
-    auto warmup = int_field(root, "warmup_frames", "the scenario", 0, kMaxFrames, 10);
+    auto warmup =
+        int_field(root, "warmup_frames", "the scenario", 0, kMaxFrames, kDefaultWarmupFrames);
     if (!warmup) return warmup.error();
     s.warmup_frames = *warmup;
     auto barrier = string_field(root, "barrier", "the scenario", false, nullptr);
@@ -424,12 +425,13 @@ class Parser {
     if (!foreground) return foreground.error();
     study.foreground = *foreground;
     if (root.get("frames")) {
-      auto frames = int_field(root, "frames", "the study", 1, kMaxFrames, 100);
+      auto frames = int_field(root, "frames", "the study", 1, kMaxFrames, kDefaultFrames);
       if (!frames) return frames.error();
       study.frames = *frames;
     }
     if (root.get("warmup_frames")) {
-      auto warmup = int_field(root, "warmup_frames", "the study", 0, kMaxFrames, 10);
+      auto warmup =
+          int_field(root, "warmup_frames", "the study", 0, kMaxFrames, kDefaultWarmupFrames);
       if (!warmup) return warmup.error();
       study.warmup_frames = *warmup;
     }
@@ -673,10 +675,10 @@ class Parser {
       if (spec.kind == WorkloadKind::graphics && s.queues[spec.queue].type != QueueType::direct)
         return error_at(w->get("kind"), named + " is graphics but queue '" + *queue +
                                             "' is a compute queue (only direct queues draw)");
-      auto groups = int_field(*w, "groups", named, 1, kMaxGroups, 8);
+      auto groups = int_field(*w, "groups", named, 1, kMaxGroups, kDefaultGroups);
       if (!groups) return groups.error();
       spec.groups = *groups;
-      auto iterations = int_field(*w, "iterations", named, 1, kMaxIterations, 64);
+      auto iterations = int_field(*w, "iterations", named, 1, kMaxIterations, kDefaultIterations);
       if (!iterations) return iterations.error();
       spec.iterations = *iterations;
 

@@ -31,7 +31,7 @@ struct SelftestOptions {
   std::filesystem::path out_directory;  // selftest.csv, and every measurement under runs/
   std::uint32_t frames = 30;            // measured frames per measurement
   std::uint32_t warmup_frames = 3;
-  std::uint32_t frame_timeout_ms = 10'000;
+  std::uint32_t frame_timeout_ms = kDefaultFrameTimeoutMs;
   std::uint32_t ping_pong_rounds = 1000;
   // Sweeps stop growing a workload once its duration reaches this (keeps lavapipe bounded).
   double sweep_cap_us = 20'000;

@@ -495,3 +495,25 @@ TEST(LoadProcess, ResultRoundTripMovesTimesToTheParentsOrigin) {
 
 }  // namespace
 }  // namespace gpuoverlap::preemption
+
+namespace gpuoverlap::preemption {
+namespace {
+
+TEST(PreemptionSpec, AsRunShowsTheCalibratedSizesWithoutChangingTheScenarioGiven) {
+  PreemptionSpec spec;
+  spec.load = LoadKind::graphics_and_compute;
+  const Scenario given = make_scenario(spec, Role::both, "s");
+  const std::uint32_t groups_before = given.workloads[1].groups;
+  const Scenario ran =
+      as_run(given, {LoadSize{.groups = 1, .iterations = 7, .draws = 3, .rows = 16},
+                     LoadSize{.groups = 40, .iterations = 9}});
+  EXPECT_EQ(ran.workloads[0].groups, 16u);  // a graphics part shows its rows
+  EXPECT_EQ(ran.workloads[0].iterations, 7u);
+  EXPECT_EQ(ran.workloads[1].groups, 40u);
+  EXPECT_EQ(ran.workloads[1].iterations, 9u);
+  EXPECT_EQ(ran.workloads.back().groups, given.workloads.back().groups);  // the urgent job
+  EXPECT_EQ(given.workloads[1].groups, groups_before);
+}
+
+}  // namespace
+}  // namespace gpuoverlap::preemption
