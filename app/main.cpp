@@ -397,14 +397,14 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   SuiteOptions options;
   options.out_directory = output->path;
   options.warmup_frames = args.warmup;
-  options.frame_timeout_ms = args.timeout_ms;
-  options.priority_fallback = args.priority_fallback;
-  options.timestamp_queries = !args.no_timestamps;
-  options.shader_clock = !args.no_shader_clock;
-  options.stamp_memory =
+  options.run.frame_timeout_ms = args.timeout_ms;
+  options.run.priority_fallback = args.priority_fallback;
+  options.run.timestamp_queries = !args.no_timestamps;
+  options.run.shader_clock = !args.no_shader_clock;
+  options.run.stamp_memory =
       args.stamp_memory == "cached" ? StampMemory::cached : StampMemory::uncached;
   options.agreement = {args.flag_tolerance_us, args.flag_tolerance_pct / 100.0};
-  options.should_stop = interrupt_requested;
+  options.run.should_stop = interrupt_requested;
   install_interrupt_handler();
   options.show_progress = isatty(STDERR_FILENO) != 0;
   options.command_line = command_line;
@@ -488,7 +488,7 @@ int command_selftest(const std::string& device_name, SelftestOptions options, bo
 // preemption scenario on its own device, driven through stdin/stdout by the parent
 // (preemption/load_process.h). Its own messages go to stderr.
 int command_load_process(const std::string& spec_json, std::size_t device_index,
-                         const RunSettings& settings) {
+                         const std::string& settings_json) {
   preemption::ParentLink parent;
   auto report_failure = [](const std::string& reason) {
     preemption::ParentLink::send("failed", nlohmann::json(reason));
@@ -500,6 +500,14 @@ int command_load_process(const std::string& spec_json, std::size_t device_index,
   } catch (const nlohmann::json::exception& e) {
     return report_failure(std::string("--spec is not JSON: ") + e.what());
   }
+  nlohmann::json settings_parsed;
+  try {
+    settings_parsed = nlohmann::json::parse(settings_json);
+  } catch (const nlohmann::json::exception& e) {
+    return report_failure(std::string("--settings is not JSON: ") + e.what());
+  }
+  auto settings = run_settings_from_json(settings_parsed);
+  if (!settings) return report_failure(settings.error().message);
   auto spec = preemption::spec_from_json(parsed);
   if (!spec) return report_failure(spec.error().message);
   const Scenario load_only =
@@ -509,7 +517,7 @@ int command_load_process(const std::string& spec_json, std::size_t device_index,
   if (device_index >= (*api)->devices().size())
     return report_failure("no device " + std::to_string(device_index));
   const std::unique_ptr<ScenarioExecutor> executor = (*api)->executor(device_index);
-  auto timeline = executor->run_load_process(load_only, settings, parent);
+  auto timeline = executor->run_load_process(load_only, *settings, parent);
   if (!timeline) return finish(*executor, report_failure(timeline.error().message));
   preemption::ParentLink::send("result", preemption::load_process_result(*timeline));
   return finish(*executor, timeline->failure ? 1 : 0);
@@ -586,7 +594,7 @@ int main(int argc, char** argv) {
                 "Delete the results already in --out first (only a folder gpuoverlap wrote)");
   run->add_option("--timeout-ms", run_args.timeout_ms,
                   "Deadline per frame from gate release; a frame past it is reported as a timeout")
-      ->check(CLI::Range(1u, 3'600'000u));
+      ->check(CLI::Range(1u, kMaxFrameTimeoutMs));
   run->add_flag(
       "--priority-fallback", run_args.priority_fallback,
       "When the driver refuses a queue priority, run at the one granted (recorded in meta.json) "
@@ -648,7 +656,7 @@ int main(int argc, char** argv) {
   selftest
       ->add_option("--timeout-ms", selftest_options.frame_timeout_ms,
                    "Deadline per frame and for the ping-pong")
-      ->check(CLI::Range(1u, 3'600'000u));
+      ->check(CLI::Range(1u, kMaxFrameTimeoutMs));
 
   std::string baseline_dir, candidate_dir, compare_csv_path, compare_clock = "poll";
   CompareOptions compare_options;
@@ -686,18 +694,11 @@ int main(int argc, char** argv) {
   // Internal: the child of run --load-process. Not listed in --help.
   std::string load_spec;
   std::size_t load_device = 0;
-  RunSettings load_settings;
-  std::string load_stamp_memory = "uncached";
-  bool load_no_timestamps = false, load_no_shader_clock = false;
+  std::string load_settings;
   auto* load_process = app.add_subcommand("load-process", "")->group("");
   load_process->add_option("--spec", load_spec)->required();
   load_process->add_option("--device", load_device)->required();
-  load_process->add_option("--timeout-ms", load_settings.frame_timeout_ms)
-      ->check(CLI::Range(1u, 3'600'000u));
-  load_process->add_option("--stamp-memory", load_stamp_memory)
-      ->check(CLI::IsMember({"uncached", "cached"}));
-  load_process->add_flag("--no-timestamps", load_no_timestamps);
-  load_process->add_flag("--no-shader-clock", load_no_shader_clock);
+  load_process->add_option("--settings", load_settings)->required();
 
   for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
     command->footer(kExitStatusHelp);
@@ -723,13 +724,7 @@ int main(int argc, char** argv) {
       return command_compare(baseline_dir, candidate_dir, compare_options, compare_csv_path);
     }
     if (report->parsed()) return command_report(report_dir, report_out);
-    if (load_process->parsed()) {
-      load_settings.stamp_memory =
-          load_stamp_memory == "cached" ? StampMemory::cached : StampMemory::uncached;
-      load_settings.timestamp_queries = !load_no_timestamps;
-      load_settings.shader_clock = !load_no_shader_clock;
-      return command_load_process(load_spec, load_device, load_settings);
-    }
+    if (load_process->parsed()) return command_load_process(load_spec, load_device, load_settings);
   } catch (const std::exception& e) {
     return fail(std::string("unexpected error: ") + e.what(), kExitEnvironment);
   }

@@ -62,17 +62,13 @@ Result<ScenarioTimeline> DeviceExecutor::run_preemption(const Scenario& scenario
   ScenarioBackend& backend = **opened;
   auto executable = preemption::current_executable();
   if (!executable) return executable.error();
-  std::vector<std::string> arguments = {"load-process",
-                                        "--spec",
-                                        preemption::to_json(spec).dump(),
-                                        "--device",
-                                        std::to_string(device_->device_index()),
-                                        "--timeout-ms",
-                                        std::to_string(settings.frame_timeout_ms),
-                                        "--stamp-memory",
-                                        std::string(to_string(settings.stamp_memory))};
-  if (!settings.timestamp_queries) arguments.push_back("--no-timestamps");
-  if (!settings.shader_clock) arguments.push_back("--no-shader-clock");
+  const std::vector<std::string> arguments = {"load-process",
+                                              "--spec",
+                                              preemption::to_json(spec).dump(),
+                                              "--device",
+                                              std::to_string(device_->device_index()),
+                                              "--settings",
+                                              to_json(settings).dump()};
   auto child = preemption::LoadProcess::start(*executable, arguments);
   if (!child) return child.error().with_context("starting the load process: ");
   std::fprintf(stderr, "load process: pid %d\n", static_cast<int>((*child)->pid()));

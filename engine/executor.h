@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,8 +30,9 @@ inline std::string_view to_string(StampMemory memory) {
   return memory == StampMemory::cached ? "cached" : "uncached";
 }
 
-// The default of --timeout-ms, for every command that runs work.
+// The default of --timeout-ms, for every command that runs work, and its upper bound.
 inline constexpr std::uint32_t kDefaultFrameTimeoutMs = 10'000;
+inline constexpr std::uint32_t kMaxFrameTimeoutMs = 3'600'000;
 
 struct RunSettings {
   std::uint32_t frames = kDefaultFrames;                    // measured frames (after warm-up)
@@ -53,6 +55,12 @@ struct RunSettings {
   // was measured (ScenarioTimeline::failure says "interrupted").
   std::function<bool()> should_stop;
 };
+
+// RunSettings as JSON (all but should_stop), how a run's settings reach the load process of
+// --load-process: one struct from the command line to the backend, in either process.
+nlohmann::json to_json(const RunSettings& settings);
+// Every key required and range-checked (the load process's command line is input too).
+Result<RunSettings> run_settings_from_json(const nlohmann::json& json);
 
 // Called after every frame (warm-up included) from the thread that called run().
 using ProgressCallback = std::function<void(std::uint32_t frames_done, std::uint32_t frames_total)>;

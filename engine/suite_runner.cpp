@@ -144,16 +144,9 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     result.scenario = scenarios[i];
     const auto scenario_start = std::chrono::steady_clock::now();
     result.directory = options.out_directory / result.scenario.name;
-    RunSettings settings;
+    RunSettings settings = options.run;
     settings.frames = options.frames.value_or(result.scenario.frames);
     settings.warmup_frames = options.warmup_frames.value_or(result.scenario.warmup_frames);
-    settings.frame_timeout_ms = options.frame_timeout_ms;
-    settings.priority_fallback = options.priority_fallback;
-    settings.timestamp_queries = options.timestamp_queries;
-    settings.stamp_memory = options.stamp_memory;
-    settings.shader_clock = options.shader_clock;
-    settings.stamping = options.stamping;
-    settings.should_stop = options.should_stop;
     const std::string label =
         fmt::format("[{}/{}] {}", i + 1, scenarios.size(), result.scenario.name);
     const auto* preemption = result.scenario.preemption ? &*result.scenario.preemption : nullptr;

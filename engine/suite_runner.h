@@ -22,17 +22,13 @@ struct SuiteOptions {
   std::filesystem::path out_directory;
   std::optional<std::uint32_t> frames;         // overrides the scenario's frames
   std::optional<std::uint32_t> warmup_frames;  // overrides the scenario's warmup_frames
-  std::uint32_t frame_timeout_ms = kDefaultFrameTimeoutMs;
-  bool priority_fallback = false;
-  bool timestamp_queries = true;
-  StampMemory stamp_memory = StampMemory::uncached;
-  bool shader_clock = true;
-  bool stamping = true;               // see RunSettings::stamping
-  AgreementTolerance agreement;       // rows whose clocks differ by more are flagged
-  std::function<bool()> should_stop;  // see RunSettings::should_stop
-  bool show_progress = false;         // a live "\r" progress line (terminals only)
-  bool write_run_json = true;         // OUT/run.json (the self-test writes its own index instead)
-  std::string command_line;           // recorded in meta.json
+  // What every scenario runs with, as the executor gets it; its frames and warm-up frames are
+  // each scenario's own (or the overrides above).
+  RunSettings run;
+  AgreementTolerance agreement;  // rows whose clocks differ by more are flagged
+  bool show_progress = false;    // a live "\r" progress line (terminals only)
+  bool write_run_json = true;    // OUT/run.json (the self-test writes its own index instead)
+  std::string command_line;      // recorded in meta.json
   nlohmann::json extra_meta = nlohmann::json::object();  // merged into every meta.json
 };
 

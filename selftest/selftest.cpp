@@ -124,13 +124,13 @@ Result<ScenarioTimeline> Selftest::measure(const Scenario& scenario, bool stampi
   suite.out_directory = options_.out_directory / "runs";
   suite.frames = frames.value_or(options_.frames);
   suite.warmup_frames = options_.warmup_frames;
-  suite.frame_timeout_ms = options_.frame_timeout_ms;
-  suite.priority_fallback = true;
-  suite.stamp_memory = memory;
-  suite.should_stop = options_.should_stop;
+  suite.run.frame_timeout_ms = options_.frame_timeout_ms;
+  suite.run.priority_fallback = true;
+  suite.run.stamp_memory = memory;
+  suite.run.should_stop = options_.should_stop;
   suite.write_run_json = false;
   suite.command_line = "gpuoverlap selftest";
-  suite.stamping = stamping;
+  suite.run.stamping = stamping;
   std::ostringstream quiet;
   SuiteOutcome out = run_suite(executor_, {named}, suite, quiet);
   if (out.scenarios.empty() || !out.scenarios.front().timeline)

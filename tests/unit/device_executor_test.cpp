@@ -135,3 +135,50 @@ TEST(DeviceExecutor, APreemptionScenarioInOneProcessRunsThePreemptionLoop) {
 
 }  // namespace
 }  // namespace gpuoverlap
+
+namespace gpuoverlap {
+namespace {
+
+TEST(RunSettingsJson, RoundTripsEverySettingTheLoadProcessNeeds) {
+  RunSettings settings;
+  settings.frames = 7;
+  settings.warmup_frames = 0;
+  settings.frame_timeout_ms = 1234;
+  settings.priority_fallback = true;
+  settings.timestamp_queries = false;
+  settings.stamping = false;
+  settings.stamp_memory = StampMemory::cached;
+  settings.shader_clock = false;
+  auto back = run_settings_from_json(nlohmann::json::parse(to_json(settings).dump()));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(to_json(*back), to_json(settings));
+  EXPECT_EQ(back->stamp_memory, StampMemory::cached);
+  EXPECT_EQ(back->frame_timeout_ms, 1234u);
+}
+
+TEST(RunSettingsJson, RefusesMissingWrongTypedAndOutOfRangeValues) {
+  const nlohmann::json good = to_json(RunSettings{});
+  auto refused = [&](const char* key, nlohmann::json value) {
+    nlohmann::json j = good;
+    if (value.is_null())
+      j.erase(key);
+    else
+      j[key] = value;
+    auto result = run_settings_from_json(j);
+    if (result) return std::string("accepted");
+    return result.error().message;
+  };
+  EXPECT_NE(refused("frame_timeout_ms", 0).find("'frame_timeout_ms' must be a whole number"),
+            std::string::npos);
+  EXPECT_NE(refused("frame_timeout_ms", kMaxFrameTimeoutMs + 1).find("frame_timeout_ms"),
+            std::string::npos);
+  EXPECT_NE(refused("frames", -1).find("'frames'"), std::string::npos);
+  EXPECT_NE(refused("frames", 2.5).find("'frames'"), std::string::npos);
+  EXPECT_NE(refused("stamping", nullptr).find("'stamping' must be true or false"),
+            std::string::npos);
+  EXPECT_NE(refused("stamp_memory", "device").find("'stamp_memory'"), std::string::npos);
+  EXPECT_FALSE(run_settings_from_json(nlohmann::json::array()));
+}
+
+}  // namespace
+}  // namespace gpuoverlap

@@ -1,0 +1,54 @@
+#include <string>
+
+#include "engine/executor.h"
+
+namespace gpuoverlap {
+
+nlohmann::json to_json(const RunSettings& settings) {
+  return {{"frames", settings.frames},
+          {"warmup_frames", settings.warmup_frames},
+          {"frame_timeout_ms", settings.frame_timeout_ms},
+          {"priority_fallback", settings.priority_fallback},
+          {"timestamp_queries", settings.timestamp_queries},
+          {"stamping", settings.stamping},
+          {"stamp_memory", to_string(settings.stamp_memory)},
+          {"shader_clock", settings.shader_clock}};
+}
+
+Result<RunSettings> run_settings_from_json(const nlohmann::json& json) {
+  if (!json.is_object()) return make_error("run settings: not a JSON object");
+  RunSettings settings;
+  auto count = [&](const char* key, std::uint32_t low, std::uint32_t high,
+                   std::uint32_t& out) -> Status {
+    const auto it = json.find(key);
+    if (it == json.end() || !it->is_number_unsigned() || it->get<std::uint64_t>() < low ||
+        it->get<std::uint64_t>() > high)
+      return make_error(std::string("run settings: '") + key + "' must be a whole number in [" +
+                        std::to_string(low) + ", " + std::to_string(high) + "]");
+    out = static_cast<std::uint32_t>(it->get<std::uint64_t>());
+    return ok_status();
+  };
+  auto flag = [&](const char* key, bool& out) -> Status {
+    const auto it = json.find(key);
+    if (it == json.end() || !it->is_boolean())
+      return make_error(std::string("run settings: '") + key + "' must be true or false");
+    out = it->get<bool>();
+    return ok_status();
+  };
+  // 0 for a preemption scenario, whose frames are its urgent jobs.
+  GPUOVERLAP_TRY(count("frames", 0, kMaxFrames, settings.frames));
+  GPUOVERLAP_TRY(count("warmup_frames", 0, kMaxFrames, settings.warmup_frames));
+  GPUOVERLAP_TRY(count("frame_timeout_ms", 1, kMaxFrameTimeoutMs, settings.frame_timeout_ms));
+  GPUOVERLAP_TRY(flag("priority_fallback", settings.priority_fallback));
+  GPUOVERLAP_TRY(flag("timestamp_queries", settings.timestamp_queries));
+  GPUOVERLAP_TRY(flag("stamping", settings.stamping));
+  GPUOVERLAP_TRY(flag("shader_clock", settings.shader_clock));
+  const auto memory = json.find("stamp_memory");
+  if (memory == json.end() || !memory->is_string() ||
+      (*memory != "cached" && *memory != "uncached"))
+    return make_error("run settings: 'stamp_memory' must be \"cached\" or \"uncached\"");
+  settings.stamp_memory = *memory == "cached" ? StampMemory::cached : StampMemory::uncached;
+  return settings;
+}
+
+}  // namespace gpuoverlap
