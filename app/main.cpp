@@ -131,7 +131,7 @@ int command_list() {
 // `validate --explain`: what a scenario will record, in D3D12 and in Vulkan terms, and how its
 // queues are cut into submissions, without touching a GPU.
 void explain(const Scenario& s, std::ostream& out) {
-  const FramePlan plan = plan_frame(s);
+  const FramePlan& plan = frame_plan_of(s);
   out << "  dependencies (in recording order of their barriers):\n";
   for (std::size_t i = 0; i < plan.barriers.dependencies.size(); ++i) {
     const DependencyPlan& d = plan.barriers.dependencies[i];

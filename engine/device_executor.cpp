@@ -10,6 +10,7 @@
 #include "engine/frame_loop.h"
 #include "engine/preemption_loop.h"
 #include "preemption/load_process.h"
+#include "scenarios/frame_plan.h"
 #include "scenarios/scenario.h"
 
 namespace gpuoverlap {
@@ -18,6 +19,20 @@ namespace {
 // How long the parent waits for the load process to calibrate and start loading: every
 // probe has --timeout-ms, so this only catches a child that hangs outside the GPU.
 constexpr std::int64_t kLoadProcessReadyNs = 600'000'000'000;
+
+// A backend records the plan attached at validation (Scenario::plan); a scenario that reached
+// the engine without one, or with a plan that breaks a rule, is refused before any GPU work.
+Status check_planned(const Scenario& scenario) {
+  if (!scenario.plan)
+    return make_error("scenario '" + scenario.name + "' was not validated (no frame plan)");
+  if (scenario.plan->execution_order.size() != scenario.workloads.size())
+    return make_error("scenario '" + scenario.name +
+                      "' changed after validation: its frame plan is for another shape");
+  if (scenario.plan->has_errors())
+    return make_error("scenario '" + scenario.name +
+                      "' breaks a barrier rule (`gpuoverlap validate` says which)");
+  return ok_status();
+}
 
 }  // namespace
 
@@ -29,6 +44,7 @@ void DeviceExecutor::settle(ScenarioBackend& backend, bool gpu_may_be_busy) {
 
 Result<ScenarioTimeline> DeviceExecutor::run(const Scenario& scenario, const RunSettings& settings,
                                              const ProgressCallback& progress) {
+  GPUOVERLAP_TRY(check_planned(scenario));
   if (scenario.preemption) return run_preemption(scenario, settings, progress);
   const ValidationMark mark = device_->validation_mark();
   auto backend = device_->open_scenario(scenario, settings);
@@ -112,6 +128,7 @@ Result<ScenarioTimeline> DeviceExecutor::run_preemption(const Scenario& scenario
 Result<ScenarioTimeline> DeviceExecutor::run_load_process(const Scenario& load_only,
                                                           const RunSettings& settings,
                                                           preemption::ParentLink& parent) {
+  GPUOVERLAP_TRY(check_planned(load_only));
   const ValidationMark mark = device_->validation_mark();
   auto opened = device_->open_scenario(load_only, settings);
   if (!opened) return opened.error();

@@ -24,6 +24,8 @@ class DeviceBackend {
   virtual ~DeviceBackend() = default;
   // One scenario's device objects: a device per scenario, because a queue's global priority
   // is fixed when its device is created. An Error says why not (e.g. a refused priority).
+  // Contract: the scenario's frame plan is attached and free of errors (the executor checks);
+  // the backend records that plan and computes none.
   virtual Result<std::unique_ptr<ScenarioBackend>> open_scenario(const Scenario& scenario,
                                                                  const RunSettings& settings) = 0;
   virtual Result<PingPongResult> ping_pong(std::uint32_t rounds, StampMemory memory,

@@ -147,7 +147,9 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
   const StampView stamps = backend.stamps();
   std::uint32_t total = settings.warmup_frames + settings.frames;
   const std::int64_t timeout_ns = std::int64_t{settings.frame_timeout_ms} * 1'000'000;
-  const bool shader_clock = backend.shader_clock_enabled();
+  const bool shader_clock = backend.facts().shader_clock.recorded;
+  const std::vector<std::uint32_t> valid_bits =
+      timestamp_valid_bits_per_workload(backend.facts(), scenario);
   double worst_deviation_ns = 0;
   StampPoller poller;
   std::optional<std::int64_t> first_measured_t0_ns;
@@ -268,7 +270,7 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
           r.clk_end_ticks = shader_clock_ticks(slot, kStampEndFrameWord, kStampEndClockWord, frame);
         }
         if (calibration)
-          place_device_clocks(r, *calibration, backend.timestamp_valid_bits(w),
+          place_device_clocks(r, *calibration, valid_bits[w],
                               w < timestamps.size() ? timestamps[w] : std::nullopt, t0_ns);
         if (waited.status != GpuStatus::ok)
           r.status = status_for(waited.status);
@@ -319,7 +321,7 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
     ++index;
   }
   if (first_measured_t0_ns) timeline.time_origin_ns = *first_measured_t0_ns;
-  nlohmann::json meta = backend.device_meta();
+  nlohmann::json meta = to_json(backend.facts());
   if (background) {
     const std::int64_t stop_start_ns = monotonic_raw_ns();
     background->stop();

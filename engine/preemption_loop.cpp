@@ -84,6 +84,7 @@ class PreemptionLoop {
   std::vector<LoadSize> sizes_;  // per load part, as run
   preemption::PreemptionRunInfo info_;
   bool timestamps_ = false;
+  std::vector<std::uint32_t> valid_bits_;  // per workload: its queue's valid timestamp bits
   bool gpu_may_be_busy_ = false;
   double worst_deviation_ns_ = 0;
   std::size_t missed_stamps_ = 0;
@@ -108,10 +109,11 @@ Status PreemptionLoop::setup() {
   if (load_parts_.size() > kMaxLoadParts) return make_error("a load has at most two parts");
   // Timestamps only where every queue of the scenario has them.
   timestamps_ = settings_.timestamp_queries;
-  for (std::size_t w = 0; w < scenario_.workloads.size(); ++w)
-    timestamps_ = timestamps_ && backend_.timestamp_valid_bits(w) > 0;
-  info_.priority_granted =
-      urgent_queue ? backend_.granted_priority(*urgent_queue) : QueuePriority::normal;
+  valid_bits_ = timestamp_valid_bits_per_workload(backend_.facts(), scenario_);
+  for (std::uint32_t bits : valid_bits_) timestamps_ = timestamps_ && bits > 0;
+  info_.priority_granted = urgent_queue && *urgent_queue < backend_.facts().queues.size()
+                               ? backend_.facts().queues[*urgent_queue].priority_granted
+                               : QueuePriority::normal;
   return backend_.prepare_streams({.load_parts = load_parts_,
                                    .urgent = urgent_,
                                    .load_ring = kLoadRing,
@@ -227,13 +229,13 @@ Result<double> PreemptionLoop::measure_part(std::size_t part, const LoadSize& si
   // The GPU's own duration where timestamps exist (no submission overhead), else the CPU's.
   if (part < s.ticks.size() && s.ticks[part] && s.ticks[part]->end > s.ticks[part]->start)
     return static_cast<double>(s.ticks[part]->end - s.ticks[part]->start) *
-           backend_.timestamp_period_ns() / 1e6;
+           backend_.facts().timestamps.period_ns / 1e6;
   return static_cast<double>(s.wall_end_ns - s.submit_ns) / 1e6;
 }
 
 Status PreemptionLoop::calibrate() {
   const std::uint32_t max_groups = static_cast<std::uint32_t>(
-      std::min<std::uint64_t>(kMaxGroups, std::uint64_t{backend_.max_workgroups_x()} *
+      std::min<std::uint64_t>(kMaxGroups, std::uint64_t{backend_.facts().max_workgroups_x} *
                                               kThreadsPerDispatchGroup / kThreadsPerGroupUnit));
   // The load process's parent may be an urgent-only device; sizes follow the scenario made for
   // the spec, so the parts' order here matches plan_parts.
@@ -269,7 +271,7 @@ PreemptionLoopOutcome PreemptionLoop::run() {
   // Every stamp word of the scenario's workloads, timed from here on.
   std::vector<SequencePoller::Word> words;
   const StampView stamps = backend_.stamps();
-  const bool clocks = backend_.shader_clock_enabled();
+  const bool clocks = backend_.facts().shader_clock.recorded;
   for (std::size_t w = 0; w < scenario_.workloads.size(); ++w) {
     const std::uint32_t* slot = stamps.words + w * stamps.stride_words;
     words.push_back({slot + kStampStartFrameWord, clocks ? slot + kStampStartClockWord : nullptr});
@@ -386,7 +388,7 @@ PreemptionLoopOutcome PreemptionLoop::run() {
   timeline.time_origin_ns = origin_ns;
   info_.load_sizes = sizes_;
   build_timeline(timeline, events);
-  nlohmann::json meta = backend_.device_meta();
+  nlohmann::json meta = to_json(backend_.facts());
   meta["preemption_missed_stamps"] = missed_stamps_;
   meta["preemption"] = preemption::to_json(info_);
   meta["preemption"]["spec"] = preemption::to_json(spec_);
@@ -409,7 +411,7 @@ void PreemptionLoop::build_timeline(ScenarioTimeline& timeline,
   std::map<std::pair<std::uint32_t, std::uint32_t>, const SequenceEvent*> seen;
   for (const SequenceEvent& e : events) seen.try_emplace({e.word, e.value}, &e);
   const std::int64_t origin = timeline.time_origin_ns;
-  const bool clocks = backend_.shader_clock_enabled();
+  const bool clocks = backend_.facts().shader_clock.recorded;
   std::uint32_t load_index = 0, urgent_index = 0;
   for (const Submission& s : submissions_) {
     if (!s.measured) continue;
@@ -443,7 +445,7 @@ void PreemptionLoop::build_timeline(ScenarioTimeline& timeline,
           r.clk_start_ticks = start->second->clock_ticks;
           r.clk_end_ticks = end->second->clock_ticks;
         }
-        place_device_clocks(r, *s.calibration, backend_.timestamp_valid_bits(w),
+        place_device_clocks(r, *s.calibration, valid_bits_[w],
                             p < s.ticks.size() ? s.ticks[p] : std::nullopt, s.submit_ns);
       }
       timeline.records.push_back(r);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "engine/device_facts.h"
 #include "queues/queue_model.h"
 #include "scenarios/preemption_spec.h"
 #include "timeline/clock_conversion.h"
@@ -127,12 +128,8 @@ class ScenarioBackend {
   // workload's pair is unavailable (timestamps off or unsupported on its queue). An empty
   // vector: the read failed as a whole.
   virtual std::vector<std::optional<TimestampTicks>> read_timestamps() = 0;
-  // Valid bits of the timestamps of workload `workload`'s queue (0: no timestamps there).
-  virtual std::uint32_t timestamp_valid_bits(std::size_t workload) const = 0;
   // One CPU/GPU clock pairing, the best of a few samples; nullopt when the device has none.
   virtual std::optional<GpuCalibration> calibrate() = 0;
-  // The stamps carry the device's shader clock (in timestamp ticks, to be verified).
-  virtual bool shader_clock_enabled() const = 0;
 
   // The API's code for a missed deadline (VK_TIMEOUT), for a frame whose stamps missed it
   // although its queues completed.
@@ -145,18 +142,13 @@ class ScenarioBackend {
   // from then on the backend frees nothing the GPU may still use, now or when destroyed.
   virtual void set_gpu_may_be_busy() = 0;
 
-  // What the backend reports of the device, queues and clocks for meta.json; the loop adds
-  // its own keys (background, calibration drift, the shader clock's verification).
-  virtual nlohmann::json device_meta() const = 0;
+  // The device, its queues (as mapped, with the priorities granted) and clocks: complete once
+  // the backend is open, unchanged after. The loops read them and write them into meta.json
+  // (engine/device_facts.h), adding their own keys (background, calibration drift, the shader
+  // clock's verification).
+  virtual const ScenarioDeviceFacts& facts() const = 0;
 
   // --- preemption scenarios ----------------------------------------------------------------
-  // The device's limit on a dispatch's workgroups in x, which bounds a load part's size.
-  virtual std::uint32_t max_workgroups_x() const = 0;
-  // Nanoseconds per timestamp tick.
-  virtual double timestamp_period_ns() const = 0;
-  // The priority queue `queue` was granted (a refused one fails setup unless the fallback
-  // policy allowed a lower one).
-  virtual QueuePriority granted_priority(std::size_t queue) const = 0;
   // Creates the command rings, completion counters and queries of both streams.
   virtual Status prepare_streams(const StreamLayout& layout) = 0;
   // Records one submission (see StreamSubmission) into its ring's command buffer; nothing

@@ -38,7 +38,7 @@ nlohmann::json host_description() {
 }
 
 nlohmann::json scenario_description(const Scenario& s) {
-  const FramePlan plan = plan_frame(s);
+  const FramePlan& plan = frame_plan_of(s);
   nlohmann::json queues = nlohmann::json::array();
   for (const auto& q : s.queues)
     queues.push_back(

@@ -1,7 +1,9 @@
 #include "scenarios/frame_plan.h"
 
 #include <algorithm>
+#include <memory>
 #include <set>
+#include <stdexcept>
 
 #include "scenarios/scenario.h"
 
@@ -87,6 +89,17 @@ FrameFinding describe_cycle(const Scenario& s, const std::vector<std::vector<Edg
 
 }  // namespace
 
+void attach_frame_plan(Scenario& scenario) {
+  scenario.plan = std::make_shared<const FramePlan>(plan_frame(scenario));
+}
+
+const FramePlan& frame_plan_of(const Scenario& scenario) {
+  if (!scenario.plan)
+    throw std::logic_error("scenario '" + scenario.name +
+                           "' has no frame plan: it did not pass validation");
+  return *scenario.plan;
+}
+
 FramePlan plan_frame(const Scenario& s) {
   FramePlan plan;
   const std::size_t n = s.workloads.size();
@@ -155,12 +168,12 @@ FramePlan plan_frame(const Scenario& s) {
       if (d.consumer != c || !d.reads_output) continue;
       const std::size_t kind = d.resource == ResourceKind::buffer ? 0 : 1;
       if (++counts[kind] == kMaxReadsPerKind + 1)
-        plan.findings.push_back(
-            {c, plan.dependency_refs[i].second,
-             {BarrierFinding::Severity::error, "too-many-producers",
-              "a workload reads at most 4 producer " +
-                  std::string(kind == 0 ? "buffers" : "render targets") +
-                  "; set reads_output = false on the others"}});
+        plan.findings.push_back({c,
+                                 plan.dependency_refs[i].second,
+                                 {BarrierFinding::Severity::error, "too-many-producers",
+                                  "a workload reads at most 4 producer " +
+                                      std::string(kind == 0 ? "buffers" : "render targets") +
+                                      "; set reads_output = false on the others"}});
     }
   }
   for (const BarrierPlanFinding& f : plan.barriers.findings)

@@ -50,4 +50,12 @@ struct FramePlan {
 
 FramePlan plan_frame(const Scenario& scenario);
 
+// Computes the scenario's plan once and keeps it in Scenario::plan.
+void attach_frame_plan(Scenario& scenario);
+
+// The plan attached where the scenario was validated. Contract: attach_frame_plan ran (every
+// scenario from the parser or preemption::make_scenario); throws std::logic_error otherwise,
+// a programming error rather than bad input.
+const FramePlan& frame_plan_of(const Scenario& scenario);
+
 }  // namespace gpuoverlap

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "scenarios/frame_plan.h"
 #include "scenarios/scenario.h"
 
 namespace gpuoverlap::preemption {
@@ -104,6 +105,7 @@ Scenario make_scenario(const PreemptionSpec& spec, Role role, const std::string&
     w.iterations = spec.urgent_iterations;
     s.workloads.push_back(w);
   }
+  attach_frame_plan(s);
   return s;
 }
 

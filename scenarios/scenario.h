@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -50,6 +51,8 @@ struct WorkloadSpec {
 inline constexpr std::size_t kMaxWorkloadsPerScenario = 64;
 inline constexpr std::uint32_t kMaxFrames = 1'000'000;
 
+struct FramePlan;
+
 struct Scenario {
   std::string name;  // also the output directory name
   std::string description;
@@ -73,6 +76,12 @@ struct Scenario {
   std::string condition;
   std::uint32_t round = 0;   // 1-based round of the study (0 outside a study)
   std::uint32_t rounds = 0;  // the study's rounds
+  // What each queue records and submits in a frame (scenarios/frame_plan.h), computed once
+  // where the scenario is validated (the parser, preemption::make_scenario) and shared by its
+  // copies: the device records it, the exporters describe it, `validate --explain` prints it.
+  // Every copy keeps the same queues, workloads and dependencies (a study condition differs in
+  // its background, a preemption run in its load sizes), so the plan stays true for all.
+  std::shared_ptr<const FramePlan> plan;
 
   // Workload indices of one queue, in recording order.
   std::vector<std::size_t> workloads_on(std::size_t queue) const;

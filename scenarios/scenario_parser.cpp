@@ -769,8 +769,8 @@ class Parser {
     }
 
     // Barrier rules and fences: the frame plan the executor will follow.
-    const FramePlan plan = plan_frame(s);
-    for (const FrameFinding& f : plan.findings) {
+    attach_frame_plan(s);
+    for (const FrameFinding& f : s.plan->findings) {
       const WorkloadSpec& consumer = s.workloads[f.consumer];
       const std::string producer =
           f.dependency < consumer.depends_on.size()

@@ -11,6 +11,7 @@
 #include "core/atomic_file.h"
 #include "core/cpu_steal.h"
 #include "engine/suite_runner.h"
+#include "scenarios/frame_plan.h"
 #include "scenarios/scenario.h"
 #include "timeline/statistics.h"
 
@@ -57,6 +58,7 @@ Scenario single_workload(const std::string& name, std::uint32_t groups, std::uin
   s.description = "self-test measurement";
   s.queues.push_back({"direct", QueueType::direct, QueuePriority::normal});
   s.workloads.push_back({"work", 0, WorkloadKind::compute, groups, iterations, {}});
+  attach_frame_plan(s);
   return s;
 }
 
@@ -501,6 +503,7 @@ Status Selftest::ordering() {
     next.depends_on = {{i - 1, BarrierRequest{}}};  // legacy transition
     chain.workloads.push_back(next);
   }
+  attach_frame_plan(chain);  // the chain's own plan, not the single workload's
   auto t = measure(chain);
   if (!t) return t.error();
   for (const char* clock : {"poll", "ts", "clk"}) {

@@ -121,7 +121,7 @@ std::vector<OverlapRow> pairwise_overlap(const Scenario& s, const ScenarioTimeli
 }
 
 std::string dependencies_csv(const Scenario& s, const std::vector<DependencyGapRow>& rows) {
-  const FramePlan plan = plan_frame(s);
+  const FramePlan& plan = frame_plan_of(s);
   std::string out = csv_line(kDependencyColumns);
   for (const auto& r : rows) {
     const DependencySpec& d = s.workloads[r.consumer].depends_on[r.index];

@@ -21,18 +21,6 @@ constexpr std::uint32_t kQueriesPerLoad = kMaxStreamParts * 2;
 
 }  // namespace
 
-std::uint32_t ScenarioDevice::max_workgroups_x() const {
-  return info_.properties.limits.maxComputeWorkGroupCount[0];
-}
-
-double ScenarioDevice::timestamp_period_ns() const {
-  return info_.properties.limits.timestampPeriod;
-}
-
-QueuePriority ScenarioDevice::granted_priority(std::size_t queue) const {
-  return granted_priority_[queue];
-}
-
 Status ScenarioDevice::prepare_streams(const StreamLayout& layout) {
   if (layout.load_parts.size() > kMaxStreamParts) return make_error("a load has at most two parts");
   streams_ = layout;

@@ -83,9 +83,16 @@ Status ScenarioDevice::check_features() {
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
     VkPhysicalDeviceFeatures2 clock_query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &clock};
     vkGetPhysicalDeviceFeatures2(info_.handle, &clock_query);
-    shader_clock_supported_ = clock.shaderDeviceClock == VK_TRUE;
+    facts_.shader_clock.device_scope = clock.shaderDeviceClock == VK_TRUE;
   }
-  shader_clock_enabled_ = shader_clock_supported_ && settings_.shader_clock && settings_.stamping;
+  ShaderClockFacts& clock = facts_.shader_clock;
+  clock.extension = info_.shader_clock;
+  clock.recorded = clock.device_scope && settings_.shader_clock && settings_.stamping;
+  if (!clock.recorded)
+    clock.reason = !info_.shader_clock   ? "the device has no VK_KHR_shader_clock"
+                   : !clock.device_scope ? "the device has no device-scope shader clock"
+                   : !settings_.stamping ? "stamping is off"
+                                         : "not requested";
   return ok_status();
 }
 
@@ -120,7 +127,7 @@ Status ScenarioDevice::create_device() {
                              "normal cannot be requested";
     if (!settings_.priority_fallback)
       return make_error(note + "; pass --priority-fallback to run at normal priority");
-    priority_notes_.push_back(note + "; ran at normal");
+    facts_.priority_notes.push_back(note + "; ran at normal");
     for (auto& f : families) f.priority = QueuePriority::normal;
     wants_priority = false;
     dropped_for_missing_extension = true;
@@ -154,14 +161,14 @@ Status ScenarioDevice::create_device() {
                   std::string(to_string(f.priority));
     if (!settings_.priority_fallback)
       return make_error(note + "; pass --priority-fallback to run anyway");
-    priority_notes_.push_back(note);
+    facts_.priority_notes.push_back(note);
   }
 
   VkPhysicalDeviceShaderClockFeaturesKHR clock_features{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
   clock_features.shaderDeviceClock = VK_TRUE;
   VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
-                                       shader_clock_enabled_ ? &clock_features : nullptr};
+                                       facts_.shader_clock.recorded ? &clock_features : nullptr};
   f13.synchronization2 = VK_TRUE;
   f13.dynamicRendering = VK_TRUE;
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &f13};
@@ -173,14 +180,14 @@ Status ScenarioDevice::create_device() {
   // HIGH and REALTIME) is lowered one step per attempt, only with --priority-fallback.
   for (;;) {
     std::vector<const char*> extensions;
-    global_priority_enabled_ = wants_priority;
+    facts_.global_priority_requested = wants_priority;
     if (wants_priority)
       extensions.push_back(info_.has_extension(VK_KHR_GLOBAL_PRIORITY_EXTENSION_NAME)
                                ? VK_KHR_GLOBAL_PRIORITY_EXTENSION_NAME
                                : VK_EXT_GLOBAL_PRIORITY_EXTENSION_NAME);
     if (info_.calibrated_timestamps)
       extensions.push_back(VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
-    if (shader_clock_enabled_) extensions.push_back(VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
+    if (facts_.shader_clock.recorded) extensions.push_back(VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
 
     std::vector<VkDeviceQueueCreateInfo> queue_infos;
     std::vector<VkDeviceQueueGlobalPriorityCreateInfoKHR> priority_infos;
@@ -225,7 +232,7 @@ Status ScenarioDevice::create_device() {
     if (!settings_.priority_fallback)
       return Error{note + "; pass --priority-fallback to run at the priority granted", result,
                    result_name(result)};
-    priority_notes_.push_back(note);
+    facts_.priority_notes.push_back(note);
     bool lowered = false;
     for (auto& f : families) {
       if (f.priority == QueuePriority::realtime) {
@@ -421,7 +428,7 @@ Status ScenarioDevice::create_pipelines() {
     GPUOVERLAP_VK(vkCreateShaderModule(device_, &mi, nullptr, &out));
     return ok_status();
   };
-  if (shader_clock_enabled_) {
+  if (facts_.shader_clock.recorded) {
     GPUOVERLAP_TRY(
         module(kPerlinComputeClockSpirv, sizeof(kPerlinComputeClockSpirv), compute_module_));
     GPUOVERLAP_TRY(
@@ -651,27 +658,24 @@ Status ScenarioDevice::create_queue_objects() {
 }
 
 Status ScenarioDevice::setup_calibration() {
-  meta_["clocks"]["poll"] = "CLOCK_MONOTONIC_RAW";
   // `available`: timestamp queries are recorded and can be put on the CPU clock. Calibrated
   // timestamps need no query pool: with --no-timestamps they still place the shader clock on
   // the CPU clock, so the mode recommended for same-queue overlap keeps its most precise clock.
-  nlohmann::json ts = {{"available", settings_.timestamp_queries}, {"calibrated", false}};
+  TimestampFacts& ts = facts_.timestamps;
+  ts.available = settings_.timestamp_queries;
+  ts.period_ns = info_.properties.limits.timestampPeriod;
   if (!settings_.timestamp_queries)
-    ts["reason"] = std::string(
-                       "disabled (--no-timestamps): end-of-workload timestamps can serialise a "
-                       "queue") +
-                   (shader_clock_enabled_ ? "; calibrated timestamps are still taken for the "
-                                            "shader clock"
-                                          : "");
+    ts.reason = std::string(
+                    "disabled (--no-timestamps): end-of-workload timestamps can serialise a "
+                    "queue") +
+                (facts_.shader_clock.recorded ? "; calibrated timestamps are still taken for the "
+                                                "shader clock"
+                                              : "");
   // Neither clock that needs it is wanted: no calibration on any frame or submission.
-  if (!settings_.timestamp_queries && !shader_clock_enabled_) {
-    meta_["clocks"]["timestamp"] = ts;
-    return ok_status();
-  }
+  if (!settings_.timestamp_queries && !facts_.shader_clock.recorded) return ok_status();
   if (!info_.calibrated_timestamps) {
-    ts["available"] = false;
-    ts["reason"] = "no VK_EXT_calibrated_timestamps: GPU ticks cannot be placed on the CPU clock";
-    meta_["clocks"]["timestamp"] = ts;
+    ts.available = false;
+    ts.reason = "no VK_EXT_calibrated_timestamps: GPU ticks cannot be placed on the CPU clock";
     return ok_status();
   }
   auto get_domains = reinterpret_cast<PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT>(
@@ -690,23 +694,20 @@ Status ScenarioDevice::setup_calibration() {
                                   VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT) != domains.end();
   if (!get_calibrated_timestamps_ || !has_device || (!has_raw && !has_mono)) {
     get_calibrated_timestamps_ = nullptr;
-    ts["available"] = false;
-    ts["reason"] = "the device cannot calibrate its timestamps against CLOCK_MONOTONIC(_RAW)";
-    meta_["clocks"]["timestamp"] = ts;
+    ts.available = false;
+    ts.reason = "the device cannot calibrate its timestamps against CLOCK_MONOTONIC(_RAW)";
     return ok_status();
   }
   host_domain_ =
       has_raw ? VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT : VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
   if (!has_raw) monotonic_to_raw_ns_ = monotonic_to_raw_offset_ns();
-  ts["calibrated"] = true;
-  ts["host_domain"] = has_raw ? "CLOCK_MONOTONIC_RAW" : "CLOCK_MONOTONIC (offset to RAW measured)";
-  ts["period_ns"] = info_.properties.limits.timestampPeriod;
-  ts["calibration"] =
-      "best of " + std::to_string(kCalibrationSamples) +
-      " vkGetCalibratedTimestampsEXT samples (smallest max deviation), before every frame";
-  ts["start_stage"] = "TOP_OF_PIPE after the workload's barrier: the queue reached the workload";
-  ts["end_stage"] = "BOTTOM_OF_PIPE: all work submitted before it on its queue completed";
-  meta_["clocks"]["timestamp"] = ts;
+  ts.calibrated = true;
+  ts.host_domain = has_raw ? "CLOCK_MONOTONIC_RAW" : "CLOCK_MONOTONIC (offset to RAW measured)";
+  ts.calibration = "best of " + std::to_string(kCalibrationSamples) +
+                   " vkGetCalibratedTimestampsEXT samples (smallest max deviation), before every "
+                   "frame";
+  ts.start_stage = "TOP_OF_PIPE after the workload's barrier: the queue reached the workload";
+  ts.end_stage = "BOTTOM_OF_PIPE: all work submitted before it on its queue completed";
   return ok_status();
 }
 
@@ -732,11 +733,6 @@ std::optional<GpuCalibration> ScenarioDevice::calibrate() {
 }
 
 Status ScenarioDevice::create() {
-  plan_ = plan_frame(scenario_);
-  for (const FrameFinding& f : plan_.findings)
-    if (f.finding.severity == BarrierFinding::Severity::error)
-      return make_error("scenario '" + scenario_.name + "': " + f.finding.message + " [" +
-                        f.finding.rule + "]");
   GPUOVERLAP_TRY(check_features());
   GPUOVERLAP_TRY(create_device());
   for (const MappedQueue& m : mapping_)
@@ -746,7 +742,7 @@ Status ScenarioDevice::create() {
   const VkDeviceSize alignment =
       std::max<VkDeviceSize>(1, info_.properties.limits.minStorageBufferOffsetAlignment);
   slot_stride_ = (kSlotBytes + alignment - 1) / alignment * alignment;
-  meta_["slot_stride_bytes"] = slot_stride_;
+  facts_.slot_stride_bytes = slot_stride_;
   const std::size_t slots = scenario_.workloads.size();
   producers_.assign(slots, 0);
   target_layouts_.assign(slots, VK_IMAGE_LAYOUT_UNDEFINED);
@@ -783,56 +779,39 @@ Status ScenarioDevice::create() {
 
   const auto stamp_flags = memory_properties_.memoryTypes[stamps_.memory_type].propertyFlags;
   const auto counter_flags = memory_properties_.memoryTypes[counters_.memory_type].propertyFlags;
-  meta_["memory"] = {
-      {"stamps",
-       {{"requested", to_string(settings_.stamp_memory)},
-        {"memory_type", stamps_.memory_type},
-        {"flags", memory_flags_text(stamp_flags)},
-        {"device_local", (stamp_flags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) != 0},
-        {"note",
-         (stamp_flags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)
-             ? "no host-visible coherent type outside device memory; used the best available"
-             : "system memory, as the protocol asks"}}},
-      {"counters",
-       {{"memory_type", counters_.memory_type}, {"flags", memory_flags_text(counter_flags)}}}};
-  nlohmann::json queue_meta = nlohmann::json::array();
-  bool compute_shared = false;
+  const bool stamps_device_local = (stamp_flags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) != 0;
+  facts_.stamp_memory = {
+      .requested = std::string(to_string(settings_.stamp_memory)),
+      .memory_type = stamps_.memory_type,
+      .flags = memory_flags_text(stamp_flags),
+      .device_local = stamps_device_local,
+      .note = stamps_device_local
+                  ? "no host-visible coherent type outside device memory; used the best available"
+                  : "system memory, as the protocol asks"};
+  facts_.counter_memory = {.memory_type = counters_.memory_type,
+                           .flags = memory_flags_text(counter_flags)};
   for (std::size_t q = 0; q < scenario_.queues.size(); ++q) {
     const bool shared = mapping_[q].shares_with >= 0;
-    if (shared && scenario_.queues[q].type == QueueType::compute &&
-        scenario_.queues[static_cast<std::size_t>(mapping_[q].shares_with)].type ==
-            QueueType::direct)
-      compute_shared = true;
-    const auto flags = info_.families[mapping_[q].family_index].queueFlags;
-    queue_meta.push_back(
-        {{"name", scenario_.queues[q].name},
-         {"type", to_string(scenario_.queues[q].type)},
-         {"family", mapping_[q].family_index},
-         {"family_flags", queue_flags_text(flags)},
-         {"queue_index", mapping_[q].queue_index},
-         {"shares_queue_of",
-          shared ? nlohmann::json(
-                       scenario_.queues[static_cast<std::size_t>(mapping_[q].shares_with)].name)
-                 : nlohmann::json(nullptr)},
-         {"priority_requested", to_string(scenario_.queues[q].priority)},
-         {"priority_granted", to_string(granted_priority_[q])},
-         {"timestamp_valid_bits", info_.families[mapping_[q].family_index].timestampValidBits}});
+    const QueueSpec* sharer =
+        shared ? &scenario_.queues[static_cast<std::size_t>(mapping_[q].shares_with)] : nullptr;
+    if (sharer && scenario_.queues[q].type == QueueType::compute &&
+        sharer->type == QueueType::direct)
+      facts_.compute_queue_shared = true;
+    const auto& family = info_.families[mapping_[q].family_index];
+    facts_.queues.push_back(
+        {.name = scenario_.queues[q].name,
+         .type = scenario_.queues[q].type,
+         .family = mapping_[q].family_index,
+         .family_flags = queue_flags_text(family.queueFlags),
+         .queue_index = mapping_[q].queue_index,
+         .shares_queue_of = sharer ? std::optional<std::string>(sharer->name) : std::nullopt,
+         .priority_requested = scenario_.queues[q].priority,
+         .priority_granted = granted_priority_[q],
+         .timestamp_valid_bits = family.timestampValidBits});
   }
-  meta_["queues"] = queue_meta;
-  meta_["compute_queue_shared"] = compute_shared;
-  meta_["global_priority_extension"] = info_.global_priority;
-  meta_["global_priority_requested"] = global_priority_enabled_;
-  meta_["priority_notes"] = priority_notes_;
-  meta_["clocks"]["shader_clock"] = {{"extension", info_.shader_clock},
-                                     {"device_scope", shader_clock_supported_},
-                                     {"recorded", shader_clock_enabled_}};
-  if (!shader_clock_enabled_)
-    meta_["clocks"]["shader_clock"]["reason"] =
-        !info_.shader_clock        ? "the device has no VK_KHR_shader_clock"
-        : !shader_clock_supported_ ? "the device has no device-scope shader clock"
-        : !settings_.stamping      ? "stamping is off"
-                                   : "not requested";
-  meta_["stamping"] = settings_.stamping;
+  facts_.global_priority_extension = info_.global_priority;
+  facts_.stamping = settings_.stamping;
+  facts_.max_workgroups_x = info_.properties.limits.maxComputeWorkGroupCount[0];
   return ok_status();
 }
 
@@ -1146,10 +1125,6 @@ std::vector<std::optional<TimestampTicks>> ScenarioDevice::read_timestamps() {
     if (query_data_[4 * w + 1] && query_data_[4 * w + 3])
       ticks[w] = TimestampTicks{query_data_[4 * w], query_data_[4 * w + 2]};
   return ticks;
-}
-
-std::uint32_t ScenarioDevice::timestamp_valid_bits(std::size_t workload) const {
-  return queues_[scenario_.workloads[workload].queue].timestamp_valid_bits;
 }
 
 Error ScenarioDevice::timeout_error() const {

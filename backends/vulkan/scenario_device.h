@@ -96,7 +96,11 @@ class ScenarioDevice final : public ScenarioBackend {
  public:
   ScenarioDevice(const Instance& instance, const PhysicalDeviceInfo& info, const Scenario& s,
                  const RunSettings& settings)
-      : instance_(instance), info_(info), scenario_(s), settings_(settings) {}
+      : instance_(instance),
+        info_(info),
+        scenario_(s),
+        settings_(settings),
+        plan_(frame_plan_of(s)) {}
   ~ScenarioDevice() { destroy(); }
   ScenarioDevice(const ScenarioDevice&) = delete;
   ScenarioDevice& operator=(const ScenarioDevice&) = delete;
@@ -127,15 +131,10 @@ class ScenarioDevice final : public ScenarioBackend {
   GpuOutcome release_gate(std::uint32_t frame) override;
   GpuOutcome wait_frame(std::uint32_t frame, std::int64_t deadline_ns) override;
   std::vector<std::optional<TimestampTicks>> read_timestamps() override;
-  std::uint32_t timestamp_valid_bits(std::size_t workload) const override;
   std::optional<GpuCalibration> calibrate() override;
-  bool shader_clock_enabled() const override { return shader_clock_enabled_; }
   Error timeout_error() const override;
   background::BackgroundSession* background() override { return background_.get(); }
-  nlohmann::json device_meta() const override { return meta_; }
-  std::uint32_t max_workgroups_x() const override;
-  double timestamp_period_ns() const override;
-  QueuePriority granted_priority(std::size_t queue) const override;
+  const ScenarioDeviceFacts& facts() const override { return facts_; }
   Status prepare_streams(const StreamLayout& layout) override;
   Status record_stream(const StreamSubmission& submission) override;
   GpuOutcome submit_stream(const StreamSubmission& submission) override;
@@ -178,17 +177,14 @@ class ScenarioDevice final : public ScenarioBackend {
   std::vector<QueueState> queues_;
   std::vector<MappedQueue> mapping_;
   std::vector<QueuePriority> granted_priority_;
-  std::vector<std::string> priority_notes_;
-  bool global_priority_enabled_ = false;
-  bool shader_clock_supported_ = false;  // shaderDeviceClock
-  bool shader_clock_enabled_ = false;    // supported, asked for, and stamps on
+  ScenarioDeviceFacts facts_;  // filled while create() runs, unchanged after
 
   Buffer stamps_, counters_, input_, dummy_output_;
   std::vector<Buffer> outputs_;  // per workload; empty buffer for graphics
   std::vector<Image> targets_;   // per workload; empty image for compute
   VkQueryPool queries_ = VK_NULL_HANDLE;
   VkSemaphore gate_ = VK_NULL_HANDLE;
-  FramePlan plan_;                   // barriers, fences and submissions of a frame
+  const FramePlan& plan_;            // barriers, fences and submissions of a frame
   std::vector<DependencyOps> ops_;   // per plan_.barriers.dependencies entry
   std::vector<VkEvent> events_;      // per plan dependency; split barriers (event policy)
   std::vector<VkSemaphore> fences_;  // per workload; timeline, only where another queue waits
@@ -214,7 +210,6 @@ class ScenarioDevice final : public ScenarioBackend {
   VkTimeDomainEXT host_domain_ = VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT;
   std::int64_t monotonic_to_raw_ns_ = 0;
   bool gpu_may_be_busy_ = false;
-  nlohmann::json meta_ = nlohmann::json::object();
 
   // Background work ([background]): compiled variants of the compute pipeline land in the
   // slot (the spec's lifetime pattern); the session is stopped before anything it uses is

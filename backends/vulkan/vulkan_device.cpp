@@ -1,6 +1,7 @@
 #include "backends/vulkan/vulkan_device.h"
 
 #include "backends/vulkan/scenario_device.h"
+#include "scenarios/frame_plan.h"
 #include "scenarios/scenario.h"
 
 namespace gpuoverlap::vk {
@@ -13,6 +14,7 @@ Result<PingPongResult> VulkanDevice::ping_pong(std::uint32_t rounds, StampMemory
   probe.name = "ping-pong";
   probe.queues.push_back({"direct", QueueType::direct, QueuePriority::normal});
   probe.workloads.push_back({"probe", 0, WorkloadKind::compute, 1, 1, {}});
+  attach_frame_plan(probe);
   RunSettings settings;
   settings.stamp_memory = memory;
   settings.shader_clock = false;

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "fake_backend.h"
+#include "scenarios/frame_plan.h"
 #include "scenarios/scenario.h"
 
 namespace gpuoverlap {
@@ -59,7 +60,9 @@ class FakeDevice final : public DeviceBackend {
 Scenario two_workloads() {
   Scenario s;
   s.name = "fake";
+  s.queues.push_back({"direct", QueueType::direct, QueuePriority::normal});
   s.workloads.resize(2);
+  attach_frame_plan(s);
   return s;
 }
 
@@ -82,6 +85,26 @@ TEST(DeviceExecutor, ARefusedDeviceIsAnErrorAndNothingIsMeasured) {
   EXPECT_EQ(timeline.error().api_code_name, "VK_ERROR_NOT_PERMITTED_KHR");
   EXPECT_EQ(fake.described, 0);
   EXPECT_FALSE(executor.abandoned_device());
+}
+
+// The engine runs the plan attached at validation; a scenario without one, or reshaped after
+// it, would record a plan that is not its own, so nothing is opened.
+TEST(DeviceExecutor, AScenarioWithoutItsOwnPlanOpensNoDevice) {
+  auto device = std::make_unique<FakeDevice>();
+  FakeDevice& fake = *device;
+  DeviceExecutor executor(std::move(device));
+  Scenario unplanned = two_workloads();
+  unplanned.plan.reset();
+  auto refused = executor.run(unplanned, short_run(), {});
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("not validated"), std::string::npos);
+
+  Scenario reshaped = two_workloads();
+  reshaped.workloads.push_back(reshaped.workloads.front());
+  auto stale = executor.run(reshaped, short_run(), {});
+  ASSERT_FALSE(stale);
+  EXPECT_NE(stale.error().message.find("changed after validation"), std::string::npos);
+  EXPECT_EQ(fake.opened, 0);
 }
 
 TEST(DeviceExecutor, AGoodRunIsDescribedAndLeavesNothingBehind) {

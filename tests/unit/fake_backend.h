@@ -32,7 +32,17 @@ class FakeBackend : public ScenarioBackend {
   static constexpr std::size_t kStrideWords = 16;
 
   explicit FakeBackend(std::size_t workloads)
-      : workloads_(workloads), words_(workloads * kStrideWords) {}
+      : workloads_(workloads), words_(workloads * kStrideWords) {
+    // A queue per workload at most: enough for any scenario of this many workloads.
+    device_facts.queues.resize(std::max<std::size_t>(workloads, 1));
+    for (QueueFacts& q : device_facts.queues) q.timestamp_valid_bits = 64;
+    device_facts.timestamps = {.available = true, .calibrated = true, .period_ns = 1.0};
+    device_facts.max_workgroups_x = 65535;
+  }
+  // Every queue was granted `priority` (a fallback may grant less than asked).
+  void grant_priority(QueuePriority priority) {
+    for (QueueFacts& q : device_facts.queues) q.priority_granted = priority;
+  }
 
   std::map<std::uint32_t, FakeFrame> script;  // by frame (from 1); absent: a good frame
   std::vector<std::uint32_t> recorded, submitted, released;
@@ -70,7 +80,6 @@ class FakeBackend : public ScenarioBackend {
     for (auto& t : ticks) t = TimestampTicks{calibration_ns_ + 10'000, calibration_ns_ + 20'000};
     return ticks;
   }
-  std::uint32_t timestamp_valid_bits(std::size_t) const override { return 64; }
   std::optional<GpuCalibration> calibrate() override {
     calibration_ns_ = static_cast<std::uint64_t>(monotonic_raw_ns());
     return GpuCalibration{.gpu_ticks = calibration_ns_,
@@ -79,12 +88,14 @@ class FakeBackend : public ScenarioBackend {
                           .valid_bits = 64,
                           .max_deviation_ns = 500};
   }
-  bool shader_clock_enabled() const override { return false; }
   Error timeout_error() const override { return Error{"fake timeout", 2, "FAKE_TIMEOUT"}; }
   background::BackgroundSession* background() override { return nullptr; }
   bool marked_busy = false;  // set_gpu_may_be_busy was called
   void set_gpu_may_be_busy() override { marked_busy = true; }
-  nlohmann::json device_meta() const override { return {{"device", "fake"}}; }
+  // Timestamps of 64 valid bits and 1 ns ticks on every queue, no shader clock; a test sets
+  // queues[q].priority_granted to play a refused priority.
+  ScenarioDeviceFacts device_facts;
+  const ScenarioDeviceFacts& facts() const override { return device_facts; }
 
   // --- streams (preemption): every submission completes at once unless scripted ----------
   // The work of a submission, in timestamp ticks (ns: the period is 1 ns): proportional to
@@ -93,16 +104,12 @@ class FakeBackend : public ScenarioBackend {
     return std::uint64_t{size.groups} * size.iterations * std::max<std::uint32_t>(size.draws, 1) *
            1000;
   }
-  QueuePriority priority_granted = QueuePriority::normal;
   std::optional<std::uint32_t> urgent_stalls_from;    // this urgent job and later never finish
   std::optional<std::uint32_t> urgent_lost_at;        // waiting for this urgent job: device lost
   std::optional<std::uint32_t> load_submit_fails_at;  // submitting this load fails
   std::optional<StreamLayout> layout;
   std::vector<StreamSubmission> stream_submissions;
 
-  std::uint32_t max_workgroups_x() const override { return 65535; }
-  double timestamp_period_ns() const override { return 1.0; }
-  QueuePriority granted_priority(std::size_t) const override { return priority_granted; }
   Status prepare_streams(const StreamLayout& l) override {
     layout = l;
     return ok_status();

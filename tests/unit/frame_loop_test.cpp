@@ -62,7 +62,10 @@ TEST(FrameLoop, MeasuresEveryFrameAfterTheWarmUpWithAllThreeClocksPresent) {
     EXPECT_LT(*r.ts_start_us, *r.ts_end_us);  // 10 µs apart by construction, not measured
     EXPECT_FALSE(r.clk_start_us);             // no shader clock on this backend
   }
-  EXPECT_EQ(out.timeline.meta["device"], "fake");
+  // The backend's facts, written by the engine.
+  EXPECT_EQ(out.timeline.meta["queues"][0]["timestamp_valid_bits"], 64);
+  EXPECT_EQ(out.timeline.meta["clocks"]["timestamp"]["period_ns"], 1.0);
+  EXPECT_EQ(out.timeline.meta["clocks"]["shader_clock"]["recorded"], false);
   EXPECT_EQ(out.timeline.meta["clocks"]["timestamp"]["max_calibration_deviation_ns"], 500.0);
   EXPECT_EQ(out.timeline.meta["clocks"]["timestamp"]["drift"]["calibrations"], 5);
 }

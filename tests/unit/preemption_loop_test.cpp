@@ -44,7 +44,7 @@ TEST(PreemptionLoop, SizesTheLoadMeasuresItAloneThenKeepsTheCadenceAndDrains) {
   const PreemptionSpec spec = short_spec();
   const Scenario scenario = preemption::make_scenario(spec, Role::both, "p");
   FakeBackend backend(scenario.workloads.size());
-  backend.priority_granted = QueuePriority::high;
+  backend.grant_priority(QueuePriority::high);
   PreemptionLoopOutcome out = run_preemption_loop(backend, scenario, settings(), {}, {});
 
   ASSERT_FALSE(out.timeline.failure) << out.timeline.failure->message;
@@ -87,7 +87,7 @@ TEST(PreemptionLoop, SizesTheLoadMeasuresItAloneThenKeepsTheCadenceAndDrains) {
       ASSERT_EQ(s.parts.size(), 1u);
       EXPECT_EQ(s.parts[0].size.groups, spec.urgent_groups);
     }
-  EXPECT_EQ(out.timeline.meta["device"], "fake");
+  EXPECT_EQ(out.timeline.meta["max_workgroups_x"], 65535);  // the backend's facts, written
   EXPECT_EQ(out.timeline.meta["preemption"]["baseline_loads"], spec.baseline_loads);
 }
 
@@ -169,7 +169,7 @@ TEST(PreemptionLoop, TheLoadOnlyRoleAnnouncesLoadingAndStopsWhenTold) {
 TEST(PreemptionLoop, ALowerGrantedPriorityIsWhatTheRunReports) {
   const Scenario scenario = preemption::make_scenario(short_spec(), Role::both, "p");
   FakeBackend backend(scenario.workloads.size());
-  backend.priority_granted = QueuePriority::normal;  // asked for high (a fallback granted less)
+  backend.grant_priority(QueuePriority::normal);  // asked for high (a fallback granted less)
   PreemptionLoopOutcome out = run_preemption_loop(backend, scenario, settings(), {}, {});
   ASSERT_FALSE(out.timeline.failure);
   EXPECT_EQ(out.timeline.preemption->priority_granted, QueuePriority::normal);
