@@ -9,24 +9,20 @@
 #include <optional>
 #include <random>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "backends/vulkan/barrier_translation.h"
-#include "backends/vulkan/scenario_device.h"
 #include "backends/vulkan/vk_check.h"
 #include "background/background_session.h"
 #include "background/variant_slot.h"
 #include "core/clock.h"
 #include "core/scope_exit.h"
 #include "engine/frame_loop.h"
-#include "queues/deadline_diagnosis.h"
-#include "queues/stamp_poller.h"
+#include "queues/priority_policy.h"
 #include "scenarios/frame_plan.h"
 #include "scenarios/scenario.h"
 #include "timeline/clock_agreement.h"
 #include "timeline/clock_conversion.h"
-#include "timeline/statistics.h"
 #include "workload_spirv.h"
 
 namespace gpuoverlap::vk {
@@ -103,66 +99,22 @@ Status ScenarioDevice::create_device() {
   if (!mapped) return mapped.error();
   mapping_ = *mapped;
 
-  // One global priority per queue family: the highest any owning scenario queue asks for.
-  struct FamilyRequest {
-    std::uint32_t queue_count = 0;
-    QueuePriority priority = QueuePriority::normal;
-    std::vector<std::size_t> owners;
-  };
-  std::vector<FamilyRequest> families(info_.families.size());
-  for (std::size_t q = 0; q < mapping_.size(); ++q) {
-    if (mapping_[q].shares_with >= 0) continue;
-    auto& f = families[mapping_[q].family_index];
-    f.queue_count = std::max(f.queue_count, mapping_[q].queue_index + 1);
-    f.priority = std::max(f.priority, scenario_.queues[q].priority);
-    f.owners.push_back(q);
-  }
-  bool wants_priority = false;
-  for (const auto& f : families)
-    wants_priority = wants_priority || f.priority != QueuePriority::normal;
-  bool dropped_for_missing_extension = false;
-  if (wants_priority && !info_.global_priority) {
-    const std::string note = std::string("device '") + info_.properties.deviceName +
-                             "' has no VK_KHR/EXT_global_priority, so queue priorities above "
-                             "normal cannot be requested";
-    if (!settings_.priority_fallback)
-      return make_error(note + "; pass --priority-fallback to run at normal priority");
-    facts_.priority_notes.push_back(note + "; ran at normal");
-    for (auto& f : families) f.priority = QueuePriority::normal;
-    wants_priority = false;
-    dropped_for_missing_extension = true;
-  }
-
-  // Queues whose priority their family cannot give them: a shared device queue, or one global
-  // priority per family. (A queue of its own whose priority was just dropped for the missing
-  // extension is covered by the note above.)
-  for (std::size_t q = 0; q < mapping_.size(); ++q) {
-    const auto& f = families[mapping_[q].family_index];
-    if (scenario_.queues[q].priority == f.priority) continue;
-    if (dropped_for_missing_extension && mapping_[q].shares_with < 0) continue;
-    if (mapping_[q].shares_with >= 0 && !settings_.priority_fallback)
-      return make_error(
-          "queue '" + scenario_.queues[q].name + "' asked for " +
-          std::string(to_string(scenario_.queues[q].priority)) +
-          " but has to share the device queue of '" +
-          scenario_.queues[static_cast<std::size_t>(mapping_[q].shares_with)].name +
-          "' (the device has too few queues); pass --priority-fallback to run anyway");
-    const std::string note =
-        mapping_[q].shares_with >= 0
-            ? "queue '" + scenario_.queues[q].name + "' asked for " +
-                  std::string(to_string(scenario_.queues[q].priority)) +
-                  " but shares the device queue of '" +
-                  scenario_.queues[static_cast<std::size_t>(mapping_[q].shares_with)].name +
-                  "' (too few device queues), which runs at " + std::string(to_string(f.priority))
-            : "queue '" + scenario_.queues[q].name + "' asked for " +
-                  std::string(to_string(scenario_.queues[q].priority)) +
-                  " but shares queue family " + std::to_string(mapping_[q].family_index) +
-                  " (one global priority per family) with a queue at " +
-                  std::string(to_string(f.priority));
-    if (!settings_.priority_fallback)
-      return make_error(note + "; pass --priority-fallback to run anyway");
-    facts_.priority_notes.push_back(note);
-  }
+  // The priority policy (queues/priority_policy.h) decides each family's global priority and
+  // what a priority that cannot be granted does; this function only asks the driver.
+  std::vector<PriorityAsk> asks;
+  for (const QueueSpec& q : scenario_.queues) asks.push_back({q.name, q.priority});
+  auto planned = plan_priorities(asks, mapping_, info_.families.size(), info_.global_priority,
+                                 std::string("device '") + info_.properties.deviceName +
+                                     "' has no VK_KHR/EXT_global_priority, so queue priorities "
+                                     "above normal cannot be requested",
+                                 settings_.priority_fallback);
+  if (!planned) return planned.error();
+  PriorityPlan& priorities = *planned;
+  // Device queues per family: enough for the highest queue index mapped there.
+  std::vector<std::uint32_t> queue_counts(info_.families.size(), 0);
+  for (const MappedQueue& m : mapping_)
+    if (m.shares_with < 0)
+      queue_counts[m.family_index] = std::max(queue_counts[m.family_index], m.queue_index + 1);
 
   VkPhysicalDeviceShaderClockFeaturesKHR clock_features{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
@@ -176,9 +128,10 @@ Status ScenarioDevice::create_device() {
   VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f12};
   features.features.fragmentStoresAndAtomics = VK_TRUE;
 
-  // Retry loop: a refused priority (VK_ERROR_NOT_PERMITTED_KHR: NVIDIA needs CAP_SYS_NICE for
-  // HIGH and REALTIME) is lowered one step per attempt, only with --priority-fallback.
+  // A refused priority (VK_ERROR_NOT_PERMITTED_KHR: NVIDIA needs CAP_SYS_NICE for HIGH and
+  // REALTIME) is lowered one step per attempt, only with --priority-fallback.
   for (;;) {
+    const bool wants_priority = priorities.requests_priority();
     std::vector<const char*> extensions;
     facts_.global_priority_requested = wants_priority;
     if (wants_priority)
@@ -191,23 +144,25 @@ Status ScenarioDevice::create_device() {
 
     std::vector<VkDeviceQueueCreateInfo> queue_infos;
     std::vector<VkDeviceQueueGlobalPriorityCreateInfoKHR> priority_infos;
-    std::vector<std::vector<float>> priorities;
-    priority_infos.reserve(families.size());
-    priorities.reserve(families.size());
-    for (std::uint32_t i = 0; i < families.size(); ++i) {
-      const auto& f = families[i];
-      if (f.queue_count == 0) continue;
-      priorities.emplace_back(f.queue_count, 0.5f);
-      for (std::size_t owner : f.owners)
-        if (scenario_.queues[owner].priority != QueuePriority::normal)
-          priorities.back()[mapping_[owner].queue_index] = 1.0f;
+    std::vector<std::vector<float>> queue_priorities;
+    priority_infos.reserve(queue_counts.size());
+    queue_priorities.reserve(queue_counts.size());
+    for (std::uint32_t family = 0; family < queue_counts.size(); ++family) {
+      if (queue_counts[family] == 0) continue;
+      // Within a family, a queue that asked for more than normal gets the higher local
+      // priority (pQueuePriorities), as far as the driver honours it.
+      queue_priorities.emplace_back(queue_counts[family], 0.5f);
+      for (std::size_t q = 0; q < mapping_.size(); ++q)
+        if (mapping_[q].shares_with < 0 && mapping_[q].family_index == family &&
+            scenario_.queues[q].priority != QueuePriority::normal)
+          queue_priorities.back()[mapping_[q].queue_index] = 1.0f;
       VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
-      qi.queueFamilyIndex = i;
-      qi.queueCount = f.queue_count;
-      qi.pQueuePriorities = priorities.back().data();
+      qi.queueFamilyIndex = family;
+      qi.queueCount = queue_counts[family];
+      qi.pQueuePriorities = queue_priorities.back().data();
       if (wants_priority) {
         priority_infos.push_back({VK_STRUCTURE_TYPE_DEVICE_QUEUE_GLOBAL_PRIORITY_CREATE_INFO_KHR,
-                                  nullptr, to_global_priority(f.priority)});
+                                  nullptr, to_global_priority(priorities.family_priority[family])});
         qi.pNext = &priority_infos.back();
       }
       queue_infos.push_back(qi);
@@ -222,35 +177,15 @@ Status ScenarioDevice::create_device() {
     const bool refused = result == VK_ERROR_NOT_PERMITTED_KHR ||
                          (wants_priority && result == VK_ERROR_INITIALIZATION_FAILED);
     if (!refused) return vk_error(result, "vkCreateDevice");
-    std::string asked;
-    for (const auto& f : families)
-      if (f.queue_count && f.priority != QueuePriority::normal)
-        asked += (asked.empty() ? "" : ", ") + std::string(to_string(f.priority));
-    const std::string note = std::string("the driver refused queue priority ") + asked + " (" +
-                             result_name(result) +
-                             "; NVIDIA grants HIGH and REALTIME only to root or CAP_SYS_NICE)";
-    if (!settings_.priority_fallback)
-      return Error{note + "; pass --priority-fallback to run at the priority granted", result,
-                   result_name(result)};
-    facts_.priority_notes.push_back(note);
-    bool lowered = false;
-    for (auto& f : families) {
-      if (f.priority == QueuePriority::realtime) {
-        f.priority = QueuePriority::high;
-        lowered = true;
-      } else if (f.priority == QueuePriority::high) {
-        f.priority = QueuePriority::normal;
-        lowered = true;
-      }
-    }
-    wants_priority = false;
-    for (const auto& f : families)
-      wants_priority = wants_priority || f.priority != QueuePriority::normal;
-    if (!lowered) return vk_error(result, "vkCreateDevice");
+    GPUOVERLAP_TRY(
+        lower_after_refusal(priorities,
+                            Error{"NVIDIA grants HIGH and REALTIME only to root or CAP_SYS_NICE",
+                                  result, result_name(result)},
+                            settings_.priority_fallback));
   }
 
-  for (std::size_t q = 0; q < mapping_.size(); ++q)
-    granted_priority_.push_back(families[mapping_[q].family_index].priority);
+  granted_priority_ = priorities.granted(mapping_);
+  facts_.priority_notes = priorities.notes;
   vkGetPhysicalDeviceMemoryProperties(info_.handle, &memory_properties_);
   return ok_status();
 }

@@ -5,7 +5,6 @@
 
 #include <vulkan/vulkan.h>
 
-#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -18,9 +17,7 @@
 #include "background/variant_slot.h"
 #include "engine/executor.h"
 #include "engine/scenario_backend.h"
-#include "queues/deadline_diagnosis.h"
 #include "queues/queue_mapping.h"
-#include "queues/stamp_poller.h"
 #include "scenarios/frame_plan.h"
 #include "timeline/clock_conversion.h"
 
