@@ -22,7 +22,6 @@ using preemption::LoadSize;
 constexpr std::uint32_t kLoadsInFlight = 2;  // the load queue never idles between loads
 constexpr std::uint32_t kLoadRing = 4;
 constexpr std::uint32_t kUrgentRing = 64;  // urgent submissions in flight at most
-constexpr std::size_t kMaxLoadParts = 2;
 // The load process keeps loading at most this long past the urgent phase it was started for,
 // should its parent never tell it to stop.
 constexpr std::int64_t kLoadProcessGraceNs = 30'000'000'000;

@@ -77,9 +77,13 @@ struct TimestampTicks {
 // and the small urgent job.
 enum class Stream { load, urgent };
 
+// Parts of a load at most (a graphics-and-compute load has two), so a submission's queries
+// are bounded.
+constexpr std::size_t kMaxLoadParts = 2;
+
 // What the preemption loop will submit: set once, before the first submission.
 struct StreamLayout {
-  std::vector<std::size_t> load_parts;  // workload indices of the load's parts (at most 2)
+  std::vector<std::size_t> load_parts;  // workload indices of the load's parts (kMaxLoadParts)
   std::optional<std::size_t> urgent;    // the urgent job's workload
   std::uint32_t load_ring = 0;          // submissions of a stream in flight at most
   std::uint32_t urgent_ring = 0;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/vulkan/barrier_translation.h"
+#include "backends/vulkan/device_objects.h"
 #include "backends/vulkan/vulkan_instance.h"
 #include "background/background_session.h"
 #include "background/variant_slot.h"
@@ -53,29 +54,17 @@ struct PushConstants {
   std::uint32_t producers;  // bits 0-3 producer buffers bound, bits 4-7 producer render targets
 };
 
-struct Buffer {
-  VkBuffer buffer = VK_NULL_HANDLE;
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-  void* mapped = nullptr;
-  VkDeviceSize size = 0;
-  std::uint32_t memory_type = 0;
-};
-
-struct Image {
-  VkImage image = VK_NULL_HANDLE;
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-  VkImageView view = VK_NULL_HANDLE;
-  std::uint32_t width = 0, height = 0;
-};
+// "DEVICE_LOCAL|HOST_VISIBLE|...": a memory type's flags, for meta.json and messages.
+std::string memory_flags_text(VkMemoryPropertyFlags flags);
 
 // One scenario queue as it lives on the device.
 struct QueueState {
   VkQueue queue = VK_NULL_HANDLE;
   std::uint32_t family = 0;
   std::uint32_t timestamp_valid_bits = 0;
-  VkCommandPool pool = VK_NULL_HANDLE;
+  OwnedCommandPool pool;
   VkCommandBuffer prepare = VK_NULL_HANDLE;  // resets counters/queries/events, before the gate
-  VkSemaphore done = VK_NULL_HANDLE;         // timeline: frame f complete when value >= f
+  OwnedSemaphore done;                       // timeline: frame f complete when value >= f
   std::vector<std::size_t> workloads;        // in recording order
 };
 
@@ -83,12 +72,15 @@ struct QueueState {
 // write to it and before the draws that write it next.
 VkImageMemoryBarrier2 to_color_attachment(VkImage image, VkImageLayout old_layout);
 
-// Parts of one load submission at most (engine/preemption_loop.cpp).
-constexpr std::size_t kMaxStreamParts = 2;
-
-// Every Vulkan object of one scenario. Destruction order is the reverse of creation; when the
-// GPU may still be running (a timed-out frame), nothing is destroyed: freeing memory the GPU
-// still uses is worse than leaking it in a process that is about to report and exit.
+// Every Vulkan object of one scenario, each an owning handle (device_objects.h) made from
+// device_, which is declared first and so destroyed last. When the GPU may still be running
+// (a timed-out frame), nothing is destroyed: freeing memory the GPU still uses is worse than
+// leaking it in a process that is about to report and exit.
+//
+// Its methods live in one file per concern: scenario_device.cpp (device, features, queues,
+// clocks, a frame's submission and wait), resources.cpp (memory), pipelines.cpp (pipelines,
+// descriptors, background variants), recording.cpp (a frame's commands), streams.cpp (the
+// preemption streams), ping_pong.cpp (the self-test's probe).
 class ScenarioDevice final : public ScenarioBackend {
  public:
   ScenarioDevice(const Instance& instance, const PhysicalDeviceInfo& info, const Scenario& s,
@@ -98,18 +90,24 @@ class ScenarioDevice final : public ScenarioBackend {
         scenario_(s),
         settings_(settings),
         plan_(frame_plan_of(s)) {}
-  ~ScenarioDevice() { destroy(); }
+  ~ScenarioDevice();
   ScenarioDevice(const ScenarioDevice&) = delete;
   ScenarioDevice& operator=(const ScenarioDevice&) = delete;
 
   Status create();
   Result<PingPongResult> ping_pong(std::uint32_t rounds, std::uint32_t timeout_ms);
-  bool gpu_may_be_busy() const { return gpu_may_be_busy_; }
-  void set_gpu_may_be_busy() override { gpu_may_be_busy_ = true; }
+  bool gpu_may_be_busy() const { return device_.gpu_may_be_busy; }
+  void set_gpu_may_be_busy() override { device_.gpu_may_be_busy = true; }
 
  private:
   Status check_features();
   Status create_device();
+  // Memory for `requirements`: of the types with all of `required`, the one with most of
+  // `wanted` and fewest of `unwanted` (ties: the first, as the driver orders them).
+  Status allocate_memory(OwnedMemory& out, std::uint32_t& memory_type,
+                         const VkMemoryRequirements& requirements, VkMemoryPropertyFlags required,
+                         VkMemoryPropertyFlags wanted, VkMemoryPropertyFlags unwanted,
+                         const char* what);
   Status create_buffer(Buffer& out, VkDeviceSize size, VkBufferUsageFlags usage,
                        VkMemoryPropertyFlags required, VkMemoryPropertyFlags wanted,
                        VkMemoryPropertyFlags unwanted, const char* what);
@@ -141,7 +139,7 @@ class ScenarioDevice final : public ScenarioBackend {
                                                                     std::uint32_t ring,
                                                                     std::size_t parts) override;
 
-  // The preemption streams' recording (backends/vulkan/preemption_run.cpp).
+  // The preemption streams' recording (backends/vulkan/streams.cpp).
   std::uint32_t first_stream_query(Stream stream, std::uint32_t ring) const;
   void record_counter_reset(VkCommandBuffer cmd, const std::vector<std::size_t>& workloads,
                             std::uint32_t first_query, std::uint32_t queries);
@@ -162,14 +160,13 @@ class ScenarioDevice final : public ScenarioBackend {
   Status submit_frame_commands(std::uint32_t frame);
   Status create_background();
   Result<background::PipelineHandle> build_variant(const std::vector<std::uint32_t>& spirv);
-  void destroy();
 
   const Instance& instance_;
   const PhysicalDeviceInfo& info_;
   const Scenario& scenario_;
   const RunSettings& settings_;
 
-  VkDevice device_ = VK_NULL_HANDLE;
+  OwnedDevice device_;  // first: destroyed after every object made from it
   VkPhysicalDeviceMemoryProperties memory_properties_{};
   std::vector<QueueState> queues_;
   std::vector<MappedQueue> mapping_;
@@ -179,12 +176,12 @@ class ScenarioDevice final : public ScenarioBackend {
   Buffer stamps_, counters_, input_, dummy_output_;
   std::vector<Buffer> outputs_;  // per workload; empty buffer for graphics
   std::vector<Image> targets_;   // per workload; empty image for compute
-  VkQueryPool queries_ = VK_NULL_HANDLE;
-  VkSemaphore gate_ = VK_NULL_HANDLE;
-  const FramePlan& plan_;            // barriers, fences and submissions of a frame
-  std::vector<DependencyOps> ops_;   // per plan_.barriers.dependencies entry
-  std::vector<VkEvent> events_;      // per plan dependency; split barriers (event policy)
-  std::vector<VkSemaphore> fences_;  // per workload; timeline, only where another queue waits
+  OwnedQueryPool queries_;
+  OwnedSemaphore gate_;
+  const FramePlan& plan_;               // barriers, fences and submissions of a frame
+  std::vector<DependencyOps> ops_;      // per plan_.barriers.dependencies entry
+  std::vector<OwnedEvent> events_;      // per plan dependency; split barriers (event policy)
+  std::vector<OwnedSemaphore> fences_;  // per workload; timeline, only where another queue waits
   std::vector<VkCommandBuffer> segment_buffers_;  // per plan_.segments entry
   std::vector<VkImageLayout> target_layouts_;     // per workload: where its target is now
   std::vector<std::uint32_t> families_in_use_;    // resources are CONCURRENT across these
@@ -195,18 +192,16 @@ class ScenarioDevice final : public ScenarioBackend {
   std::vector<std::uint64_t> done_values_;    // per queue: the frame waited for
   std::vector<std::uint64_t> query_data_;     // per workload: start, available, end, available
 
-  VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
-  VkPipelineLayout pipeline_layout_ = VK_NULL_HANDLE;
-  VkShaderModule compute_module_ = VK_NULL_HANDLE, vertex_module_ = VK_NULL_HANDLE,
-                 fragment_module_ = VK_NULL_HANDLE;
-  VkPipeline compute_pipeline_ = VK_NULL_HANDLE, graphics_pipeline_ = VK_NULL_HANDLE;
-  VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
+  OwnedSetLayout set_layout_;
+  OwnedPipelineLayout pipeline_layout_;
+  OwnedShaderModule compute_module_, vertex_module_, fragment_module_;
+  OwnedPipeline compute_pipeline_, graphics_pipeline_;
+  OwnedDescriptorPool descriptor_pool_;
   std::vector<VkDescriptorSet> sets_;
 
   PFN_vkGetCalibratedTimestampsEXT get_calibrated_timestamps_ = nullptr;
   VkTimeDomainEXT host_domain_ = VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT;
   std::int64_t monotonic_to_raw_ns_ = 0;
-  bool gpu_may_be_busy_ = false;
 
   // Background work ([background]): compiled variants of the compute pipeline land in the
   // slot (the spec's lifetime pattern); the session is stopped before anything it uses is
@@ -217,13 +212,13 @@ class ScenarioDevice final : public ScenarioBackend {
   // A preemption scenario's two streams (prepare_streams).
   struct StreamState {
     std::size_t queue = 0;  // scenario queue
-    VkCommandPool pool = VK_NULL_HANDLE;
+    OwnedCommandPool pool;
     std::vector<VkCommandBuffer> buffers;  // the ring
-    VkSemaphore done = VK_NULL_HANDLE;     // timeline: the sequence completed
+    OwnedSemaphore done;                   // timeline: the sequence completed
   };
   StreamLayout streams_;
   StreamState load_stream_, urgent_stream_;
-  VkQueryPool stream_queries_ = VK_NULL_HANDLE;
+  OwnedQueryPool stream_queries_;
 };
 
 }  // namespace gpuoverlap::vk

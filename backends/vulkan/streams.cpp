@@ -17,19 +17,19 @@ namespace gpuoverlap::vk {
 namespace {
 
 // Queries per submission of a stream: two per part.
-constexpr std::uint32_t kQueriesPerLoad = kMaxStreamParts * 2;
+constexpr std::uint32_t kQueriesPerLoad = kMaxLoadParts * 2;
 
 }  // namespace
 
 Status ScenarioDevice::prepare_streams(const StreamLayout& layout) {
-  if (layout.load_parts.size() > kMaxStreamParts) return make_error("a load has at most two parts");
+  if (layout.load_parts.size() > kMaxLoadParts) return make_error("a load has at most two parts");
   streams_ = layout;
   auto make_stream = [&](std::size_t workload, std::uint32_t ring, StreamState& out) -> Status {
     VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
     out.queue = scenario_.workloads[workload].queue;
     pi.queueFamilyIndex = queues_[out.queue].family;
-    GPUOVERLAP_VK(vkCreateCommandPool(device_, &pi, nullptr, &out.pool));
+    GPUOVERLAP_VK(vkCreateCommandPool(device_, &pi, nullptr, out.pool.receive(device_)));
     VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
     ai.commandPool = out.pool;
     ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
@@ -39,7 +39,7 @@ Status ScenarioDevice::prepare_streams(const StreamLayout& layout) {
     VkSemaphoreTypeCreateInfo ti{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, nullptr,
                                  VK_SEMAPHORE_TYPE_TIMELINE, 0};
     VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &ti};
-    GPUOVERLAP_VK(vkCreateSemaphore(device_, &si, nullptr, &out.done));
+    GPUOVERLAP_VK(vkCreateSemaphore(device_, &si, nullptr, out.done.receive(device_)));
     return ok_status();
   };
   if (!layout.load_parts.empty())
@@ -49,7 +49,7 @@ Status ScenarioDevice::prepare_streams(const StreamLayout& layout) {
   VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
   qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
   qi.queryCount = layout.load_ring * kQueriesPerLoad + layout.urgent_ring * 2;
-  GPUOVERLAP_VK(vkCreateQueryPool(device_, &qi, nullptr, &stream_queries_));
+  GPUOVERLAP_VK(vkCreateQueryPool(device_, &qi, nullptr, stream_queries_.receive(device_)));
   return ok_status();
 }
 
@@ -160,7 +160,7 @@ GpuOutcome ScenarioDevice::wait_stream(Stream stream, std::uint64_t sequence,
   const std::int64_t remaining_ns = std::max<std::int64_t>(deadline_ns - monotonic_raw_ns(), 0);
   VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
   wait.semaphoreCount = 1;
-  wait.pSemaphores = &state.done;
+  wait.pSemaphores = state.done.address();
   wait.pValues = &sequence;
   return outcome_of(vkWaitSemaphores(device_, &wait, static_cast<std::uint64_t>(remaining_ns)),
                     "vkWaitSemaphores");
@@ -169,9 +169,9 @@ GpuOutcome ScenarioDevice::wait_stream(Stream stream, std::uint64_t sequence,
 std::vector<std::optional<TimestampTicks>> ScenarioDevice::read_stream_timestamps(
     Stream stream, std::uint32_t ring, std::size_t parts) {
   std::vector<std::optional<TimestampTicks>> ticks(parts);
-  if (!streams_.timestamps || parts > kMaxStreamParts) return ticks;
+  if (!streams_.timestamps || parts > kMaxLoadParts) return ticks;
   // Per query: the value, then its availability.
-  std::uint64_t data[kMaxStreamParts * 2][2] = {};
+  std::uint64_t data[kMaxLoadParts * 2][2] = {};
   const VkResult result = vkGetQueryPoolResults(
       device_, stream_queries_, first_stream_query(stream, ring),
       static_cast<std::uint32_t>(parts * 2), sizeof data, data, 2 * sizeof(std::uint64_t),

@@ -1,0 +1,235 @@
+// What a frame records: each workload's barriers (the frame plan's, translated to
+// synchronization2), events of split barriers, the Perlin dispatch or draws with their
+// timestamps, and each queue's submissions between the gate and its done semaphore.
+#include <algorithm>
+#include <vector>
+
+#include "backends/vulkan/barrier_translation.h"
+#include "backends/vulkan/scenario_device.h"
+#include "backends/vulkan/vk_check.h"
+#include "scenarios/frame_plan.h"
+#include "scenarios/scenario.h"
+
+namespace gpuoverlap::vk {
+
+namespace {
+
+// Vulkan barrier structs of one recording call, with their handles filled in.
+struct RecordedDependency {
+  std::vector<VkMemoryBarrier2> memory;
+  std::vector<VkBufferMemoryBarrier2> buffers;
+  std::vector<VkImageMemoryBarrier2> images;
+  VkDependencyInfo info{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+};
+
+// Contract: the result refers to its own vectors; do not copy it after filling (the
+// constructor-free aggregate is filled in place by fill_dependency).
+// The stage and access scopes every synchronization2 barrier struct carries.
+template <typename Barrier>
+Barrier with_scopes(Barrier barrier, const BarrierDesc& d) {
+  barrier.srcStageMask = d.src.stages;
+  barrier.srcAccessMask = d.src.access;
+  barrier.dstStageMask = d.dst.stages;
+  barrier.dstAccessMask = d.dst.access;
+  return barrier;
+}
+
+void fill_dependency(RecordedDependency& out, const std::vector<BarrierDesc>& descs,
+                     VkBuffer buffer, VkImage image) {
+  for (const BarrierDesc& d : descs) {
+    switch (d.target) {
+      case BarrierDesc::Target::memory:
+        out.memory.push_back(with_scopes(VkMemoryBarrier2{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2}, d));
+        break;
+      case BarrierDesc::Target::buffer: {
+        auto b = with_scopes(VkBufferMemoryBarrier2{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER_2}, d);
+        b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        b.buffer = buffer;
+        b.size = VK_WHOLE_SIZE;
+        out.buffers.push_back(b);
+        break;
+      }
+      case BarrierDesc::Target::image: {
+        auto b = with_scopes(VkImageMemoryBarrier2{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2}, d);
+        b.oldLayout = d.old_layout;
+        b.newLayout = d.new_layout;
+        b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        b.image = image;
+        b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+        out.images.push_back(b);
+        break;
+      }
+    }
+  }
+  out.info.memoryBarrierCount = static_cast<std::uint32_t>(out.memory.size());
+  out.info.pMemoryBarriers = out.memory.data();
+  out.info.bufferMemoryBarrierCount = static_cast<std::uint32_t>(out.buffers.size());
+  out.info.pBufferMemoryBarriers = out.buffers.data();
+  out.info.imageMemoryBarrierCount = static_cast<std::uint32_t>(out.images.size());
+  out.info.pImageMemoryBarriers = out.images.data();
+}
+
+}  // namespace
+
+void ScenarioDevice::record_barriers(VkCommandBuffer cmd, const std::vector<BarrierDesc>& descs,
+                                     std::size_t producer) const {
+  if (descs.empty()) return;
+  RecordedDependency dependency;
+  fill_dependency(dependency, descs, outputs_[producer].buffer, targets_[producer].image);
+  vkCmdPipelineBarrier2(cmd, &dependency.info);
+}
+
+// A split pair's halves: vkCmdSetEvent2 after the producer, vkCmdWaitEvents2 before the
+// consumer, with one and the same dependency (Vulkan requires them to match).
+void ScenarioDevice::record_event(VkCommandBuffer cmd, VkEvent event, const BarrierDesc& desc,
+                                  std::size_t producer, bool set) const {
+  RecordedDependency dependency;
+  fill_dependency(dependency, {desc}, outputs_[producer].buffer, targets_[producer].image);
+  if (set)
+    vkCmdSetEvent2(cmd, event, &dependency.info);
+  else
+    vkCmdWaitEvents2(cmd, 1, &event, &dependency.info);
+}
+
+// One workload: the barriers and event waits its dependencies put before it, a timestamp, the
+// dispatch or draw, a timestamp, then what its consumers put right after it (BEGIN halves of
+// split barriers, and barriers a consumer on a compute queue cannot record itself).
+void ScenarioDevice::record_perlin(VkCommandBuffer cmd, std::size_t w, const PushConstants& pc,
+                                   std::uint32_t draws) const {
+  constexpr VkShaderStageFlags kPushStages =
+      VK_SHADER_STAGE_COMPUTE_BIT | VK_SHADER_STAGE_FRAGMENT_BIT | VK_SHADER_STAGE_VERTEX_BIT;
+  if (scenario_.workloads[w].kind == WorkloadKind::compute) {
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, compute_pipeline_);
+    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_layout_, 0, 1, &sets_[w],
+                            0, nullptr);
+    vkCmdPushConstants(cmd, pipeline_layout_, kPushStages, 0, sizeof(pc), &pc);
+    vkCmdDispatch(cmd, pc.thread_count / kThreadsPerDispatchGroup, 1, 1);
+    return;
+  }
+  const Image& target = targets_[w];
+  VkRenderingAttachmentInfo color{VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO};
+  color.imageView = target.view;
+  color.imageLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
+  color.loadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE;
+  color.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
+  VkRenderingInfo ri{VK_STRUCTURE_TYPE_RENDERING_INFO};
+  ri.renderArea = {{0, 0}, {target.width, target.height}};
+  ri.layerCount = 1;
+  ri.colorAttachmentCount = 1;
+  ri.pColorAttachments = &color;
+  vkCmdBeginRendering(cmd, &ri);
+  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, graphics_pipeline_);
+  vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline_layout_, 0, 1, &sets_[w],
+                          0, nullptr);
+  vkCmdPushConstants(cmd, pipeline_layout_, kPushStages, 0, sizeof(pc), &pc);
+  const VkViewport viewport{
+      0, 0, static_cast<float>(target.width), static_cast<float>(target.height), 0, 1};
+  const VkRect2D scissor{{0, 0}, {target.width, target.height}};
+  vkCmdSetViewport(cmd, 0, 1, &viewport);
+  vkCmdSetScissor(cmd, 0, 1, &scissor);
+  for (std::uint32_t i = 0; i < draws; ++i) vkCmdDraw(cmd, 3, 1, 0, 0);
+  vkCmdEndRendering(cmd);
+}
+
+VkImageMemoryBarrier2 to_color_attachment(VkImage image, VkImageLayout old_layout) {
+  VkImageMemoryBarrier2 b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
+  b.srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+  b.srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT;
+  b.dstStageMask = VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT;
+  b.dstAccessMask = VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT;
+  b.oldLayout = old_layout;
+  b.newLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
+  b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  b.image = image;
+  b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+  return b;
+}
+
+void ScenarioDevice::record_workload(VkCommandBuffer cmd, std::size_t w, std::uint32_t frame,
+                                     bool timestamps) {
+  const WorkloadSpec& spec = scenario_.workloads[w];
+  for (std::size_t i = 0; i < plan_.barriers.dependencies.size(); ++i) {
+    if (plan_.barriers.dependencies[i].consumer != w) continue;
+    const std::size_t producer = plan_.barriers.dependencies[i].producer;
+    if (ops_[i].wait_event_before_consumer)
+      record_event(cmd, events_[i], *ops_[i].wait_event_before_consumer, producer, false);
+    record_barriers(cmd, ops_[i].barriers_before_consumer, producer);
+  }
+  if (timestamps)
+    vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, queries_,
+                         static_cast<std::uint32_t>(2 * w));
+  const PushConstants pc{frame,
+                         static_cast<std::uint32_t>(w),
+                         thread_count(spec.groups),
+                         spec.iterations,
+                         kRenderTargetWidth,
+                         settings_.stamping ? 1u : 0u,
+                         producers_[w]};
+  record_perlin(cmd, w, pc, 1);
+  if (timestamps)
+    vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_BOTTOM_OF_PIPE_BIT, queries_,
+                         static_cast<std::uint32_t>(2 * w + 1));
+  for (std::size_t i = 0; i < plan_.barriers.dependencies.size(); ++i) {
+    if (plan_.barriers.dependencies[i].producer != w) continue;
+    if (ops_[i].set_event_after_producer)
+      record_event(cmd, events_[i], *ops_[i].set_event_after_producer, w, true);
+    record_barriers(cmd, ops_[i].barriers_after_producer, w);
+  }
+}
+
+Status ScenarioDevice::record_frame(std::uint32_t frame) {
+  for (std::size_t qi = 0; qi < queues_.size(); ++qi) {
+    QueueState& q = queues_[qi];
+    GPUOVERLAP_VK(vkResetCommandPool(device_, q.pool, 0));
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+
+    // Prepare (before the gate, not measured): zero this queue's counters, reset its queries
+    // and events, bring its render targets back to RENDER_TARGET from the layout the last
+    // frame left them in, then one barrier so that everything submitted later on this queue
+    // sees it.
+    GPUOVERLAP_VK(vkBeginCommandBuffer(q.prepare, &bi));
+    std::vector<VkImageMemoryBarrier2> target_barriers;
+    for (std::size_t w : q.workloads) {
+      vkCmdFillBuffer(q.prepare, counters_.buffer, w * slot_stride_, kSlotBytes, 0);
+      vkCmdResetQueryPool(q.prepare, queries_, static_cast<std::uint32_t>(2 * w), 2);
+      if (targets_[w].image && target_layouts_[w] != VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL) {
+        target_barriers.push_back(to_color_attachment(targets_[w].image, target_layouts_[w]));
+      }
+    }
+    for (std::size_t i = 0; i < events_.size(); ++i)
+      if (events_[i] && scenario_.workloads[plan_.barriers.dependencies[i].consumer].queue == qi)
+        vkCmdResetEvent2(q.prepare, events_[i], VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+    VkMemoryBarrier2 everything{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+    everything.srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+    everything.srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT;
+    everything.dstStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+    everything.dstAccessMask = VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT;
+    VkDependencyInfo prepare_dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+    prepare_dependency.memoryBarrierCount = 1;
+    prepare_dependency.pMemoryBarriers = &everything;
+    prepare_dependency.imageMemoryBarrierCount = static_cast<std::uint32_t>(target_barriers.size());
+    prepare_dependency.pImageMemoryBarriers = target_barriers.data();
+    vkCmdPipelineBarrier2(q.prepare, &prepare_dependency);
+    GPUOVERLAP_VK(vkEndCommandBuffer(q.prepare));
+  }
+
+  // Work (released by the gate): one command buffer per submission of the frame plan.
+  for (std::size_t i = 0; i < plan_.segments.size(); ++i) {
+    const Segment& segment = plan_.segments[i];
+    const QueueState& q = queues_[segment.queue];
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    GPUOVERLAP_VK(vkBeginCommandBuffer(segment_buffers_[i], &bi));
+    const bool timestamps = q.timestamp_valid_bits > 0 && settings_.timestamp_queries;
+    for (std::size_t w : segment.workloads)
+      record_workload(segment_buffers_[i], w, frame, timestamps);
+    GPUOVERLAP_VK(vkEndCommandBuffer(segment_buffers_[i]));
+  }
+  for (std::size_t w = 0; w < targets_.size(); ++w)
+    if (targets_[w].image)
+      target_layouts_[w] = layout_for_barrier_layout(plan_.barriers.final_layouts[w]);
+  return ok_status();
+}
+
+}  // namespace gpuoverlap::vk

@@ -1,0 +1,191 @@
+// The scenario's memory: buffers and render targets with their memory chosen by property
+// flags, the stamp memory of --stamp-memory, and the input's one-time upload.
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <random>
+#include <string>
+
+#include "backends/vulkan/scenario_device.h"
+#include "backends/vulkan/vk_check.h"
+#include "core/scope_exit.h"
+
+namespace gpuoverlap::vk {
+
+std::string memory_flags_text(VkMemoryPropertyFlags flags) {
+  std::string text;
+  auto add = [&](VkMemoryPropertyFlags bit, const char* name) {
+    if (flags & bit) text += (text.empty() ? "" : "|") + std::string(name);
+  };
+  add(VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, "DEVICE_LOCAL");
+  add(VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, "HOST_VISIBLE");
+  add(VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, "HOST_COHERENT");
+  add(VK_MEMORY_PROPERTY_HOST_CACHED_BIT, "HOST_CACHED");
+  return text;
+}
+
+Status ScenarioDevice::allocate_memory(OwnedMemory& out, std::uint32_t& memory_type,
+                                       const VkMemoryRequirements& requirements,
+                                       VkMemoryPropertyFlags required, VkMemoryPropertyFlags wanted,
+                                       VkMemoryPropertyFlags unwanted, const char* what) {
+  int best_score = std::numeric_limits<int>::min();
+  std::optional<std::uint32_t> best;
+  for (std::uint32_t i = 0; i < memory_properties_.memoryTypeCount; ++i) {
+    const VkMemoryPropertyFlags flags = memory_properties_.memoryTypes[i].propertyFlags;
+    if (!(requirements.memoryTypeBits & (1u << i)) || (flags & required) != required) continue;
+    const int score =
+        2 * __builtin_popcount(flags & wanted) - 2 * __builtin_popcount(flags & unwanted);
+    if (score > best_score) {
+      best_score = score;
+      best = i;
+    }
+  }
+  if (!best)
+    return make_error(std::string("no memory type") +
+                      (required ? " with " + memory_flags_text(required) : std::string()) +
+                      " for the " + what);
+  memory_type = *best;
+  VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  ai.allocationSize = requirements.size;
+  ai.memoryTypeIndex = *best;
+  GPUOVERLAP_VK(vkAllocateMemory(device_, &ai, nullptr, out.receive(device_)));
+  return ok_status();
+}
+
+Status ScenarioDevice::create_buffer(Buffer& out, VkDeviceSize size, VkBufferUsageFlags usage,
+                                     VkMemoryPropertyFlags required, VkMemoryPropertyFlags wanted,
+                                     VkMemoryPropertyFlags unwanted, const char* what) {
+  VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bi.size = size;
+  bi.usage = usage;
+  // Every resource may be used by every queue in use (a consumer on another queue reads its
+  // producer's output; all workloads read the input), as vkd3d-proton creates them: CONCURRENT.
+  if (families_in_use_.size() > 1) {
+    bi.sharingMode = VK_SHARING_MODE_CONCURRENT;
+    bi.queueFamilyIndexCount = static_cast<std::uint32_t>(families_in_use_.size());
+    bi.pQueueFamilyIndices = families_in_use_.data();
+  }
+  GPUOVERLAP_VK(vkCreateBuffer(device_, &bi, nullptr, out.buffer.receive(device_)));
+  out.size = size;
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(device_, out.buffer, &req);
+  GPUOVERLAP_TRY(
+      allocate_memory(out.memory, out.memory_type, req, required, wanted, unwanted, what));
+  GPUOVERLAP_VK(vkBindBufferMemory(device_, out.buffer, out.memory, 0));
+  if (memory_properties_.memoryTypes[out.memory_type].propertyFlags &
+      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)
+    GPUOVERLAP_VK(vkMapMemory(device_, out.memory, 0, VK_WHOLE_SIZE, 0, &out.mapped));
+  return ok_status();
+}
+
+// Stamps (and the ping-pong mailbox): host-visible and coherent; per --stamp-memory either
+// uncached (the D3D12 CUSTOM heap, L0 + WRITE_COMBINE: GPU writes land in system memory at
+// once) or cached (the CPU spins in its cache, the GPU's write snoops it). Preferably not
+// device-local, so the CPU's reads do not cross the bus into video memory.
+Status ScenarioDevice::create_stamp_buffer(Buffer& out, VkDeviceSize size, const char* what) {
+  const bool cached = settings_.stamp_memory == StampMemory::cached;
+  const VkMemoryPropertyFlags required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                         VK_MEMORY_PROPERTY_HOST_COHERENT_BIT |
+                                         (cached ? VK_MEMORY_PROPERTY_HOST_CACHED_BIT : 0);
+  const VkMemoryPropertyFlags unwanted =
+      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | (cached ? 0 : VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+  GPUOVERLAP_TRY(
+      create_buffer(out, size, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, required, 0, unwanted, what));
+  std::memset(out.mapped, 0, size);
+  return ok_status();
+}
+
+Status ScenarioDevice::create_image(Image& out, std::uint32_t width, std::uint32_t height) {
+  VkImageCreateInfo ii{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
+  ii.imageType = VK_IMAGE_TYPE_2D;
+  ii.format = VK_FORMAT_R32_SFLOAT;
+  ii.extent = {width, height, 1};
+  ii.mipLevels = 1;
+  ii.arrayLayers = 1;
+  ii.samples = VK_SAMPLE_COUNT_1_BIT;
+  ii.tiling = VK_IMAGE_TILING_OPTIMAL;
+  ii.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_SAMPLED_BIT;
+  ii.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  if (families_in_use_.size() > 1) {
+    ii.sharingMode = VK_SHARING_MODE_CONCURRENT;
+    ii.queueFamilyIndexCount = static_cast<std::uint32_t>(families_in_use_.size());
+    ii.pQueueFamilyIndices = families_in_use_.data();
+  }
+  GPUOVERLAP_VK(vkCreateImage(device_, &ii, nullptr, out.image.receive(device_)));
+  out.width = width;
+  out.height = height;
+  VkMemoryRequirements req;
+  vkGetImageMemoryRequirements(device_, out.image, &req);
+  std::uint32_t memory_type = 0;
+  GPUOVERLAP_TRY(allocate_memory(out.memory, memory_type, req, 0,
+                                 VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, "render target"));
+  GPUOVERLAP_VK(vkBindImageMemory(device_, out.image, out.memory, 0));
+  VkImageViewCreateInfo vi{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+  vi.image = out.image;
+  vi.viewType = VK_IMAGE_VIEW_TYPE_2D;
+  vi.format = VK_FORMAT_R32_SFLOAT;
+  vi.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+  GPUOVERLAP_VK(vkCreateImageView(device_, &vi, nullptr, out.view.receive(device_)));
+  return ok_status();
+}
+
+// Fills the input buffer through a staging buffer, so the noise reads device memory.
+Status ScenarioDevice::upload_input() {
+  // Freed on every return path (the fence and staging buffer by their handles), except when
+  // the GPU may still read them.
+  Buffer staging;
+  OwnedFence fence;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  const QueueState& q = queues_.front();
+  const ScopeExit free_commands([&] {
+    if (cmd && !device_.gpu_may_be_busy) vkFreeCommandBuffers(device_, q.pool, 1, &cmd);
+  });
+  const VkDeviceSize size = input_.size;
+  GPUOVERLAP_TRY(
+      create_buffer(staging, size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+                    VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0,
+                    0, "input staging buffer"));
+  std::mt19937 random(12345);  // fixed seed: identical input every run
+  std::uniform_real_distribution<float> coordinate(-64.0f, 64.0f);
+  auto* values = static_cast<float*>(staging.mapped);
+  for (VkDeviceSize i = 0; i < size / sizeof(float); ++i) values[i] = coordinate(random);
+
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = q.pool;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  GPUOVERLAP_VK(vkAllocateCommandBuffers(device_, &ai, &cmd));
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  GPUOVERLAP_VK(vkBeginCommandBuffer(cmd, &bi));
+  VkBufferCopy region{0, 0, size};
+  vkCmdCopyBuffer(cmd, staging.buffer, input_.buffer, 1, &region);
+  // The placeholder render target is only ever sampled (never written): put it in the layout
+  // its descriptors name, once.
+  VkImageMemoryBarrier2 dummy{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
+  dummy.dstStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+  dummy.dstAccessMask = VK_ACCESS_2_SHADER_READ_BIT;
+  dummy.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  dummy.newLayout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+  dummy.srcQueueFamilyIndex = dummy.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  dummy.image = dummy_target_.image;
+  dummy.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+  VkDependencyInfo dummy_info{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+  dummy_info.imageMemoryBarrierCount = 1;
+  dummy_info.pImageMemoryBarriers = &dummy;
+  vkCmdPipelineBarrier2(cmd, &dummy_info);
+  GPUOVERLAP_VK(vkEndCommandBuffer(cmd));
+  VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  GPUOVERLAP_VK(vkCreateFence(device_, &fi, nullptr, fence.receive(device_)));
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd;
+  VkResult result = vkQueueSubmit(q.queue, 1, &si, fence);
+  if (result == VK_SUCCESS)
+    result = vkWaitForFences(device_, 1, fence.address(), VK_TRUE, kSetupTimeoutNs);
+  if (result == VK_TIMEOUT) device_.gpu_may_be_busy = true;
+  if (result != VK_SUCCESS) return vk_error(result, "uploading the input buffer");
+  return ok_status();
+}
+
+}  // namespace gpuoverlap::vk
