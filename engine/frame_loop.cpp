@@ -47,10 +47,6 @@ RecordStatus status_for(GpuStatus status) {
   return RecordStatus::gpu_error;
 }
 
-Error outcome_error(const GpuOutcome& outcome, const char* what) {
-  return outcome.error ? *outcome.error : make_error(std::string(what) + " failed");
-}
-
 // Counts the workloads whose start and end stamps carry `frame` now.
 std::pair<std::size_t, std::size_t> stamps_seen(const StampView& stamps, std::uint32_t frame) {
   std::size_t started = 0, finished = 0;
@@ -210,9 +206,9 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
     }
     if (const GpuOutcome submitted = backend.submit_frame(frame);
         submitted.status != GpuStatus::ok) {
-      fail(outcome_error(submitted, "submitting the frame"),
-           submitted.status == GpuStatus::device_lost ? RecordStatus::device_lost
-                                                      : RecordStatus::gpu_error);
+      fail(failure_of(submitted, "submitting the frame"), submitted.status == GpuStatus::device_lost
+                                                              ? RecordStatus::device_lost
+                                                              : RecordStatus::gpu_error);
       outcome.gpu_may_be_busy = true;
       break;
     }

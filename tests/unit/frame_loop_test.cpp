@@ -159,7 +159,8 @@ TEST(FrameLoop, AFailedSubmissionKeepsTheFramesBeforeItAndNamesTheFrame) {
   backend.script[3] = FakeFrame{.submit = GpuStatus::device_lost};
   FrameLoopOutcome out = run_frames(backend, two_workloads(), settings(1, 4), {});
   ASSERT_TRUE(out.timeline.failure);
-  EXPECT_EQ(out.timeline.failure->message, "frame 1: fake: FAKE_DEVICE_LOST");
+  EXPECT_EQ(out.timeline.failure->message,
+            "frame 1: submitting the frame failed: FAKE_DEVICE_LOST");
   EXPECT_TRUE(out.gpu_may_be_busy);
   ASSERT_EQ(out.timeline.records.size(), 4u);  // frame 0 measured, frame 1 marked lost
   EXPECT_EQ(out.timeline.records[1].status, RecordStatus::ok);
@@ -172,7 +173,8 @@ TEST(FrameLoop, AWarmUpFrameThatFailsLeavesNoRecords) {
   backend.script[1] = FakeFrame{.submit = GpuStatus::failed};
   FrameLoopOutcome out = run_frames(backend, two_workloads(), settings(3, 4), {});
   ASSERT_TRUE(out.timeline.failure);
-  EXPECT_EQ(out.timeline.failure->message, "warm-up frame 1 of 3: fake: FAKE_ERROR");
+  EXPECT_EQ(out.timeline.failure->message,
+            "warm-up frame 1 of 3: submitting the frame failed: FAKE_ERROR");
   EXPECT_TRUE(out.timeline.records.empty());
   EXPECT_TRUE(out.timeline.frames.empty());
 }
