@@ -15,7 +15,9 @@ namespace gpuoverlap::vk {
 std::string memory_flags_text(VkMemoryPropertyFlags flags) {
   std::string text;
   auto add = [&](VkMemoryPropertyFlags bit, const char* name) {
-    if (flags & bit) text += (text.empty() ? "" : "|") + std::string(name);
+    if (!(flags & bit)) return;
+    if (!text.empty()) text += '|';
+    text += name;
   };
   add(VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, "DEVICE_LOCAL");
   add(VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, "HOST_VISIBLE");
@@ -40,10 +42,11 @@ Status ScenarioDevice::allocate_memory(OwnedMemory& out, std::uint32_t& memory_t
       best = i;
     }
   }
-  if (!best)
-    return make_error(std::string("no memory type") +
-                      (required ? " with " + memory_flags_text(required) : std::string()) +
-                      " for the " + what);
+  if (!best) {
+    std::string message = "no memory type";
+    if (required) message.append(" with ").append(memory_flags_text(required));
+    return make_error(message.append(" for the ").append(what));
+  }
   memory_type = *best;
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   ai.allocationSize = requirements.size;
