@@ -6,7 +6,6 @@
 #include "backends/vulkan/scenario_device.h"
 #include "backends/vulkan/vk_check.h"
 #include "core/clock.h"
-#include "core/scope_exit.h"
 #include "workload_spirv.h"
 
 namespace gpuoverlap::vk {
@@ -22,12 +21,7 @@ Result<PingPongResult> ScenarioDevice::ping_pong(std::uint32_t rounds, std::uint
   OwnedShaderModule module;
   OwnedPipeline pipeline;
   OwnedDescriptorPool pool;
-  OwnedFence fence;
-  VkCommandBuffer cmd = VK_NULL_HANDLE;
-  const QueueState& q = queues_.front();
-  const ScopeExit free_commands([&] {
-    if (cmd && !device_.gpu_may_be_busy) vkFreeCommandBuffers(device_, q.pool, 1, &cmd);
-  });
+  OneTimeCommands commands(device_, queues_.front());
   GPUOVERLAP_TRY(create_stamp_buffer(mailbox, kSlotBytes, "ping-pong mailbox"));
   out.memory = memory_flags_text(memory_properties_.memoryTypes[mailbox.memory_type].propertyFlags);
 
@@ -44,21 +38,10 @@ Result<PingPongResult> ScenarioDevice::ping_pong(std::uint32_t rounds, std::uint
   pli.pushConstantRangeCount = 1;
   pli.pPushConstantRanges = &range;
   GPUOVERLAP_VK(vkCreatePipelineLayout(device_, &pli, nullptr, pipeline_layout.receive(device_)));
-  VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-  mi.codeSize = sizeof(kPingPongSpirv);
-  mi.pCode = kPingPongSpirv;
-  GPUOVERLAP_VK(vkCreateShaderModule(device_, &mi, nullptr, module.receive(device_)));
-  VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-  ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-              nullptr,
-              0,
-              VK_SHADER_STAGE_COMPUTE_BIT,
-              module,
-              "main",
-              nullptr};
-  ci.layout = pipeline_layout;
-  GPUOVERLAP_VK(vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &ci, nullptr,
-                                         pipeline.receive(device_)));
+  GPUOVERLAP_VK(
+      create_shader_module(kPingPongSpirv, sizeof(kPingPongSpirv), module.receive(device_)));
+  GPUOVERLAP_VK(
+      create_compute_pipeline(module, "main", pipeline_layout, pipeline.receive(device_)));
   const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1};
   VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
   dpi.maxSets = 1;
@@ -79,14 +62,8 @@ Result<PingPongResult> ScenarioDevice::ping_pong(std::uint32_t rounds, std::uint
   write.pBufferInfo = &buffer_info;
   vkUpdateDescriptorSets(device_, 1, &write, 0, nullptr);
 
-  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  ai.commandPool = q.pool;
-  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  ai.commandBufferCount = 1;
-  GPUOVERLAP_VK(vkAllocateCommandBuffers(device_, &ai, &cmd));
-  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  GPUOVERLAP_VK(vkBeginCommandBuffer(cmd, &bi));
+  GPUOVERLAP_TRY(commands.begin());
+  const VkCommandBuffer cmd = commands.cmd();
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
   vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_layout, 0, 1, &set, 0,
                           nullptr);
@@ -98,13 +75,7 @@ Result<PingPongResult> ScenarioDevice::ping_pong(std::uint32_t rounds, std::uint
                                      : kPingPongMaxSpinsGpu};
   vkCmdPushConstants(cmd, pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(push), push);
   vkCmdDispatch(cmd, 1, 1, 1);
-  GPUOVERLAP_VK(vkEndCommandBuffer(cmd));
-  VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  GPUOVERLAP_VK(vkCreateFence(device_, &fi, nullptr, fence.receive(device_)));
-  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &cmd;
-  GPUOVERLAP_VK(vkQueueSubmit(q.queue, 1, &si, fence));
+  GPUOVERLAP_VK(commands.submit());
 
   auto* words = static_cast<std::uint32_t*>(mailbox.mapped);
   const std::int64_t deadline_ns = monotonic_raw_ns() + std::int64_t{timeout_ms} * 1'000'000;
@@ -156,8 +127,7 @@ Result<PingPongResult> ScenarioDevice::ping_pong(std::uint32_t rounds, std::uint
   std::atomic_thread_fence(std::memory_order_seq_cst);
   const std::int64_t remaining_ns = std::max<std::int64_t>(
       deadline_ns - monotonic_raw_ns(), std::int64_t{kSetupTimeoutNs} / 30);  // >= 1 s
-  const VkResult waited = vkWaitForFences(device_, 1, fence.address(), VK_TRUE,
-                                          static_cast<std::uint64_t>(remaining_ns));
+  const VkResult waited = commands.wait(static_cast<std::uint64_t>(remaining_ns));
   if (waited != VK_SUCCESS) {
     device_.gpu_may_be_busy = true;
     if (!out.failure) out.failure = vk_error(waited, "waiting for the ping-pong dispatch");

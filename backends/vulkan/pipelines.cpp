@@ -12,13 +12,32 @@
 
 namespace gpuoverlap::vk {
 
+VkResult ScenarioDevice::create_shader_module(const std::uint32_t* code, std::size_t bytes,
+                                              VkShaderModule* out) const {
+  VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  mi.codeSize = bytes;
+  mi.pCode = code;
+  return vkCreateShaderModule(device_, &mi, nullptr, out);
+}
+
+VkResult ScenarioDevice::create_compute_pipeline(VkShaderModule module, const char* entry,
+                                                 VkPipelineLayout layout, VkPipeline* out) const {
+  VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+              nullptr,
+              0,
+              VK_SHADER_STAGE_COMPUTE_BIT,
+              module,
+              entry,
+              nullptr};
+  ci.layout = layout;
+  return vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &ci, nullptr, out);
+}
+
 Status ScenarioDevice::create_pipelines() {
   auto module = [&](const std::uint32_t* code, std::size_t bytes,
                     OwnedShaderModule& out) -> Status {
-    VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    mi.codeSize = bytes;
-    mi.pCode = code;
-    GPUOVERLAP_VK(vkCreateShaderModule(device_, &mi, nullptr, out.receive(device_)));
+    GPUOVERLAP_VK(create_shader_module(code, bytes, out.receive(device_)));
     return ok_status();
   };
   if (facts_.shader_clock.recorded) {
@@ -54,17 +73,8 @@ Status ScenarioDevice::create_pipelines() {
   pli.pPushConstantRanges = &range;
   GPUOVERLAP_VK(vkCreatePipelineLayout(device_, &pli, nullptr, pipeline_layout_.receive(device_)));
 
-  VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-  ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-              nullptr,
-              0,
-              VK_SHADER_STAGE_COMPUTE_BIT,
-              compute_module_,
-              "cs_main",
-              nullptr};
-  ci.layout = pipeline_layout_;
-  GPUOVERLAP_VK(vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &ci, nullptr,
-                                         compute_pipeline_.receive(device_)));
+  GPUOVERLAP_VK(create_compute_pipeline(compute_module_, "cs_main", pipeline_layout_,
+                                        compute_pipeline_.receive(device_)));
 
   bool any_graphics = false;
   for (const auto& w : scenario_.workloads)
@@ -188,24 +198,15 @@ Status ScenarioDevice::create_descriptors() {
 // synchronisation of the device.
 Result<background::PipelineHandle> ScenarioDevice::build_variant(
     const std::vector<std::uint32_t>& spirv) {
-  VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-  mi.codeSize = spirv.size() * sizeof(std::uint32_t);
-  mi.pCode = spirv.data();
+  // Raw handles, destroyed here: the OwnedDevice's busy flag belongs to the loop's thread.
   VkShaderModule module = VK_NULL_HANDLE;
-  if (VkResult r = vkCreateShaderModule(device_, &mi, nullptr, &module); r != VK_SUCCESS)
+  if (VkResult r =
+          create_shader_module(spirv.data(), spirv.size() * sizeof(std::uint32_t), &module);
+      r != VK_SUCCESS)
     return vk_error(r, "vkCreateShaderModule (background variant)");
   const ScopeExit module_guard([&] { vkDestroyShaderModule(device_, module, nullptr); });
-  VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-  ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-              nullptr,
-              0,
-              VK_SHADER_STAGE_COMPUTE_BIT,
-              module,
-              "cs_main",
-              nullptr};
-  ci.layout = pipeline_layout_;
   VkPipeline pipeline = VK_NULL_HANDLE;
-  if (VkResult r = vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &ci, nullptr, &pipeline);
+  if (VkResult r = create_compute_pipeline(module, "cs_main", pipeline_layout_, &pipeline);
       r != VK_SUCCESS)
     return vk_error(r, "vkCreateComputePipelines (background variant)");
   return reinterpret_cast<background::PipelineHandle>(pipeline);

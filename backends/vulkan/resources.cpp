@@ -8,7 +8,6 @@
 
 #include "backends/vulkan/scenario_device.h"
 #include "backends/vulkan/vk_check.h"
-#include "core/scope_exit.h"
 
 namespace gpuoverlap::vk {
 
@@ -134,15 +133,9 @@ Status ScenarioDevice::create_image(Image& out, std::uint32_t width, std::uint32
 
 // Fills the input buffer through a staging buffer, so the noise reads device memory.
 Status ScenarioDevice::upload_input() {
-  // Freed on every return path (the fence and staging buffer by their handles), except when
-  // the GPU may still read them.
+  // Freed on every return path, except when the GPU may still read them.
   Buffer staging;
-  OwnedFence fence;
-  VkCommandBuffer cmd = VK_NULL_HANDLE;
-  const QueueState& q = queues_.front();
-  const ScopeExit free_commands([&] {
-    if (cmd && !device_.gpu_may_be_busy) vkFreeCommandBuffers(device_, q.pool, 1, &cmd);
-  });
+  OneTimeCommands commands(device_, queues_.front());
   const VkDeviceSize size = input_.size;
   GPUOVERLAP_TRY(
       create_buffer(staging, size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
@@ -153,14 +146,8 @@ Status ScenarioDevice::upload_input() {
   auto* values = static_cast<float*>(staging.mapped);
   for (VkDeviceSize i = 0; i < size / sizeof(float); ++i) values[i] = coordinate(random);
 
-  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  ai.commandPool = q.pool;
-  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  ai.commandBufferCount = 1;
-  GPUOVERLAP_VK(vkAllocateCommandBuffers(device_, &ai, &cmd));
-  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  GPUOVERLAP_VK(vkBeginCommandBuffer(cmd, &bi));
+  GPUOVERLAP_TRY(commands.begin());
+  const VkCommandBuffer cmd = commands.cmd();
   VkBufferCopy region{0, 0, size};
   vkCmdCopyBuffer(cmd, staging.buffer, input_.buffer, 1, &region);
   // The placeholder render target is only ever sampled (never written): put it in the layout
@@ -177,18 +164,43 @@ Status ScenarioDevice::upload_input() {
   dummy_info.imageMemoryBarrierCount = 1;
   dummy_info.pImageMemoryBarriers = &dummy;
   vkCmdPipelineBarrier2(cmd, &dummy_info);
-  GPUOVERLAP_VK(vkEndCommandBuffer(cmd));
-  VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  GPUOVERLAP_VK(vkCreateFence(device_, &fi, nullptr, fence.receive(device_)));
-  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &cmd;
-  VkResult result = vkQueueSubmit(q.queue, 1, &si, fence);
-  if (result == VK_SUCCESS)
-    result = vkWaitForFences(device_, 1, fence.address(), VK_TRUE, kSetupTimeoutNs);
+  VkResult result = commands.submit();
+  if (result == VK_SUCCESS) result = commands.wait(kSetupTimeoutNs);
   if (result == VK_TIMEOUT) device_.gpu_may_be_busy = true;
   if (result != VK_SUCCESS) return vk_error(result, "uploading the input buffer");
   return ok_status();
+}
+
+OneTimeCommands::~OneTimeCommands() {
+  if (cmd_ != VK_NULL_HANDLE && !device_.gpu_may_be_busy)
+    vkFreeCommandBuffers(device_, queue_.pool, 1, &cmd_);
+}
+
+Status OneTimeCommands::begin() {
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = queue_.pool;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  GPUOVERLAP_VK(vkAllocateCommandBuffers(device_, &ai, &cmd_));
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  GPUOVERLAP_VK(vkBeginCommandBuffer(cmd_, &bi));
+  return ok_status();
+}
+
+VkResult OneTimeCommands::submit() {
+  if (VkResult r = vkEndCommandBuffer(cmd_); r != VK_SUCCESS) return r;
+  VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  if (VkResult r = vkCreateFence(device_, &fi, nullptr, fence_.receive(device_)); r != VK_SUCCESS)
+    return r;
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd_;
+  return vkQueueSubmit(queue_.queue, 1, &si, fence_);
+}
+
+VkResult OneTimeCommands::wait(std::uint64_t timeout_ns) const {
+  return vkWaitForFences(device_, 1, fence_.address(), VK_TRUE, timeout_ns);
 }
 
 }  // namespace gpuoverlap::vk

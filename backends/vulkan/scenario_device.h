@@ -68,6 +68,31 @@ struct QueueState {
   std::vector<std::size_t> workloads;        // in recording order
 };
 
+// One command buffer of a queue for one-time setup work (the input's upload, the ping-pong
+// probe), submitted with a fence of its own. Freed when it goes out of scope, unless the GPU
+// may still use it.
+class OneTimeCommands {
+ public:
+  OneTimeCommands(const OwnedDevice& device, const QueueState& queue)
+      : device_(device), queue_(queue) {}
+  OneTimeCommands(const OneTimeCommands&) = delete;
+  OneTimeCommands& operator=(const OneTimeCommands&) = delete;
+  ~OneTimeCommands();
+
+  // Allocates the command buffer and begins recording into cmd().
+  Status begin();
+  VkCommandBuffer cmd() const { return cmd_; }
+  // Ends the recording and submits it with the fence.
+  VkResult submit();
+  VkResult wait(std::uint64_t timeout_ns) const;
+
+ private:
+  const OwnedDevice& device_;
+  const QueueState& queue_;
+  OwnedFence fence_;
+  VkCommandBuffer cmd_ = VK_NULL_HANDLE;
+};
+
 // A whole render target from `old_layout` to COLOR_ATTACHMENT_OPTIMAL, after any earlier
 // write to it and before the draws that write it next.
 VkImageMemoryBarrier2 to_color_attachment(VkImage image, VkImageLayout old_layout);
@@ -114,6 +139,12 @@ class ScenarioDevice final : public ScenarioBackend {
   Status create_image(Image& out, std::uint32_t width, std::uint32_t height);
   Status create_stamp_buffer(Buffer& out, VkDeviceSize size, const char* what);
   Status upload_input();
+  // Shared by the foreground pipelines, the probe and the background variants (called from
+  // background threads: they read only the device).
+  VkResult create_shader_module(const std::uint32_t* code, std::size_t bytes,
+                                VkShaderModule* out) const;
+  VkResult create_compute_pipeline(VkShaderModule module, const char* entry,
+                                   VkPipelineLayout layout, VkPipeline* out) const;
   Status create_pipelines();
   Status create_descriptors();
   Status create_queue_objects();
