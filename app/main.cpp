@@ -59,7 +59,11 @@ int fail(const std::string& reason, ExitStatus status) {
 std::string default_out_directory(const std::string& suffix = "") {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};
+#if defined(_WIN32)
+  localtime_s(&tm, &now);
+#else
   localtime_r(&now, &tm);
+#endif
   char text[64];
   std::strftime(text, sizeof text, "results/%Y%m%d-%H%M%S", &tm);
   return unused_directory_name(text + suffix).string();

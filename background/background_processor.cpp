@@ -1,7 +1,11 @@
 #include "background/background_processor.h"
 
+#if defined(_WIN32)
+#include <windows.h>
+#else
 #include <pthread.h>
 #include <sched.h>
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -55,6 +59,15 @@ bool is_commit(MeasurementsAction action) {
          action == MeasurementsAction::commit_results_high_priority;
 }
 
+#if defined(_WIN32)
+// THREAD_PRIORITY_IDLE for the calling thread: Windows' lowest, the nearest to SCHED_IDLE
+// (the thread runs when nothing else of normal priority wants the core).
+bool make_this_thread_idle() {
+  return SetThreadPriority(GetCurrentThread(), THREAD_PRIORITY_IDLE) != 0;
+}
+
+bool this_thread_is_idle() { return GetThreadPriority(GetCurrentThread()) == THREAD_PRIORITY_IDLE; }
+#else
 // SCHED_IDLE for the calling thread. Any thread may lower itself to it (no privilege needed).
 bool make_this_thread_idle() {
   sched_param param{};
@@ -67,6 +80,7 @@ bool this_thread_is_idle() {
   sched_param param{};
   return pthread_getschedparam(pthread_self(), &policy, &param) == 0 && policy == SCHED_IDLE;
 }
+#endif
 
 }  // namespace
 

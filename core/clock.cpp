@@ -2,7 +2,26 @@
 
 #include <limits>
 
+#if defined(_WIN32)
+#include <windows.h>
+#endif
+
 namespace gpuoverlap {
+
+#if defined(_WIN32)
+std::int64_t monotonic_raw_ns() {
+  static const std::int64_t frequency = [] {
+    LARGE_INTEGER f;
+    QueryPerformanceFrequency(&f);
+    return static_cast<std::int64_t>(f.QuadPart);
+  }();
+  LARGE_INTEGER now;
+  QueryPerformanceCounter(&now);
+  const std::int64_t ticks = static_cast<std::int64_t>(now.QuadPart);
+  // Split so that ticks * 1e9 cannot overflow for any uptime.
+  return ticks / frequency * 1'000'000'000 + ticks % frequency * 1'000'000'000 / frequency;
+}
+#endif
 
 std::int64_t monotonic_to_raw_offset_ns() {
   std::int64_t best_width = std::numeric_limits<std::int64_t>::max();

@@ -8,6 +8,12 @@
 
 namespace gpuoverlap {
 
+#if defined(_WIN32)
+// Windows: QueryPerformanceCounter (the clock D3D12's GetClockCalibration pairs GPU ticks
+// with), in nanoseconds; it is never slewed, so both names read it.
+std::int64_t monotonic_raw_ns();
+inline std::int64_t monotonic_ns() { return monotonic_raw_ns(); }
+#else
 inline std::int64_t monotonic_raw_ns() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
@@ -19,6 +25,7 @@ inline std::int64_t monotonic_ns() {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
+#endif
 
 // Offset to add to a CLOCK_MONOTONIC reading to express it on CLOCK_MONOTONIC_RAW, taken from
 // the tightest of several bracketed samples. Used when a GPU calibrates only against

@@ -1,14 +1,9 @@
 #include "core/output_directory.h"
 
-#include <fcntl.h>
-#include <sys/statvfs.h>
-#include <unistd.h>
-
 #include <array>
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
 #include <string>
+
+#include "core/atomic_file.h"
 
 namespace gpuoverlap {
 
@@ -28,21 +23,14 @@ bool written_by_gpuoverlap(const std::filesystem::path& directory) {
 // Writes, flushes and deletes a small file: a read-only mount, missing permissions or a
 // quota show up here.
 Status probe_writable(const std::filesystem::path& directory) {
-  std::string name = (directory / ".gpuoverlap-probe-XXXXXX").string();
-  const int fd = ::mkostemp(name.data(), O_CLOEXEC);
-  if (fd < 0)
-    return make_error("--out " + directory.string() +
-                      ": cannot write there: " + std::strerror(errno));
+  const std::filesystem::path probe = directory / ".gpuoverlap-probe";
   const std::array<char, 4096> block{};
-  const bool written =
-      ::write(fd, block.data(), block.size()) == static_cast<ssize_t>(block.size()) &&
-      ::fsync(fd) == 0;
-  const int saved_errno = errno;
-  ::close(fd);
-  ::unlink(name.c_str());
+  Status written = write_file_atomically(probe, std::string_view(block.data(), block.size()));
+  std::error_code ec;
+  std::filesystem::remove(probe, ec);
   if (!written)
     return make_error("--out " + directory.string() +
-                      ": cannot write there: " + std::strerror(saved_errno));
+                      ": cannot write there: " + written.error().message);
   return ok_status();
 }
 
@@ -80,10 +68,9 @@ Status prepare_output_directory(const OutputDirectoryRequest& request) {
   std::filesystem::create_directories(directory, ec);
   if (ec) return make_error(where + ": cannot create it: " + ec.message());
   Status usable = probe_writable(directory);
-  struct statvfs fs {};
-  if (usable && ::statvfs(directory.c_str(), &fs) == 0) {
-    const std::uint64_t free_bytes =
-        static_cast<std::uint64_t>(fs.f_bavail) * static_cast<std::uint64_t>(fs.f_frsize);
+  const std::filesystem::space_info space = std::filesystem::space(directory, ec);
+  if (usable && !ec) {
+    const std::uint64_t free_bytes = space.available;
     if (free_bytes < request.needed_bytes)
       usable = make_error(where + ": " + mib(free_bytes) + " free, the results need about " +
                           mib(request.needed_bytes));
@@ -98,7 +85,8 @@ std::filesystem::path unused_directory_name(const std::filesystem::path& wanted)
   if (!std::filesystem::exists(std::filesystem::symlink_status(wanted, ec))) return wanted;
   for (int suffix = 2;; ++suffix) {
     std::filesystem::path candidate = wanted;
-    candidate += "-" + std::to_string(suffix);
+    candidate += "-";
+    candidate += std::to_string(suffix);
     if (!std::filesystem::exists(std::filesystem::symlink_status(candidate, ec))) return candidate;
   }
 }

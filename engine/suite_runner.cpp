@@ -1,8 +1,13 @@
 #include "engine/suite_runner.h"
 
 #include <fmt/format.h>
+
+#if defined(_WIN32)
+#include <windows.h>
+#else
 #include <sys/utsname.h>
 #include <unistd.h>
+#endif
 
 #include <chrono>
 #include <cmath>
@@ -21,13 +26,31 @@ namespace {
 std::string utc_now_iso8601() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};
+#if defined(_WIN32)
+  gmtime_s(&tm, &now);
+#else
   gmtime_r(&now, &tm);
+#endif
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return text;
 }
 
 nlohmann::json host_description() {
+#if defined(_WIN32)
+  char hostname[MAX_COMPUTERNAME_LENGTH + 1] = {};
+  DWORD length = sizeof hostname;
+  GetComputerNameA(hostname, &length);
+  // Under Wine, ntdll says which Wine: the D3D12 runtime is then Wine's, not a driver's.
+  using WineVersion = const char*(__cdecl*)();
+  const HMODULE ntdll = GetModuleHandleA("ntdll.dll");
+  const auto wine_version = ntdll ? reinterpret_cast<WineVersion>(reinterpret_cast<void*>(
+                                        GetProcAddress(ntdll, "wine_get_version")))
+                                  : nullptr;
+  return {{"hostname", hostname},
+          {"kernel", wine_version ? std::string("Wine ") + wine_version() : std::string("Windows")},
+          {"machine", "x86_64"}};
+#else
   utsname u{};
   uname(&u);
   char hostname[256] = {};
@@ -35,6 +58,7 @@ nlohmann::json host_description() {
   return {{"hostname", hostname},
           {"kernel", std::string(u.sysname) + " " + u.release},
           {"machine", u.machine}};
+#endif
 }
 
 nlohmann::json scenario_description(const Scenario& s) {

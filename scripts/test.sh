@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test: install, build with tests, run the unit and integration tests (integration runs
-# the real binary on the default Vulkan device: lavapipe without a GPU), then again with
+# the real binary on the default Vulkan device: lavapipe without a GPU), the Windows build
+# (mingw-w64) under Wine against the Linux build (tests/windows/), then again with
 # AddressSanitizer + UndefinedBehaviorSanitizer and the threaded parts with ThreadSanitizer,
 # and last the libFuzzer targets for FUZZ_SECONDS each (scripts/fuzz.sh, default 60).
 # SANITIZERS=0 skips the sanitizer builds and the fuzzing.
@@ -11,6 +12,12 @@ jobs=$(nproc)
 echo "== build and test (RelWithDebInfo)"
 BUILD_TYPE=RelWithDebInfo "$root/scripts/setup.sh" "$root/build-test" -DGPUOVERLAP_TESTS=ON
 ctest --test-dir "$root/build-test" --output-on-failure -j"$jobs"
+
+echo "== Windows build (mingw-w64) under Wine: what needs no GPU, against the Linux build"
+"$root/scripts/build-windows.sh"
+"$root/scripts/wine-run.sh" --version  # installs Wine and makes the prefix once
+GPUOVERLAP_BINARY="$root/build-test/gpuoverlap" /usr/bin/python3 -m pytest -q -p no:cacheprovider \
+  "$root/tests/windows"
 
 if [ "${SANITIZERS:-1}" != 0 ]; then
   echo "== AddressSanitizer + UndefinedBehaviorSanitizer"

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Cross-builds build-windows/gpuoverlap.exe (64-bit Windows) from the same CMakeLists with
+# Debian's mingw-w64, installing what it needs (idempotent; sudo when not root).
+# Usage: scripts/build-windows.sh [BUILD_DIR] [extra cmake arguments...]
+#
+# The header-only libraries (nlohmann-json, toml++, CLI11, fmt in header-only mode) and
+# DirectX-Headers come from the same Debian packages as the Linux build. They are exposed to
+# the cross compiler through a folder of links to exactly those headers: putting /usr/include
+# itself on its path would shadow mingw's C library with glibc's.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build_dir=${1:-"$root/build-windows"}
+shift || true
+
+packages=(cmake g++-mingw-w64-x86-64-posix directx-headers-dev libtomlplusplus-dev libcli11-dev
+          nlohmann-json3-dev libfmt-dev libfccp-dev python3)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  echo "build-windows: installing ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+headers="$build_dir/host-headers"
+mkdir -p "$headers"
+for dir in nlohmann toml++ CLI fmt directx dxguids libfccp; do
+  ln -sfn "/usr/include/$dir" "$headers/$dir"
+done
+
+cmake -S "$root" -B "$build_dir" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/mingw-w64.cmake" \
+  -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-Release} -DGPUOVERLAP_HOST_HEADERS="$headers" \
+  -DGPUOVERLAP_TESTS=OFF "$@" >/dev/null
+cmake --build "$build_dir" -j"$(nproc)"
+echo "build-windows: $build_dir/gpuoverlap.exe"
