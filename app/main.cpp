@@ -16,6 +16,7 @@
 #include "analysis/verdict.h"
 #include "backends/backends.h"
 #include "core/atomic_file.h"
+#include "core/clock.h"
 #include "core/interrupt.h"
 #include "core/output_directory.h"
 #include "engine/suite_runner.h"
@@ -95,6 +96,7 @@ int command_devices(bool as_json) {
     j["global_priority"] = d.global_priority;
     j["calibrated_timestamps"] = d.calibrated_timestamps;
     j["shader_clock"] = d.shader_clock;
+    j["notes"] = d.notes;
     all.push_back(j);
   }
   if (as_json) {
@@ -103,23 +105,26 @@ int command_devices(bool as_json) {
   }
   for (const auto& j : all) {
     std::cout << fmt::format(
-        "{}: {} ({}, Vulkan {}, driver {} {}){}\n", j["index"].get<std::size_t>(),
-        j["name"].get<std::string>(), j["type"].get<std::string>(),
+        "{}: {} ({}, {} {}, driver {} {}){}\n", j["index"].get<std::size_t>(),
+        j["name"].get<std::string>(), j["type"].get<std::string>(), (*api)->name(),
         j["api_version"].get<std::string>(), j["driver_name"].get<std::string>(),
         j["driver_info"].get<std::string>(), j["default"].get<bool>() ? "  <- default" : "");
     for (const auto& f : j["queue_families"])
-      std::cout << fmt::format("     family {}: {} x{} (timestamp bits {})\n",
+      std::cout << fmt::format("     family {}: {} {} (timestamp bits {})\n",
                                f["index"].get<std::size_t>(), f["flags"].get<std::string>(),
-                               f["queues"].get<unsigned>(),
+                               f["queues"].get<unsigned>()
+                                   ? "x" + std::to_string(f["queues"].get<unsigned>())
+                                   : "(any number of queues)",
                                f["timestamp_valid_bits"].get<unsigned>());
     std::cout << fmt::format(
-        "     priorities: {}; clocks: poll (CLOCK_MONOTONIC_RAW), timestamp queries{}{}\n",
-        j["global_priority"].get<bool>() ? "normal/high/realtime (global priority)"
-                                         : "normal only (no global priority extension)",
+        "     priorities: {}; clocks: poll ({}), timestamp queries{}{}\n",
+        (*api)->devices()[j["index"].get<std::size_t>()].priorities, kCpuClockName,
         j["calibrated_timestamps"].get<bool>() ? " (calibrated)" : " (not calibrated)",
         j["shader_clock"].get<bool>() ? ", shader clock" : "");
+    for (const auto& note : j["notes"])
+      std::cout << "     unsupported: " << note.get<std::string>() << "\n";
   }
-  if (all.empty()) return fail("no Vulkan device found", kExitEnvironment);
+  if (all.empty()) return fail("no " + (*api)->name() + " device found", kExitEnvironment);
   return kExitOk;
 }
 

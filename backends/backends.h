@@ -12,7 +12,8 @@
 
 namespace gpuoverlap {
 
-// Opens the GPU API (Vulkan; D3D12 joins here). An Error says why it cannot start.
+// Opens the build's GPU API (Vulkan on Linux, D3D12 on Windows). An Error says why it cannot
+// start.
 Result<std::unique_ptr<GpuApi>> open_gpu_api(const GpuApiOptions& options);
 
 // `validate --explain`: the API commands a planned dependency becomes, one line each, in

@@ -9,6 +9,12 @@
 namespace gpuoverlap {
 
 #if defined(_WIN32)
+inline constexpr const char* kCpuClockName = "QueryPerformanceCounter";
+#else
+inline constexpr const char* kCpuClockName = "CLOCK_MONOTONIC_RAW";
+#endif
+
+#if defined(_WIN32)
 // Windows: QueryPerformanceCounter (the clock D3D12's GetClockCalibration pairs GPU ticks
 // with), in nanoseconds; it is never slewed, so both names read it.
 std::int64_t monotonic_raw_ns();

@@ -29,8 +29,12 @@ struct DeviceFacts {
   nlohmann::json description;  // meta.json "device": identity, driver, API version
   std::vector<QueueFamilyFacts> queue_families;
   bool global_priority = false;        // queues above normal priority can be asked for
+  std::string priorities;              // which priorities a queue can get, for `devices`
   bool calibrated_timestamps = false;  // GPU ticks can be placed on the CPU clock
   bool shader_clock = false;           // the shaders can read a device clock
+  // What the device or its runtime lacks that a scenario may ask for, one line each (e.g.
+  // "queue priority GLOBAL_REALTIME: unsupported by this runtime (E_NOTIMPL)").
+  std::vector<std::string> notes;
 };
 
 class GpuApi {

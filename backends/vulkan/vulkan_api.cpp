@@ -16,6 +16,8 @@ DeviceFacts facts_of(const PhysicalDeviceInfo& d) {
     facts.queue_families.push_back(
         {queue_flags_text(f.queueFlags), f.queueCount, f.timestampValidBits});
   facts.global_priority = d.global_priority;
+  facts.priorities = d.global_priority ? "normal/high/realtime (global priority)"
+                                       : "normal only (no global priority extension)";
   facts.calibrated_timestamps = d.calibrated_timestamps;
   facts.shader_clock = d.shader_clock;
   return facts;

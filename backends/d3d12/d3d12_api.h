@@ -1,0 +1,19 @@
+// D3D12 as a GpuApi (engine/gpu_api.h): DXGI's adapters, each probed through a D3D12 device
+// for what this runtime supports (feature level, enhanced barriers, ID3D12Device6 background
+// processing, queue priorities, clock calibration). What a runtime lacks is a note in the
+// facts ("... unsupported by this runtime (E_NOTIMPL)"), never faked.
+//
+// In progress (issue 18): scenarios do not run on D3D12 yet; opening one fails with that
+// reason.
+#pragma once
+
+#include <memory>
+
+#include "core/result.h"
+#include "engine/gpu_api.h"
+
+namespace gpuoverlap::d3d12 {
+
+Result<std::unique_ptr<GpuApi>> open_d3d12(const GpuApiOptions& options);
+
+}  // namespace gpuoverlap::d3d12
