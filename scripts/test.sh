@@ -15,7 +15,7 @@ ctest --test-dir "$root/build-test" --output-on-failure -j"$jobs"
 
 echo "== Windows build (mingw-w64) under Wine: what needs no GPU, against the Linux build"
 "$root/scripts/build-windows.sh"
-"$root/scripts/wine-run.sh" --version  # installs Wine and makes the prefix once
+timeout 900 "$root/scripts/wine-run.sh" --version  # installs Wine and makes the prefix once
 GPUOVERLAP_BINARY="$root/build-test/gpuoverlap" /usr/bin/python3 -m pytest -q -p no:cacheprovider \
   "$root/tests/windows"
 

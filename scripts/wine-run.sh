@@ -42,7 +42,8 @@ for _ in $(seq 1 100); do [ -e "/tmp/.X11-unix/X$display" ] && break; sleep 0.05
 
 if [ ! -f "$prefix/system.reg" ]; then
   mkdir -p "$prefix"
-  wine wineboot -i >"$prefix.log" 2>&1 </dev/null
+  # No Mono or Gecko: their installers would wait for a click on the invisible display.
+  WINEDLLOVERRIDES="mscoree,mshtml=" wine wineboot -i >"$prefix.log" 2>&1 </dev/null
   # Wine's D3D12 (vkd3d) and DXGI on Vulkan, not OpenGL.
   wine reg add 'HKCU\Software\Wine\Direct3D' /v renderer /t REG_SZ /d vulkan /f >>"$prefix.log" 2>&1 </dev/null
   wineserver -w

@@ -1,6 +1,7 @@
 // The workload: 4-D gradient (Perlin) noise, stamped by the first thread to start and the last
 // thread to finish. One source, three entry points (cs_main, vs_main, ps_main), compiled to
-// SPIR-V at build time by glslangValidator.
+// SPIR-V at build time by glslangValidator, and with GPUOVERLAP_D3D12 to DXBC for the D3D12
+// backend (only the resource declarations and the three memory operations differ).
 //
 // Stamp protocol (DESIGN.md section 3), per workload slot:
 //   counters.started  : prev = atomicAdd(+1); prev == 0       -> stamps.start = frame
@@ -36,6 +37,30 @@ struct Params {
   uint producers;     // bits 0-3: producer buffers bound, bits 4-7: producer render targets
 };
 
+#ifdef GPUOVERLAP_D3D12
+// D3D12 (DXBC for shader model 5.0, compiled by vkd3d-compiler: scripts/compile-dxbc.sh): the
+// parameters are root constants, and the counters, stamps and outputs are structured buffers
+// of uint, because that compiler has no RWByteAddressBuffer atomics or loads and no
+// globallycoherent. The stamp memory is a CUSTOM heap the CPU reads uncached or write-back.
+cbuffer ParamsBuffer : register(b0) { Params params; };
+ByteAddressBuffer input_values : register(t0);
+RWStructuredBuffer<uint> output_values : register(u0);
+RWStructuredBuffer<uint> counters : register(u1);
+RWStructuredBuffer<uint> stamps : register(u2);
+ByteAddressBuffer producer_output0 : register(t1);
+ByteAddressBuffer producer_output1 : register(t2);
+ByteAddressBuffer producer_output2 : register(t3);
+ByteAddressBuffer producer_output3 : register(t4);
+Texture2D<float> producer_target0 : register(t5);
+Texture2D<float> producer_target1 : register(t6);
+Texture2D<float> producer_target2 : register(t7);
+Texture2D<float> producer_target3 : register(t8);
+// Word `index` of this workload's counters, stamps or outputs.
+#define COUNTER_ADD(index, value, previous) InterlockedAdd(counters[index], value, previous)
+#define STAMP_EXCHANGE(offset, value, previous) \
+  InterlockedExchange(stamps[(offset) / 4u], value, previous)
+#define OUTPUT_STORE(index, value) output_values[index] = (value)
+#else
 [[vk::push_constant]] ConstantBuffer<Params> params;
 
 [[vk::binding(0, 0)]] ByteAddressBuffer input_values;               // float4 per element
@@ -50,6 +75,10 @@ struct Params {
 [[vk::binding(9, 0)]] Texture2D<float> producer_target1;
 [[vk::binding(10, 0)]] Texture2D<float> producer_target2;
 [[vk::binding(11, 0)]] Texture2D<float> producer_target3;
+#define COUNTER_ADD(index, value, previous) counters.InterlockedAdd((index) * 4u, value, previous)
+#define STAMP_EXCHANGE(offset, value, previous) stamps.InterlockedExchange(offset, value, previous)
+#define OUTPUT_STORE(index, value) output_values.Store((index) * 4u, value)
+#endif
 
 static const uint kInputElements = 65536;
 // Every output holds at least 1024 values (one group is 1024 threads, a render target is 1024
@@ -113,13 +142,13 @@ void write_stamp(uint offset, uint clock_offset) {
   DeviceMemoryBarrier();
 #endif
   uint ignored;
-  stamps.InterlockedExchange(offset, params.frame, ignored);
+  STAMP_EXCHANGE(offset, params.frame, ignored);
 }
 
 void stamp_start() {
   if (params.stamping == 0u) return;
   uint previous;
-  counters.InterlockedAdd(0u, 1u, previous);
+  COUNTER_ADD(0u, 1u, previous);
   if (previous == 0u) write_stamp(0u, 8u);
 }
 
@@ -127,7 +156,7 @@ void stamp_end() {
   if (params.stamping == 0u) return;
   DeviceMemoryBarrier();  // the thread's results are issued before it counts as finished
   uint finished;
-  counters.InterlockedAdd(4u, 1u, finished);
+  COUNTER_ADD(1u, 1u, finished);
   if (finished + 1u == params.thread_count) write_stamp(4u, 16u);
 }
 
@@ -172,7 +201,7 @@ float noise_work(uint thread_index) {
 void cs_main(uint3 thread_id : SV_DispatchThreadID) {
   stamp_start();
   float value = noise_work(thread_id.x);
-  output_values.Store(thread_id.x * 4u, asuint(value));
+  OUTPUT_STORE(thread_id.x, asuint(value));
   stamp_end();
 }
 
