@@ -14,17 +14,9 @@ shift || true
 
 packages=(cmake g++-mingw-w64-x86-64-posix directx-headers-dev libtomlplusplus-dev libcli11-dev
           nlohmann-json3-dev libfmt-dev libfccp-dev python3)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  sudo=""
-  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-  echo "build-windows: installing ${missing[*]}" >&2
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+# shellcheck source=scripts/ensure-packages.sh
+. "$root/scripts/ensure-packages.sh"
+ensure_packages build-windows "${packages[@]}"
 
 headers="$build_dir/host-headers"
 mkdir -p "$headers"

@@ -16,17 +16,9 @@ packages=(
   python3 python3-matplotlib python3-pandas python3-pytest
   ${EXTRA_PACKAGES:-}
 )
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  sudo=""
-  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-  echo "setup: installing ${missing[*]}" >&2
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+# shellcheck source=scripts/ensure-packages.sh
+. "$root/scripts/ensure-packages.sh"
+ensure_packages setup "${packages[@]}"
 
 cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-Release} "$@" >/dev/null
 if [ -n "${TARGETS:-}" ]; then

@@ -14,17 +14,9 @@ prefix=${WINE_RUN_PREFIX:-"$root/build-windows/wine-prefix"}
 [ -f "$exe" ] || { echo "wine-run: no $exe; run scripts/build-windows.sh first" >&2; exit 2; }
 
 packages=(wine wine64 libwine xvfb xauth mesa-vulkan-drivers libvulkan1)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  sudo=""
-  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-  echo "wine-run: installing ${missing[*]}" >&2
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+# shellcheck source=scripts/ensure-packages.sh
+. "$root/scripts/ensure-packages.sh"
+ensure_packages wine-run "${packages[@]}"
 
 export WINEPREFIX=$prefix WINEARCH=win64 WINEDEBUG=${WINEDEBUG:--all}
 export VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json
