@@ -9,17 +9,20 @@
 namespace gpuoverlap {
 
 #if defined(_WIN32)
-std::int64_t monotonic_raw_ns() {
+std::int64_t qpc_ticks_to_ns(std::int64_t ticks) {
   static const std::int64_t frequency = [] {
     LARGE_INTEGER f;
     QueryPerformanceFrequency(&f);
     return static_cast<std::int64_t>(f.QuadPart);
   }();
-  LARGE_INTEGER now;
-  QueryPerformanceCounter(&now);
-  const std::int64_t ticks = static_cast<std::int64_t>(now.QuadPart);
   // Split so that ticks * 1e9 cannot overflow for any uptime.
   return ticks / frequency * 1'000'000'000 + ticks % frequency * 1'000'000'000 / frequency;
+}
+
+std::int64_t monotonic_raw_ns() {
+  LARGE_INTEGER now;
+  QueryPerformanceCounter(&now);
+  return qpc_ticks_to_ns(static_cast<std::int64_t>(now.QuadPart));
 }
 #endif
 

@@ -19,6 +19,8 @@ inline constexpr const char* kCpuClockName = "CLOCK_MONOTONIC_RAW";
 // with), in nanoseconds; it is never slewed, so both names read it.
 std::int64_t monotonic_raw_ns();
 inline std::int64_t monotonic_ns() { return monotonic_raw_ns(); }
+// A QueryPerformanceCounter reading (as GetClockCalibration returns it) on monotonic_raw_ns().
+std::int64_t qpc_ticks_to_ns(std::int64_t ticks);
 #else
 inline std::int64_t monotonic_raw_ns() {
   timespec ts{};

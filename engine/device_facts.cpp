@@ -1,5 +1,7 @@
 #include "engine/device_facts.h"
 
+#include "core/clock.h"
+
 namespace gpuoverlap {
 
 std::vector<std::uint32_t> timestamp_valid_bits_per_workload(const ScenarioDeviceFacts& facts,
@@ -57,7 +59,7 @@ nlohmann::json to_json(const ScenarioDeviceFacts& facts) {
       {"global_priority_requested", facts.global_priority_requested},
       {"priority_notes", facts.priority_notes},
       {"clocks",
-       {{"poll", "CLOCK_MONOTONIC_RAW"}, {"timestamp", timestamp}, {"shader_clock", shader_clock}}},
+       {{"poll", kCpuClockName}, {"timestamp", timestamp}, {"shader_clock", shader_clock}}},
       {"stamping", facts.stamping},
       {"max_workgroups_x", facts.max_workgroups_x}};
 }

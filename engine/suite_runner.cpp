@@ -14,6 +14,7 @@
 #include <ctime>
 
 #include "core/atomic_file.h"
+#include "core/wine.h"
 #include "git_revision.h"
 #include "preemption/preemption_analysis.h"
 #include "scenarios/frame_plan.h"
@@ -41,14 +42,10 @@ nlohmann::json host_description() {
   char hostname[MAX_COMPUTERNAME_LENGTH + 1] = {};
   DWORD length = sizeof hostname;
   GetComputerNameA(hostname, &length);
-  // Under Wine, ntdll says which Wine: the D3D12 runtime is then Wine's, not a driver's.
-  using WineVersion = const char*(__cdecl*)();
-  const HMODULE ntdll = GetModuleHandleA("ntdll.dll");
-  const auto wine_version = ntdll ? reinterpret_cast<WineVersion>(reinterpret_cast<void*>(
-                                        GetProcAddress(ntdll, "wine_get_version")))
-                                  : nullptr;
+  // Under Wine the D3D12 runtime is Wine's, not a driver's.
+  const std::optional<std::string> wine = wine_version();
   return {{"hostname", hostname},
-          {"kernel", wine_version ? std::string("Wine ") + wine_version() : std::string("Windows")},
+          {"kernel", wine ? "Wine " + *wine : std::string("Windows")},
           {"machine", "x86_64"}};
 #else
   utsname u{};

@@ -31,6 +31,16 @@ class ComPtr {
     return &object_;
   }
   void** receive_void() { return reinterpret_cast<void**>(receive()); }
+  // Gives up ownership without releasing: the object lives on (leaks), for objects the GPU
+  // may still use.
+  Interface* release() { return std::exchange(object_, nullptr); }
+  // Shares `object`: adds a reference this ComPtr owns.
+  static ComPtr retain(Interface* object) {
+    ComPtr out;
+    if (object) object->AddRef();
+    out.object_ = object;
+    return out;
+  }
   void reset() {
     if (object_) object_->Release();
     object_ = nullptr;

@@ -10,6 +10,8 @@
 #include "backends/d3d12/com_ptr.h"
 #include "backends/d3d12/d3d12_headers.h"
 #include "backends/d3d12/hresult.h"
+#include "backends/d3d12/scenario_device.h"
+#include "core/wine.h"
 #include "engine/device_executor.h"
 
 namespace gpuoverlap::d3d12 {
@@ -115,45 +117,59 @@ void probe_device(ID3D12Device* device, DeviceFacts& facts, nlohmann::json& supp
   }
 }
 
-// Scenarios do not run on D3D12 yet (issue 18): a device that says so when asked.
-class PendingDevice final : public DeviceBackend {
+// One adapter's DeviceBackend: a D3D12 device per scenario (a queue's priority is fixed when
+// it is created, and a scenario's objects are freed with it).
+class D3D12Device final : public DeviceBackend {
  public:
-  PendingDevice(std::size_t index, nlohmann::json description)
-      : index_(index), description_(std::move(description)) {}
-  Result<std::unique_ptr<ScenarioBackend>> open_scenario(const Scenario&,
-                                                         const RunSettings&) override {
-    return make_error(
-        "the D3D12 backend cannot run scenarios yet (issue 18): this build lists D3D12 "
-        "devices and what their runtime supports (`gpuoverlap devices`)");
+  D3D12Device(IDXGIAdapter1* adapter, std::size_t index, nlohmann::json description)
+      : adapter_(ComPtr<IDXGIAdapter1>::retain(adapter)),
+        index_(index),
+        description_(std::move(description)) {}
+  Result<std::unique_ptr<ScenarioBackend>> open_scenario(const Scenario& scenario,
+                                                         const RunSettings& settings) override {
+    auto device = std::make_unique<ScenarioDevice>(adapter_.get(), scenario, settings);
+    if (Status s = device->create(); !s) {
+      abandoned_device_ = abandoned_device_ || device->gpu_may_be_busy();
+      return s.error();
+    }
+    return std::unique_ptr<ScenarioBackend>(std::move(device));
   }
   Result<PingPongResult> ping_pong(std::uint32_t, StampMemory, std::uint32_t) override {
-    return make_error("the D3D12 backend has no ping-pong probe yet (issue 18)");
+    return make_error(
+        "the ping-pong probe needs a shader that spins on host memory, which the D3D12 "
+        "backend does not have (it runs on Vulkan)");
   }
   std::size_t device_index() const override { return index_; }
   ValidationMark validation_mark() const override { return {}; }
   void describe_run(ScenarioTimeline& timeline, const ValidationMark&) const override {
     timeline.meta["device"] = description_;
     timeline.meta["device"]["index"] = index_;
+    timeline.meta["validation"] = {{"enabled", false}, {"synchronization", false},
+                                   {"errors", 0},      {"sync_hazards", 0}};
   }
-  bool abandoned_device() const override { return false; }
+  bool abandoned_device() const override { return abandoned_device_; }
 
  private:
+  ComPtr<IDXGIAdapter1> adapter_;
   std::size_t index_;
   nlohmann::json description_;
+  bool abandoned_device_ = false;
 };
 
 class D3D12Api final : public GpuApi {
  public:
-  explicit D3D12Api(std::vector<DeviceFacts> devices) : devices_(std::move(devices)) {}
+  D3D12Api(std::vector<DeviceFacts> devices, std::vector<ComPtr<IDXGIAdapter1>> adapters)
+      : devices_(std::move(devices)), adapters_(std::move(adapters)) {}
   std::string name() const override { return "D3D12"; }
   const std::vector<DeviceFacts>& devices() const override { return devices_; }
   std::unique_ptr<ScenarioExecutor> executor(std::size_t index) override {
-    return std::make_unique<DeviceExecutor>(
-        std::make_unique<PendingDevice>(index, devices_.at(index).description));
+    return std::make_unique<DeviceExecutor>(std::make_unique<D3D12Device>(
+        adapters_.at(index).get(), index, devices_.at(index).description));
   }
 
  private:
   std::vector<DeviceFacts> devices_;
+  std::vector<ComPtr<IDXGIAdapter1>> adapters_;  // per device
 };
 
 }  // namespace
@@ -170,7 +186,12 @@ Result<std::unique_ptr<GpuApi>> open_d3d12(const GpuApiOptions& options) {
   if (const HRESULT result = CreateDXGIFactory1(__uuidof(IDXGIFactory1), factory.receive_void());
       FAILED(result))
     return hresult_error(result, "cannot start D3D12: CreateDXGIFactory1");
+  // Under Wine, d3d12.dll is Wine's builtin one: vkd3d translating to the Vulkan driver.
+  const std::optional<std::string> wine = wine_version();
+  const std::string runtime = wine ? "Wine " + *wine + " d3d12.dll (vkd3d on Vulkan)"
+                                   : "Microsoft D3D12 runtime";
   std::vector<DeviceFacts> devices;
+  std::vector<ComPtr<IDXGIAdapter1>> adapters;
   for (UINT index = 0;; ++index) {
     ComPtr<IDXGIAdapter1> adapter;
     if (factory->EnumAdapters1(index, adapter.receive()) == DXGI_ERROR_NOT_FOUND) break;
@@ -186,7 +207,8 @@ Result<std::unique_ptr<GpuApi>> open_d3d12(const GpuApiOptions& options) {
                          {"dedicated_video_memory_mib", desc.DedicatedVideoMemory >> 20},
                          {"driver_name", facts.driver_name},
                          {"driver_info", facts.driver_info},
-                         {"api", "D3D12"}};
+                         {"api", "D3D12"},
+                         {"runtime", runtime}};
     ComPtr<ID3D12Device> device;
     const HRESULT created = D3D12CreateDevice(adapter.get(), D3D_FEATURE_LEVEL_11_0,
                                               __uuidof(ID3D12Device), device.receive_void());
@@ -213,8 +235,9 @@ Result<std::unique_ptr<GpuApi>> open_d3d12(const GpuApiOptions& options) {
       continue;
     }
     devices.push_back(std::move(facts));
+    adapters.push_back(std::move(adapter));
   }
-  return std::unique_ptr<GpuApi>(std::make_unique<D3D12Api>(std::move(devices)));
+  return std::unique_ptr<GpuApi>(std::make_unique<D3D12Api>(std::move(devices), std::move(adapters)));
 }
 
 }  // namespace gpuoverlap::d3d12

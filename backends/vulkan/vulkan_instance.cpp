@@ -76,6 +76,7 @@ nlohmann::json PhysicalDeviceInfo::describe() const {
   const auto api = properties.apiVersion;
   return {
       {"name", properties.deviceName},
+      {"api", "Vulkan"},
       {"type", device_type_name(properties.deviceType)},
       {"vendor_id", properties.vendorID},
       {"device_id", properties.deviceID},

@@ -1,0 +1,206 @@
+// What a frame records on D3D12: each queue's prepare list (counters zeroed, render targets
+// back to RENDER_TARGET), then one command list per submission of the frame plan with each
+// workload's barriers (the plan's own D3D12 barriers), timestamps and Perlin dispatch or draw.
+//
+// Buffers and ExecuteCommandLists: a buffer decays to COMMON when the GPU completes the
+// ExecuteCommandLists that used it, and is promoted to the state of its first use in the next
+// one. The plan tracks states through the whole frame, so a transition it places in another
+// command list than the producer's write names the buffer's real state there: COMMON. The
+// same boundary is why a split pair whose halves would fall in two command lists (which D3D12
+// does not allow) is recorded as one full barrier at its END.
+#include <algorithm>
+
+#include "backends/d3d12/hresult.h"
+#include "backends/d3d12/scenario_device.h"
+#include "scenarios/scenario.h"
+
+namespace gpuoverlap::d3d12 {
+
+namespace {
+
+D3D12_RESOURCE_BARRIER transition(ID3D12Resource* resource, D3D12_RESOURCE_STATES before,
+                                  D3D12_RESOURCE_STATES after) {
+  D3D12_RESOURCE_BARRIER barrier{};
+  barrier.Type = D3D12_RESOURCE_BARRIER_TYPE_TRANSITION;
+  barrier.Transition.pResource = resource;
+  barrier.Transition.Subresource = D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES;
+  barrier.Transition.StateBefore = before;
+  barrier.Transition.StateAfter = after;
+  return barrier;
+}
+
+}  // namespace
+
+void ScenarioDevice::bind_workload(ID3D12GraphicsCommandList* list, std::size_t w,
+                                   const RootConstants& constants) const {
+  const bool compute = scenario_.workloads[w].kind == WorkloadKind::compute;
+  ID3D12DescriptorHeap* heaps[] = {gpu_.srv_heap.get()};
+  list->SetDescriptorHeaps(1, heaps);
+  ID3D12Resource* output = gpu_.outputs[w] ? gpu_.outputs[w].get() : gpu_.dummy_output.get();
+  const D3D12_GPU_VIRTUAL_ADDRESS slot = w * kSlotStrideBytes;
+  const D3D12_GPU_DESCRIPTOR_HANDLE targets{
+      gpu_start(gpu_.srv_heap.get()).ptr +
+      w * kMaxProducerBindings * srv_increment_};
+  // The compute and graphics root signatures are the same one, bound through each's calls.
+  if (compute) {
+    list->SetComputeRootSignature(gpu_.root_signature.get());
+    list->SetPipelineState(gpu_.compute_pipeline.get());
+    list->SetComputeRoot32BitConstants(kRootConstants, sizeof constants / 4, &constants, 0);
+    list->SetComputeRootShaderResourceView(kRootInput, gpu_.input->GetGPUVirtualAddress());
+    list->SetComputeRootUnorderedAccessView(kRootOutput, output->GetGPUVirtualAddress());
+    list->SetComputeRootUnorderedAccessView(kRootCounters,
+                                            gpu_.counters->GetGPUVirtualAddress() + slot);
+    list->SetComputeRootUnorderedAccessView(kRootStamps,
+                                            gpu_.stamps->GetGPUVirtualAddress() + slot);
+    for (UINT b = 0; b < kMaxProducerBindings; ++b)
+      list->SetComputeRootShaderResourceView(kRootProducerBuffers + b, producer_buffers_[w][b]);
+    list->SetComputeRootDescriptorTable(kRootProducerTargets, targets);
+    return;
+  }
+  list->SetGraphicsRootSignature(gpu_.root_signature.get());
+  list->SetPipelineState(gpu_.graphics_pipeline.get());
+  list->SetGraphicsRoot32BitConstants(kRootConstants, sizeof constants / 4, &constants, 0);
+  list->SetGraphicsRootShaderResourceView(kRootInput, gpu_.input->GetGPUVirtualAddress());
+  list->SetGraphicsRootUnorderedAccessView(kRootOutput, output->GetGPUVirtualAddress());
+  list->SetGraphicsRootUnorderedAccessView(kRootCounters,
+                                           gpu_.counters->GetGPUVirtualAddress() + slot);
+  list->SetGraphicsRootUnorderedAccessView(kRootStamps,
+                                           gpu_.stamps->GetGPUVirtualAddress() + slot);
+  for (UINT b = 0; b < kMaxProducerBindings; ++b)
+    list->SetGraphicsRootShaderResourceView(kRootProducerBuffers + b, producer_buffers_[w][b]);
+  list->SetGraphicsRootDescriptorTable(kRootProducerTargets, targets);
+}
+
+void ScenarioDevice::record_perlin(ID3D12GraphicsCommandList* list, std::size_t w,
+                                   const RootConstants& constants, std::uint32_t draws) const {
+  bind_workload(list, w, constants);
+  if (scenario_.workloads[w].kind == WorkloadKind::compute) {
+    list->Dispatch(constants.thread_count / kThreadsPerDispatchGroup, 1, 1);
+    return;
+  }
+  const D3D12_RESOURCE_DESC target = desc_of(gpu_.targets[w].get());
+  const D3D12_CPU_DESCRIPTOR_HANDLE rtv{cpu_start(gpu_.rtv_heap.get()).ptr +
+                                        w * rtv_increment_};
+  list->OMSetRenderTargets(1, &rtv, FALSE, nullptr);
+  const D3D12_VIEWPORT viewport{0, 0, static_cast<float>(target.Width),
+                                static_cast<float>(target.Height), 0, 1};
+  const D3D12_RECT scissor{0, 0, static_cast<LONG>(target.Width),
+                           static_cast<LONG>(target.Height)};
+  list->RSSetViewports(1, &viewport);
+  list->RSSetScissorRects(1, &scissor);
+  list->IASetPrimitiveTopology(D3D_PRIMITIVE_TOPOLOGY_TRIANGLELIST);
+  for (std::uint32_t i = 0; i < draws; ++i) list->DrawInstanced(3, 1, 0, 0);
+}
+
+void ScenarioDevice::record_dependency_barriers(ID3D12GraphicsCommandList* list,
+                                                std::size_t segment, std::size_t dependency,
+                                                Placement placement) const {
+  const DependencyPlan& d = plan_.barriers.dependencies[dependency];
+  const bool buffer = d.resource == ResourceKind::buffer;
+  ID3D12Resource* resource =
+      buffer ? gpu_.outputs[d.producer].get() : gpu_.targets[d.producer].get();
+  const bool producer_in_this_list = segment_of_[d.producer] == segment;
+  const bool split_spans_lists = segment_of_[d.producer] != segment_of_[d.consumer];
+  std::vector<D3D12_RESOURCE_BARRIER> barriers;
+  for (const PlacedBarrier& placed : d.barriers) {
+    if (placed.placement != placement) continue;
+    const auto* legacy = std::get_if<D3D12_RESOURCE_BARRIER>(&placed.barrier);
+    if (!legacy) continue;  // enhanced: refused when the scenario was opened
+    D3D12_RESOURCE_BARRIER barrier = *legacy;
+    if (split_spans_lists) {
+      if (barrier.Flags == D3D12_RESOURCE_BARRIER_FLAG_BEGIN_ONLY) continue;
+      barrier.Flags = D3D12_RESOURCE_BARRIER_FLAG_NONE;
+    }
+    if (barrier.Type == D3D12_RESOURCE_BARRIER_TYPE_UAV) {
+      barrier.UAV.pResource = resource;
+    } else if (barrier.Type == D3D12_RESOURCE_BARRIER_TYPE_TRANSITION) {
+      barrier.Transition.pResource = resource;
+      if (buffer && !producer_in_this_list)
+        barrier.Transition.StateBefore = D3D12_RESOURCE_STATE_COMMON;
+      if (barrier.Transition.StateBefore == barrier.Transition.StateAfter) continue;
+    }
+    barriers.push_back(barrier);
+  }
+  if (!barriers.empty()) list->ResourceBarrier(static_cast<UINT>(barriers.size()), barriers.data());
+}
+
+void ScenarioDevice::record_workload(ID3D12GraphicsCommandList* list, std::size_t segment,
+                                     std::size_t w, std::uint32_t frame, bool timestamps) {
+  const WorkloadSpec& spec = scenario_.workloads[w];
+  for (std::size_t i = 0; i < plan_.barriers.dependencies.size(); ++i)
+    if (plan_.barriers.dependencies[i].consumer == w)
+      record_dependency_barriers(list, segment, i, Placement::before_consumer);
+  if (timestamps)
+    list->EndQuery(gpu_.queries.get(), D3D12_QUERY_TYPE_TIMESTAMP, static_cast<UINT>(2 * w));
+  const RootConstants constants{frame,
+                                static_cast<std::uint32_t>(w),
+                                thread_count(spec.groups),
+                                spec.iterations,
+                                kRenderTargetWidth,
+                                settings_.stamping ? 1u : 0u,
+                                producers_[w]};
+  record_perlin(list, w, constants, 1);
+  if (timestamps)
+    list->EndQuery(gpu_.queries.get(), D3D12_QUERY_TYPE_TIMESTAMP, static_cast<UINT>(2 * w + 1));
+  for (std::size_t i = 0; i < plan_.barriers.dependencies.size(); ++i)
+    if (plan_.barriers.dependencies[i].producer == w)
+      record_dependency_barriers(list, segment, i, Placement::after_producer);
+}
+
+// Contract: the frame before completed on every queue (wait_frame), so the allocators' memory
+// is free to reuse and the CPU-side target states are the GPU's.
+void ScenarioDevice::record_counter_reset(ID3D12GraphicsCommandList* list,
+                                          const std::vector<std::size_t>& workloads) const {
+  for (std::size_t w : workloads)
+    list->CopyBufferRegion(gpu_.counters.get(), w * kSlotStrideBytes, gpu_.zeros.get(), 0,
+                           kSlotBytes);
+}
+
+Status ScenarioDevice::record_frame(std::uint32_t frame) {
+  if (final_target_states_.empty()) {
+    // Where each render target ends a frame: the last transition the plan records for it.
+    final_target_states_.assign(scenario_.workloads.size(), D3D12_RESOURCE_STATE_RENDER_TARGET);
+    for (const DependencyPlan& d : plan_.barriers.dependencies)
+      for (const PlacedBarrier& placed : d.barriers)
+        if (const auto* legacy = std::get_if<D3D12_RESOURCE_BARRIER>(&placed.barrier);
+            legacy && d.resource == ResourceKind::texture &&
+            legacy->Type == D3D12_RESOURCE_BARRIER_TYPE_TRANSITION &&
+            legacy->Flags != D3D12_RESOURCE_BARRIER_FLAG_BEGIN_ONLY)
+          final_target_states_[d.producer] = legacy->Transition.StateAfter;
+  }
+  for (QueueState& q : gpu_.queues) {
+    GPUOVERLAP_HR(q.allocator->Reset(), "ID3D12CommandAllocator::Reset");
+    ID3D12GraphicsCommandList* prepare = q.prepare.get();
+    GPUOVERLAP_HR(prepare->Reset(q.allocator.get(), nullptr), "ID3D12GraphicsCommandList::Reset");
+    // Not measured: the counters of this queue's workloads zeroed (the ExecuteCommandLists
+    // boundary orders the copies before the work, see the top of this file), and its render
+    // targets back in RENDER_TARGET from where the last frame left them.
+    record_counter_reset(prepare, q.workloads);
+    std::vector<D3D12_RESOURCE_BARRIER> targets;
+    for (std::size_t w : q.workloads)
+      if (gpu_.targets[w] && target_states_[w] != D3D12_RESOURCE_STATE_RENDER_TARGET)
+        targets.push_back(transition(gpu_.targets[w].get(), target_states_[w],
+                                     D3D12_RESOURCE_STATE_RENDER_TARGET));
+    if (!targets.empty()) prepare->ResourceBarrier(static_cast<UINT>(targets.size()), targets.data());
+    GPUOVERLAP_HR(prepare->Close(), "ID3D12GraphicsCommandList::Close");
+  }
+  for (std::size_t i = 0; i < plan_.segments.size(); ++i) {
+    const Segment& segment = plan_.segments[i];
+    QueueState& q = gpu_.queues[segment.queue];
+    ID3D12GraphicsCommandList* list = gpu_.segment_lists[i].get();
+    GPUOVERLAP_HR(list->Reset(q.allocator.get(), nullptr), "ID3D12GraphicsCommandList::Reset");
+    const bool timestamps = settings_.timestamp_queries;
+    for (std::size_t w : segment.workloads) record_workload(list, i, w, frame, timestamps);
+    if (timestamps)
+      for (std::size_t w : segment.workloads)
+        list->ResolveQueryData(gpu_.queries.get(), D3D12_QUERY_TYPE_TIMESTAMP,
+                               static_cast<UINT>(2 * w), 2, gpu_.query_readback.get(),
+                               2 * w * sizeof(std::uint64_t));
+    GPUOVERLAP_HR(list->Close(), "ID3D12GraphicsCommandList::Close");
+  }
+  for (std::size_t w = 0; w < gpu_.targets.size(); ++w)
+    if (gpu_.targets[w]) target_states_[w] = final_target_states_[w];
+  return ok_status();
+}
+
+}  // namespace gpuoverlap::d3d12

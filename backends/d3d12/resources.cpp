@@ -1,0 +1,309 @@
+// The D3D12 memory of one scenario (stamps and counters in CUSTOM heaps, the input, outputs
+// and render targets), its root signature, pipelines and descriptors.
+#include <algorithm>
+#include <cstring>
+#include <random>
+
+#include "backends/d3d12/hresult.h"
+#include "backends/d3d12/scenario_device.h"
+#include "core/clock.h"
+#include "perlin_cs_main_dxbc.h"
+#include "perlin_ps_main_dxbc.h"
+#include "perlin_vs_main_dxbc.h"
+#include "scenarios/scenario.h"
+
+namespace gpuoverlap::d3d12 {
+
+namespace {
+
+D3D12_RESOURCE_DESC buffer_desc(UINT64 bytes, D3D12_RESOURCE_FLAGS flags) {
+  D3D12_RESOURCE_DESC desc{};
+  desc.Dimension = D3D12_RESOURCE_DIMENSION_BUFFER;
+  desc.Width = bytes;
+  desc.Height = 1;
+  desc.DepthOrArraySize = 1;
+  desc.MipLevels = 1;
+  desc.Format = DXGI_FORMAT_UNKNOWN;
+  desc.SampleDesc.Count = 1;
+  desc.Layout = D3D12_TEXTURE_LAYOUT_ROW_MAJOR;
+  desc.Flags = flags;
+  return desc;
+}
+
+}  // namespace
+
+Status ScenarioDevice::create_buffer(ComPtr<ID3D12Resource>& out, UINT64 bytes,
+                                     D3D12_HEAP_TYPE heap, D3D12_RESOURCE_FLAGS flags,
+                                     D3D12_RESOURCE_STATES state, const char* what) {
+  D3D12_HEAP_PROPERTIES properties{};
+  properties.Type = heap;
+  const D3D12_RESOURCE_DESC desc = buffer_desc(bytes, flags);
+  GPUOVERLAP_HR(gpu_.device->CreateCommittedResource(&properties, D3D12_HEAP_FLAG_NONE, &desc,
+                                                     state, nullptr, __uuidof(ID3D12Resource),
+                                                     out.receive_void()),
+                std::string("CreateCommittedResource (") + what + ")");
+  return ok_status();
+}
+
+// System memory (MEMORY_POOL_L0) the GPU writes with atomics and the CPU reads while it runs:
+// WRITE_COMBINE (uncached, the protocol's default) or WRITE_BACK (cached, --stamp-memory
+// cached), mapped for as long as the resource lives.
+Status ScenarioDevice::create_mapped_buffer(ComPtr<ID3D12Resource>& out, UINT64 bytes,
+                                            D3D12_CPU_PAGE_PROPERTY page, void** mapped,
+                                            const char* what) {
+  D3D12_HEAP_PROPERTIES properties{};
+  properties.Type = D3D12_HEAP_TYPE_CUSTOM;
+  properties.CPUPageProperty = page;
+  properties.MemoryPoolPreference = D3D12_MEMORY_POOL_L0;
+  const D3D12_RESOURCE_DESC desc = buffer_desc(bytes, D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS);
+  GPUOVERLAP_HR(gpu_.device->CreateCommittedResource(&properties, D3D12_HEAP_FLAG_NONE, &desc,
+                                                     D3D12_RESOURCE_STATE_COMMON, nullptr,
+                                                     __uuidof(ID3D12Resource), out.receive_void()),
+                std::string("CreateCommittedResource (") + what + ", CUSTOM heap)");
+  if (!mapped) return ok_status();
+  const D3D12_RANGE nothing_read{0, 0};
+  GPUOVERLAP_HR(out->Map(0, &nothing_read, mapped), std::string("Map (") + what + ")");
+  std::memset(*mapped, 0, bytes);
+  return ok_status();
+}
+
+Status ScenarioDevice::create_target(ComPtr<ID3D12Resource>& out, UINT width, UINT height,
+                                     D3D12_RESOURCE_STATES state, const char* what) {
+  D3D12_HEAP_PROPERTIES properties{};
+  properties.Type = D3D12_HEAP_TYPE_DEFAULT;
+  D3D12_RESOURCE_DESC desc{};
+  desc.Dimension = D3D12_RESOURCE_DIMENSION_TEXTURE2D;
+  desc.Width = width;
+  desc.Height = height;
+  desc.DepthOrArraySize = 1;
+  desc.MipLevels = 1;
+  desc.Format = DXGI_FORMAT_R32_FLOAT;
+  desc.SampleDesc.Count = 1;
+  desc.Flags = state == D3D12_RESOURCE_STATE_RENDER_TARGET ? D3D12_RESOURCE_FLAG_ALLOW_RENDER_TARGET
+                                                           : D3D12_RESOURCE_FLAG_NONE;
+  GPUOVERLAP_HR(gpu_.device->CreateCommittedResource(&properties, D3D12_HEAP_FLAG_NONE, &desc,
+                                                     state, nullptr, __uuidof(ID3D12Resource),
+                                                     out.receive_void()),
+                std::string("CreateCommittedResource (") + what + ")");
+  return ok_status();
+}
+
+Status ScenarioDevice::create_resources() {
+  const std::size_t slots = scenario_.workloads.size();
+  const D3D12_CPU_PAGE_PROPERTY page = settings_.stamp_memory == StampMemory::cached
+                                           ? D3D12_CPU_PAGE_PROPERTY_WRITE_BACK
+                                           : D3D12_CPU_PAGE_PROPERTY_WRITE_COMBINE;
+  GPUOVERLAP_TRY(create_mapped_buffer(gpu_.stamps, slots * kSlotStrideBytes, page, &stamps_mapped_,
+                                      "stamp buffer"));
+  GPUOVERLAP_TRY(
+      create_mapped_buffer(gpu_.counters, slots * kSlotStrideBytes, page, nullptr, "counter buffer"));
+  // What a counter reset copies: zeros in upload memory (GENERIC_READ, as UPLOAD requires).
+  GPUOVERLAP_TRY(create_buffer(gpu_.zeros, kSlotBytes, D3D12_HEAP_TYPE_UPLOAD,
+                               D3D12_RESOURCE_FLAG_NONE, D3D12_RESOURCE_STATE_GENERIC_READ,
+                               "zero buffer"));
+  void* zeros = nullptr;
+  GPUOVERLAP_HR(gpu_.zeros->Map(0, nullptr, &zeros), "Map (zero buffer)");
+  std::memset(zeros, 0, kSlotBytes);
+  gpu_.zeros->Unmap(0, nullptr);
+
+  // Buffers start in COMMON (D3D12 ignores another initial state for buffers) and are promoted
+  // to the state of their first use in each ExecuteCommandLists.
+  GPUOVERLAP_TRY(create_buffer(gpu_.input, UINT64{kInputElements} * 16, D3D12_HEAP_TYPE_DEFAULT,
+                               D3D12_RESOURCE_FLAG_NONE, D3D12_RESOURCE_STATE_COMMON,
+                               "input buffer"));
+  GPUOVERLAP_TRY(create_buffer(gpu_.dummy_output, 4096, D3D12_HEAP_TYPE_DEFAULT,
+                               D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS,
+                               D3D12_RESOURCE_STATE_COMMON, "placeholder buffer"));
+  // Bound where a consumer reads fewer render targets than it could; never written.
+  GPUOVERLAP_TRY(create_target(gpu_.dummy_target, 1024, 1,
+                               D3D12_RESOURCE_STATE_PIXEL_SHADER_RESOURCE |
+                                   D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE,
+                               "placeholder render target"));
+  gpu_.outputs.resize(slots);
+  gpu_.targets.resize(slots);
+  target_states_.assign(slots, D3D12_RESOURCE_STATE_RENDER_TARGET);
+  for (std::size_t w = 0; w < slots; ++w) {
+    const WorkloadSpec& spec = scenario_.workloads[w];
+    if (spec.kind == WorkloadKind::compute)
+      GPUOVERLAP_TRY(create_buffer(gpu_.outputs[w], UINT64{thread_count(spec.groups)} * 4,
+                                   D3D12_HEAP_TYPE_DEFAULT,
+                                   D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS,
+                                   D3D12_RESOURCE_STATE_COMMON, "output buffer"));
+    else
+      GPUOVERLAP_TRY(create_target(gpu_.targets[w], kRenderTargetWidth, spec.groups,
+                                   D3D12_RESOURCE_STATE_RENDER_TARGET, "render target"));
+  }
+  return ok_status();
+}
+
+Status ScenarioDevice::upload_input() {
+  ComPtr<ID3D12Resource> staging;
+  const UINT64 bytes = UINT64{kInputElements} * 16;
+  GPUOVERLAP_TRY(create_buffer(staging, bytes, D3D12_HEAP_TYPE_UPLOAD, D3D12_RESOURCE_FLAG_NONE,
+                               D3D12_RESOURCE_STATE_GENERIC_READ, "input staging buffer"));
+  void* mapped = nullptr;
+  GPUOVERLAP_HR(staging->Map(0, nullptr, &mapped), "Map (input staging buffer)");
+  std::mt19937 random(12345);  // fixed seed: identical input every run, as on Vulkan
+  std::uniform_real_distribution<float> coordinate(-64.0f, 64.0f);
+  auto* values = static_cast<float*>(mapped);
+  for (UINT64 i = 0; i < bytes / sizeof(float); ++i) values[i] = coordinate(random);
+  staging->Unmap(0, nullptr);
+
+  QueueState& queue = gpu_.queues.front();
+  ComPtr<ID3D12GraphicsCommandList> list;
+  GPUOVERLAP_HR(gpu_.device->CreateCommandList(0, queue.type, queue.allocator.get(), nullptr,
+                                               __uuidof(ID3D12GraphicsCommandList),
+                                               list.receive_void()),
+                "CreateCommandList (upload)");
+  list->CopyBufferRegion(gpu_.input.get(), 0, staging.get(), 0, bytes);
+  GPUOVERLAP_HR(list->Close(), "ID3D12GraphicsCommandList::Close (upload)");
+  ID3D12CommandList* lists[] = {list.get()};
+  queue.queue->ExecuteCommandLists(1, lists);
+  ComPtr<ID3D12Fence> uploaded;
+  GPUOVERLAP_HR(gpu_.device->CreateFence(0, D3D12_FENCE_FLAG_NONE, __uuidof(ID3D12Fence),
+                                         uploaded.receive_void()),
+                "CreateFence (upload)");
+  GPUOVERLAP_HR(queue.queue->Signal(uploaded.get(), 1), "ID3D12CommandQueue::Signal (upload)");
+  const GpuOutcome waited = wait_fence(uploaded.get(), 1, monotonic_raw_ns() + kSetupTimeoutNs,
+                                       "uploading the input buffer");
+  if (waited.status != GpuStatus::ok) {
+    gpu_may_be_busy_ = true;  // the copy may still read the staging buffer
+    (void)staging.release();
+    (void)list.release();
+    return failure_of(waited, "uploading the input buffer");
+  }
+  return ok_status();
+}
+
+Status ScenarioDevice::create_pipelines() {
+  D3D12_DESCRIPTOR_RANGE target_range{};
+  target_range.RangeType = D3D12_DESCRIPTOR_RANGE_TYPE_SRV;
+  target_range.NumDescriptors = kMaxProducerBindings;
+  target_range.BaseShaderRegister = 5;
+  target_range.OffsetInDescriptorsFromTableStart = 0;
+  D3D12_ROOT_PARAMETER parameters[kRootParameterCount]{};
+  for (D3D12_ROOT_PARAMETER& p : parameters) p.ShaderVisibility = D3D12_SHADER_VISIBILITY_ALL;
+  parameters[kRootConstants].ParameterType = D3D12_ROOT_PARAMETER_TYPE_32BIT_CONSTANTS;
+  parameters[kRootConstants].Constants.Num32BitValues = sizeof(RootConstants) / 4;
+  parameters[kRootInput].ParameterType = D3D12_ROOT_PARAMETER_TYPE_SRV;
+  parameters[kRootOutput].ParameterType = D3D12_ROOT_PARAMETER_TYPE_UAV;
+  parameters[kRootCounters].ParameterType = D3D12_ROOT_PARAMETER_TYPE_UAV;
+  parameters[kRootCounters].Descriptor.ShaderRegister = 1;
+  parameters[kRootStamps].ParameterType = D3D12_ROOT_PARAMETER_TYPE_UAV;
+  parameters[kRootStamps].Descriptor.ShaderRegister = 2;
+  for (UINT b = 0; b < kMaxProducerBindings; ++b) {
+    parameters[kRootProducerBuffers + b].ParameterType = D3D12_ROOT_PARAMETER_TYPE_SRV;
+    parameters[kRootProducerBuffers + b].Descriptor.ShaderRegister = 1 + b;
+  }
+  parameters[kRootProducerTargets].ParameterType = D3D12_ROOT_PARAMETER_TYPE_DESCRIPTOR_TABLE;
+  parameters[kRootProducerTargets].DescriptorTable.NumDescriptorRanges = 1;
+  parameters[kRootProducerTargets].DescriptorTable.pDescriptorRanges = &target_range;
+  D3D12_ROOT_SIGNATURE_DESC desc{kRootParameterCount, parameters, 0, nullptr,
+                                 D3D12_ROOT_SIGNATURE_FLAG_NONE};
+  ComPtr<ID3DBlob> blob, errors;
+  if (const HRESULT result = D3D12SerializeRootSignature(&desc, D3D_ROOT_SIGNATURE_VERSION_1,
+                                                         blob.receive(), errors.receive());
+      FAILED(result)) {
+    std::string detail;
+    if (errors)
+      detail.assign(static_cast<const char*>(errors->GetBufferPointer()),
+                    errors->GetBufferSize());
+    return Error{"D3D12SerializeRootSignature failed: " + hresult_name(result) +
+                     (detail.empty() ? "" : ": " + detail),
+                 static_cast<std::int64_t>(result), hresult_name(result)};
+  }
+  GPUOVERLAP_HR(gpu_.device->CreateRootSignature(0, blob->GetBufferPointer(), blob->GetBufferSize(),
+                                                 __uuidof(ID3D12RootSignature),
+                                                 gpu_.root_signature.receive_void()),
+                "CreateRootSignature");
+
+  D3D12_COMPUTE_PIPELINE_STATE_DESC compute{};
+  compute.pRootSignature = gpu_.root_signature.get();
+  compute.CS = {kPerlinComputeDxbc, sizeof kPerlinComputeDxbc};
+  GPUOVERLAP_HR(gpu_.device->CreateComputePipelineState(&compute, __uuidof(ID3D12PipelineState),
+                                                        gpu_.compute_pipeline.receive_void()),
+                "CreateComputePipelineState (perlin cs_main)");
+
+  const bool has_graphics =
+      std::any_of(scenario_.workloads.begin(), scenario_.workloads.end(),
+                  [](const WorkloadSpec& w) { return w.kind == WorkloadKind::graphics; });
+  if (!has_graphics) return ok_status();
+  D3D12_GRAPHICS_PIPELINE_STATE_DESC graphics{};
+  graphics.pRootSignature = gpu_.root_signature.get();
+  graphics.VS = {kPerlinVertexDxbc, sizeof kPerlinVertexDxbc};
+  graphics.PS = {kPerlinPixelDxbc, sizeof kPerlinPixelDxbc};
+  D3D12_RENDER_TARGET_BLEND_DESC& blend = graphics.BlendState.RenderTarget[0];
+  blend.SrcBlend = blend.SrcBlendAlpha = D3D12_BLEND_ONE;
+  blend.DestBlend = blend.DestBlendAlpha = D3D12_BLEND_ZERO;
+  blend.BlendOp = blend.BlendOpAlpha = D3D12_BLEND_OP_ADD;
+  blend.LogicOp = D3D12_LOGIC_OP_NOOP;
+  blend.RenderTargetWriteMask = D3D12_COLOR_WRITE_ENABLE_ALL;
+  graphics.SampleMask = 0xFFFFFFFFu;
+  graphics.RasterizerState.FillMode = D3D12_FILL_MODE_SOLID;
+  graphics.RasterizerState.CullMode = D3D12_CULL_MODE_NONE;
+  graphics.RasterizerState.DepthClipEnable = TRUE;
+  graphics.PrimitiveTopologyType = D3D12_PRIMITIVE_TOPOLOGY_TYPE_TRIANGLE;
+  graphics.NumRenderTargets = 1;
+  graphics.RTVFormats[0] = DXGI_FORMAT_R32_FLOAT;
+  graphics.SampleDesc.Count = 1;
+  GPUOVERLAP_HR(gpu_.device->CreateGraphicsPipelineState(&graphics, __uuidof(ID3D12PipelineState),
+                                                         gpu_.graphics_pipeline.receive_void()),
+                "CreateGraphicsPipelineState (perlin vs_main + ps_main)");
+  return ok_status();
+}
+
+// Per workload: its render target's view, and the producers it reads (root SRVs for buffers,
+// 4 SRVs in the shader-visible heap for render targets; placeholders where it reads fewer).
+Status ScenarioDevice::create_descriptors() {
+  const std::size_t count = scenario_.workloads.size();
+  D3D12_DESCRIPTOR_HEAP_DESC srv_desc{D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV,
+                                      static_cast<UINT>(count * kMaxProducerBindings),
+                                      D3D12_DESCRIPTOR_HEAP_FLAG_SHADER_VISIBLE, 0};
+  GPUOVERLAP_HR(gpu_.device->CreateDescriptorHeap(&srv_desc, __uuidof(ID3D12DescriptorHeap),
+                                                  gpu_.srv_heap.receive_void()),
+                "CreateDescriptorHeap (SRV)");
+  D3D12_DESCRIPTOR_HEAP_DESC rtv_desc{D3D12_DESCRIPTOR_HEAP_TYPE_RTV, static_cast<UINT>(count),
+                                      D3D12_DESCRIPTOR_HEAP_FLAG_NONE, 0};
+  GPUOVERLAP_HR(gpu_.device->CreateDescriptorHeap(&rtv_desc, __uuidof(ID3D12DescriptorHeap),
+                                                  gpu_.rtv_heap.receive_void()),
+                "CreateDescriptorHeap (RTV)");
+  const D3D12_CPU_DESCRIPTOR_HANDLE srv_start =
+      cpu_start(gpu_.srv_heap.get());
+  const D3D12_CPU_DESCRIPTOR_HANDLE rtv_start =
+      cpu_start(gpu_.rtv_heap.get());
+  D3D12_SHADER_RESOURCE_VIEW_DESC view{};
+  view.Format = DXGI_FORMAT_R32_FLOAT;
+  view.ViewDimension = D3D12_SRV_DIMENSION_TEXTURE2D;
+  view.Shader4ComponentMapping = D3D12_DEFAULT_SHADER_4_COMPONENT_MAPPING;
+  view.Texture2D.MipLevels = 1;
+
+  producers_.assign(count, 0);
+  producer_buffers_.assign(count, {});
+  for (std::size_t w = 0; w < count; ++w) {
+    if (gpu_.targets[w])
+      gpu_.device->CreateRenderTargetView(gpu_.targets[w].get(), nullptr,
+                                          {rtv_start.ptr + w * rtv_increment_});
+    std::uint32_t buffers = 0, targets = 0;
+    const auto& deps = scenario_.workloads[w].depends_on;
+    for (std::size_t i = 0; i < deps.size(); ++i) {
+      const DependencyPlan& d = plan_.dependency(w, i);
+      if (!d.reads_output) continue;
+      if (d.resource == ResourceKind::buffer)
+        producer_buffers_[w][buffers++] = gpu_.outputs[d.producer]->GetGPUVirtualAddress();
+      else
+        gpu_.device->CreateShaderResourceView(
+            gpu_.targets[d.producer].get(), &view,
+            {srv_start.ptr + (w * kMaxProducerBindings + targets++) * srv_increment_});
+    }
+    producers_[w] = buffers | (targets << 4);
+    for (std::uint32_t b = buffers; b < kMaxProducerBindings; ++b)
+      producer_buffers_[w][b] = gpu_.dummy_output->GetGPUVirtualAddress();
+    for (std::uint32_t t = targets; t < kMaxProducerBindings; ++t)
+      gpu_.device->CreateShaderResourceView(
+          gpu_.dummy_target.get(), &view,
+          {srv_start.ptr + (w * kMaxProducerBindings + t) * srv_increment_});
+  }
+  return ok_status();
+}
+
+}  // namespace gpuoverlap::d3d12

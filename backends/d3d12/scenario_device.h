@@ -1,0 +1,233 @@
+// The D3D12 objects of one scenario on one adapter, the ScenarioBackend of the frame loop
+// (engine/frame_loop.cpp) and the preemption loop (engine/preemption_loop.cpp): the same
+// contracts as the Vulkan backend's ScenarioDevice, in native D3D12 (no translation). Internal
+// to the D3D12 backend.
+//
+// What maps to what:
+//   scenario queue      one ID3D12CommandQueue of its type (DIRECT or COMPUTE) and priority;
+//   gate                an ID3D12Fence every queue Waits on (value = frame) before its work,
+//                       signalled by the CPU (release_gate);
+//   cross-queue fence   an ID3D12Fence per producer another queue waits for (value = frame);
+//   frame completion    an ID3D12Fence per queue, signalled after its last submission;
+//   barriers            the frame plan's D3D12 barriers as they are (legacy TRANSITION and UAV,
+//                       split BEGIN_ONLY/END_ONLY pairs), with the producer's resource filled in;
+//   stamps, counters    CUSTOM-heap buffers (MEMORY_POOL_L0, WRITE_COMBINE for uncached,
+//                       WRITE_BACK for cached), persistently mapped;
+//   timestamps          a TIMESTAMP query heap resolved into a READBACK buffer per submission,
+//                       placed on QueryPerformanceCounter by GetClockCalibration.
+//
+// Its methods live in one file per concern: scenario_device.cpp (device, queues, clocks, a
+// frame's submission and wait), resources.cpp (memory, root signature, pipelines), recording.cpp
+// (a frame's commands), streams.cpp (the preemption streams).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/d3d12/com_ptr.h"
+#include "backends/d3d12/d3d12_headers.h"
+#include "background/background_session.h"
+#include "background/variant_slot.h"
+#include "engine/executor.h"
+#include "engine/scenario_backend.h"
+#include "scenarios/frame_plan.h"
+
+namespace gpuoverlap::d3d12 {
+
+// Stamp and counter slots are 256 bytes apart: each workload's root descriptors point at its
+// own slot, and 256 bytes satisfies every runtime's alignment of a root descriptor's address
+// (vkd3d turns them into Vulkan buffer views, which have an offset alignment of their own).
+constexpr UINT64 kSlotStrideBytes = 256;
+constexpr UINT64 kSlotBytes = 64;              // what the shaders use of a slot
+constexpr UINT kMaxProducerBindings = 4;       // per resource kind, matches perlin.hlsl
+constexpr UINT kInputElements = 65536;         // float4 each, matches perlin.hlsl
+constexpr std::uint32_t kCalibrationSamples = 8;
+// Deadline of one-time setup work (the input's upload): not a frame, so not --timeout-ms.
+constexpr std::int64_t kSetupTimeoutNs = 30'000'000'000;
+
+// perlin.hlsl's Params, as root constants at b0.
+struct RootConstants {
+  std::uint32_t frame;
+  std::uint32_t slot;
+  std::uint32_t thread_count;
+  std::uint32_t iterations;
+  std::uint32_t width;
+  std::uint32_t stamping;
+  std::uint32_t producers;  // bits 0-3 producer buffers bound, bits 4-7 producer render targets
+};
+
+// The root signature's parameters, in order (perlin.hlsl's registers under GPUOVERLAP_D3D12).
+enum RootParameter : UINT {
+  kRootConstants = 0,        // b0
+  kRootInput = 1,            // t0, root SRV
+  kRootOutput = 2,           // u0, root UAV
+  kRootCounters = 3,         // u1, root UAV at the workload's slot
+  kRootStamps = 4,           // u2, root UAV at the workload's slot
+  kRootProducerBuffers = 5,  // t1-t4, root SRVs (5..8)
+  kRootProducerTargets = 9,  // t5-t8, a descriptor table of 4 SRVs
+  kRootParameterCount = 10,
+};
+
+// A Win32 event for fence completions, closed when destroyed.
+class WaitEvent {
+ public:
+  WaitEvent() : handle_(CreateEventW(nullptr, FALSE, FALSE, nullptr)) {}
+  ~WaitEvent() {
+    if (handle_) CloseHandle(handle_);
+  }
+  WaitEvent(const WaitEvent&) = delete;
+  WaitEvent& operator=(const WaitEvent&) = delete;
+  HANDLE get() const { return handle_; }
+
+ private:
+  HANDLE handle_;
+};
+
+// One scenario queue on the device.
+struct QueueState {
+  ComPtr<ID3D12CommandQueue> queue;
+  D3D12_COMMAND_LIST_TYPE type = D3D12_COMMAND_LIST_TYPE_DIRECT;
+  ComPtr<ID3D12CommandAllocator> allocator;  // the frame's lists; reset once a frame completed
+  ComPtr<ID3D12GraphicsCommandList> prepare;  // zeroes counters, resets targets; before the gate
+  ComPtr<ID3D12Fence> done;                   // frame f complete when value >= f
+  std::vector<std::size_t> workloads;         // in recording order
+};
+
+// A preemption scenario's stream: a ring of command lists on one queue.
+struct StreamState {
+  std::size_t queue = 0;
+  std::vector<ComPtr<ID3D12CommandAllocator>> allocators;  // per ring entry
+  std::vector<ComPtr<ID3D12GraphicsCommandList>> lists;
+  ComPtr<ID3D12Fence> done;  // the sequence completed
+};
+
+// Every object the GPU may use. Held by one pointer so that a scenario whose work may still
+// run (a timed-out frame) leaks all of them at once instead of freeing memory the GPU uses.
+struct DeviceObjects {
+  ComPtr<ID3D12Device> device;
+  std::vector<QueueState> queues;
+  ComPtr<ID3D12Fence> gate;
+  std::vector<ComPtr<ID3D12Fence>> fences;  // per workload; only where another queue waits
+  std::vector<ComPtr<ID3D12GraphicsCommandList>> segment_lists;  // per plan segment
+  ComPtr<ID3D12Resource> stamps, counters, zeros, input, dummy_output, dummy_target;
+  std::vector<ComPtr<ID3D12Resource>> outputs;  // per workload; empty for graphics
+  std::vector<ComPtr<ID3D12Resource>> targets;  // per workload; empty for compute
+  ComPtr<ID3D12DescriptorHeap> rtv_heap, srv_heap;
+  ComPtr<ID3D12QueryHeap> queries;
+  ComPtr<ID3D12Resource> query_readback;  // 2 ticks per workload
+  ComPtr<ID3D12RootSignature> root_signature;
+  ComPtr<ID3D12PipelineState> compute_pipeline, graphics_pipeline;
+  StreamState load_stream, urgent_stream;
+  ComPtr<ID3D12QueryHeap> stream_queries;
+  ComPtr<ID3D12Resource> stream_readback;
+};
+
+class ScenarioDevice final : public ScenarioBackend {
+ public:
+  // Contract: `adapter` outlives this object; the scenario's plan is attached and error-free.
+  ScenarioDevice(IDXGIAdapter1* adapter, const Scenario& scenario, const RunSettings& settings);
+  ~ScenarioDevice() override;
+  ScenarioDevice(const ScenarioDevice&) = delete;
+  ScenarioDevice& operator=(const ScenarioDevice&) = delete;
+
+  Status create();
+  bool gpu_may_be_busy() const { return gpu_may_be_busy_; }
+  void set_gpu_may_be_busy() override { gpu_may_be_busy_ = true; }
+
+  // ScenarioBackend (engine/scenario_backend.h).
+  StampView stamps() const override;
+  Status record_frame(std::uint32_t frame) override;
+  GpuOutcome submit_frame(std::uint32_t frame) override;
+  GpuOutcome release_gate(std::uint32_t frame) override;
+  GpuOutcome wait_frame(std::uint32_t frame, std::int64_t deadline_ns) override;
+  std::vector<std::optional<TimestampTicks>> read_timestamps() override;
+  std::optional<GpuCalibration> calibrate() override;
+  Error timeout_error() const override;
+  background::BackgroundSession* background() override { return background_.get(); }
+  const ScenarioDeviceFacts& facts() const override { return facts_; }
+  Status prepare_streams(const StreamLayout& layout) override;
+  Status record_stream(const StreamSubmission& submission) override;
+  GpuOutcome submit_stream(const StreamSubmission& submission) override;
+  GpuOutcome stream_completed(Stream stream, std::uint64_t& completed) override;
+  GpuOutcome wait_stream(Stream stream, std::uint64_t sequence, std::int64_t deadline_ns) override;
+  std::vector<std::optional<TimestampTicks>> read_stream_timestamps(Stream stream,
+                                                                    std::uint32_t ring,
+                                                                    std::size_t parts) override;
+
+ private:
+  // scenario_device.cpp
+  Status check_barriers();
+  Status create_device();
+  Status create_queues();
+  Status create_queue_objects();
+  Status setup_calibration();
+  Status create_background();
+  void fill_facts();
+  // Waits until `fence` reaches `value` or `deadline_ns` passes (QPC ns).
+  GpuOutcome wait_fence(ID3D12Fence* fence, std::uint64_t value, std::int64_t deadline_ns,
+                        const char* what);
+  GpuOutcome outcome_of(HRESULT result, const char* call) const;
+
+  // resources.cpp
+  Status create_buffer(ComPtr<ID3D12Resource>& out, UINT64 bytes, D3D12_HEAP_TYPE heap,
+                       D3D12_RESOURCE_FLAGS flags, D3D12_RESOURCE_STATES state, const char* what);
+  Status create_mapped_buffer(ComPtr<ID3D12Resource>& out, UINT64 bytes,
+                              D3D12_CPU_PAGE_PROPERTY page, void** mapped, const char* what);
+  Status create_target(ComPtr<ID3D12Resource>& out, UINT width, UINT height,
+                       D3D12_RESOURCE_STATES state, const char* what);
+  Status create_resources();
+  Status upload_input();
+  Status create_pipelines();
+  Status create_descriptors();
+
+  // recording.cpp
+  void bind_workload(ID3D12GraphicsCommandList* list, std::size_t w,
+                     const RootConstants& constants) const;
+  // Workload w's Perlin work: a dispatch of constants.thread_count threads, or `draws`
+  // full-target draws (the target must be in RENDER_TARGET).
+  void record_perlin(ID3D12GraphicsCommandList* list, std::size_t w,
+                     const RootConstants& constants, std::uint32_t draws) const;
+  void record_workload(ID3D12GraphicsCommandList* list, std::size_t segment, std::size_t w,
+                       std::uint32_t frame, bool timestamps);
+  void record_dependency_barriers(ID3D12GraphicsCommandList* list, std::size_t segment,
+                                  std::size_t dependency, Placement placement) const;
+  // Copies zeros over the counters of `workloads`, after everything earlier on the queue.
+  void record_counter_reset(ID3D12GraphicsCommandList* list,
+                            const std::vector<std::size_t>& workloads) const;
+  Status submit_frame_commands(std::uint32_t frame);
+
+  IDXGIAdapter1* adapter_;
+  const Scenario& scenario_;
+  const RunSettings& settings_;
+  const FramePlan& plan_;
+  bool gpu_may_be_busy_ = false;
+
+  std::unique_ptr<DeviceObjects> owned_;  // first: leaked whole when the GPU may be busy
+  DeviceObjects& gpu_;
+  ScenarioDeviceFacts facts_;  // filled while create() runs, unchanged after
+  std::vector<QueuePriority> granted_priority_;
+
+  void* stamps_mapped_ = nullptr;
+  const std::uint64_t* query_ticks_ = nullptr;   // mapped query_readback
+  const std::uint64_t* stream_ticks_ = nullptr;  // mapped stream_readback
+  UINT srv_increment_ = 0, rtv_increment_ = 0;
+  std::vector<std::uint32_t> producers_;                 // per workload: RootConstants::producers
+  std::vector<std::array<D3D12_GPU_VIRTUAL_ADDRESS, kMaxProducerBindings>> producer_buffers_;
+  std::vector<std::size_t> segment_of_;                  // per workload: its plan segment
+  std::vector<D3D12_RESOURCE_STATES> target_states_;     // per workload: where its target is now
+  std::vector<D3D12_RESOURCE_STATES> final_target_states_;  // per workload: where a frame ends
+  WaitEvent fence_event_;
+  UINT64 timestamp_frequency_ = 0;
+  bool calibration_works_ = false;
+
+  background::VariantSlot<background::PipelineHandle> compute_variants_;
+  std::unique_ptr<background::BackgroundSession> background_;
+
+  StreamLayout streams_;
+};
+
+}  // namespace gpuoverlap::d3d12
