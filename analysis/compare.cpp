@@ -27,6 +27,13 @@ const LoadedScenario* find_scenario(const LoadedRun& run, const std::string& nam
 CompareResult compare_runs(const LoadedRun& baseline, const LoadedRun& candidate,
                            const CompareOptions& options) {
   CompareResult result;
+  if (!baseline.scenarios.empty() && !candidate.scenarios.empty()) {
+    const nlohmann::json& base_meta = baseline.scenarios.front().meta;
+    const nlohmann::json& cand_meta = candidate.scenarios.front().meta;
+    result.baseline_platform = platform_of(base_meta);
+    result.candidate_platform = platform_of(cand_meta);
+    result.different_apis = api_of(base_meta) != api_of(cand_meta);
+  }
   constexpr double kPercentiles[2] = {50.0, 95.0};
   for (const LoadedScenario& base : baseline.scenarios) {
     const LoadedScenario* cand = find_scenario(candidate, base.name);
@@ -63,9 +70,18 @@ CompareResult compare_runs(const LoadedRun& baseline, const LoadedRun& candidate
 }
 
 std::string compare_table(const CompareResult& result, const CompareOptions& options) {
-  std::string out = fmt::format(
-      "{:<24} {:<20} {:<18} {:>10} {:>10} {:>8} {:>10} {:>10} {:>8}  {}\n", "scenario", "workload",
-      "metric", "base p50", "cand p50", "p50 %", "base p95", "cand p95", "p95 %", "verdict");
+  std::string out;
+  if (!result.baseline_platform.empty())
+    out += fmt::format("baseline:  {}\ncandidate: {}\n", result.baseline_platform,
+                       result.candidate_platform);
+  if (result.different_apis)
+    out +=
+        "the two sides ran on different APIs: a difference is the APIs' and their drivers' as "
+        "much as the workload's\n";
+  if (!out.empty()) out += "\n";
+  out += fmt::format("{:<24} {:<20} {:<18} {:>10} {:>10} {:>8} {:>10} {:>10} {:>8}  {}\n",
+                     "scenario", "workload", "metric", "base p50", "cand p50", "p50 %", "base p95",
+                     "cand p95", "p95 %", "verdict");
   auto pct = [](double base, double cand) {
     return std::abs(base) < 1e-9 ? std::string("-")
                                  : fmt::format("{:+.1f}", (cand - base) / std::abs(base) * 100.0);

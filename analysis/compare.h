@@ -32,6 +32,10 @@ struct CompareResult {
   std::vector<CompareRow> rows;
   std::vector<std::string> unmatched;  // baseline scenarios/workloads the candidate lacks
   bool changed = false;                // some row is slower or faster beyond the threshold
+  // Where each side ran (platform_of its first scenario), and whether the APIs differ: a
+  // Vulkan run against a D3D12 run compares the APIs' translations and drivers too.
+  std::string baseline_platform, candidate_platform;
+  bool different_apis = false;
 };
 
 CompareResult compare_runs(const LoadedRun& baseline, const LoadedRun& candidate,

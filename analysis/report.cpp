@@ -247,8 +247,10 @@ std::string markdown_report(const LoadedRun& run) {
     out += "| | |\n|---|---|\n";
     out += fmt::format("| device | {} ({}, vendor {} device {}) |\n", text(device, "name"),
                        text(device, "type"), text(device, "vendor_id"), text(device, "device_id"));
-    out += fmt::format("| driver | {} {} |\n| Vulkan | {} |\n", text(device, "driver_name"),
-                       text(device, "driver_info"), text(device, "api_version"));
+    out += fmt::format("| driver | {} {} |\n| {} | {} |\n", text(device, "driver_name"),
+                       text(device, "driver_info"), api_of(meta), text(device, "api_version"));
+    if (device.is_object() && device.contains("runtime"))
+      out += fmt::format("| runtime | {} |\n", text(device, "runtime"));
     out += fmt::format("| host | {} ({}) |\n", text(host, "hostname"), text(host, "kernel"));
     out += fmt::format("| gpuoverlap | {} |\n| command | `{}` |\n| started | {} |\n\n",
                        text(tool, "git_revision"), text(meta, "command_line"),

@@ -129,6 +129,38 @@ Result<std::filesystem::path> scenario_directory(const std::filesystem::path& ro
 
 std::string_view to_string(Clock clock) { return name_of(kClockNames, clock); }
 
+namespace {
+
+// A JSON field as text; "?" when it is missing or not a string or number (meta.json is input).
+std::string field(const nlohmann::json& object, const char* key) {
+  if (!object.is_object() || !object.contains(key)) return "?";
+  const nlohmann::json& value = object[key];
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number()) return value.dump();
+  return "?";
+}
+
+}  // namespace
+
+std::string api_of(const nlohmann::json& meta) {
+  const nlohmann::json device =
+      meta.is_object() ? meta.value("device", nlohmann::json::object()) : nlohmann::json();
+  return device.is_object() && device.contains("api") ? field(device, "api") : "Vulkan";
+}
+
+std::string platform_of(const nlohmann::json& meta) {
+  const nlohmann::json device =
+      meta.is_object() ? meta.value("device", nlohmann::json::object()) : nlohmann::json();
+  const nlohmann::json host =
+      meta.is_object() ? meta.value("host", nlohmann::json::object()) : nlohmann::json();
+  const bool has_runtime = device.is_object() && device.contains("runtime");
+  return api_of(meta) + " " + field(device, "api_version") + " on " + field(device, "name") +
+         (has_runtime
+              ? ", runtime " + field(device, "runtime")
+              : ", driver " + field(device, "driver_name") + " " + field(device, "driver_info")) +
+         ", host " + field(host, "kernel");
+}
+
 Result<LoadedScenario> load_scenario_results(const std::filesystem::path& directory) {
   LoadedScenario s;
   s.directory = directory;

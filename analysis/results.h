@@ -46,6 +46,13 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
 Result<std::filesystem::path> scenario_directory(const std::filesystem::path& root,
                                                  const std::string& relative);
 
+// The GPU API a scenario ran on: meta.json's device "api" ("Vulkan", "D3D12"); results written
+// before that key existed are Vulkan's.
+std::string api_of(const nlohmann::json& meta);
+// Where a scenario ran, in one line: "D3D12 feature level 11_0 on llvmpipe (...), runtime Wine
+// 8.0 d3d12.dll (vkd3d on Vulkan), host Wine 8.0". Fields missing from meta read "?".
+std::string platform_of(const nlohmann::json& meta);
+
 enum class Clock { poll, ts, clk };
 inline constexpr EnumNames<Clock, 3> kClockNames{
     {{Clock::poll, "poll"}, {Clock::ts, "ts"}, {Clock::clk, "clk"}}};

@@ -43,25 +43,24 @@ nlohmann::json to_json(const ScenarioDeviceFacts& facts) {
 
   const MemoryFacts& stamps = facts.stamp_memory;
   const MemoryFacts& counters = facts.counter_memory;
-  return {
-      {"slot_stride_bytes", facts.slot_stride_bytes},
-      {"memory",
-       {{"stamps",
-         {{"requested", stamps.requested},
-          {"memory_type", stamps.memory_type},
-          {"flags", stamps.flags},
-          {"device_local", stamps.device_local},
-          {"note", stamps.note}}},
-        {"counters", {{"memory_type", counters.memory_type}, {"flags", counters.flags}}}}},
-      {"queues", queues},
-      {"compute_queue_shared", facts.compute_queue_shared},
-      {"global_priority_extension", facts.global_priority_extension},
-      {"global_priority_requested", facts.global_priority_requested},
-      {"priority_notes", facts.priority_notes},
-      {"clocks",
-       {{"poll", kCpuClockName}, {"timestamp", timestamp}, {"shader_clock", shader_clock}}},
-      {"stamping", facts.stamping},
-      {"max_workgroups_x", facts.max_workgroups_x}};
+  return {{"slot_stride_bytes", facts.slot_stride_bytes},
+          {"memory",
+           {{"stamps",
+             {{"requested", stamps.requested},
+              {"memory_type", stamps.memory_type},
+              {"flags", stamps.flags},
+              {"device_local", stamps.device_local},
+              {"note", stamps.note}}},
+            {"counters", {{"memory_type", counters.memory_type}, {"flags", counters.flags}}}}},
+          {"queues", queues},
+          {"compute_queue_shared", facts.compute_queue_shared},
+          {"global_priority_extension", facts.global_priority_extension},
+          {"global_priority_requested", facts.global_priority_requested},
+          {"priority_notes", facts.priority_notes},
+          {"clocks",
+           {{"poll", kCpuClockName}, {"timestamp", timestamp}, {"shader_clock", shader_clock}}},
+          {"stamping", facts.stamping},
+          {"max_workgroups_x", facts.max_workgroups_x}};
 }
 
 }  // namespace gpuoverlap

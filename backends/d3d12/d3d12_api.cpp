@@ -144,8 +144,8 @@ class D3D12Device final : public DeviceBackend {
   void describe_run(ScenarioTimeline& timeline, const ValidationMark&) const override {
     timeline.meta["device"] = description_;
     timeline.meta["device"]["index"] = index_;
-    timeline.meta["validation"] = {{"enabled", false}, {"synchronization", false},
-                                   {"errors", 0},      {"sync_hazards", 0}};
+    timeline.meta["validation"] = {
+        {"enabled", false}, {"synchronization", false}, {"errors", 0}, {"sync_hazards", 0}};
   }
   bool abandoned_device() const override { return abandoned_device_; }
 
@@ -188,8 +188,8 @@ Result<std::unique_ptr<GpuApi>> open_d3d12(const GpuApiOptions& options) {
     return hresult_error(result, "cannot start D3D12: CreateDXGIFactory1");
   // Under Wine, d3d12.dll is Wine's builtin one: vkd3d translating to the Vulkan driver.
   const std::optional<std::string> wine = wine_version();
-  const std::string runtime = wine ? "Wine " + *wine + " d3d12.dll (vkd3d on Vulkan)"
-                                   : "Microsoft D3D12 runtime";
+  const std::string runtime =
+      wine ? "Wine " + *wine + " d3d12.dll (vkd3d on Vulkan)" : "Microsoft D3D12 runtime";
   std::vector<DeviceFacts> devices;
   std::vector<ComPtr<IDXGIAdapter1>> adapters;
   for (UINT index = 0;; ++index) {
@@ -237,7 +237,8 @@ Result<std::unique_ptr<GpuApi>> open_d3d12(const GpuApiOptions& options) {
     devices.push_back(std::move(facts));
     adapters.push_back(std::move(adapter));
   }
-  return std::unique_ptr<GpuApi>(std::make_unique<D3D12Api>(std::move(devices), std::move(adapters)));
+  return std::unique_ptr<GpuApi>(
+      std::make_unique<D3D12Api>(std::move(devices), std::move(adapters)));
 }
 
 }  // namespace gpuoverlap::d3d12

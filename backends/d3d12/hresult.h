@@ -15,10 +15,10 @@ std::string hresult_name(HRESULT result);
 Error hresult_error(HRESULT result, const std::string& what);
 
 // Returns the Error of a failed call from the enclosing function (a Status or Result).
-#define GPUOVERLAP_HR(call, what)                                       \
-  do {                                                                  \
+#define GPUOVERLAP_HR(call, what)                                      \
+  do {                                                                 \
     if (const HRESULT gpuoverlap_hr_ = (call); FAILED(gpuoverlap_hr_)) \
-      return ::gpuoverlap::d3d12::hresult_error(gpuoverlap_hr_, what);  \
+      return ::gpuoverlap::d3d12::hresult_error(gpuoverlap_hr_, what); \
   } while (false)
 
 }  // namespace gpuoverlap::d3d12

@@ -38,9 +38,8 @@ void ScenarioDevice::bind_workload(ID3D12GraphicsCommandList* list, std::size_t 
   list->SetDescriptorHeaps(1, heaps);
   ID3D12Resource* output = gpu_.outputs[w] ? gpu_.outputs[w].get() : gpu_.dummy_output.get();
   const D3D12_GPU_VIRTUAL_ADDRESS slot = w * kSlotStrideBytes;
-  const D3D12_GPU_DESCRIPTOR_HANDLE targets{
-      gpu_start(gpu_.srv_heap.get()).ptr +
-      w * kMaxProducerBindings * srv_increment_};
+  const D3D12_GPU_DESCRIPTOR_HANDLE targets{gpu_start(gpu_.srv_heap.get()).ptr +
+                                            w * kMaxProducerBindings * srv_increment_};
   // The compute and graphics root signatures are the same one, bound through each's calls.
   if (compute) {
     list->SetComputeRootSignature(gpu_.root_signature.get());
@@ -64,8 +63,7 @@ void ScenarioDevice::bind_workload(ID3D12GraphicsCommandList* list, std::size_t 
   list->SetGraphicsRootUnorderedAccessView(kRootOutput, output->GetGPUVirtualAddress());
   list->SetGraphicsRootUnorderedAccessView(kRootCounters,
                                            gpu_.counters->GetGPUVirtualAddress() + slot);
-  list->SetGraphicsRootUnorderedAccessView(kRootStamps,
-                                           gpu_.stamps->GetGPUVirtualAddress() + slot);
+  list->SetGraphicsRootUnorderedAccessView(kRootStamps, gpu_.stamps->GetGPUVirtualAddress() + slot);
   for (UINT b = 0; b < kMaxProducerBindings; ++b)
     list->SetGraphicsRootShaderResourceView(kRootProducerBuffers + b, producer_buffers_[w][b]);
   list->SetGraphicsRootDescriptorTable(kRootProducerTargets, targets);
@@ -79,13 +77,11 @@ void ScenarioDevice::record_perlin(ID3D12GraphicsCommandList* list, std::size_t 
     return;
   }
   const D3D12_RESOURCE_DESC target = desc_of(gpu_.targets[w].get());
-  const D3D12_CPU_DESCRIPTOR_HANDLE rtv{cpu_start(gpu_.rtv_heap.get()).ptr +
-                                        w * rtv_increment_};
+  const D3D12_CPU_DESCRIPTOR_HANDLE rtv{cpu_start(gpu_.rtv_heap.get()).ptr + w * rtv_increment_};
   list->OMSetRenderTargets(1, &rtv, FALSE, nullptr);
-  const D3D12_VIEWPORT viewport{0, 0, static_cast<float>(target.Width),
-                                static_cast<float>(target.Height), 0, 1};
-  const D3D12_RECT scissor{0, 0, static_cast<LONG>(target.Width),
-                           static_cast<LONG>(target.Height)};
+  const D3D12_VIEWPORT viewport{
+      0, 0, static_cast<float>(target.Width), static_cast<float>(target.Height), 0, 1};
+  const D3D12_RECT scissor{0, 0, static_cast<LONG>(target.Width), static_cast<LONG>(target.Height)};
   list->RSSetViewports(1, &viewport);
   list->RSSetScissorRects(1, &scissor);
   list->IASetPrimitiveTopology(D3D_PRIMITIVE_TOPOLOGY_TRIANGLELIST);
@@ -181,7 +177,8 @@ Status ScenarioDevice::record_frame(std::uint32_t frame) {
       if (gpu_.targets[w] && target_states_[w] != D3D12_RESOURCE_STATE_RENDER_TARGET)
         targets.push_back(transition(gpu_.targets[w].get(), target_states_[w],
                                      D3D12_RESOURCE_STATE_RENDER_TARGET));
-    if (!targets.empty()) prepare->ResourceBarrier(static_cast<UINT>(targets.size()), targets.data());
+    if (!targets.empty())
+      prepare->ResourceBarrier(static_cast<UINT>(targets.size()), targets.data());
     GPUOVERLAP_HR(prepare->Close(), "ID3D12GraphicsCommandList::Close");
   }
   for (std::size_t i = 0; i < plan_.segments.size(); ++i) {

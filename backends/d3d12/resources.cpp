@@ -38,10 +38,10 @@ Status ScenarioDevice::create_buffer(ComPtr<ID3D12Resource>& out, UINT64 bytes,
   D3D12_HEAP_PROPERTIES properties{};
   properties.Type = heap;
   const D3D12_RESOURCE_DESC desc = buffer_desc(bytes, flags);
-  GPUOVERLAP_HR(gpu_.device->CreateCommittedResource(&properties, D3D12_HEAP_FLAG_NONE, &desc,
-                                                     state, nullptr, __uuidof(ID3D12Resource),
-                                                     out.receive_void()),
-                std::string("CreateCommittedResource (") + what + ")");
+  GPUOVERLAP_HR(
+      gpu_.device->CreateCommittedResource(&properties, D3D12_HEAP_FLAG_NONE, &desc, state, nullptr,
+                                           __uuidof(ID3D12Resource), out.receive_void()),
+      std::string("CreateCommittedResource (") + what + ")");
   return ok_status();
 }
 
@@ -81,10 +81,10 @@ Status ScenarioDevice::create_target(ComPtr<ID3D12Resource>& out, UINT width, UI
   desc.SampleDesc.Count = 1;
   desc.Flags = state == D3D12_RESOURCE_STATE_RENDER_TARGET ? D3D12_RESOURCE_FLAG_ALLOW_RENDER_TARGET
                                                            : D3D12_RESOURCE_FLAG_NONE;
-  GPUOVERLAP_HR(gpu_.device->CreateCommittedResource(&properties, D3D12_HEAP_FLAG_NONE, &desc,
-                                                     state, nullptr, __uuidof(ID3D12Resource),
-                                                     out.receive_void()),
-                std::string("CreateCommittedResource (") + what + ")");
+  GPUOVERLAP_HR(
+      gpu_.device->CreateCommittedResource(&properties, D3D12_HEAP_FLAG_NONE, &desc, state, nullptr,
+                                           __uuidof(ID3D12Resource), out.receive_void()),
+      std::string("CreateCommittedResource (") + what + ")");
   return ok_status();
 }
 
@@ -95,8 +95,8 @@ Status ScenarioDevice::create_resources() {
                                            : D3D12_CPU_PAGE_PROPERTY_WRITE_COMBINE;
   GPUOVERLAP_TRY(create_mapped_buffer(gpu_.stamps, slots * kSlotStrideBytes, page, &stamps_mapped_,
                                       "stamp buffer"));
-  GPUOVERLAP_TRY(
-      create_mapped_buffer(gpu_.counters, slots * kSlotStrideBytes, page, nullptr, "counter buffer"));
+  GPUOVERLAP_TRY(create_mapped_buffer(gpu_.counters, slots * kSlotStrideBytes, page, nullptr,
+                                      "counter buffer"));
   // What a counter reset copies: zeros in upload memory (GENERIC_READ, as UPLOAD requires).
   GPUOVERLAP_TRY(create_buffer(gpu_.zeros, kSlotBytes, D3D12_HEAP_TYPE_UPLOAD,
                                D3D12_RESOURCE_FLAG_NONE, D3D12_RESOURCE_STATE_GENERIC_READ,
@@ -115,10 +115,10 @@ Status ScenarioDevice::create_resources() {
                                D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS,
                                D3D12_RESOURCE_STATE_COMMON, "placeholder buffer"));
   // Bound where a consumer reads fewer render targets than it could; never written.
-  GPUOVERLAP_TRY(create_target(gpu_.dummy_target, 1024, 1,
-                               D3D12_RESOURCE_STATE_PIXEL_SHADER_RESOURCE |
-                                   D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE,
-                               "placeholder render target"));
+  GPUOVERLAP_TRY(create_target(
+      gpu_.dummy_target, 1024, 1,
+      D3D12_RESOURCE_STATE_PIXEL_SHADER_RESOURCE | D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE,
+      "placeholder render target"));
   gpu_.outputs.resize(slots);
   gpu_.targets.resize(slots);
   target_states_.assign(slots, D3D12_RESOURCE_STATE_RENDER_TARGET);
@@ -151,10 +151,10 @@ Status ScenarioDevice::upload_input() {
 
   QueueState& queue = gpu_.queues.front();
   ComPtr<ID3D12GraphicsCommandList> list;
-  GPUOVERLAP_HR(gpu_.device->CreateCommandList(0, queue.type, queue.allocator.get(), nullptr,
-                                               __uuidof(ID3D12GraphicsCommandList),
-                                               list.receive_void()),
-                "CreateCommandList (upload)");
+  GPUOVERLAP_HR(
+      gpu_.device->CreateCommandList(0, queue.type, queue.allocator.get(), nullptr,
+                                     __uuidof(ID3D12GraphicsCommandList), list.receive_void()),
+      "CreateCommandList (upload)");
   list->CopyBufferRegion(gpu_.input.get(), 0, staging.get(), 0, bytes);
   GPUOVERLAP_HR(list->Close(), "ID3D12GraphicsCommandList::Close (upload)");
   ID3D12CommandList* lists[] = {list.get()};
@@ -206,8 +206,7 @@ Status ScenarioDevice::create_pipelines() {
       FAILED(result)) {
     std::string detail;
     if (errors)
-      detail.assign(static_cast<const char*>(errors->GetBufferPointer()),
-                    errors->GetBufferSize());
+      detail.assign(static_cast<const char*>(errors->GetBufferPointer()), errors->GetBufferSize());
     return Error{"D3D12SerializeRootSignature failed: " + hresult_name(result) +
                      (detail.empty() ? "" : ": " + detail),
                  static_cast<std::int64_t>(result), hresult_name(result)};
@@ -267,10 +266,8 @@ Status ScenarioDevice::create_descriptors() {
   GPUOVERLAP_HR(gpu_.device->CreateDescriptorHeap(&rtv_desc, __uuidof(ID3D12DescriptorHeap),
                                                   gpu_.rtv_heap.receive_void()),
                 "CreateDescriptorHeap (RTV)");
-  const D3D12_CPU_DESCRIPTOR_HANDLE srv_start =
-      cpu_start(gpu_.srv_heap.get());
-  const D3D12_CPU_DESCRIPTOR_HANDLE rtv_start =
-      cpu_start(gpu_.rtv_heap.get());
+  const D3D12_CPU_DESCRIPTOR_HANDLE srv_start = cpu_start(gpu_.srv_heap.get());
+  const D3D12_CPU_DESCRIPTOR_HANDLE rtv_start = cpu_start(gpu_.rtv_heap.get());
   D3D12_SHADER_RESOURCE_VIEW_DESC view{};
   view.Format = DXGI_FORMAT_R32_FLOAT;
   view.ViewDimension = D3D12_SRV_DIMENSION_TEXTURE2D;

@@ -60,14 +60,14 @@ ScenarioDevice::ScenarioDevice(IDXGIAdapter1* adapter, const Scenario& scenario,
 // a scenario that asks for them is refused before any object exists, with the runtime's own
 // reason where it has none.
 Status ScenarioDevice::check_barriers() {
-  const auto enhanced = std::find_if(
-      plan_.barriers.dependencies.begin(), plan_.barriers.dependencies.end(),
-      [](const DependencyPlan& d) { return is_enhanced(d.kind); });
+  const auto enhanced =
+      std::find_if(plan_.barriers.dependencies.begin(), plan_.barriers.dependencies.end(),
+                   [](const DependencyPlan& d) { return is_enhanced(d.kind); });
   if (enhanced == plan_.barriers.dependencies.end()) return ok_status();
   const std::string consumer = scenario_.workloads[enhanced->consumer].name;
   D3D12_FEATURE_DATA_D3D12_OPTIONS12 options12{};
-  const HRESULT result = gpu_.device->CheckFeatureSupport(D3D12_FEATURE_D3D12_OPTIONS12,
-                                                          &options12, sizeof options12);
+  const HRESULT result =
+      gpu_.device->CheckFeatureSupport(D3D12_FEATURE_D3D12_OPTIONS12, &options12, sizeof options12);
   if (FAILED(result))
     return Error{"workload '" + consumer +
                      "' asks for an enhanced barrier: enhanced barriers (D3D12_OPTIONS12): "
@@ -117,25 +117,25 @@ Status ScenarioDevice::create_queues() {
       desc.Type = list_type(scenario_.queues[q].type);
       desc.Priority = priority_value(priorities.family_priority[q]);
       gpu_.queues[q].type = desc.Type;
-      const HRESULT result = gpu_.device->CreateCommandQueue(
-          &desc, __uuidof(ID3D12CommandQueue), gpu_.queues[q].queue.receive_void());
+      const HRESULT result = gpu_.device->CreateCommandQueue(&desc, __uuidof(ID3D12CommandQueue),
+                                                             gpu_.queues[q].queue.receive_void());
       if (SUCCEEDED(result)) continue;
       if (priorities.family_priority[q] == QueuePriority::normal)
-        return hresult_error(result, "CreateCommandQueue for queue '" + scenario_.queues[q].name +
-                                         "'");
-      refusal = Error{std::string("queue priority ") +
-                          priority_name(priorities.family_priority[q]) +
-                          ": unsupported by this runtime",
-                      static_cast<std::int64_t>(result), hresult_name(result)};
+        return hresult_error(result,
+                             "CreateCommandQueue for queue '" + scenario_.queues[q].name + "'");
+      refusal =
+          Error{std::string("queue priority ") + priority_name(priorities.family_priority[q]) +
+                    ": unsupported by this runtime",
+                static_cast<std::int64_t>(result), hresult_name(result)};
     }
     if (!refusal) break;
     GPUOVERLAP_TRY(lower_after_refusal(priorities, *refusal, settings_.priority_fallback));
   }
   granted_priority_ = priorities.granted(mapping);
   facts_.priority_notes = priorities.notes;
-  facts_.global_priority_requested = std::any_of(
-      scenario_.queues.begin(), scenario_.queues.end(),
-      [](const QueueSpec& q) { return q.priority != QueuePriority::normal; });
+  facts_.global_priority_requested =
+      std::any_of(scenario_.queues.begin(), scenario_.queues.end(),
+                  [](const QueueSpec& q) { return q.priority != QueuePriority::normal; });
   return ok_status();
 }
 
@@ -183,9 +183,9 @@ Status ScenarioDevice::create_queue_objects() {
   // Two timestamps per workload, resolved by the submission that wrote them.
   D3D12_QUERY_HEAP_DESC query_desc{D3D12_QUERY_HEAP_TYPE_TIMESTAMP,
                                    static_cast<UINT>(2 * scenario_.workloads.size()), 0};
-  GPUOVERLAP_HR(device->CreateQueryHeap(&query_desc, __uuidof(ID3D12QueryHeap),
-                                        gpu_.queries.receive_void()),
-                "CreateQueryHeap");
+  GPUOVERLAP_HR(
+      device->CreateQueryHeap(&query_desc, __uuidof(ID3D12QueryHeap), gpu_.queries.receive_void()),
+      "CreateQueryHeap");
   GPUOVERLAP_TRY(create_buffer(gpu_.query_readback, query_desc.Count * sizeof(std::uint64_t),
                                D3D12_HEAP_TYPE_READBACK, D3D12_RESOURCE_FLAG_NONE,
                                D3D12_RESOURCE_STATE_COPY_DEST, "timestamp readback buffer"));
@@ -216,8 +216,7 @@ Status ScenarioDevice::setup_calibration() {
                     : "GetClockCalibration: returns 0/0, unsupported by this runtime (no CPU time "
                       "domain): GPU ticks cannot be placed on the CPU clock";
   else if (!settings_.timestamp_queries)
-    ts.reason =
-        "disabled (--no-timestamps): end-of-workload timestamps can serialise a queue";
+    ts.reason = "disabled (--no-timestamps): end-of-workload timestamps can serialise a queue";
   ts.host_domain = kCpuClockName;
   ts.calibration = "best of " + std::to_string(kCalibrationSamples) +
                    " GetClockCalibration samples (narrowest QueryPerformanceCounter bracket), "
@@ -252,8 +251,7 @@ Status ScenarioDevice::create_background() {
   // Variants are compiled from SPIR-V by the project's runtime; the D3D12 backend has no
   // D3DCompile route yet, so a variant that reaches it is refused with that reason.
   background::PipelineBuilder builder;
-  builder.build =
-      [](const std::vector<std::uint32_t>&) -> Result<background::PipelineHandle> {
+  builder.build = [](const std::vector<std::uint32_t>&) -> Result<background::PipelineHandle> {
     return make_error("the D3D12 backend builds no background variants yet (issue 18)");
   };
   builder.dispose = [](background::PipelineHandle) {};
@@ -266,17 +264,16 @@ Status ScenarioDevice::create_background() {
 
 void ScenarioDevice::fill_facts() {
   for (std::size_t q = 0; q < scenario_.queues.size(); ++q)
-    facts_.queues.push_back({.name = scenario_.queues[q].name,
-                             .type = scenario_.queues[q].type,
-                             .family = static_cast<std::uint32_t>(q),
-                             .family_flags = scenario_.queues[q].type == QueueType::compute
-                                                 ? "COMPUTE"
-                                                 : "DIRECT",
-                             .queue_index = 0,
-                             .shares_queue_of = std::nullopt,
-                             .priority_requested = scenario_.queues[q].priority,
-                             .priority_granted = granted_priority_[q],
-                             .timestamp_valid_bits = 64});
+    facts_.queues.push_back(
+        {.name = scenario_.queues[q].name,
+         .type = scenario_.queues[q].type,
+         .family = static_cast<std::uint32_t>(q),
+         .family_flags = scenario_.queues[q].type == QueueType::compute ? "COMPUTE" : "DIRECT",
+         .queue_index = 0,
+         .shares_queue_of = std::nullopt,
+         .priority_requested = scenario_.queues[q].priority,
+         .priority_granted = granted_priority_[q],
+         .timestamp_valid_bits = 64});
   // Any application may ask for any priority: the runtime answers when the queue is created.
   facts_.global_priority_extension = true;
   ShaderClockFacts& clock = facts_.shader_clock;
@@ -289,7 +286,8 @@ void ScenarioDevice::fill_facts() {
                          .flags = page,
                          .device_local = false,
                          .note = "system memory, as the protocol asks"};
-  facts_.counter_memory = {.requested = "", .memory_type = 0, .flags = page, .device_local = false, .note = ""};
+  facts_.counter_memory = {
+      .requested = "", .memory_type = 0, .flags = page, .device_local = false, .note = ""};
   facts_.slot_stride_bytes = kSlotStrideBytes;
   facts_.stamping = settings_.stamping;
   facts_.max_workgroups_x = D3D12_CS_DISPATCH_MAX_THREAD_GROUPS_PER_DIMENSION;
@@ -355,7 +353,7 @@ GpuOutcome ScenarioDevice::submit_frame(std::uint32_t frame) {
   Status submitted = submit_frame_commands(frame);
   if (!submitted)
     return {submitted.error().api_code == DXGI_ERROR_DEVICE_REMOVED ? GpuStatus::device_lost
-                                                                     : GpuStatus::failed,
+                                                                    : GpuStatus::failed,
             submitted.error()};
   // ExecuteCommandLists returns nothing: a removed device shows here.
   return outcome_of(gpu_.device->GetDeviceRemovedReason(), "ExecuteCommandLists");
@@ -411,8 +409,8 @@ std::vector<std::optional<TimestampTicks>> ScenarioDevice::read_timestamps() {
 }
 
 Error ScenarioDevice::timeout_error() const {
-  return Error{"waiting for the frame: the deadline passed", static_cast<std::int64_t>(WAIT_TIMEOUT),
-               "WAIT_TIMEOUT"};
+  return Error{"waiting for the frame: the deadline passed",
+               static_cast<std::int64_t>(WAIT_TIMEOUT), "WAIT_TIMEOUT"};
 }
 
 ScenarioDevice::~ScenarioDevice() {
@@ -425,8 +423,8 @@ ScenarioDevice::~ScenarioDevice() {
   }
   // Every submission was waited for with a deadline; make sure, then release.
   ComPtr<ID3D12Fence> idle;
-  if (gpu_.device && SUCCEEDED(gpu_.device->CreateFence(0, D3D12_FENCE_FLAG_NONE,
-                                                        __uuidof(ID3D12Fence), idle.receive_void())))
+  if (gpu_.device && SUCCEEDED(gpu_.device->CreateFence(
+                         0, D3D12_FENCE_FLAG_NONE, __uuidof(ID3D12Fence), idle.receive_void())))
     for (std::size_t q = 0; q < gpu_.queues.size(); ++q)
       if (gpu_.queues[q].queue && SUCCEEDED(gpu_.queues[q].queue->Signal(idle.get(), q + 1)) &&
           wait_fence(idle.get(), q + 1, monotonic_raw_ns() + kSetupTimeoutNs, "idle").status !=

@@ -42,9 +42,9 @@ namespace gpuoverlap::d3d12 {
 // own slot, and 256 bytes satisfies every runtime's alignment of a root descriptor's address
 // (vkd3d turns them into Vulkan buffer views, which have an offset alignment of their own).
 constexpr UINT64 kSlotStrideBytes = 256;
-constexpr UINT64 kSlotBytes = 64;              // what the shaders use of a slot
-constexpr UINT kMaxProducerBindings = 4;       // per resource kind, matches perlin.hlsl
-constexpr UINT kInputElements = 65536;         // float4 each, matches perlin.hlsl
+constexpr UINT64 kSlotBytes = 64;         // what the shaders use of a slot
+constexpr UINT kMaxProducerBindings = 4;  // per resource kind, matches perlin.hlsl
+constexpr UINT kInputElements = 65536;    // float4 each, matches perlin.hlsl
 constexpr std::uint32_t kCalibrationSamples = 8;
 // Deadline of one-time setup work (the input's upload): not a frame, so not --timeout-ms.
 constexpr std::int64_t kSetupTimeoutNs = 30'000'000'000;
@@ -91,7 +91,7 @@ class WaitEvent {
 struct QueueState {
   ComPtr<ID3D12CommandQueue> queue;
   D3D12_COMMAND_LIST_TYPE type = D3D12_COMMAND_LIST_TYPE_DIRECT;
-  ComPtr<ID3D12CommandAllocator> allocator;  // the frame's lists; reset once a frame completed
+  ComPtr<ID3D12CommandAllocator> allocator;   // the frame's lists; reset once a frame completed
   ComPtr<ID3D12GraphicsCommandList> prepare;  // zeroes counters, resets targets; before the gate
   ComPtr<ID3D12Fence> done;                   // frame f complete when value >= f
   std::vector<std::size_t> workloads;         // in recording order
@@ -189,8 +189,8 @@ class ScenarioDevice final : public ScenarioBackend {
                      const RootConstants& constants) const;
   // Workload w's Perlin work: a dispatch of constants.thread_count threads, or `draws`
   // full-target draws (the target must be in RENDER_TARGET).
-  void record_perlin(ID3D12GraphicsCommandList* list, std::size_t w,
-                     const RootConstants& constants, std::uint32_t draws) const;
+  void record_perlin(ID3D12GraphicsCommandList* list, std::size_t w, const RootConstants& constants,
+                     std::uint32_t draws) const;
   void record_workload(ID3D12GraphicsCommandList* list, std::size_t segment, std::size_t w,
                        std::uint32_t frame, bool timestamps);
   void record_dependency_barriers(ID3D12GraphicsCommandList* list, std::size_t segment,
@@ -215,10 +215,10 @@ class ScenarioDevice final : public ScenarioBackend {
   const std::uint64_t* query_ticks_ = nullptr;   // mapped query_readback
   const std::uint64_t* stream_ticks_ = nullptr;  // mapped stream_readback
   UINT srv_increment_ = 0, rtv_increment_ = 0;
-  std::vector<std::uint32_t> producers_;                 // per workload: RootConstants::producers
+  std::vector<std::uint32_t> producers_;  // per workload: RootConstants::producers
   std::vector<std::array<D3D12_GPU_VIRTUAL_ADDRESS, kMaxProducerBindings>> producer_buffers_;
-  std::vector<std::size_t> segment_of_;                  // per workload: its plan segment
-  std::vector<D3D12_RESOURCE_STATES> target_states_;     // per workload: where its target is now
+  std::vector<std::size_t> segment_of_;                     // per workload: its plan segment
+  std::vector<D3D12_RESOURCE_STATES> target_states_;        // per workload: where its target is now
   std::vector<D3D12_RESOURCE_STATES> final_target_states_;  // per workload: where a frame ends
   WaitEvent fence_event_;
   UINT64 timestamp_frequency_ = 0;

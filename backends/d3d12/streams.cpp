@@ -96,9 +96,12 @@ Status ScenarioDevice::record_stream(const StreamSubmission& s) {
     const bool graphics = part.size.draws > 0;
     const std::uint32_t threads = graphics ? kRenderTargetWidth * part.size.rows * part.size.draws
                                            : thread_count(part.size.groups);
-    const RootConstants constants{s.sequence, static_cast<std::uint32_t>(part.workload),
-                                  threads,    part.size.iterations,
-                                  kRenderTargetWidth, 1u,
+    const RootConstants constants{s.sequence,
+                                  static_cast<std::uint32_t>(part.workload),
+                                  threads,
+                                  part.size.iterations,
+                                  kRenderTargetWidth,
+                                  1u,
                                   0u};
     record_perlin(list, part.workload, constants, part.size.draws);
     if (streams_.timestamps)
@@ -115,8 +118,7 @@ Status ScenarioDevice::record_stream(const StreamSubmission& s) {
 }
 
 GpuOutcome ScenarioDevice::submit_stream(const StreamSubmission& submission) {
-  StreamState& stream =
-      submission.stream == Stream::urgent ? gpu_.urgent_stream : gpu_.load_stream;
+  StreamState& stream = submission.stream == Stream::urgent ? gpu_.urgent_stream : gpu_.load_stream;
   ID3D12CommandQueue* queue = gpu_.queues[stream.queue].queue.get();
   ID3D12CommandList* lists[] = {stream.lists[submission.ring].get()};
   queue->ExecuteCommandLists(1, lists);

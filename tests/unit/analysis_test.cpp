@@ -147,6 +147,35 @@ TEST(Compare, MissingScenariosAndWorkloadsAreReported) {
   EXPECT_NE(other.unmatched[0].find("scenario 's'"), std::string::npos);
 }
 
+TEST(Compare, NamesEachSidesPlatformAndWarnsWhenTheApisDiffer) {
+  LoadedScenario vulkan = synthetic("s", 50, 20, 30);
+  LoadedScenario d3d12 = synthetic("s", 50, 20, 30);
+  d3d12.meta["device"] = {{"name", "Test GPU"},
+                          {"api", "D3D12"},
+                          {"api_version", "feature level 12_1"},
+                          {"runtime", "Microsoft D3D12 runtime"}};
+  d3d12.meta["host"] = {{"kernel", "Windows"}};
+  // Results from before the "api" key are Vulkan's.
+  EXPECT_EQ(api_of(vulkan.meta), "Vulkan");
+  EXPECT_EQ(platform_of(vulkan.meta), "Vulkan ? on Test GPU, driver test ?, host ?");
+  EXPECT_EQ(platform_of(d3d12.meta),
+            "D3D12 feature level 12_1 on Test GPU, runtime Microsoft D3D12 runtime, host Windows");
+  const auto across = compare_runs(run_of(vulkan), run_of(d3d12), {});
+  EXPECT_TRUE(across.different_apis);
+  EXPECT_EQ(across.rows.size(), 7u);
+  const std::string table = compare_table(across, {});
+  EXPECT_EQ(table.rfind("baseline:  Vulkan ? on Test GPU", 0), 0u) << table;
+  EXPECT_NE(table.find("\ncandidate: D3D12 feature level 12_1"), std::string::npos) << table;
+  EXPECT_NE(table.find("different APIs"), std::string::npos) << table;
+  const auto same = compare_runs(run_of(vulkan), run_of(synthetic("s", 50, 20, 30)), {});
+  EXPECT_FALSE(same.different_apis);
+  EXPECT_EQ(compare_table(same, {}).find("different APIs"), std::string::npos);
+  // meta.json is input: fields of the wrong type read "?", never throw.
+  const nlohmann::json hostile = {{"device", {{"api", 7}, {"name", nullptr}}}, {"host", "x"}};
+  EXPECT_EQ(platform_of(hostile), "7 ? on ?, driver ? ?, host ?");
+  EXPECT_EQ(api_of(nlohmann::json::array()), "Vulkan");
+}
+
 TEST(Report, HasDeviceQueuesTablesAndGaps) {
   const std::string md = markdown_report(run_of(synthetic("s", 50, 20, 10, 0.0)));
   EXPECT_NE(md.find("# gpuoverlap report"), std::string::npos);
