@@ -1,7 +1,7 @@
 // The load in a second process (`run --load-process`): the parent starts a child gpuoverlap
 // (`gpuoverlap load-process`, its own device and queue, as a separate application would be),
-// waits until it loads, runs the urgent job, then stops it and merges its timeline. POSIX,
-// no GPU API.
+// waits until it loads, runs the urgent job, then stops it and merges its timeline. POSIX and
+// Win32, no GPU API.
 //
 // The child never outlives the parent:
 //  - it is killed by the kernel when the parent dies (PR_SET_PDEATHSIG, SIGKILL), checked
@@ -11,6 +11,9 @@
 //    stops it in order, then writes what was measured);
 //  - the parent's destructor kills and reaps a child still running, and finish() waits only
 //    until a deadline before SIGKILL.
+// On Windows (load_process_windows.cpp) the same contract holds with a job object that kills
+// the child when the parent's handle to it closes (KILL_ON_JOB_CLOSE), a new process group
+// (Ctrl+C is not delivered to it), and a pipe pair in place of the socket.
 // Protocol on the child's stdin/stdout (one Unix socket): the child writes one line
 // "loading <json>" once it loads continuously and "result <json>" before it exits; the parent
 // writes "stop\n".
@@ -53,9 +56,20 @@ class LoadProcess {
   bool running() const { return pid_ > 0; }
 
  private:
+#if defined(_WIN32)
+  // Handles as void* so that this header needs no windows.h.
+  LoadProcess(pid_t pid, void* process, void* job, void* to_child, void* from_child)
+      : pid_(pid), process_(process), job_(job), to_child_(to_child), from_child_(from_child) {}
+  pid_t pid_ = -1;
+  void* process_ = nullptr;     // the child's process handle
+  void* job_ = nullptr;         // KILL_ON_JOB_CLOSE: the child dies with this process
+  void* to_child_ = nullptr;    // the write end of the child's stdin
+  void* from_child_ = nullptr;  // the read end of the child's stdout
+#else
   LoadProcess(pid_t pid, int socket) : pid_(pid), socket_(socket) {}
   pid_t pid_ = -1;
   int socket_ = -1;
+#endif
   std::string buffer_;  // received, not yet returned
 };
 

@@ -233,6 +233,28 @@ def test_a_preemption_preset_runs_on_d3d12(tmp_path):
     assert urgent['preemption'] != ''
 
 
+def test_the_load_runs_in_a_second_windows_process(tmp_path):
+    out = tmp_path / 'out'
+    result = windows('run', 'preemption-big-dispatch-normal', '--duration-ms', '200',
+                     '--target-ms', '10', '--load-process', '--out', windows_path(out))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert 'load process: loading' in result.stderr
+    scenario = out / 'preemption-big-dispatch-normal'
+    rows = read_csv(scenario / 'preemption.csv')
+    assert rows and {r['process'] for r in rows} == {'separate'}
+    assert {r['status'] for r in rows} == {'ok'}
+    assert any(r['latency_us'] for r in rows)
+    meta = json.loads((scenario / 'meta.json').read_text())
+    # The child opened its own D3D12 device and sent its meta back through the pipe.
+    assert meta['load_process']['device']['api'] == 'D3D12'
+    # The child's loads, on the parent's time origin. A load queued behind the one running can
+    # miss a poll stamp when submissions are back to back (on Linux too); most have both.
+    loads = [r for r in read_csv(scenario / 'records.csv') if r['workload'] == 'load']
+    assert loads and {r['status'] for r in loads} == {'ok'}
+    stamped = [r for r in loads if r['poll_start_us'] and r['poll_end_us']]
+    assert 2 * len(stamped) >= len(loads)
+
+
 def test_the_linux_tools_read_d3d12_results(d3d12_results, tmp_path):
     report = linux('report', str(d3d12_results))
     assert report.returncode == 0, report.stderr
