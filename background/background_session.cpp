@@ -205,7 +205,21 @@ Result<bool> BackgroundSession::apply_measurement_mode() {
       mode = ProcessingMode::disable_profiling_by_system, action = MeasurementsAction::keep_all;
       break;
   }
-  return processor_->set_mode(mode, action);
+  return set_mode(mode, action);
+}
+
+Result<bool> BackgroundSession::set_mode(ProcessingMode mode, MeasurementsAction action,
+                                         std::shared_ptr<CompletionEvent> event) {
+  auto further = processor_->set_mode(mode, action, std::move(event));
+  if (builder_.driver_mode) {
+    const DriverModeResult driver = builder_.driver_mode(mode, action);
+    driver_calls_.api = builder_.driver_mode_api;
+    ++driver_calls_.calls;
+    ++driver_calls_.results[driver.result];
+    if (driver.further_measurements_desired)
+      driver_calls_.last_further_measurements_desired = driver.further_measurements_desired;
+  }
+  return further;
 }
 
 Status BackgroundSession::begin_workflow() {
@@ -213,8 +227,8 @@ Status BackgroundSession::begin_workflow() {
   workflow_ = WorkflowOutcome{};
   frames_in_pass_ = 0;
   workflow_active_ = true;
-  auto further = processor_->set_mode(ProcessingMode::allow_intrusive_measurements,
-                                      MeasurementsAction::discard_previous);
+  auto further =
+      set_mode(ProcessingMode::allow_intrusive_measurements, MeasurementsAction::discard_previous);
   if (!further) return further.error();
   return ok_status();
 }
@@ -227,7 +241,7 @@ Result<bool> BackgroundSession::workflow_frame_rendered() {
   const bool pix = spec_.workflow == Workflow::single_frame_analysis;
   auto event = std::make_shared<CompletionEvent>();
   const std::int64_t commit_ns = monotonic_raw_ns();
-  auto further = processor_->set_mode(
+  auto further = set_mode(
       pix ? ProcessingMode::allow_intrusive_measurements : ProcessingMode::allowed,
       pix ? MeasurementsAction::commit_results_high_priority : MeasurementsAction::commit_results,
       event);

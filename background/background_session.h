@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,11 +39,31 @@ namespace gpuoverlap::background {
 // A backend's pipeline, as an opaque 64-bit handle (a VkPipeline is one).
 using PipelineHandle = std::uint64_t;
 
+// What the driver's SetBackgroundProcessingMode answered (PipelineBuilder::driver_mode).
+struct DriverModeResult {
+  std::string result;  // "S_OK", or why not: "unsupported by this runtime (E_NOTIMPL)"
+  std::optional<bool> further_measurements_desired;  // set when the call succeeded
+};
+
+// Every call made to the driver, counted by what it answered.
+struct DriverModeCalls {
+  std::string api;  // e.g. "ID3D12Device6::SetBackgroundProcessingMode"; empty: none made
+  std::uint32_t calls = 0;
+  std::map<std::string, std::uint32_t> results;  // by DriverModeResult::result
+  std::optional<bool> last_further_measurements_desired;
+};
+
 struct PipelineBuilder {
   // Turns SPIR-V into a pipeline. Called from several background threads at once.
   std::function<Result<PipelineHandle>(const std::vector<std::uint32_t>& spirv)> build;
   // Frees a pipeline whose owner was destroyed before the compile finished.
   std::function<void(PipelineHandle)> dispose;
+  // The driver's own background processing, where the API has it (D3D12:
+  // ID3D12Device6::SetBackgroundProcessingMode): called with every mode and action the
+  // runtime is given, from the frame loop's thread, after the runtime's own call. It answers
+  // what the API returned; empty where the API has no such call (Vulkan).
+  std::function<DriverModeResult(ProcessingMode, MeasurementsAction)> driver_mode;
+  std::string driver_mode_api;  // what driver_mode calls, for meta.json
 };
 
 // Background work in flight at one instant.
@@ -91,6 +112,9 @@ class BackgroundSession {
   Status begin_workflow();
   Result<bool> workflow_frame_rendered();
   const WorkflowOutcome& workflow_outcome() const { return workflow_; }
+  // The driver's answers to the modes passed on to it (empty without PipelineBuilder::
+  // driver_mode). The frame loop's thread only.
+  const DriverModeCalls& driver_mode_calls() const { return driver_calls_; }
 
   BackgroundActivity activity() const;
 
@@ -126,6 +150,10 @@ class BackgroundSession {
     double compile_ms = 0, build_ms = 0;
   };
 
+  // The runtime's set_mode, then the driver's (PipelineBuilder::driver_mode) with the same
+  // mode and action. The runtime's answer is the one the workflow follows.
+  Result<bool> set_mode(ProcessingMode mode, MeasurementsAction action,
+                        std::shared_ptr<CompletionEvent> event = nullptr);
   CompileResult run_compile(const Compile& compile);
   Compile next_compile_locked();
   void queue_compiles(std::size_t count);  // managed
@@ -145,7 +173,8 @@ class BackgroundSession {
   std::map<std::string, CompileResult> managed_results_;  // by label
   std::vector<BackgroundTaskRecord> unmanaged_records_;
 
-  WorkflowOutcome workflow_;  // the frame loop's thread only
+  WorkflowOutcome workflow_;      // the frame loop's thread only
+  DriverModeCalls driver_calls_;  // the frame loop's thread only
   std::uint32_t frames_in_pass_ = 0;
   bool workflow_active_ = false;
 

@@ -18,9 +18,11 @@ struct ShaderVariant {
   bool optimize = true;           // shaderc's performance optimisation (spirv-opt passes)
 };
 
-// Compiles perlin.hlsl's cs_main (compute) with the variant's constants to SPIR-V for Vulkan
-// 1.1, as the build does with glslangValidator. Errors carry shaderc's message. Thread safe:
-// each call uses its own compiler.
+// Compiles perlin.hlsl's cs_main (compute) with the variant's constants to the backend's
+// bytecode: in the Linux build SPIR-V for Vulkan 1.1 with shaderc, as the build does with
+// glslangValidator; in the Windows build DXBC for cs_5_0 with D3DCompile
+// (shader_variants_d3dcompile.cpp), its bytes packed in 32-bit words. Errors carry the
+// compiler's message. Thread safe.
 Result<std::vector<std::uint32_t>> compile_variant(const ShaderVariant& variant);
 
 // The same for any HLSL text and compute entry point (tests give broken sources).

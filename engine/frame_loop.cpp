@@ -129,6 +129,14 @@ nlohmann::json background_meta(const background::BackgroundSession& session, dou
                               {"training_frames_rendered", w.frames_rendered},
                               {"converged", w.converged},
                               {"commit_wait_ms", w.commit_wait_ms}};
+  // The driver's own background processing (D3D12), told the same modes as the runtime.
+  const background::DriverModeCalls& driver = session.driver_mode_calls();
+  if (driver.calls > 0) {
+    bg["driver_mode"] = {{"api", driver.api}, {"calls", driver.calls}, {"results", driver.results}};
+    if (driver.last_further_measurements_desired)
+      bg["driver_mode"]["last_further_measurements_desired"] =
+          *driver.last_further_measurements_desired;
+  }
   return bg;
 }
 

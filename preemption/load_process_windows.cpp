@@ -15,15 +15,12 @@ namespace gpuoverlap::preemption {
 
 namespace {
 
-Error win32_error(const std::string& what) {
-  return make_error(what + ": " + last_system_error());
-}
+Error win32_error(const std::string& what) { return make_error(what + ": " + last_system_error()); }
 
 // One argument as the C runtime's command-line parser reads it back: quoted when it has a
 // space, tab or quote; a run of backslashes is doubled where a quote follows it.
 std::wstring quote_argument(const std::wstring& argument) {
-  if (!argument.empty() && argument.find_first_of(L" \t\"") == std::wstring::npos)
-    return argument;
+  if (!argument.empty() && argument.find_first_of(L" \t\"") == std::wstring::npos) return argument;
   std::wstring out = L"\"";
   std::size_t backslashes = 0;
   for (wchar_t c : argument) {
@@ -41,8 +38,8 @@ std::wstring quote_argument(const std::wstring& argument) {
 
 std::wstring widen(const std::string& text) {
   if (text.empty()) return {};
-  const int length = MultiByteToWideChar(CP_UTF8, 0, text.data(), static_cast<int>(text.size()),
-                                         nullptr, 0);
+  const int length =
+      MultiByteToWideChar(CP_UTF8, 0, text.data(), static_cast<int>(text.size()), nullptr, 0);
   std::wstring out(static_cast<std::size_t>(length), L'\0');
   MultiByteToWideChar(CP_UTF8, 0, text.data(), static_cast<int>(text.size()), out.data(), length);
   return out;
@@ -106,10 +103,10 @@ Result<std::unique_ptr<LoadProcess>> LoadProcess::start(const std::string& execu
   const bool job_ready = job && SetInformationJobObject(job, JobObjectExtendedLimitInformation,
                                                         &limits, sizeof limits);
   // Suspended until it is in the job, so that no moment exists where it could outlive us.
-  const BOOL created = job_ready && CreateProcessW(
-                                        nullptr, command_line.data(), nullptr, nullptr, TRUE,
-                                        CREATE_SUSPENDED | CREATE_NEW_PROCESS_GROUP, nullptr,
-                                        nullptr, &startup, &info);
+  const BOOL created =
+      job_ready && CreateProcessW(nullptr, command_line.data(), nullptr, nullptr, TRUE,
+                                  CREATE_SUSPENDED | CREATE_NEW_PROCESS_GROUP, nullptr, nullptr,
+                                  &startup, &info);
   const Error failure = win32_error(!job_ready ? "CreateJobObject" : "CreateProcess");
   CloseHandle(child_in);
   CloseHandle(child_out);
@@ -178,8 +175,7 @@ Result<nlohmann::json> LoadProcess::wait_for(std::string_view tag, std::int64_t 
     // Anonymous pipes have no timed read: peek, and between peeks wait on the process (which
     // wakes at once when it ends) for at most 2 ms.
     DWORD available = 0;
-    if (!PeekNamedPipe(static_cast<HANDLE>(from_child_), nullptr, 0, nullptr, &available,
-                       nullptr))
+    if (!PeekNamedPipe(static_cast<HANDLE>(from_child_), nullptr, 0, nullptr, &available, nullptr))
       return make_error("the load process ended before it sent '" + std::string(tag) + "'");
     if (available == 0) {
       WaitForSingleObject(static_cast<HANDLE>(process_),
@@ -188,8 +184,8 @@ Result<nlohmann::json> LoadProcess::wait_for(std::string_view tag, std::int64_t 
     }
     char chunk[65536];
     DWORD received = 0;
-    if (!ReadFile(static_cast<HANDLE>(from_child_), chunk,
-                  std::min<DWORD>(available, sizeof chunk), &received, nullptr) ||
+    if (!ReadFile(static_cast<HANDLE>(from_child_), chunk, std::min<DWORD>(available, sizeof chunk),
+                  &received, nullptr) ||
         received == 0)
       return make_error("the load process ended before it sent '" + std::string(tag) + "'");
     buffer_.append(chunk, received);
@@ -253,8 +249,7 @@ bool ParentLink::stop_requested() {
 }
 
 bool ParentLink::send(std::string_view tag, const nlohmann::json& value) {
-  return write_all(GetStdHandle(STD_OUTPUT_HANDLE),
-                   std::string(tag) + " " + value.dump() + "\n");
+  return write_all(GetStdHandle(STD_OUTPUT_HANDLE), std::string(tag) + " " + value.dump() + "\n");
 }
 
 Result<std::string> current_executable() {

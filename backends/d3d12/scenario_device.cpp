@@ -8,6 +8,7 @@
 
 #include "backends/d3d12/hresult.h"
 #include "background/background_session.h"
+#include "background/shader_variants.h"
 #include "core/clock.h"
 #include "queues/priority_policy.h"
 #include "scenarios/scenario.h"
@@ -38,6 +39,34 @@ const char* priority_name(QueuePriority priority) {
       return "GLOBAL_REALTIME";
   }
   return "NORMAL";
+}
+
+D3D12_BACKGROUND_PROCESSING_MODE to_d3d12(background::ProcessingMode mode) {
+  switch (mode) {
+    case background::ProcessingMode::allowed:
+      return D3D12_BACKGROUND_PROCESSING_MODE_ALLOWED;
+    case background::ProcessingMode::allow_intrusive_measurements:
+      return D3D12_BACKGROUND_PROCESSING_MODE_ALLOW_INTRUSIVE_MEASUREMENTS;
+    case background::ProcessingMode::disable_background_work:
+      return D3D12_BACKGROUND_PROCESSING_MODE_DISABLE_BACKGROUND_WORK;
+    case background::ProcessingMode::disable_profiling_by_system:
+      return D3D12_BACKGROUND_PROCESSING_MODE_DISABLE_PROFILING_BY_SYSTEM;
+  }
+  return D3D12_BACKGROUND_PROCESSING_MODE_ALLOWED;
+}
+
+D3D12_MEASUREMENTS_ACTION to_d3d12(background::MeasurementsAction action) {
+  switch (action) {
+    case background::MeasurementsAction::keep_all:
+      return D3D12_MEASUREMENTS_ACTION_KEEP_ALL;
+    case background::MeasurementsAction::commit_results:
+      return D3D12_MEASUREMENTS_ACTION_COMMIT_RESULTS;
+    case background::MeasurementsAction::commit_results_high_priority:
+      return D3D12_MEASUREMENTS_ACTION_COMMIT_RESULTS_HIGH_PRIORITY;
+    case background::MeasurementsAction::discard_previous:
+      return D3D12_MEASUREMENTS_ACTION_DISCARD_PREVIOUS;
+  }
+  return D3D12_MEASUREMENTS_ACTION_KEEP_ALL;
 }
 
 D3D12_COMMAND_LIST_TYPE list_type(QueueType type) {
@@ -248,18 +277,65 @@ std::optional<GpuCalibration> ScenarioDevice::calibrate() {
 
 Status ScenarioDevice::create_background() {
   if (!scenario_.background) return ok_status();
-  // Variants are compiled from SPIR-V by the project's runtime; the D3D12 backend has no
-  // D3DCompile route yet, so a variant that reaches it is refused with that reason.
+  // Variants arrive as DXBC (D3DCompile, background/shader_variants_d3dcompile.cpp) and become
+  // compute pipeline states with the foreground's root signature, never bound. A runtime that
+  // cannot compile them (Wine's D3DCompile cannot parse perlin.hlsl) would turn the
+  // background work into a stream of instant failures, which measures nothing: one variant
+  // is compiled and built first, and the scenario is refused with the compiler's reason.
   background::PipelineBuilder builder;
-  builder.build = [](const std::vector<std::uint32_t>&) -> Result<background::PipelineHandle> {
-    return make_error("the D3D12 backend builds no background variants yet (issue 18)");
+  builder.build = [this](const std::vector<std::uint32_t>& dxbc) { return build_variant(dxbc); };
+  builder.dispose = [](background::PipelineHandle handle) {
+    reinterpret_cast<ID3D12PipelineState*>(handle)->Release();
   };
-  builder.dispose = [](background::PipelineHandle) {};
+  auto probe = background::compile_variant({.iterations = 1, .optimize = true});
+  if (!probe)
+    return probe.error().with_context(
+        "background work needs its shader variants compiled on this runtime: ");
+  auto probe_pipeline = build_variant(*probe);
+  if (!probe_pipeline)
+    return probe_pipeline.error().with_context(
+        "background work needs its shader variants built on this device: ");
+  builder.dispose(*probe_pipeline);
+  // The driver's own background work: told every mode and action the runtime is given.
+  // Without ID3D12Device6 (Wine 8) every call is recorded as unsupported, never skipped.
+  const HRESULT queried =
+      gpu_.device->QueryInterface(__uuidof(ID3D12Device6), gpu_.device6.receive_void());
+  builder.driver_mode_api = "ID3D12Device6::SetBackgroundProcessingMode";
+  builder.driver_mode = [this, queried](background::ProcessingMode mode,
+                                        background::MeasurementsAction action) {
+    if (!gpu_.device6)
+      return background::DriverModeResult{
+          "unsupported by this runtime (no ID3D12Device6: " + hresult_name(queried) + ")", {}};
+    BOOL further = FALSE;
+    const HRESULT result = gpu_.device6->SetBackgroundProcessingMode(
+        to_d3d12(mode), to_d3d12(action), nullptr, &further);
+    if (FAILED(result))
+      return background::DriverModeResult{
+          "unsupported by this runtime (" + hresult_name(result) + ")", {}};
+    return background::DriverModeResult{hresult_name(result), further != FALSE};
+  };
   background_ =
       std::make_unique<background::BackgroundSession>(*scenario_.background, std::move(builder));
   for (const WorkloadSpec& w : scenario_.workloads)
     background_->watch(w.name, w.iterations, compute_variants_.back_pointer());
   return ok_status();
+}
+
+// The driver's compiler work for one background compile: the variant's DXBC becomes a compute
+// pipeline state. Runs on background threads (ID3D12Device is free-threaded).
+Result<background::PipelineHandle> ScenarioDevice::build_variant(
+    const std::vector<std::uint32_t>& dxbc) const {
+  // The container's own size (bytes 24-27 of its header) drops the padding to whole words.
+  std::size_t bytes = dxbc.size() * sizeof(std::uint32_t);
+  if (dxbc.size() > 6) bytes = std::min<std::size_t>(bytes, dxbc[6]);
+  D3D12_COMPUTE_PIPELINE_STATE_DESC desc{};
+  desc.pRootSignature = gpu_.root_signature.get();
+  desc.CS = {dxbc.data(), bytes};
+  ID3D12PipelineState* pipeline = nullptr;
+  GPUOVERLAP_HR(gpu_.device->CreateComputePipelineState(&desc, __uuidof(ID3D12PipelineState),
+                                                        reinterpret_cast<void**>(&pipeline)),
+                "CreateComputePipelineState (background variant)");
+  return reinterpret_cast<background::PipelineHandle>(pipeline);
 }
 
 void ScenarioDevice::fill_facts() {
@@ -416,6 +492,9 @@ Error ScenarioDevice::timeout_error() const {
 ScenarioDevice::~ScenarioDevice() {
   // Background compiles use the device: none may run once anything is released.
   if (background_) background_->stop();
+  // Variants are never bound: the GPU cannot be using them.
+  for (background::PipelineHandle variant : compute_variants_.take())
+    reinterpret_cast<ID3D12PipelineState*>(variant)->Release();
   if (gpu_may_be_busy_) {
     // The GPU may still use any of them: every object leaks, the process reports and exits.
     (void)owned_.release();

@@ -109,6 +109,7 @@ struct StreamState {
 // run (a timed-out frame) leaks all of them at once instead of freeing memory the GPU uses.
 struct DeviceObjects {
   ComPtr<ID3D12Device> device;
+  ComPtr<ID3D12Device6> device6;  // background processing; empty where the runtime has none
   std::vector<QueueState> queues;
   ComPtr<ID3D12Fence> gate;
   std::vector<ComPtr<ID3D12Fence>> fences;  // per workload; only where another queue waits
@@ -166,6 +167,7 @@ class ScenarioDevice final : public ScenarioBackend {
   Status create_queue_objects();
   Status setup_calibration();
   Status create_background();
+  Result<background::PipelineHandle> build_variant(const std::vector<std::uint32_t>& dxbc) const;
   void fill_facts();
   // Waits until `fence` reaches `value` or `deadline_ns` passes (QPC ns).
   GpuOutcome wait_fence(ID3D12Fence* fence, std::uint64_t value, std::int64_t deadline_ns,

@@ -257,6 +257,47 @@ TEST(BackgroundSession, BenchmarkPrimingWorkflowCommitsUntilFurtherMeasurementsI
   session.stop();
 }
 
+TEST(BackgroundSession, TheDriverIsToldEveryModeTheRuntimeIsGivenAndItsAnswersAreCounted) {
+  FakeBuilder fake;
+  VariantSlot<PipelineHandle> slot;
+  PipelineBuilder builder = fake.builder();
+  std::vector<std::pair<ProcessingMode, MeasurementsAction>> told;
+  builder.driver_mode_api = "ID3D12Device6::SetBackgroundProcessingMode";
+  builder.driver_mode = [&](ProcessingMode mode, MeasurementsAction action) {
+    told.emplace_back(mode, action);
+    // A runtime that implements only the first call.
+    return told.size() == 1 ? DriverModeResult{"S_OK", true}
+                            : DriverModeResult{"unsupported by this runtime (E_NOTIMPL)", {}};
+  };
+  BackgroundSpec spec = one_shot(2);
+  spec.workflow = Workflow::benchmark_priming;
+  spec.training_frames = 1;
+  spec.converge_after_passes = 1;
+  BackgroundSession session(spec, builder);
+  session.watch("A", 64, slot.back_pointer());
+  session.start();
+  EXPECT_EQ(render_training_frames(session), 1u);
+  ASSERT_TRUE(session.apply_measurement_mode().ok());
+  session.stop();
+  // begin_workflow, one commit pass, the measurement's mode: in order, as the runtime got them.
+  const std::vector<std::pair<ProcessingMode, MeasurementsAction>> expected = {
+      {ProcessingMode::allow_intrusive_measurements, MeasurementsAction::discard_previous},
+      {ProcessingMode::allowed, MeasurementsAction::commit_results},
+      {ProcessingMode::allowed, MeasurementsAction::keep_all}};
+  EXPECT_EQ(told, expected);
+  const DriverModeCalls& calls = session.driver_mode_calls();
+  EXPECT_EQ(calls.api, "ID3D12Device6::SetBackgroundProcessingMode");
+  EXPECT_EQ(calls.calls, 3u);
+  EXPECT_EQ(calls.results.at("S_OK"), 1u);
+  EXPECT_EQ(calls.results.at("unsupported by this runtime (E_NOTIMPL)"), 2u);
+  EXPECT_EQ(calls.last_further_measurements_desired, std::optional<bool>(true));
+  // Without a driver hook (Vulkan) nothing is counted.
+  BackgroundSession plain(one_shot(1), fake.builder());
+  ASSERT_TRUE(plain.apply_measurement_mode().ok());
+  EXPECT_EQ(plain.driver_mode_calls().calls, 0u);
+  plain.stop();
+}
+
 TEST(BackgroundSession, SingleFrameAnalysisIsBoundedByMaxPassesAndBoostsItsCompiles) {
   FakeBuilder fake;
   VariantSlot<PipelineHandle> slot;

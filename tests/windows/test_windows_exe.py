@@ -216,6 +216,20 @@ def test_enhanced_barriers_are_refused_with_the_runtimes_reason(tmp_path):
     assert reason in run['failure']['message'] and run['failure']['api_code_name'] == 'E_NOTIMPL'
 
 
+def test_background_work_is_refused_where_d3dcompile_cannot_compile_the_variants(tmp_path):
+    # Wine's D3DCompile (vkd3d 1.6) cannot parse perlin.hlsl's RW buffers: the scenario stops
+    # before its first frame with the compiler's own message, never runs with failing compiles.
+    out = tmp_path / 'out'
+    result = windows('run', 'bgp-benchmark-priming', '--frames', '4', '--out', windows_path(out))
+    assert result.returncode == 1
+    reason = ("background work needs its shader variants compiled on this runtime: D3DCompile "
+              "failed (0x80004005): perlin.hlsl:")
+    assert reason in result.stderr and 'E5000: syntax error' in result.stderr
+    run = json.loads((out / 'run.json').read_text())
+    assert [s['status'] for s in run['scenarios']] == ['failed']
+    assert reason in run['failure']['message']
+
+
 def test_a_preemption_preset_runs_on_d3d12(tmp_path):
     out = tmp_path / 'out'
     result = windows('run', PREEMPTION_PRESET, '--duration-ms', '200', '--target-ms', '10',
