@@ -8,6 +8,10 @@
 // command list than the producer's write names the buffer's real state there: COMMON. The
 // same boundary is why a split pair whose halves would fall in two command lists (which D3D12
 // does not allow) is recorded as one full barrier at its END.
+//
+// Enhanced barriers (ID3D12GraphicsCommandList7::Barrier, where the runtime has them) are the
+// plan's own D3D12_GLOBAL/BUFFER/TEXTURE_BARRIERs with the resource filled in; buffers have no
+// layout, so the decay above does not concern them.
 #include <algorithm>
 
 #include "backends/d3d12/hresult.h"
@@ -98,11 +102,26 @@ void ScenarioDevice::record_dependency_barriers(ID3D12GraphicsCommandList* list,
   const bool producer_in_this_list = segment_of_[d.producer] == segment;
   const bool split_spans_lists = segment_of_[d.producer] != segment_of_[d.consumer];
   std::vector<D3D12_RESOURCE_BARRIER> barriers;
+  std::vector<EnhancedBarrier> enhanced;
   for (const PlacedBarrier& placed : d.barriers) {
     if (placed.placement != placement) continue;
-    const auto* legacy = std::get_if<D3D12_RESOURCE_BARRIER>(&placed.barrier);
-    if (!legacy) continue;  // enhanced: refused when the scenario was opened
-    D3D12_RESOURCE_BARRIER barrier = *legacy;
+    if (const auto* e = std::get_if<EnhancedBarrier>(&placed.barrier)) {
+      EnhancedBarrier barrier = *e;
+      if (split_spans_lists) {
+        // The BEGIN half (SyncAfter SPLIT) is dropped; the END half waits for everything.
+        bool begin = false;
+        std::visit(
+            [&](auto& b) {
+              begin = b.SyncAfter == D3D12_BARRIER_SYNC_SPLIT;
+              if (b.SyncBefore == D3D12_BARRIER_SYNC_SPLIT) b.SyncBefore = D3D12_BARRIER_SYNC_ALL;
+            },
+            barrier);
+        if (begin) continue;
+      }
+      enhanced.push_back(barrier);
+      continue;
+    }
+    D3D12_RESOURCE_BARRIER barrier = std::get<D3D12_RESOURCE_BARRIER>(placed.barrier);
     if (split_spans_lists) {
       if (barrier.Flags == D3D12_RESOURCE_BARRIER_FLAG_BEGIN_ONLY) continue;
       barrier.Flags = D3D12_RESOURCE_BARRIER_FLAG_NONE;
@@ -118,6 +137,50 @@ void ScenarioDevice::record_dependency_barriers(ID3D12GraphicsCommandList* list,
     barriers.push_back(barrier);
   }
   if (!barriers.empty()) list->ResourceBarrier(static_cast<UINT>(barriers.size()), barriers.data());
+  if (!enhanced.empty()) record_enhanced_barriers(segment, enhanced, resource);
+}
+
+// Contract: the plan has enhanced barriers, so segment_lists7 exists (check_barriers).
+void ScenarioDevice::record_enhanced_barriers(std::size_t segment,
+                                              const std::vector<EnhancedBarrier>& barriers,
+                                              ID3D12Resource* resource) const {
+  std::vector<D3D12_GLOBAL_BARRIER> globals;
+  std::vector<D3D12_BUFFER_BARRIER> buffers;
+  std::vector<D3D12_TEXTURE_BARRIER> textures;
+  for (const EnhancedBarrier& barrier : barriers) {
+    if (const auto* g = std::get_if<D3D12_GLOBAL_BARRIER>(&barrier)) {
+      globals.push_back(*g);
+    } else if (const auto* b = std::get_if<D3D12_BUFFER_BARRIER>(&barrier)) {
+      D3D12_BUFFER_BARRIER filled = *b;
+      filled.pResource = resource;
+      filled.Offset = 0;
+      filled.Size = UINT64_MAX;  // the whole buffer
+      buffers.push_back(filled);
+    } else {
+      D3D12_TEXTURE_BARRIER filled = std::get<D3D12_TEXTURE_BARRIER>(barrier);
+      filled.pResource = resource;
+      filled.Subresources = {0xFFFFFFFFu, 0, 0, 0, 0, 0};  // every subresource
+      textures.push_back(filled);
+    }
+  }
+  std::vector<D3D12_BARRIER_GROUP> groups;
+  auto add = [&](D3D12_BARRIER_TYPE type, std::size_t count, const void* data) {
+    if (count == 0) return;
+    D3D12_BARRIER_GROUP group{};
+    group.Type = type;
+    group.NumBarriers = static_cast<UINT32>(count);
+    if (type == D3D12_BARRIER_TYPE_GLOBAL)
+      group.pGlobalBarriers = static_cast<const D3D12_GLOBAL_BARRIER*>(data);
+    else if (type == D3D12_BARRIER_TYPE_BUFFER)
+      group.pBufferBarriers = static_cast<const D3D12_BUFFER_BARRIER*>(data);
+    else
+      group.pTextureBarriers = static_cast<const D3D12_TEXTURE_BARRIER*>(data);
+    groups.push_back(group);
+  };
+  add(D3D12_BARRIER_TYPE_GLOBAL, globals.size(), globals.data());
+  add(D3D12_BARRIER_TYPE_BUFFER, buffers.size(), buffers.data());
+  add(D3D12_BARRIER_TYPE_TEXTURE, textures.size(), textures.data());
+  gpu_.segment_lists7[segment]->Barrier(static_cast<UINT32>(groups.size()), groups.data());
 }
 
 void ScenarioDevice::record_workload(ID3D12GraphicsCommandList* list, std::size_t segment,
@@ -153,6 +216,14 @@ void ScenarioDevice::record_counter_reset(ID3D12GraphicsCommandList* list,
 }
 
 Status ScenarioDevice::record_frame(std::uint32_t frame) {
+  if (enhanced_targets_.empty()) {
+    // Targets some enhanced barrier moves are tracked by layout, the others by legacy state.
+    enhanced_targets_.assign(scenario_.workloads.size(), false);
+    target_layouts_.assign(scenario_.workloads.size(), D3D12_BARRIER_LAYOUT_RENDER_TARGET);
+    for (const DependencyPlan& d : plan_.barriers.dependencies)
+      if (d.resource == ResourceKind::texture && is_enhanced(d.kind))
+        enhanced_targets_[d.producer] = true;
+  }
   if (final_target_states_.empty()) {
     // Where each render target ends a frame: the last transition the plan records for it.
     final_target_states_.assign(scenario_.workloads.size(), D3D12_RESOURCE_STATE_RENDER_TARGET);
@@ -173,12 +244,36 @@ Status ScenarioDevice::record_frame(std::uint32_t frame) {
     // targets back in RENDER_TARGET from where the last frame left them.
     record_counter_reset(prepare, q.workloads);
     std::vector<D3D12_RESOURCE_BARRIER> targets;
-    for (std::size_t w : q.workloads)
-      if (gpu_.targets[w] && target_states_[w] != D3D12_RESOURCE_STATE_RENDER_TARGET)
+    std::vector<D3D12_TEXTURE_BARRIER> layouts;
+    for (std::size_t w : q.workloads) {
+      if (!gpu_.targets[w]) continue;
+      if (enhanced_targets_[w]) {
+        // A target whose barriers are enhanced goes back by layout: nothing of the last frame
+        // is pending (it completed), so no earlier sync or access is named.
+        if (target_layouts_[w] != D3D12_BARRIER_LAYOUT_RENDER_TARGET)
+          layouts.push_back({D3D12_BARRIER_SYNC_NONE,
+                             D3D12_BARRIER_SYNC_RENDER_TARGET,
+                             D3D12_BARRIER_ACCESS_NO_ACCESS,
+                             D3D12_BARRIER_ACCESS_RENDER_TARGET,
+                             target_layouts_[w],
+                             D3D12_BARRIER_LAYOUT_RENDER_TARGET,
+                             gpu_.targets[w].get(),
+                             {0xFFFFFFFFu, 0, 0, 0, 0, 0},
+                             D3D12_TEXTURE_BARRIER_FLAG_NONE});
+      } else if (target_states_[w] != D3D12_RESOURCE_STATE_RENDER_TARGET) {
         targets.push_back(transition(gpu_.targets[w].get(), target_states_[w],
                                      D3D12_RESOURCE_STATE_RENDER_TARGET));
+      }
+    }
     if (!targets.empty())
       prepare->ResourceBarrier(static_cast<UINT>(targets.size()), targets.data());
+    if (!layouts.empty()) {
+      D3D12_BARRIER_GROUP group{};
+      group.Type = D3D12_BARRIER_TYPE_TEXTURE;
+      group.NumBarriers = static_cast<UINT32>(layouts.size());
+      group.pTextureBarriers = layouts.data();
+      q.prepare7->Barrier(1, &group);
+    }
     GPUOVERLAP_HR(prepare->Close(), "ID3D12GraphicsCommandList::Close");
   }
   for (std::size_t i = 0; i < plan_.segments.size(); ++i) {
@@ -195,8 +290,11 @@ Status ScenarioDevice::record_frame(std::uint32_t frame) {
                                2 * w * sizeof(std::uint64_t));
     GPUOVERLAP_HR(list->Close(), "ID3D12GraphicsCommandList::Close");
   }
-  for (std::size_t w = 0; w < gpu_.targets.size(); ++w)
-    if (gpu_.targets[w]) target_states_[w] = final_target_states_[w];
+  for (std::size_t w = 0; w < gpu_.targets.size(); ++w) {
+    if (!gpu_.targets[w]) continue;
+    target_states_[w] = final_target_states_[w];
+    target_layouts_[w] = plan_.barriers.final_layouts[w];
+  }
   return ok_status();
 }
 

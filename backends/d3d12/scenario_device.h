@@ -10,7 +10,9 @@
 //   cross-queue fence   an ID3D12Fence per producer another queue waits for (value = frame);
 //   frame completion    an ID3D12Fence per queue, signalled after its last submission;
 //   barriers            the frame plan's D3D12 barriers as they are (legacy TRANSITION and UAV,
-//                       split BEGIN_ONLY/END_ONLY pairs), with the producer's resource filled in;
+//                       split BEGIN_ONLY/END_ONLY pairs, enhanced barriers through
+//                       ID3D12GraphicsCommandList7 where D3D12_OPTIONS12 has them), with the
+//                       producer's resource filled in;
 //   stamps, counters    CUSTOM-heap buffers (MEMORY_POOL_L0, WRITE_COMBINE for uncached,
 //                       WRITE_BACK for cached), persistently mapped;
 //   timestamps          a TIMESTAMP query heap resolved into a READBACK buffer per submission,
@@ -91,10 +93,11 @@ class WaitEvent {
 struct QueueState {
   ComPtr<ID3D12CommandQueue> queue;
   D3D12_COMMAND_LIST_TYPE type = D3D12_COMMAND_LIST_TYPE_DIRECT;
-  ComPtr<ID3D12CommandAllocator> allocator;   // the frame's lists; reset once a frame completed
-  ComPtr<ID3D12GraphicsCommandList> prepare;  // zeroes counters, resets targets; before the gate
-  ComPtr<ID3D12Fence> done;                   // frame f complete when value >= f
-  std::vector<std::size_t> workloads;         // in recording order
+  ComPtr<ID3D12CommandAllocator> allocator;     // the frame's lists; reset once a frame completed
+  ComPtr<ID3D12GraphicsCommandList> prepare;    // zeroes counters, resets targets; before the gate
+  ComPtr<ID3D12Fence> done;                     // frame f complete when value >= f
+  ComPtr<ID3D12GraphicsCommandList7> prepare7;  // the same list, where enhanced barriers are used
+  std::vector<std::size_t> workloads;           // in recording order
 };
 
 // A preemption scenario's stream: a ring of command lists on one queue.
@@ -114,6 +117,8 @@ struct DeviceObjects {
   ComPtr<ID3D12Fence> gate;
   std::vector<ComPtr<ID3D12Fence>> fences;  // per workload; only where another queue waits
   std::vector<ComPtr<ID3D12GraphicsCommandList>> segment_lists;  // per plan segment
+  // The same lists as ID3D12GraphicsCommandList7, only where the plan has enhanced barriers.
+  std::vector<ComPtr<ID3D12GraphicsCommandList7>> segment_lists7;
   ComPtr<ID3D12Resource> stamps, counters, zeros, input, dummy_output, dummy_target;
   std::vector<ComPtr<ID3D12Resource>> outputs;  // per workload; empty for graphics
   std::vector<ComPtr<ID3D12Resource>> targets;  // per workload; empty for compute
@@ -197,6 +202,8 @@ class ScenarioDevice final : public ScenarioBackend {
                        std::uint32_t frame, bool timestamps);
   void record_dependency_barriers(ID3D12GraphicsCommandList* list, std::size_t segment,
                                   std::size_t dependency, Placement placement) const;
+  void record_enhanced_barriers(std::size_t segment, const std::vector<EnhancedBarrier>& barriers,
+                                ID3D12Resource* resource) const;
   // Copies zeros over the counters of `workloads`, after everything earlier on the queue.
   void record_counter_reset(ID3D12GraphicsCommandList* list,
                             const std::vector<std::size_t>& workloads) const;
@@ -222,9 +229,12 @@ class ScenarioDevice final : public ScenarioBackend {
   std::vector<std::size_t> segment_of_;                     // per workload: its plan segment
   std::vector<D3D12_RESOURCE_STATES> target_states_;        // per workload: where its target is now
   std::vector<D3D12_RESOURCE_STATES> final_target_states_;  // per workload: where a frame ends
+  std::vector<bool> enhanced_targets_;  // per workload: its target is moved by enhanced barriers
+  std::vector<D3D12_BARRIER_LAYOUT> target_layouts_;  // per workload, for enhanced targets
   WaitEvent fence_event_;
   UINT64 timestamp_frequency_ = 0;
   bool calibration_works_ = false;
+  bool uses_enhanced_barriers_ = false;  // the plan has some (check_barriers)
 
   background::VariantSlot<background::PipelineHandle> compute_variants_;
   std::unique_ptr<background::BackgroundSession> background_;
