@@ -40,15 +40,38 @@ enum ExitStatus : int {
   kExitOk = 0,
   kExitFailed = 1,       // it ran and found a problem: a regression, a failed frame or check
   kExitBadInput = 2,     // command line, scenario file, results or output folder unusable
-  kExitEnvironment = 3,  // no Vulkan driver or device, or the results could not be written
+  kExitEnvironment = 3,  // no GPU driver or device, or the results could not be written
   kExitInterrupted = 130,
 };
+
+// The help texts that name the GPU API this build runs on.
+#if defined(_WIN32)
+#define GPUOVERLAP_API_NAME "D3D12"
+constexpr const char* kValidationHelp =
+    "Enable the D3D12 debug layer (D3D12GetDebugInterface; its messages go to the debugger "
+    "output)";
+constexpr const char* kSyncValidationHelp =
+    "Vulkan's synchronization validation: not in the D3D12 build (refused)";
+constexpr const char* kShaderClockHelp =
+    "Do not read a shader clock with the stamps (D3D12 shader model 5.x has none: clk_* columns "
+    "stay empty either way)";
+#else
+#define GPUOVERLAP_API_NAME "Vulkan"
+constexpr const char* kValidationHelp =
+    "Enable VK_LAYER_KHRONOS_validation; any validation error fails the run";
+constexpr const char* kSyncValidationHelp =
+    "Also enable its synchronization validation (implies --validation): every missing or too "
+    "weak barrier is reported as a SYNC-HAZARD error and fails the run";
+constexpr const char* kShaderClockHelp =
+    "Do not read VK_KHR_shader_clock with the stamps (clk_* columns stay empty)";
+#endif
 
 constexpr const char* kExitStatusHelp =
     "Exit status: 0 ok; 1 it ran and found a problem (a regression, a failed frame or check); 2 "
     "bad input (command line, scenario file, results or output folder), nothing ran; 3 the "
-    "environment failed (no Vulkan driver or device, results not writable); 130 interrupted "
-    "(SIGINT, SIGTERM or SIGHUP; what was measured is written).";
+    "environment failed (no " GPUOVERLAP_API_NAME
+    " driver or device, results not writable); 130 interrupted (SIGINT, SIGTERM or SIGHUP; what "
+    "was measured is written).";
 
 // One line on stderr (control characters escaped: it may quote a file's content).
 int fail(const std::string& reason, ExitStatus status) {
@@ -612,13 +635,9 @@ int main(int argc, char** argv) {
       "--no-timestamps", run_args.no_timestamps,
       "Record no timestamp queries (poll clock only): an end-of-workload timestamp waits for all "
       "earlier work on its queue and can serialise dispatches that would overlap");
-  run->add_flag("--validation", run_args.validation,
-                "Enable VK_LAYER_KHRONOS_validation; any validation error fails the run");
-  run->add_flag("--sync-validation", run_args.sync_validation,
-                "Also enable its synchronization validation (implies --validation): every "
-                "missing or too weak barrier is reported as a SYNC-HAZARD error and fails the run");
-  run->add_flag("--no-shader-clock", run_args.no_shader_clock,
-                "Do not read VK_KHR_shader_clock with the stamps (clk_* columns stay empty)");
+  run->add_flag("--validation", run_args.validation, kValidationHelp);
+  run->add_flag("--sync-validation", run_args.sync_validation, kSyncValidationHelp);
+  run->add_flag("--no-shader-clock", run_args.no_shader_clock, kShaderClockHelp);
   run->add_option("--stamp-memory", run_args.stamp_memory,
                   "Stamp memory: uncached (default; host-visible, coherent, write-combined) or "
                   "cached (host-cached, coherent: the CPU spins in its cache)")

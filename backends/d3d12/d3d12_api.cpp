@@ -121,10 +121,12 @@ void probe_device(ID3D12Device* device, DeviceFacts& facts, nlohmann::json& supp
 // it is created, and a scenario's objects are freed with it).
 class D3D12Device final : public DeviceBackend {
  public:
-  D3D12Device(IDXGIAdapter1* adapter, std::size_t index, nlohmann::json description)
+  D3D12Device(IDXGIAdapter1* adapter, std::size_t index, nlohmann::json description,
+              bool debug_layer)
       : adapter_(ComPtr<IDXGIAdapter1>::retain(adapter)),
         index_(index),
-        description_(std::move(description)) {}
+        description_(std::move(description)),
+        debug_layer_(debug_layer) {}
   Result<std::unique_ptr<ScenarioBackend>> open_scenario(const Scenario& scenario,
                                                          const RunSettings& settings) override {
     auto device = std::make_unique<ScenarioDevice>(adapter_.get(), scenario, settings);
@@ -145,7 +147,12 @@ class D3D12Device final : public DeviceBackend {
     timeline.meta["device"] = description_;
     timeline.meta["device"]["index"] = index_;
     timeline.meta["validation"] = {
-        {"enabled", false}, {"synchronization", false}, {"errors", 0}, {"sync_hazards", 0}};
+        {"enabled", debug_layer_}, {"synchronization", false}, {"errors", 0}, {"sync_hazards", 0}};
+    // The debug layer reports to the debugger's output; its messages are not counted yet.
+    if (debug_layer_)
+      timeline.meta["validation"]["note"] =
+          "the D3D12 debug layer is on; its messages go to the debugger output and are not "
+          "counted";
   }
   bool abandoned_device() const override { return abandoned_device_; }
 
@@ -153,28 +160,35 @@ class D3D12Device final : public DeviceBackend {
   ComPtr<IDXGIAdapter1> adapter_;
   std::size_t index_;
   nlohmann::json description_;
+  bool debug_layer_;
   bool abandoned_device_ = false;
 };
 
 class D3D12Api final : public GpuApi {
  public:
-  D3D12Api(std::vector<DeviceFacts> devices, std::vector<ComPtr<IDXGIAdapter1>> adapters)
-      : devices_(std::move(devices)), adapters_(std::move(adapters)) {}
+  D3D12Api(std::vector<DeviceFacts> devices, std::vector<ComPtr<IDXGIAdapter1>> adapters,
+           bool debug_layer)
+      : devices_(std::move(devices)), adapters_(std::move(adapters)), debug_layer_(debug_layer) {}
   std::string name() const override { return "D3D12"; }
   const std::vector<DeviceFacts>& devices() const override { return devices_; }
   std::unique_ptr<ScenarioExecutor> executor(std::size_t index) override {
     return std::make_unique<DeviceExecutor>(std::make_unique<D3D12Device>(
-        adapters_.at(index).get(), index, devices_.at(index).description));
+        adapters_.at(index).get(), index, devices_.at(index).description, debug_layer_));
   }
 
  private:
   std::vector<DeviceFacts> devices_;
   std::vector<ComPtr<IDXGIAdapter1>> adapters_;  // per device
+  bool debug_layer_;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<GpuApi>> open_d3d12(const GpuApiOptions& options) {
+  if (options.synchronization_validation)
+    return make_error(
+        "--sync-validation is Vulkan's synchronization validation; the D3D12 build has none "
+        "(--validation enables the D3D12 debug layer)");
   if (options.validation) {
     ComPtr<ID3D12Debug> debug;
     const HRESULT result = D3D12GetDebugInterface(__uuidof(ID3D12Debug), debug.receive_void());
@@ -238,7 +252,7 @@ Result<std::unique_ptr<GpuApi>> open_d3d12(const GpuApiOptions& options) {
     adapters.push_back(std::move(adapter));
   }
   return std::unique_ptr<GpuApi>(
-      std::make_unique<D3D12Api>(std::move(devices), std::move(adapters)));
+      std::make_unique<D3D12Api>(std::move(devices), std::move(adapters), options.validation));
 }
 
 }  // namespace gpuoverlap::d3d12

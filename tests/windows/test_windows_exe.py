@@ -230,6 +230,18 @@ def test_background_work_is_refused_where_d3dcompile_cannot_compile_the_variants
     assert reason in run['failure']['message']
 
 
+def test_validation_is_the_debug_layer_and_wine_has_none(tmp_path):
+    layer = windows('run', 'default', '--validation', '--frames', '2', '--out',
+                    windows_path(tmp_path / 'a'))
+    assert layer.returncode == 3
+    assert ('the D3D12 debug layer (--validation): D3D12GetDebugInterface failed: '
+            'DXGI_ERROR_SDK_COMPONENT_MISSING') in layer.stderr
+    sync = windows('run', 'default', '--sync-validation', '--frames', '2', '--out',
+                   windows_path(tmp_path / 'b'))
+    assert sync.returncode == 3
+    assert "--sync-validation is Vulkan's synchronization validation" in sync.stderr
+
+
 def test_a_preemption_preset_runs_on_d3d12(tmp_path):
     out = tmp_path / 'out'
     result = windows('run', PREEMPTION_PRESET, '--duration-ms', '200', '--target-ms', '10',
