@@ -25,6 +25,7 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -99,6 +100,11 @@ Result<std::vector<WorkloadFrameRecord>> records_from_json(const nlohmann::json&
 // the parent's. Contract for the merge: timeline.preemption is set.
 nlohmann::json load_process_result(const ScenarioTimeline& timeline);
 Status merge_load_process(ScenarioTimeline& timeline, const nlohmann::json& result);
+
+// The protocol's reading side, the same on every platform: drops complete lines of `buffer`
+// until one starts with "<tag> " and returns its JSON; an Error for a "failed <reason>" line or
+// malformed JSON; nullopt when no complete line with the tag is left (the rest stays).
+std::optional<Result<nlohmann::json>> take_tagged_line(std::string& buffer, std::string_view tag);
 
 // This process's executable (/proc/self/exe), for starting the child.
 Result<std::string> current_executable();

@@ -112,4 +112,29 @@ Status merge_load_process(ScenarioTimeline& timeline, const nlohmann::json& resu
   return ok_status();
 }
 
+std::optional<Result<nlohmann::json>> take_tagged_line(std::string& buffer, std::string_view tag) {
+  const std::string prefix = std::string(tag) + " ";
+  for (std::size_t newline; (newline = buffer.find('\n')) != std::string::npos;) {
+    std::string line = buffer.substr(0, newline);
+    buffer.erase(0, newline + 1);
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // a Windows console's line end
+    if (line.rfind("failed ", 0) == 0) {
+      std::string reason = line.substr(7);
+      try {
+        reason = nlohmann::json::parse(reason).get<std::string>();
+      } catch (const nlohmann::json::exception&) {
+      }
+      return Result<nlohmann::json>(make_error("the load process failed: " + reason));
+    }
+    if (line.rfind(prefix, 0) != 0) continue;
+    try {
+      return Result<nlohmann::json>(nlohmann::json::parse(line.substr(prefix.size())));
+    } catch (const nlohmann::json::exception& e) {
+      return Result<nlohmann::json>(make_error("the load process sent a malformed '" +
+                                               std::string(tag) + "' line: " + e.what()));
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace gpuoverlap::preemption

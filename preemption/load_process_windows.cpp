@@ -146,28 +146,8 @@ LoadProcess::~LoadProcess() {
 
 Result<nlohmann::json> LoadProcess::wait_for(std::string_view tag, std::int64_t deadline_ns,
                                              const std::function<bool()>& cancel) {
-  const std::string prefix = std::string(tag) + " ";
   for (;;) {
-    for (std::size_t newline; (newline = buffer_.find('\n')) != std::string::npos;) {
-      std::string line = buffer_.substr(0, newline);
-      buffer_.erase(0, newline + 1);
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.rfind("failed ", 0) == 0) {
-        std::string reason = line.substr(7);
-        try {
-          reason = nlohmann::json::parse(reason).get<std::string>();
-        } catch (const nlohmann::json::exception&) {
-        }
-        return make_error("the load process failed: " + reason);
-      }
-      if (line.rfind(prefix, 0) != 0) continue;
-      try {
-        return nlohmann::json::parse(line.substr(prefix.size()));
-      } catch (const nlohmann::json::exception& e) {
-        return make_error("the load process sent a malformed '" + std::string(tag) +
-                          "' line: " + e.what());
-      }
-    }
+    if (auto line = take_tagged_line(buffer_, tag)) return *line;
     const std::int64_t remaining_ms = (deadline_ns - monotonic_raw_ns()) / 1'000'000;
     if (remaining_ms <= 0)
       return make_error("the load process did not send '" + std::string(tag) + "' in time");

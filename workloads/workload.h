@@ -31,4 +31,36 @@ inline constexpr std::uint32_t thread_count(std::uint32_t groups) {
   return groups * kThreadsPerGroupUnit;
 }
 
+// perlin.hlsl's Params, word for word: what every backend hands the shaders (Vulkan push
+// constants, D3D12 root constants at b0).
+struct PerlinParams {
+  std::uint32_t frame;         // written into the stamps; never 0
+  std::uint32_t slot;          // the workload's stamp slot
+  std::uint32_t thread_count;  // threads (compute) or pixels (graphics) that count as finished
+  std::uint32_t iterations;
+  std::uint32_t width;      // graphics: the render target's width, to number pixels
+  std::uint32_t stamping;   // 0: no counters, no stamps
+  std::uint32_t producers;  // bits 0-3 producer buffers bound, bits 4-7 producer render targets
+};
+static_assert(sizeof(PerlinParams) == 7 * sizeof(std::uint32_t), "perlin.hlsl's Params");
+
+// A frame workload of `groups` x 1024 threads at `frame` (one draw covers its target).
+inline constexpr PerlinParams frame_params(std::uint32_t slot, std::uint32_t groups,
+                                           std::uint32_t iterations, std::uint32_t frame,
+                                           bool stamping, std::uint32_t producers) {
+  return {frame,    slot, thread_count(groups), iterations, kRenderTargetWidth, stamping ? 1u : 0u,
+          producers};
+}
+
+// A preemption stream's part, stamped with the submission's sequence and reading no
+// producers: `draws` draws of `rows` x 1024 pixels (graphics; every draw's pixels count
+// before the part is finished), or a dispatch of `groups` x 1024 threads when draws is 0.
+inline constexpr PerlinParams stream_params(std::uint32_t slot, std::uint32_t draws,
+                                            std::uint32_t rows, std::uint32_t groups,
+                                            std::uint32_t iterations, std::uint32_t sequence) {
+  const std::uint32_t threads =
+      draws > 0 ? kRenderTargetWidth * rows * draws : thread_count(groups);
+  return {sequence, slot, threads, iterations, kRenderTargetWidth, 1u, 0u};
+}
+
 }  // namespace gpuoverlap

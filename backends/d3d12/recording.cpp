@@ -191,13 +191,9 @@ void ScenarioDevice::record_workload(ID3D12GraphicsCommandList* list, std::size_
       record_dependency_barriers(list, segment, i, Placement::before_consumer);
   if (timestamps)
     list->EndQuery(gpu_.queries.get(), D3D12_QUERY_TYPE_TIMESTAMP, static_cast<UINT>(2 * w));
-  const RootConstants constants{frame,
-                                static_cast<std::uint32_t>(w),
-                                thread_count(spec.groups),
-                                spec.iterations,
-                                kRenderTargetWidth,
-                                settings_.stamping ? 1u : 0u,
-                                producers_[w]};
+  const RootConstants constants =
+      frame_params(static_cast<std::uint32_t>(w), spec.groups, spec.iterations, frame,
+                   settings_.stamping, producers_[w]);
   record_perlin(list, w, constants, 1);
   if (timestamps)
     list->EndQuery(gpu_.queries.get(), D3D12_QUERY_TYPE_TIMESTAMP, static_cast<UINT>(2 * w + 1));

@@ -17,18 +17,6 @@ namespace gpuoverlap::d3d12 {
 
 namespace {
 
-INT priority_value(QueuePriority priority) {
-  switch (priority) {
-    case QueuePriority::normal:
-      return D3D12_COMMAND_QUEUE_PRIORITY_NORMAL;
-    case QueuePriority::high:
-      return D3D12_COMMAND_QUEUE_PRIORITY_HIGH;
-    case QueuePriority::realtime:
-      return D3D12_COMMAND_QUEUE_PRIORITY_GLOBAL_REALTIME;
-  }
-  return D3D12_COMMAND_QUEUE_PRIORITY_NORMAL;
-}
-
 const char* priority_name(QueuePriority priority) {
   switch (priority) {
     case QueuePriority::normal:
@@ -67,11 +55,6 @@ D3D12_MEASUREMENTS_ACTION to_d3d12(background::MeasurementsAction action) {
       return D3D12_MEASUREMENTS_ACTION_DISCARD_PREVIOUS;
   }
   return D3D12_MEASUREMENTS_ACTION_KEEP_ALL;
-}
-
-D3D12_COMMAND_LIST_TYPE list_type(QueueType type) {
-  return type == QueueType::compute ? D3D12_COMMAND_LIST_TYPE_COMPUTE
-                                    : D3D12_COMMAND_LIST_TYPE_DIRECT;
 }
 
 }  // namespace
@@ -142,8 +125,8 @@ Status ScenarioDevice::create_queues() {
     std::optional<Error> refusal;
     for (std::size_t q = 0; q < count && !refusal; ++q) {
       D3D12_COMMAND_QUEUE_DESC desc{};
-      desc.Type = list_type(scenario_.queues[q].type);
-      desc.Priority = priority_value(priorities.family_priority[q]);
+      desc.Type = to_d3d12(scenario_.queues[q].type);
+      desc.Priority = to_d3d12(priorities.family_priority[q]);
       gpu_.queues[q].type = desc.Type;
       const HRESULT result = gpu_.device->CreateCommandQueue(&desc, __uuidof(ID3D12CommandQueue),
                                                              gpu_.queues[q].queue.receive_void());

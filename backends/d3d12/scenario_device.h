@@ -51,16 +51,7 @@ constexpr std::uint32_t kCalibrationSamples = 8;
 // Deadline of one-time setup work (the input's upload): not a frame, so not --timeout-ms.
 constexpr std::int64_t kSetupTimeoutNs = 30'000'000'000;
 
-// perlin.hlsl's Params, as root constants at b0.
-struct RootConstants {
-  std::uint32_t frame;
-  std::uint32_t slot;
-  std::uint32_t thread_count;
-  std::uint32_t iterations;
-  std::uint32_t width;
-  std::uint32_t stamping;
-  std::uint32_t producers;  // bits 0-3 producer buffers bound, bits 4-7 producer render targets
-};
+using RootConstants = PerlinParams;  // workloads/workload.h, at b0
 
 // The root signature's parameters, in order (perlin.hlsl's registers under GPUOVERLAP_D3D12).
 enum RootParameter : UINT {

@@ -93,16 +93,9 @@ Status ScenarioDevice::record_stream(const StreamSubmission& s) {
     const UINT query = first + static_cast<UINT>(part.part) * 2;
     if (streams_.timestamps)
       list->EndQuery(gpu_.stream_queries.get(), D3D12_QUERY_TYPE_TIMESTAMP, query);
-    const bool graphics = part.size.draws > 0;
-    const std::uint32_t threads = graphics ? kRenderTargetWidth * part.size.rows * part.size.draws
-                                           : thread_count(part.size.groups);
-    const RootConstants constants{s.sequence,
-                                  static_cast<std::uint32_t>(part.workload),
-                                  threads,
-                                  part.size.iterations,
-                                  kRenderTargetWidth,
-                                  1u,
-                                  0u};
+    const RootConstants constants =
+        stream_params(static_cast<std::uint32_t>(part.workload), part.size.draws, part.size.rows,
+                      part.size.groups, part.size.iterations, s.sequence);
     record_perlin(list, part.workload, constants, part.size.draws);
     if (streams_.timestamps)
       list->EndQuery(gpu_.stream_queries.get(), D3D12_QUERY_TYPE_TIMESTAMP, query + 1);

@@ -158,13 +158,8 @@ void ScenarioDevice::record_workload(VkCommandBuffer cmd, std::size_t w, std::ui
   if (timestamps)
     vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, queries_,
                          static_cast<std::uint32_t>(2 * w));
-  const PushConstants pc{frame,
-                         static_cast<std::uint32_t>(w),
-                         thread_count(spec.groups),
-                         spec.iterations,
-                         kRenderTargetWidth,
-                         settings_.stamping ? 1u : 0u,
-                         producers_[w]};
+  const PushConstants pc = frame_params(static_cast<std::uint32_t>(w), spec.groups, spec.iterations,
+                                        frame, settings_.stamping, producers_[w]);
   record_perlin(cmd, w, pc, 1);
   if (timestamps)
     vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_BOTTOM_OF_PIPE_BIT, queries_,

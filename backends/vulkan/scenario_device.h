@@ -44,15 +44,7 @@ constexpr std::uint32_t kPingPongGaveUp = 0xFFFFFFFEu;
 constexpr std::uint32_t kPingPongMaxSpinsGpu = 1u << 25;
 constexpr std::uint32_t kPingPongMaxSpinsCpu = 0xFFFFFFF0u;
 
-struct PushConstants {
-  std::uint32_t frame;
-  std::uint32_t slot;
-  std::uint32_t thread_count;
-  std::uint32_t iterations;
-  std::uint32_t width;
-  std::uint32_t stamping;
-  std::uint32_t producers;  // bits 0-3 producer buffers bound, bits 4-7 producer render targets
-};
+using PushConstants = PerlinParams;  // workloads/workload.h
 
 // "DEVICE_LOCAL|HOST_VISIBLE|...": a memory type's flags, for meta.json and messages.
 std::string memory_flags_text(VkMemoryPropertyFlags flags);

@@ -102,12 +102,8 @@ void ScenarioDevice::record_stream_part(VkCommandBuffer cmd, std::size_t w, std:
                                         const preemption::LoadSize& size, std::uint32_t query) {
   if (streams_.timestamps)
     vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, stream_queries_, query);
-  const bool graphics = size.draws > 0;
-  const std::uint32_t threads =
-      graphics ? kRenderTargetWidth * size.rows * size.draws : thread_count(size.groups);
-  const PushConstants pc{
-      sequence, static_cast<std::uint32_t>(w), threads, size.iterations, kRenderTargetWidth, 1u,
-      0u};
+  const PushConstants pc = stream_params(static_cast<std::uint32_t>(w), size.draws, size.rows,
+                                         size.groups, size.iterations, sequence);
   record_perlin(cmd, w, pc, size.draws);
   if (streams_.timestamps)
     vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_BOTTOM_OF_PIPE_BIT, stream_queries_, query + 1);

@@ -28,6 +28,31 @@ Result<std::vector<Scenario>> parse(const std::string& body) {
   return parse_preemption("name = \"p\"\n[preemption]\n" + body, "test.toml");
 }
 
+TEST(LoadProcessProtocol, TaggedLinesAreTakenInOrderWhateverTheLineEnd) {
+  std::string buffer = "noise\nloading {\"threads\":3}\r\nresult {\"a\"";
+  auto loading = take_tagged_line(buffer, "loading");
+  ASSERT_TRUE(loading.has_value());
+  ASSERT_TRUE(loading->ok()) << loading->error().message;
+  EXPECT_EQ(loading->value().at("threads"), 3);
+  // An incomplete line stays for the next read.
+  EXPECT_FALSE(take_tagged_line(buffer, "result").has_value());
+  EXPECT_EQ(buffer, "result {\"a\"");
+  buffer += ":1}\n";
+  auto result = take_tagged_line(buffer, "result");
+  ASSERT_TRUE(result && result->ok());
+  EXPECT_EQ(result->value().at("a"), 1);
+  EXPECT_TRUE(buffer.empty());
+
+  std::string failed = "failed \"no device\"\n";
+  auto refusal = take_tagged_line(failed, "loading");
+  ASSERT_TRUE(refusal && !refusal->ok());
+  EXPECT_EQ(refusal->error().message, "the load process failed: no device");
+  std::string malformed = "loading {oops\n";
+  auto bad = take_tagged_line(malformed, "loading");
+  ASSERT_TRUE(bad && !bad->ok());
+  EXPECT_NE(bad->error().message.find("malformed 'loading' line"), std::string::npos);
+}
+
 TEST(PreemptionParse, OneConfigurationWithDefaultsAndExplicitSizes) {
   auto s = parse("load = \"slow-shader\"\npriority = \"high\"\niterations = 5000\n");
   ASSERT_TRUE(s) << s.error().message;
