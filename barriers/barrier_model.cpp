@@ -73,4 +73,16 @@ std::string describe(const D3D12Barrier& barrier) {
          barrier_layout_name(t.LayoutAfter);
 }
 
+D3D12_RESOURCE_BARRIER legacy_transition(D3D12_RESOURCE_STATES before, D3D12_RESOURCE_STATES after,
+                                         D3D12_RESOURCE_BARRIER_FLAGS flags) {
+  D3D12_RESOURCE_BARRIER b{};
+  b.Type = D3D12_RESOURCE_BARRIER_TYPE_TRANSITION;
+  b.Flags = flags;
+  b.Transition.pResource = nullptr;
+  b.Transition.Subresource = D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES;
+  b.Transition.StateBefore = before;
+  b.Transition.StateAfter = after;
+  return b;
+}
+
 }  // namespace gpuoverlap

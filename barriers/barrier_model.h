@@ -89,6 +89,12 @@ using D3D12Barrier = std::variant<D3D12_RESOURCE_BARRIER, EnhancedBarrier>;
 
 std::string describe(const D3D12Barrier& barrier);  // e.g. "TRANSITION unordered_access -> ..."
 
+// A TRANSITION of every subresource, its resource left null (the dependency's producer output
+// is filled in by the backend that records it).
+D3D12_RESOURCE_BARRIER legacy_transition(
+    D3D12_RESOURCE_STATES before, D3D12_RESOURCE_STATES after,
+    D3D12_RESOURCE_BARRIER_FLAGS flags = D3D12_RESOURCE_BARRIER_FLAG_NONE);
+
 struct LegacyTransition {
   D3D12_RESOURCE_STATES before;
   D3D12_RESOURCE_STATES after;

@@ -66,18 +66,6 @@ bool layout_readable(D3D12_BARRIER_LAYOUT layout) {
   }
 }
 
-D3D12_RESOURCE_BARRIER transition(D3D12_RESOURCE_STATES before, D3D12_RESOURCE_STATES after,
-                                  D3D12_RESOURCE_BARRIER_FLAGS flags) {
-  D3D12_RESOURCE_BARRIER b{};
-  b.Type = D3D12_RESOURCE_BARRIER_TYPE_TRANSITION;
-  b.Flags = flags;
-  b.Transition.pResource = nullptr;
-  b.Transition.Subresource = D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES;
-  b.Transition.StateBefore = before;
-  b.Transition.StateAfter = after;
-  return b;
-}
-
 struct EnhancedFields {
   D3D12_BARRIER_TYPE type;
   D3D12_BARRIER_SYNC sync_before, sync_after;
@@ -239,12 +227,15 @@ class Planner {
     }
     add_findings(check_legacy_transition(before, after, out.barrier_queue_type, r.kind));
     if (is_split(q.kind) && !out.cross_queue) {
-      out.barriers.push_back({Placement::after_producer,
-                              transition(before, after, D3D12_RESOURCE_BARRIER_FLAG_BEGIN_ONLY)});
-      out.barriers.push_back({Placement::before_consumer,
-                              transition(before, after, D3D12_RESOURCE_BARRIER_FLAG_END_ONLY)});
+      out.barriers.push_back(
+          {Placement::after_producer,
+           legacy_transition(before, after, D3D12_RESOURCE_BARRIER_FLAG_BEGIN_ONLY)});
+      out.barriers.push_back(
+          {Placement::before_consumer,
+           legacy_transition(before, after, D3D12_RESOURCE_BARRIER_FLAG_END_ONLY)});
     } else {
-      out.barriers.push_back({at, transition(before, after, D3D12_RESOURCE_BARRIER_FLAG_NONE)});
+      out.barriers.push_back(
+          {at, legacy_transition(before, after, D3D12_RESOURCE_BARRIER_FLAG_NONE)});
     }
     r.state = after;
     if (r.kind == ResourceKind::texture) r.layout = layout_for_legacy_state(after);
