@@ -25,12 +25,13 @@ constexpr std::int64_t kLoadProcessReadyNs = 600'000'000'000;
 Status check_planned(const Scenario& scenario) {
   if (!scenario.plan)
     return make_error("scenario '" + scenario.name + "' was not validated (no frame plan)");
-  if (scenario.plan->execution_order.size() != scenario.workloads.size())
-    return make_error("scenario '" + scenario.name +
-                      "' changed after validation: its frame plan is for another shape");
+  // A plan with rule errors may stop short of every workload: its errors are the reason.
   if (scenario.plan->has_errors())
     return make_error("scenario '" + scenario.name +
                       "' breaks a barrier rule (`gpuoverlap validate` says which)");
+  if (scenario.plan->execution_order.size() != scenario.workloads.size())
+    return make_error("scenario '" + scenario.name +
+                      "' changed after validation: its frame plan is for another shape");
   return ok_status();
 }
 
