@@ -31,6 +31,13 @@ inline constexpr std::uint32_t thread_count(std::uint32_t groups) {
   return groups * kThreadsPerGroupUnit;
 }
 
+// What perlin.hlsl is written for, the same on every backend: the bytes of a workload's stamp
+// (and counter) slot the shaders use, the producer outputs a consumer can read per resource
+// kind, and the input buffer's float4 elements.
+inline constexpr std::uint32_t kSlotBytes = 64;
+inline constexpr std::uint32_t kMaxProducerBindings = 4;
+inline constexpr std::uint32_t kInputElements = 65536;
+
 // perlin.hlsl's Params, word for word: what every backend hands the shaders (Vulkan push
 // constants, D3D12 root constants at b0).
 struct PerlinParams {

@@ -207,26 +207,26 @@ void ScenarioDevice::record_counter_reset(ID3D12GraphicsCommandList* list,
                            kSlotBytes);
 }
 
+// Per render target, once when the scenario opens: whether enhanced barriers move it (tracked
+// by layout) or legacy ones (by state), and the state a frame leaves it in (the last
+// transition the plan records for it).
+void ScenarioDevice::plan_target_tracking() {
+  const std::size_t count = scenario_.workloads.size();
+  enhanced_targets_.assign(count, false);
+  target_layouts_.assign(count, D3D12_BARRIER_LAYOUT_RENDER_TARGET);
+  final_target_states_.assign(count, D3D12_RESOURCE_STATE_RENDER_TARGET);
+  for (const DependencyPlan& d : plan_.barriers.dependencies) {
+    if (d.resource != ResourceKind::texture) continue;
+    if (is_enhanced(d.kind)) enhanced_targets_[d.producer] = true;
+    for (const PlacedBarrier& placed : d.barriers)
+      if (const auto* legacy = std::get_if<D3D12_RESOURCE_BARRIER>(&placed.barrier);
+          legacy && legacy->Type == D3D12_RESOURCE_BARRIER_TYPE_TRANSITION &&
+          legacy->Flags != D3D12_RESOURCE_BARRIER_FLAG_BEGIN_ONLY)
+        final_target_states_[d.producer] = legacy->Transition.StateAfter;
+  }
+}
+
 Status ScenarioDevice::record_frame(std::uint32_t frame) {
-  if (enhanced_targets_.empty()) {
-    // Targets some enhanced barrier moves are tracked by layout, the others by legacy state.
-    enhanced_targets_.assign(scenario_.workloads.size(), false);
-    target_layouts_.assign(scenario_.workloads.size(), D3D12_BARRIER_LAYOUT_RENDER_TARGET);
-    for (const DependencyPlan& d : plan_.barriers.dependencies)
-      if (d.resource == ResourceKind::texture && is_enhanced(d.kind))
-        enhanced_targets_[d.producer] = true;
-  }
-  if (final_target_states_.empty()) {
-    // Where each render target ends a frame: the last transition the plan records for it.
-    final_target_states_.assign(scenario_.workloads.size(), D3D12_RESOURCE_STATE_RENDER_TARGET);
-    for (const DependencyPlan& d : plan_.barriers.dependencies)
-      for (const PlacedBarrier& placed : d.barriers)
-        if (const auto* legacy = std::get_if<D3D12_RESOURCE_BARRIER>(&placed.barrier);
-            legacy && d.resource == ResourceKind::texture &&
-            legacy->Type == D3D12_RESOURCE_BARRIER_TYPE_TRANSITION &&
-            legacy->Flags != D3D12_RESOURCE_BARRIER_FLAG_BEGIN_ONLY)
-          final_target_states_[d.producer] = legacy->Transition.StateAfter;
-  }
   for (QueueState& q : gpu_.queues) {
     GPUOVERLAP_HR(q.allocator->Reset(), "ID3D12CommandAllocator::Reset");
     ID3D12GraphicsCommandList* prepare = q.prepare.get();

@@ -44,9 +44,6 @@ namespace gpuoverlap::d3d12 {
 // own slot, and 256 bytes satisfies every runtime's alignment of a root descriptor's address
 // (vkd3d turns them into Vulkan buffer views, which have an offset alignment of their own).
 constexpr UINT64 kSlotStrideBytes = 256;
-constexpr UINT64 kSlotBytes = 64;         // what the shaders use of a slot
-constexpr UINT kMaxProducerBindings = 4;  // per resource kind, matches perlin.hlsl
-constexpr UINT kInputElements = 65536;    // float4 each, matches perlin.hlsl
 constexpr std::uint32_t kCalibrationSamples = 8;
 // Deadline of one-time setup work (the input's upload): not a frame, so not --timeout-ms.
 constexpr std::int64_t kSetupTimeoutNs = 30'000'000'000;
@@ -199,6 +196,7 @@ class ScenarioDevice final : public ScenarioBackend {
   void record_counter_reset(ID3D12GraphicsCommandList* list,
                             const std::vector<std::size_t>& workloads) const;
   Status submit_frame_commands(std::uint32_t frame);
+  void plan_target_tracking();
 
   IDXGIAdapter1* adapter_;
   const Scenario& scenario_;

@@ -27,9 +27,7 @@ namespace gpuoverlap::vk {
 // Stamp and counter slots are at least 64 bytes apart so workloads never share a cache line;
 // the stride is rounded up to the device's storage-buffer offset alignment, because each
 // workload's descriptors bind exactly its own slot.
-constexpr VkDeviceSize kSlotBytes = 64;
-constexpr std::uint32_t kMaxProducerBindings = 4;  // per resource kind, matches perlin.hlsl
-constexpr std::uint32_t kInputElements = 65536;    // float4 each, matches perlin.hlsl
+// (kSlotBytes, kMaxProducerBindings and kInputElements are perlin.hlsl's: workloads/workload.h.)
 constexpr std::uint32_t kCalibrationSamples = 8;
 // Deadline of one-time setup work on the device (the input upload): not a frame, so not
 // --timeout-ms, which may be set far below what setup needs.
