@@ -24,40 +24,143 @@ const LoadedScenario* find_scenario(const LoadedRun& run, const std::string& nam
 
 }  // namespace
 
-CompareResult compare_runs(const LoadedRun& baseline, const LoadedRun& candidate,
-                           const CompareOptions& options) {
+double separation_chance(std::size_t baseline_runs, std::size_t candidate_runs) {
+  // C(n+m, m) by the multiplicative formula; doubles hold it exactly far beyond any run count
+  // a study would use, and a chance below 1e-300 is zero for every purpose here.
+  double ways = 1;
+  for (std::size_t i = 1; i <= candidate_runs; ++i)
+    ways = ways * static_cast<double>(baseline_runs + i) / static_cast<double>(i);
+  return std::min(1.0, 2.0 / ways);
+}
+
+std::string to_string(CompareMethod method) {
+  return method == CompareMethod::runs ? "runs" : "frames";
+}
+
+namespace {
+
+constexpr double kPercentiles[2] = {50.0, 95.0};
+
+const MetricSeries* find_metric(const std::vector<MetricSeries>& series, const MetricSeries& m) {
+  const auto it = std::find_if(series.begin(), series.end(), [&](const MetricSeries& s) {
+    return s.workload == m.workload && s.metric == m.metric && s.producer == m.producer;
+  });
+  return it == series.end() ? nullptr : &*it;
+}
+
+double median_of(std::vector<double> values) { return *percentile(values, 50.0); }
+
+// The runs method's row: each run reduced to its own p50 and p95 first.
+void judge_by_runs(CompareRow& row, const std::vector<const MetricSeries*>& baseline,
+                   const std::vector<const MetricSeries*>& candidate) {
+  for (int i = 0; i < 2; ++i) {
+    std::vector<double> base, cand;
+    for (const MetricSeries* m : baseline)
+      base.push_back(*percentile(m->values_us, kPercentiles[i]));
+    for (const MetricSeries* m : candidate)
+      cand.push_back(*percentile(m->values_us, kPercentiles[i]));
+    row.baseline[i] = median_of(base);
+    row.candidate[i] = median_of(cand);
+    const auto [base_low, base_high] = std::minmax_element(base.begin(), base.end());
+    const auto [cand_low, cand_high] = std::minmax_element(cand.begin(), cand.end());
+    row.difference[i] = {*cand_low - *base_high, *cand_high - *base_low};
+  }
+}
+
+void judge_by_frames(CompareRow& row, const MetricSeries& baseline, const MetricSeries& candidate,
+                     int resamples) {
+  for (int i = 0; i < 2; ++i) {
+    row.baseline[i] = *percentile(baseline.values_us, kPercentiles[i]);
+    row.candidate[i] = *percentile(candidate.values_us, kPercentiles[i]);
+    row.difference[i] = bootstrap_percentile_difference(baseline.values_us, candidate.values_us,
+                                                        kPercentiles[i], resamples);
+  }
+}
+
+std::string where(const LoadedRun& run, bool in_candidate) {
+  return std::string(in_candidate ? " in the candidate" : " in the baseline") + " run " +
+         run.directory.string();
+}
+
+// Warns when the runs of one side did not all run on the same platform.
+void check_one_platform(const std::vector<LoadedRun>& side, const std::string& name,
+                        const std::string& first, std::vector<std::string>& warnings) {
+  for (const LoadedRun& run : side)
+    if (!run.scenarios.empty() && platform_of(run.scenarios.front().meta) != first) {
+      warnings.push_back("the " + name + " runs ran on more than one platform (" +
+                         run.directory.string() + ": " + platform_of(run.scenarios.front().meta) +
+                         ")");
+      return;
+    }
+}
+
+}  // namespace
+
+CompareResult compare_runs(const std::vector<LoadedRun>& baseline,
+                           const std::vector<LoadedRun>& candidate, const CompareOptions& options) {
   CompareResult result;
-  if (!baseline.scenarios.empty() && !candidate.scenarios.empty()) {
-    const nlohmann::json& base_meta = baseline.scenarios.front().meta;
-    const nlohmann::json& cand_meta = candidate.scenarios.front().meta;
+  result.baseline_runs = baseline.size();
+  result.candidate_runs = candidate.size();
+  result.method =
+      baseline.size() > 1 || candidate.size() > 1 ? CompareMethod::runs : CompareMethod::frames;
+  result.threshold_pct =
+      options.threshold_pct.value_or(result.method == CompareMethod::runs ? 5.0 : 10.0);
+  if (result.method == CompareMethod::runs) {
+    result.chance_per_metric = separation_chance(baseline.size(), candidate.size());
+    if (result.chance_per_metric > 0.05)
+      result.warnings.push_back(fmt::format(
+          "with {} baseline and {} candidate runs, an unchanged metric lies wholly beyond the "
+          "baseline by chance with probability up to {:.1f}%: too few runs for a gate (5 per "
+          "side, interleaved, make it 0.8%)",
+          baseline.size(), candidate.size(), 100.0 * result.chance_per_metric));
+  }
+  if (baseline.empty() || candidate.empty()) return result;
+  const LoadedRun& reference = baseline.front();
+  if (!reference.scenarios.empty() && !candidate.front().scenarios.empty()) {
+    const nlohmann::json& base_meta = reference.scenarios.front().meta;
+    const nlohmann::json& cand_meta = candidate.front().scenarios.front().meta;
     result.baseline_platform = platform_of(base_meta);
     result.candidate_platform = platform_of(cand_meta);
     result.different_apis = api_of(base_meta) != api_of(cand_meta);
+    check_one_platform(baseline, "baseline", result.baseline_platform, result.warnings);
+    check_one_platform(candidate, "candidate", result.candidate_platform, result.warnings);
   }
-  constexpr double kPercentiles[2] = {50.0, 95.0};
-  for (const LoadedScenario& base : baseline.scenarios) {
-    const LoadedScenario* cand = find_scenario(candidate, base.name);
-    if (!cand) {
-      result.unmatched.push_back("scenario '" + base.name + "'");
-      continue;
-    }
-    const auto cand_series = metric_series(*cand, options.clock);
-    for (const MetricSeries& b : metric_series(base, options.clock)) {
-      const auto c =
-          std::find_if(cand_series.begin(), cand_series.end(), [&](const MetricSeries& m) {
-            return m.workload == b.workload && m.metric == b.metric && m.producer == b.producer;
-          });
-      if (c == cand_series.end()) {
-        result.unmatched.push_back("'" + base.name + "' / '" + b.workload + "' " + metric_name(b));
+  for (const LoadedScenario& base : reference.scenarios) {
+    // Every run's series of this scenario, baseline runs first; a run without it is reported.
+    std::vector<const LoadedRun*> runs;
+    for (const LoadedRun& r : baseline) runs.push_back(&r);
+    for (const LoadedRun& r : candidate) runs.push_back(&r);
+    std::vector<std::vector<MetricSeries>> series(runs.size());
+    bool complete = true;
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      const LoadedScenario* s = find_scenario(*runs[r], base.name);
+      if (!s) {
+        result.unmatched.push_back("scenario '" + base.name + "'" +
+                                   where(*runs[r], r >= baseline.size()));
+        complete = false;
         continue;
       }
+      series[r] = metric_series(*s, options.clock);
+    }
+    if (!complete) continue;
+    for (const MetricSeries& b : series.front()) {
+      std::vector<const MetricSeries*> matched;
+      for (std::size_t r = 0; r < runs.size(); ++r) {
+        const MetricSeries* m = r == 0 ? &b : find_metric(series[r], b);
+        if (!m)
+          result.unmatched.push_back("'" + base.name + "' / '" + b.workload + "' " +
+                                     metric_name(b) + where(*runs[r], r >= baseline.size()));
+        matched.push_back(m);
+      }
+      if (std::find(matched.begin(), matched.end(), nullptr) != matched.end()) continue;
       CompareRow row{base.name, b.workload, metric_name(b), {}, {}, {}, "ok"};
+      if (result.method == CompareMethod::runs)
+        judge_by_runs(row, {matched.begin(), matched.begin() + baseline.size()},
+                      {matched.begin() + baseline.size(), matched.end()});
+      else
+        judge_by_frames(row, *matched[0], *matched[1], options.resamples);
       for (int i = 0; i < 2; ++i) {
-        row.baseline[i] = *percentile(b.values_us, kPercentiles[i]);
-        row.candidate[i] = *percentile(c->values_us, kPercentiles[i]);
-        row.difference[i] = bootstrap_percentile_difference(b.values_us, c->values_us,
-                                                            kPercentiles[i], options.resamples);
-        const double allowed = std::max(options.threshold_pct / 100.0 * std::abs(row.baseline[i]),
+        const double allowed = std::max(result.threshold_pct / 100.0 * std::abs(row.baseline[i]),
                                         options.min_change_us);
         if (row.difference[i].low > allowed) row.verdict = "slower";
         if (row.difference[i].high < -allowed && row.verdict == "ok") row.verdict = "faster";
@@ -67,6 +170,11 @@ CompareResult compare_runs(const LoadedRun& baseline, const LoadedRun& candidate
     }
   }
   return result;
+}
+
+CompareResult compare_runs(const LoadedRun& baseline, const LoadedRun& candidate,
+                           const CompareOptions& options) {
+  return compare_runs(std::vector<LoadedRun>{baseline}, std::vector<LoadedRun>{candidate}, options);
 }
 
 std::string compare_table(const CompareResult& result, const CompareOptions& options) {
@@ -95,12 +203,28 @@ std::string compare_table(const CompareResult& result, const CompareOptions& opt
         pct(r.baseline[0], r.candidate[0]), r.baseline[1], r.candidate[1],
         pct(r.baseline[1], r.candidate[1]), r.verdict == "ok" ? "ok" : "CHANGED: " + r.verdict);
   }
-  for (const std::string& u : result.unmatched) out += "missing in the candidate: " + u + "\n";
+  for (const std::string& u : result.unmatched) out += "missing: " + u + "\n";
   out += fmt::format(
-      "\n{} of {} metrics changed beyond {:.1f}% (and {:.1f} µs) with 95% bootstrap confidence; "
-      "{} clock; times in µs\n",
-      changed, result.rows.size(), options.threshold_pct, options.min_change_us,
+      "\n{} of {} metrics changed beyond {:.1f}% (and {:.1f} µs); {} clock; times "
+      "in µs\n",
+      changed, result.rows.size(), result.threshold_pct, options.min_change_us,
       to_string(options.clock));
+  if (result.method == CompareMethod::runs)
+    out += fmt::format(
+        "method: runs ({} baseline, {} candidate). Each run gives one p50 and one p95 per metric; "
+        "CHANGED means every candidate run lies beyond every baseline run by more than the "
+        "threshold. Values are the medians over each side's runs. Without a change, a metric "
+        "separates by chance with probability at most {:.2g}% (2 / C({}, {}), before the "
+        "threshold).\n",
+        result.baseline_runs, result.candidate_runs, 100.0 * result.chance_per_metric,
+        result.baseline_runs + result.candidate_runs, result.candidate_runs);
+  else
+    out +=
+        "method: frames (one run per side): 95% bootstrap intervals over frames. They cannot see "
+        "how runs of one configuration differ (a schedule or a p95 that changes from run to run): "
+        "for a gate, give several runs per side (--baseline DIR... --candidate DIR..., 5 each, "
+        "interleaved).\n";
+  for (const std::string& w : result.warnings) out += "warning: " + w + "\n";
   return out;
 }
 

@@ -1,10 +1,22 @@
 // Baseline vs candidate: for every scenario, workload and metric (start, end, duration, each
-// dependency's gap) the p50 and p95 of both runs, and whether the change is real. A change
-// counts when the whole 95% bootstrap interval of the difference lies beyond the threshold,
-// i.e. beyond threshold_pct of the baseline (and at least min_change_us): a change the noise
-// of either run could explain never fails the gate.
+// dependency's gap) the p50 and p95 of both sides, and whether the change is real.
+//
+// Two methods, chosen by how many runs each side has (the table says which):
+// - `runs` (more than one run on either side): the unit of evidence is the run. Each run
+//   gives one p50 and one p95 per metric; a metric changed when every candidate run lies
+//   beyond every baseline run by more than the threshold. Runs of one configuration differ
+//   from each other by more than their frames suggest (on the H100, `no-barriers` settles
+//   into one of a few schedules per run, and a p95 flips between two values), and only other
+//   runs can show that. Under no change, with n baseline and m candidate runs in random
+//   order, a metric is wholly beyond the baseline by chance with probability at most
+//   2 / C(n+m, m) before the threshold is applied (a permutation argument; 0.8 % at 5 + 5).
+// - `frames` (one run per side): the frames are the unit; a change counts when the whole 95 %
+//   bootstrap interval of the difference lies beyond the threshold. It cannot see run-to-run
+//   variation: measured on the H100, it raised a false alarm on 11 of 20 pairs of identical
+//   runs (docs/results/2026-11-24-h100-compare-noise/).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,24 +25,36 @@
 
 namespace gpuoverlap {
 
+enum class CompareMethod { frames, runs };
+
 struct CompareOptions {
-  double threshold_pct = 10.0;
+  // Unset: 10 % with one run per side, 5 % with several (whose noise the runs account for).
+  std::optional<double> threshold_pct;
   double min_change_us = 1.0;
   Clock clock = Clock::poll;
-  int resamples = 2000;
+  int resamples = 2000;  // the frames method's bootstrap
 };
 
 struct CompareRow {
   std::string scenario, workload, metric;  // metric: "start", "end", "duration", "gap <- X"
-  double baseline[2] = {0, 0};             // p50, p95 (µs)
+  // p50, p95 (µs). With several runs: the median over the side's runs of each run's value.
+  double baseline[2] = {0, 0};
   double candidate[2] = {0, 0};
-  Interval difference[2];  // bootstrap interval of candidate - baseline
-  std::string verdict;     // "ok", "slower", "faster"
+  // frames: the bootstrap interval of candidate - baseline. runs: the smallest and largest
+  // difference between a candidate run and a baseline run.
+  Interval difference[2];
+  std::string verdict;  // "ok", "slower", "faster"
 };
 
 struct CompareResult {
+  CompareMethod method = CompareMethod::frames;
+  std::size_t baseline_runs = 0, candidate_runs = 0;
+  double threshold_pct = 10.0;  // the one applied
+  // runs: 2 / C(n+m, m), the chance that an unchanged metric separates (before the threshold).
+  double chance_per_metric = 0;
   std::vector<CompareRow> rows;
-  std::vector<std::string> unmatched;  // baseline scenarios/workloads the candidate lacks
+  std::vector<std::string> unmatched;  // baseline scenarios/metrics a run lacks
+  std::vector<std::string> warnings;   // too few runs, mixed platforms within a side
   bool changed = false;                // some row is slower or faster beyond the threshold
   // Where each side ran (platform_of its first scenario), and whether the APIs differ: a
   // Vulkan run against a D3D12 run compares the APIs' translations and drivers too.
@@ -38,8 +62,16 @@ struct CompareResult {
   bool different_apis = false;
 };
 
+// Contract: both sides non-empty. The first baseline run names the scenarios and metrics.
+CompareResult compare_runs(const std::vector<LoadedRun>& baseline,
+                           const std::vector<LoadedRun>& candidate, const CompareOptions& options);
 CompareResult compare_runs(const LoadedRun& baseline, const LoadedRun& candidate,
                            const CompareOptions& options);
+
+// 2 / C(n+m, m), capped at 1.
+double separation_chance(std::size_t baseline_runs, std::size_t candidate_runs);
+
+std::string to_string(CompareMethod method);
 std::string compare_table(const CompareResult& result, const CompareOptions& options);
 std::string compare_csv(const CompareResult& result);
 

@@ -226,16 +226,26 @@ int command_validate(const std::vector<std::string>& items, bool explain_plan) {
   return status;
 }
 
-int command_compare(const std::string& baseline_dir, const std::string& candidate_dir,
-                    const CompareOptions& options, const std::string& csv_path) {
+int command_compare(const std::vector<std::string>& baseline_dirs,
+                    const std::vector<std::string>& candidate_dirs, const CompareOptions& options,
+                    const std::string& csv_path) {
+  if (baseline_dirs.empty() || candidate_dirs.empty())
+    return fail(
+        "compare needs a baseline and a candidate: BASELINE CANDIDATE, or --baseline DIR... "
+        "--candidate DIR...",
+        kExitBadInput);
   if (!csv_path.empty() && csv_path != "-")
     if (Status usable = check_output_file(csv_path); !usable)
       return fail("--csv " + usable.error().message + " ('-' is standard output)", kExitBadInput);
-  auto baseline = load_results(baseline_dir);
-  if (!baseline) return fail("baseline: " + baseline.error().message, kExitBadInput);
-  auto candidate = load_results(candidate_dir);
-  if (!candidate) return fail("candidate: " + candidate.error().message, kExitBadInput);
-  const CompareResult result = compare_runs(*baseline, *candidate, options);
+  std::vector<LoadedRun> baseline, candidate;
+  for (const auto& [dirs, side, into] : {std::tuple{&baseline_dirs, "baseline", &baseline},
+                                         std::tuple{&candidate_dirs, "candidate", &candidate}})
+    for (const std::string& dir : *dirs) {
+      auto loaded = load_results(dir);
+      if (!loaded) return fail(std::string(side) + ": " + loaded.error().message, kExitBadInput);
+      into->push_back(std::move(*loaded));
+    }
+  const CompareResult result = compare_runs(baseline, candidate, options);
   std::cout << compare_table(result, options);
   if (csv_path == "-")
     std::cout << compare_csv(result);
@@ -686,20 +696,31 @@ int main(int argc, char** argv) {
                    "Deadline per frame and for the ping-pong")
       ->check(CLI::Range(1u, kMaxFrameTimeoutMs));
 
+  std::vector<std::string> baseline_dirs, candidate_dirs;
   std::string baseline_dir, candidate_dir, compare_csv_path, compare_clock = "poll";
   CompareOptions compare_options;
+  double compare_threshold_pct = 0;
   auto* compare = app.add_subcommand(
       "compare",
-      "Compare two results directories; exit 1 when a change beyond the threshold is real "
-      "(outside the 95% bootstrap interval of both runs' noise): a CI gate");
-  compare->add_option("baseline", baseline_dir, "Results directory of the baseline run")
-      ->required();
-  compare->add_option("candidate", candidate_dir, "Results directory of the candidate run")
-      ->required();
+      "Compare a baseline and a candidate; exit 1 when a change beyond the threshold is real: a "
+      "CI gate. With several runs per side (--baseline/--candidate) the runs are the unit and "
+      "run-to-run variation cannot raise an alarm; with one run per side only frame-to-frame "
+      "noise is accounted for");
+  compare->add_option("baseline", baseline_dir, "Results directory of the baseline run");
+  compare->add_option("candidate", candidate_dir, "Results directory of the candidate run");
   compare
-      ->add_option("--threshold-pct", compare_options.threshold_pct,
-                   "Smallest relative change of a p50 or p95 that fails (default 10)")
-      ->check(CLI::Range(0.0, 1000.0));
+      ->add_option("--baseline", baseline_dirs,
+                   "Results directories of baseline runs (several: the runs method; 5 per side, "
+                   "interleaved with the candidate's, recommended)")
+      ->expected(1, -1);
+  compare->add_option("--candidate", candidate_dirs, "Results directories of candidate runs")
+      ->expected(1, -1);
+  auto* threshold_option =
+      compare
+          ->add_option("--threshold-pct", compare_threshold_pct,
+                       "Smallest relative change of a p50 or p95 that fails (default 10 with one "
+                       "run per side, 5 with several)")
+          ->check(CLI::Range(0.0, 1000.0));
   compare
       ->add_option("--min-change-us", compare_options.min_change_us,
                    "Smallest absolute change that fails, in µs (default 1)")
@@ -749,7 +770,11 @@ int main(int argc, char** argv) {
     if (compare->parsed()) {
       // CLI11 has checked the name against the same table.
       compare_options.clock = value_of(kClockNames, compare_clock).value_or(Clock::poll);
-      return command_compare(baseline_dir, candidate_dir, compare_options, compare_csv_path);
+      if (threshold_option->count() > 0) compare_options.threshold_pct = compare_threshold_pct;
+      // The positional pair is shorthand for one run per side; both forms add up.
+      if (!baseline_dir.empty()) baseline_dirs.insert(baseline_dirs.begin(), baseline_dir);
+      if (!candidate_dir.empty()) candidate_dirs.insert(candidate_dirs.begin(), candidate_dir);
+      return command_compare(baseline_dirs, candidate_dirs, compare_options, compare_csv_path);
     }
     if (report->parsed()) return command_report(report_dir, report_out);
     if (load_process->parsed()) return command_load_process(load_spec, load_device, load_settings);

@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# compare's false alarms and power on the GPU machine (issue 19): MJP's default,
-# three-dispatches and no-barriers, 100 frames each with --no-timestamps, run as A (the
-# presets) and B (bench/compare-noise/*-slower.toml: Compute B's iterations x1.1, nothing
-# else), interleaved A, B, A so that drift hits both alike: 2*PAIRS runs of A, PAIRS of B.
-# Then `compare` of each A/A pair (A2i-1 vs A2i: any CHANGED is a false alarm) and each A/B
-# pair (A2i-1 vs Bi: CHANGED is a catch). The runs' records stay in the tarball, so a later
-# compare can be judged on the same data without the GPU.
-# Run from the repository root through the bundle:
-#   .devbundle/run bash .devbundle/bench/compare_noise.sh
+# compare's false alarms and power on the GPU machine (issue 19), with several runs per side.
+# A is MJP's default, three-dispatches and no-barriers, 100 frames each with --no-timestamps;
+# B is the same with Compute B's iterations x1.1 (bench/compare-noise/*-slower.toml).
+# Each trial runs A, A', B interleaved, RUNS times (A and A' are the same configuration), so
+# that drift hits every side alike; then
+#   compare --baseline A... --candidate A'...   (any CHANGED is a false alarm)
+#   compare --baseline A... --candidate B...    (CHANGED is a catch; Compute B's own duration
+#                                                 should be among the CHANGED rows)
+#   compare A1 A'1 and compare A1 B1             (one run per side, the frames method)
+# The runs' records stay in the tarball, so a later compare can be judged on the same data.
+# Trials FIRST..FIRST+TRIALS-1, so that 20 trials fit in two device calls:
+#   FIRST=1 TRIALS=10 .devbundle/run bash .devbundle/bench/compare_noise.sh
 set -uo pipefail
 out=${OUT:-/tmp/gpuoverlap-out}
-work="$out/compare-noise"
-pairs=${PAIRS:-20}
+first=${FIRST:-1}
+trials=${TRIALS:-10}
+runs=${RUNS:-5}
+work="$out/compare-noise-$first"
 mkdir -p "$work"
 here=$(cd "$(dirname "$0")" && pwd)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw --format=csv > "$work/nvidia-smi.csv" 2>&1
@@ -25,22 +30,31 @@ run() {  # run NAME SCENARIOS...
   # Only what compare and report read; trace.json and the rest are remade from records.csv.
   find "$work/$name" -name trace.json -delete
 }
-for i in $(seq 1 "$pairs"); do
-  run "a-$((2 * i - 1))" "${a_presets[@]}"
-  run "b-$i" "${b_files[@]}"
-  run "a-$((2 * i))" "${a_presets[@]}"
+verdict() {  # verdict FILE EXIT: one word for the summary
+  local file=$1 code=$2
+  case $code in
+    0) echo ok ;;
+    1) echo "CHANGED($(grep -c 'CHANGED' "$file"))" ;;
+    *) echo "error($code)" ;;
+  esac
+}
+: > "$work/trials.txt"
+for t in $(seq "$first" $((first + trials - 1))); do
+  a=() a2=() b=()
+  for r in $(seq 1 "$runs"); do
+    run "t$t-a-$r" "${a_presets[@]}"; a+=("$work/t$t-a-$r")
+    run "t$t-a2-$r" "${a_presets[@]}"; a2+=("$work/t$t-a2-$r")
+    run "t$t-b-$r" "${b_files[@]}"; b+=("$work/t$t-b-$r")
+  done
+  gpuoverlap compare --baseline "${a[@]}" --candidate "${a2[@]}" > "$work/t$t-aa.txt" 2>&1
+  aa=$(verdict "$work/t$t-aa.txt" $?)
+  gpuoverlap compare --baseline "${a[@]}" --candidate "${b[@]}" > "$work/t$t-ab.txt" 2>&1
+  ab=$(verdict "$work/t$t-ab.txt" $?)
+  own=$(grep -E '^(default|three-dispatches) +Compute B +duration .*CHANGED: slower' "$work/t$t-ab.txt" | wc -l)
+  gpuoverlap compare "${a[0]}" "${a2[0]}" > "$work/t$t-aa-frames.txt" 2>&1
+  aa1=$(verdict "$work/t$t-aa-frames.txt" $?)
+  gpuoverlap compare "${a[0]}" "${b[0]}" > "$work/t$t-ab-frames.txt" 2>&1
+  ab1=$(verdict "$work/t$t-ab-frames.txt" $?)
+  echo "trial $t: runs A/A $aa, A/B $ab (Compute B duration flagged in $own of 2 scenarios); frames A/A $aa1, A/B $ab1" | tee -a "$work/trials.txt"
 done
-false_alarms=0
-catches=0
-for i in $(seq 1 "$pairs"); do
-  gpuoverlap compare "$work/a-$((2 * i - 1))" "$work/a-$((2 * i))" > "$work/aa-$i.txt" 2>&1
-  [ $? -eq 1 ] && false_alarms=$((false_alarms + 1))
-  gpuoverlap compare "$work/a-$((2 * i - 1))" "$work/b-$i" > "$work/ab-$i.txt" 2>&1
-  [ $? -eq 1 ] && catches=$((catches + 1))
-done
-{
-  echo "compare (default options) on $pairs A/A pairs and $pairs A/B pairs"
-  echo "A/A false alarms: $false_alarms of $pairs"
-  echo "A/B catches:      $catches of $pairs"
-} | tee "$work/summary.txt"
-tar czf "$out/compare-noise.tar.gz" -C "$out" compare-noise && rm -rf "$work"
+tar czf "$out/compare-noise-$first.tar.gz" -C "$out" "compare-noise-$first" && rm -rf "$work"

@@ -55,9 +55,10 @@ class CompareAndReport : public ::testing::Test {
                                      (*root_ / "base").string());
     runs_ok_ = base.exit_code == 0;
     if (!runs_ok_) return;
-    for (const char* copy : {"same", "slow"})
+    for (const char* copy : {"same", "slow", "slow2"})
       fs::copy(*root_ / "base", *root_ / copy, fs::copy_options::recursive);
     stretch_durations(*root_ / "slow" / "three-dispatches" / "records.csv", "Compute B", 4.0);
+    stretch_durations(*root_ / "slow2" / "three-dispatches" / "records.csv", "Compute B", 4.0);
   }
   static void TearDownTestSuite() {
     fs::remove_all(*root_);
@@ -90,6 +91,39 @@ TEST_F(CompareAndReport, DeliberatelySlowerRunFailsTheGate) {
   std::string all((std::istreambuf_iterator<char>(in)), {});
   EXPECT_NE(all.find("three-dispatches,Compute B,duration,"), std::string::npos);
   EXPECT_NE(all.find(",slower\n"), std::string::npos);
+}
+
+TEST_F(CompareAndReport, SeveralRunsPerSideAreJudgedRunByRunAndSayHowSure) {
+  ASSERT_TRUE(runs_ok_);
+  const std::string base = (*root_ / "base").string(), same = (*root_ / "same").string();
+  const std::string slow = (*root_ / "slow").string(), slow2 = (*root_ / "slow2").string();
+  auto r = run_gpuoverlap("compare --baseline " + base + " " + same + " --candidate " + slow + " " +
+                          slow2 + " --threshold-pct 40");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("method: runs (2 baseline, 2 candidate)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Compute B            duration"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("CHANGED: slower"), std::string::npos) << r.output;
+  // 2 + 2 runs: an unchanged metric separates with chance 2 / C(4, 2), and compare says so.
+  EXPECT_NE(r.output.find("warning: with 2 baseline and 2 candidate runs"), std::string::npos)
+      << r.output;
+  // The positional pair and the options add up: base + same against same.
+  r = run_gpuoverlap("compare " + base + " " + same + " --baseline " + same +
+                     " --threshold-pct 40");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("method: runs (2 baseline, 1 candidate)"), std::string::npos) << r.output;
+  // A run that lacks a scenario (here: a run whose only scenario failed before writing) is
+  // named, and fails the gate.
+  const fs::path empty = *root_ / "empty";
+  fs::create_directories(empty);
+  std::ofstream(empty / "run.json") << R"({"scenarios": [], "failure": null})";
+  r = run_gpuoverlap("compare --baseline " + base + " " + same + " --candidate " + same + " " +
+                     empty.string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(
+      r.output.find("missing: scenario 'three-dispatches' in the candidate run " + empty.string()),
+      std::string::npos)
+      << r.output;
+  EXPECT_EQ(run_gpuoverlap("compare --baseline " + base).exit_code, 2);
 }
 
 TEST_F(CompareAndReport, BadDirectoriesAreErrors) {

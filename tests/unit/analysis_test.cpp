@@ -176,6 +176,80 @@ TEST(Compare, NamesEachSidesPlatformAndWarnsWhenTheApisDiffer) {
   EXPECT_EQ(api_of(nlohmann::json::array()), "Vulkan");
 }
 
+// Runs of one configuration whose B settles at 20 or 22 µs per run (as `no-barriers` settles
+// on a schedule per run on the H100): a state the baseline runs also show is no change.
+TEST(Compare, SeveralRunsPerSideAreTheUnitAndARunLevelStateIsNoAlarm) {
+  std::vector<LoadedRun> baseline, candidate;
+  for (double b : {20.0, 22.0, 20.0, 20.0, 22.0})
+    baseline.push_back(run_of(synthetic("s", 50, b, 30)));
+  for (double b : {22.0, 22.0, 20.0, 22.0, 20.0})
+    candidate.push_back(run_of(synthetic("s", 50, b, 30)));
+  const CompareResult runs = compare_runs(baseline, candidate, {});
+  EXPECT_EQ(runs.method, CompareMethod::runs);
+  EXPECT_EQ(runs.threshold_pct, 5.0);
+  EXPECT_FALSE(runs.changed);
+  EXPECT_TRUE(runs.warnings.empty());
+  EXPECT_NEAR(runs.chance_per_metric, 2.0 / 252.0, 1e-12);
+  // The frames method on one run of each state calls the 10 % a change: it cannot know.
+  const CompareResult frames = compare_runs(baseline[0], candidate[0], {.threshold_pct = 5.0});
+  EXPECT_EQ(frames.method, CompareMethod::frames);
+  EXPECT_TRUE(frames.changed);
+  EXPECT_NE(compare_table(frames, {}).find("method: frames (one run per side)"), std::string::npos);
+}
+
+TEST(Compare, SeveralRunsCatchAChangeEveryRunShowsAndReportTheRunsSpread) {
+  std::vector<LoadedRun> baseline, candidate;
+  for (double b : {20.0, 20.2, 19.8, 20.0, 20.6})
+    baseline.push_back(run_of(synthetic("s", 50, b, 30)));
+  for (double b : {22.0, 22.1, 21.9, 22.0, 22.2})
+    candidate.push_back(run_of(synthetic("s", 50, b, 30)));
+  const CompareResult r = compare_runs(baseline, candidate, {});
+  EXPECT_TRUE(r.changed);
+  for (const CompareRow& row : r.rows) {
+    if (row.workload == "B" && row.metric == "duration") {
+      EXPECT_EQ(row.verdict, "slower");
+      // The smallest and largest difference between a candidate and a baseline run's p50.
+      EXPECT_NEAR(row.difference[0].low, 21.9 - 20.6, 1e-9);
+      EXPECT_NEAR(row.difference[0].high, 22.2 - 19.8, 1e-9);
+      // The median of the runs' p50s (each run's p50 is its B plus 0.05 of wobble), not the
+      // mean (20.17).
+      EXPECT_NEAR(row.baseline[0], 20.05, 1e-9);
+      EXPECT_NEAR(row.candidate[0], 22.05, 1e-9);
+    } else if (row.workload == "A") {
+      EXPECT_EQ(row.verdict, "ok") << row.metric;
+    }
+  }
+  const std::string table = compare_table(r, {});
+  EXPECT_NE(table.find("method: runs (5 baseline, 5 candidate)"), std::string::npos) << table;
+  EXPECT_NE(table.find("beyond 5.0%"), std::string::npos) << table;
+  // An explicit threshold wins over the method's default: a 10 % change is within 12 %.
+  EXPECT_FALSE(compare_runs(baseline, candidate, {.threshold_pct = 12.0}).changed);
+  // One run out of line on the candidate side is not every run: no change.
+  candidate[2] = run_of(synthetic("s", 50, 20.0, 30));
+  EXPECT_FALSE(compare_runs(baseline, candidate, {}).changed);
+}
+
+TEST(Compare, TooFewRunsAreWarnedAboutAndALackingRunIsNamed) {
+  EXPECT_DOUBLE_EQ(separation_chance(1, 1), 1.0);
+  EXPECT_DOUBLE_EQ(separation_chance(3, 3), 0.1);
+  EXPECT_DOUBLE_EQ(separation_chance(10, 1), 2.0 / 11.0);
+  EXPECT_NEAR(separation_chance(5, 5), 2.0 / 252.0, 1e-15);
+  std::vector<LoadedRun> three, other;
+  for (int i = 0; i < 3; ++i) three.push_back(run_of(synthetic("s", 50, 20, 30)));
+  for (int i = 0; i < 3; ++i) other.push_back(run_of(synthetic("s", 50, 20, 30)));
+  other[1].directory = "/tmp/the-odd-run";
+  other[1].scenarios[0].workloads = {"A"};
+  std::erase_if(other[1].scenarios[0].records,
+                [](const LoadedRecord& r) { return r.workload == "B"; });
+  const CompareResult r = compare_runs(three, other, {});
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("up to 10.0%"), std::string::npos) << r.warnings[0];
+  ASSERT_EQ(r.unmatched.size(), 4u);  // B's start, end, duration, gap
+  EXPECT_NE(r.unmatched[0].find("in the candidate run /tmp/the-odd-run"), std::string::npos)
+      << r.unmatched[0];
+  EXPECT_EQ(r.rows.size(), 3u);  // A's metrics, judged on all six runs
+}
+
 TEST(Report, HasDeviceQueuesTablesAndGaps) {
   const std::string md = markdown_report(run_of(synthetic("s", 50, 20, 10, 0.0)));
   EXPECT_NE(md.find("# gpuoverlap report"), std::string::npos);
