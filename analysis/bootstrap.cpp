@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <random>
 
 #include "timeline/statistics.h"
@@ -61,15 +60,6 @@ Interval bootstrap_percentile_difference(const std::vector<double>& baseline,
                                          int resamples, double confidence, std::uint64_t seed) {
   return bootstrap(baseline, candidate, {p}, resamples, confidence, seed,
                    [](double a, double b) { return b - a; })[0];
-}
-
-std::vector<Interval> bootstrap_percentile_ratios(const std::vector<double>& baseline,
-                                                  const std::vector<double>& candidate,
-                                                  const std::vector<double>& ps, int resamples,
-                                                  double confidence, std::uint64_t seed) {
-  return bootstrap(baseline, candidate, ps, resamples, confidence, seed, [](double a, double b) {
-    return a > 0 ? b / a : std::numeric_limits<double>::infinity();
-  });
 }
 
 }  // namespace gpuoverlap

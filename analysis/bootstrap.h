@@ -1,5 +1,5 @@
-// Percentile bootstrap of the difference or ratio of a percentile between two independent
-// samples.
+// Percentile bootstrap of the difference of a percentile between two independent samples
+// (compare's frames method).
 #pragma once
 
 #include <cstdint>
@@ -19,14 +19,5 @@ Interval bootstrap_percentile_difference(const std::vector<double>& baseline,
                                          const std::vector<double>& candidate, double p,
                                          int resamples = 2000, double confidence = 0.95,
                                          std::uint64_t seed = 0x9e3779b97f4a7c15ull);
-
-// The intervals of percentile_p(candidate) / percentile_p(baseline) for each p in `ps`, from
-// the same resamples. A resample whose baseline percentile is not positive gives +infinity.
-// Contract: both samples non-empty.
-std::vector<Interval> bootstrap_percentile_ratios(const std::vector<double>& baseline,
-                                                  const std::vector<double>& candidate,
-                                                  const std::vector<double>& ps,
-                                                  int resamples = 2000, double confidence = 0.95,
-                                                  std::uint64_t seed = 0x9e3779b97f4a7c15ull);
 
 }  // namespace gpuoverlap

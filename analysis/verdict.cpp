@@ -3,12 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <map>
-#include <thread>
 
-#include "analysis/bootstrap.h"
+#include "analysis/student_t.h"
 #include "core/atomic_file.h"
 #include "timeline/export.h"
 #include "timeline/statistics.h"
@@ -27,14 +25,16 @@ std::string number(const std::optional<double>& v) {
 
 std::vector<std::pair<std::string, std::vector<double>>> verdict_metrics(
     const Scenario& s, const ScenarioTimeline& timeline, const std::string& gpu_clock,
-    bool active_only) {
+    bool active_only, std::uint32_t first_frame, std::uint32_t end_frame) {
   std::vector<std::pair<std::string, std::vector<double>>> out = {{"cpu_frame_us", {}},
                                                                   {"cpu_submit_us", {}},
                                                                   {"submit_to_start_us", {}},
                                                                   {"poll_gap_max_us", {}}};
   std::vector<bool> use(timeline.frames.empty() ? 0 : timeline.frames.back().frame + 1, false);
   for (const FrameRecord& f : timeline.frames) {
-    if (f.status != RecordStatus::ok || (active_only && !background_overlapped(f))) continue;
+    if (f.status != RecordStatus::ok || (active_only && !background_overlapped(f)) ||
+        f.frame < first_frame || f.frame >= end_frame)
+      continue;
     use[f.frame] = true;
     out[0].second.push_back(f.cpu_frame_us);
     out[1].second.push_back(f.cpu_submit_us);
@@ -52,107 +52,164 @@ std::vector<std::pair<std::string, std::vector<double>>> verdict_metrics(
   return out;
 }
 
-double rank_test_greater_p(const std::vector<double>& baseline,
-                           const std::vector<double>& candidate) {
-  const double n_a = static_cast<double>(baseline.size());
-  const double n_b = static_cast<double>(candidate.size());
-  if (baseline.empty() || candidate.empty()) return 1.0;
-  struct Value {
-    double v;
-    bool candidate;
-  };
-  std::vector<Value> all;
-  all.reserve(baseline.size() + candidate.size());
-  for (double v : baseline) all.push_back({v, false});
-  for (double v : candidate) all.push_back({v, true});
-  std::sort(all.begin(), all.end(), [](const Value& x, const Value& y) { return x.v < y.v; });
-  double rank_sum_b = 0, tie_term = 0;
-  for (std::size_t i = 0; i < all.size();) {
-    std::size_t j = i;
-    while (j < all.size() && all[j].v == all[i].v) ++j;
-    const double average_rank = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2.0;
-    const double ties = static_cast<double>(j - i);
-    tie_term += ties * ties * ties - ties;
-    for (std::size_t k = i; k < j; ++k)
-      if (all[k].candidate) rank_sum_b += average_rank;
-    i = j;
-  }
-  const double n = n_a + n_b;
-  const double u = rank_sum_b - n_b * (n_b + 1) / 2.0;
-  const double mean = n_a * n_b / 2.0;
-  const double variance = n_a * n_b / 12.0 * ((n + 1) - tie_term / (n * (n - 1)));
-  if (variance <= 0) return 1.0;
-  const double z = (u - mean - 0.5) / std::sqrt(variance);
-  return 0.5 * std::erfc(z / std::sqrt(2.0));
-}
-
 namespace {
 
+using Samples = std::vector<std::pair<std::string, std::vector<double>>>;
+
+// One unit of evidence: a round of the baseline and the same round of a condition (or a block
+// of each, for a study of one round), metric by metric.
+struct Unit {
+  Samples baseline, condition;
+};
+
+struct Spread {
+  double mean = 0, standard_error = 0;
+  std::size_t n = 0;
+};
+
+Spread spread_of(const std::vector<double>& values) {
+  Spread s;
+  s.n = values.size();
+  if (values.empty()) return s;
+  for (double v : values) s.mean += v;
+  s.mean /= static_cast<double>(s.n);
+  if (s.n < 2) return s;
+  double squares = 0;
+  for (double v : values) squares += (v - s.mean) * (v - s.mean);
+  s.standard_error = std::sqrt(squares / static_cast<double>(s.n - 1) / static_cast<double>(s.n));
+  return s;
+}
+
+double share_beyond(const std::vector<double>& values, double threshold) {
+  if (values.empty()) return 0;
+  return static_cast<double>(
+             std::count_if(values.begin(), values.end(), [&](double v) { return v > threshold; })) /
+         static_cast<double>(values.size());
+}
+
+// Judges one metric of one condition. `baseline` and `sample` are all usable frames (for the
+// descriptive columns and the tail's threshold); `units` the same metric per unit. `tests` is
+// K, the condition's intrusion tests.
 VerdictRow judge_metric(const std::string& condition, const std::string& metric,
-                        const std::vector<double>& baseline, const std::vector<double>& sample,
-                        const VerdictSettings& settings) {
+                        std::size_t metric_index, const std::vector<double>& baseline,
+                        const std::vector<double>& sample, const std::vector<Unit>& units,
+                        std::size_t tests, const VerdictSettings& settings) {
   VerdictRow row;
   row.condition = condition;
   row.metric = metric;
   row.frames = sample.size();
   row.baseline_frames = baseline.size();
+  if (!baseline.empty()) row.baseline_p50 = *percentile(baseline, 50);
+  if (!sample.empty()) row.p50 = *percentile(sample, 50);
   if (baseline.size() < settings.min_frames || sample.size() < settings.min_frames) {
     row.verdict = "inconclusive";
     row.note = fmt::format("too few frames ({} and {}; at least {} each)", baseline.size(),
                            sample.size(), settings.min_frames);
-    if (!baseline.empty()) row.baseline_p50 = *percentile(baseline, 50);
-    if (!sample.empty()) row.p50 = *percentile(sample, 50);
     return row;
   }
-  row.baseline_p50 = *percentile(baseline, 50);
-  row.p50 = *percentile(sample, 50);
   row.baseline_p99 = *percentile(baseline, 99);
   row.p99 = *percentile(sample, 99);
-  if (row.baseline_p50 > 0) row.ratio_p50 = row.p50 / row.baseline_p50;
   if (row.baseline_p99 > 0) row.ratio_p99 = row.p99 / row.baseline_p99;
-  const std::vector<Interval> ci = bootstrap_percentile_ratios(
-      baseline, sample, {50.0, 99.0}, settings.resamples, settings.confidence, settings.seed);
-  if (row.ratio_p50) row.ci_low = ci[0].low, row.ci_high = ci[0].high;
-  if (row.ratio_p99) row.p99_ci_low = ci[1].low, row.p99_ci_high = ci[1].high;
-  row.rank_p = rank_test_greater_p(baseline, sample);
-  if (!row.ratio_p50 || !row.ratio_p99) {
+  // The tail's threshold is the baseline's p99 in the same unit, so that drift between units
+  // cancels in the tail as in the median, plus the median's margins: a shift the median's
+  // margin allows (3 % on a metric whose frames vary by 1 %) must not count as a tail, nor
+  // 0.5 µs on a metric that is constant in the baseline (a 1 µs poll gap).
+  std::vector<double> log_ratios, excesses, rates, baseline_rates;
+  for (const Unit& u : units) {
+    const std::vector<double>& b = u.baseline[metric_index].second;
+    const std::vector<double>& c = u.condition[metric_index].second;
+    if (b.size() < settings.min_unit_frames || c.size() < settings.min_unit_frames) continue;
+    const double threshold =
+        *percentile(b, 99) * (1 + settings.p50_margin) + settings.min_difference_us;
+    rates.push_back(share_beyond(c, threshold));
+    baseline_rates.push_back(share_beyond(b, threshold));
+    excesses.push_back(rates.back() - baseline_rates.back());
+    const double b50 = *percentile(b, 50), c50 = *percentile(c, 50);
+    if (b50 > 0 && c50 > 0) log_ratios.push_back(std::log(c50 / b50));
+  }
+  row.units = excesses.size();
+  if (excesses.size() < settings.min_units || log_ratios.size() < settings.min_units) {
     row.verdict = "inconclusive";
-    row.note = "the baseline's percentile is not positive; no ratio";
+    row.note =
+        fmt::format("{} units with at least {} frames on both sides{}; at least {} are needed",
+                    excesses.size(), settings.min_unit_frames,
+                    log_ratios.size() < excesses.size() ? " (some with a median of 0)" : "",
+                    settings.min_units);
     return row;
   }
-  // Bounds on the difference, from the ratio's interval, for the absolute floor.
+  const Spread median = spread_of(log_ratios), tail = spread_of(excesses);
+  row.tail_rate = spread_of(rates).mean;
+  row.baseline_tail_rate = spread_of(baseline_rates).mean;
+  // One-sided bounds: the lower at 1 - alpha / K (an intrusion call), the upper at 1 - alpha
+  // (a non-intrusion call; see VerdictSettings::alpha).
+  auto t_low = [&](const Spread& s) {
+    return student_t_quantile_upper(settings.alpha / static_cast<double>(tests),
+                                    static_cast<double>(s.n - 1));
+  };
+  auto t_high = [&](const Spread& s) {
+    return student_t_quantile_upper(settings.alpha, static_cast<double>(s.n - 1));
+  };
+  row.ratio_p50 = std::exp(median.mean);
+  row.ci_low = std::exp(median.mean - t_low(median) * median.standard_error);
+  row.ci_high = std::exp(median.mean + t_high(median) * median.standard_error);
+  row.tail_excess = tail.mean;
+  row.tail_ci_low = tail.mean - t_low(tail) * tail.standard_error;
+  row.tail_ci_high = tail.mean + t_high(tail) * tail.standard_error;
+
   const double p50_diff_low = (*row.ci_low - 1) * row.baseline_p50;
   const double p50_diff_high = (*row.ci_high - 1) * row.baseline_p50;
-  const double p99_diff_low = (*row.p99_ci_low - 1) * row.baseline_p99;
-  const double p99_diff_high = (*row.p99_ci_high - 1) * row.baseline_p99;
-  const bool p50_worse = *row.ci_low > 1 + settings.p50_margin &&
-                         p50_diff_low > settings.min_difference_us && row.rank_p < settings.alpha;
-  const bool p99_worse =
-      *row.p99_ci_low > 1 + settings.p99_margin && p99_diff_low > settings.min_difference_us;
+  const bool p50_worse =
+      *row.ci_low > 1 + settings.p50_margin && p50_diff_low > settings.min_difference_us;
+  const bool tail_worse = *row.tail_ci_low > settings.tail_margin;
   const bool p50_fine =
       *row.ci_high <= 1 + settings.p50_margin || p50_diff_high <= settings.min_difference_us;
-  const bool p99_fine =
-      *row.p99_ci_high <= 1 + settings.p99_margin || p99_diff_high <= settings.min_difference_us;
-  if (p50_worse || p99_worse) {
+  const bool tail_fine = *row.tail_ci_high <= settings.tail_margin;
+  if (p50_worse || tail_worse) {
     row.verdict = "intrusive";
-    row.note = p50_worse && p99_worse ? "median and p99 worse"
-               : p50_worse            ? "median worse"
-                                      : "p99 worse";
-  } else if (p50_fine && p99_fine) {
+    row.note = p50_worse && tail_worse ? "median and tail worse"
+               : p50_worse             ? "median worse"
+                                       : "more frames beyond the baseline's p99";
+  } else if (p50_fine && tail_fine) {
     row.verdict = "non-intrusive";
   } else {
     row.verdict = "inconclusive";
-    row.note = !p50_fine ? "the median's interval reaches past the margin"
-                         : "the p99's interval reaches past the margin";
+    row.note = !p50_fine ? "the median's bound reaches past the margin"
+                         : "the tail's bound reaches past the margin";
   }
   return row;
 }
 
-}  // namespace
-
-namespace {
-
-using Samples = std::vector<std::pair<std::string, std::vector<double>>>;
+// The units of one condition: its rounds paired with the baseline's by round number, or, for a
+// study of one round, `blocks` blocks of consecutive frames of each.
+std::vector<Unit> units_of(const std::vector<const ScenarioOutcome*>& baseline_rounds,
+                           const std::vector<const ScenarioOutcome*>& rounds,
+                           const std::string& gpu_clock, const VerdictSettings& settings) {
+  std::vector<Unit> units;
+  if (baseline_rounds.size() == 1 && rounds.size() == 1) {
+    const ScenarioOutcome& b = *baseline_rounds.front();
+    const ScenarioOutcome& c = *rounds.front();
+    auto frame_count = [](const ScenarioOutcome& o) -> std::uint32_t {
+      return o.timeline->frames.empty() ? 0 : o.timeline->frames.back().frame + 1;
+    };
+    const std::uint32_t b_frames = frame_count(b), c_frames = frame_count(c);
+    const auto blocks = static_cast<std::uint32_t>(std::max<std::size_t>(1, settings.blocks));
+    for (std::uint32_t k = 0; k < blocks; ++k)
+      units.push_back({verdict_metrics(b.scenario, *b.timeline, gpu_clock, false,
+                                       k * b_frames / blocks, (k + 1) * b_frames / blocks),
+                       verdict_metrics(c.scenario, *c.timeline, gpu_clock, true,
+                                       k * c_frames / blocks, (k + 1) * c_frames / blocks)});
+    return units;
+  }
+  for (const ScenarioOutcome* c : rounds) {
+    const auto b = std::find_if(
+        baseline_rounds.begin(), baseline_rounds.end(),
+        [&](const ScenarioOutcome* o) { return o->scenario.round == c->scenario.round; });
+    if (b == baseline_rounds.end()) continue;
+    units.push_back({verdict_metrics((*b)->scenario, *(*b)->timeline, gpu_clock, false),
+                     verdict_metrics(c->scenario, *c->timeline, gpu_clock, true)});
+  }
+  return units;
+}
 
 // The rounds of one condition, their samples concatenated metric by metric.
 Samples pooled_metrics(const std::vector<const ScenarioOutcome*>& rounds,
@@ -209,6 +266,8 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
       if (rec.status == RecordStatus::ok && !(rec.ts_start_us && rec.ts_end_us))
         out.gpu_clock = "poll";
   const Samples baseline_metrics = pooled_metrics(baseline.second, out.gpu_clock, false);
+  out.unit = baseline.second.size() == 1 ? "block" : "round";
+  out.tests = 2 * baseline_metrics.size();
 
   for (const auto& [name, rounds] : conditions) {
     if (name == baseline_name) continue;
@@ -222,24 +281,12 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
     }
     out.has_control = out.has_control || cv.control;
     const Samples metrics = pooled_metrics(rounds, out.gpu_clock, true);
-    // Each metric's bootstrap is independent and seeded by itself, so judging them on
-    // parallel threads gives the same rows as one after another (they took 13 s of an H100's
-    // `run --all`, on one of its 16 cores).
+    const std::vector<Unit> units = units_of(baseline.second, rounds, out.gpu_clock, settings);
     const std::size_t count = std::min(metrics.size(), baseline_metrics.size());
-    std::vector<VerdictRow> judged(count);
-    {
-      std::atomic<std::size_t> next{0};
-      auto work = [&] {
-        for (std::size_t m = next++; m < count; m = next++)
-          judged[m] = judge_metric(cv.condition, metrics[m].first, baseline_metrics[m].second,
-                                   metrics[m].second, settings);
-      };
-      std::vector<std::jthread> threads;
-      const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
-      const std::size_t helpers = count > 1 ? std::min(count, cores) - 1 : 0;
-      for (std::size_t t = 0; t < helpers; ++t) threads.emplace_back(work);
-      work();
-    }
+    std::vector<VerdictRow> judged;
+    for (std::size_t m = 0; m < count; ++m)
+      judged.push_back(judge_metric(cv.condition, metrics[m].first, m, baseline_metrics[m].second,
+                                    metrics[m].second, units, out.tests, settings));
     bool any_intrusive = false, all_fine = true;
     for (VerdictRow& row : judged) {
       row.control = cv.control;
@@ -281,11 +328,13 @@ std::string verdict_csv(const StudyVerdict& v) {
   std::string out = csv_line(kVerdictColumns);
   for (const VerdictRow& r : v.rows)
     out += fmt::format(
-        "{},{},{:.4f},{:.4f},{},{},{},{:.4f},{:.4f},{},{},{},{},{:.3g},{},{},{},{}\n",
+        "{},{},{:.4f},{:.4f},{},{},{},{:.4f},{:.4f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
         csv_field(r.condition), csv_field(r.metric), r.baseline_p50, r.p50, number(r.ratio_p50),
         number(r.ci_low), number(r.ci_high), r.baseline_p99, r.p99, number(r.ratio_p99),
-        csv_field(r.verdict), number(r.p99_ci_low), number(r.p99_ci_high), r.rank_p, r.frames,
-        r.baseline_frames, r.control ? 1 : 0, csv_field(r.note));
+        csv_field(r.verdict), number(r.p99_ci_low), number(r.p99_ci_high), number(r.rank_p),
+        r.frames, r.baseline_frames, r.control ? 1 : 0, csv_field(r.note), number(r.tail_rate),
+        number(r.baseline_tail_rate), number(r.tail_excess), number(r.tail_ci_low),
+        number(r.tail_ci_high), r.units);
   return out;
 }
 
@@ -300,6 +349,8 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
   return {{"study", v.study},
           {"baseline", v.baseline},
           {"rounds", v.rounds},
+          {"unit", v.unit},
+          {"tests_per_condition", v.tests},
           {"gpu_clock", v.gpu_clock},
           {"has_control", v.has_control},
           {"control_detected", v.control_detected},
@@ -307,18 +358,23 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
           {"summary", v.summary},
           {"settings",
            {{"p50_margin", s.p50_margin},
-            {"p99_margin", s.p99_margin},
+            {"tail_margin", s.tail_margin},
             {"alpha", s.alpha},
             {"min_difference_us", s.min_difference_us},
-            {"confidence", s.confidence},
-            {"resamples", s.resamples},
+            {"blocks", s.blocks},
+            {"min_units", s.min_units},
+            {"min_unit_frames", s.min_unit_frames},
             {"min_frames", s.min_frames},
             {"rule",
-             "intrusive: the ratio's interval lies above 1 + margin (median: and the one-sided "
-             "Mann-Whitney p < alpha), and the difference exceeds min_difference_us; "
-             "non-intrusive: both intervals lie below 1 + margin (or the difference's bound is "
-             "under min_difference_us); otherwise inconclusive. Conditions use only frames "
-             "their background work overlapped."}}}};
+             "per unit (a round paired with the baseline's same round; a block of frames for a "
+             "study of one round): the ratio of the medians, and the share of frames beyond the "
+             "baseline's p99 * (1 + p50_margin) + min_difference_us minus the baseline's share. "
+             "Student's t over "
+             "the units gives one-sided bounds: lower at 1 - alpha/K (K = tests_per_condition), "
+             "upper at 1 - alpha. intrusive: a lower bound beyond its margin (the median's also "
+             "by more than min_difference_us); non-intrusive: both upper bounds within (or the "
+             "median's difference under min_difference_us); otherwise inconclusive. Conditions "
+             "use only frames their background work overlapped."}}}};
 }
 
 Status write_study_verdicts(const SuiteOutcome& outcome, const std::filesystem::path& out,
@@ -347,13 +403,18 @@ Status write_study_verdicts(const SuiteOutcome& outcome, const std::filesystem::
                                          verdict_json(*verdict, settings).dump(2) + "\n"));
     log << "\nstudy " << study << " (" << verdict->rounds
         << " rounds; baseline: " << verdict->baseline << "; GPU durations on the "
-        << verdict->gpu_clock << " clock):\n";
-    log << fmt::format("  {:<22} {:<34} {:>9} {:>9} {:>9} {:>9}  {}\n", "condition", "metric",
-                       "p50 ratio", "CI low", "CI high", "p99 ratio", "verdict");
+        << verdict->gpu_clock << " clock; unit: " << verdict->unit << "; " << verdict->tests
+        << " tests per condition):\n";
+    log << fmt::format("  {:<22} {:<34} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8}  {}\n", "condition",
+                       "metric", "p50 ratio", "low", "high", "tail +", "low", "high", "verdict");
+    auto percent = [](const std::optional<double>& v) {
+      return v ? fmt::format("{:+.2f}%", 100.0 * *v) : std::string();
+    };
     for (const VerdictRow& r : verdict->rows)
-      log << fmt::format("  {:<22} {:<34} {:>9} {:>9} {:>9} {:>9}  {}\n", r.condition, r.metric,
-                         number(r.ratio_p50), number(r.ci_low), number(r.ci_high),
-                         number(r.ratio_p99), r.verdict);
+      log << fmt::format("  {:<22} {:<34} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8}  {}\n", r.condition,
+                         r.metric, number(r.ratio_p50), number(r.ci_low), number(r.ci_high),
+                         percent(r.tail_excess), percent(r.tail_ci_low), percent(r.tail_ci_high),
+                         r.verdict);
     log << verdict->summary << "verdict: " << (directory / "verdict.csv").string() << "\n";
   }
   return ok_status();

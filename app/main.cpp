@@ -294,7 +294,7 @@ struct RunArguments {
   std::string stamp_memory = "uncached";
   std::string foreground;  // replaces a study's foreground
   double verdict_margin_pct = 5.0;
-  double verdict_p99_margin_pct = 25.0;
+  double verdict_tail_margin_pct = 1.0;
   double flag_tolerance_us = 10.0;
   double flag_tolerance_pct = 1.0;
   // Preemption scenarios: the load in a child process; overrides of the files' durations.
@@ -459,7 +459,7 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   const Status verdicts =
       write_study_verdicts(outcome, options.out_directory,
                            VerdictSettings{.p50_margin = args.verdict_margin_pct / 100.0,
-                                           .p99_margin = args.verdict_p99_margin_pct / 100.0},
+                                           .tail_margin = args.verdict_tail_margin_pct / 100.0},
                            std::cout);
   std::cout << "results: " << options.out_directory.string() << "\n";
   int status = kExitOk;
@@ -613,9 +613,10 @@ int main(int argc, char** argv) {
                   "Studies: a condition is intrusive on a metric when its median is worse than "
                   "the baseline's by more than this, with confidence (default 5)")
       ->check(CLI::Range(0.0, 1000.0));
-  run->add_option("--verdict-p99-margin-pct", run_args.verdict_p99_margin_pct,
-                  "Studies: the same for the p99 (default 25)")
-      ->check(CLI::Range(0.0, 1000.0));
+  run->add_option("--verdict-tail-margin-pct", run_args.verdict_tail_margin_pct,
+                  "Studies: ... or when more of its frames than this (in percentage points) lie "
+                  "beyond the baseline's p99 than the baseline's own do (default 1)")
+      ->check(CLI::Range(0.0, 100.0));
   run->add_option("--foreground", run_args.foreground,
                   "For a study (e.g. non-intrusiveness): the preset or scenario file measured "
                   "under its conditions, instead of the study's own foreground");
