@@ -152,6 +152,9 @@ VerdictRow judge_metric(const std::string& condition, const std::string& metric,
   row.ratio_p50 = std::exp(median.mean);
   row.ci_low = std::exp(median.mean - t_low(median) * median.standard_error);
   row.ci_high = std::exp(median.mean + t_high(median) * median.standard_error);
+  row.detectable_ratio =
+      std::exp(std::log1p(settings.p50_margin) + t_low(median) * median.standard_error);
+  row.detectable_tail = std::min(1.0, settings.tail_margin + t_low(tail) * tail.standard_error);
   row.tail_excess = tail.mean;
   row.tail_ci_low = tail.mean - t_low(tail) * tail.standard_error;
   row.tail_ci_high = tail.mean + t_high(tail) * tail.standard_error;
@@ -257,7 +260,8 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
   const auto& baseline = *std::find_if(conditions.begin(), conditions.end(),
                                        [&](const auto& c) { return c.first == baseline_name; });
   out.study = outcomes.front()->scenario.study;
-  out.rounds = std::max<std::uint32_t>(1, outcomes.front()->scenario.rounds);
+  out.rounds = 1;
+  for (const ScenarioOutcome* o : outcomes) out.rounds = std::max(out.rounds, o->scenario.round);
   out.baseline = baseline_name;
   // Timestamps when the baseline has them for every workload, else the poll clock.
   out.gpu_clock = "ts";
@@ -328,13 +332,15 @@ std::string verdict_csv(const StudyVerdict& v) {
   std::string out = csv_line(kVerdictColumns);
   for (const VerdictRow& r : v.rows)
     out += fmt::format(
-        "{},{},{:.4f},{:.4f},{},{},{},{:.4f},{:.4f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+        "{},{},{:.4f},{:.4f},{},{},{},{:.4f},{:.4f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}"
+        ","
+        "{}\n",
         csv_field(r.condition), csv_field(r.metric), r.baseline_p50, r.p50, number(r.ratio_p50),
         number(r.ci_low), number(r.ci_high), r.baseline_p99, r.p99, number(r.ratio_p99),
         csv_field(r.verdict), number(r.p99_ci_low), number(r.p99_ci_high), number(r.rank_p),
         r.frames, r.baseline_frames, r.control ? 1 : 0, csv_field(r.note), number(r.tail_rate),
         number(r.baseline_tail_rate), number(r.tail_excess), number(r.tail_ci_low),
-        number(r.tail_ci_high), r.units);
+        number(r.tail_ci_high), r.units, number(r.detectable_ratio), number(r.detectable_tail));
   return out;
 }
 
@@ -377,18 +383,87 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
              "use only frames their background work overlapped."}}}};
 }
 
-Status write_study_verdicts(const SuiteOutcome& outcome, const std::filesystem::path& out,
-                            const VerdictSettings& settings, std::ostream& log) {
+StudyProgress study_progress(const std::vector<const ScenarioOutcome*>& outcomes,
+                             const StudyVerdict& verdict) {
+  StudyProgress p;
+  p.rounds = verdict.rounds;
+  for (const ScenarioOutcome* o : outcomes) {
+    p.seconds += o->seconds;
+    if (o->scenario.round == p.rounds) p.last_round_seconds += o->seconds;
+  }
+  p.decided = std::none_of(verdict.rows.begin(), verdict.rows.end(), [](const VerdictRow& r) {
+    return !r.control && r.verdict.starts_with("inconclusive");
+  });
+  const Scenario& s = outcomes.front()->scenario;
+  if (p.decided)
+    p.stop = "decided";
+  else if (s.rounds <= 1)
+    p.stop = "undecided; a study of one round is not extended";
+  else if (s.study_budget_s <= 0)
+    p.stop = "undecided; no budget for more rounds (budget_s = 0)";
+  else if (p.rounds >= s.study_max_rounds)
+    p.stop = fmt::format("undecided after max_rounds = {} rounds", s.study_max_rounds);
+  else if (p.seconds + p.last_round_seconds > s.study_budget_s)
+    p.stop = fmt::format("undecided; budget spent ({:.0f} s of {:.0f} s, a round takes {:.0f} s)",
+                         p.seconds, s.study_budget_s, p.last_round_seconds);
+  return p;
+}
+
+namespace {
+
+// The scenarios of each study in `outcome`, in run order; a study with a failed scenario is
+// marked incomplete.
+struct StudyOutcomes {
   std::map<std::string, std::vector<const ScenarioOutcome*>> studies;
   std::map<std::string, bool> complete;
+};
+
+StudyOutcomes study_outcomes(const SuiteOutcome& outcome) {
+  StudyOutcomes out;
   for (const ScenarioOutcome& s : outcome.scenarios) {
     if (s.scenario.study.empty()) continue;
-    studies[s.scenario.study].push_back(&s);
-    complete.try_emplace(s.scenario.study, true);
-    if (s.failure || !s.timeline) complete[s.scenario.study] = false;
+    out.studies[s.scenario.study].push_back(&s);
+    out.complete.try_emplace(s.scenario.study, true);
+    if (s.failure || !s.timeline) out.complete[s.scenario.study] = false;
   }
-  for (const auto& [study, conditions] : studies) {
-    if (!complete[study]) {
+  return out;
+}
+
+}  // namespace
+
+std::vector<Scenario> next_study_rounds(const SuiteOutcome& outcome,
+                                        const VerdictSettings& settings, std::ostream& log) {
+  std::vector<Scenario> next;
+  if (outcome.failure) return next;  // the suite stops at a failure
+  const StudyOutcomes found = study_outcomes(outcome);
+  for (const auto& [study, outcomes] : found.studies) {
+    if (!found.complete.at(study)) continue;
+    const auto verdict = judge_study(outcomes, settings);
+    if (!verdict) continue;  // write_study_verdicts reports it
+    const StudyProgress progress = study_progress(outcomes, *verdict);
+    if (!progress.stop.empty()) continue;
+    std::vector<Scenario> last_round;
+    for (const ScenarioOutcome* o : outcomes)
+      if (o->scenario.round == progress.rounds) last_round.push_back(o->scenario);
+    std::size_t undecided = 0;
+    for (const VerdictRow& r : verdict->rows)
+      undecided += !r.control && r.verdict.starts_with("inconclusive") ? 1 : 0;
+    log << fmt::format(
+               "study {}: {} metrics undecided after {} rounds ({:.0f} s of {:.0f} s); adding "
+               "round {}\n",
+               study, undecided, progress.rounds, progress.seconds,
+               outcomes.front()->scenario.study_budget_s, progress.rounds + 1)
+        << std::flush;
+    for (Scenario& s : next_study_round(last_round)) next.push_back(std::move(s));
+  }
+  return next;
+}
+
+Status write_study_verdicts(const SuiteOutcome& outcome, const std::filesystem::path& out,
+                            const VerdictSettings& settings, std::ostream& log) {
+  const StudyOutcomes found = study_outcomes(outcome);
+  for (const auto& [study, conditions] : found.studies) {
+    if (!found.complete.at(study)) {
       log << "study " << study << ": not judged, a condition failed or did not run\n";
       continue;
     }
@@ -399,8 +474,21 @@ Status write_study_verdicts(const SuiteOutcome& outcome, const std::filesystem::
     std::filesystem::create_directories(directory, ec);
     if (ec) return make_error("cannot create " + directory.string() + ": " + ec.message());
     GPUOVERLAP_TRY(write_file_atomically(directory / "verdict.csv", verdict_csv(*verdict)));
-    GPUOVERLAP_TRY(write_file_atomically(directory / "verdict.json",
-                                         verdict_json(*verdict, settings).dump(2) + "\n"));
+    const StudyProgress progress = study_progress(conditions, *verdict);
+    nlohmann::json json = verdict_json(*verdict, settings);
+    json["summary"] =
+        verdict->summary + fmt::format("rounds: {} ({} planned); {}\n", progress.rounds,
+                                       conditions.front()->scenario.rounds,
+                                       progress.stop.empty() ? "the run ended" : progress.stop);
+    json["progress"] = {{"rounds_planned", conditions.front()->scenario.rounds},
+                        {"rounds_run", progress.rounds},
+                        {"seconds", std::round(progress.seconds * 10) / 10},
+                        {"budget_s", conditions.front()->scenario.study_budget_s},
+                        {"max_rounds", conditions.front()->scenario.study_max_rounds},
+                        {"decided", progress.decided},
+                        // Empty only when the run stopped before the study could go on.
+                        {"stop", progress.stop.empty() ? "the run ended" : progress.stop}};
+    GPUOVERLAP_TRY(write_file_atomically(directory / "verdict.json", json.dump(2) + "\n"));
     log << "\nstudy " << study << " (" << verdict->rounds
         << " rounds; baseline: " << verdict->baseline << "; GPU durations on the "
         << verdict->gpu_clock << " clock; unit: " << verdict->unit << "; " << verdict->tests
@@ -415,7 +503,23 @@ Status write_study_verdicts(const SuiteOutcome& outcome, const std::filesystem::
                          r.metric, number(r.ratio_p50), number(r.ci_low), number(r.ci_high),
                          percent(r.tail_excess), percent(r.tail_ci_low), percent(r.tail_ci_high),
                          r.verdict);
-    log << verdict->summary << "verdict: " << (directory / "verdict.csv").string() << "\n";
+    log << verdict->summary << "rounds: " << progress.rounds << " ("
+        << conditions.front()->scenario.rounds << " planned); "
+        << (progress.stop.empty() ? "the run ended" : progress.stop) << "\n";
+    if (!progress.decided) {
+      // What the rounds could have seen: the smallest median ratio and tail that would have
+      // been called intrusive, over the undecided rows.
+      double ratio = 0, tail = 0;
+      for (const VerdictRow& r : verdict->rows)
+        if (!r.control && r.verdict.starts_with("inconclusive") && r.detectable_ratio)
+          ratio = std::max(ratio, *r.detectable_ratio), tail = std::max(tail, *r.detectable_tail);
+      if (ratio > 0)
+        log << fmt::format(
+            "undecided rows could have seen (half the time) a median ratio of {:.3f} or a tail "
+            "of {:+.1f} points, at worst\n",
+            ratio, 100.0 * tail);
+    }
+    log << "verdict: " << (directory / "verdict.csv").string() << "\n";
   }
   return ok_status();
 }

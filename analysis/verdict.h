@@ -30,12 +30,13 @@ namespace gpuoverlap {
 
 // The first release's columns first, then ours (append, never reorder). p99_ci_low,
 // p99_ci_high and rank_p are retired (left empty): they judged frames as independent.
-inline constexpr std::array<std::string_view, 24> kVerdictColumns = {
+inline constexpr std::array<std::string_view, 26> kVerdictColumns = {
     "condition",       "metric",      "baseline_p50", "p50",       "ratio_p50",
     "ci_low",          "ci_high",     "baseline_p99", "p99",       "ratio_p99",
     "verdict",         "p99_ci_low",  "p99_ci_high",  "rank_p",    "frames",
     "baseline_frames", "control",     "note",         "tail_rate", "baseline_tail_rate",
-    "tail_excess",     "tail_ci_low", "tail_ci_high", "units"};
+    "tail_excess",     "tail_ci_low", "tail_ci_high", "units",     "detectable_ratio",
+    "detectable_tail"};
 
 struct VerdictSettings {
   // Per metric, over the units (rounds, or blocks of a one-round study):
@@ -72,6 +73,9 @@ struct VerdictRow {
   std::optional<double> tail_rate, baseline_tail_rate, tail_excess, tail_ci_low, tail_ci_high;
   std::size_t frames = 0, baseline_frames = 0;
   std::size_t units = 0;  // rounds (or blocks) both sides had frames in
+  // The smallest effects these units could have called intrusive (half the time): a median
+  // ratio, and a tail excess, whose lower bound would just clear the margin at the spread seen.
+  std::optional<double> detectable_ratio, detectable_tail;
   bool control = false;
   std::string verdict;  // non-intrusive | intrusive | inconclusive | inconclusive (no power)
   std::string note;
@@ -85,13 +89,22 @@ struct ConditionVerdict {
   std::size_t active_frames = 0;  // of them, frames its background work overlapped
 };
 
+// Whether a study is done adding rounds, and why.
+struct StudyProgress {
+  bool decided = false;           // every metric of every condition but the control decided
+  std::uint32_t rounds = 0;       // rounds run
+  double seconds = 0;             // its scenarios' wall time
+  double last_round_seconds = 0;  // of the last round
+  std::string stop;  // empty while another round may run: why no more will ("decided", ...)
+};
+
 struct StudyVerdict {
   std::string study;
   std::string baseline;
-  std::uint32_t rounds = 1;
-  std::string unit;       // "round", or "block" for a study of one round
-  std::size_t tests = 0;  // K: the intrusion tests of one condition (2 per metric)
-  std::string gpu_clock;  // the clock of the gpu_duration metrics: "ts" or "poll"
+  std::uint32_t rounds = 1;  // rounds run
+  std::string unit;          // "round", or "block" for a study of one round
+  std::size_t tests = 0;     // K: the intrusion tests of one condition (2 per metric)
+  std::string gpu_clock;     // the clock of the gpu_duration metrics: "ts" or "poll"
   std::vector<VerdictRow> rows;
   std::vector<ConditionVerdict> conditions;  // baseline excluded
   bool has_control = false;
@@ -117,6 +130,16 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
 
 std::string verdict_csv(const StudyVerdict& verdict);
 nlohmann::json verdict_json(const StudyVerdict& verdict, const VerdictSettings& settings);
+
+// Where a study stands after `verdict` (of `outcomes`, its scenarios so far).
+StudyProgress study_progress(const std::vector<const ScenarioOutcome*>& outcomes,
+                             const StudyVerdict& verdict);
+
+// The next round of every study in `outcome` that is undecided and may run another round
+// (Scenario::study_budget_s, study_max_rounds; the next round is assumed to take as long as
+// the last); `log` says which and why. For run_suite's MoreScenarios.
+std::vector<Scenario> next_study_rounds(const SuiteOutcome& outcome,
+                                        const VerdictSettings& settings, std::ostream& log);
 
 // For every study in the outcome: judge it and write OUT/<study>/verdict.csv and
 // verdict.json; the summary goes to `log`. A study whose conditions did not all complete is

@@ -295,6 +295,8 @@ struct RunArguments {
   std::string foreground;  // replaces a study's foreground
   double verdict_margin_pct = 5.0;
   double verdict_tail_margin_pct = 1.0;
+  std::optional<double> study_budget_s;  // override every study's budget_s
+  std::optional<std::uint32_t> study_max_rounds;
   double flag_tolerance_us = 10.0;
   double flag_tolerance_pct = 1.0;
   // Preemption scenarios: the load in a child process; overrides of the files' durations.
@@ -407,9 +409,14 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   }
   for (const Scenario& s : scenarios)
     for (const std::string& warning : s.warnings) std::cerr << warning << "\n";
-  // --frames counts a study condition's frames over all its rounds.
+  // --frames counts a study condition's frames over all its planned rounds.
   if (args.frames)
     for (Scenario& s : scenarios) s.frames = frames_per_round(*args.frames, s.rounds);
+  for (Scenario& s : scenarios) {
+    if (s.rounds <= 1) continue;  // a study of one round is never extended
+    if (args.study_budget_s) s.study_budget_s = *args.study_budget_s;
+    if (args.study_max_rounds) s.study_max_rounds = std::max(*args.study_max_rounds, s.rounds);
+  }
   if (Status s = apply_preemption_overrides(args, scenarios); !s)
     return fail(s.error().message, kExitBadInput);
   auto output = prepare_output(args.out.empty() ? default_out_directory() : args.out, args.replace,
@@ -432,7 +439,8 @@ int command_run(const RunArguments& args, const std::string& command_line) {
     sizes = apply_cpu_device_sizes(scenarios, {.frames = args.frames.has_value(),
                                                .warmup = args.warmup.has_value(),
                                                .duration_ms = args.duration_ms.has_value(),
-                                               .target_ms = args.target_ms.has_value()});
+                                               .target_ms = args.target_ms.has_value(),
+                                               .study_budget = args.study_budget_s.has_value()});
     if (!sizes.log_line.empty()) std::cerr << sizes.log_line << "\n";
   }
 
@@ -453,14 +461,17 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   options.extra_meta["device_choice"] = chosen->reason;
   options.extra_meta["sizes"] = sizes.meta;
   const std::unique_ptr<ScenarioExecutor> executor = (*api)->executor(chosen->index);
-  const SuiteOutcome outcome = run_suite(*executor, scenarios, options, std::cerr);
+  const VerdictSettings verdict_settings{.p50_margin = args.verdict_margin_pct / 100.0,
+                                         .tail_margin = args.verdict_tail_margin_pct / 100.0};
+  // An undecided study gets another round while its budget lasts (analysis/verdict.h).
+  const SuiteOutcome outcome =
+      run_suite(*executor, scenarios, options, std::cerr, [&](const SuiteOutcome& so_far) {
+        return next_study_rounds(so_far, verdict_settings, std::cerr);
+      });
   std::cout << summary_table(outcome);
   std::cout << preemption_summary_table(outcome);
   const Status verdicts =
-      write_study_verdicts(outcome, options.out_directory,
-                           VerdictSettings{.p50_margin = args.verdict_margin_pct / 100.0,
-                                           .tail_margin = args.verdict_tail_margin_pct / 100.0},
-                           std::cout);
+      write_study_verdicts(outcome, options.out_directory, verdict_settings, std::cout);
   std::cout << "results: " << options.out_directory.string() << "\n";
   int status = kExitOk;
   if (!verdicts) status = fail(verdicts.error().message, kExitEnvironment);
@@ -617,6 +628,14 @@ int main(int argc, char** argv) {
                   "Studies: ... or when more of its frames than this (in percentage points) lie "
                   "beyond the baseline's p99 than the baseline's own do (default 1)")
       ->check(CLI::Range(0.0, 100.0));
+  run->add_option("--study-budget-s", run_args.study_budget_s,
+                  "Studies: while the verdict is undecided, add interleaved rounds until this "
+                  "much wall time is spent (overrides the file's budget_s, default 600; 0 adds "
+                  "none; on a CPU device 0 unless given)")
+      ->check(CLI::Range(0.0, 7 * 24 * 3600.0));
+  run->add_option("--study-max-rounds", run_args.study_max_rounds,
+                  "Studies: at most this many rounds in all (overrides max_rounds, default 100)")
+      ->check(CLI::Range(1u, 1000u));
   run->add_option("--foreground", run_args.foreground,
                   "For a study (e.g. non-intrusiveness): the preset or scenario file measured "
                   "under its conditions, instead of the study's own foreground");

@@ -140,8 +140,9 @@ Status write_run_json(const SuiteOptions& options, const std::string& started_at
 
 }  // namespace
 
-SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& scenarios,
-                       const SuiteOptions& options, std::ostream& log) {
+SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& given,
+                       const SuiteOptions& options, std::ostream& log, const MoreScenarios& more) {
+  std::vector<Scenario> scenarios = given;
   SuiteOutcome outcome;
   const std::string started_at = utc_now_iso8601();
   std::error_code ec;
@@ -151,16 +152,28 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
         make_error("cannot create " + options.out_directory.string() + ": " + ec.message());
     return outcome;
   }
-  std::vector<std::uint32_t> frames_each;
-  for (const Scenario& s : scenarios)
-    frames_each.push_back(options.frames.value_or(s.frames) +
-                          options.warmup_frames.value_or(s.warmup_frames));
-  SuiteEstimate estimate(scenarios, frames_each);
+  auto make_estimate = [&] {
+    std::vector<std::uint32_t> frames_each;
+    for (const Scenario& s : scenarios)
+      frames_each.push_back(options.frames.value_or(s.frames) +
+                            options.warmup_frames.value_or(s.warmup_frames));
+    SuiteEstimate estimate(scenarios, frames_each);
+    for (std::size_t done = 0; done < outcome.scenarios.size(); ++done)
+      estimate.finished(done, outcome.scenarios[done].seconds);
+    return estimate;
+  };
+  SuiteEstimate estimate = make_estimate();
   const auto suite_start = std::chrono::steady_clock::now();
   auto seconds_since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   };
-  for (std::size_t i = 0; i < scenarios.size(); ++i) {
+  for (std::size_t i = 0;; ++i) {
+    if (i == scenarios.size()) {
+      std::vector<Scenario> extra = more ? more(outcome) : std::vector<Scenario>{};
+      if (extra.empty()) break;
+      scenarios.insert(scenarios.end(), extra.begin(), extra.end());
+      estimate = make_estimate();
+    }
     ScenarioOutcome result;
     result.scenario = scenarios[i];
     const auto scenario_start = std::chrono::steady_clock::now();

@@ -32,6 +32,13 @@ struct SuiteOptions {
   nlohmann::json extra_meta = nlohmann::json::object();  // merged into every meta.json
 };
 
+struct SuiteOutcome;
+
+// Asked each time the scenarios run out, with everything measured so far: more scenarios to
+// run (a study's next round while its verdict is undecided), or none to finish. Contract: the
+// scenarios it returns are validated.
+using MoreScenarios = std::function<std::vector<Scenario>(const struct SuiteOutcome&)>;
+
 struct ScenarioOutcome {
   Scenario scenario;  // as it ran: a preemption load at its calibrated size (preemption::as_run)
   std::filesystem::path directory;
@@ -49,7 +56,8 @@ struct SuiteOutcome {
 
 // Contract: scenarios are validated. Progress and per-scenario lines go to `log`.
 SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& scenarios,
-                       const SuiteOptions& options, std::ostream& log);
+                       const SuiteOptions& options, std::ostream& log,
+                       const MoreScenarios& more = {});
 
 // The end-of-run table: per scenario and workload, p50 start/end/duration on each clock.
 std::string summary_table(const SuiteOutcome& outcome);

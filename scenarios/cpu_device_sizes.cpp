@@ -22,8 +22,10 @@ SizeProfile apply_cpu_device_sizes(std::vector<Scenario>& scenarios, const Sizes
       if (!given.target_ms)
         s.preemption->target_ms = std::min(s.preemption->target_ms, limits.preemption_target_ms);
     }
+    if (!given.study_budget) s.study_budget_s = std::min(s.study_budget_s, limits.study_budget_s);
     const bool changed =
         s.frames != before.frames || s.warmup_frames != before.warmup_frames ||
+        s.study_budget_s != before.study_budget_s ||
         (s.preemption && (s.preemption->duration_ms != before.preemption->duration_ms ||
                           s.preemption->target_ms != before.preemption->target_ms));
     lowered += changed ? 1 : 0;
@@ -39,12 +41,14 @@ SizeProfile apply_cpu_device_sizes(std::vector<Scenario>& scenarios, const Sizes
       {"study_frames_per_condition", limits.study_frames},
       {"preemption_duration_ms", limits.preemption_duration_ms},
       {"preemption_target_ms", limits.preemption_target_ms},
+      {"study_budget_s", limits.study_budget_s},
       {"scenarios_lowered", lowered}};
   if (lowered > 0)
     profile.log_line = fmt::format(
         "CPU device: smaller default sizes for {} of {} scenarios (at most {} frames after {} "
-        "warm-up, {} per study condition, preemption {} ms of urgent jobs on a {} ms load); "
-        "--frames, --warmup, --duration-ms, --target-ms set them, --full-size keeps the files'",
+        "warm-up, {} per study condition, no rounds added to an undecided study, preemption {} "
+        "ms of urgent jobs on a {} ms load); --frames, --warmup, --study-budget-s, "
+        "--duration-ms, --target-ms set them, --full-size keeps the files'",
         lowered, scenarios.size(), limits.frames, limits.warmup_frames, limits.study_frames,
         limits.preemption_duration_ms, limits.preemption_target_ms);
   return profile;

@@ -20,11 +20,13 @@ struct CpuDeviceSizes {
   std::uint32_t study_frames = 180;  // per study condition, over all its rounds
   double preemption_duration_ms = 1000;
   double preemption_target_ms = 50;
+  // No rounds added to an undecided study: on the CPU no verdict is a measurement of a GPU.
+  double study_budget_s = 0;
 };
 
 // Which sizes the command line set; those are left alone.
 struct SizesGiven {
-  bool frames = false, warmup = false, duration_ms = false, target_ms = false;
+  bool frames = false, warmup = false, duration_ms = false, target_ms = false, study_budget = false;
 };
 
 struct SizeProfile {

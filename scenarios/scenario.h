@@ -75,7 +75,11 @@ struct Scenario {
   std::string study;
   std::string condition;
   std::uint32_t round = 0;   // 1-based round of the study (0 outside a study)
-  std::uint32_t rounds = 0;  // the study's rounds
+  std::uint32_t rounds = 0;  // the study's rounds as planned (more may be added, below)
+  // While the study's verdict is undecided, rounds are added until this much time (all its
+  // scenarios' wall time) is spent or it has run study_max_rounds; 0: none are added.
+  double study_budget_s = 0;
+  std::uint32_t study_max_rounds = 0;
   // What each queue records and submits in a frame (scenarios/frame_plan.h), computed once
   // where the scenario is validated (the parser, preemption::make_scenario) and shared by its
   // copies: the device records it, the exporters describe it, `validate --explain` prints it.
@@ -96,6 +100,9 @@ Result<Scenario> load_scenario_file(const std::string& path);
 
 // A study: one foreground scenario measured under several conditions in one command, each
 // condition differing only in its background work (docs/scenario-format.md, "Studies").
+inline constexpr double kDefaultStudyBudgetS = 600;
+inline constexpr std::uint32_t kDefaultStudyMaxRounds = 100;
+
 struct ConditionSpec {
   std::string name;
   std::optional<background::BackgroundSpec> background;  // none: the baseline
@@ -112,8 +119,18 @@ struct StudySpec {
   // so slow drift of the machine (clocks, temperature, other load) spreads over every
   // condition instead of biasing the one measured last.
   std::uint32_t rounds = 1;
+  // While the verdict is undecided, more rounds are run (each as long as the planned ones)
+  // until budget_s of wall time is spent or max_rounds have run. A study of one round is
+  // never extended (its verdict's units are blocks of frames, not rounds).
+  double budget_s = kDefaultStudyBudgetS;
+  std::uint32_t max_rounds = kDefaultStudyMaxRounds;
   std::vector<ConditionSpec> conditions;  // exactly one without background: the baseline
 };
+
+// The next round of a study: a copy of every condition of `last_round` (the scenarios of its
+// last round, in run order), numbered one higher and run in the opposite order, as
+// expand_study interleaves. Contract: `last_round` is one round of one study with rounds > 1.
+std::vector<Scenario> next_study_round(const std::vector<Scenario>& last_round);
 
 // True when the TOML text is a study (it has a `foreground` key or [[condition]] tables).
 bool is_study(std::string_view toml_text);

@@ -408,13 +408,21 @@ class Parser {
     const toml::table& root = *parsed;
     StudySpec study;
     study.source = source_;
-    GPUOVERLAP_TRY(only_keys(
-        root,
-        {"name", "description", "foreground", "frames", "warmup_frames", "rounds", "condition"},
-        "the study"));
+    GPUOVERLAP_TRY(only_keys(root,
+                             {"name", "description", "foreground", "frames", "warmup_frames",
+                              "rounds", "budget_s", "max_rounds", "condition"},
+                             "the study"));
     auto rounds = int_field(root, "rounds", "the study", 1, 1000, 1);
     if (!rounds) return rounds.error();
     study.rounds = *rounds;
+    auto budget =
+        number_field(root, "budget_s", "the study", 0, 7 * 24 * 3600.0, kDefaultStudyBudgetS);
+    if (!budget) return budget.error();
+    study.budget_s = *budget;
+    auto max_rounds = int_field(root, "max_rounds", "the study", study.rounds, 1000,
+                                std::max(study.rounds, kDefaultStudyMaxRounds));
+    if (!max_rounds) return max_rounds.error();
+    study.max_rounds = *max_rounds;
     auto name = directory_name(root, "name", "the study", nullptr);
     if (!name) return name.error();
     study.name = *name;
@@ -858,6 +866,8 @@ std::vector<Scenario> expand_study(const StudySpec& study, const Scenario& foreg
       s.condition = c->name;
       s.round = round;
       s.rounds = study.rounds;
+      s.study_budget_s = study.rounds > 1 ? study.budget_s : 0;
+      s.study_max_rounds = study.max_rounds;
       s.description = study.description + " [condition " + c->name + "; foreground " +
                       foreground.name + ": " + foreground.description + "]";
       s.source = study.source + " (foreground " + foreground.source + ")";
@@ -866,6 +876,15 @@ std::vector<Scenario> expand_study(const StudySpec& study, const Scenario& foreg
       s.background = c->background;
       out.push_back(std::move(s));
     }
+  }
+  return out;
+}
+
+std::vector<Scenario> next_study_round(const std::vector<Scenario>& last_round) {
+  std::vector<Scenario> out(last_round.rbegin(), last_round.rend());
+  for (Scenario& s : out) {
+    s.round += 1;
+    s.name = s.study + "/" + s.condition + "/round-" + std::to_string(s.round);
   }
   return out;
 }

@@ -451,6 +451,16 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
   const auto summary = read_json(study / "verdict.json");
   const bool detected = summary["control_detected"].get<bool>();
   EXPECT_TRUE(summary["has_control"].get<bool>());
+  // On a CPU device no rounds are added: the six planned ran, and the verdict says why it
+  // stopped.
+  const auto& progress = summary["progress"];
+  EXPECT_EQ(progress["rounds_run"], 6);
+  EXPECT_EQ(progress["budget_s"], 0.0);
+  EXPECT_FALSE(fs::exists(study / "managed" / "round-7"));
+  const std::string stop = progress["stop"].get<std::string>();
+  EXPECT_TRUE(progress["decided"].get<bool>() ? stop == "decided"
+                                              : stop.find("no budget") != std::string::npos)
+      << stop;
   for (std::size_t r = 0; r < verdict.rows.size(); ++r) {
     const std::string v = verdict.at(r, "verdict");
     const bool control = verdict.at(r, "condition") == "unmanaged";
@@ -469,6 +479,67 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
     }
   }
   fs::remove_all(out);
+}
+
+// A study whose verdict is undecided gets rounds added, interleaved as the planned ones, up to
+// --study-max-rounds; every added round is written and listed like a planned one. Whether
+// lavapipe's timings decide early is not asserted; what each outcome implies is.
+TEST(Background, AnUndecidedStudyAddsRoundsUntilItDecidesOrReachesItsLimit) {
+  const fs::path dir = temp_path("adaptive");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "study.toml") << R"(name = "adaptive"
+foreground = "three-dispatches"
+frames = 12
+warmup_frames = 1
+rounds = 2
+[[condition]]
+name = "baseline"
+[[condition]]
+name = "managed"
+[condition.background]
+tasks = 2
+)";
+  const fs::path out = dir / "out";
+  const auto r =
+      run_gpuoverlap("run " + (dir / "study.toml").string() +
+                     " --study-budget-s 100000 --study-max-rounds 4 --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto verdict = read_json(out / "adaptive" / "verdict.json");
+  const auto& progress = verdict["progress"];
+  const int rounds = progress["rounds_run"].get<int>();
+  const std::string stop = progress["stop"].get<std::string>();
+  EXPECT_EQ(progress["rounds_planned"], 2);
+  EXPECT_EQ(verdict["rounds"], rounds);
+  if (progress["decided"].get<bool>()) {
+    EXPECT_EQ(stop, "decided");
+    EXPECT_LE(rounds, 4);
+  } else {
+    EXPECT_EQ(rounds, 4) << "undecided: rounds are added up to --study-max-rounds";
+    EXPECT_NE(stop.find("max_rounds = 4"), std::string::npos) << stop;
+  }
+  // Every round that ran is on disk and in run.json, in the interleaved order.
+  const auto run = read_json(out / "run.json");
+  ASSERT_EQ(run["scenarios"].size(), 2u * static_cast<std::size_t>(rounds));
+  for (int round = 1; round <= rounds; ++round) {
+    const std::string first = round % 2 == 1 ? "baseline" : "managed";
+    EXPECT_EQ(run["scenarios"][2 * (round - 1)]["name"],
+              "adaptive/" + first + "/round-" + std::to_string(round));
+    for (const char* condition : {"baseline", "managed"})
+      EXPECT_TRUE(fs::exists(out / "adaptive" / condition / ("round-" + std::to_string(round)) /
+                             "frames.csv"));
+  }
+  for (int round = 3; round <= rounds; ++round)
+    EXPECT_NE(r.output.find("adding round " + std::to_string(round)), std::string::npos)
+        << r.output;
+  // The verdict's rows use every round.
+  const auto rows = read_csv((out / "adaptive" / "verdict.csv").string(), kVerdictColumns);
+  ASSERT_GT(rows.rows.size(), 0u);
+  for (std::size_t i = 0; i < rows.rows.size(); ++i)
+    EXPECT_LE(*rows.number(i, "units"), static_cast<double>(rounds));
+  // report reads the extended study.
+  EXPECT_EQ(run_gpuoverlap("report " + out.string()).exit_code, 0);
+  fs::remove_all(dir);
 }
 
 TEST(Cli, PriorityRefusalStopsWithoutFallback) {

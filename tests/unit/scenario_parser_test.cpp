@@ -448,6 +448,46 @@ TEST(Study, RoundsInterleaveTheConditionsAndShareTheFrames) {
   EXPECT_FALSE(parse_study(text, "st.toml").ok());
 }
 
+TEST(Study, ABudgetAddsRoundsThatContinueTheInterleaving) {
+  std::string text = kStudy;
+  text.replace(text.find("frames = 7"), 10,
+               "frames = 7\nrounds = 3\nbudget_s = 90\nmax_rounds = 5");
+  auto study = parse_study(text, "st.toml");
+  ASSERT_TRUE(study.ok()) << study.error().message;
+  EXPECT_EQ(study->budget_s, 90.0);
+  EXPECT_EQ(study->max_rounds, 5u);
+  const auto scenarios = expand_study(*study, *resolve_scenario("three-dispatches"));
+  for (const Scenario& s : scenarios) {
+    EXPECT_EQ(s.study_budget_s, 90.0);
+    EXPECT_EQ(s.study_max_rounds, 5u);
+  }
+  // Round 3 ran baseline, managed, control; round 4 runs them the other way round.
+  const std::vector<Scenario> third(scenarios.end() - 3, scenarios.end());
+  const auto fourth = next_study_round(third);
+  ASSERT_EQ(fourth.size(), 3u);
+  EXPECT_EQ(fourth[0].name, "st/control/round-4");
+  EXPECT_EQ(fourth[2].name, "st/baseline/round-4");
+  EXPECT_EQ(fourth[0].round, 4u);
+  EXPECT_EQ(fourth[0].rounds, 3u) << "the planned rounds stay what the file said";
+  EXPECT_EQ(fourth[0].frames, third[2].frames);
+  EXPECT_EQ(fourth[1].background->tasks, 3u);
+  // Defaults: 600 s and 100 rounds; a study of one round is never extended.
+  auto plain = parse_study(kStudy, "st.toml");
+  EXPECT_EQ(plain->budget_s, kDefaultStudyBudgetS);
+  EXPECT_EQ(plain->max_rounds, kDefaultStudyMaxRounds);
+  EXPECT_EQ(expand_study(*plain, *resolve_scenario("three-dispatches"))[0].study_budget_s, 0.0);
+  // Fewer max_rounds than planned rounds, or a negative budget, is an error at its line.
+  std::string fewer = text;
+  fewer.replace(fewer.find("max_rounds = 5"), 14, "max_rounds = 2");
+  auto refused = parse_study(fewer, "st.toml");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("st.toml:"), std::string::npos);
+  EXPECT_NE(refused.error().message.find("max_rounds"), std::string::npos);
+  std::string negative = text;
+  negative.replace(negative.find("budget_s = 90"), 13, "budget_s = -1");
+  EXPECT_FALSE(parse_study(negative, "st.toml").ok());
+}
+
 TEST(Study, RejectsStudiesWithoutExactlyOneBaselineOrWithDuplicateNames) {
   auto no_baseline = parse_study(R"(name = "st"
 foreground = "default"

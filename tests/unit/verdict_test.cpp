@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <sstream>
+#include <tuple>
 
 #include "analysis/csv_table.h"
 #include "analysis/student_t.h"
@@ -271,6 +273,99 @@ TEST(Verdict, FewerUnitsThanTheMinimumAreInconclusive) {
   EXPECT_NE(r.note.find("at least 3 are needed"), std::string::npos) << r.note;
 }
 
+// A study's rounds 1..3 of a baseline and a managed condition, each scenario taking 10 s, with
+// a budget of `budget_s` and at most `max_rounds`; managed has `factors[r]` times the
+// baseline's CPU frame time in round r.
+std::vector<ScenarioOutcome> study_so_far(const std::vector<double>& factors, double budget_s,
+                                          std::uint32_t max_rounds) {
+  std::vector<ScenarioOutcome> out;
+  const auto rounds = static_cast<std::uint32_t>(factors.size());
+  for (std::uint32_t r = 1; r <= rounds; ++r) {
+    const auto base = normal_sample(1000, 10, 200, r);
+    std::vector<double> managed = base;
+    for (double& v : managed) v *= factors[r - 1];
+    out.push_back(condition("baseline", std::nullopt, base, false, r, rounds));
+    out.push_back(condition("managed", managed_spec(), managed, true, r, rounds));
+  }
+  for (ScenarioOutcome& o : out) {
+    o.scenario.name =
+        "study/" + o.scenario.condition + "/round-" + std::to_string(o.scenario.round);
+    o.scenario.study_budget_s = budget_s;
+    o.scenario.study_max_rounds = max_rounds;
+    o.seconds = 10;
+  }
+  return out;
+}
+
+SuiteOutcome suite_of(std::vector<ScenarioOutcome> scenarios) {
+  SuiteOutcome s;
+  s.scenarios = std::move(scenarios);
+  return s;
+}
+
+TEST(StudyRounds, AnUndecidedStudyGetsItsNextRoundWhileTheBudgetLasts) {
+  // Managed is 3 % and 12 % slower in alternate rounds: three rounds cannot decide that.
+  const SuiteOutcome undecided = suite_of(study_so_far({1.03, 1.12, 1.03}, 600, 100));
+  std::ostringstream log;
+  const auto next = next_study_rounds(undecided, VerdictSettings{}, log);
+  ASSERT_EQ(next.size(), 2u) << log.str();
+  EXPECT_EQ(next[0].name, "study/managed/round-4") << "round 3 ran baseline first";
+  EXPECT_EQ(next[1].name, "study/baseline/round-4");
+  EXPECT_NE(log.str().find("after 3 rounds (60 s of 600 s); adding round 4"), std::string::npos)
+      << log.str();
+
+  // The same study when another round (20 s) would pass the budget, or max_rounds is reached.
+  for (const auto& [budget_s, max_rounds, stop] :
+       {std::tuple{70.0, 100u, "budget spent (60 s of 70 s, a round takes 20 s)"},
+        std::tuple{600.0, 3u, "undecided after max_rounds = 3 rounds"},
+        std::tuple{0.0, 100u, "no budget for more rounds (budget_s = 0)"}}) {
+    const SuiteOutcome limited = suite_of(study_so_far({1.03, 1.12, 1.03}, budget_s, max_rounds));
+    EXPECT_TRUE(next_study_rounds(limited, VerdictSettings{}, log).empty()) << stop;
+    std::vector<const ScenarioOutcome*> all;
+    for (const ScenarioOutcome& o : limited.scenarios) all.push_back(&o);
+    const auto verdict = judge_study(all, VerdictSettings{});
+    ASSERT_TRUE(verdict.ok());
+    const StudyProgress progress = study_progress(all, *verdict);
+    EXPECT_FALSE(progress.decided);
+    EXPECT_EQ(progress.rounds, 3u);
+    EXPECT_EQ(progress.seconds, 60.0);
+    EXPECT_NE(progress.stop.find(stop), std::string::npos) << progress.stop;
+  }
+
+  // Decided (managed identical to the baseline in every round): no more rounds.
+  const SuiteOutcome decided = suite_of(study_so_far({1.0, 1.0, 1.0}, 600, 100));
+  EXPECT_TRUE(next_study_rounds(decided, VerdictSettings{}, log).empty());
+  std::vector<const ScenarioOutcome*> all;
+  for (const ScenarioOutcome& o : decided.scenarios) all.push_back(&o);
+  const auto verdict = judge_study(all, VerdictSettings{});
+  ASSERT_TRUE(verdict.ok());
+  EXPECT_EQ(verdict->rounds, 3u);
+  EXPECT_EQ(row_of(*verdict, "managed", "cpu_frame_us").verdict, "non-intrusive");
+  EXPECT_EQ(study_progress(all, *verdict).stop, "decided");
+
+  // A failed scenario stops the suite: nothing is added.
+  SuiteOutcome failed = suite_of(study_so_far({1.03, 1.12, 1.03}, 600, 100));
+  failed.failure = make_error("device lost");
+  EXPECT_TRUE(next_study_rounds(failed, VerdictSettings{}, log).empty());
+}
+
+// The smallest effect the rounds could have seen grows with their spread.
+TEST(Verdict, UndecidedRowsSayWhatTheyCouldHaveDetected) {
+  auto tight = study_so_far({1.0, 1.0, 1.0, 1.0, 1.0, 1.0}, 0, 100);
+  auto loose = study_so_far({0.95, 1.05, 0.97, 1.06, 0.94, 1.03}, 0, 100);
+  auto judge = [](const std::vector<ScenarioOutcome>& outcomes) {
+    std::vector<const ScenarioOutcome*> all;
+    for (const ScenarioOutcome& o : outcomes) all.push_back(&o);
+    return row_of(*judge_study(all, VerdictSettings{}), "managed", "cpu_frame_us");
+  };
+  const VerdictRow a = judge(tight), b = judge(loose);
+  ASSERT_TRUE(a.detectable_ratio && b.detectable_ratio);
+  EXPECT_NEAR(*a.detectable_ratio, 1.05, 1e-9) << "no spread: exactly the margin";
+  EXPECT_GT(*b.detectable_ratio, 1.08);
+  EXPECT_EQ(b.verdict, "inconclusive");
+  EXPECT_GE(*b.detectable_tail, 0.01);
+}
+
 TEST(Verdict, CsvHasTheDocumentedColumns) {
   const auto baseline = condition("baseline", std::nullopt, normal_sample(1000, 20, 50, 7), false);
   const auto managed = condition("managed", managed_spec(), normal_sample(1000, 20, 50, 8), true);
@@ -280,7 +375,8 @@ TEST(Verdict, CsvHasTheDocumentedColumns) {
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "condition,metric,baseline_p50,p50,ratio_p50,ci_low,ci_high,baseline_p99,p99,"
             "ratio_p99,verdict,p99_ci_low,p99_ci_high,rank_p,frames,baseline_frames,control,"
-            "note,tail_rate,baseline_tail_rate,tail_excess,tail_ci_low,tail_ci_high,units");
+            "note,tail_rate,baseline_tail_rate,tail_excess,tail_ci_low,tail_ci_high,units,"
+            "detectable_ratio,detectable_tail");
   // 4 frame metrics + 1 workload, one condition.
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 5);
 }
