@@ -178,12 +178,16 @@ TEST(Compare, NamesEachSidesPlatformAndWarnsWhenTheApisDiffer) {
 
 // Runs of one configuration whose B settles at 20 or 22 µs per run (as `no-barriers` settles
 // on a schedule per run on the H100): a state the baseline runs also show is no change.
+// One run per value of B's duration.
+std::vector<LoadedRun> runs_with_b(std::initializer_list<double> b_durations) {
+  std::vector<LoadedRun> runs;
+  for (double b : b_durations) runs.push_back(run_of(synthetic("s", 50, b, 30)));
+  return runs;
+}
+
 TEST(Compare, SeveralRunsPerSideAreTheUnitAndARunLevelStateIsNoAlarm) {
-  std::vector<LoadedRun> baseline, candidate;
-  for (double b : {20.0, 22.0, 20.0, 20.0, 22.0})
-    baseline.push_back(run_of(synthetic("s", 50, b, 30)));
-  for (double b : {22.0, 22.0, 20.0, 22.0, 20.0})
-    candidate.push_back(run_of(synthetic("s", 50, b, 30)));
+  const std::vector<LoadedRun> baseline = runs_with_b({20.0, 22.0, 20.0, 20.0, 22.0});
+  const std::vector<LoadedRun> candidate = runs_with_b({22.0, 22.0, 20.0, 22.0, 20.0});
   const CompareResult runs = compare_runs(baseline, candidate, {});
   EXPECT_EQ(runs.method, CompareMethod::runs);
   EXPECT_EQ(runs.threshold_pct, 5.0);
@@ -198,11 +202,8 @@ TEST(Compare, SeveralRunsPerSideAreTheUnitAndARunLevelStateIsNoAlarm) {
 }
 
 TEST(Compare, SeveralRunsCatchAChangeEveryRunShowsAndReportTheRunsSpread) {
-  std::vector<LoadedRun> baseline, candidate;
-  for (double b : {20.0, 20.2, 19.8, 20.0, 20.6})
-    baseline.push_back(run_of(synthetic("s", 50, b, 30)));
-  for (double b : {22.0, 22.1, 21.9, 22.0, 22.2})
-    candidate.push_back(run_of(synthetic("s", 50, b, 30)));
+  const std::vector<LoadedRun> baseline = runs_with_b({20.0, 20.2, 19.8, 20.0, 20.6});
+  std::vector<LoadedRun> candidate = runs_with_b({22.0, 22.1, 21.9, 22.0, 22.2});
   const CompareResult r = compare_runs(baseline, candidate, {});
   EXPECT_TRUE(r.changed);
   for (const CompareRow& row : r.rows) {
