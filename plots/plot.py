@@ -537,7 +537,8 @@ def plot_study(study_dir, out_base, fmt):
                else "positive control NOT detected" if summary.get("has_control")
                else "no positive control")
     figure.suptitle(f"{short(summary['study'])}: per-frame metrics per condition (boxes p25-p75, "
-                    f"whiskers p1-p99; ratio = p50 / baseline p50); {control}", fontsize=10)
+                    f"whiskers p1-p99; ratio: the rounds' p50 / baseline p50, geometric mean); "
+                    f"{control}", fontsize=10)
     return [save(figure, out_base / f"verdict.{fmt}")]
 
 
