@@ -83,7 +83,7 @@ std::string where(const LoadedRun& run, bool in_candidate) {
 }
 
 // Warns when the runs of one side did not all run on the same platform.
-void check_one_platform(const std::vector<LoadedRun>& side, const std::string& name,
+void check_one_platform(std::span<const LoadedRun> side, const std::string& name,
                         const std::string& first, std::vector<std::string>& warnings) {
   for (const LoadedRun& run : side)
     if (!run.scenarios.empty() && platform_of(run.scenarios.front().meta) != first) {
@@ -96,8 +96,8 @@ void check_one_platform(const std::vector<LoadedRun>& side, const std::string& n
 
 }  // namespace
 
-CompareResult compare_runs(const std::vector<LoadedRun>& baseline,
-                           const std::vector<LoadedRun>& candidate, const CompareOptions& options) {
+CompareResult compare_runs(std::span<const LoadedRun> baseline,
+                           std::span<const LoadedRun> candidate, const CompareOptions& options) {
   CompareResult result;
   result.baseline_runs = baseline.size();
   result.candidate_runs = candidate.size();
@@ -170,11 +170,6 @@ CompareResult compare_runs(const std::vector<LoadedRun>& baseline,
     }
   }
   return result;
-}
-
-CompareResult compare_runs(const LoadedRun& baseline, const LoadedRun& candidate,
-                           const CompareOptions& options) {
-  return compare_runs(std::vector<LoadedRun>{baseline}, std::vector<LoadedRun>{candidate}, options);
 }
 
 std::string compare_table(const CompareResult& result, const CompareOptions& options) {

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -63,10 +64,13 @@ struct CompareResult {
 };
 
 // Contract: both sides non-empty. The first baseline run names the scenarios and metrics.
-CompareResult compare_runs(const std::vector<LoadedRun>& baseline,
-                           const std::vector<LoadedRun>& candidate, const CompareOptions& options);
-CompareResult compare_runs(const LoadedRun& baseline, const LoadedRun& candidate,
-                           const CompareOptions& options);
+CompareResult compare_runs(std::span<const LoadedRun> baseline,
+                           std::span<const LoadedRun> candidate, const CompareOptions& options);
+// One run per side (the frames method).
+inline CompareResult compare_runs(const LoadedRun& baseline, const LoadedRun& candidate,
+                                  const CompareOptions& options) {
+  return compare_runs({&baseline, 1}, {&candidate, 1}, options);
+}
 
 // 2 / C(n+m, m), capped at 1.
 double separation_chance(std::size_t baseline_runs, std::size_t candidate_runs);

@@ -375,13 +375,38 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
              "per unit (a round paired with the baseline's same round; a block of frames for a "
              "study of one round): the ratio of the medians, and the share of frames beyond the "
              "baseline's p99 * (1 + p50_margin) + min_difference_us minus the baseline's share. "
-             "Student's t over "
-             "the units gives one-sided bounds: lower at 1 - alpha/K (K = tests_per_condition), "
+             "Student's t over the units gives one-sided bounds: lower at 1 - alpha/K (K = "
+             "tests_per_condition), "
              "upper at 1 - alpha. intrusive: a lower bound beyond its margin (the median's also "
              "by more than min_difference_us); non-intrusive: both upper bounds within (or the "
              "median's difference under min_difference_us); otherwise inconclusive. Conditions "
              "use only frames their background work overlapped."}}}};
 }
+
+namespace {
+
+// A row that more rounds could still decide; the control's rows do not hold a study back.
+bool undecided(const VerdictRow& r) { return !r.control && r.verdict.starts_with("inconclusive"); }
+
+// The lines under a study's verdict: its rounds and why they stopped, and, when undecided,
+// what the rounds could have seen.
+std::string progress_lines(const StudyVerdict& verdict, const StudyProgress& progress,
+                           std::uint32_t planned) {
+  std::string out = fmt::format("rounds: {} ({} planned); {}\n", progress.rounds, planned,
+                                progress.stop.empty() ? "the run ended" : progress.stop);
+  double ratio = 0, tail = 0;
+  for (const VerdictRow& r : verdict.rows)
+    if (undecided(r) && r.detectable_ratio)
+      ratio = std::max(ratio, *r.detectable_ratio), tail = std::max(tail, *r.detectable_tail);
+  if (ratio > 0)
+    out += fmt::format(
+        "undecided rows could have seen (half the time) a median ratio of {:.3f} or a tail of "
+        "{:+.1f} points, at worst\n",
+        ratio, 100.0 * tail);
+  return out;
+}
+
+}  // namespace
 
 StudyProgress study_progress(const std::vector<const ScenarioOutcome*>& outcomes,
                              const StudyVerdict& verdict) {
@@ -391,9 +416,8 @@ StudyProgress study_progress(const std::vector<const ScenarioOutcome*>& outcomes
     p.seconds += o->seconds;
     if (o->scenario.round == p.rounds) p.last_round_seconds += o->seconds;
   }
-  p.decided = std::none_of(verdict.rows.begin(), verdict.rows.end(), [](const VerdictRow& r) {
-    return !r.control && r.verdict.starts_with("inconclusive");
-  });
+  for (const VerdictRow& r : verdict.rows) p.undecided += undecided(r) ? 1 : 0;
+  p.decided = p.undecided == 0;
   const Scenario& s = outcomes.front()->scenario;
   if (p.decided)
     p.stop = "decided";
@@ -445,13 +469,10 @@ std::vector<Scenario> next_study_rounds(const SuiteOutcome& outcome,
     std::vector<Scenario> last_round;
     for (const ScenarioOutcome* o : outcomes)
       if (o->scenario.round == progress.rounds) last_round.push_back(o->scenario);
-    std::size_t undecided = 0;
-    for (const VerdictRow& r : verdict->rows)
-      undecided += !r.control && r.verdict.starts_with("inconclusive") ? 1 : 0;
     log << fmt::format(
                "study {}: {} metrics undecided after {} rounds ({:.0f} s of {:.0f} s); adding "
                "round {}\n",
-               study, undecided, progress.rounds, progress.seconds,
+               study, progress.undecided, progress.rounds, progress.seconds,
                outcomes.front()->scenario.study_budget_s, progress.rounds + 1)
         << std::flush;
     for (Scenario& s : next_study_round(last_round)) next.push_back(std::move(s));
@@ -475,11 +496,10 @@ Status write_study_verdicts(const SuiteOutcome& outcome, const std::filesystem::
     if (ec) return make_error("cannot create " + directory.string() + ": " + ec.message());
     GPUOVERLAP_TRY(write_file_atomically(directory / "verdict.csv", verdict_csv(*verdict)));
     const StudyProgress progress = study_progress(conditions, *verdict);
+    const std::string summary =
+        verdict->summary + progress_lines(*verdict, progress, conditions.front()->scenario.rounds);
     nlohmann::json json = verdict_json(*verdict, settings);
-    json["summary"] =
-        verdict->summary + fmt::format("rounds: {} ({} planned); {}\n", progress.rounds,
-                                       conditions.front()->scenario.rounds,
-                                       progress.stop.empty() ? "the run ended" : progress.stop);
+    json["summary"] = summary;
     json["progress"] = {{"rounds_planned", conditions.front()->scenario.rounds},
                         {"rounds_run", progress.rounds},
                         {"seconds", std::round(progress.seconds * 10) / 10},
@@ -503,22 +523,7 @@ Status write_study_verdicts(const SuiteOutcome& outcome, const std::filesystem::
                          r.metric, number(r.ratio_p50), number(r.ci_low), number(r.ci_high),
                          percent(r.tail_excess), percent(r.tail_ci_low), percent(r.tail_ci_high),
                          r.verdict);
-    log << verdict->summary << "rounds: " << progress.rounds << " ("
-        << conditions.front()->scenario.rounds << " planned); "
-        << (progress.stop.empty() ? "the run ended" : progress.stop) << "\n";
-    if (!progress.decided) {
-      // What the rounds could have seen: the smallest median ratio and tail that would have
-      // been called intrusive, over the undecided rows.
-      double ratio = 0, tail = 0;
-      for (const VerdictRow& r : verdict->rows)
-        if (!r.control && r.verdict.starts_with("inconclusive") && r.detectable_ratio)
-          ratio = std::max(ratio, *r.detectable_ratio), tail = std::max(tail, *r.detectable_tail);
-      if (ratio > 0)
-        log << fmt::format(
-            "undecided rows could have seen (half the time) a median ratio of {:.3f} or a tail "
-            "of {:+.1f} points, at worst\n",
-            ratio, 100.0 * tail);
-    }
+    log << summary;
     log << "verdict: " << (directory / "verdict.csv").string() << "\n";
   }
   return ok_status();

@@ -91,7 +91,8 @@ struct ConditionVerdict {
 
 // Whether a study is done adding rounds, and why.
 struct StudyProgress {
-  bool decided = false;           // every metric of every condition but the control decided
+  std::size_t undecided = 0;      // inconclusive rows of conditions other than the control
+  bool decided = false;           // none
   std::uint32_t rounds = 0;       // rounds run
   double seconds = 0;             // its scenarios' wall time
   double last_round_seconds = 0;  // of the last round

@@ -32,13 +32,6 @@ struct SuiteOptions {
   nlohmann::json extra_meta = nlohmann::json::object();  // merged into every meta.json
 };
 
-struct SuiteOutcome;
-
-// Asked each time the scenarios run out, with everything measured so far: more scenarios to
-// run (a study's next round while its verdict is undecided), or none to finish. Contract: the
-// scenarios it returns are validated.
-using MoreScenarios = std::function<std::vector<Scenario>(const struct SuiteOutcome&)>;
-
 struct ScenarioOutcome {
   Scenario scenario;  // as it ran: a preemption load at its calibrated size (preemption::as_run)
   std::filesystem::path directory;
@@ -53,6 +46,11 @@ struct SuiteOutcome {
   std::vector<ScenarioOutcome> scenarios;
   std::optional<Error> failure;  // the first failure; the suite stops there
 };
+
+// Asked each time the scenarios run out, with everything measured so far: more scenarios to
+// run (a study's next round while its verdict is undecided), or none to finish. Contract: the
+// scenarios it returns are validated.
+using MoreScenarios = std::function<std::vector<Scenario>(const SuiteOutcome&)>;
 
 // Contract: scenarios are validated. Progress and per-scenario lines go to `log`.
 SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& scenarios,
