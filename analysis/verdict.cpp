@@ -277,7 +277,8 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
     if (name == baseline_name) continue;
     ConditionVerdict cv;
     cv.condition = name;
-    cv.control = rounds.front()->scenario.background->unmanaged_threads > 0;
+    cv.control_threads = rounds.front()->scenario.background->unmanaged_threads;
+    cv.control = cv.control_threads > 0;
     for (const ScenarioOutcome* r : rounds) {
       cv.frames += r->timeline->frames.size();
       for (const FrameRecord& f : r->timeline->frames)
@@ -305,8 +306,38 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
     }
     cv.verdict = any_intrusive ? "intrusive" : all_fine ? "non-intrusive" : "inconclusive";
     if (cv.control && any_intrusive) out.control_detected = true;
+    if (cv.control) {
+      ControlDose dose{cv.condition, cv.control_threads, cv.verdict, "", {}, {}};
+      // The strongest effect: the intrusive row that clears its margin by the most, in units of
+      // the margin (a median ratio and a tail share are not otherwise comparable).
+      double best = 0;
+      for (auto row = out.rows.end() - static_cast<std::ptrdiff_t>(judged.size());
+           row != out.rows.end(); ++row) {
+        if (row->verdict != "intrusive") continue;
+        const double median_clear =
+            row->ci_low ? std::log(*row->ci_low) / std::log1p(settings.p50_margin) : 0;
+        const double tail_clear = row->tail_ci_low && settings.tail_margin > 0
+                                      ? *row->tail_ci_low / settings.tail_margin
+                                      : 0;
+        if (std::max(median_clear, tail_clear) > best) {
+          best = std::max(median_clear, tail_clear);
+          dose.metric = row->metric;
+          dose.ratio_p50 = row->ratio_p50;
+          dose.tail_excess = row->tail_excess;
+        }
+      }
+      out.doses.push_back(std::move(dose));
+    }
     out.conditions.push_back(cv);
   }
+  std::stable_sort(
+      out.doses.begin(), out.doses.end(),
+      [](const ControlDose& a, const ControlDose& b) { return a.threads < b.threads; });
+  for (const ControlDose& d : out.doses)
+    if (d.verdict == "intrusive") {
+      out.detected_from_threads = d.threads;
+      break;
+    }
   // No power: the positive control was not told apart from the baseline, so a condition that
   // looks non-intrusive may only show that this setup cannot see intrusion.
   if (out.has_control && !out.control_detected) {
@@ -325,6 +356,22 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
     out.summary += out.control_detected
                        ? "positive control detected: the study can see intrusion\n"
                        : "positive control NOT detected: inconclusive (no power)\n";
+  if (out.doses.size() > 1 || (out.doses.size() == 1 && out.detected_from_threads)) {
+    out.summary += "control dose-response:";
+    for (const ControlDose& d : out.doses) {
+      out.summary +=
+          fmt::format(" {} thread{}: {}", d.threads, d.threads == 1 ? "" : "s", d.verdict);
+      if (!d.metric.empty())
+        out.summary += fmt::format(" ({} x{:.3f}, tail {:+.1f} points)", d.metric,
+                                   d.ratio_p50.value_or(0), 100.0 * d.tail_excess.value_or(0));
+      out.summary += &d == &out.doses.back() ? "\n" : ";";
+    }
+    if (out.detected_from_threads)
+      out.summary += fmt::format(
+          "the smallest dose detected is {} normal-priority compile thread{}: intrusion weaker "
+          "than that dose's may go unseen\n",
+          *out.detected_from_threads, *out.detected_from_threads == 1 ? "" : "s");
+  }
   return out;
 }
 
@@ -352,8 +399,19 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
                           {"verdict", c.verdict},
                           {"frames", c.frames},
                           {"active_frames", c.active_frames}});
+  nlohmann::json doses = nlohmann::json::array();
+  for (const ControlDose& d : v.doses)
+    doses.push_back({{"condition", d.condition},
+                     {"threads", d.threads},
+                     {"verdict", d.verdict},
+                     {"strongest_metric", d.metric},
+                     {"ratio_p50", d.ratio_p50 ? nlohmann::json(*d.ratio_p50) : nullptr},
+                     {"tail_excess", d.tail_excess ? nlohmann::json(*d.tail_excess) : nullptr}});
   return {{"study", v.study},
           {"baseline", v.baseline},
+          {"control_doses", doses},
+          {"detected_from_threads",
+           v.detected_from_threads ? nlohmann::json(*v.detected_from_threads) : nullptr},
           {"rounds", v.rounds},
           {"unit", v.unit},
           {"tests_per_condition", v.tests},

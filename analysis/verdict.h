@@ -87,6 +87,17 @@ struct ConditionVerdict {
   std::string verdict;            // over its metrics: intrusive if any is, non-intrusive if all are
   std::size_t frames = 0;         // measured frames
   std::size_t active_frames = 0;  // of them, frames its background work overlapped
+  std::uint32_t control_threads = 0;  // a positive control's normal-priority compile threads
+};
+
+// One dose of the positive control: its threads, its verdict and its strongest effect (the
+// intrusive row whose lower bound lies furthest beyond its margin; none when not intrusive).
+struct ControlDose {
+  std::string condition;
+  std::uint32_t threads = 0;
+  std::string verdict;
+  std::string metric;
+  std::optional<double> ratio_p50, tail_excess;
 };
 
 // Whether a study is done adding rounds, and why.
@@ -110,6 +121,10 @@ struct StudyVerdict {
   std::vector<ConditionVerdict> conditions;  // baseline excluded
   bool has_control = false;
   bool control_detected = false;
+  // The controls by threads, fewest first: the smallest dose detected, and what it did, is the
+  // smallest intrusion this study has shown it can see.
+  std::vector<ControlDose> doses;
+  std::optional<std::uint32_t> detected_from_threads;
   std::string summary;  // one line per condition, for the terminal and verdict.json
 };
 

@@ -106,9 +106,10 @@ TEST_F(AllPresets, RunSucceedsAndWritesEveryFile) {
   EXPECT_EQ(result_->output.find("validation error"), std::string::npos) << result_->output;
   EXPECT_NE(result_->output.find("results: " + out_->string()), std::string::npos);
   ASSERT_EQ(kPresets.size(), 32u);
-  // non-intrusiveness: 4 conditions x 6 rounds; the matrix's 12 (the 12 preemption presets
-  // are its configurations and run only inside it).
-  ASSERT_EQ(kScenarios.size(), 18u + 4u * 6u + 12u);
+  // non-intrusiveness: 7 conditions (4 of them the control's doses) x 6 rounds, none added on
+  // a CPU device; the matrix's 12 (the 12 preemption presets are its configurations and run
+  // only inside it).
+  ASSERT_EQ(kScenarios.size(), 18u + 7u * 6u + 12u);
   for (const std::string& p : kScenarios)
     for (const char* file : {"records.csv", "summary.csv", "dependencies.csv", "frames.csv",
                              "meta.json", "trace.json"}) {
@@ -391,7 +392,7 @@ TEST_F(AllPresets, BackgroundWorkflowsConvergeBeforeTheMeasuredFrames) {
   }
 }
 
-// The acceptance command on lavapipe: four conditions, a verdict.csv, background
+// The acceptance command on lavapipe: seven conditions, a verdict.csv, background
 // compiles recorded where they ran. Verdicts are not asserted (they are timings); their
 // consistency is.
 TEST(Background, NonIntrusivenessWritesAVerdict) {
@@ -401,7 +402,8 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("study non-intrusiveness"), std::string::npos) << r.output;
   const fs::path study = out / "non-intrusiveness";
-  for (const char* condition : {"baseline", "managed", "commit-high-priority", "unmanaged"})
+  for (const char* condition : {"baseline", "managed", "commit-high-priority", "unmanaged-1",
+                                "unmanaged-2", "unmanaged-4", "unmanaged"})
     for (int round = 1; round <= 6; ++round) {
       SCOPED_TRACE(std::string(condition) + " round " + std::to_string(round));
       const fs::path dir = study / condition / ("round-" + std::to_string(round));
@@ -431,7 +433,7 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
                     outcome == "skipped (stopping)" ||
                     outcome == "compiled; pipeline skipped (stopping)")
             << outcome;
-        const bool unmanaged = std::string(condition) == "unmanaged";
+        const bool unmanaged = std::string(condition).starts_with("unmanaged");
         EXPECT_EQ(bg.at(t, "kind"), unmanaged ? "unmanaged" : "managed");
         if (bg.at(t, "ran") != "1") continue;
         boosted += bg.at(t, "boosted") == "1" ? 1 : 0;
@@ -446,13 +448,31 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
       }
     }
   const auto verdict = read_csv((study / "verdict.csv").string(), kVerdictColumns);
-  // Three conditions x (4 frame metrics + 8 workload durations).
-  ASSERT_EQ(verdict.rows.size(), 3u * 12u);
+  // Six conditions x (4 frame metrics + 8 workload durations).
+  ASSERT_EQ(verdict.rows.size(), 6u * 12u);
   const auto summary = read_json(study / "verdict.json");
   const bool detected = summary["control_detected"].get<bool>();
   EXPECT_TRUE(summary["has_control"].get<bool>());
   // On a CPU device no rounds are added: the six planned ran, and the verdict says why it
   // stopped.
+  // The control's doses, fewest threads first (one per core is 2 on a 2-core machine).
+  const auto& doses = summary["control_doses"];
+  ASSERT_EQ(doses.size(), 4u);
+  std::vector<int> threads;
+  for (const auto& d : doses) threads.push_back(d["threads"].get<int>());
+  EXPECT_TRUE(std::is_sorted(threads.begin(), threads.end()));
+  for (int dose : {1, 2, 4})
+    EXPECT_NE(std::find(threads.begin(), threads.end(), dose), threads.end());
+  if (detected) {
+    bool seen = false;
+    for (const auto& d : doses)
+      if (d["verdict"] == "intrusive" && !seen) {
+        EXPECT_EQ(summary["detected_from_threads"], d["threads"]) << "the smallest dose detected";
+        seen = true;
+      }
+  } else {
+    EXPECT_TRUE(summary["detected_from_threads"].is_null());
+  }
   const auto& progress = summary["progress"];
   EXPECT_EQ(progress["rounds_run"], 6);
   EXPECT_EQ(progress["budget_s"], 0.0);
@@ -463,7 +483,7 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
       << stop;
   for (std::size_t r = 0; r < verdict.rows.size(); ++r) {
     const std::string v = verdict.at(r, "verdict");
-    const bool control = verdict.at(r, "condition") == "unmanaged";
+    const bool control = verdict.at(r, "condition").starts_with("unmanaged");
     EXPECT_EQ(verdict.at(r, "control"), control ? "1" : "0");
     if (!control && !detected) {
       EXPECT_EQ(v, "inconclusive (no power)");

@@ -520,10 +520,10 @@ name = "a"
   EXPECT_NE(e.find("this is a study"), std::string::npos) << e;
 }
 
-TEST(Study, ResolvingTheNonIntrusivenessPresetGivesItsFourConditions) {
+TEST(Study, ResolvingTheNonIntrusivenessPresetGivesItsConditionsAndTheControlsDoses) {
   auto scenarios = resolve_scenarios("non-intrusiveness");
   ASSERT_TRUE(scenarios.ok()) << scenarios.error().message;
-  ASSERT_EQ(scenarios->size(), 4u * 6u) << "four conditions, six rounds";
+  ASSERT_EQ(scenarios->size(), 7u * 6u) << "seven conditions, six rounds";
   EXPECT_EQ((*scenarios)[0].name, "non-intrusiveness/baseline/round-1");
   EXPECT_EQ((*scenarios)[0].frames, 500u) << "3000 frames per condition over 6 rounds";
   EXPECT_EQ((*scenarios)[0].workloads.size(), 8u) << "the default preset's workloads";
@@ -531,7 +531,11 @@ TEST(Study, ResolvingTheNonIntrusivenessPresetGivesItsFourConditions) {
   EXPECT_EQ((*scenarios)[1].background->max_concurrent, 2u);
   EXPECT_EQ((*scenarios)[2].background->action,
             background::MeasurementsAction::commit_results_high_priority);
-  EXPECT_GE((*scenarios)[3].background->unmanaged_threads, 1u);
+  EXPECT_EQ((*scenarios)[3].background->unmanaged_threads, 1u);
+  EXPECT_EQ((*scenarios)[4].background->unmanaged_threads, 2u);
+  EXPECT_EQ((*scenarios)[5].background->unmanaged_threads, 4u);
+  EXPECT_GE((*scenarios)[6].background->unmanaged_threads, 1u) << "one per core";
+  EXPECT_EQ((*scenarios)[0].study_budget_s, 600.0);
   auto other = resolve_scenarios("non-intrusiveness", "three-dispatches");
   ASSERT_TRUE(other.ok()) << other.error().message;
   EXPECT_EQ((*other)[0].workloads.size(), 3u) << "--foreground replaces the foreground";

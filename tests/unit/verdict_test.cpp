@@ -366,6 +366,45 @@ TEST(Verdict, UndecidedRowsSayWhatTheyCouldHaveDetected) {
   EXPECT_GE(*b.detectable_tail, 0.01);
 }
 
+// The positive control at 1, 2 and 4 threads: the study says which dose it detects, and
+// what that dose did.
+TEST(Verdict, TheControlsDoseResponseNamesTheSmallestDoseDetected) {
+  const std::vector<double> level(6, 1000.0);
+  auto baseline = rounds_of("baseline", std::nullopt, level, 1.0, 10);
+  auto managed = rounds_of("managed", managed_spec(), level, 1.0, 20);
+  std::vector<std::vector<ScenarioOutcome>> controls;
+  for (const auto& [threads, factor] :
+       {std::pair{4u, 1.5}, std::pair{1u, 1.0}, std::pair{2u, 1.2}}) {
+    background::BackgroundSpec spec = unmanaged_spec();
+    spec.unmanaged_threads = threads;
+    controls.push_back(
+        rounds_of("unmanaged-" + std::to_string(threads), spec, level, factor, 100 * threads));
+  }
+  auto v = judge_study(all_of({&baseline, &managed, &controls[0], &controls[1], &controls[2]}),
+                       VerdictSettings{});
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  ASSERT_EQ(v->doses.size(), 3u);
+  EXPECT_EQ(v->doses[0].threads, 1u) << "fewest threads first";
+  EXPECT_EQ(v->doses[0].verdict, "non-intrusive");
+  EXPECT_TRUE(v->doses[0].metric.empty());
+  EXPECT_EQ(v->doses[1].threads, 2u);
+  EXPECT_EQ(v->doses[1].verdict, "intrusive");
+  EXPECT_EQ(v->doses[1].metric, "cpu_frame_us");
+  EXPECT_NEAR(*v->doses[1].ratio_p50, 1.2, 0.01);
+  EXPECT_EQ(v->detected_from_threads, 2u);
+  EXPECT_TRUE(v->control_detected);
+  EXPECT_NE(v->summary.find("control dose-response: 1 thread: non-intrusive; 2 threads: intrusive "
+                            "(cpu_frame_us x1.2"),
+            std::string::npos)
+      << v->summary;
+  EXPECT_NE(v->summary.find("the smallest dose detected is 2 normal-priority compile threads"),
+            std::string::npos);
+  const nlohmann::json json = verdict_json(*v, VerdictSettings{});
+  EXPECT_EQ(json["detected_from_threads"], 2);
+  EXPECT_EQ(json["control_doses"][2]["threads"], 4);
+  EXPECT_EQ(row_of(*v, "managed", "cpu_frame_us").verdict, "non-intrusive");
+}
+
 TEST(Verdict, CsvHasTheDocumentedColumns) {
   const auto baseline = condition("baseline", std::nullopt, normal_sample(1000, 20, 50, 7), false);
   const auto managed = condition("managed", managed_spec(), normal_sample(1000, 20, 50, 8), true);
