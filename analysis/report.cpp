@@ -1,4 +1,5 @@
 #include "analysis/report.h"
+#include "analysis/variant_swap.h"
 
 #include <fmt/format.h>
 
@@ -153,6 +154,20 @@ void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenar
           "\nDependency gaps (consumer start − producer end):\n\n| dependency | barrier | gap "
           "|\n|---|---|---|\n" +
           gaps;
+    out += "\n";
+  }
+  if (const std::vector<VariantSwap> swaps = variant_swaps(s); !swaps.empty()) {
+    out +=
+        "**Committed variants** (`bind_committed`): GPU duration before and after the swap, "
+        "median µs, and the ratio after / before with its 95 % interval (blocks of frames):\n\n"
+        "| workload | clock | before | after | ratio | interval | variant | frames before + "
+        "after | call |\n|---|---|---|---|---|---|---|---|---|\n";
+    for (const VariantSwap& w : swaps)
+      out += fmt::format("| {} | {} | {:.1f} | {:.1f} | {:.3f} | {} | compile #{} | {} + {} | {} |\n",
+                         w.workload, w.clock, w.before_median_us, w.after_median_us, w.ratio,
+                         w.ratio_low ? fmt::format("{:.3f} – {:.3f}", *w.ratio_low, *w.ratio_high)
+                                     : std::string("–"),
+                         w.variant, w.before_frames, w.after_frames, w.call);
     out += "\n";
   }
   if (std::filesystem::exists(s.directory / "trace.json"))

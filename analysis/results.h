@@ -21,6 +21,7 @@ struct LoadedRecord {
   std::optional<double> poll_start_us, poll_end_us, ts_start_us, ts_end_us;
   std::optional<double> clk_start_us, clk_end_us;  // empty in results older than the columns
   std::string flags;                               // clock disagreements, "" when none
+  std::uint64_t variant = 0;  // the committed background variant it ran; 0: build-time
 };
 
 struct LoadedScenario {

@@ -13,6 +13,7 @@
 
 #include "analysis/compare.h"
 #include "analysis/report.h"
+#include "analysis/variant_swap.h"
 #include "analysis/verdict.h"
 #include "backends/backends.h"
 #include "core/atomic_file.h"
@@ -470,6 +471,7 @@ int command_run(const RunArguments& args, const std::string& command_line) {
       });
   std::cout << summary_table(outcome);
   std::cout << preemption_summary_table(outcome);
+  std::cout << variant_swap_lines(outcome);
   const Status verdicts =
       write_study_verdicts(outcome, options.out_directory, verdict_settings, std::cout);
   std::cout << "results: " << options.out_directory.string() << "\n";

@@ -32,7 +32,12 @@ class BackgroundSession::Source final : public TaskSource {
     {
       std::lock_guard lock(session_.mutex_);
       session_.mode_ = mode;
-      if (action == MeasurementsAction::discard_previous) session_.passes_ = 0;
+      if (action == MeasurementsAction::discard_previous) {
+        session_.passes_ = 0;
+        ++session_.discards_;
+        session_.delivered_.assign(session_.delivered_.size(), std::nullopt);
+        session_.committed_.assign(session_.committed_.size(), std::nullopt);
+      }
       // A commit acts on what was seen so far: one more pass of variants, until the model's
       // steady state. Work queued here joins the commit even when a disable comes with it.
       if (is_commit(action) && session_.passes_ < session_.spec_.converge_after_passes &&
@@ -68,6 +73,8 @@ void BackgroundSession::watch(const std::string& name, std::uint32_t iterations,
                               std::shared_ptr<BackPointer<PipelineHandle>> back) {
   std::lock_guard lock(mutex_);
   watched_.push_back({name, iterations, std::move(back)});
+  delivered_.resize(watched_.size());
+  committed_.resize(watched_.size());
 }
 
 void BackgroundSession::start() {
@@ -91,9 +98,8 @@ void BackgroundSession::start() {
 
 BackgroundSession::Compile BackgroundSession::next_compile_locked() {
   const std::uint64_t number = next_compile_++;
-  const Watched& target = watched_[(number - 1) % watched_.size()];
-  // A distinct constant per compile: the same SPIR-V twice could come from a shader cache.
-  return {number, target, target.iterations + static_cast<std::uint32_t>(number)};
+  const std::size_t index = (number - 1) % watched_.size();
+  return {number, watched_[index], index, discards_};
 }
 
 void BackgroundSession::queue_compiles(std::size_t count) {
@@ -106,7 +112,7 @@ void BackgroundSession::queue_compiles(std::size_t count) {
     }
     const std::string label = "compile #" + std::to_string(compile.number) + " " +
                               compile.target.name + " (iterations " +
-                              std::to_string(compile.variant_iterations) + ")";
+                              std::to_string(compile.target.iterations) + ")";
     WorkItem item;
     item.label = label;
     item.callback = [this, compile, label] {
@@ -131,7 +137,11 @@ BackgroundSession::CompileResult BackgroundSession::run_compile(const Compile& c
   CompileResult result;
   if (stopping_.load()) return {"skipped (stopping)"};
   const std::int64_t compile_start_ns = monotonic_raw_ns();
-  auto spirv = compile_variant({.iterations = compile.variant_iterations, .optimize = true});
+  // The salt keeps every compile's SPIR-V distinct: the same module twice could come from a
+  // shader cache.
+  auto spirv = compile_variant({.iterations = compile.target.iterations,
+                                .optimize = true,
+                                .salt = static_cast<std::uint32_t>(compile.number)});
   result.compile_ms = ms_since(compile_start_ns);
   if (!spirv) {
     result.outcome = "failed: " + spirv.error().message;
@@ -158,6 +168,10 @@ BackgroundSession::CompileResult BackgroundSession::run_compile(const Compile& c
     result.outcome = "dropped (pipeline destroyed)";
   } else {
     result.outcome = "delivered";
+    std::lock_guard lock(mutex_);
+    std::optional<CommittedVariant>& newest = delivered_[compile.target_index];
+    if (compile.epoch == discards_ && (!newest || newest->compile < compile.number))
+      newest = CommittedVariant{*pipeline, compile.number};
   }
   return result;
 }
@@ -177,7 +191,7 @@ void BackgroundSession::unmanaged_loop(int worker) {
     record.worker = worker;
     record.label = "unmanaged compile #" + std::to_string(compile.number) + " " +
                    compile.target.name + " (iterations " +
-                   std::to_string(compile.variant_iterations) + ")";
+                   std::to_string(compile.target.iterations) + ")";
     record.queued_ns = record.start_ns = monotonic_raw_ns();
     unmanaged_running_.fetch_add(1);
     CompileResult result = run_compile(compile);
@@ -189,6 +203,29 @@ void BackgroundSession::unmanaged_loop(int worker) {
     std::lock_guard lock(mutex_);
     unmanaged_records_.push_back(std::move(record));
   }
+}
+
+void BackgroundSession::mark_committed() {
+  std::lock_guard lock(mutex_);
+  committed_ = delivered_;
+  fresh_commit_ = true;
+}
+
+std::optional<std::vector<std::optional<CommittedVariant>>> BackgroundSession::take_committed() {
+  if (!spec_.bind_committed) return std::nullopt;
+  // A commit the measurement mode asked for completes on the processor's threads; it is
+  // noticed here, at the next frame boundary, and takes what was delivered by then.
+  bool completed = false;
+  std::erase_if(pending_commits_, [&](const std::shared_ptr<CompletionEvent>& event) {
+    const bool done = event->is_signalled();
+    completed = completed || done;
+    return done;
+  });
+  if (completed) mark_committed();
+  std::lock_guard lock(mutex_);
+  if (!fresh_commit_) return std::nullopt;
+  fresh_commit_ = false;
+  return committed_;
 }
 
 Result<bool> BackgroundSession::apply_measurement_mode() {
@@ -205,7 +242,12 @@ Result<bool> BackgroundSession::apply_measurement_mode() {
       mode = ProcessingMode::disable_profiling_by_system, action = MeasurementsAction::keep_all;
       break;
   }
-  return set_mode(mode, action);
+  std::shared_ptr<CompletionEvent> event;
+  if (spec_.bind_committed && is_commit(action)) {
+    event = std::make_shared<CompletionEvent>();
+    pending_commits_.push_back(event);
+  }
+  return set_mode(mode, action, std::move(event));
 }
 
 Result<bool> BackgroundSession::set_mode(ProcessingMode mode, MeasurementsAction action,
@@ -252,6 +294,7 @@ Result<bool> BackgroundSession::workflow_frame_rendered() {
                       ": commit pass " + std::to_string(workflow_.passes) + " not done within " +
                       std::to_string(spec_.commit_timeout_ms) + " ms (commit_timeout_ms)");
   workflow_.commit_wait_ms.push_back(ms_since(commit_ns));
+  if (spec_.bind_committed) mark_committed();
   workflow_.converged = !*further;
   workflow_active_ = *further && workflow_.passes < spec_.max_passes;
   return workflow_active_;

@@ -10,8 +10,14 @@
 // until `converge_after_passes` passes, after which FurtherMeasurementsDesired is false;
 // DISCARD_PREVIOUS forgets the passes and the variants delivered. With `continuous`, every
 // finished compile queues the next while the mode allows work, so the background load lasts
-// as long as the scenario. Each variant folds a distinct iteration count into the shader, so
-// no two compiles of a run produce the same SPIR-V (a driver's shader cache cannot skip one).
+// as long as the scenario. Each variant folds its pipeline's own iteration count into the
+// shader (so it computes what the pipeline computes) and a salt, the compile's number, so no
+// two compiles of a run produce the same SPIR-V (a driver's shader cache cannot skip one).
+//
+// Committed variants (BackgroundSpec::bind_committed): when a commit completes, the newest
+// variant delivered for each watched pipeline (since the last DISCARD_PREVIOUS) becomes its
+// committed variant, and take_committed() hands the set to the frame loop, which binds it
+// from its next frame. The handles stay owned by the backend's VariantSlot.
 //
 // Lifetime: construct before the foreground creates its pipelines, call stop() before the
 // device that `build` uses is destroyed. After stop() returns, no compile is running and
@@ -74,6 +80,12 @@ struct BackgroundActivity {
   std::uint32_t unmanaged_running = 0;
 };
 
+// A variant a commit made available to the foreground.
+struct CommittedVariant {
+  PipelineHandle pipeline = 0;
+  std::uint64_t compile = 0;  // the compile's number ("compile #<n>" in background.csv)
+};
+
 // The outcome of a workflow (BackgroundSpec::workflow) run before the measured frames.
 struct WorkflowOutcome {
   std::uint32_t passes = 0;  // commits made
@@ -118,6 +130,12 @@ class BackgroundSession {
 
   BackgroundActivity activity() const;
 
+  // The frame loop's thread, at a frame boundary: when a commit completed since the last call
+  // (a workflow's pass, or a commit the measurement mode asked for), the committed variant
+  // of each watched pipeline, in watch() order (nullopt: none delivered yet); otherwise
+  // nullopt. Only with BackgroundSpec::bind_committed: without it commits are not tracked.
+  std::optional<std::vector<std::optional<CommittedVariant>>> take_committed();
+
   // From now on no compile starts and a compile that finishes skips its pipeline creation;
   // returns at once (any thread). A missed frame deadline calls it before its grace period,
   // so the background threads are already winding down while the frame is diagnosed.
@@ -143,7 +161,8 @@ class BackgroundSession {
   struct Compile {
     std::uint64_t number;
     Watched target;
-    std::uint32_t variant_iterations;
+    std::size_t target_index;  // into watched_
+    std::uint64_t epoch;       // discards_ when queued: a later DISCARD_PREVIOUS drops it
   };
   struct CompileResult {
     std::string outcome;
@@ -155,6 +174,7 @@ class BackgroundSession {
   Result<bool> set_mode(ProcessingMode mode, MeasurementsAction action,
                         std::shared_ptr<CompletionEvent> event = nullptr);
   CompileResult run_compile(const Compile& compile);
+  void mark_committed();  // delivered_ becomes committed_
   Compile next_compile_locked();
   void queue_compiles(std::size_t count);  // managed
   void unmanaged_loop(int worker);
@@ -172,6 +192,12 @@ class BackgroundSession {
   bool started_ = false;
   std::map<std::string, CompileResult> managed_results_;  // by label
   std::vector<BackgroundTaskRecord> unmanaged_records_;
+  // bind_committed: the newest variant delivered per watched pipeline, and the set the last
+  // completed commit made available; discards_ counts DISCARD_PREVIOUS calls.
+  std::vector<std::optional<CommittedVariant>> delivered_, committed_;
+  std::uint64_t discards_ = 0;
+  bool fresh_commit_ = false;
+  std::vector<std::shared_ptr<CompletionEvent>> pending_commits_;  // the frame loop's thread
 
   WorkflowOutcome workflow_;      // the frame loop's thread only
   DriverModeCalls driver_calls_;  // the frame loop's thread only

@@ -20,9 +20,10 @@ std::string describe(const BackgroundSpec& spec) {
                         to_string(spec.workflow), spec.training_frames, spec.max_passes)
           : fmt::format("{} + {}{}", to_string(spec.mode), to_string(spec.action),
                         spec.action_every_frame ? " every frame" : "");
-  return text + fmt::format(", {} compiles{}{}, at most {} at once", spec.tasks,
+  return text + fmt::format(", {} compiles{}{}, at most {} at once{}", spec.tasks,
                             spec.continuous ? " kept queued" : "",
-                            spec.create_pipelines ? "" : " (shaderc only)", spec.max_concurrent);
+                            spec.create_pipelines ? "" : " (shaderc only)", spec.max_concurrent,
+                            spec.bind_committed ? ", committed variants bound" : "");
 }
 
 nlohmann::json to_json(const BackgroundSpec& spec) {
@@ -40,6 +41,8 @@ nlohmann::json to_json(const BackgroundSpec& spec) {
           {"converge_after_passes", spec.converge_after_passes},
           {"commit_timeout_ms", spec.commit_timeout_ms},
           {"create_pipelines", spec.create_pipelines},
+          {"bind_committed", spec.bind_committed},
+          {"before_frames", spec.before_frames},
           {"description", describe(spec)}};
 }
 

@@ -64,6 +64,14 @@ struct BackgroundSpec {
   // driver's real compiler work. false: shaderc only, no driver call: tells CPU load apart
   // from what the driver's pipeline creation itself does to the GPU.
   bool create_pipelines = true;
+  // From the frame after a commit completes, each compute workload runs the newest variant
+  // committed for it instead of its build-time pipeline, as a driver swaps in a recompiled
+  // shader. Needs a commit: a workflow, or action commit_results[_high_priority].
+  bool bind_committed = false;
+  // With bind_committed: measured frames run with the build-time pipelines before the commit
+  // (or the workflow) starts, so a run has its own before and after. 0: half of the measured
+  // frames.
+  std::uint32_t before_frames = 0;
 };
 
 // One background compile, managed or unmanaged, on CLOCK_MONOTONIC_RAW.

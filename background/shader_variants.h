@@ -1,8 +1,8 @@
 // Specialised variants of the workload shader, compiled at run time with shaderc: the
 // driver's background work (D3D12 background processing: a PGO recompile with constants
-// folded in). A variant never changes what the foreground computes: the foreground keeps
-// running the build-time shaders; variants are compiled (and, by the Vulkan task source,
-// turned into pipelines) only to load the CPU the way a driver's compiler does.
+// folded in). A variant computes exactly what the build-time shader computes for the same
+// iteration count, so the foreground may run it instead (BackgroundSpec::bind_committed); it
+// is different code: the loop's trip count is a constant the compiler sees.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,10 @@ namespace gpuoverlap::background {
 struct ShaderVariant {
   std::uint32_t iterations = 64;  // folded in as GPUOVERLAP_FIXED_ITERATIONS
   bool optimize = true;           // shaderc's performance optimisation (spirv-opt passes)
+  // Folded in as GPUOVERLAP_VARIANT_SALT (0: not defined): a branch no frame takes, so that
+  // compiles of the same variant differ in their bytecode (a driver's shader cache cannot
+  // skip one) while computing exactly what the build-time shader computes.
+  std::uint32_t salt = 0;
 };
 
 // Compiles perlin.hlsl's cs_main (compute) with the variant's constants to the backend's

@@ -161,22 +161,68 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
 
   // Background work starts with the first frame. A workflow first renders training frames
   // (unmeasured, before the warm-up) until it has converged or used its passes; then the
-  // measurement's mode is set.
-  bool training = false;
-  if (background) {
-    background->start();
-    if (Status s = background->begin_workflow(); !s) {
-      timeline.failure = s.error().with_context("background: ");
+  // measurement's mode is set. With bind_committed, the first `before_frames` measured frames
+  // come first, with the build-time pipelines, and the workflow or the commit after them.
+  const background::BackgroundSpec* bg_spec = background ? &background->spec() : nullptr;
+  const bool managed = bg_spec && bg_spec->unmanaged_threads == 0;
+  const bool binds = managed && bg_spec->bind_committed;
+  const bool has_workflow = managed && bg_spec->workflow != background::Workflow::none;
+  std::uint32_t before_frames = 0;
+  if (binds) {
+    before_frames = bg_spec->before_frames ? bg_spec->before_frames : settings.frames / 2;
+    if (before_frames == 0 || before_frames >= settings.frames) {
+      timeline.failure = make_error(
+          "background: bind_committed measures " + std::to_string(before_frames) +
+          " frames before the commit and the rest after it, of " +
+          std::to_string(settings.frames) +
+          " measured frames: both parts need frames (set before_frames, or run more frames)");
       total = 0;
     }
-    training = background->spec().workflow != background::Workflow::none &&
-               background->spec().unmanaged_threads == 0;
   }
+  bool training = false;
+  bool workflow_pending = has_workflow;  // begun at the first measured frame past the before
+  auto begin_training = [&]() {
+    workflow_pending = false;
+    if (Status s = background->begin_workflow(); !s) {
+      timeline.failure = s.error().with_context("background: ");
+      return false;
+    }
+    training = true;
+    return true;
+  };
+  if (background) {
+    background->start();
+    if (has_workflow && !binds && total > 0 && !begin_training()) total = 0;
+  }
+  // The committed variant each workload runs (its compile number; 0: the build-time
+  // pipeline), and every change of it, for meta.json.
+  std::vector<std::uint64_t> bound(slots, 0);
+  nlohmann::json swaps = nlohmann::json::array();
   std::uint32_t frame = 0;  // the stamps' frame number; stamps start zeroed, so never 0
   for (std::uint32_t index = 0; index < total;) {
     ++frame;
+    if (workflow_pending && !training && index >= settings.warmup_frames + before_frames &&
+        !begin_training())
+      break;
     const bool measured = !training && index >= settings.warmup_frames;
     const std::uint32_t measured_frame = measured ? index - settings.warmup_frames : 0;
+    if (binds)
+      if (auto committed = background->take_committed()) {
+        // The frame after a commit completed: the foreground swaps in what it committed.
+        for (std::size_t w = 0; w < slots && w < committed->size(); ++w) {
+          if (scenario.workloads[w].kind != WorkloadKind::compute) continue;
+          const auto& variant = (*committed)[w];
+          const std::uint64_t compile = variant ? variant->compile : 0;
+          if (compile == bound[w]) continue;
+          backend.bind_compute_variant(w, variant ? variant->pipeline : 0);
+          bound[w] = compile;
+          swaps.push_back({{"workload", scenario.workloads[w].name},
+                           {"compile", compile},
+                           {"measured_frame", measured ? nlohmann::json(measured_frame)
+                                                       : nlohmann::json(nullptr)},
+                           {"training", training}});
+        }
+      }
     if (settings.should_stop && settings.should_stop()) {
       timeline.failure = make_error("interrupted after " + std::to_string(index) + " of " +
                                     std::to_string(total) + " frames");
@@ -198,8 +244,10 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
         timeline.frames.push_back(frame_record);
       }
     };
-    if (background && measured && (measured_frame == 0 || background->spec().action_every_frame) &&
-        background->spec().workflow == background::Workflow::none) {
+    const std::uint32_t mode_from = before_frames;  // 0 unless bind_committed
+    if (background && measured && !has_workflow &&
+        (measured_frame == mode_from ||
+         (background->spec().action_every_frame && measured_frame > mode_from))) {
       // SetBackgroundProcessingMode as the application would call it, outside the frame's
       // measured CPU time.
       if (auto further = background->apply_measurement_mode(); !further) {
@@ -265,6 +313,7 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
         r.frame_t0_us = ns_to_us_since(t0_ns, *first_measured_t0_ns);
         r.frame = measured_frame;
         r.workload = w;
+        r.variant = bound[w];
         if (polled.start_ns[w]) r.poll_start_us = ns_to_us_since(*polled.start_ns[w], t0_ns);
         if (polled.end_ns[w]) r.poll_end_us = ns_to_us_since(*polled.end_ns[w], t0_ns);
         if (shader_clock && waited.status == GpuStatus::ok) {
@@ -332,6 +381,10 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
     const double stop_wait_ms = static_cast<double>(monotonic_raw_ns() - stop_start_ns) / 1e6;
     timeline.background_tasks = background->records();
     meta["background"] = background_meta(*background, stop_wait_ms);
+    if (binds) {
+      meta["background"]["before_frames"] = before_frames;
+      meta["background"]["swaps"] = swaps;
+    }
     annotate_background_activity(timeline);
   }
   meta["clocks"]["timestamp"]["max_calibration_deviation_ns"] = worst_deviation_ns;

@@ -142,6 +142,10 @@ class ScenarioBackend {
   // The scenario's background work, or nullptr without a [background] table. Owned by the
   // backend, because its variants become the backend's pipelines.
   virtual background::BackgroundSession* background() = 0;
+  // From the next record_frame on, compute workload `workload` runs `variant` (a pipeline of
+  // this backend's background session, still owned by the backend) instead of its build-time
+  // pipeline; 0: the build-time pipeline again. Ignored for a workload that is not compute.
+  virtual void bind_compute_variant(std::size_t workload, std::uint64_t variant) = 0;
   // Set when work of this scenario may still run on the GPU (a loop's outcome says so):
   // from then on the backend frees nothing the GPU may still use, now or when destroyed.
   virtual void set_gpu_may_be_busy() = 0;

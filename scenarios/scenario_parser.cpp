@@ -110,7 +110,8 @@ class Parser {
         only_keys(*t,
                   {"mode", "action", "action_every_frame", "tasks", "continuous", "max_concurrent",
                    "developer_mode", "unmanaged_threads", "workflow", "training_frames",
-                   "max_passes", "converge_after_passes", "commit_timeout_ms", "create_pipelines"},
+                   "max_passes", "converge_after_passes", "commit_timeout_ms", "create_pipelines",
+                   "bind_committed", "before_frames"},
                   where));
     BackgroundSpec spec;
     GPUOVERLAP_TRY(named_field(*t, "mode", where, &node, parse_processing_mode,
@@ -129,7 +130,8 @@ class Parser {
                             IntKey{"training_frames", 1, 100'000, &spec.training_frames},
                             IntKey{"max_passes", 1, 1000, &spec.max_passes},
                             IntKey{"converge_after_passes", 0, 1000, &spec.converge_after_passes},
-                            IntKey{"commit_timeout_ms", 1, 3'600'000, &spec.commit_timeout_ms}}) {
+                            IntKey{"commit_timeout_ms", 1, 3'600'000, &spec.commit_timeout_ms},
+                            IntKey{"before_frames", 0, 10'000'000, &spec.before_frames}}) {
       auto v = int_field(*t, k.key, where, k.min, k.max, *k.out);
       if (!v) return v.error();
       *k.out = *v;
@@ -150,6 +152,7 @@ class Parser {
          {std::pair<std::string_view, bool*>{"action_every_frame", &spec.action_every_frame},
           {"continuous", &spec.continuous},
           {"create_pipelines", &spec.create_pipelines},
+          {"bind_committed", &spec.bind_committed},
           {"developer_mode", &spec.developer_mode}}) {
       auto v = bool_field(*t, key, where, *out);
       if (!v) return v.error();
@@ -176,9 +179,20 @@ class Parser {
                                    "COMMIT_RESULTS_HIGH_PRIORITY and "
                                    "DISABLE_PROFILING_BY_SYSTEM; it needs developer_mode = true");
     }
+    const bool commits = spec.workflow != Workflow::none ||
+                         spec.action == MeasurementsAction::commit_results ||
+                         spec.action == MeasurementsAction::commit_results_high_priority;
+    if (spec.bind_committed && !commits && spec.unmanaged_threads == 0)
+      return error_at(t->get("bind_committed"),
+                      where + ": bind_committed binds what a commit completes, and nothing "
+                              "commits: set a workflow, or action = \"commit_results\" or "
+                              "\"commit_results_high_priority\"");
+    if (t->get("before_frames") && !spec.bind_committed)
+      return error_at(t->get("before_frames"),
+                      where + ": before_frames applies only with bind_committed = true");
     if (spec.unmanaged_threads > 0) {
-      for (std::string_view key :
-           {"mode", "action", "action_every_frame", "workflow", "max_concurrent", "developer_mode"})
+      for (std::string_view key : {"mode", "action", "action_every_frame", "workflow",
+                                   "max_concurrent", "developer_mode", "bind_committed"})
         if (t->get(key))
           return error_at(t->get(key),
                           where + ": '" + std::string(key) +

@@ -64,14 +64,15 @@ std::string records_csv(const Scenario& s, const ScenarioTimeline& timeline) {
   for (const WorkloadFrameRecord& r : timeline.records) {
     const WorkloadSpec& w = s.workloads[r.workload];
     const QueueSpec& q = s.queues[w.queue];
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3f},{},{},{}\n",
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3f},{},{},{},{}\n",
                        csv_field(s.name), r.frame, csv_field(w.name), csv_field(q.name),
                        to_string(q.type), to_string(q.priority), to_string(w.kind), w.groups,
                        w.iterations, csv_field(dependency_names(s, w)), barrier_names(w),
                        csv_number(r.poll_start_us), csv_number(r.poll_end_us),
                        csv_number(r.ts_start_us), csv_number(r.ts_end_us), to_string(r.status),
                        r.frame_t0_us, csv_number(r.clk_start_us), csv_number(r.clk_end_us),
-                       csv_field(disagreement_names(r.disagreements)));
+                       csv_field(disagreement_names(r.disagreements)),
+                       r.variant ? std::to_string(r.variant) : std::string{});
   }
   return out;
 }

@@ -16,11 +16,14 @@
 
 namespace gpuoverlap {
 
-inline constexpr std::array<std::string_view, 20> kRecordColumns = {
+// `variant`: the committed background variant the workload ran (the compile's number,
+// BackgroundSpec::bind_committed); empty for its build-time pipeline.
+inline constexpr std::array<std::string_view, 21> kRecordColumns = {
     "scenario", "frame",         "workload",     "queue",       "queue_type",
     "priority", "kind",          "groups",       "iterations",  "depends_on",
     "barrier",  "poll_start_us", "poll_end_us",  "ts_start_us", "ts_end_us",
-    "status",   "frame_t0_us",   "clk_start_us", "clk_end_us",  "flags"};
+    "status",   "frame_t0_us",   "clk_start_us", "clk_end_us",  "flags",
+    "variant"};
 
 // The last seven columns are filled only on a preemption scenario's urgent rows
 // (preemption/preemption_analysis.h); empty elsewhere.

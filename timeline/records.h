@@ -59,6 +59,9 @@ struct WorkloadFrameRecord {
   // The frame's gate release t0, in µs after the first measured frame's t0 (same clock):
   // places frames on one time axis (trace.json).
   double frame_t0_us = 0;
+  // The committed background variant the workload ran (BackgroundSpec::bind_committed): the
+  // compile's number; 0: its build-time pipeline.
+  std::uint64_t variant = 0;
 };
 
 // A record's start or end on one clock: "poll", "ts" or "clk"; nullopt when that clock has

@@ -43,7 +43,9 @@ void ScenarioDevice::bind_workload(ID3D12GraphicsCommandList* list, std::size_t 
   // The compute and graphics root signatures are the same one, bound through each's calls.
   if (compute) {
     list->SetComputeRootSignature(gpu_.root_signature.get());
-    list->SetPipelineState(gpu_.compute_pipeline.get());
+    const background::PipelineHandle variant = w < bound_variants_.size() ? bound_variants_[w] : 0;
+    list->SetPipelineState(variant ? reinterpret_cast<ID3D12PipelineState*>(variant)
+                                   : gpu_.compute_pipeline.get());
     list->SetComputeRoot32BitConstants(kRootConstants, sizeof constants / 4, &constants, 0);
     list->SetComputeRootShaderResourceView(kRootInput, gpu_.input->GetGPUVirtualAddress());
     list->SetComputeRootUnorderedAccessView(kRootOutput, output->GetGPUVirtualAddress());

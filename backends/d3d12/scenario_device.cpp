@@ -312,6 +312,7 @@ Status ScenarioDevice::create_background() {
       std::make_unique<background::BackgroundSession>(*scenario_.background, std::move(builder));
   for (const WorkloadSpec& w : scenario_.workloads)
     background_->watch(w.name, w.iterations, compute_variants_.back_pointer());
+  bound_variants_.assign(scenario_.workloads.size(), 0);
   return ok_status();
 }
 

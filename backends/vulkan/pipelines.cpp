@@ -224,6 +224,7 @@ Status ScenarioDevice::create_background() {
   // The driver sees every workload's use of the compute shader with its iteration count.
   for (const WorkloadSpec& w : scenario_.workloads)
     background_->watch(w.name, w.iterations, compute_variants_.back_pointer());
+  bound_variants_.assign(scenario_.workloads.size(), 0);
   return ok_status();
 }
 

@@ -99,7 +99,10 @@ void ScenarioDevice::record_perlin(VkCommandBuffer cmd, std::size_t w, const Pus
   constexpr VkShaderStageFlags kPushStages =
       VK_SHADER_STAGE_COMPUTE_BIT | VK_SHADER_STAGE_FRAGMENT_BIT | VK_SHADER_STAGE_VERTEX_BIT;
   if (scenario_.workloads[w].kind == WorkloadKind::compute) {
-    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, compute_pipeline_);
+    const background::PipelineHandle variant = w < bound_variants_.size() ? bound_variants_[w] : 0;
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
+                      variant ? reinterpret_cast<VkPipeline>(variant)
+                              : static_cast<VkPipeline>(compute_pipeline_));
     vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_layout_, 0, 1, &sets_[w],
                             0, nullptr);
     vkCmdPushConstants(cmd, pipeline_layout_, kPushStages, 0, sizeof(pc), &pc);

@@ -62,11 +62,17 @@ Status ScenarioDevice::check_features() {
   }
   ShaderClockFacts& clock = facts_.shader_clock;
   clock.extension = info_.shader_clock;
-  clock.recorded = clock.device_scope && settings_.shader_clock && settings_.stamping;
+  // A bound variant is compiled at run time, where the build's shader-clock patch
+  // (workloads/patch_shader_clock.py) cannot run: its stamps would carry no clock.
+  const bool binds_variants = scenario_.background && scenario_.background->bind_committed;
+  clock.recorded =
+      clock.device_scope && settings_.shader_clock && settings_.stamping && !binds_variants;
   if (!clock.recorded)
     clock.reason = !info_.shader_clock   ? "the device has no VK_KHR_shader_clock"
                    : !clock.device_scope ? "the device has no device-scope shader clock"
                    : !settings_.stamping ? "stamping is off"
+                   : binds_variants      ? "committed variants are bound (bind_committed): a "
+                                           "run-time compile cannot read the shader clock"
                                          : "not requested";
   return ok_status();
 }

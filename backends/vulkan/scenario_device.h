@@ -150,6 +150,9 @@ class ScenarioDevice final : public ScenarioBackend {
   std::optional<GpuCalibration> calibrate() override;
   Error timeout_error() const override;
   background::BackgroundSession* background() override { return background_.get(); }
+  void bind_compute_variant(std::size_t workload, std::uint64_t variant) override {
+    if (workload < bound_variants_.size()) bound_variants_[workload] = variant;
+  }
   const ScenarioDeviceFacts& facts() const override { return facts_; }
   Status prepare_streams(const StreamLayout& layout) override;
   Status record_stream(const StreamSubmission& submission) override;
@@ -228,6 +231,9 @@ class ScenarioDevice final : public ScenarioBackend {
   // slot (the spec's lifetime pattern); the session is stopped before anything it uses is
   // destroyed.
   background::VariantSlot<background::PipelineHandle> compute_variants_;
+  // Per workload, the committed variant bound in place of the build-time compute pipeline
+  // (a handle from compute_variants_; 0: none). Declared after the slot, so destroyed first.
+  std::vector<background::PipelineHandle> bound_variants_;
   std::unique_ptr<background::BackgroundSession> background_;
 
   // A preemption scenario's two streams (prepare_streams).

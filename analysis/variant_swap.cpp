@@ -1,0 +1,168 @@
+#include "analysis/variant_swap.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "analysis/student_t.h"
+#include "timeline/statistics.h"
+
+namespace gpuoverlap {
+
+namespace {
+
+double median_of(std::vector<double> values) { return *percentile(std::move(values), 50.0); }
+
+struct MeanSpread {
+  double mean = 0, variance = 0;  // sample variance
+  std::size_t n = 0;
+};
+
+// The logs of the medians of `blocks` runs of consecutive values.
+MeanSpread log_block_medians(const std::vector<double>& values, std::size_t blocks) {
+  MeanSpread m;
+  std::vector<double> logs;
+  for (std::size_t k = 0; k < blocks; ++k) {
+    const std::size_t from = k * values.size() / blocks, to = (k + 1) * values.size() / blocks;
+    if (to <= from) continue;
+    const double block_median = median_of({values.begin() + from, values.begin() + to});
+    if (block_median > 0) logs.push_back(std::log(block_median));
+  }
+  m.n = logs.size();
+  for (double x : logs) m.mean += x / static_cast<double>(m.n);
+  for (double x : logs) m.variance += (x - m.mean) * (x - m.mean);
+  if (m.n > 1) m.variance /= static_cast<double>(m.n - 1);
+  return m;
+}
+
+}  // namespace
+
+std::optional<VariantSwap> judge_swap(const std::string& workload, const std::string& clock,
+                                      const std::vector<SwapSample>& samples, std::size_t blocks) {
+  if (samples.empty()) return std::nullopt;
+  std::optional<std::uint32_t> first_swap;
+  std::uint64_t last_variant = 0;
+  for (const SwapSample& s : samples) {
+    if (s.variant != 0 && !first_swap) first_swap = s.frame;
+    if (s.variant != 0) last_variant = s.variant;
+  }
+  if (!first_swap) return std::nullopt;
+  std::vector<double> before, after;
+  for (const SwapSample& s : samples) {
+    if (s.variant == 0 && s.frame < *first_swap) before.push_back(s.duration_us);
+    if (s.variant == last_variant && s.frame >= *first_swap) after.push_back(s.duration_us);
+  }
+  if (before.empty() || after.empty()) return std::nullopt;
+  VariantSwap swap;
+  swap.workload = workload;
+  swap.variant = last_variant;
+  swap.clock = clock;
+  swap.before_frames = before.size();
+  swap.after_frames = after.size();
+  swap.before_median_us = median_of(before);
+  swap.after_median_us = median_of(after);
+  swap.ratio = swap.before_median_us > 0 ? swap.after_median_us / swap.before_median_us : 1.0;
+  // At least two frames per block, so a block's median is not one frame.
+  const auto per_side = [&](std::size_t frames) { return std::min(blocks, frames / 2); };
+  const MeanSpread b = log_block_medians(before, per_side(before.size()));
+  const MeanSpread a = log_block_medians(after, per_side(after.size()));
+  if (a.n < 2 || b.n < 2) {
+    swap.call = "too few frames for an interval";
+    return swap;
+  }
+  // Welch's t: the two sides' block spreads may differ.
+  const double va = a.variance / static_cast<double>(a.n), vb = b.variance / static_cast<double>(b.n);
+  const double se = std::sqrt(va + vb);
+  const double df =
+      se > 0 ? (va + vb) * (va + vb) /
+                   (va * va / static_cast<double>(a.n - 1) + vb * vb / static_cast<double>(b.n - 1))
+             : static_cast<double>(a.n + b.n - 2);
+  const double t = student_t_quantile_upper(0.025, std::max(1.0, df));
+  const double centre = a.mean - b.mean;
+  swap.ratio_low = std::exp(centre - t * se);
+  swap.ratio_high = std::exp(centre + t * se);
+  swap.call = *swap.ratio_high < 1.0  ? "faster"
+              : *swap.ratio_low > 1.0 ? "slower"
+                                      : "no difference detected";
+  return swap;
+}
+
+namespace {
+
+// One ok record of a workload, from either data model.
+struct SwapRow {
+  std::uint32_t frame = 0;
+  std::uint64_t variant = 0;
+  std::optional<double> poll_start_us, poll_end_us, ts_start_us, ts_end_us;
+};
+
+// Timestamps where every row has them (so both sides use one clock), else the poll clock.
+std::optional<VariantSwap> swap_of(const std::string& workload, std::vector<SwapRow> rows) {
+  std::sort(rows.begin(), rows.end(),
+            [](const SwapRow& x, const SwapRow& y) { return x.frame < y.frame; });
+  const bool timestamps = !rows.empty() && std::all_of(rows.begin(), rows.end(), [](auto& r) {
+    return r.ts_start_us && r.ts_end_us;
+  });
+  std::vector<SwapSample> samples;
+  for (const SwapRow& r : rows) {
+    const auto start = timestamps ? r.ts_start_us : r.poll_start_us;
+    const auto end = timestamps ? r.ts_end_us : r.poll_end_us;
+    if (start && end) samples.push_back({r.frame, r.variant, *end - *start});
+  }
+  return judge_swap(workload, timestamps ? "ts" : "poll", samples);
+}
+
+}  // namespace
+
+std::vector<VariantSwap> variant_swaps(const LoadedScenario& scenario) {
+  std::vector<VariantSwap> out;
+  for (const std::string& workload : scenario.workloads) {
+    std::vector<SwapRow> rows;
+    for (const LoadedRecord& r : scenario.records)
+      if (r.workload == workload && r.status == "ok")
+        rows.push_back({r.frame, r.variant, r.poll_start_us, r.poll_end_us, r.ts_start_us,
+                        r.ts_end_us});
+    if (auto swap = swap_of(workload, std::move(rows))) out.push_back(std::move(*swap));
+  }
+  return out;
+}
+
+std::vector<VariantSwap> variant_swaps(const Scenario& scenario, const ScenarioTimeline& timeline) {
+  std::vector<VariantSwap> out;
+  for (std::size_t w = 0; w < scenario.workloads.size(); ++w) {
+    std::vector<SwapRow> rows;
+    for (const WorkloadFrameRecord& r : timeline.records)
+      if (r.workload == w && r.status == RecordStatus::ok)
+        rows.push_back({r.frame, r.variant, r.poll_start_us, r.poll_end_us, r.ts_start_us,
+                        r.ts_end_us});
+    if (auto swap = swap_of(scenario.workloads[w].name, std::move(rows)))
+      out.push_back(std::move(*swap));
+  }
+  return out;
+}
+
+std::string describe(const VariantSwap& s) {
+  std::string interval =
+      s.ratio_low ? fmt::format(" [{:.3f}, {:.3f}]", *s.ratio_low, *s.ratio_high) : std::string{};
+  return fmt::format("{} ({}): {:.1f} -> {:.1f} us, x{:.3f}{} after compile #{} ({} + {} frames): {}",
+                     s.workload, s.clock, s.before_median_us, s.after_median_us, s.ratio, interval,
+                     s.variant, s.before_frames, s.after_frames, s.call);
+}
+
+std::string variant_swap_lines(const SuiteOutcome& outcome) {
+  std::string out;
+  for (const ScenarioOutcome& o : outcome.scenarios) {
+    if (!o.timeline) continue;
+    const std::vector<VariantSwap> swaps = variant_swaps(o.scenario, *o.timeline);
+    if (swaps.empty()) continue;
+    out += "\n" + o.scenario.name +
+           ": GPU duration before and after the committed variant was bound (median, 95 % "
+           "interval of the ratio)\n";
+    for (const VariantSwap& s : swaps) out += "  " + describe(s) + "\n";
+  }
+  return out;
+}
+
+}  // namespace gpuoverlap

@@ -1,0 +1,60 @@
+// The benefit side of background processing: a scenario that binds committed variants
+// (BackgroundSpec::bind_committed) runs its compute workloads with the build-time pipelines
+// first and with the committed variant after the swap. This compares each workload's GPU
+// duration on the frames before the swap with the frames after it.
+//
+// Method: the ratio of the medians (after / before) over all frames, and a 95 % interval from
+// blocks of consecutive frames (6 per side by default): Welch's t on the logs of the block
+// medians. Blocks rather than frames, because consecutive frames share the machine's state
+// (clocks, temperature); a frame-level interval would be too narrow. The swap happens once
+// per run, so drift during the run is not separated from the swap: for a claim, repeat the run
+// (`compare` of several runs) or read the block medians' trend.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/results.h"
+#include "engine/suite_runner.h"
+
+namespace gpuoverlap {
+
+struct VariantSwap {
+  std::string workload;
+  std::uint64_t variant = 0;  // the compile it ran after the swap (background.csv's number)
+  std::string clock;          // "ts" where both sides have timestamps, else "poll"
+  std::size_t before_frames = 0, after_frames = 0;
+  double before_median_us = 0, after_median_us = 0;
+  double ratio = 1;  // after / before medians
+  // The 95 % interval of the ratio; unset with fewer than 2 blocks on a side.
+  std::optional<double> ratio_low, ratio_high;
+  // "faster" | "slower" (the interval excludes 1) | "no difference detected" | "too few
+  // frames for an interval".
+  std::string call;
+};
+
+// One workload's frames, in frame order: the variant it ran (0: build-time) and its GPU
+// duration. Before: frames with variant 0 ahead of the first swap; after: frames running the
+// last variant bound. Nullopt when either side has no frame.
+struct SwapSample {
+  std::uint32_t frame = 0;
+  std::uint64_t variant = 0;
+  double duration_us = 0;
+};
+std::optional<VariantSwap> judge_swap(const std::string& workload, const std::string& clock,
+                                      const std::vector<SwapSample>& samples,
+                                      std::size_t blocks = 6);
+
+// Every workload of a scenario that ran a committed variant, from its records (ok rows only).
+std::vector<VariantSwap> variant_swaps(const LoadedScenario& scenario);
+std::vector<VariantSwap> variant_swaps(const Scenario& scenario, const ScenarioTimeline& timeline);
+
+// "Compute A (ts): 512.3 -> 498.1 us, x0.972 [0.965, 0.980] after compile #10: faster"
+std::string describe(const VariantSwap& swap);
+// The run's lines for every scenario that swapped; empty when none did.
+std::string variant_swap_lines(const SuiteOutcome& outcome);
+
+}  // namespace gpuoverlap
