@@ -102,6 +102,12 @@ BackgroundSession::Compile BackgroundSession::next_compile_locked() {
   return {number, watched_[index], index, discards_};
 }
 
+std::string BackgroundSession::label_of(const Compile& compile) const {
+  return "compile #" + std::to_string(compile.number) + " " + compile.target.name +
+         (spec_.fold_iterations ? " (iterations " + std::to_string(compile.target.iterations) + ")"
+                                : " (iterations not folded)");
+}
+
 void BackgroundSession::queue_compiles(std::size_t count) {
   for (std::size_t i = 0; i < count && !stopping_.load(); ++i) {
     Compile compile;
@@ -110,9 +116,7 @@ void BackgroundSession::queue_compiles(std::size_t count) {
       if (watched_.empty()) return;
       compile = next_compile_locked();
     }
-    const std::string label = "compile #" + std::to_string(compile.number) + " " +
-                              compile.target.name + " (iterations " +
-                              std::to_string(compile.target.iterations) + ")";
+    const std::string label = label_of(compile);
     WorkItem item;
     item.label = label;
     item.callback = [this, compile, label] {
@@ -139,7 +143,7 @@ BackgroundSession::CompileResult BackgroundSession::run_compile(const Compile& c
   const std::int64_t compile_start_ns = monotonic_raw_ns();
   // The salt keeps every compile's SPIR-V distinct: the same module twice could come from a
   // shader cache.
-  auto spirv = compile_variant({.iterations = compile.target.iterations,
+  auto spirv = compile_variant({.iterations = spec_.fold_iterations ? compile.target.iterations : 0,
                                 .optimize = true,
                                 .salt = static_cast<std::uint32_t>(compile.number)});
   result.compile_ms = ms_since(compile_start_ns);
@@ -189,9 +193,7 @@ void BackgroundSession::unmanaged_loop(int worker) {
     record.managed = false;
     record.id = ++local;
     record.worker = worker;
-    record.label = "unmanaged compile #" + std::to_string(compile.number) + " " +
-                   compile.target.name + " (iterations " +
-                   std::to_string(compile.target.iterations) + ")";
+    record.label = "unmanaged " + label_of(compile);
     record.queued_ns = record.start_ns = monotonic_raw_ns();
     unmanaged_running_.fetch_add(1);
     CompileResult result = run_compile(compile);

@@ -175,6 +175,8 @@ class BackgroundSession {
                         std::shared_ptr<CompletionEvent> event = nullptr);
   CompileResult run_compile(const Compile& compile);
   void mark_committed();  // delivered_ becomes committed_
+  // "compile #<n> <pipeline> (iterations <k>)", as background.csv shows it.
+  std::string label_of(const Compile& compile) const;
   Compile next_compile_locked();
   void queue_compiles(std::size_t count);  // managed
   void unmanaged_loop(int worker);

@@ -43,6 +43,7 @@ nlohmann::json to_json(const BackgroundSpec& spec) {
           {"create_pipelines", spec.create_pipelines},
           {"bind_committed", spec.bind_committed},
           {"before_frames", spec.before_frames},
+          {"fold_iterations", spec.fold_iterations},
           {"description", describe(spec)}};
 }
 

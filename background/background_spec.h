@@ -72,6 +72,10 @@ struct BackgroundSpec {
   // (or the workflow) starts, so a run has its own before and after. 0: half of the measured
   // frames.
   std::uint32_t before_frames = 0;
+  // Fold each pipeline's iteration count into its variants (the PGO model). false: variants
+  // read it from the push constants as the build-time shader does, so a bound variant is the
+  // same code: the control for a before/after difference that drift alone would make.
+  bool fold_iterations = true;
 };
 
 // One background compile, managed or unmanaged, on CLOCK_MONOTONIC_RAW.

@@ -41,11 +41,12 @@ Result<std::vector<std::uint32_t>> compile_hlsl_compute(
 }
 
 Result<std::vector<std::uint32_t>> compile_variant(const ShaderVariant& variant) {
-  std::vector<std::pair<std::string, std::string>> defines = {
-      {"GPUOVERLAP_FIXED_ITERATIONS", std::to_string(variant.iterations) + "u"}};
-  if (variant.salt) defines.emplace_back("GPUOVERLAP_VARIANT_SALT", std::to_string(variant.salt) + "u");
-  return compile_hlsl_compute(std::string(kPerlinHlslSource), "cs_main", defines,
-                              variant.optimize);
+  std::vector<std::pair<std::string, std::string>> defines;
+  if (variant.iterations)
+    defines.emplace_back("GPUOVERLAP_FIXED_ITERATIONS", std::to_string(variant.iterations) + "u");
+  if (variant.salt)
+    defines.emplace_back("GPUOVERLAP_VARIANT_SALT", std::to_string(variant.salt) + "u");
+  return compile_hlsl_compute(std::string(kPerlinHlslSource), "cs_main", defines, variant.optimize);
 }
 
 }  // namespace gpuoverlap::background

@@ -14,7 +14,7 @@
 namespace gpuoverlap::background {
 
 struct ShaderVariant {
-  std::uint32_t iterations = 64;  // folded in as GPUOVERLAP_FIXED_ITERATIONS
+  std::uint32_t iterations = 64;  // folded in as GPUOVERLAP_FIXED_ITERATIONS; 0: not folded
   bool optimize = true;           // shaderc's performance optimisation (spirv-opt passes)
   // Folded in as GPUOVERLAP_VARIANT_SALT (0: not defined): a branch no frame takes, so that
   // compiles of the same variant differ in their bytecode (a driver's shader cache cannot

@@ -84,12 +84,11 @@ Result<std::vector<std::uint32_t>> compile_hlsl_compute(
 }
 
 Result<std::vector<std::uint32_t>> compile_variant(const ShaderVariant& variant) {
-  std::vector<std::pair<std::string, std::string>> defines = {
-      {"GPUOVERLAP_D3D12", "1"},
-      {"GPUOVERLAP_FIXED_ITERATIONS", std::to_string(variant.iterations)}};
+  std::vector<std::pair<std::string, std::string>> defines = {{"GPUOVERLAP_D3D12", "1"}};
+  if (variant.iterations)
+    defines.emplace_back("GPUOVERLAP_FIXED_ITERATIONS", std::to_string(variant.iterations));
   if (variant.salt) defines.emplace_back("GPUOVERLAP_VARIANT_SALT", std::to_string(variant.salt));
-  return compile_hlsl_compute(std::string(kPerlinHlslSource), "cs_main", defines,
-                              variant.optimize);
+  return compile_hlsl_compute(std::string(kPerlinHlslSource), "cs_main", defines, variant.optimize);
 }
 
 }  // namespace gpuoverlap::background

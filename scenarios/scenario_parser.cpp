@@ -111,7 +111,7 @@ class Parser {
                   {"mode", "action", "action_every_frame", "tasks", "continuous", "max_concurrent",
                    "developer_mode", "unmanaged_threads", "workflow", "training_frames",
                    "max_passes", "converge_after_passes", "commit_timeout_ms", "create_pipelines",
-                   "bind_committed", "before_frames"},
+                   "bind_committed", "before_frames", "fold_iterations"},
                   where));
     BackgroundSpec spec;
     GPUOVERLAP_TRY(named_field(*t, "mode", where, &node, parse_processing_mode,
@@ -153,6 +153,7 @@ class Parser {
           {"continuous", &spec.continuous},
           {"create_pipelines", &spec.create_pipelines},
           {"bind_committed", &spec.bind_committed},
+          {"fold_iterations", &spec.fold_iterations},
           {"developer_mode", &spec.developer_mode}}) {
       auto v = bool_field(*t, key, where, *out);
       if (!v) return v.error();
@@ -184,9 +185,10 @@ class Parser {
                          spec.action == MeasurementsAction::commit_results_high_priority;
     if (spec.bind_committed && !commits && spec.unmanaged_threads == 0)
       return error_at(t->get("bind_committed"),
-                      where + ": bind_committed binds what a commit completes, and nothing "
-                              "commits: set a workflow, or action = \"commit_results\" or "
-                              "\"commit_results_high_priority\"");
+                      where +
+                          ": bind_committed binds what a commit completes, and nothing "
+                          "commits: set a workflow, or action = \"commit_results\" or "
+                          "\"commit_results_high_priority\"");
     if (t->get("before_frames") && !spec.bind_committed)
       return error_at(t->get("before_frames"),
                       where + ": before_frames applies only with bind_committed = true");

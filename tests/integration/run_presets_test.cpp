@@ -12,6 +12,8 @@
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
 
 #include "analysis/csv_table.h"
 #include "analysis/verdict.h"
@@ -132,6 +134,17 @@ TEST_F(AllPresets, ReportComparePlotReadEveryScenario) {
   EXPECT_NE(md.find("## Study non-intrusiveness\n"), std::string::npos);
   EXPECT_NE(md.find("positive control"), std::string::npos);
   EXPECT_TRUE(fs::exists(*out_ / "plots" / "non-intrusiveness" / "verdict.png"));
+  // The workflow presets bind their committed variants: the run and the report compare each
+  // compute workload's GPU duration before and after.
+  EXPECT_NE(result_->output.find("bgp-benchmark-priming: GPU duration before and after the "
+                                 "committed variant was bound"),
+            std::string::npos);
+  const std::size_t section = md.find("## bgp-single-frame-analysis\n");
+  ASSERT_NE(section, std::string::npos);
+  const std::size_t table = md.find("**Committed variants**", section);
+  ASSERT_NE(table, std::string::npos);
+  EXPECT_LT(table, md.find("\n## ", section + 1));
+  EXPECT_NE(md.find("| Compute Queue A | ", table), std::string::npos);
 }
 
 bool is_preemption(const std::string& scenario) { return scenario.rfind("preemption-", 0) == 0; }
@@ -363,7 +376,10 @@ TEST_F(AllPresets, SummaryHasAPollRowPerWorkload) {
 
 // The spec's workflows ran during training frames, before the measured ones, converged, and
 // every compile they generated was delivered to the (live) pipeline.
-TEST_F(AllPresets, BackgroundWorkflowsConvergeBeforeTheMeasuredFrames) {
+// The workflow presets bind what they commit (bind_committed): half the measured frames run
+// the build-time pipelines, then the workflow trains and commits, and every later frame runs
+// the committed variant of each compute workload.
+TEST_F(AllPresets, BackgroundWorkflowsConvergeBetweenBeforeAndAfterAndTheirVariantsAreBound) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
   for (const char* p : {"bgp-benchmark-priming", "bgp-single-frame-analysis"}) {
     SCOPED_TRACE(p);
@@ -373,16 +389,62 @@ TEST_F(AllPresets, BackgroundWorkflowsConvergeBeforeTheMeasuredFrames) {
     EXPECT_GE(outcome["passes"].get<int>(), 1);
     EXPECT_LE(outcome["passes"].get<int>(), meta["background"]["max_passes"].get<int>());
     EXPECT_EQ(outcome["commit_wait_ms"].size(), outcome["passes"].get<std::size_t>());
+    const std::uint32_t before = meta["background"]["before_frames"].get<std::uint32_t>();
+    EXPECT_EQ(before, kFrames / 2) << "half the measured frames by default";
+
+    const auto records = read_csv((*out_ / p / "records.csv").string(), kRecordColumns);
+    std::optional<double> first_after_t0_us;
+    std::map<std::string, std::string> bound;  // workload -> the variant its after frames ran
+    for (std::size_t r = 0; r < records.rows.size(); ++r) {
+      const std::uint32_t frame = static_cast<std::uint32_t>(records.unsigned_integer(r, "frame"));
+      const std::string& variant = records.at(r, "variant");
+      if (frame < before) {
+        EXPECT_EQ(variant, "") << "frame " << frame << " ran before the workflow";
+        continue;
+      }
+      if (frame == before) first_after_t0_us = *records.number(r, "frame_t0_us");
+      ASSERT_EQ(records.at(r, "kind"), "compute");
+      EXPECT_NE(variant, "") << "frame " << frame << " after the commit";
+      auto [it, inserted] = bound.emplace(records.at(r, "workload"), variant);
+      EXPECT_EQ(it->second, variant) << "one committed variant for all the after frames";
+    }
+    ASSERT_TRUE(first_after_t0_us.has_value());
+    ASSERT_EQ(bound.size(), 3u);
+
     const auto bg = read_csv((*out_ / p / "background.csv").string(), kBackgroundColumns);
     ASSERT_GT(bg.rows.size(), 0u);
     std::size_t boosted = 0;
+    std::set<std::string> labels;
     for (std::size_t r = 0; r < bg.rows.size(); ++r) {
       EXPECT_EQ(bg.at(r, "outcome"), "delivered") << bg.at(r, "label");
       EXPECT_EQ(bg.at(r, "kind"), "managed");
-      // Every commit waited for its set: all of it ran before the first measured frame.
-      EXPECT_LT(*bg.number(r, "finish_us"), 0.0) << bg.at(r, "label");
+      labels.insert(bg.at(r, "label"));
+      // A bound variant is a compile that finished before the first frame that ran it.
+      const std::string label = bg.at(r, "label");
+      for (const auto& [workload, variant] : bound) {
+        if (label.rfind("compile #" + variant + " " + workload + " (", 0) == 0) {
+          EXPECT_LT(*bg.number(r, "finish_us"), *first_after_t0_us) << label;
+        }
+      }
       boosted += bg.at(r, "boosted") == "1" ? 1 : 0;
     }
+    for (const auto& [workload, variant] : bound) {
+      const std::string prefix = "compile #" + variant + " " + workload + " (iterations ";
+      EXPECT_TRUE(std::any_of(labels.begin(), labels.end(),
+                              [&](const std::string& l) { return l.rfind(prefix, 0) == 0; }))
+          << workload << " ran variant " << variant << ", which no compile of its own made";
+    }
+    const auto& swaps = meta["background"]["swaps"];
+    ASSERT_TRUE(swaps.is_array());
+    std::size_t measured_swaps = 0;
+    for (const auto& swap : swaps)
+      if (!swap["measured_frame"].is_null()) {
+        ++measured_swaps;
+        EXPECT_EQ(swap["measured_frame"].get<std::uint32_t>(), before);
+        EXPECT_EQ(std::to_string(swap["compile"].get<std::uint64_t>()),
+                  bound[swap["workload"].get<std::string>()]);
+      }
+    EXPECT_EQ(measured_swaps, 3u);
     if (std::string(p) == "bgp-single-frame-analysis") {
       EXPECT_GT(boosted, 0u) << "COMMIT_RESULTS_HIGH_PRIORITY";
       EXPECT_EQ(meta["scenario"]["background"]["developer_mode"], true);

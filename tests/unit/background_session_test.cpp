@@ -98,10 +98,11 @@ TEST(BackgroundSession, FirstSightCompilesVariantsOfEveryWatchedPipelineAndDeliv
     EXPECT_TRUE(r.idle_priority) << "the default processor runs compiles at SCHED_IDLE";
     labels.insert(r.label);
   }
-  // Round robin over the watched pipelines, each variant a distinct constant.
-  EXPECT_EQ(labels.count("compile #1 A (iterations 65)"), 1u);
-  EXPECT_EQ(labels.count("compile #2 B (iterations 130)"), 1u);
-  EXPECT_EQ(labels.count("compile #3 A (iterations 67)"), 1u);
+  // Round robin over the watched pipelines, each variant folding its pipeline's own count
+  // (a salt, the compile's number, keeps the modules distinct: ShaderVariants tests).
+  EXPECT_EQ(labels.count("compile #1 A (iterations 64)"), 1u);
+  EXPECT_EQ(labels.count("compile #2 B (iterations 128)"), 1u);
+  EXPECT_EQ(labels.count("compile #3 A (iterations 64)"), 1u);
   EXPECT_EQ(slot.take().size(), 4u);
   EXPECT_TRUE(fake.disposed.empty());
 }
@@ -254,6 +255,66 @@ TEST(BackgroundSession, BenchmarkPrimingWorkflowCommitsUntilFurtherMeasurementsI
   // Each commit waited for its set: every compile queued so far is done.
   EXPECT_EQ(fake.built.load(), 6u);
   ASSERT_TRUE(session.apply_measurement_mode().ok());  // ALLOWED + KEEP_ALL afterwards
+  session.stop();
+}
+
+TEST(BackgroundSession, ACompletedCommitHandsTheNewestVariantOfEachPipelineToTheFrameLoopOnce) {
+  FakeBuilder fake;
+  VariantSlot<PipelineHandle> slot;
+  BackgroundSpec spec = one_shot(4);  // first sight: compiles 1-4, alternating A and B
+  spec.workflow = Workflow::benchmark_priming;
+  spec.training_frames = 1;
+  spec.converge_after_passes = 1;
+  spec.bind_committed = true;
+  BackgroundSession session(spec, fake.builder());
+  session.watch("A", 64, slot.back_pointer());
+  session.watch("B", 32, slot.back_pointer());
+  session.start();
+  EXPECT_FALSE(session.take_committed().has_value());  // nothing committed yet
+  ASSERT_TRUE(eventually([&] { return fake.built.load() == 4; }));
+  // The workflow discards what first sight delivered, then its one pass compiles 5-8.
+  EXPECT_EQ(render_training_frames(session), 1u);
+  const auto committed = session.take_committed();
+  ASSERT_TRUE(committed.has_value());
+  ASSERT_EQ(committed->size(), 2u);
+  ASSERT_TRUE((*committed)[0].has_value() && (*committed)[1].has_value());
+  EXPECT_EQ((*committed)[0]->compile, 7u);  // the newest of A's: 5 and 7
+  EXPECT_EQ((*committed)[1]->compile, 8u);
+  EXPECT_NE((*committed)[0]->pipeline, (*committed)[1]->pipeline);
+  EXPECT_FALSE(session.take_committed().has_value());  // handed over once
+  session.stop();
+}
+
+TEST(BackgroundSession, ACommitAskedForByTheMeasurementModeIsNoticedAtAFrameBoundary) {
+  FakeBuilder fake;
+  VariantSlot<PipelineHandle> slot;
+  BackgroundSpec spec = one_shot(1);
+  spec.action = MeasurementsAction::commit_results;
+  spec.bind_committed = true;
+  BackgroundSession session(spec, fake.builder());
+  session.watch("A", 64, slot.back_pointer());
+  session.start();
+  ASSERT_TRUE(session.apply_measurement_mode().ok());
+  std::optional<std::vector<std::optional<CommittedVariant>>> committed;
+  ASSERT_TRUE(eventually([&] { return (committed = session.take_committed()).has_value(); }));
+  ASSERT_EQ(committed->size(), 1u);
+  ASSERT_TRUE((*committed)[0].has_value());
+  EXPECT_GE((*committed)[0]->compile, 1u);
+  session.stop();
+}
+
+TEST(BackgroundSession, WithoutBindCommittedNothingIsHandedToTheFrameLoop) {
+  FakeBuilder fake;
+  VariantSlot<PipelineHandle> slot;
+  BackgroundSpec spec = one_shot(2);
+  spec.workflow = Workflow::benchmark_priming;
+  spec.training_frames = 1;
+  spec.converge_after_passes = 1;
+  BackgroundSession session(spec, fake.builder());
+  session.watch("A", 64, slot.back_pointer());
+  session.start();
+  EXPECT_EQ(render_training_frames(session), 1u);
+  EXPECT_FALSE(session.take_committed().has_value());
   session.stop();
 }
 

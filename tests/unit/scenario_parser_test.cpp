@@ -326,7 +326,10 @@ continuous = false
 max_concurrent = 3
 developer_mode = true
 converge_after_passes = 4
-commit_timeout_ms = 1000)"),
+commit_timeout_ms = 1000
+bind_committed = true
+before_frames = 7
+fold_iterations = false)"),
                           "t.toml");
   ASSERT_TRUE(s.ok()) << s.error().message;
   const auto& b = *s->background;
@@ -339,6 +342,11 @@ commit_timeout_ms = 1000)"),
   EXPECT_TRUE(b.developer_mode);
   EXPECT_EQ(b.converge_after_passes, 4u);
   EXPECT_EQ(b.commit_timeout_ms, 1000u);
+  EXPECT_TRUE(b.bind_committed);
+  EXPECT_EQ(b.before_frames, 7u);
+  EXPECT_FALSE(b.fold_iterations);
+  EXPECT_FALSE(defaults->background->bind_committed);
+  EXPECT_TRUE(defaults->background->fold_iterations);
   auto cores = parse_scenario(with_background("unmanaged_threads = \"cores\""), "t.toml");
   ASSERT_TRUE(cores.ok()) << cores.error().message;
   EXPECT_GE(cores->background->unmanaged_threads, 1u);
@@ -371,6 +379,11 @@ TEST(ScenarioBackground, RejectsWhatTheRuntimeOrTheWorkflowWouldRefuse) {
                 "sets the mode and action itself"},
            Case{"workflow = \"single-frame-analysis\"", "needs developer_mode = true"},
            Case{"unmanaged_threads = 2\naction = \"commit_results\"",
+                "does not apply with unmanaged_threads"},
+           Case{"bind_committed = true", "nothing commits"},
+           Case{"action = \"commit_results\"\nbefore_frames = 3",
+                "before_frames applies only with bind_committed"},
+           Case{"unmanaged_threads = 2\nbind_committed = true",
                 "does not apply with unmanaged_threads"},
        }) {
     const std::string e = error_of(with_background(c.keys));

@@ -27,6 +27,20 @@ TEST(ShaderVariants, CompilesTheWorkloadWithItsIterationsFolded) {
   EXPECT_NE(*a, *slow);
 }
 
+TEST(ShaderVariants, ASaltMakesEachCompileDistinctAndNoFoldReadsThePushConstants) {
+  const auto a = compile_variant({.iterations = 64, .optimize = true, .salt = 1});
+  const auto b = compile_variant({.iterations = 64, .optimize = true, .salt = 2});
+  const auto plain = compile_variant({.iterations = 64, .optimize = true});
+  ASSERT_TRUE(a.ok() && b.ok() && plain.ok());
+  // A driver's shader cache keyed on the module cannot skip a compile.
+  EXPECT_NE(*a, *b);
+  EXPECT_NE(*a, *plain);
+  // Not folded: the loop count stays a push constant, so the count given does not matter.
+  const auto unfolded = compile_variant({.iterations = 0, .optimize = true, .salt = 1});
+  ASSERT_TRUE(unfolded.ok()) << unfolded.error().message;
+  EXPECT_NE(*unfolded, *a);
+}
+
 TEST(ShaderVariants, ACompileErrorIsAValueCarryingShadercsMessage) {
   const auto bad = compile_hlsl_compute("[numthreads(1,1,1)] void cs_main() { undefined_thing(); }",
                                         "cs_main", {}, true);
