@@ -1,11 +1,11 @@
 #include "analysis/report.h"
-#include "analysis/variant_swap.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "analysis/csv_table.h"
+#include "analysis/variant_swap.h"
 #include "core/input_file.h"
 #include "timeline/export.h"
 #include "timeline/statistics.h"
@@ -163,11 +163,12 @@ void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenar
         "| workload | clock | before | after | ratio | interval | variant | frames before + "
         "after | call |\n|---|---|---|---|---|---|---|---|---|\n";
     for (const VariantSwap& w : swaps)
-      out += fmt::format("| {} | {} | {:.1f} | {:.1f} | {:.3f} | {} | compile #{} | {} + {} | {} |\n",
-                         w.workload, w.clock, w.before_median_us, w.after_median_us, w.ratio,
-                         w.ratio_low ? fmt::format("{:.3f} – {:.3f}", *w.ratio_low, *w.ratio_high)
-                                     : std::string("–"),
-                         w.variant, w.before_frames, w.after_frames, w.call);
+      out +=
+          fmt::format("| {} | {} | {:.1f} | {:.1f} | {:.3f} | {} | compile #{} | {} + {} | {} |\n",
+                      w.workload, w.clock, w.before_median_us, w.after_median_us, w.ratio,
+                      w.ratio_low ? fmt::format("{:.3f} – {:.3f}", *w.ratio_low, *w.ratio_high)
+                                  : std::string("–"),
+                      w.variant, w.before_frames, w.after_frames, w.call);
     out += "\n";
   }
   if (std::filesystem::exists(s.directory / "trace.json"))

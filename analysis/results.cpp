@@ -175,8 +175,8 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
       // Columns appended after the first release: older results still load.
       const bool appended_later = kRecordColumns[i] == "frame_t0_us" ||
                                   kRecordColumns[i] == "clk_start_us" ||
-                                  kRecordColumns[i] == "clk_end_us" || kRecordColumns[i] == "flags" ||
-                                  kRecordColumns[i] == "variant";
+                                  kRecordColumns[i] == "clk_end_us" ||
+                                  kRecordColumns[i] == "flags" || kRecordColumns[i] == "variant";
       if (!table.present[i] && !appended_later)
         return make_error(records.string() + ": missing column " + std::string(kRecordColumns[i]));
     }
@@ -197,8 +197,7 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
       record.clk_start_us = table.number(r, "clk_start_us");
       record.clk_end_us = table.number(r, "clk_end_us");
       record.flags = table.at(r, "flags");
-      record.variant =
-          table.at(r, "variant").empty() ? 0 : table.unsigned_integer(r, "variant");
+      record.variant = table.at(r, "variant").empty() ? 0 : table.unsigned_integer(r, "variant");
       if (std::find(s.workloads.begin(), s.workloads.end(), record.workload) == s.workloads.end())
         s.workloads.push_back(record.workload);
       if (s.name.empty()) s.name = table.at(r, "scenario");

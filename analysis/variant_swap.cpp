@@ -73,7 +73,8 @@ std::optional<VariantSwap> judge_swap(const std::string& workload, const std::st
     return swap;
   }
   // Welch's t: the two sides' block spreads may differ.
-  const double va = a.variance / static_cast<double>(a.n), vb = b.variance / static_cast<double>(b.n);
+  const double va = a.variance / static_cast<double>(a.n),
+               vb = b.variance / static_cast<double>(b.n);
   const double se = std::sqrt(va + vb);
   const double df =
       se > 0 ? (va + vb) * (va + vb) /
@@ -122,8 +123,8 @@ std::vector<VariantSwap> variant_swaps(const LoadedScenario& scenario) {
     std::vector<SwapRow> rows;
     for (const LoadedRecord& r : scenario.records)
       if (r.workload == workload && r.status == "ok")
-        rows.push_back({r.frame, r.variant, r.poll_start_us, r.poll_end_us, r.ts_start_us,
-                        r.ts_end_us});
+        rows.push_back(
+            {r.frame, r.variant, r.poll_start_us, r.poll_end_us, r.ts_start_us, r.ts_end_us});
     if (auto swap = swap_of(workload, std::move(rows))) out.push_back(std::move(*swap));
   }
   return out;
@@ -135,8 +136,8 @@ std::vector<VariantSwap> variant_swaps(const Scenario& scenario, const ScenarioT
     std::vector<SwapRow> rows;
     for (const WorkloadFrameRecord& r : timeline.records)
       if (r.workload == w && r.status == RecordStatus::ok)
-        rows.push_back({r.frame, r.variant, r.poll_start_us, r.poll_end_us, r.ts_start_us,
-                        r.ts_end_us});
+        rows.push_back(
+            {r.frame, r.variant, r.poll_start_us, r.poll_end_us, r.ts_start_us, r.ts_end_us});
     if (auto swap = swap_of(scenario.workloads[w].name, std::move(rows)))
       out.push_back(std::move(*swap));
   }
@@ -146,9 +147,66 @@ std::vector<VariantSwap> variant_swaps(const Scenario& scenario, const ScenarioT
 std::string describe(const VariantSwap& s) {
   std::string interval =
       s.ratio_low ? fmt::format(" [{:.3f}, {:.3f}]", *s.ratio_low, *s.ratio_high) : std::string{};
-  return fmt::format("{} ({}): {:.1f} -> {:.1f} us, x{:.3f}{} after compile #{} ({} + {} frames): {}",
-                     s.workload, s.clock, s.before_median_us, s.after_median_us, s.ratio, interval,
-                     s.variant, s.before_frames, s.after_frames, s.call);
+  return fmt::format(
+      "{} ({}): {:.1f} -> {:.1f} us, x{:.3f}{} after compile #{} ({} + {} frames): {}", s.workload,
+      s.clock, s.before_median_us, s.after_median_us, s.ratio, interval, s.variant, s.before_frames,
+      s.after_frames, s.call);
+}
+
+std::vector<StudyBenefit> study_benefits(const std::vector<const ScenarioOutcome*>& outcomes) {
+  // condition -> workload -> the rounds' swaps, in first-seen order of conditions.
+  std::vector<std::string> order;
+  std::map<std::string, std::map<std::string, std::vector<VariantSwap>>> by_condition;
+  for (const ScenarioOutcome* o : outcomes) {
+    if (!o->timeline || !o->scenario.background || !o->scenario.background->bind_committed)
+      continue;
+    const std::string& condition = o->scenario.condition;
+    if (!by_condition.count(condition)) order.push_back(condition);
+    auto& workloads = by_condition[condition];
+    for (VariantSwap& swap : variant_swaps(o->scenario, *o->timeline))
+      workloads[swap.workload].push_back(std::move(swap));
+  }
+  std::vector<StudyBenefit> out;
+  for (const std::string& condition : order) {
+    for (const auto& [workload, swaps] : by_condition[condition]) {
+      StudyBenefit b;
+      b.condition = condition;
+      b.workload = workload;
+      b.clock = swaps.front().clock;
+      b.rounds = swaps.size();
+      if (swaps.size() == 1) {
+        b.ratio = swaps.front().ratio;
+        b.ratio_low = swaps.front().ratio_low;
+        b.ratio_high = swaps.front().ratio_high;
+        b.call = swaps.front().call;
+        out.push_back(std::move(b));
+        continue;
+      }
+      std::vector<double> logs;
+      for (const VariantSwap& s : swaps) logs.push_back(std::log(s.ratio));
+      double mean = 0, variance = 0;
+      for (double x : logs) mean += x / static_cast<double>(logs.size());
+      for (double x : logs) variance += (x - mean) * (x - mean);
+      variance /= static_cast<double>(logs.size() - 1);
+      const double half = student_t_quantile_upper(0.025, static_cast<double>(logs.size() - 1)) *
+                          std::sqrt(variance / static_cast<double>(logs.size()));
+      b.ratio = std::exp(mean);
+      b.ratio_low = std::exp(mean - half);
+      b.ratio_high = std::exp(mean + half);
+      b.call = *b.ratio_high < 1.0  ? "faster"
+               : *b.ratio_low > 1.0 ? "slower"
+                                    : "no difference detected";
+      out.push_back(std::move(b));
+    }
+  }
+  return out;
+}
+
+std::string describe(const StudyBenefit& b) {
+  const std::string interval =
+      b.ratio_low ? fmt::format(" [{:.3f}, {:.3f}]", *b.ratio_low, *b.ratio_high) : std::string{};
+  return fmt::format("{}: {} ({}) x{:.3f}{} over {} round{}: {}", b.condition, b.workload, b.clock,
+                     b.ratio, interval, b.rounds, b.rounds == 1 ? "" : "s", b.call);
 }
 
 std::string variant_swap_lines(const SuiteOutcome& outcome) {

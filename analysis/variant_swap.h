@@ -57,4 +57,20 @@ std::string describe(const VariantSwap& swap);
 // The run's lines for every scenario that swapped; empty when none did.
 std::string variant_swap_lines(const SuiteOutcome& outcome);
 
+// A study condition that binds committed variants: per compute workload, the benefit over its
+// rounds. Each round is one before/after comparison (judge_swap); the rounds' log ratios give
+// the geometric mean and a 95 % Student's t interval, so the unit is the round, as in the
+// cost verdict (analysis/verdict.h). A study of one round keeps that round's block interval.
+struct StudyBenefit {
+  std::string condition, workload, clock;
+  std::size_t rounds = 0;
+  double ratio = 1;
+  std::optional<double> ratio_low, ratio_high;
+  std::string call;  // as VariantSwap::call
+};
+// Contract: `outcomes` are the scenarios of one study (any order).
+std::vector<StudyBenefit> study_benefits(const std::vector<const ScenarioOutcome*>& outcomes);
+// "managed-bound: Compute A (ts) x0.978 [0.975, 0.981] over 12 rounds: faster"
+std::string describe(const StudyBenefit& benefit);
+
 }  // namespace gpuoverlap

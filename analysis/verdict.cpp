@@ -7,6 +7,7 @@
 #include <map>
 
 #include "analysis/student_t.h"
+#include "analysis/variant_swap.h"
 #include "core/atomic_file.h"
 #include "timeline/export.h"
 #include "timeline/statistics.h"
@@ -44,6 +45,9 @@ std::vector<std::pair<std::string, std::vector<double>>> verdict_metrics(
   std::vector<std::vector<double>> durations(s.workloads.size());
   for (const WorkloadFrameRecord& r : timeline.records) {
     if (r.status != RecordStatus::ok || r.frame >= use.size() || !use[r.frame]) continue;
+    // A bound variant (bind_committed) is different GPU work: the cost is judged on the frames
+    // that ran the build-time pipeline, the variant's change is the benefit (variant_swap.h).
+    if (r.variant != 0) continue;
     const auto start = start_on(r, gpu_clock), end = end_on(r, gpu_clock);
     if (start && end) durations[r.workload].push_back(*end - *start);
   }
@@ -554,9 +558,27 @@ Status write_study_verdicts(const SuiteOutcome& outcome, const std::filesystem::
     if (ec) return make_error("cannot create " + directory.string() + ": " + ec.message());
     GPUOVERLAP_TRY(write_file_atomically(directory / "verdict.csv", verdict_csv(*verdict)));
     const StudyProgress progress = study_progress(conditions, *verdict);
+    // The benefit beside the cost: conditions that bind what they commit (bind_committed).
+    const std::vector<StudyBenefit> benefits = study_benefits(conditions);
+    std::string benefit_lines;
+    nlohmann::json benefit_json = nlohmann::json::array();
+    for (const StudyBenefit& b : benefits) {
+      benefit_lines += "benefit of " + describe(b) + "\n";
+      benefit_json.push_back(
+          {{"condition", b.condition},
+           {"workload", b.workload},
+           {"clock", b.clock},
+           {"rounds", b.rounds},
+           {"ratio", b.ratio},
+           {"ratio_low", b.ratio_low ? nlohmann::json(*b.ratio_low) : nullptr},
+           {"ratio_high", b.ratio_high ? nlohmann::json(*b.ratio_high) : nullptr},
+           {"call", b.call}});
+    }
     const std::string summary =
-        verdict->summary + progress_lines(*verdict, progress, conditions.front()->scenario.rounds);
+        verdict->summary + benefit_lines +
+        progress_lines(*verdict, progress, conditions.front()->scenario.rounds);
     nlohmann::json json = verdict_json(*verdict, settings);
+    if (!benefits.empty()) json["benefit"] = benefit_json;
     json["summary"] = summary;
     json["progress"] = {{"rounds_planned", conditions.front()->scenario.rounds},
                         {"rounds_run", progress.rounds},

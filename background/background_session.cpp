@@ -215,15 +215,6 @@ void BackgroundSession::mark_committed() {
 
 std::optional<std::vector<std::optional<CommittedVariant>>> BackgroundSession::take_committed() {
   if (!spec_.bind_committed) return std::nullopt;
-  // A commit the measurement mode asked for completes on the processor's threads; it is
-  // noticed here, at the next frame boundary, and takes what was delivered by then.
-  bool completed = false;
-  std::erase_if(pending_commits_, [&](const std::shared_ptr<CompletionEvent>& event) {
-    const bool done = event->is_signalled();
-    completed = completed || done;
-    return done;
-  });
-  if (completed) mark_committed();
   std::lock_guard lock(mutex_);
   if (!fresh_commit_) return std::nullopt;
   fresh_commit_ = false;
@@ -244,12 +235,17 @@ Result<bool> BackgroundSession::apply_measurement_mode() {
       mode = ProcessingMode::disable_profiling_by_system, action = MeasurementsAction::keep_all;
       break;
   }
-  std::shared_ptr<CompletionEvent> event;
-  if (spec_.bind_committed && is_commit(action)) {
-    event = std::make_shared<CompletionEvent>();
-    pending_commits_.push_back(event);
-  }
-  return set_mode(mode, action, std::move(event));
+  if (!spec_.bind_committed || !is_commit(action)) return set_mode(mode, action);
+  // Binding what it commits, the application waits for the commit as a benchmark does before
+  // it measures: the frames after it all run the committed variants.
+  auto event = std::make_shared<CompletionEvent>();
+  auto further = set_mode(mode, action, event);
+  if (!further) return further;
+  if (!event->wait_for_ms(spec_.commit_timeout_ms))
+    return make_error("the commit for bind_committed was not done within " +
+                      std::to_string(spec_.commit_timeout_ms) + " ms (commit_timeout_ms)");
+  mark_committed();
+  return further;
 }
 
 Result<bool> BackgroundSession::set_mode(ProcessingMode mode, MeasurementsAction action,

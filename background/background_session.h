@@ -112,8 +112,10 @@ class BackgroundSession {
   void start();
 
   // SetBackgroundProcessingMode with the spec's mode and action (once before the measured
-  // frames, or before each with action_every_frame); a commit waits for nothing here.
-  // Returns FurtherMeasurementsDesired.
+  // frames, or before each with action_every_frame). A commit waits for nothing here, unless
+  // bind_committed: then it waits for the commit's event (up to commit_timeout_ms, else an
+  // Error) and the committed variants are ready for take_committed(). Returns
+  // FurtherMeasurementsDesired.
   Result<bool> apply_measurement_mode();
 
   // The spec's workflow (BackgroundSpec::workflow), driven by the frame loop: call
@@ -131,7 +133,7 @@ class BackgroundSession {
   BackgroundActivity activity() const;
 
   // The frame loop's thread, at a frame boundary: when a commit completed since the last call
-  // (a workflow's pass, or a commit the measurement mode asked for), the committed variant
+  // (a workflow's pass, or the commit apply_measurement_mode waited for), the committed variant
   // of each watched pipeline, in watch() order (nullopt: none delivered yet); otherwise
   // nullopt. Only with BackgroundSpec::bind_committed: without it commits are not tracked.
   std::optional<std::vector<std::optional<CommittedVariant>>> take_committed();
@@ -199,7 +201,6 @@ class BackgroundSession {
   std::vector<std::optional<CommittedVariant>> delivered_, committed_;
   std::uint64_t discards_ = 0;
   bool fresh_commit_ = false;
-  std::vector<std::shared_ptr<CompletionEvent>> pending_commits_;  // the frame loop's thread
 
   WorkflowOutcome workflow_;      // the frame loop's thread only
   DriverModeCalls driver_calls_;  // the frame loop's thread only
