@@ -70,7 +70,7 @@ struct BackgroundSpec {
   bool bind_committed = false;
   // With bind_committed: measured frames run with the build-time pipelines before the commit
   // (or the workflow) starts, so a run has its own before and after. 0: half of the measured
-  // frames.
+  // frames (none with a single frame). Must leave at least one frame after.
   std::uint32_t before_frames = 0;
   // Fold each pipeline's iteration count into its variants (the PGO model). false: variants
   // read it from the push constants as the build-time shader does, so a bound variant is the

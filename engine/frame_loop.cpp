@@ -169,13 +169,14 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
   const bool has_workflow = managed && bg_spec->workflow != background::Workflow::none;
   std::uint32_t before_frames = 0;
   if (binds) {
+    // Half by default; with a single measured frame there is no before part (the commit
+    // comes first), rather than a failure that would stop a whole suite run with --frames 1.
     before_frames = bg_spec->before_frames ? bg_spec->before_frames : settings.frames / 2;
-    if (before_frames == 0 || before_frames >= settings.frames) {
-      timeline.failure = make_error(
-          "background: bind_committed measures " + std::to_string(before_frames) +
-          " frames before the commit and the rest after it, of " +
-          std::to_string(settings.frames) +
-          " measured frames: both parts need frames (set before_frames, or run more frames)");
+    if (bg_spec->before_frames && before_frames >= settings.frames) {
+      timeline.failure = make_error("background: before_frames = " + std::to_string(before_frames) +
+                                    " leaves no measured frame after the commit, of " +
+                                    std::to_string(settings.frames) +
+                                    " (lower before_frames, or run more frames)");
       total = 0;
     }
   }
@@ -218,8 +219,8 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
           bound[w] = compile;
           swaps.push_back({{"workload", scenario.workloads[w].name},
                            {"compile", compile},
-                           {"measured_frame", measured ? nlohmann::json(measured_frame)
-                                                       : nlohmann::json(nullptr)},
+                           {"measured_frame",
+                            measured ? nlohmann::json(measured_frame) : nlohmann::json(nullptr)},
                            {"training", training}});
         }
       }

@@ -454,6 +454,40 @@ TEST_F(AllPresets, BackgroundWorkflowsConvergeBetweenBeforeAndAfterAndTheirVaria
   }
 }
 
+// One measured frame leaves no room for a before part: the commit comes first, and the suite
+// goes on; an explicit before_frames that leaves nothing after is refused and says why.
+TEST(Background, BindingWithOneFrameCommitsFirstAndATooLargeBeforeIsRefused) {
+  const fs::path out = temp_path("bind-one-frame");
+  fs::remove_all(out);
+  const CommandResult one =
+      run_gpuoverlap("run bgp-benchmark-priming three-dispatches --frames 1 --out " + out.string());
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  const auto meta = read_json(out / "bgp-benchmark-priming" / "meta.json");
+  EXPECT_EQ(meta["background"]["before_frames"].get<int>(), 0);
+  const auto records =
+      read_csv((out / "bgp-benchmark-priming" / "records.csv").string(), kRecordColumns);
+  ASSERT_EQ(records.rows.size(), 3u);
+  for (std::size_t r = 0; r < records.rows.size(); ++r) EXPECT_NE(records.at(r, "variant"), "");
+  EXPECT_TRUE(fs::exists(out / "three-dispatches" / "records.csv")) << "the suite went on";
+  fs::remove_all(out);
+
+  const fs::path file = temp_path("bind-before.toml");
+  {
+    std::ofstream toml(file);
+    toml << "name = \"bind-before\"\nframes = 4\n[queues.direct]\ntype = \"direct\"\n"
+            "[[workload]]\nname = \"A\"\nqueue = \"direct\"\ngroups = 1\niterations = 4\n"
+            "[background]\naction = \"commit_results\"\ntasks = 1\nbind_committed = true\n"
+            "before_frames = 4\n";
+  }
+  const CommandResult refused = run_gpuoverlap("run " + file.string() + " --out " + out.string());
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.output.find("before_frames = 4 leaves no measured frame after the commit"),
+            std::string::npos)
+      << refused.output;
+  fs::remove_all(out);
+  fs::remove(file);
+}
+
 // The acceptance command on lavapipe: seven conditions, a verdict.csv, background
 // compiles recorded where they ran. Verdicts are not asserted (they are timings); their
 // consistency is.
