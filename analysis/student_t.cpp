@@ -5,6 +5,19 @@
 
 namespace gpuoverlap {
 
+SampleSpread sample_spread(const std::vector<double>& values) {
+  SampleSpread s;
+  s.n = values.size();
+  if (values.empty()) return s;
+  for (double v : values) s.mean += v;
+  s.mean /= static_cast<double>(s.n);
+  if (s.n < 2) return s;
+  for (double v : values) s.variance += (v - s.mean) * (v - s.mean);
+  s.variance /= static_cast<double>(s.n - 1);
+  s.standard_error = std::sqrt(s.variance / static_cast<double>(s.n));
+  return s;
+}
+
 namespace {
 
 // The continued fraction of the regularized incomplete beta function I_x(a, b) (DLMF 8.17.22),

@@ -15,14 +15,13 @@ namespace {
 
 double median_of(std::vector<double> values) { return *percentile(std::move(values), 50.0); }
 
-struct MeanSpread {
-  double mean = 0, variance = 0;  // sample variance
-  std::size_t n = 0;
-};
+// How a ratio's interval reads.
+std::string call_of(double ratio_low, double ratio_high) {
+  return ratio_high < 1.0 ? "faster" : ratio_low > 1.0 ? "slower" : "no difference detected";
+}
 
 // The logs of the medians of `blocks` runs of consecutive values.
-MeanSpread log_block_medians(const std::vector<double>& values, std::size_t blocks) {
-  MeanSpread m;
+SampleSpread log_block_medians(const std::vector<double>& values, std::size_t blocks) {
   std::vector<double> logs;
   for (std::size_t k = 0; k < blocks; ++k) {
     const std::size_t from = k * values.size() / blocks, to = (k + 1) * values.size() / blocks;
@@ -30,11 +29,7 @@ MeanSpread log_block_medians(const std::vector<double>& values, std::size_t bloc
     const double block_median = median_of({values.begin() + from, values.begin() + to});
     if (block_median > 0) logs.push_back(std::log(block_median));
   }
-  m.n = logs.size();
-  for (double x : logs) m.mean += x / static_cast<double>(m.n);
-  for (double x : logs) m.variance += (x - m.mean) * (x - m.mean);
-  if (m.n > 1) m.variance /= static_cast<double>(m.n - 1);
-  return m;
+  return sample_spread(logs);
 }
 
 }  // namespace
@@ -66,8 +61,8 @@ std::optional<VariantSwap> judge_swap(const std::string& workload, const std::st
   swap.ratio = swap.before_median_us > 0 ? swap.after_median_us / swap.before_median_us : 1.0;
   // At least two frames per block, so a block's median is not one frame.
   const auto per_side = [&](std::size_t frames) { return std::min(blocks, frames / 2); };
-  const MeanSpread b = log_block_medians(before, per_side(before.size()));
-  const MeanSpread a = log_block_medians(after, per_side(after.size()));
+  const SampleSpread b = log_block_medians(before, per_side(before.size()));
+  const SampleSpread a = log_block_medians(after, per_side(after.size()));
   if (a.n < 2 || b.n < 2) {
     swap.call = "too few frames for an interval";
     return swap;
@@ -84,9 +79,7 @@ std::optional<VariantSwap> judge_swap(const std::string& workload, const std::st
   const double centre = a.mean - b.mean;
   swap.ratio_low = std::exp(centre - t * se);
   swap.ratio_high = std::exp(centre + t * se);
-  swap.call = *swap.ratio_high < 1.0  ? "faster"
-              : *swap.ratio_low > 1.0 ? "slower"
-                                      : "no difference detected";
+  swap.call = call_of(*swap.ratio_low, *swap.ratio_high);
   return swap;
 }
 
@@ -184,18 +177,13 @@ std::vector<StudyBenefit> study_benefits(const std::vector<const ScenarioOutcome
       }
       std::vector<double> logs;
       for (const VariantSwap& s : swaps) logs.push_back(std::log(s.ratio));
-      double mean = 0, variance = 0;
-      for (double x : logs) mean += x / static_cast<double>(logs.size());
-      for (double x : logs) variance += (x - mean) * (x - mean);
-      variance /= static_cast<double>(logs.size() - 1);
-      const double half = student_t_quantile_upper(0.025, static_cast<double>(logs.size() - 1)) *
-                          std::sqrt(variance / static_cast<double>(logs.size()));
-      b.ratio = std::exp(mean);
-      b.ratio_low = std::exp(mean - half);
-      b.ratio_high = std::exp(mean + half);
-      b.call = *b.ratio_high < 1.0  ? "faster"
-               : *b.ratio_low > 1.0 ? "slower"
-                                    : "no difference detected";
+      const SampleSpread spread = sample_spread(logs);
+      const double half = student_t_quantile_upper(0.025, static_cast<double>(spread.n - 1)) *
+                          spread.standard_error;
+      b.ratio = std::exp(spread.mean);
+      b.ratio_low = std::exp(spread.mean - half);
+      b.ratio_high = std::exp(spread.mean + half);
+      b.call = call_of(*b.ratio_low, *b.ratio_high);
       out.push_back(std::move(b));
     }
   }

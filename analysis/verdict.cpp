@@ -66,24 +66,6 @@ struct Unit {
   Samples baseline, condition;
 };
 
-struct Spread {
-  double mean = 0, standard_error = 0;
-  std::size_t n = 0;
-};
-
-Spread spread_of(const std::vector<double>& values) {
-  Spread s;
-  s.n = values.size();
-  if (values.empty()) return s;
-  for (double v : values) s.mean += v;
-  s.mean /= static_cast<double>(s.n);
-  if (s.n < 2) return s;
-  double squares = 0;
-  for (double v : values) squares += (v - s.mean) * (v - s.mean);
-  s.standard_error = std::sqrt(squares / static_cast<double>(s.n - 1) / static_cast<double>(s.n));
-  return s;
-}
-
 double share_beyond(const std::vector<double>& values, double threshold) {
   if (values.empty()) return 0;
   return static_cast<double>(
@@ -141,16 +123,16 @@ VerdictRow judge_metric(const std::string& condition, const std::string& metric,
                     settings.min_units);
     return row;
   }
-  const Spread median = spread_of(log_ratios), tail = spread_of(excesses);
-  row.tail_rate = spread_of(rates).mean;
-  row.baseline_tail_rate = spread_of(baseline_rates).mean;
+  const SampleSpread median = sample_spread(log_ratios), tail = sample_spread(excesses);
+  row.tail_rate = sample_spread(rates).mean;
+  row.baseline_tail_rate = sample_spread(baseline_rates).mean;
   // One-sided bounds: the lower at 1 - alpha / K (an intrusion call), the upper at 1 - alpha
   // (a non-intrusion call; see VerdictSettings::alpha).
-  auto t_low = [&](const Spread& s) {
+  auto t_low = [&](const SampleSpread& s) {
     return student_t_quantile_upper(settings.alpha / static_cast<double>(tests),
                                     static_cast<double>(s.n - 1));
   };
-  auto t_high = [&](const Spread& s) {
+  auto t_high = [&](const SampleSpread& s) {
     return student_t_quantile_upper(settings.alpha, static_cast<double>(s.n - 1));
   };
   row.ratio_p50 = std::exp(median.mean);

@@ -292,6 +292,8 @@ struct RunArguments {
   bool sync_validation = false;
   bool no_timestamps = false;
   bool no_shader_clock = false;
+  bool share_device = false;
+  std::optional<std::uint32_t> washout_ms;
   std::string stamp_memory = "uncached";
   std::string foreground;  // replaces a study's foreground
   double verdict_margin_pct = 5.0;
@@ -452,6 +454,9 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   options.run.priority_fallback = args.priority_fallback;
   options.run.timestamp_queries = !args.no_timestamps;
   options.run.shader_clock = !args.no_shader_clock;
+  options.run.study_shares_device = args.share_device;
+  // No GPU clock to settle on the CPU device, where a washout chunk takes over a second.
+  options.run.washout_ms = args.washout_ms.value_or(cpu_device ? 0 : kDefaultWashoutMs);
   options.run.stamp_memory =
       args.stamp_memory == "cached" ? StampMemory::cached : StampMemory::uncached;
   options.agreement = {args.flag_tolerance_us, args.flag_tolerance_pct / 100.0};
@@ -670,6 +675,14 @@ int main(int argc, char** argv) {
   run->add_flag("--validation", run_args.validation, kValidationHelp);
   run->add_flag("--sync-validation", run_args.sync_validation, kSyncValidationHelp);
   run->add_flag("--no-shader-clock", run_args.no_shader_clock, kShaderClockHelp);
+  run->add_flag("--share-device", run_args.share_device,
+                "Run all conditions and rounds of a study on one device instead of opening one per "
+                "scenario, with a washout before each (--washout-ms; docs/background.md)");
+  run->add_option("--washout-ms", run_args.washout_ms,
+                  "With --share-device, run the foreground alone (no background work, "
+                  "unmeasured) for this long before each condition, so that the last one's load "
+                  "does not carry over (default 500, 0 on a CPU device; 0: none)")
+      ->check(CLI::Range(0u, kMaxWashoutMs));
   run->add_option("--stamp-memory", run_args.stamp_memory,
                   "Stamp memory: uncached (default; host-visible, coherent, write-combined) or "
                   "cached (host-cached, coherent: the CPU spins in its cache)")

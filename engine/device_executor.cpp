@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -35,7 +36,92 @@ Status check_planned(const Scenario& scenario) {
   return ok_status();
 }
 
+// What a scenario must share with the kept backend's to run on it (DeviceExecutor::Kept);
+// empty: it may not (outside a study, or a preemption scenario).
+std::string kept_key(const Scenario& scenario, const RunSettings& settings) {
+  if (scenario.study.empty() || scenario.preemption || !scenario.plan ||
+      !settings.study_shares_device)
+    return {};
+  nlohmann::json key = to_json(settings);
+  key.erase("frames");  // the loop's, not the device's
+  key.erase("warmup_frames");
+  key.erase("washout_ms");
+  key["study"] = scenario.study;
+  // Copies of one validated scenario share its plan, and a study's conditions are copies of
+  // its foreground: the same plan object means the same queues, workloads and barriers.
+  key["plan"] = reinterpret_cast<std::uintptr_t>(scenario.plan.get());
+  key["binds_variants"] = scenario.background && scenario.background->bind_committed;
+  return key.dump();
+}
+
 }  // namespace
+
+Result<DeviceExecutor::Kept*> DeviceExecutor::backend_for(const Scenario& scenario,
+                                                          const RunSettings& settings) {
+  const std::string key = kept_key(scenario, settings);
+  // Devices of another study (or of none) are closed before this scenario opens one.
+  std::erase_if(kept_, [&](const std::unique_ptr<Kept>& k) {
+    return key.empty() || k->scenario->study != scenario.study;
+  });
+  for (std::size_t i = 0; i < kept_.size(); ++i) {
+    if (kept_[i]->key != key) continue;
+    Kept& device = *kept_[i];
+    Status ready = washout(device, scenario, settings);
+    if (ready) ready = device.backend->replace_background(scenario);
+    if (!ready) {
+      kept_.erase(kept_.begin() + static_cast<std::ptrdiff_t>(i));
+      return ready.error();
+    }
+    ++device.runs;
+    return &device;
+  }
+  auto kept = std::make_unique<Kept>();
+  kept->key = key;
+  kept->opened_for = scenario.name;
+  kept->runs = 1;
+  kept->scenario = std::make_unique<Scenario>(scenario);
+  kept->settings = std::make_unique<RunSettings>(settings);
+  auto opened = device_->open_scenario(*kept->scenario, *kept->settings);
+  if (!opened) return opened.error();
+  kept->backend = std::move(*opened);
+  kept_.push_back(std::move(kept));
+  return kept_.back().get();
+}
+
+Status DeviceExecutor::washout(Kept& device, const Scenario& scenario,
+                               const RunSettings& settings) {
+  device.washout = nullptr;
+  if (settings.washout_ms == 0) return ok_status();
+  Scenario alone = scenario;
+  alone.background.reset();
+  GPUOVERLAP_TRY(device.backend->replace_background(alone));
+  RunSettings chunk = settings;
+  chunk.warmup_frames = 0;
+  chunk.frames = kWashoutChunkFrames;
+  std::vector<double> chunk_frame_us;  // each chunk's median cpu_frame_us
+  const std::int64_t start_ns = monotonic_raw_ns();
+  const std::int64_t until_ns = start_ns + std::int64_t{settings.washout_ms} * 1'000'000;
+  do {
+    FrameLoopOutcome outcome = run_frames(*device.backend, alone, chunk, {});
+    settle(*device.backend, outcome.gpu_may_be_busy);
+    if (outcome.timeline.failure)
+      return outcome.timeline.failure->with_context("the washout before '" + scenario.name + "': ");
+    std::vector<double> frame_us;
+    for (const FrameRecord& f : outcome.timeline.frames)
+      if (f.status == RecordStatus::ok) frame_us.push_back(f.cpu_frame_us);
+    std::sort(frame_us.begin(), frame_us.end());
+    if (!frame_us.empty()) chunk_frame_us.push_back(frame_us[frame_us.size() / 2]);
+  } while (monotonic_raw_ns() < until_ns);
+  // The first and last chunks' frame times show what the washout absorbed.
+  device.washout = {
+      {"ms", static_cast<double>(monotonic_raw_ns() - start_ns) / 1e6},
+      {"frames", chunk_frame_us.size() * kWashoutChunkFrames},
+      {"first_frames_cpu_frame_us",
+       chunk_frame_us.empty() ? nlohmann::json(nullptr) : nlohmann::json(chunk_frame_us.front())},
+      {"last_frames_cpu_frame_us",
+       chunk_frame_us.empty() ? nlohmann::json(nullptr) : nlohmann::json(chunk_frame_us.back())}};
+  return ok_status();
+}
 
 void DeviceExecutor::settle(ScenarioBackend& backend, bool gpu_may_be_busy) {
   if (!gpu_may_be_busy) return;
@@ -48,11 +134,20 @@ Result<ScenarioTimeline> DeviceExecutor::run(const Scenario& scenario, const Run
   GPUOVERLAP_TRY(check_planned(scenario));
   if (scenario.preemption) return run_preemption(scenario, settings, progress);
   const ValidationMark mark = device_->validation_mark();
-  auto backend = device_->open_scenario(scenario, settings);
-  if (!backend) return backend.error();
-  FrameLoopOutcome outcome = run_frames(**backend, scenario, settings, progress);
-  settle(**backend, outcome.gpu_may_be_busy);
+  auto kept = backend_for(scenario, settings);
+  if (!kept) return kept.error();
+  Kept& device = **kept;
+  FrameLoopOutcome outcome = run_frames(*device.backend, scenario, settings, progress);
+  settle(*device.backend, outcome.gpu_may_be_busy);
   device_->describe_run(outcome.timeline, mark);
+  // A run that failed leaves its device in a state nothing else should measure in.
+  const bool keep = !outcome.gpu_may_be_busy && !outcome.timeline.failure && !device.key.empty();
+  outcome.timeline.meta["device_opening"] = {{"opened_for", device.opened_for},
+                                             {"run", device.runs},
+                                             {"kept_open", keep},
+                                             {"washout", device.washout}};
+  if (!keep)
+    std::erase_if(kept_, [&](const std::unique_ptr<Kept>& k) { return k.get() == &device; });
   return std::move(outcome.timeline);
 }
 
@@ -60,6 +155,7 @@ Result<ScenarioTimeline> DeviceExecutor::run_preemption(const Scenario& scenario
                                                         const RunSettings& settings,
                                                         const ProgressCallback& progress) {
   const preemption::PreemptionSpec& spec = *scenario.preemption;
+  kept_.clear();  // a preemption scenario's devices are its own
   const ValidationMark mark = device_->validation_mark();
   if (spec.process == preemption::ProcessMode::same) {
     auto backend = device_->open_scenario(scenario, settings);

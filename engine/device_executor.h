@@ -8,6 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "engine/executor.h"
 #include "engine/scenario_backend.h"
@@ -62,9 +65,40 @@ class DeviceExecutor final : public ScenarioExecutor {
                                           const ProgressCallback& progress);
   // Notes a scenario whose GPU work may still run: its backend then frees nothing.
   void settle(ScenarioBackend& backend, bool gpu_may_be_busy);
+  struct Kept;
+  // The device for a frame scenario: a kept one that `scenario` may share (see Kept), its
+  // background replaced; otherwise a new one, kept while it may serve the same study.
+  Result<Kept*> backend_for(const Scenario& scenario, const RunSettings& settings);
+  // Before a run on a reused device: the foreground alone (no background work, unmeasured)
+  // for settings.washout_ms, in chunks of kWashoutChunkFrames frames; Kept::washout says how
+  // it went. An Error: a washout frame failed (the device is not trusted after it).
+  Status washout(Kept& device, const Scenario& scenario, const RunSettings& settings);
+  static constexpr std::uint32_t kWashoutChunkFrames = 25;
 
   std::unique_ptr<DeviceBackend> device_;
   bool abandoned_device_ = false;
+
+  // With RunSettings::study_shares_device (--share-device), the conditions and rounds of a
+  // study share one device: opened for the first of them, kept open between runs, and given
+  // each run's background work (replace_background), after a washout. It takes whatever
+  // state a device opening lands in out of the comparison between conditions; on the H100
+  // that did not narrow the spread of the per-round CPU submission time, which comes from
+  // shorter-lived host state (docs/results/2026-11-24-h100-device-sharing). Kept only for the next
+  // scenario of the same study with the same frame plan (copies of one validated scenario share
+  // it), the same run settings (frame counts aside) and the same variant binding (the shader clock
+  // depends on it); closed after a run that failed, since its device may be in any state. A study
+  // whose conditions differ in binding keeps one device for each; the next study or scenario closes
+  // them.
+  struct Kept {
+    std::string key;                     // what a scenario must match (kept_key)
+    std::string opened_for;              // the scenario it was opened for
+    std::uint32_t runs = 0;              // runs on it so far
+    nlohmann::json washout;              // before the current run (null: none)
+    std::unique_ptr<Scenario> scenario;  // the backend refers to these two
+    std::unique_ptr<RunSettings> settings;
+    std::unique_ptr<ScenarioBackend> backend;  // last: destroyed first
+  };
+  std::vector<std::unique_ptr<Kept>> kept_;
 };
 
 }  // namespace gpuoverlap

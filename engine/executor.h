@@ -33,6 +33,9 @@ inline std::string_view to_string(StampMemory memory) {
 // The default of --timeout-ms, for every command that runs work, and its upper bound.
 inline constexpr std::uint32_t kDefaultFrameTimeoutMs = 10'000;
 inline constexpr std::uint32_t kMaxFrameTimeoutMs = 3'600'000;
+// The default of --washout-ms (RunSettings::washout_ms), and its upper bound.
+inline constexpr std::uint32_t kDefaultWashoutMs = 500;
+inline constexpr std::uint32_t kMaxWashoutMs = 60'000;
 
 struct RunSettings {
   std::uint32_t frames = kDefaultFrames;                    // measured frames (after warm-up)
@@ -51,6 +54,14 @@ struct RunSettings {
   StampMemory stamp_memory = StampMemory::uncached;
   // Read VK_KHR_shader_clock (device scope) with the stamps where the device offers it.
   bool shader_clock = true;
+  // A study's conditions and rounds run on one device (engine/device_executor.h); false (the
+  // default): every scenario opens its own.
+  bool study_shares_device = false;
+  // On a shared device, each run after the first is preceded by the foreground alone (no
+  // background work, unmeasured) for at least this long: a condition's load can leave the GPU
+  // clocked low into the next run (measured on the H100: 2.3x longer frames for up to 0.3 s
+  // after the commit-high-priority condition). 0: none.
+  std::uint32_t washout_ms = kDefaultWashoutMs;
   // Polled between frames; true stops the scenario after the current frame, keeping what
   // was measured (ScenarioTimeline::failure says "interrupted").
   std::function<bool()> should_stop;

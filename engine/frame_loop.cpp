@@ -199,7 +199,9 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
   // pipeline), and every change of it, for meta.json.
   std::vector<std::uint64_t> bound(slots, 0);
   nlohmann::json swaps = nlohmann::json::array();
-  std::uint32_t frame = 0;  // the stamps' frame number; stamps start zeroed, so never 0
+  // The stamps' frame number: after any frame this backend ran before (stamps start zeroed,
+  // so never 0), because a reused backend's stamps and semaphores still hold its last run's.
+  std::uint32_t frame = backend.last_frame();
   for (std::uint32_t index = 0; index < total;) {
     ++frame;
     if (workflow_pending && !training && index >= settings.warmup_frames + before_frames &&

@@ -12,7 +12,9 @@ nlohmann::json to_json(const RunSettings& settings) {
           {"timestamp_queries", settings.timestamp_queries},
           {"stamping", settings.stamping},
           {"stamp_memory", to_string(settings.stamp_memory)},
-          {"shader_clock", settings.shader_clock}};
+          {"shader_clock", settings.shader_clock},
+          {"study_shares_device", settings.study_shares_device},
+          {"washout_ms", settings.washout_ms}};
 }
 
 Result<RunSettings> run_settings_from_json(const nlohmann::json& json) {
@@ -43,6 +45,8 @@ Result<RunSettings> run_settings_from_json(const nlohmann::json& json) {
   GPUOVERLAP_TRY(flag("timestamp_queries", settings.timestamp_queries));
   GPUOVERLAP_TRY(flag("stamping", settings.stamping));
   GPUOVERLAP_TRY(flag("shader_clock", settings.shader_clock));
+  GPUOVERLAP_TRY(flag("study_shares_device", settings.study_shares_device));
+  GPUOVERLAP_TRY(count("washout_ms", 0, kMaxWashoutMs, settings.washout_ms));
   const auto memory = json.find("stamp_memory");
   if (memory == json.end() || !memory->is_string() ||
       (*memory != "cached" && *memory != "uncached"))

@@ -29,6 +29,7 @@ namespace gpuoverlap {
 namespace background {
 class BackgroundSession;
 }
+struct Scenario;
 
 // What a submission or a wait on the GPU came to.
 enum class GpuStatus {
@@ -146,6 +147,18 @@ class ScenarioBackend {
   // this backend's background session, still owned by the backend) instead of its build-time
   // pipeline; 0: the build-time pipeline again. Ignored for a workload that is not compute.
   virtual void bind_compute_variant(std::size_t workload, std::uint64_t variant) = 0;
+  // Makes this backend, whose last run ended with every frame waited for, serve `scenario`,
+  // whose foreground is the one it was opened for (the same frame plan, settings and variant
+  // binding; engine/device_executor.h decides): the old background session is stopped, its
+  // variants destroyed and unbound, and `scenario`'s background session (if any) takes its
+  // place. Nothing else changes: the device, queues, memory and pipelines stay, which is
+  // the point (a study's conditions then share whatever state a device opening lands in).
+  // Contract: `scenario` outlives the backend's next run.
+  virtual Status replace_background(const Scenario& scenario) = 0;
+  // The highest frame number submitted so far; 0 for a new backend. A run on a reused backend
+  // numbers its frames after it: the backend's semaphores only count up, and its stamps still
+  // hold the last run's frame numbers.
+  virtual std::uint32_t last_frame() const = 0;
   // Set when work of this scenario may still run on the GPU (a loop's outcome says so):
   // from then on the backend frees nothing the GPU may still use, now or when destroyed.
   virtual void set_gpu_may_be_busy() = 0;

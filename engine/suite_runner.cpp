@@ -224,7 +224,9 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
                         {"timestamp_queries", settings.timestamp_queries},
                         {"stamp_memory", to_string(settings.stamp_memory)},
                         {"shader_clock", settings.shader_clock},
-                        {"stamping", settings.stamping}};
+                        {"stamping", settings.stamping},
+                        {"study_shares_device", settings.study_shares_device},
+                        {"washout_ms", settings.washout_ms}};
     const std::size_t flagged = flag_disagreements(*timeline, options.agreement);
     meta["clock_agreement"] = {
         {"tolerance", fmt::format("max({} us, {}% of the row's duration) + the frame's "

@@ -269,8 +269,9 @@ std::optional<GpuCalibration> ScenarioDevice::calibrate() {
   return best;
 }
 
-Status ScenarioDevice::create_background() {
-  if (!scenario_.background) return ok_status();
+Status ScenarioDevice::create_background(const std::optional<background::BackgroundSpec>& spec) {
+  bound_variants_.assign(scenario_.workloads.size(), 0);
+  if (!spec) return ok_status();
   // Variants arrive as DXBC (D3DCompile, background/shader_variants_d3dcompile.cpp) and become
   // compute pipeline states with the foreground's root signature, never bound. A runtime that
   // cannot compile them (Wine's D3DCompile cannot parse perlin.hlsl) would turn the
@@ -308,12 +309,21 @@ Status ScenarioDevice::create_background() {
           "unsupported by this runtime (" + hresult_name(result) + ")", {}};
     return background::DriverModeResult{hresult_name(result), further != FALSE};
   };
-  background_ =
-      std::make_unique<background::BackgroundSession>(*scenario_.background, std::move(builder));
+  background_ = std::make_unique<background::BackgroundSession>(*spec, std::move(builder));
   for (const WorkloadSpec& w : scenario_.workloads)
     background_->watch(w.name, w.iterations, compute_variants_.back_pointer());
-  bound_variants_.assign(scenario_.workloads.size(), 0);
   return ok_status();
+}
+
+Status ScenarioDevice::replace_background(const Scenario& scenario) {
+  // No compile may deliver into the slot once its variants are released.
+  if (background_) background_->stop();
+  background_.reset();
+  // Every frame of the last run completed (the contract), so no command list that sets a
+  // variant is pending, and the next record_frame records new ones.
+  for (background::PipelineHandle variant : compute_variants_.take())
+    reinterpret_cast<ID3D12PipelineState*>(variant)->Release();
+  return create_background(scenario.background);
 }
 
 // The driver's compiler work for one background compile: the variant's DXBC becomes a compute
@@ -375,7 +385,7 @@ Status ScenarioDevice::create() {
   GPUOVERLAP_TRY(create_pipelines());
   GPUOVERLAP_TRY(create_descriptors());
   GPUOVERLAP_TRY(setup_calibration());
-  GPUOVERLAP_TRY(create_background());
+  GPUOVERLAP_TRY(create_background(scenario_.background));
   fill_facts();
   return ok_status();
 }
@@ -424,6 +434,7 @@ StampView ScenarioDevice::stamps() const {
 GpuOutcome ScenarioDevice::submit_frame(std::uint32_t frame) {
   // ExecuteCommandLists returns nothing: a device it removed shows in the frame's wait
   // (wait_fence asks GetDeviceRemovedReason), not here inside the measured submission.
+  last_frame_ = std::max(last_frame_, frame);
   Status submitted = submit_frame_commands(frame);
   if (submitted) return GpuOutcome::ok();
   return {submitted.error().api_code == DXGI_ERROR_DEVICE_REMOVED ? GpuStatus::device_lost
@@ -488,9 +499,6 @@ Error ScenarioDevice::timeout_error() const {
 ScenarioDevice::~ScenarioDevice() {
   // Background compiles use the device: none may run once anything is released.
   if (background_) background_->stop();
-  // Variants are never bound: the GPU cannot be using them.
-  for (background::PipelineHandle variant : compute_variants_.take())
-    reinterpret_cast<ID3D12PipelineState*>(variant)->Release();
   if (gpu_may_be_busy_) {
     // The GPU may still use any of them: every object leaks, the process reports and exits.
     (void)owned_.release();
@@ -507,6 +515,9 @@ ScenarioDevice::~ScenarioDevice() {
         (void)owned_.release();
         return;
       }
+  // Only now: a bound variant is in use until the GPU is idle.
+  for (background::PipelineHandle variant : compute_variants_.take())
+    reinterpret_cast<ID3D12PipelineState*>(variant)->Release();
 }
 
 }  // namespace gpuoverlap::d3d12

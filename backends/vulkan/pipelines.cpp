@@ -212,20 +212,30 @@ Result<background::PipelineHandle> ScenarioDevice::build_variant(
   return reinterpret_cast<background::PipelineHandle>(pipeline);
 }
 
-Status ScenarioDevice::create_background() {
-  if (!scenario_.background) return ok_status();
+Status ScenarioDevice::create_background(const std::optional<background::BackgroundSpec>& spec) {
+  bound_variants_.assign(scenario_.workloads.size(), 0);
+  if (!spec) return ok_status();
   background::PipelineBuilder builder;
   builder.build = [this](const std::vector<std::uint32_t>& spirv) { return build_variant(spirv); };
   builder.dispose = [this](background::PipelineHandle handle) {
     vkDestroyPipeline(device_, reinterpret_cast<VkPipeline>(handle), nullptr);
   };
-  background_ =
-      std::make_unique<background::BackgroundSession>(*scenario_.background, std::move(builder));
+  background_ = std::make_unique<background::BackgroundSession>(*spec, std::move(builder));
   // The driver sees every workload's use of the compute shader with its iteration count.
   for (const WorkloadSpec& w : scenario_.workloads)
     background_->watch(w.name, w.iterations, compute_variants_.back_pointer());
-  bound_variants_.assign(scenario_.workloads.size(), 0);
   return ok_status();
+}
+
+Status ScenarioDevice::replace_background(const Scenario& scenario) {
+  // No compile may deliver into the slot once its variants are destroyed.
+  if (background_) background_->stop();
+  background_.reset();
+  // Every frame of the last run completed (the contract), so no command buffer that binds a
+  // variant is pending, and the next record_frame records new ones.
+  for (background::PipelineHandle variant : compute_variants_.take())
+    vkDestroyPipeline(device_, reinterpret_cast<VkPipeline>(variant), nullptr);
+  return create_background(scenario.background);
 }
 
 }  // namespace gpuoverlap::vk

@@ -364,7 +364,7 @@ Status ScenarioDevice::create() {
   GPUOVERLAP_TRY(create_pipelines());
   GPUOVERLAP_TRY(create_descriptors());
   GPUOVERLAP_TRY(setup_calibration());
-  GPUOVERLAP_TRY(create_background());
+  GPUOVERLAP_TRY(create_background(scenario_.background));
 
   const auto stamp_flags = memory_properties_.memoryTypes[stamps_.memory_type].propertyFlags;
   const auto counter_flags = memory_properties_.memoryTypes[counters_.memory_type].propertyFlags;
@@ -458,6 +458,7 @@ GpuOutcome ScenarioDevice::outcome_of(VkResult result, const char* call) const {
 }
 
 GpuOutcome ScenarioDevice::submit_frame(std::uint32_t frame) {
+  last_frame_ = std::max(last_frame_, frame);
   Status submitted = submit_frame_commands(frame);
   if (submitted) return GpuOutcome::ok();
   return {submitted.error().api_code == VK_ERROR_DEVICE_LOST ? GpuStatus::device_lost

@@ -153,6 +153,8 @@ class ScenarioDevice final : public ScenarioBackend {
   void bind_compute_variant(std::size_t workload, std::uint64_t variant) override {
     if (workload < bound_variants_.size()) bound_variants_[workload] = variant;
   }
+  Status replace_background(const Scenario& scenario) override;
+  std::uint32_t last_frame() const override { return last_frame_; }
   const ScenarioDeviceFacts& facts() const override { return facts_; }
   Status prepare_streams(const StreamLayout& layout) override;
   Status record_stream(const StreamSubmission& submission) override;
@@ -182,7 +184,8 @@ class ScenarioDevice final : public ScenarioBackend {
   void record_event(VkCommandBuffer cmd, VkEvent event, const BarrierDesc& desc,
                     std::size_t producer, bool set) const;
   Status submit_frame_commands(std::uint32_t frame);
-  Status create_background();
+  // `spec`'s background session over this device's compute pipeline (none without one).
+  Status create_background(const std::optional<background::BackgroundSpec>& spec);
   Result<background::PipelineHandle> build_variant(const std::vector<std::uint32_t>& spirv);
 
   const Instance& instance_;
@@ -235,6 +238,7 @@ class ScenarioDevice final : public ScenarioBackend {
   // (a handle from compute_variants_; 0: none). Declared after the slot, so destroyed first.
   std::vector<background::PipelineHandle> bound_variants_;
   std::unique_ptr<background::BackgroundSession> background_;
+  std::uint32_t last_frame_ = 0;  // the highest frame submitted (last_frame)
 
   // A preemption scenario's two streams (prepare_streams).
   struct StreamState {

@@ -498,11 +498,17 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("study non-intrusiveness"), std::string::npos) << r.output;
   const fs::path study = out / "non-intrusiveness";
+  // Without --share-device every condition and round opens a device of its own.
+  std::set<std::string> opened_for;
   for (const char* condition : {"baseline", "managed", "commit-high-priority", "unmanaged-1",
                                 "unmanaged-2", "unmanaged-4", "unmanaged"})
     for (int round = 1; round <= 6; ++round) {
       SCOPED_TRACE(std::string(condition) + " round " + std::to_string(round));
       const fs::path dir = study / condition / ("round-" + std::to_string(round));
+      const auto meta = read_json(dir / "meta.json");
+      EXPECT_EQ(meta["device_opening"]["run"], 1);
+      EXPECT_TRUE(meta["device_opening"]["washout"].is_null());
+      opened_for.insert(meta["device_opening"]["opened_for"].get<std::string>());
       const auto frames = read_csv((dir / "frames.csv").string(), kFrameColumns);
       ASSERT_EQ(frames.rows.size(), 5u) << "30 frames over 6 rounds";
       std::size_t overlapped = 0;
@@ -543,6 +549,7 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
         EXPECT_EQ(boosted, 0u);
       }
     }
+  EXPECT_EQ(opened_for.size(), 42u);
   const auto verdict = read_csv((study / "verdict.csv").string(), kVerdictColumns);
   // Six conditions x (4 frame metrics + 8 workload durations).
   ASSERT_EQ(verdict.rows.size(), 6u * 12u);
@@ -617,9 +624,10 @@ name = "managed"
 tasks = 2
 )";
   const fs::path out = dir / "out";
-  const auto r =
-      run_gpuoverlap("run " + (dir / "study.toml").string() +
-                     " --study-budget-s 100000 --study-max-rounds 4 --out " + out.string());
+  const auto r = run_gpuoverlap(
+      "run " + (dir / "study.toml").string() +
+      " --study-budget-s 100000 --study-max-rounds 4 --share-device --washout-ms 1 --out " +
+      out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto verdict = read_json(out / "adaptive" / "verdict.json");
   const auto& progress = verdict["progress"];
@@ -641,9 +649,21 @@ tasks = 2
     const std::string first = round % 2 == 1 ? "baseline" : "managed";
     EXPECT_EQ(run["scenarios"][2 * (round - 1)]["name"],
               "adaptive/" + first + "/round-" + std::to_string(round));
-    for (const char* condition : {"baseline", "managed"})
-      EXPECT_TRUE(fs::exists(out / "adaptive" / condition / ("round-" + std::to_string(round)) /
-                             "frames.csv"));
+    for (const char* condition : {"baseline", "managed"}) {
+      const fs::path scenario = out / "adaptive" / condition / ("round-" + std::to_string(round));
+      EXPECT_TRUE(fs::exists(scenario / "frames.csv"));
+      // --share-device: one device for the study; before every run but its first, a washout
+      // of whole chunks of the foreground alone, whose frames are not the run's.
+      const auto opening = read_json(scenario / "meta.json")["device_opening"];
+      EXPECT_EQ(opening["opened_for"], "adaptive/baseline/round-1");
+      const bool first_run = round == 1 && std::string(condition) == "baseline";
+      EXPECT_EQ(opening["washout"].is_null(), first_run) << opening.dump();
+      if (!first_run) {
+        EXPECT_GE(opening["washout"]["frames"].get<int>(), 25);
+      }
+      const auto frames = read_csv((scenario / "frames.csv").string(), kFrameColumns);
+      EXPECT_EQ(frames.rows.size(), 6u) << "12 frames over 2 planned rounds";
+    }
   }
   for (int round = 3; round <= rounds; ++round)
     EXPECT_NE(r.output.find("adding round " + std::to_string(round)), std::string::npos)

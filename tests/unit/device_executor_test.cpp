@@ -71,6 +71,8 @@ RunSettings short_run() {
   r.warmup_frames = 1;
   r.frames = 3;
   r.frame_timeout_ms = 60'000;
+  r.washout_ms = 0;              // the washout's own test turns it on
+  r.study_shares_device = true;  // --share-device (outside a study it changes nothing)
   return r;
 }
 
@@ -138,6 +140,146 @@ TEST(DeviceExecutor, AStuckFrameAbandonsTheDeviceAndTellsItsBackendToFreeNothing
   EXPECT_EQ(fake.described, 1);  // the facts of a failed run are still written
 }
 
+// Conditions of one study: copies of one validated foreground (sharing its plan), each with
+// its own background.
+Scenario study_condition(const Scenario& foreground, const std::string& condition,
+                         bool with_background) {
+  Scenario s = foreground;
+  s.study = "study";
+  s.condition = condition;
+  s.name = "study/" + condition;
+  if (with_background) s.background = background::BackgroundSpec{};
+  return s;
+}
+
+TEST(DeviceExecutor, AStudysConditionsShareOneDeviceWhoseFramesCountOnAcrossRuns) {
+  auto device = std::make_unique<FakeDevice>();
+  FakeDevice& fake = *device;
+  DeviceExecutor executor(std::move(device));
+  const Scenario foreground = two_workloads();
+  const Scenario baseline = study_condition(foreground, "baseline", false);
+  const Scenario managed = study_condition(foreground, "managed", true);
+  std::vector<std::int64_t> runs;
+  for (const Scenario* s : {&baseline, &managed, &managed, &baseline}) {
+    auto timeline = executor.run(*s, short_run(), {});
+    ASSERT_TRUE(timeline);
+    ASSERT_FALSE(timeline->failure) << timeline->failure->message;
+    EXPECT_EQ(timeline->records.size(), 6u);
+    for (const WorkloadFrameRecord& r : timeline->records) EXPECT_EQ(r.status, RecordStatus::ok);
+    EXPECT_EQ(timeline->meta["device_opening"]["opened_for"], "study/baseline");
+    EXPECT_TRUE(timeline->meta["device_opening"]["kept_open"].get<bool>());
+    runs.push_back(timeline->meta["device_opening"]["run"].get<std::int64_t>());
+  }
+  EXPECT_EQ(runs, (std::vector<std::int64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(fake.opened, 1);
+  ASSERT_NE(fake.last, nullptr);
+  EXPECT_EQ(fake.last->backgrounds_replaced, 3);
+  // Four runs of 1 warm-up + 3 frames, numbered on: a reused backend's stamps and semaphores
+  // still hold the last run's numbers.
+  std::vector<std::uint32_t> expected(16);
+  for (std::uint32_t i = 0; i < 16; ++i) expected[i] = i + 1;
+  EXPECT_EQ(fake.last->submitted, expected);
+}
+
+// Before each run on a reused device, the foreground alone runs unmeasured: in chunks of 25
+// frames, for at least washout_ms (1 ms: one chunk), with no background session.
+TEST(DeviceExecutor, AReusedDeviceRunsTheForegroundAloneBeforeTheNextCondition) {
+  auto device = std::make_unique<FakeDevice>();
+  FakeDevice& fake = *device;
+  DeviceExecutor executor(std::move(device));
+  const Scenario foreground = two_workloads();
+  RunSettings settings = short_run();
+  settings.washout_ms = 1;
+  auto first = executor.run(study_condition(foreground, "baseline", false), settings, {});
+  ASSERT_TRUE(first && !first->failure);
+  EXPECT_TRUE(first->meta["device_opening"]["washout"].is_null()) << "a new device needs none";
+  auto second = executor.run(study_condition(foreground, "managed", true), settings, {});
+  ASSERT_TRUE(second && !second->failure);
+  const nlohmann::json& washout = second->meta["device_opening"]["washout"];
+  ASSERT_TRUE(washout.is_object()) << second->meta.dump();
+  // Whole chunks, at least one (more only if one chunk took under 1 ms).
+  const std::uint32_t washout_frames = washout["frames"].get<std::uint32_t>();
+  EXPECT_GE(washout_frames, 25u);
+  EXPECT_EQ(washout_frames % 25, 0u);
+  EXPECT_GT(washout["last_frames_cpu_frame_us"].get<double>(), 0.0);
+  // 4 frames, the washout's, then the run's 4 frames; the background replaced twice (none for
+  // the washout, then the condition's).
+  std::vector<std::uint32_t> expected(8 + washout_frames);
+  for (std::uint32_t i = 0; i < expected.size(); ++i) expected[i] = i + 1;
+  EXPECT_EQ(fake.last->submitted, expected);
+  EXPECT_EQ(fake.last->backgrounds_replaced, 2);
+  EXPECT_EQ(second->records.size(), 6u) << "washout frames are not measured";
+}
+
+TEST(DeviceExecutor, ADeviceIsSharedOnlyByTheSameStudyPlanSettingsAndBinding) {
+  auto device = std::make_unique<FakeDevice>();
+  FakeDevice& fake = *device;
+  DeviceExecutor executor(std::move(device));
+  const Scenario foreground = two_workloads();
+  const Scenario baseline = study_condition(foreground, "baseline", false);
+  auto run = [&](const Scenario& s, const RunSettings& settings) {
+    auto timeline = executor.run(s, settings, {});
+    EXPECT_TRUE(timeline && !timeline->failure);
+    return timeline ? timeline->meta["device_opening"]["run"].get<int>() : -1;
+  };
+  EXPECT_EQ(run(baseline, short_run()), 1);
+  RunSettings more_frames = short_run();
+  more_frames.frames = 9;  // frame counts are the loop's: the device is the same
+  EXPECT_EQ(run(baseline, more_frames), 2);
+  EXPECT_EQ(fake.opened, 1);
+
+  RunSettings no_timestamps = short_run();
+  no_timestamps.timestamp_queries = false;
+  EXPECT_EQ(run(baseline, no_timestamps), 1);
+  EXPECT_EQ(fake.opened, 2);
+
+  Scenario binds = study_condition(foreground, "bound", true);
+  binds.background->bind_committed = true;
+  EXPECT_EQ(run(binds, no_timestamps), 1);  // the shader clock depends on binding
+  EXPECT_EQ(fake.opened, 3);
+  // Each of the study's devices stays open for the runs that match it.
+  EXPECT_EQ(run(baseline, short_run()), 3);
+  EXPECT_EQ(run(binds, no_timestamps), 2);
+  EXPECT_EQ(fake.opened, 3);
+
+  // The same workloads validated again are another plan, and another study another device.
+  EXPECT_EQ(run(study_condition(two_workloads(), "baseline", false), no_timestamps), 1);
+  Scenario other_study = study_condition(foreground, "baseline", false);
+  other_study.study = "other";
+  EXPECT_EQ(run(other_study, no_timestamps), 1);
+  EXPECT_EQ(fake.opened, 5);
+
+  // Without --share-device a study's scenarios open their own too.
+  RunSettings per_scenario = no_timestamps;
+  per_scenario.study_shares_device = false;
+  EXPECT_EQ(run(other_study, per_scenario), 1);
+  EXPECT_EQ(run(other_study, per_scenario), 1);
+  EXPECT_EQ(fake.opened, 7);
+
+  // Outside a study every scenario has a device of its own, as before.
+  EXPECT_EQ(run(foreground, short_run()), 1);
+  EXPECT_EQ(run(foreground, short_run()), 1);
+  EXPECT_EQ(fake.opened, 9);
+}
+
+TEST(DeviceExecutor, AStudyRunThatFailedClosesItsDevice) {
+  auto device = std::make_unique<FakeDevice>();
+  FakeDevice& fake = *device;
+  DeviceExecutor executor(std::move(device));
+  const Scenario baseline = study_condition(two_workloads(), "baseline", false);
+  RunSettings interrupted = short_run();
+  interrupted.should_stop = [] { return true; };
+  auto stopped = executor.run(baseline, interrupted, {});
+  ASSERT_TRUE(stopped);
+  ASSERT_TRUE(stopped->failure);
+  EXPECT_FALSE(stopped->meta["device_opening"]["kept_open"].get<bool>());
+  auto next = executor.run(baseline, short_run(), {});
+  ASSERT_TRUE(next && !next->failure);
+  EXPECT_EQ(fake.opened, 2);
+  EXPECT_EQ(next->meta["device_opening"]["run"], 1);
+  EXPECT_EQ(fake.last->submitted.front(), 1u);  // a new device counts from 1
+}
+
 TEST(DeviceExecutor, APreemptionScenarioInOneProcessRunsThePreemptionLoop) {
   auto device = std::make_unique<FakeDevice>();
   FakeDevice& fake = *device;
@@ -172,6 +314,8 @@ TEST(RunSettingsJson, RoundTripsEverySettingTheLoadProcessNeeds) {
   settings.stamping = false;
   settings.stamp_memory = StampMemory::cached;
   settings.shader_clock = false;
+  settings.study_shares_device = true;
+  settings.washout_ms = 750;
   auto back = run_settings_from_json(nlohmann::json::parse(to_json(settings).dump()));
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(to_json(*back), to_json(settings));

@@ -91,6 +91,14 @@ class FakeBackend : public ScenarioBackend {
   Error timeout_error() const override { return Error{"fake timeout", 2, "FAKE_TIMEOUT"}; }
   background::BackgroundSession* background() override { return nullptr; }
   void bind_compute_variant(std::size_t, std::uint64_t) override {}
+  int backgrounds_replaced = 0;  // replace_background calls
+  Status replace_background(const Scenario&) override {
+    ++backgrounds_replaced;
+    return ok_status();
+  }
+  std::uint32_t last_frame() const override {
+    return submitted.empty() ? 0 : *std::max_element(submitted.begin(), submitted.end());
+  }
   bool marked_busy = false;  // set_gpu_may_be_busy was called
   void set_gpu_may_be_busy() override { marked_busy = true; }
   // Timestamps of 64 valid bits and 1 ns ticks on every queue, no shader clock; a test sets

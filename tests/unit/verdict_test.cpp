@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <sstream>
 #include <tuple>
@@ -39,6 +40,18 @@ TEST(StudentT, QuantilesAndTailsMatchTheTables) {
   const double far = student_t_quantile_upper(0.05 / 24, 5);
   EXPECT_GT(far, 4.0);
   EXPECT_LT(far, 6.0);
+}
+
+TEST(SampleSpread, MeanVarianceAndStandardErrorOfTheMean) {
+  const SampleSpread s = sample_spread({2, 4, 4, 4, 5, 5, 7, 9});
+  EXPECT_EQ(s.n, 8u);
+  EXPECT_DOUBLE_EQ(s.mean, 5.0);
+  EXPECT_NEAR(s.variance, 32.0 / 7.0, 1e-12);  // squares sum to 32, over n - 1
+  EXPECT_NEAR(s.standard_error, std::sqrt(32.0 / 7.0 / 8.0), 1e-12);
+  const SampleSpread one = sample_spread({3});
+  EXPECT_DOUBLE_EQ(one.mean, 3.0);
+  EXPECT_DOUBLE_EQ(one.standard_error, 0.0);
+  EXPECT_EQ(sample_spread({}).n, 0u);
 }
 
 // One condition of a study: `frames` frames with the given CPU frame times, one workload of
