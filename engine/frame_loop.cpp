@@ -285,6 +285,7 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
     const std::int64_t t0_ns = monotonic_raw_ns();
     GpuOutcome waited = backend.release_gate(frame);
     if (waited.status == GpuStatus::ok) waited = backend.wait_frame(frame, t0_ns + timeout_ns);
+    const std::int64_t waited_ns = monotonic_raw_ns();
     // The GPU is done (or given up on): stamps still missing a few µs from now never come.
     PollResult polled;
     if (settings.stamping) {
@@ -294,7 +295,6 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
       polled.start_ns.resize(slots);
       polled.end_ns.resize(slots);
     }
-    const std::int64_t cpu_end_ns = monotonic_raw_ns();
 
     std::vector<std::optional<TimestampTicks>> timestamps;
     if (waited.status == GpuStatus::ok)
@@ -307,7 +307,11 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
       FrameRecord frame_record;
       frame_record.frame = measured_frame;
       frame_record.cpu_start_us = ns_to_us_since(cpu_start_ns, *first_measured_t0_ns);
-      frame_record.cpu_frame_us = ns_to_us_since(cpu_end_ns, cpu_start_ns);
+      // The application's part only: recording and submitting, then releasing and waiting.
+      // The tool's own work between and after (the calibration read, starting the poller
+      // thread, collecting its stamps) would put the tool's threads into the metric.
+      frame_record.cpu_frame_us =
+          ns_to_us_since(cpu_submitted_ns, cpu_start_ns) + ns_to_us_since(waited_ns, t0_ns);
       frame_record.cpu_submit_us = ns_to_us_since(cpu_submitted_ns, cpu_start_ns);
       if (settings.stamping)
         frame_record.poll_gap_max_us = static_cast<double>(polled.max_check_gap_ns) / 1000.0;

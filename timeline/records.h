@@ -74,8 +74,10 @@ std::optional<double> end_on(const WorkloadFrameRecord& record, std::string_view
 struct FrameRecord {
   std::uint32_t frame = 0;  // measured frame, 0-based
   double cpu_start_us = 0;  // the frame loop's start, µs from the first measured frame's t0
-  // The frame on the CPU: record and submit, calibrate, release the gate, wait for the GPU,
-  // collect the stamps. What an engine's frame time would include.
+  // The frame on the CPU as an application spends it: record and submit, then release the gate
+  // and wait for the GPU. The tool's own work in between and after (a calibration read,
+  // starting the polling thread, collecting the stamps) is left out, so the metric does not
+  // include the tool's threads.
   double cpu_frame_us = 0;
   double cpu_submit_us = 0;  // recording and submitting the frame's command buffers only
   // Gate release (the moment the frame's work may start) to the first workload's start stamp.
