@@ -675,14 +675,16 @@ int main(int argc, char** argv) {
   run->add_flag("--validation", run_args.validation, kValidationHelp);
   run->add_flag("--sync-validation", run_args.sync_validation, kSyncValidationHelp);
   run->add_flag("--no-shader-clock", run_args.no_shader_clock, kShaderClockHelp);
-  run->add_flag("--share-device", run_args.share_device,
-                "Run all conditions and rounds of a study on one device instead of opening one per "
-                "scenario, with a washout before each (--washout-ms; docs/background.md)");
+  CLI::Option* share_device = run->add_flag(
+      "--share-device", run_args.share_device,
+      "Run all conditions and rounds of a study on one device instead of opening one per "
+      "scenario, with a washout before each (--washout-ms; docs/background.md)");
   run->add_option("--washout-ms", run_args.washout_ms,
                   "With --share-device, run the foreground alone (no background work, "
                   "unmeasured) for this long before each condition, so that the last one's load "
                   "does not carry over (default 500, 0 on a CPU device; 0: none)")
-      ->check(CLI::Range(0u, kMaxWashoutMs));
+      ->check(CLI::Range(0u, kMaxWashoutMs))
+      ->needs(share_device);
   run->add_option("--stamp-memory", run_args.stamp_memory,
                   "Stamp memory: uncached (default; host-visible, coherent, write-combined) or "
                   "cached (host-cached, coherent: the CPU spins in its cache)")

@@ -729,12 +729,16 @@ TEST(Cli, UsageErrorsExitWithTwoAndHelpExplains) {
   EXPECT_EQ(typo.exit_code, 2);
   EXPECT_NE(typo.output.find("did you mean three-dispatches-split-event"), std::string::npos)
       << typo.output;
-  EXPECT_EQ(run_gpuoverlap("run").exit_code, 2);  // no scenario
+  EXPECT_EQ(run_gpuoverlap("run").exit_code, 2);                        // no scenario
+  const auto washout = run_gpuoverlap("run default --washout-ms 100");  // without sharing
+  EXPECT_EQ(washout.exit_code, 2);
+  EXPECT_NE(washout.output.find("--washout-ms requires --share-device"), std::string::npos)
+      << washout.output;
   const auto help = run_gpuoverlap("run --help");
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.output.find("Exit status: 0 ok; 1 "), std::string::npos) << help.output;
-  for (const char* option :
-       {"--frames", "--warmup", "--device", "--out", "--priority-fallback", "--timeout-ms"})
+  for (const char* option : {"--frames", "--warmup", "--device", "--out", "--priority-fallback",
+                             "--timeout-ms", "--share-device", "--washout-ms"})
     EXPECT_NE(help.output.find(option), std::string::npos) << option;
 }
 
