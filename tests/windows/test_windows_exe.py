@@ -299,9 +299,12 @@ def test_compare_puts_a_vulkan_run_and_a_d3d12_run_side_by_side(d3d12_results, t
     assert made.returncode == 0, made.stderr
     result = linux('compare', str(vulkan / 'default'), str(d3d12_results / 'default'),
                    '--threshold-pct', '1000', '--csv', str(tmp_path / 'compare.csv'))
-    # Same scenario, same workloads: every metric is matched (a lavapipe run either way, so no
-    # verdict is asserted: the threshold only keeps noise from failing the gate).
-    assert result.returncode == 0, result.stdout + result.stderr
+    # Same scenario, same workloads: every metric is matched. Both are CPU devices under test
+    # load, so no verdict is asserted: a dependency gap of 65 us on one side and 2962 us on the
+    # other was seen, past any threshold. Exit 1 is a verdict (changes found), 2 an error.
+    assert result.returncode in (0, 1), result.stdout + result.stderr
+    if result.returncode == 1:
+        assert result.stderr.strip() == 'gpuoverlap: changes beyond the threshold (see CHANGED above)'
     text = lines(result.stdout)
     assert text[0].startswith('baseline:  Vulkan 1.3') and ', host Linux ' in text[0]
     assert text[1].startswith('candidate: D3D12 feature level 11_0 on llvmpipe')
