@@ -41,9 +41,10 @@ inline constexpr std::array<std::string_view, 26> kVerdictColumns = {
 struct VerdictSettings {
   // Per metric, over the units (rounds, or blocks of a one-round study):
   // - the median: the ratio of the condition's p50 to the baseline's in the same unit;
-  // - the tail: the share of frames beyond the baseline's p99 in the same unit by more than
-  //   p50_margin and min_difference_us, the condition's minus the baseline's. 3000 frames bound a
-  //   rate of about 1 % well; they do not bound a p99.
+  // - the tail: the share of frames beyond the baseline's p99 in the *other* units by more than
+  //   p50_margin and min_difference_us, the condition's minus the baseline's (not the same
+  //   unit's p99: the baseline rarely exceeds its own, which biases the difference upward).
+  //   3000 frames bound a rate of about 1 % well; they do not bound a p99.
   // Intrusive when the lower bound of either lies beyond its margin (the median also by more
   // than min_difference_us); non-intrusive when the upper bounds of both lie within (or the
   // median's difference stays under min_difference_us); otherwise inconclusive.
@@ -67,7 +68,7 @@ struct VerdictRow {
   // bound at 1 - alpha / K, ci_high its upper bound at 1 - alpha. ratio_p99 is descriptive.
   std::optional<double> ratio_p50, ci_low, ci_high, ratio_p99, p99_ci_low, p99_ci_high;
   std::optional<double> rank_p;  // retired
-  // Shares of frames beyond the baseline's p99 (by the margins) in the same unit (means over
+  // Shares of frames beyond the baseline's p99 of the other units (by the margins; means over
   // units), and the mean of the condition's share minus the baseline's, with its bounds
   // as for the median.
   std::optional<double> tail_rate, baseline_tail_rate, tail_excess, tail_ci_low, tail_ci_high;

@@ -274,6 +274,30 @@ TEST(Verdict, ATailOfSlowFramesIsIntrusiveEvenWithTheSameMedian) {
             "non-intrusive");
 }
 
+// An A/A test whose rounds do not share their state: the condition changes nothing, but each
+// of its rounds ran in another state of the machine than the baseline's round beside it (the
+// levels of the baseline's rounds, in another order). The tail must not call that intrusive:
+// against the baseline's own p99 a condition round in a slower state than its baseline round
+// has every frame beyond it, while the baseline never has more than 1 %, which the verdict's
+// tail once took for +50 points of intrusion.
+TEST(Verdict, RoundsInDifferentStatesAreNoTailWhenNothingDiffers) {
+  const std::vector<double> states = {800, 1000, 1200, 900, 1100, 1000, 1150, 850};
+  std::vector<double> baseline_levels, condition_levels;
+  for (std::size_t r = 0; r < 40; ++r) {
+    baseline_levels.push_back(states[r % states.size()]);
+    condition_levels.push_back(states[(r + 3) % states.size()]);
+  }
+  auto baseline = rounds_of("baseline", std::nullopt, baseline_levels, 1.0, 1000);
+  auto managed = rounds_of("managed", managed_spec(), condition_levels, 1.0, 2000);
+  auto v = judge_study(all_of({&baseline, &managed}), VerdictSettings{});
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  const VerdictRow& r = row_of(*v, "managed", "cpu_frame_us");
+  EXPECT_EQ(r.units, 40u);
+  EXPECT_NE(r.verdict, "intrusive") << r.note;
+  EXPECT_NEAR(*r.tail_excess, 0.0, 0.005);
+  EXPECT_LE(*r.tail_ci_high, 0.01) << "the tail is bounded within its margin";
+}
+
 // Too few rounds to bound anything: two rounds of 200 frames are inconclusive however clear.
 TEST(Verdict, FewerUnitsThanTheMinimumAreInconclusive) {
   auto baseline = rounds_of("baseline", std::nullopt, {1000, 1000}, 1.0, 1);
