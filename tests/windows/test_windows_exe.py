@@ -341,5 +341,9 @@ def test_compare_reads_linux_results_as_linux_does(linux_results):
     args = [str(linux_results / 'a'), str(linux_results / 'b'), '--threshold-pct', '1000']
     ours = windows('compare', *[windows_path(a) if a.startswith('/') else a for a in args])
     theirs = linux('compare', *args)
-    assert ours.returncode == theirs.returncode == 0, ours.stderr + theirs.stderr
+    # Two lavapipe runs under test load may differ past any threshold, so compare's verdict
+    # (exit 0, or 1 for changes found) is not asserted, only that both builds reach the same
+    # one with the same words; 2 would be an error.
+    assert ours.returncode == theirs.returncode, ours.stderr + theirs.stderr
+    assert ours.returncode in (0, 1), ours.stderr + theirs.stderr
     assert lines(ours.stdout) == lines(theirs.stdout)
