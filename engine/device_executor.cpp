@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -13,6 +12,7 @@
 #include "preemption/load_process.h"
 #include "scenarios/frame_plan.h"
 #include "scenarios/scenario.h"
+#include "timeline/statistics.h"
 
 namespace gpuoverlap {
 namespace {
@@ -99,6 +99,7 @@ Status DeviceExecutor::washout(Kept& device, const Scenario& scenario,
   chunk.warmup_frames = 0;
   chunk.frames = kWashoutChunkFrames;
   std::vector<double> chunk_frame_us;  // each chunk's median cpu_frame_us
+  std::uint32_t frames = 0;
   const std::int64_t start_ns = monotonic_raw_ns();
   const std::int64_t until_ns = start_ns + std::int64_t{settings.washout_ms} * 1'000'000;
   do {
@@ -106,16 +107,16 @@ Status DeviceExecutor::washout(Kept& device, const Scenario& scenario,
     settle(*device.backend, outcome.gpu_may_be_busy);
     if (outcome.timeline.failure)
       return outcome.timeline.failure->with_context("the washout before '" + scenario.name + "': ");
+    frames += kWashoutChunkFrames;
     std::vector<double> frame_us;
     for (const FrameRecord& f : outcome.timeline.frames)
       if (f.status == RecordStatus::ok) frame_us.push_back(f.cpu_frame_us);
-    std::sort(frame_us.begin(), frame_us.end());
-    if (!frame_us.empty()) chunk_frame_us.push_back(frame_us[frame_us.size() / 2]);
+    if (auto median = percentile(std::move(frame_us), 50)) chunk_frame_us.push_back(*median);
   } while (monotonic_raw_ns() < until_ns);
   // The first and last chunks' frame times show what the washout absorbed.
   device.washout = {
       {"ms", static_cast<double>(monotonic_raw_ns() - start_ns) / 1e6},
-      {"frames", chunk_frame_us.size() * kWashoutChunkFrames},
+      {"frames", frames},
       {"first_frames_cpu_frame_us",
        chunk_frame_us.empty() ? nlohmann::json(nullptr) : nlohmann::json(chunk_frame_us.front())},
       {"last_frames_cpu_frame_us",

@@ -16,6 +16,26 @@ std::optional<double> percentile(std::vector<double> values, double p) {
   return values[lower] + (values[upper] - values[lower]) * fraction;
 }
 
+std::optional<double> percentile_without(const std::vector<double>& sorted_all,
+                                         const std::vector<double>& sorted_removed, double p) {
+  if (sorted_removed.size() >= sorted_all.size()) return std::nullopt;
+  const std::size_t left = sorted_all.size() - sorted_removed.size();
+  const double rank = std::clamp(p, 0.0, 100.0) / 100.0 * static_cast<double>(left - 1);
+  const auto lower = static_cast<std::size_t>(std::floor(rank));
+  const auto upper = static_cast<std::size_t>(std::ceil(rank));
+  // From the top down: a value of `sorted_all` equal to the largest not yet removed is that
+  // one, removed; any other is the next of what is left, at index `r`.
+  double lower_value = 0, upper_value = 0;
+  std::size_t all = sorted_all.size(), removed = sorted_removed.size();
+  for (std::size_t r = left; r-- > lower;) {
+    while (removed > 0 && sorted_all[all - 1] == sorted_removed[removed - 1]) --all, --removed;
+    const double value = sorted_all[--all];
+    if (r == upper) upper_value = value;
+    if (r == lower) lower_value = value;
+  }
+  return lower_value + (upper_value - lower_value) * (rank - static_cast<double>(lower));
+}
+
 PercentileInterval percentile_interval(std::vector<double> values, double p, double confidence) {
   PercentileInterval out;
   const std::size_t n = values.size();

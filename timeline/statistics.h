@@ -11,6 +11,13 @@ namespace gpuoverlap {
 // so numbers agree with the Python plots). Empty input gives nullopt.
 std::optional<double> percentile(std::vector<double> values, double p);
 
+// percentile() of `sorted_all` with the values of `sorted_removed` taken out (once each), as
+// for a leave-one-out threshold, without copying or sorting again: for a high p it walks only
+// the top of both. Contract: both sorted ascending, `sorted_removed` a sub-multiset of
+// `sorted_all`. nullopt when nothing is left.
+std::optional<double> percentile_without(const std::vector<double>& sorted_all,
+                                         const std::vector<double>& sorted_removed, double p);
+
 // A distribution-free confidence interval of the p-th percentile from order statistics: the
 // sample's ranks l and u chosen from Binomial(n, p/100) so that [x_(l), x_(u)] holds the
 // true percentile with at least `confidence`. A side is nullopt when the sample is too small

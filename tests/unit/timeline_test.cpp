@@ -54,6 +54,23 @@ TEST(Statistics, PercentilesInterpolateLikeNumpy) {
   EXPECT_DOUBLE_EQ(*percentile(ten, 100), 10.0);
 }
 
+// A leave-one-out percentile without copying: the same as percentile() of what is left,
+// duplicates included.
+TEST(Statistics, PercentileWithoutSomeValuesIsThePercentileOfTheRest) {
+  std::vector<double> all, removed, rest;
+  for (int i = 0; i < 300; ++i) {
+    const double v = (i * 37) % 101 + (i % 3 == 0 ? 0.5 : 0.0);  // repeats some values
+    all.push_back(v);
+    (i % 4 == 0 ? removed : rest).push_back(v);
+  }
+  std::sort(all.begin(), all.end());
+  std::sort(removed.begin(), removed.end());
+  for (double p : {0.0, 50.0, 95.0, 99.0, 100.0})
+    EXPECT_DOUBLE_EQ(*percentile_without(all, removed, p), *percentile(rest, p)) << p;
+  EXPECT_DOUBLE_EQ(*percentile_without(all, {}, 99), *percentile(all, 99));
+  EXPECT_FALSE(percentile_without(removed, removed, 99)) << "nothing left";
+}
+
 TEST(Statistics, PercentileIntervalFromOrderStatistics) {
   std::vector<double> ranks(1000);
   for (std::size_t i = 0; i < ranks.size(); ++i) ranks[i] = double(ranks.size() - i);  // 1000..1
