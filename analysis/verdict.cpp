@@ -18,6 +18,17 @@ namespace {
 
 bool background_overlapped(const FrameRecord& f) { return f.bg_managed + f.bg_unmanaged > 0; }
 
+// An alternating condition's two sides (BackgroundSpec::alternate_frames): frames of running
+// blocks that its background work overlapped, against frames of held blocks that no compile
+// overlapped. A compile still finishing from the block before would put the condition's own
+// load into its baseline, and so hide intrusion.
+bool running_side(const FrameRecord& f) { return !f.bg_held && background_overlapped(f); }
+bool held_side(const FrameRecord& f) { return f.bg_held && !background_overlapped(f); }
+
+std::uint32_t alternate_frames(const Scenario& s) {
+  return s.background ? s.background->alternate_frames : 0;
+}
+
 std::string number(const std::optional<double>& v) {
   return v && std::isfinite(*v) ? fmt::format("{:.4f}", *v) : "";
 }
@@ -26,16 +37,14 @@ std::string number(const std::optional<double>& v) {
 
 std::vector<std::pair<std::string, std::vector<double>>> verdict_metrics(
     const Scenario& s, const ScenarioTimeline& timeline, const std::string& gpu_clock,
-    bool active_only, std::uint32_t first_frame, std::uint32_t end_frame) {
+    const std::function<bool(const FrameRecord&)>& use_frame) {
   std::vector<std::pair<std::string, std::vector<double>>> out = {{"cpu_frame_us", {}},
                                                                   {"cpu_submit_us", {}},
                                                                   {"submit_to_start_us", {}},
                                                                   {"poll_gap_max_us", {}}};
   std::vector<bool> use(timeline.frames.empty() ? 0 : timeline.frames.back().frame + 1, false);
   for (const FrameRecord& f : timeline.frames) {
-    if (f.status != RecordStatus::ok || (active_only && !background_overlapped(f)) ||
-        f.frame < first_frame || f.frame >= end_frame)
-      continue;
+    if (f.status != RecordStatus::ok || !use_frame(f)) continue;
     use[f.frame] = true;
     out[0].second.push_back(f.cpu_frame_us);
     out[1].second.push_back(f.cpu_submit_us);
@@ -189,25 +198,48 @@ VerdictRow judge_metric(const std::string& condition, const std::string& metric,
   return row;
 }
 
+std::uint32_t frame_count(const ScenarioOutcome& o) {
+  return o.timeline->frames.empty() ? 0 : o.timeline->frames.back().frame + 1;
+}
+
+// A frame filter: `side`, and the frame number in [first, end).
+std::function<bool(const FrameRecord&)> in_range(bool (*side)(const FrameRecord&),
+                                                 std::uint32_t first, std::uint32_t end) {
+  return [=](const FrameRecord& f) { return f.frame >= first && f.frame < end && side(f); };
+}
+
+bool any_frame(const FrameRecord&) { return true; }
+
 // The units of one condition: its rounds paired with the baseline's by round number, or, for a
-// study of one round, `blocks` blocks of consecutive frames of each.
+// study of one round, `blocks` blocks of consecutive frames of each. An alternating condition
+// (alternate_frames > 0) is its own baseline: each pair of adjacent blocks of each of its runs.
 std::vector<Unit> units_of(const std::vector<const ScenarioOutcome*>& baseline_rounds,
                            const std::vector<const ScenarioOutcome*>& rounds,
                            const std::string& gpu_clock, const VerdictSettings& settings) {
   std::vector<Unit> units;
+  if (const std::uint32_t block = alternate_frames(rounds.front()->scenario); block > 0) {
+    for (const ScenarioOutcome* c : rounds) {
+      const std::uint32_t frames = frame_count(*c);
+      for (std::uint32_t first = 0; first < frames; first += 2 * block)
+        units.push_back({verdict_metrics(c->scenario, *c->timeline, gpu_clock,
+                                         in_range(held_side, first, first + 2 * block)),
+                         verdict_metrics(c->scenario, *c->timeline, gpu_clock,
+                                         in_range(running_side, first, first + 2 * block))});
+    }
+    return units;
+  }
   if (baseline_rounds.size() == 1 && rounds.size() == 1) {
     const ScenarioOutcome& b = *baseline_rounds.front();
     const ScenarioOutcome& c = *rounds.front();
-    auto frame_count = [](const ScenarioOutcome& o) -> std::uint32_t {
-      return o.timeline->frames.empty() ? 0 : o.timeline->frames.back().frame + 1;
-    };
     const std::uint32_t b_frames = frame_count(b), c_frames = frame_count(c);
     const auto blocks = static_cast<std::uint32_t>(std::max<std::size_t>(1, settings.blocks));
     for (std::uint32_t k = 0; k < blocks; ++k)
-      units.push_back({verdict_metrics(b.scenario, *b.timeline, gpu_clock, false,
-                                       k * b_frames / blocks, (k + 1) * b_frames / blocks),
-                       verdict_metrics(c.scenario, *c.timeline, gpu_clock, true,
-                                       k * c_frames / blocks, (k + 1) * c_frames / blocks)});
+      units.push_back(
+          {verdict_metrics(b.scenario, *b.timeline, gpu_clock,
+                           in_range(any_frame, k * b_frames / blocks, (k + 1) * b_frames / blocks)),
+           verdict_metrics(c.scenario, *c.timeline, gpu_clock,
+                           in_range(background_overlapped, k * c_frames / blocks,
+                                    (k + 1) * c_frames / blocks))});
     return units;
   }
   for (const ScenarioOutcome* c : rounds) {
@@ -215,18 +247,18 @@ std::vector<Unit> units_of(const std::vector<const ScenarioOutcome*>& baseline_r
         baseline_rounds.begin(), baseline_rounds.end(),
         [&](const ScenarioOutcome* o) { return o->scenario.round == c->scenario.round; });
     if (b == baseline_rounds.end()) continue;
-    units.push_back({verdict_metrics((*b)->scenario, *(*b)->timeline, gpu_clock, false),
-                     verdict_metrics(c->scenario, *c->timeline, gpu_clock, true)});
+    units.push_back({verdict_metrics((*b)->scenario, *(*b)->timeline, gpu_clock, any_frame),
+                     verdict_metrics(c->scenario, *c->timeline, gpu_clock, background_overlapped)});
   }
   return units;
 }
 
 // The rounds of one condition, their samples concatenated metric by metric.
 Samples pooled_metrics(const std::vector<const ScenarioOutcome*>& rounds,
-                       const std::string& gpu_clock, bool active_only) {
+                       const std::string& gpu_clock, bool (*use_frame)(const FrameRecord&)) {
   Samples pooled;
   for (const ScenarioOutcome* r : rounds) {
-    Samples one = verdict_metrics(r->scenario, *r->timeline, gpu_clock, active_only);
+    Samples one = verdict_metrics(r->scenario, *r->timeline, gpu_clock, use_frame);
     if (pooled.empty()) {
       pooled = std::move(one);
       continue;
@@ -276,7 +308,7 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
     for (const WorkloadFrameRecord& rec : r->timeline->records)
       if (rec.status == RecordStatus::ok && !(rec.ts_start_us && rec.ts_end_us))
         out.gpu_clock = "poll";
-  const Samples baseline_metrics = pooled_metrics(baseline.second, out.gpu_clock, false);
+  const Samples baseline_metrics = pooled_metrics(baseline.second, out.gpu_clock, any_frame);
   out.unit = baseline.second.size() == 1 ? "block" : "round";
   out.tests = 2 * baseline_metrics.size();
 
@@ -292,16 +324,24 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
         if (background_overlapped(f)) ++cv.active_frames;
     }
     out.has_control = out.has_control || cv.control;
-    const Samples metrics = pooled_metrics(rounds, out.gpu_clock, true);
+    const std::uint32_t block = alternate_frames(rounds.front()->scenario);
+    const Samples metrics =
+        pooled_metrics(rounds, out.gpu_clock, block ? running_side : background_overlapped);
+    // An alternating condition's baseline is its own held blocks.
+    const Samples own_baseline =
+        block ? pooled_metrics(rounds, out.gpu_clock, held_side) : Samples{};
+    const Samples& reference = block ? own_baseline : baseline_metrics;
     const std::vector<Unit> units = units_of(baseline.second, rounds, out.gpu_clock, settings);
-    const std::size_t count = std::min(metrics.size(), baseline_metrics.size());
+    const std::size_t count = std::min(metrics.size(), reference.size());
     std::vector<VerdictRow> judged;
     for (std::size_t m = 0; m < count; ++m)
-      judged.push_back(judge_metric(cv.condition, metrics[m].first, m, baseline_metrics[m].second,
+      judged.push_back(judge_metric(cv.condition, metrics[m].first, m, reference[m].second,
                                     metrics[m].second, units, out.tests, settings));
+    cv.pairing = block ? fmt::format("alternating:{}", block) : out.unit;
     bool any_intrusive = false, all_fine = true;
     for (VerdictRow& row : judged) {
       row.control = cv.control;
+      row.pairing = cv.pairing;
       if (cv.active_frames < settings.min_frames && row.verdict != "intrusive") {
         row.verdict = "inconclusive";
         row.note = fmt::format("background work overlapped only {} of {} frames", cv.active_frames,
@@ -354,9 +394,12 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
       if (!cv.control) cv.verdict = "inconclusive (no power)";
   }
   for (const ConditionVerdict& cv : out.conditions)
-    out.summary += fmt::format("{}{}: {} ({} of {} frames overlapped background work)\n",
-                               cv.condition, cv.control ? " (positive control)" : "", cv.verdict,
-                               cv.active_frames, cv.frames);
+    out.summary += fmt::format(
+        "{}{}: {} ({} of {} frames overlapped background work{})\n", cv.condition,
+        cv.control ? " (positive control)" : "", cv.verdict, cv.active_frames, cv.frames,
+        cv.pairing.starts_with("alternating:")
+            ? "; against its own held blocks of " + cv.pairing.substr(12) + " frames"
+            : "");
   if (!out.has_control)
     out.summary += "no positive control in this study: a non-intrusive verdict is unchecked\n";
   else
@@ -387,14 +430,14 @@ std::string verdict_csv(const StudyVerdict& v) {
   for (const VerdictRow& r : v.rows)
     out += fmt::format(
         "{},{},{:.4f},{:.4f},{},{},{},{:.4f},{:.4f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}"
-        ","
-        "{}\n",
+        ",{},{}\n",
         csv_field(r.condition), csv_field(r.metric), r.baseline_p50, r.p50, number(r.ratio_p50),
         number(r.ci_low), number(r.ci_high), r.baseline_p99, r.p99, number(r.ratio_p99),
         csv_field(r.verdict), number(r.p99_ci_low), number(r.p99_ci_high), number(r.rank_p),
         r.frames, r.baseline_frames, r.control ? 1 : 0, csv_field(r.note), number(r.tail_rate),
         number(r.baseline_tail_rate), number(r.tail_excess), number(r.tail_ci_low),
-        number(r.tail_ci_high), r.units, number(r.detectable_ratio), number(r.detectable_tail));
+        number(r.tail_ci_high), r.units, number(r.detectable_ratio), number(r.detectable_tail),
+        csv_field(r.pairing));
   return out;
 }
 
@@ -404,6 +447,7 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
     conditions.push_back({{"condition", c.condition},
                           {"control", c.control},
                           {"verdict", c.verdict},
+                          {"pairing", c.pairing},
                           {"frames", c.frames},
                           {"active_frames", c.active_frames}});
   nlohmann::json doses = nlohmann::json::array();
@@ -445,7 +489,10 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
              "upper at 1 - alpha. intrusive: a lower bound beyond its margin (the median's also "
              "by more than min_difference_us); non-intrusive: both upper bounds within (or the "
              "median's difference under min_difference_us); otherwise inconclusive. Conditions "
-             "use only frames their background work overlapped."}}}};
+             "use only frames their background work overlapped. An alternating condition "
+             "(pairing alternating:N) is judged against itself instead: a unit is a pair of "
+             "adjacent N-frame blocks of one of its runs, the frames of the running block that "
+             "background work overlapped against the frames of the held block that none did."}}}};
 }
 
 namespace {

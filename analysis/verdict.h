@@ -15,6 +15,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -30,13 +31,13 @@ namespace gpuoverlap {
 
 // The first release's columns first, then ours (append, never reorder). p99_ci_low,
 // p99_ci_high and rank_p are retired (left empty): they judged frames as independent.
-inline constexpr std::array<std::string_view, 26> kVerdictColumns = {
+inline constexpr std::array<std::string_view, 27> kVerdictColumns = {
     "condition",       "metric",      "baseline_p50", "p50",       "ratio_p50",
     "ci_low",          "ci_high",     "baseline_p99", "p99",       "ratio_p99",
     "verdict",         "p99_ci_low",  "p99_ci_high",  "rank_p",    "frames",
     "baseline_frames", "control",     "note",         "tail_rate", "baseline_tail_rate",
     "tail_excess",     "tail_ci_low", "tail_ci_high", "units",     "detectable_ratio",
-    "detectable_tail"};
+    "detectable_tail", "pairing"};
 
 struct VerdictSettings {
   // Per metric, over the units (rounds, or blocks of a one-round study):
@@ -74,6 +75,11 @@ struct VerdictRow {
   std::optional<double> tail_rate, baseline_tail_rate, tail_excess, tail_ci_low, tail_ci_high;
   std::size_t frames = 0, baseline_frames = 0;
   std::size_t units = 0;  // rounds (or blocks) both sides had frames in
+  // What a unit is: "round" (the condition's round against the baseline's), "block" (a study of
+  // one round), or "alternating:<N>" (a pair of adjacent N-frame blocks of the condition's own
+  // runs, one held and one running: BackgroundSpec::alternate_frames; the baseline columns
+  // are then its held blocks).
+  std::string pairing;
   // The smallest effects these units could have called intrusive (half the time): a median
   // ratio, and a tail excess, whose lower bound would just clear the margin at the spread seen.
   std::optional<double> detectable_ratio, detectable_tail;
@@ -89,6 +95,7 @@ struct ConditionVerdict {
   std::size_t frames = 0;         // measured frames
   std::size_t active_frames = 0;  // of them, frames its background work overlapped
   std::uint32_t control_threads = 0;  // a positive control's normal-priority compile threads
+  std::string pairing;                // VerdictRow::pairing
 };
 
 // One dose of the positive control: its threads, its verdict and its strongest effect (the
@@ -131,12 +138,10 @@ struct StudyVerdict {
 
 // Per-frame samples of one condition, by metric name: cpu_frame_us, cpu_submit_us,
 // submit_to_start_us, poll_gap_max_us, gpu_duration_us:<workload> (on `gpu_clock`). Only ok
-// frames, numbered in [first_frame, end_frame); with `active_only`, only frames some
-// background compile overlapped.
+// frames that `use` accepts.
 std::vector<std::pair<std::string, std::vector<double>>> verdict_metrics(
     const Scenario& scenario, const ScenarioTimeline& timeline, const std::string& gpu_clock,
-    bool active_only, std::uint32_t first_frame = 0,
-    std::uint32_t end_frame = std::numeric_limits<std::uint32_t>::max());
+    const std::function<bool(const FrameRecord&)>& use);
 
 // The study's verdict. Contract: `outcomes` are the scenarios of one study (every round of
 // every condition), each measured; exactly one condition has no background (the baseline).

@@ -200,6 +200,14 @@ ProcessingMode BackgroundProcessor::mode() const {
   return mode_;
 }
 
+void BackgroundProcessor::hold(bool held) {
+  {
+    std::lock_guard lock(mutex_);
+    held_ = held;
+  }
+  work_cv_.notify_all();
+}
+
 std::size_t BackgroundProcessor::pending() const {
   std::lock_guard lock(mutex_);
   return unfinished_.size();
@@ -251,7 +259,7 @@ void BackgroundProcessor::worker(std::size_t index, bool boost) {
     // does; either way the queue's front, so work starts in submission order.
     work_cv_.wait(lock, [&] {
       if (stopping_ && queue_.empty()) return true;
-      if (queue_.empty()) return false;
+      if (queue_.empty() || held_) return false;
       return boost ? boost_active_locked()
                    : !boost_active_locked() && running_idle_ < settings_.max_concurrent;
     });

@@ -144,6 +144,11 @@ class BackgroundProcessor {
                         std::shared_ptr<CompletionEvent> completion = nullptr);
 
   ProcessingMode mode() const;
+  // Not the spec's: the measurement's own switch (BackgroundSpec::alternate_frames). While held,
+  // no thread starts an item (idle or boost); items already running finish, queued ones wait,
+  // and queue() still accepts work as the mode says. Releasing starts them again in order. A
+  // held processor still shuts down: queued items are then cancelled.
+  void hold(bool held);
   // Items queued and not yet finished (running or waiting).
   std::size_t pending() const;
   struct Activity {
@@ -186,6 +191,7 @@ class BackgroundProcessor {
   bool accepting_commit_work_ = false;  // set_mode is calling the source: queue even if disabled
   bool boost_pending_ = false;          // ... for a high-priority commit
   bool stopping_ = false;
+  bool held_ = false;  // hold()
   std::size_t running_idle_ = 0, running_boost_ = 0;
   std::uint64_t next_id_ = 1;
   std::vector<std::thread> threads_;

@@ -180,9 +180,35 @@ BackgroundSession::CompileResult BackgroundSession::run_compile(const Compile& c
   return result;
 }
 
+void BackgroundSession::request_stop() {
+  {
+    std::lock_guard lock(hold_mutex_);
+    stopping_.store(true);
+  }
+  hold_cv_.notify_all();
+}
+
+void BackgroundSession::hold(bool held) {
+  processor_->hold(held);
+  {
+    std::lock_guard lock(hold_mutex_);
+    held_ = held;
+  }
+  hold_cv_.notify_all();
+}
+
 void BackgroundSession::unmanaged_loop(int worker) {
   std::uint64_t local = 0;
   while (!stopping_.load()) {
+    std::int64_t start_ns = 0;
+    {
+      std::unique_lock lock(hold_mutex_);
+      hold_cv_.wait(lock, [this] { return !held_ || stopping_.load(); });
+      // Read under the hold's lock: a compile that starts is recorded as starting before any
+      // hold() that follows, so no start falls inside a held block.
+      start_ns = monotonic_raw_ns();
+    }
+    if (stopping_.load()) return;
     Compile compile;
     {
       std::lock_guard lock(mutex_);
@@ -194,7 +220,7 @@ void BackgroundSession::unmanaged_loop(int worker) {
     record.id = ++local;
     record.worker = worker;
     record.label = "unmanaged " + label_of(compile);
-    record.queued_ns = record.start_ns = monotonic_raw_ns();
+    record.queued_ns = record.start_ns = start_ns;
     unmanaged_running_.fetch_add(1);
     CompileResult result = run_compile(compile);
     unmanaged_running_.fetch_sub(1);

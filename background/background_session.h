@@ -25,6 +25,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -141,7 +142,13 @@ class BackgroundSession {
   // From now on no compile starts and a compile that finishes skips its pipeline creation;
   // returns at once (any thread). A missed frame deadline calls it before its grace period,
   // so the background threads are already winding down while the frame is diagnosed.
-  void request_stop() { stopping_.store(true); }
+  void request_stop();
+  // The study's alternation (BackgroundSpec::alternate_frames), at a frame boundary: while
+  // held, no compile starts, managed (BackgroundProcessor::hold) or unmanaged; compiles already
+  // running finish, and background.csv shows when they did. Not a processing mode: the
+  // application's mode and the task source's queue stay as they are, so releasing resumes
+  // exactly the work the condition had.
+  void hold(bool held);
   // request_stop, cancels what waits, lets the running compiles finish, joins every thread.
   // Bounded by one shaderc compile per thread: shaderc cannot be interrupted inside a
   // compile. Idempotent.
@@ -208,6 +215,10 @@ class BackgroundSession {
   bool workflow_active_ = false;
 
   std::atomic<bool> stopping_{false};
+  // hold() for the unmanaged threads, which wait on it between compiles.
+  std::mutex hold_mutex_;
+  std::condition_variable hold_cv_;
+  bool held_ = false;
   bool stopped_ = false;  // stop() ran (only the owning thread calls stop)
   std::atomic<std::uint32_t> unmanaged_running_{0};
   std::vector<std::thread> unmanaged_threads_;

@@ -76,7 +76,17 @@ struct BackgroundSpec {
   // read it from the push constants as the build-time shader does, so a bound variant is the
   // same code: the control for a before/after difference that drift alone would make.
   bool fold_iterations = true;
+  // The study's within-run pairing (docs/background.md, "Alternating blocks"): the measured
+  // frames come in blocks of this many, and the background work is held (no compile starts) in
+  // every other block, in the order on, off, off, on, on, off, ... so that each pair of
+  // adjacent blocks has one of each, and a linear drift favours neither across two pairs. The
+  // verdict then compares each pair's two blocks, which ran a fraction of a second apart,
+  // instead of rounds that ran seconds apart. 0: off (the background runs in every frame).
+  std::uint32_t alternate_frames = 0;
 };
+
+// Whether measured frame `measured_frame` falls in a held block (alternate_frames > 0).
+bool held_in_block(std::uint32_t alternate_frames, std::uint32_t measured_frame);
 
 // One background compile, managed or unmanaged, on CLOCK_MONOTONIC_RAW.
 struct BackgroundTaskRecord {

@@ -202,6 +202,7 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
   // The stamps' frame number: after any frame this backend ran before (stamps start zeroed,
   // so never 0), because a reused backend's stamps and semaphores still hold its last run's.
   std::uint32_t frame = backend.last_frame();
+  bool held = false;  // BackgroundSpec::alternate_frames
   for (std::uint32_t index = 0; index < total;) {
     ++frame;
     if (workflow_pending && !training && index >= settings.warmup_frames + before_frames &&
@@ -258,6 +259,11 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
         break;
       }
     }
+    // The alternation's hold, set between frames like the mode: a held block's frames start
+    // no compile (those already running finish, and the frames they overlap show it).
+    const bool hold = background && measured &&
+                      background::held_in_block(bg_spec->alternate_frames, measured_frame);
+    if (hold != held) background->hold(held = hold);
     const std::int64_t cpu_start_ns = monotonic_raw_ns();
     if (Status s = backend.record_frame(frame); !s) {
       fail(s.error(), RecordStatus::gpu_error);
@@ -313,6 +319,7 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
       frame_record.cpu_frame_us =
           ns_to_us_since(cpu_submitted_ns, cpu_start_ns) + ns_to_us_since(waited_ns, t0_ns);
       frame_record.cpu_submit_us = ns_to_us_since(cpu_submitted_ns, cpu_start_ns);
+      frame_record.bg_held = held;
       if (settings.stamping)
         frame_record.poll_gap_max_us = static_cast<double>(polled.max_check_gap_ns) / 1000.0;
       for (std::size_t w = 0; w < slots; ++w) {

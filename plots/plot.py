@@ -478,6 +478,8 @@ def study_samples(condition_dir, gpu_clock, active_only):
         frames = frames[frames.status == "ok"]
         if active_only:
             frames = frames[(frames.bg_managed + frames.bg_unmanaged) > 0]
+            if "bg_held" in frames:  # an alternating condition: its running blocks only
+                frames = frames[frames.bg_held.astype(str) != "1"]
         for metric in FRAME_METRICS:
             samples.setdefault(metric, []).extend(frames[metric].dropna().tolist())
         records_path = frames_path.parent / "records.csv"

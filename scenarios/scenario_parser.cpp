@@ -111,7 +111,7 @@ class Parser {
                   {"mode", "action", "action_every_frame", "tasks", "continuous", "max_concurrent",
                    "developer_mode", "unmanaged_threads", "workflow", "training_frames",
                    "max_passes", "converge_after_passes", "commit_timeout_ms", "create_pipelines",
-                   "bind_committed", "before_frames", "fold_iterations"},
+                   "bind_committed", "before_frames", "fold_iterations", "alternate_frames"},
                   where));
     BackgroundSpec spec;
     GPUOVERLAP_TRY(named_field(*t, "mode", where, &node, parse_processing_mode,
@@ -131,7 +131,8 @@ class Parser {
                             IntKey{"max_passes", 1, 1000, &spec.max_passes},
                             IntKey{"converge_after_passes", 0, 1000, &spec.converge_after_passes},
                             IntKey{"commit_timeout_ms", 1, 3'600'000, &spec.commit_timeout_ms},
-                            IntKey{"before_frames", 0, 10'000'000, &spec.before_frames}}) {
+                            IntKey{"before_frames", 0, 10'000'000, &spec.before_frames},
+                            IntKey{"alternate_frames", 0, 1'000'000, &spec.alternate_frames}}) {
       auto v = int_field(*t, k.key, where, k.min, k.max, *k.out);
       if (!v) return v.error();
       *k.out = *v;
@@ -192,6 +193,14 @@ class Parser {
     if (t->get("before_frames") && !spec.bind_committed)
       return error_at(t->get("before_frames"),
                       where + ": before_frames applies only with bind_committed = true");
+    // A held block stops the commit's work too: a commit the foreground waits for, or a
+    // workflow's, would wait for the block to end or change what the held block measures.
+    if (spec.alternate_frames > 0 && (spec.bind_committed || spec.workflow != Workflow::none))
+      return error_at(t->get("alternate_frames"),
+                      where +
+                          ": alternate_frames holds the background work in every other block, "
+                          "which a workflow or bind_committed would wait on; use it without "
+                          "them");
     if (spec.unmanaged_threads > 0) {
       for (std::string_view key : {"mode", "action", "action_every_frame", "workflow",
                                    "max_concurrent", "developer_mode", "bind_committed"})

@@ -19,11 +19,10 @@ namespace gpuoverlap {
 // `variant`: the committed background variant the workload ran (the compile's number,
 // BackgroundSpec::bind_committed); empty for its build-time pipeline.
 inline constexpr std::array<std::string_view, 21> kRecordColumns = {
-    "scenario", "frame",         "workload",     "queue",       "queue_type",
-    "priority", "kind",          "groups",       "iterations",  "depends_on",
-    "barrier",  "poll_start_us", "poll_end_us",  "ts_start_us", "ts_end_us",
-    "status",   "frame_t0_us",   "clk_start_us", "clk_end_us",  "flags",
-    "variant"};
+    "scenario",    "frame",       "workload",   "queue",      "queue_type",  "priority",
+    "kind",        "groups",      "iterations", "depends_on", "barrier",     "poll_start_us",
+    "poll_end_us", "ts_start_us", "ts_end_us",  "status",     "frame_t0_us", "clk_start_us",
+    "clk_end_us",  "flags",       "variant"};
 
 // The last seven columns are filled only on a preemption scenario's urgent rows
 // (preemption/preemption_analysis.h); empty elsewhere.
@@ -34,11 +33,11 @@ inline constexpr std::array<std::string_view, 22> kSummaryColumns = {
     "latency_p50_us", "latency_p95_us", "latency_p99_us",  "latency_max_us",  "deadline_misses",
     "load_slowdown",  "preemption"};
 
-inline constexpr std::array<std::string_view, 11> kFrameColumns = {
+inline constexpr std::array<std::string_view, 12> kFrameColumns = {
     "scenario",        "frame",         "cpu_start_us",
     "cpu_frame_us",    "cpu_submit_us", "submit_to_start_us",
     "poll_gap_max_us", "bg_managed",    "bg_boosted",
-    "bg_unmanaged",    "status"};
+    "bg_unmanaged",    "status",        "bg_held"};
 
 inline constexpr std::array<std::string_view, 14> kBackgroundColumns = {
     "scenario",  "id",       "kind",      "label",   "worker",     "boosted",  "idle_priority",

@@ -91,6 +91,9 @@ struct FrameRecord {
   std::uint32_t bg_boosted = 0;
   std::uint32_t bg_unmanaged = 0;
   RecordStatus status = RecordStatus::ok;
+  // The frame fell in a block where the background work was held (BackgroundSpec::
+  // alternate_frames): no compile started during it.
+  bool bg_held = false;
 };
 
 struct ScenarioTimeline {

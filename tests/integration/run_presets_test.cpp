@@ -678,6 +678,92 @@ tasks = 2
   fs::remove_all(dir);
 }
 
+// Alternating blocks (alternate_frames) on lavapipe: the blocks run on, off, off, on, ...; no
+// compile, managed or unmanaged, starts inside a held block; and the verdict judges each
+// alternating condition against exactly the frames of its own held blocks that no compile
+// overlapped, as frames.csv lists them. Whether any such frame exists depends on lavapipe's
+// speed, so counts are compared, not assumed.
+TEST(Background, AlternatingBlocksHoldEveryCompileAndAreTheirOwnBaseline) {
+  const fs::path dir = temp_path("alternating");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "study.toml") << R"(name = "alternating"
+foreground = "three-dispatches"
+frames = 48
+warmup_frames = 1
+rounds = 1
+[[condition]]
+name = "baseline"
+[[condition]]
+name = "managed"
+[condition.background]
+tasks = 2
+alternate_frames = 6
+[[condition]]
+name = "unmanaged"
+[condition.background]
+unmanaged_threads = 1
+alternate_frames = 6
+)";
+  const fs::path out = dir / "out";
+  const auto r = run_gpuoverlap("run " + (dir / "study.toml").string() +
+                                " --study-max-rounds 1 --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto verdict = read_csv((out / "alternating" / "verdict.csv").string(), kVerdictColumns);
+  for (const char* condition : {"managed", "unmanaged"}) {
+    SCOPED_TRACE(condition);
+    const fs::path run = out / "alternating" / condition;  // one round: no round folders
+    const auto frames = read_csv((run / "frames.csv").string(), kFrameColumns);
+    ASSERT_EQ(frames.rows.size(), 48u);
+    std::size_t held_quiet = 0, running_busy = 0;
+    for (std::size_t f = 0; f < frames.rows.size(); ++f) {
+      const bool held = background::held_in_block(6, static_cast<std::uint32_t>(f));
+      EXPECT_EQ(frames.at(f, "bg_held"), held ? "1" : "0") << "frame " << f;
+      const bool busy = frames.at(f, "bg_managed") != "0" || frames.at(f, "bg_unmanaged") != "0";
+      if (frames.at(f, "status") != "ok") continue;
+      held_quiet += held && !busy;
+      running_busy += !held && busy;
+    }
+    // Frames 6-17 and 30-41 are held (two blocks each). The hold is set before the first of
+    // them starts and released after the last ends, so no compile starts from the first's
+    // start to the last's end (its start plus cpu_frame_us, which is a little short of it).
+    const auto bg = read_csv((run / "background.csv").string(), kBackgroundColumns);
+    std::size_t started = 0;
+    for (std::size_t b = 0; b < bg.rows.size(); ++b) {
+      const auto start = bg.number(b, "start_us");
+      if (!start) continue;
+      ++started;
+      for (std::size_t first = 6; first < 48; first += 24) {
+        const double from = *frames.number(first, "cpu_start_us");
+        const double to =
+            *frames.number(first + 11, "cpu_start_us") + *frames.number(first + 11, "cpu_frame_us");
+        EXPECT_FALSE(*start >= from && *start < to)
+            << bg.at(b, "label") << " started at " << *start << " us, in the held block from "
+            << from << " to " << to;
+      }
+    }
+    EXPECT_GT(started, 0u) << "the condition's background work ran";
+    bool seen = false;
+    for (std::size_t v = 0; v < verdict.rows.size(); ++v) {
+      if (verdict.at(v, "condition") != condition || verdict.at(v, "metric") != "cpu_frame_us")
+        continue;
+      seen = true;
+      EXPECT_EQ(verdict.at(v, "pairing"), "alternating:6");
+      EXPECT_EQ(*verdict.number(v, "baseline_frames"), static_cast<double>(held_quiet));
+      EXPECT_EQ(*verdict.number(v, "frames"), static_cast<double>(running_busy));
+    }
+    EXPECT_TRUE(seen);
+    EXPECT_EQ(read_json(run / "meta.json")["background"]["alternate_frames"], 6);
+  }
+  // The baseline holds nothing.
+  const auto base =
+      read_csv((out / "alternating" / "baseline" / "frames.csv").string(), kFrameColumns);
+  for (std::size_t f = 0; f < base.rows.size(); ++f) EXPECT_EQ(base.at(f, "bg_held"), "0");
+  expect_tools_read_every_scenario(out);
+  EXPECT_TRUE(fs::exists(out / "plots" / "alternating" / "verdict.png"));
+  fs::remove_all(dir);
+}
+
 TEST(Cli, PriorityRefusalStopsWithoutFallback) {
   const fs::path out = temp_path("strict");
   fs::remove_all(out);

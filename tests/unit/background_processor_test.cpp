@@ -11,6 +11,8 @@
 #include <random>
 #include <thread>
 
+#include "core/clock.h"
+
 namespace gpuoverlap::background {
 namespace {
 
@@ -141,6 +143,47 @@ TEST(BackgroundProcessor, DisableLetsQueuedWorkRunAndCancelsNewWorkOnTheCallersT
   p.queue(item(again));
   ASSERT_TRUE(p.wait_idle_ms(10'000));
   EXPECT_EQ(again.ran, 1);
+}
+
+// The measurement's hold (BackgroundSpec::alternate_frames; not the spec's): a running item
+// finishes, a queued one waits until the release. Deterministic: a worker that finishes an
+// item takes the next in the same critical section, so once the first item's finish is
+// recorded, the second has started unless the processor is held.
+TEST(BackgroundProcessor, HoldLetsRunningWorkFinishAndStartsNothingUntilReleased) {
+  BackgroundProcessor p(developer(1));
+  Gate gate;
+  Outcome first, second;
+  p.queue(item(first, [&] { gate.wait(); }));
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (p.activity().running_idle == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(1ms);
+  ASSERT_EQ(p.activity().running_idle, 1u) << "the first item started";
+  p.hold(true);
+  p.queue(item(second));
+  gate.open();
+  while (p.records()[0].finish_ns == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(1ms);
+  ASSERT_NE(p.records()[0].finish_ns, 0) << "a running item finishes while held";
+  EXPECT_EQ(first.ran, 1);
+  EXPECT_EQ(p.records()[1].start_ns, 0) << "nothing starts while held";
+  EXPECT_EQ(p.activity().queued, 1u);
+  EXPECT_FALSE(p.wait_idle_ms(0));
+  const std::int64_t released_ns = monotonic_raw_ns();
+  p.hold(false);
+  ASSERT_TRUE(p.wait_idle_ms(10'000));
+  EXPECT_EQ(second.ran, 1);
+  EXPECT_GE(p.records()[1].start_ns, released_ns);
+}
+
+// Held work is still cancelled by a shut-down, which must not wait for a release.
+TEST(BackgroundProcessor, AHeldProcessorShutsDownAndCancelsWhatWaits) {
+  BackgroundProcessor p(developer(1));
+  p.hold(true);
+  Outcome waiting;
+  p.queue(item(waiting));
+  p.shut_down();
+  EXPECT_EQ(waiting.ran, 0);
+  EXPECT_EQ(waiting.cancelled, 1);
 }
 
 TEST(BackgroundProcessor, RestrictedModesNeedDeveloperMode) {

@@ -347,6 +347,11 @@ fold_iterations = false)"),
   EXPECT_FALSE(b.fold_iterations);
   EXPECT_FALSE(defaults->background->bind_committed);
   EXPECT_TRUE(defaults->background->fold_iterations);
+  EXPECT_EQ(defaults->background->alternate_frames, 0u);
+  auto alternating =
+      parse_scenario(with_background("unmanaged_threads = 2\nalternate_frames = 50"), "t.toml");
+  ASSERT_TRUE(alternating.ok()) << alternating.error().message;
+  EXPECT_EQ(alternating->background->alternate_frames, 50u);
   auto cores = parse_scenario(with_background("unmanaged_threads = \"cores\""), "t.toml");
   ASSERT_TRUE(cores.ok()) << cores.error().message;
   EXPECT_GE(cores->background->unmanaged_threads, 1u);
@@ -385,6 +390,11 @@ TEST(ScenarioBackground, RejectsWhatTheRuntimeOrTheWorkflowWouldRefuse) {
                 "before_frames applies only with bind_committed"},
            Case{"unmanaged_threads = 2\nbind_committed = true",
                 "does not apply with unmanaged_threads"},
+           Case{"workflow = \"benchmark-priming\"\nalternate_frames = 50",
+                "alternate_frames holds the background work"},
+           Case{"action = \"commit_results\"\nbind_committed = true\nalternate_frames = 50",
+                "alternate_frames holds the background work"},
+           Case{"alternate_frames = -1", "alternate_frames"},
        }) {
     const std::string e = error_of(with_background(c.keys));
     EXPECT_NE(e.find(c.message), std::string::npos) << c.keys << " -> " << e;

@@ -298,6 +298,81 @@ TEST(Verdict, RoundsInDifferentStatesAreNoTailWhenNothingDiffers) {
   EXPECT_LE(*r.tail_ci_high, 0.01) << "the tail is bounded within its margin";
 }
 
+// An alternating condition (alternate_frames = 50): `rounds` runs of 600 frames whose host state
+// differs by round (±20 %) and drifts inside each run (±10 % over 1200 frames). Its running
+// blocks take `factor` times as long; the first `contaminated` frames of each held block are
+// still overlapped by a compile from the block before and run like the running blocks.
+std::vector<ScenarioOutcome> alternating_rounds(double factor, std::uint32_t contaminated,
+                                                std::uint64_t seed) {
+  const std::vector<double> levels = {800, 1000, 1200, 900, 1100, 1000};
+  background::BackgroundSpec spec;
+  spec.alternate_frames = 50;
+  std::vector<ScenarioOutcome> out;
+  for (std::uint32_t r = 0; r < levels.size(); ++r) {
+    const auto noise = normal_sample(0, 5, 600, seed + r);
+    std::vector<double> cpu(600);
+    for (std::uint32_t f = 0; f < 600; ++f)
+      cpu[f] = levels[r] * (1 + 0.1 * std::sin(2 * 3.14159265 * f / 1200.0)) + noise[f];
+    ScenarioOutcome o = condition("managed", spec, cpu, true, r + 1, 6);
+    for (FrameRecord& f : o.timeline->frames) {
+      f.bg_held = background::held_in_block(50, f.frame);
+      const bool overlapped = !f.bg_held || f.frame % 50 < contaminated;
+      f.bg_managed = overlapped ? 1 : 0;
+      if (overlapped) f.cpu_frame_us *= factor;
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+TEST(BackgroundSpec, AlternatingBlocksRunOnOffOffOnSoEveryPairHasOneOfEach) {
+  std::string pattern;
+  for (std::uint32_t frame = 0; frame < 16; frame += 2)
+    pattern += background::held_in_block(2, frame) ? "-" : "+";
+  EXPECT_EQ(pattern, "+--++--+");
+  EXPECT_FALSE(background::held_in_block(0, 3)) << "0: no alternation";
+}
+
+// Within-run pairs cancel host state that rounds cannot: the condition's own held blocks,
+// a fraction of a second from its running ones, are its baseline. A 10 % effect is found
+// and no effect is bounded, though the rounds differ by ±20 % and each drifts by ±10 %.
+TEST(Verdict, AnAlternatingConditionIsJudgedAgainstItsOwnHeldBlocks) {
+  auto baseline = rounds_of("baseline", std::nullopt, {1000, 1000, 1000, 1000, 1000, 1000}, 1.0, 1);
+  auto slower = alternating_rounds(1.10, 0, 50);
+  auto v = judge_study(all_of({&baseline, &slower}), VerdictSettings{});
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  const VerdictRow& hit = row_of(*v, "managed", "cpu_frame_us");
+  EXPECT_EQ(hit.pairing, "alternating:50");
+  EXPECT_EQ(hit.units, 36u) << "6 pairs of blocks in each of 6 runs";
+  EXPECT_EQ(hit.frames, 6u * 300) << "the running blocks' frames";
+  EXPECT_EQ(hit.baseline_frames, 6u * 300) << "the held blocks' frames, not the baseline's";
+  EXPECT_NEAR(*hit.ratio_p50, 1.10, 0.01);
+  EXPECT_EQ(hit.verdict, "intrusive") << hit.note;
+  EXPECT_EQ(row_of(*v, "managed", "cpu_submit_us").verdict, "non-intrusive");
+  EXPECT_NE(v->summary.find("against its own held blocks of 50 frames"), std::string::npos)
+      << v->summary;
+
+  auto same = alternating_rounds(1.0, 0, 60);
+  auto w = judge_study(all_of({&baseline, &same}), VerdictSettings{});
+  ASSERT_TRUE(w.ok());
+  const VerdictRow& calm = row_of(*w, "managed", "cpu_frame_us");
+  EXPECT_EQ(calm.verdict, "non-intrusive") << *calm.ci_low << " " << *calm.ci_high;
+  EXPECT_EQ(verdict_json(*w, VerdictSettings{})["conditions"][0]["pairing"], "alternating:50");
+}
+
+// A held block's first frames, still overlapped by a compile that started before the hold,
+// carry the condition's load: counted as its baseline, they would hide the effect.
+TEST(Verdict, HeldFramesThatACompileStillOverlappedAreNotTheBaseline) {
+  auto baseline = rounds_of("baseline", std::nullopt, {1000, 1000, 1000, 1000, 1000, 1000}, 1.0, 1);
+  auto managed = alternating_rounds(1.10, 40, 70);
+  auto v = judge_study(all_of({&baseline, &managed}), VerdictSettings{});
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  const VerdictRow& r = row_of(*v, "managed", "cpu_frame_us");
+  EXPECT_EQ(r.baseline_frames, 6u * 6 * 10) << "10 quiet frames of each held block";
+  EXPECT_NEAR(*r.ratio_p50, 1.10, 0.02);
+  EXPECT_EQ(r.verdict, "intrusive") << r.note;
+}
+
 // Too few rounds to bound anything: two rounds of 200 frames are inconclusive however clear.
 TEST(Verdict, FewerUnitsThanTheMinimumAreInconclusive) {
   auto baseline = rounds_of("baseline", std::nullopt, {1000, 1000}, 1.0, 1);
@@ -452,7 +527,7 @@ TEST(Verdict, CsvHasTheDocumentedColumns) {
             "condition,metric,baseline_p50,p50,ratio_p50,ci_low,ci_high,baseline_p99,p99,"
             "ratio_p99,verdict,p99_ci_low,p99_ci_high,rank_p,frames,baseline_frames,control,"
             "note,tail_rate,baseline_tail_rate,tail_excess,tail_ci_low,tail_ci_high,units,"
-            "detectable_ratio,detectable_tail");
+            "detectable_ratio,detectable_tail,pairing");
   // 4 frame metrics + 1 workload, one condition.
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 5);
 }
@@ -493,8 +568,8 @@ TEST(BackgroundExport, FramesAndBackgroundCsvUseTheRunsTimeOrigin) {
   const std::string frames = frames_csv(s, t);
   EXPECT_EQ(frames.substr(0, frames.find('\n')),
             "scenario,frame,cpu_start_us,cpu_frame_us,cpu_submit_us,submit_to_start_us,"
-            "poll_gap_max_us,bg_managed,bg_boosted,bg_unmanaged,status");
-  EXPECT_NE(frames.find("s,0,-3.000,100.000,20.000,,,0,0,0,ok"), std::string::npos) << frames;
+            "poll_gap_max_us,bg_managed,bg_boosted,bg_unmanaged,status,bg_held");
+  EXPECT_NE(frames.find("s,0,-3.000,100.000,20.000,,,0,0,0,ok,0"), std::string::npos) << frames;
   const std::string bg = background_csv(s, t);
   EXPECT_NE(bg.find("s,1,managed,\"compile #1 A, quoted\",0,0,1,-1000.000,-500.000,1000.000,"
                     "delivered,0.000,0.000,1"),
