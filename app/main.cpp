@@ -30,6 +30,9 @@
 #include "scenarios/presets.h"
 #include "scenarios/suite_estimate.h"
 #include "selftest/selftest.h"
+#if GPUOVERLAP_HAS_VIEWER
+#include "viewer/window.h"
+#endif
 
 namespace {
 
@@ -777,6 +780,34 @@ int main(int argc, char** argv) {
       ->required();
   report->add_option("--out", report_out, "Write the report here instead ('-': standard output)");
 
+  std::string view_dir, view_scenario, view_clock, view_screenshot;
+  std::uint32_t view_frame = 0, view_exit_after = 0;
+  int view_width = 1400, view_height = 860;
+  auto* view = app.add_subcommand(
+      "view",
+      "Open the Dear ImGui viewer on a results folder: every frame of every scenario as a "
+      "timeline per queue (bars, p5-p95 whiskers, dependency arrows), the frame-time history, "
+      "the dependency gaps, the device and queue priorities. Needs a display (xvfb-run works)");
+  view->add_option("results", view_dir, "Results directory written by gpuoverlap run")->required();
+  auto* view_scenario_option =
+      view->add_option("--scenario", view_scenario, "The scenario shown first (its run.json name)");
+  auto* view_frame_option = view->add_option(
+      "--frame", view_frame, "The frame shown first (default: the medians over all frames)");
+  auto* view_clock_option =
+      view->add_option("--clock", view_clock,
+                       "The clock shown first: poll, ts or clk (default: ts where recorded)")
+          ->check(CLI::IsMember(all_names(kClockNames)));
+  view->add_option("--screenshot", view_screenshot,
+                   "Render, write the window to this PNG (and FILE.layout.json: what was drawn "
+                   "where) and exit");
+  view->add_option("--exit-after-frames", view_exit_after,
+                   "With --screenshot: frames rendered before it is taken (default 3)")
+      ->check(CLI::Range(1u, 100000u));
+  view->add_option("--size", view_width, "Window width in pixels (default 1400)")
+      ->check(CLI::Range(400, 8192));
+  view->add_option("--height", view_height, "Window height in pixels (default 860)")
+      ->check(CLI::Range(300, 8192));
+
   // Internal: the child of run --load-process. Not listed in --help.
   std::string load_spec;
   std::size_t load_device = 0;
@@ -814,6 +845,23 @@ int main(int argc, char** argv) {
       return command_compare(baseline_dirs, candidate_dirs, compare_options, compare_csv_path);
     }
     if (report->parsed()) return command_report(report_dir, report_out);
+    if (view->parsed()) {
+#if GPUOVERLAP_HAS_VIEWER
+      viewer::ViewOptions options;
+      options.results = view_dir;
+      if (view_scenario_option->count() > 0) options.scenario = view_scenario;
+      if (view_frame_option->count() > 0) options.frame = view_frame;
+      if (view_clock_option->count() > 0) options.clock = value_of(kClockNames, view_clock);
+      if (!view_screenshot.empty()) options.screenshot = view_screenshot;
+      options.exit_after_frames = view_exit_after;
+      options.width_px = view_width;
+      options.height_px = view_height;
+      return viewer::run_viewer(options, std::cout, std::cerr);
+#else
+      return fail("view: this build has no viewer (Dear ImGui is not packaged for mingw-w64)",
+                  kExitEnvironment);
+#endif
+    }
     if (load_process->parsed()) return command_load_process(load_spec, load_device, load_settings);
   } catch (const std::exception& e) {
     return fail(std::string("unexpected error: ") + e.what(), kExitEnvironment);

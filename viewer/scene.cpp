@@ -1,0 +1,171 @@
+#include "viewer/scene.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "timeline/statistics.h"
+
+namespace gpuoverlap::viewer {
+
+namespace {
+
+std::optional<double> start_of(const LoadedRecord& r, Clock clock) {
+  switch (clock) {
+    case Clock::poll: return r.poll_start_us;
+    case Clock::ts: return r.ts_start_us;
+    case Clock::clk: return r.clk_start_us;
+  }
+  return std::nullopt;
+}
+
+std::optional<double> end_of(const LoadedRecord& r, Clock clock) {
+  switch (clock) {
+    case Clock::poll: return r.poll_end_us;
+    case Clock::ts: return r.ts_end_us;
+    case Clock::clk: return r.clk_end_us;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find(';', begin), text.size());
+    if (end > begin) out.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return out;
+}
+
+std::string text_of(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return "?";
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return "?";
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+std::string upper(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return text;
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> frame_numbers(const LoadedScenario& scenario) {
+  std::set<std::uint32_t> frames;
+  for (const LoadedRecord& r : scenario.records) frames.insert(r.frame);
+  return {frames.begin(), frames.end()};
+}
+
+std::vector<Clock> available_clocks(const LoadedScenario& scenario) {
+  std::vector<Clock> out;
+  for (Clock clock : {Clock::poll, Clock::ts, Clock::clk})
+    for (const LoadedRecord& r : scenario.records)
+      if (r.status == "ok" && start_of(r, clock) && end_of(r, clock)) {
+        out.push_back(clock);
+        break;
+      }
+  return out;
+}
+
+layout::TimelineInput timeline_input(const LoadedScenario& scenario, Clock clock,
+                                     std::optional<std::uint32_t> frame) {
+  layout::TimelineInput input;
+  // Lanes: meta.json's queues (untrusted: anything missing reads "?"), else the records'.
+  const nlohmann::json queues =
+      scenario.meta.is_object() ? scenario.meta.value("queues", nlohmann::json::array())
+                                : nlohmann::json::array();
+  if (queues.is_array())
+    for (const nlohmann::json& q : queues) {
+      if (!q.is_object() || !q.contains("name") || !q["name"].is_string()) continue;
+      const std::string granted = text_of(q, "priority_granted");
+      input.queues.push_back(
+          {q["name"].get<std::string>(),
+           fmt::format("{} ({}{})", q["name"].get<std::string>(), upper(text_of(q, "type")),
+                       granted == "normal" || granted == "?" ? "" : ", " + granted)});
+    }
+  for (const LoadedRecord& r : scenario.records)
+    if (std::none_of(input.queues.begin(), input.queues.end(),
+                     [&](const layout::QueueLane& q) { return q.name == r.queue; }))
+      input.queues.push_back({r.queue, fmt::format("{} ({})", r.queue, upper(r.queue_type))});
+
+  std::map<std::string, std::size_t> index;
+  for (const std::string& name : scenario.workloads) {
+    index[name] = input.workloads.size();
+    input.workloads.push_back({name, "", false, {}, {}, {}, {}, false});
+  }
+  std::vector<std::vector<double>> starts(input.workloads.size()), ends(input.workloads.size());
+  std::set<std::pair<std::string, std::string>> edges;
+  for (const LoadedRecord& r : scenario.records) {
+    const auto it = index.find(r.workload);
+    if (it == index.end()) continue;
+    layout::WorkloadTiming& w = input.workloads[it->second];
+    w.queue = r.queue;
+    w.graphics = r.kind == "graphics";
+    const auto producers = split_list(r.depends_on);
+    const auto barriers = split_list(r.barrier);
+    for (std::size_t p = 0; p < producers.size(); ++p)
+      if (edges.insert({producers[p], r.workload}).second)
+        input.dependencies.push_back(
+            {producers[p], r.workload, p < barriers.size() ? barriers[p] : ""});
+    if (r.status != "ok") continue;
+    const auto start = start_of(r, clock), end = end_of(r, clock);
+    if (start && end) {
+      starts[it->second].push_back(*start);
+      ends[it->second].push_back(*end);
+    }
+    if (frame && r.frame == *frame) {
+      w.start_us = start;
+      w.end_us = end;
+      w.flagged = !r.flags.empty();
+    }
+  }
+  for (std::size_t w = 0; w < input.workloads.size(); ++w) {
+    if (starts[w].empty()) continue;
+    input.workloads[w].whisker_start_us = percentile(starts[w], 5);
+    input.workloads[w].whisker_end_us = percentile(ends[w], 95);
+    if (!frame) {
+      input.workloads[w].start_us = percentile(starts[w], 50);
+      input.workloads[w].end_us = percentile(ends[w], 50);
+    }
+  }
+  return input;
+}
+
+std::vector<FrameSpan> frame_spans(const LoadedScenario& scenario, Clock clock) {
+  std::map<std::uint32_t, std::pair<double, double>> spans;
+  for (const LoadedRecord& r : scenario.records) {
+    if (r.status != "ok") continue;
+    const auto start = start_of(r, clock), end = end_of(r, clock);
+    if (!start || !end) continue;
+    auto [it, fresh] = spans.try_emplace(r.frame, *start, *end);
+    if (!fresh)
+      it->second = {std::min(it->second.first, *start), std::max(it->second.second, *end)};
+  }
+  std::vector<FrameSpan> out;
+  for (const auto& [frame, span] : spans) out.push_back({frame, span.second - span.first});
+  return out;
+}
+
+std::vector<std::string> device_lines(const nlohmann::json& meta) {
+  std::vector<std::string> out;
+  const nlohmann::json device = meta.is_object() ? meta.value("device", nlohmann::json()) : nullptr;
+  out.push_back(fmt::format("{} on {} (driver {} {})", text_of(device, "api"),
+                            text_of(device, "name"), text_of(device, "driver_name"),
+                            text_of(device, "driver_info")));
+  const nlohmann::json queues =
+      meta.is_object() ? meta.value("queues", nlohmann::json::array()) : nlohmann::json::array();
+  if (queues.is_array())
+    for (const nlohmann::json& q : queues)
+      out.push_back(fmt::format("queue {}: {} on family {} index {}, priority {} (requested {})",
+                                text_of(q, "name"), upper(text_of(q, "type")),
+                                text_of(q, "family"), text_of(q, "queue_index"),
+                                text_of(q, "priority_granted"), text_of(q, "priority_requested")));
+  return out;
+}
+
+}  // namespace gpuoverlap::viewer

@@ -1,0 +1,42 @@
+// What the viewer shows of one scenario, built from results read by analysis/results.h (the
+// readers `report` and `compare` use): the timeline input of one frame or of the medians over
+// every frame, the frame-time history, and the device lines. Pure: no window, no ImGui, so it is
+// tested without a display (tests/unit/viewer_scene_test.cpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/results.h"
+#include "layout/timeline_layout.h"
+
+namespace gpuoverlap::viewer {
+
+// The frames of a scenario that have at least one record, ascending.
+std::vector<std::uint32_t> frame_numbers(const LoadedScenario& scenario);
+
+// The timeline of frame `frame` on `clock`; with no frame, the medians over every ok frame
+// (bars from the p50 start to the p50 end). Either way each workload's whisker runs from the p5
+// of its starts to the p95 of its ends over every ok frame. Lanes come from meta.json's queues
+// (type and granted priority in the label), or from the records where meta has none.
+layout::TimelineInput timeline_input(const LoadedScenario& scenario, Clock clock,
+                                     std::optional<std::uint32_t> frame);
+
+// Per frame, the span from its first workload's start to its last workload's end on `clock`
+// (ok records only): the history strip. Frames without a value on the clock are left out.
+struct FrameSpan {
+  std::uint32_t frame = 0;
+  double span_us = 0;
+};
+std::vector<FrameSpan> frame_spans(const LoadedScenario& scenario, Clock clock);
+
+// The lines always on screen: the device and driver, and each queue with its family, type and
+// the priority requested and granted.
+std::vector<std::string> device_lines(const nlohmann::json& meta);
+
+// The clocks this scenario has a value on in any ok record, in the order poll, ts, clk.
+std::vector<Clock> available_clocks(const LoadedScenario& scenario);
+
+}  // namespace gpuoverlap::viewer

@@ -1,0 +1,405 @@
+#include "viewer/window.h"
+
+#define GLFW_INCLUDE_NONE
+#include <GL/gl.h>
+#include <GLFW/glfw3.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include <backends/imgui_impl_glfw.h>  // ImGui's own backends (libimgui-dev), not ours
+#include <backends/imgui_impl_opengl3.h>
+#include "core/atomic_file.h"
+#include <imgui.h>
+#include "timeline/statistics.h"
+#include "viewer/png_image.h"
+#include "viewer/scene.h"
+
+namespace gpuoverlap::viewer {
+
+namespace {
+
+std::string glfw_error;  // the last GLFW error, for the one line that says why
+
+void on_glfw_error(int, const char* description) { glfw_error = description ? description : "?"; }
+
+// What the window shows; every change of scenario, clock or frame rebuilds the timeline input.
+struct ViewState {
+  LoadedRun run;
+  std::size_t scenario = 0;
+  std::vector<std::uint32_t> frames;
+  std::vector<Clock> clocks;
+  Clock clock = Clock::poll;
+  bool medians = true;
+  int frame_index = 0;
+  layout::TimelineInput input;
+  layout::View view;
+  bool fit_pending = true;
+  std::vector<FrameSpan> spans;
+  std::vector<std::string> device;
+};
+
+void select_scenario(ViewState& state, std::size_t index, std::optional<Clock> clock) {
+  state.scenario = index;
+  const LoadedScenario& s = state.run.scenarios[index];
+  state.frames = frame_numbers(s);
+  state.clocks = available_clocks(s);
+  const bool has_ts = std::find(state.clocks.begin(), state.clocks.end(), Clock::ts) !=
+                      state.clocks.end();
+  state.clock = clock ? *clock : has_ts ? Clock::ts : Clock::poll;
+  state.frame_index = std::min(state.frame_index, std::max(0, static_cast<int>(state.frames.size()) - 1));
+  state.device = device_lines(s.meta);
+  state.fit_pending = true;
+}
+
+void rebuild(ViewState& state) {
+  const LoadedScenario& s = state.run.scenarios[state.scenario];
+  std::optional<std::uint32_t> frame;
+  if (!state.medians && !state.frames.empty())
+    frame = state.frames[static_cast<std::size_t>(state.frame_index)];
+  state.input = timeline_input(s, state.clock, frame);
+  state.spans = frame_spans(s, state.clock);
+  if (state.fit_pending) {
+    const double width = state.view.width_px;
+    state.view = layout::fit(state.input, state.view);
+    state.view.width_px = width;
+    state.fit_pending = false;
+  }
+}
+
+ImU32 rgba(int r, int g, int b, int a = 255) { return IM_COL32(r, g, b, a); }
+
+constexpr int kComputeRgb[3] = {70, 130, 220};
+constexpr int kGraphicsRgb[3] = {235, 150, 50};
+
+// The timeline, drawn at the cursor; returns the layout in window pixels for the screenshot's
+// sidecar.
+layout::TimelineLayout draw_timeline(ViewState& state, float height_px) {
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float width = std::max(200.0f, ImGui::GetContentRegionAvail().x);
+  state.view.width_px = width;
+  layout::TimelineLayout layout = layout::layout_timeline(state.input, state.view);
+  const float canvas_height = std::max(height_px, static_cast<float>(layout.height_px) + 4);
+  ImGui::InvisibleButton("timeline", ImVec2(width, canvas_height));
+  // Zoom around the mouse with the wheel, pan by dragging.
+  if (ImGui::IsItemHovered()) {
+    const float wheel = ImGui::GetIO().MouseWheel;
+    const double axis0 = state.view.label_width_px, axis1 = state.view.width_px;
+    const double mouse_x = ImGui::GetIO().MousePos.x - origin.x;
+    if (wheel != 0 && mouse_x > axis0) {
+      const double span = state.view.end_us - state.view.begin_us;
+      const double at = state.view.begin_us + (mouse_x - axis0) / (axis1 - axis0) * span;
+      const double factor = std::pow(0.8, wheel);
+      state.view.begin_us = at - (at - state.view.begin_us) * factor;
+      state.view.end_us = at + (state.view.end_us - at) * factor;
+    }
+  }
+  if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left)) {
+    const double span = state.view.end_us - state.view.begin_us;
+    const double shift = -ImGui::GetIO().MouseDelta.x / (state.view.width_px - state.view.label_width_px) * span;
+    state.view.begin_us += shift;
+    state.view.end_us += shift;
+  }
+  auto at = [&](double x, double y) {
+    return ImVec2(origin.x + static_cast<float>(x), origin.y + static_cast<float>(y));
+  };
+  draw->AddRectFilled(origin, ImVec2(origin.x + width, origin.y + canvas_height), rgba(24, 26, 30));
+  draw->PushClipRect(origin, ImVec2(origin.x + width, origin.y + canvas_height), true);
+  for (const layout::LaneBox& lane : layout.lanes) {
+    const ImU32 fill = lane.queue_header ? rgba(48, 52, 60) : (lane.index % 2 ? rgba(32, 34, 40) : rgba(28, 30, 35));
+    draw->AddRectFilled(at(lane.rect.x0, lane.rect.y0), at(lane.rect.x1, lane.rect.y1), fill);
+    draw->AddText(at(lane.rect.x0 + 4, lane.rect.y0 + 3), rgba(220, 220, 220), lane.label.c_str());
+  }
+  for (const layout::Tick& tick : layout.ticks) {
+    draw->AddLine(at(tick.x, state.view.axis_height_px - 4), at(tick.x, layout.height_px), rgba(70, 74, 82));
+    draw->AddText(at(tick.x + 2, 2), rgba(200, 200, 200), tick.label.c_str());
+  }
+  for (const layout::Whisker& w : layout.whiskers) {
+    draw->AddLine(at(w.x0, w.y), at(w.x1, w.y), rgba(180, 180, 180), 1.0f);
+    draw->AddLine(at(w.x0, w.y - 5), at(w.x0, w.y + 5), rgba(180, 180, 180));
+    draw->AddLine(at(w.x1, w.y - 5), at(w.x1, w.y + 5), rgba(180, 180, 180));
+  }
+  for (const layout::Bar& bar : layout.bars) {
+    const int* rgb = bar.graphics ? kGraphicsRgb : kComputeRgb;
+    draw->AddRectFilled(at(bar.rect.x0, bar.rect.y0), at(bar.rect.x1, bar.rect.y1), rgba(rgb[0], rgb[1], rgb[2]));
+    if (bar.flagged)
+      draw->AddRect(at(bar.rect.x0, bar.rect.y0), at(bar.rect.x1, bar.rect.y1), rgba(230, 40, 40), 0, 0, 2.0f);
+    if (!bar.label.empty())
+      draw->AddText(at(bar.rect.x0 + 3, bar.rect.y0 + 2), rgba(255, 255, 255), bar.label.c_str());
+  }
+  for (const layout::Arrow& arrow : layout.arrows) {
+    const ImU32 color = arrow.split ? rgba(120, 220, 120) : rgba(240, 240, 120);
+    if (arrow.split) {  // dashed
+      const double length = std::hypot(arrow.x1 - arrow.x0, arrow.y1 - arrow.y0);
+      for (double d = 0; d < length; d += 8) {
+        const double a = d / length, b = std::min(1.0, (d + 4) / length);
+        draw->AddLine(at(arrow.x0 + (arrow.x1 - arrow.x0) * a, arrow.y0 + (arrow.y1 - arrow.y0) * a),
+                      at(arrow.x0 + (arrow.x1 - arrow.x0) * b, arrow.y0 + (arrow.y1 - arrow.y0) * b), color, 1.5f);
+      }
+    } else {
+      draw->AddLine(at(arrow.x0, arrow.y0), at(arrow.x1, arrow.y1), color, 1.5f);
+    }
+    draw->AddCircleFilled(at(arrow.x1, arrow.y1), 3.5f, color);
+  }
+  draw->PopClipRect();
+  // Into window pixels, for the sidecar.
+  for (layout::LaneBox& lane : layout.lanes) {
+    lane.rect.x0 += origin.x, lane.rect.x1 += origin.x, lane.rect.y0 += origin.y, lane.rect.y1 += origin.y;
+  }
+  for (layout::Bar& bar : layout.bars) {
+    bar.rect.x0 += origin.x, bar.rect.x1 += origin.x, bar.rect.y0 += origin.y, bar.rect.y1 += origin.y;
+  }
+  for (layout::Arrow& a : layout.arrows) {
+    a.x0 += origin.x, a.x1 += origin.x, a.y0 += origin.y, a.y1 += origin.y;
+  }
+  return layout;
+}
+
+void draw_gaps(const ViewState& state) {
+  const LoadedScenario& s = state.run.scenarios[state.scenario];
+  if (!ImGui::BeginTable("gaps", 5, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg)) return;
+  for (const char* column : {"consumer", "producer", "barrier", "gap p50 (us)", "gap p95 (us)"})
+    ImGui::TableSetupColumn(column);
+  ImGui::TableHeadersRow();
+  for (const MetricSeries& m : metric_series(s, state.clock)) {
+    if (m.metric != "gap" || m.values_us.empty()) continue;
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(m.workload.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(m.producer.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(m.barrier.c_str());
+    ImGui::TableNextColumn();
+    ImGui::Text("%.1f", *percentile(m.values_us, 50));
+    ImGui::TableNextColumn();
+    ImGui::Text("%.1f", *percentile(m.values_us, 95));
+  }
+  ImGui::EndTable();
+}
+
+// One frame of the UI; returns the timeline as drawn.
+layout::TimelineLayout draw_ui(ViewState& state) {
+  const ImGuiViewport* viewport = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(viewport->Pos);
+  ImGui::SetNextWindowSize(viewport->Size);
+  ImGui::Begin("gpuoverlap view", nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                   ImGuiWindowFlags_NoBringToFrontOnFocus);
+  for (const std::string& line : state.device) ImGui::TextUnformatted(line.c_str());
+  ImGui::Separator();
+  bool changed = false;
+  ImGui::BeginChild("scenarios", ImVec2(260, 0), true);
+  for (std::size_t i = 0; i < state.run.scenarios.size(); ++i)
+    if (ImGui::Selectable(state.run.scenarios[i].name.c_str(), i == state.scenario) &&
+        i != state.scenario) {
+      select_scenario(state, i, std::nullopt);
+      changed = true;
+    }
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("main");
+  const LoadedScenario& s = state.run.scenarios[state.scenario];
+  ImGui::Text("%s: %zu frames", s.name.c_str(), state.frames.size());
+  ImGui::SameLine();
+  for (Clock clock : state.clocks) {
+    ImGui::SameLine();
+    if (ImGui::RadioButton(std::string(to_string(clock)).c_str(), state.clock == clock)) {
+      state.clock = clock;
+      changed = true;
+    }
+  }
+  ImGui::SameLine();
+  changed |= ImGui::Checkbox("medians over all frames", &state.medians);
+  if (!state.frames.empty()) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(300);
+    if (ImGui::SliderInt("frame", &state.frame_index, 0, static_cast<int>(state.frames.size()) - 1)) {
+      state.medians = false;
+      changed = true;
+    }
+  }
+  ImGui::SameLine();
+  if (ImGui::Button("fit")) {
+    state.fit_pending = true;
+    changed = true;
+  }
+  if (changed) rebuild(state);
+  // The frame-time history strip: each frame's first start to last end.
+  std::vector<float> history;
+  for (const FrameSpan& span : state.spans) history.push_back(static_cast<float>(span.span_us));
+  if (!history.empty())
+    ImGui::PlotLines("##history", history.data(), static_cast<int>(history.size()), 0,
+                     fmt::format("frame span on {} (us), {} frames", to_string(state.clock), history.size()).c_str(),
+                     0.0f, FLT_MAX, ImVec2(ImGui::GetContentRegionAvail().x, 60));
+  layout::TimelineLayout drawn = draw_timeline(state, 240);
+  if (ImGui::CollapsingHeader("dependency gaps", ImGuiTreeNodeFlags_DefaultOpen)) draw_gaps(state);
+  ImGui::EndChild();
+  ImGui::End();
+  return drawn;
+}
+
+nlohmann::json layout_json(const ViewState& state, const layout::TimelineLayout& drawn, int width,
+                           int height) {
+  nlohmann::json bars = nlohmann::json::array(), lanes = nlohmann::json::array(),
+                 arrows = nlohmann::json::array();
+  auto rect = [](const layout::Rect& r) { return nlohmann::json{r.x0, r.y0, r.x1, r.y1}; };
+  for (const layout::Bar& b : drawn.bars)
+    bars.push_back({{"workload", state.input.workloads[b.workload].name},
+                    {"rect", rect(b.rect)},
+                    {"graphics", b.graphics},
+                    {"label", b.label}});
+  for (const layout::LaneBox& l : drawn.lanes)
+    lanes.push_back({{"label", l.label}, {"rect", rect(l.rect)}, {"queue_header", l.queue_header}});
+  for (const layout::Arrow& a : drawn.arrows)
+    arrows.push_back({{"producer", state.input.workloads[a.producer].name},
+                      {"consumer", state.input.workloads[a.consumer].name},
+                      {"from", {a.x0, a.y0}},
+                      {"to", {a.x1, a.y1}},
+                      {"split", a.split}});
+  const LoadedScenario& s = state.run.scenarios[state.scenario];
+  return {{"scenario", s.name},
+          {"clock", to_string(state.clock)},
+          {"frame", state.medians || state.frames.empty()
+                        ? nlohmann::json(nullptr)
+                        : nlohmann::json(state.frames[static_cast<std::size_t>(state.frame_index)])},
+          {"width", width},
+          {"height", height},
+          {"view_us", {state.view.begin_us, state.view.end_us}},
+          {"lanes", lanes},
+          {"bars", bars},
+          {"arrows", arrows}};
+}
+
+Status write_screenshot(const std::filesystem::path& path, const nlohmann::json& sidecar,
+                        int width, int height) {
+  RgbaImage image;
+  image.width = width;
+  image.height = height;
+  image.pixels.resize(static_cast<std::size_t>(width) * height * 4);
+  std::vector<std::uint8_t> rows(image.pixels.size());
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadBuffer(GL_BACK);
+  glReadPixels(0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, rows.data());
+  const std::size_t stride = static_cast<std::size_t>(width) * 4;
+  for (int y = 0; y < height; ++y)  // OpenGL's rows start at the bottom
+    std::copy_n(rows.data() + static_cast<std::size_t>(height - 1 - y) * stride, stride,
+                image.pixels.data() + static_cast<std::size_t>(y) * stride);
+  GPUOVERLAP_TRY(write_png(path, image));
+  return write_file_atomically(path.string() + ".layout.json", sidecar.dump(2) + "\n");
+}
+
+}  // namespace
+
+int run_viewer(const ViewOptions& options, std::ostream& out, std::ostream& err) {
+  auto loaded = load_results(options.results);
+  if (!loaded) {
+    err << "view: " << loaded.error().message << "\n";
+    return 2;
+  }
+  ViewState state;
+  state.run = std::move(*loaded);
+  if (state.run.scenarios.empty()) {
+    err << "view: " << options.results.string() << " holds no scenario results\n";
+    return 2;
+  }
+  std::size_t first = 0;
+  if (options.scenario) {
+    const auto it = std::find_if(state.run.scenarios.begin(), state.run.scenarios.end(),
+                                 [&](const LoadedScenario& s) { return s.name == *options.scenario; });
+    if (it == state.run.scenarios.end()) {
+      err << "view: no scenario '" << *options.scenario << "' in " << options.results.string()
+          << "; it has:";
+      for (const LoadedScenario& s : state.run.scenarios) err << " " << s.name;
+      err << "\n";
+      return 2;
+    }
+    first = static_cast<std::size_t>(it - state.run.scenarios.begin());
+  }
+  select_scenario(state, first, options.clock);
+  if (options.clock &&
+      std::find(state.clocks.begin(), state.clocks.end(), *options.clock) == state.clocks.end()) {
+    err << "view: scenario " << state.run.scenarios[first].name << " has no value on the "
+        << to_string(*options.clock) << " clock\n";
+    return 2;
+  }
+  if (options.frame) {
+    const auto it = std::find(state.frames.begin(), state.frames.end(), *options.frame);
+    if (it == state.frames.end()) {
+      err << "view: scenario " << state.run.scenarios[first].name << " has no frame "
+          << *options.frame << " (frames " << (state.frames.empty() ? 0 : state.frames.front())
+          << " to " << (state.frames.empty() ? 0 : state.frames.back()) << ")\n";
+      return 2;
+    }
+    state.frame_index = static_cast<int>(it - state.frames.begin());
+    state.medians = false;
+  }
+
+  glfwSetErrorCallback(on_glfw_error);
+  if (!glfwInit()) {
+    err << "view: no display (" << glfw_error
+        << "); the viewer needs one: set DISPLAY, or run under xvfb-run\n";
+    return 2;
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
+  GLFWwindow* window = glfwCreateWindow(options.width_px, options.height_px,
+                                        ("gpuoverlap view " + options.results.string()).c_str(),
+                                        nullptr, nullptr);
+  if (!window) {
+    err << "view: no OpenGL 3 window (" << glfw_error << ")\n";
+    glfwTerminate();
+    return 2;
+  }
+  glfwMakeContextCurrent(window);
+  glfwSwapInterval(1);
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGui::GetIO().IniFilename = nullptr;  // no imgui.ini left in the working directory
+  ImGui::StyleColorsDark();
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplOpenGL3_Init("#version 130");
+
+  rebuild(state);
+  const std::uint32_t frames_before_shot =
+      options.exit_after_frames ? options.exit_after_frames : 3;
+  int status = 0;
+  for (std::uint32_t rendered = 1; !glfwWindowShouldClose(window); ++rendered) {
+    glfwPollEvents();
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    ImGui::NewFrame();
+    const layout::TimelineLayout drawn = draw_ui(state);
+    ImGui::Render();
+    int width = 0, height = 0;
+    glfwGetFramebufferSize(window, &width, &height);
+    glViewport(0, 0, width, height);
+    glClearColor(0.08f, 0.08f, 0.09f, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    if (options.screenshot && rendered >= frames_before_shot) {
+      if (Status s = write_screenshot(*options.screenshot, layout_json(state, drawn, width, height),
+                                      width, height);
+          !s) {
+        err << "view: " << s.error().message << "\n";
+        status = 3;
+      } else {
+        out << "screenshot: " << options.screenshot->string() << " (" << width << "x" << height
+            << ")\n";
+      }
+      break;
+    }
+    glfwSwapBuffers(window);
+  }
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(window);
+  glfwTerminate();
+  return status;
+}
+
+}  // namespace gpuoverlap::viewer

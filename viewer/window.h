@@ -1,0 +1,33 @@
+// The viewer's window: GLFW, OpenGL 3 and Dear ImGui (Debian's libimgui-dev, whose libimgui.a
+// carries the GLFW and OpenGL 3 backends). A thin layer: what it shows comes from scene.h and
+// layout/timeline_layout.h; this file only draws it and turns input into view changes.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "analysis/results.h"
+
+namespace gpuoverlap::viewer {
+
+struct ViewOptions {
+  std::filesystem::path results;   // a results folder (with run.json) or one scenario's folder
+  std::optional<std::string> scenario;  // the scenario shown first; default: the first
+  std::optional<std::uint32_t> frame;   // the frame shown first; default: the medians
+  std::optional<Clock> clock;           // default: ts where the scenario has it, else poll
+  int width_px = 1400, height_px = 860;
+  // Render this many frames, write the window to a PNG (and, beside it, FILE.layout.json: the
+  // bars, lanes and arrows drawn, in the PNG's pixels) and exit.
+  std::optional<std::filesystem::path> screenshot;
+  std::uint32_t exit_after_frames = 0;  // with screenshot: frames rendered first (default 3)
+};
+
+// The exit status, as the command line's: 0; 2 when the results, the scenario, the frame or
+// the clock asked for cannot be used, or there is no display (one line says so); 3 when the
+// screenshot cannot be written.
+int run_viewer(const ViewOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace gpuoverlap::viewer
