@@ -13,6 +13,7 @@ packages=(
   libshaderc-dev glslang-dev
   directx-headers-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libfmt-dev
   libgtest-dev libgmock-dev libfccp-dev
+  libimgui-dev libglfw3-dev libgl-dev libpng-dev xvfb xauth libgl1-mesa-dri libglx-mesa0
   python3 python3-matplotlib python3-pandas python3-pytest
   ${EXTRA_PACKAGES:-}
 )
