@@ -38,7 +38,7 @@ struct DependencyEdge {
 };
 
 struct TimelineInput {
-  std::vector<QueueLane> queues;         // in the scenario's order
+  std::vector<QueueLane> queues;          // in the scenario's order
   std::vector<WorkloadTiming> workloads;  // in the scenario's order
   std::vector<DependencyEdge> dependencies;
 };
@@ -66,7 +66,7 @@ struct LaneBox {
 };
 
 struct Bar {
-  Rect rect;              // clipped to the visible time range
+  Rect rect;  // clipped to the visible time range
   std::size_t workload = 0;
   std::string label;      // "name 12.3 us"; empty when it does not fit in the bar
   bool graphics = false;  // drawn differently from dispatches

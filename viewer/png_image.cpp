@@ -2,7 +2,6 @@
 
 #include <png.h>
 
-
 namespace gpuoverlap::viewer {
 
 Status write_png(const std::filesystem::path& path, const RgbaImage& image) {

@@ -14,18 +14,24 @@ namespace {
 
 std::optional<double> start_of(const LoadedRecord& r, Clock clock) {
   switch (clock) {
-    case Clock::poll: return r.poll_start_us;
-    case Clock::ts: return r.ts_start_us;
-    case Clock::clk: return r.clk_start_us;
+    case Clock::poll:
+      return r.poll_start_us;
+    case Clock::ts:
+      return r.ts_start_us;
+    case Clock::clk:
+      return r.clk_start_us;
   }
   return std::nullopt;
 }
 
 std::optional<double> end_of(const LoadedRecord& r, Clock clock) {
   switch (clock) {
-    case Clock::poll: return r.poll_end_us;
-    case Clock::ts: return r.ts_end_us;
-    case Clock::clk: return r.clk_end_us;
+    case Clock::poll:
+      return r.poll_end_us;
+    case Clock::ts:
+      return r.ts_end_us;
+    case Clock::clk:
+      return r.clk_end_us;
   }
   return std::nullopt;
 }
@@ -76,9 +82,9 @@ layout::TimelineInput timeline_input(const LoadedScenario& scenario, Clock clock
                                      std::optional<std::uint32_t> frame) {
   layout::TimelineInput input;
   // Lanes: meta.json's queues (untrusted: anything missing reads "?"), else the records'.
-  const nlohmann::json queues =
-      scenario.meta.is_object() ? scenario.meta.value("queues", nlohmann::json::array())
-                                : nlohmann::json::array();
+  const nlohmann::json queues = scenario.meta.is_object()
+                                    ? scenario.meta.value("queues", nlohmann::json::array())
+                                    : nlohmann::json::array();
   if (queues.is_array())
     for (const nlohmann::json& q : queues) {
       if (!q.is_object() || !q.contains("name") || !q["name"].is_string()) continue;
@@ -162,9 +168,9 @@ std::vector<std::string> device_lines(const nlohmann::json& meta) {
   if (queues.is_array())
     for (const nlohmann::json& q : queues)
       out.push_back(fmt::format("queue {}: {} on family {} index {}, priority {} (requested {})",
-                                text_of(q, "name"), upper(text_of(q, "type")),
-                                text_of(q, "family"), text_of(q, "queue_index"),
-                                text_of(q, "priority_granted"), text_of(q, "priority_requested")));
+                                text_of(q, "name"), upper(text_of(q, "type")), text_of(q, "family"),
+                                text_of(q, "queue_index"), text_of(q, "priority_granted"),
+                                text_of(q, "priority_requested")));
   return out;
 }
 

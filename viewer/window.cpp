@@ -3,16 +3,16 @@
 #define GLFW_INCLUDE_NONE
 #include <GL/gl.h>
 #include <GLFW/glfw3.h>
+#include <backends/imgui_impl_glfw.h>  // ImGui's own backends (libimgui-dev), not ours
+#include <backends/imgui_impl_opengl3.h>
 #include <fmt/format.h>
+#include <imgui.h>
 
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include <backends/imgui_impl_glfw.h>  // ImGui's own backends (libimgui-dev), not ours
-#include <backends/imgui_impl_opengl3.h>
 #include "core/atomic_file.h"
-#include <imgui.h>
 #include "timeline/statistics.h"
 #include "viewer/png_image.h"
 #include "viewer/scene.h"
@@ -46,10 +46,11 @@ void select_scenario(ViewState& state, std::size_t index, std::optional<Clock> c
   const LoadedScenario& s = state.run.scenarios[index];
   state.frames = frame_numbers(s);
   state.clocks = available_clocks(s);
-  const bool has_ts = std::find(state.clocks.begin(), state.clocks.end(), Clock::ts) !=
-                      state.clocks.end();
+  const bool has_ts =
+      std::find(state.clocks.begin(), state.clocks.end(), Clock::ts) != state.clocks.end();
   state.clock = clock ? *clock : has_ts ? Clock::ts : Clock::poll;
-  state.frame_index = std::min(state.frame_index, std::max(0, static_cast<int>(state.frames.size()) - 1));
+  state.frame_index =
+      std::min(state.frame_index, std::max(0, static_cast<int>(state.frames.size()) - 1));
   state.device = device_lines(s.meta);
   state.fit_pending = true;
 }
@@ -99,7 +100,8 @@ layout::TimelineLayout draw_timeline(ViewState& state, float height_px) {
   }
   if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left)) {
     const double span = state.view.end_us - state.view.begin_us;
-    const double shift = -ImGui::GetIO().MouseDelta.x / (state.view.width_px - state.view.label_width_px) * span;
+    const double shift =
+        -ImGui::GetIO().MouseDelta.x / (state.view.width_px - state.view.label_width_px) * span;
     state.view.begin_us += shift;
     state.view.end_us += shift;
   }
@@ -109,12 +111,14 @@ layout::TimelineLayout draw_timeline(ViewState& state, float height_px) {
   draw->AddRectFilled(origin, ImVec2(origin.x + width, origin.y + canvas_height), rgba(24, 26, 30));
   draw->PushClipRect(origin, ImVec2(origin.x + width, origin.y + canvas_height), true);
   for (const layout::LaneBox& lane : layout.lanes) {
-    const ImU32 fill = lane.queue_header ? rgba(48, 52, 60) : (lane.index % 2 ? rgba(32, 34, 40) : rgba(28, 30, 35));
+    const ImU32 fill = lane.queue_header ? rgba(48, 52, 60)
+                                         : (lane.index % 2 ? rgba(32, 34, 40) : rgba(28, 30, 35));
     draw->AddRectFilled(at(lane.rect.x0, lane.rect.y0), at(lane.rect.x1, lane.rect.y1), fill);
     draw->AddText(at(lane.rect.x0 + 4, lane.rect.y0 + 3), rgba(220, 220, 220), lane.label.c_str());
   }
   for (const layout::Tick& tick : layout.ticks) {
-    draw->AddLine(at(tick.x, state.view.axis_height_px - 4), at(tick.x, layout.height_px), rgba(70, 74, 82));
+    draw->AddLine(at(tick.x, state.view.axis_height_px - 4), at(tick.x, layout.height_px),
+                  rgba(70, 74, 82));
     draw->AddText(at(tick.x + 2, 2), rgba(200, 200, 200), tick.label.c_str());
   }
   for (const layout::Whisker& w : layout.whiskers) {
@@ -124,9 +128,11 @@ layout::TimelineLayout draw_timeline(ViewState& state, float height_px) {
   }
   for (const layout::Bar& bar : layout.bars) {
     const int* rgb = bar.graphics ? kGraphicsRgb : kComputeRgb;
-    draw->AddRectFilled(at(bar.rect.x0, bar.rect.y0), at(bar.rect.x1, bar.rect.y1), rgba(rgb[0], rgb[1], rgb[2]));
-    if (bar.flagged)
-      draw->AddRect(at(bar.rect.x0, bar.rect.y0), at(bar.rect.x1, bar.rect.y1), rgba(230, 40, 40), 0, 0, 2.0f);
+    draw->AddRectFilled(at(bar.rect.x0, bar.rect.y0), at(bar.rect.x1, bar.rect.y1),
+                        rgba(rgb[0], rgb[1], rgb[2]));
+    if (bar.flagged)  // outside the bar, so its fill stays the kind's colour
+      draw->AddRect(at(bar.rect.x0 - 2, bar.rect.y0 - 2), at(bar.rect.x1 + 2, bar.rect.y1 + 2),
+                    rgba(230, 40, 40), 0, 0, 2.0f);
     if (!bar.label.empty())
       draw->AddText(at(bar.rect.x0 + 3, bar.rect.y0 + 2), rgba(255, 255, 255), bar.label.c_str());
   }
@@ -136,8 +142,10 @@ layout::TimelineLayout draw_timeline(ViewState& state, float height_px) {
       const double length = std::hypot(arrow.x1 - arrow.x0, arrow.y1 - arrow.y0);
       for (double d = 0; d < length; d += 8) {
         const double a = d / length, b = std::min(1.0, (d + 4) / length);
-        draw->AddLine(at(arrow.x0 + (arrow.x1 - arrow.x0) * a, arrow.y0 + (arrow.y1 - arrow.y0) * a),
-                      at(arrow.x0 + (arrow.x1 - arrow.x0) * b, arrow.y0 + (arrow.y1 - arrow.y0) * b), color, 1.5f);
+        draw->AddLine(
+            at(arrow.x0 + (arrow.x1 - arrow.x0) * a, arrow.y0 + (arrow.y1 - arrow.y0) * a),
+            at(arrow.x0 + (arrow.x1 - arrow.x0) * b, arrow.y0 + (arrow.y1 - arrow.y0) * b), color,
+            1.5f);
       }
     } else {
       draw->AddLine(at(arrow.x0, arrow.y0), at(arrow.x1, arrow.y1), color, 1.5f);
@@ -147,10 +155,12 @@ layout::TimelineLayout draw_timeline(ViewState& state, float height_px) {
   draw->PopClipRect();
   // Into window pixels, for the sidecar.
   for (layout::LaneBox& lane : layout.lanes) {
-    lane.rect.x0 += origin.x, lane.rect.x1 += origin.x, lane.rect.y0 += origin.y, lane.rect.y1 += origin.y;
+    lane.rect.x0 += origin.x, lane.rect.x1 += origin.x, lane.rect.y0 += origin.y,
+        lane.rect.y1 += origin.y;
   }
   for (layout::Bar& bar : layout.bars) {
-    bar.rect.x0 += origin.x, bar.rect.x1 += origin.x, bar.rect.y0 += origin.y, bar.rect.y1 += origin.y;
+    bar.rect.x0 += origin.x, bar.rect.x1 += origin.x, bar.rect.y0 += origin.y,
+        bar.rect.y1 += origin.y;
   }
   for (layout::Arrow& a : layout.arrows) {
     a.x0 += origin.x, a.x1 += origin.x, a.y0 += origin.y, a.y1 += origin.y;
@@ -217,7 +227,8 @@ layout::TimelineLayout draw_ui(ViewState& state) {
   if (!state.frames.empty()) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(300);
-    if (ImGui::SliderInt("frame", &state.frame_index, 0, static_cast<int>(state.frames.size()) - 1)) {
+    if (ImGui::SliderInt("frame", &state.frame_index, 0,
+                         static_cast<int>(state.frames.size()) - 1)) {
       state.medians = false;
       changed = true;
     }
@@ -232,9 +243,11 @@ layout::TimelineLayout draw_ui(ViewState& state) {
   std::vector<float> history;
   for (const FrameSpan& span : state.spans) history.push_back(static_cast<float>(span.span_us));
   if (!history.empty())
-    ImGui::PlotLines("##history", history.data(), static_cast<int>(history.size()), 0,
-                     fmt::format("frame span on {} (us), {} frames", to_string(state.clock), history.size()).c_str(),
-                     0.0f, FLT_MAX, ImVec2(ImGui::GetContentRegionAvail().x, 60));
+    ImGui::PlotLines(
+        "##history", history.data(), static_cast<int>(history.size()), 0,
+        fmt::format("frame span on {} (us), {} frames", to_string(state.clock), history.size())
+            .c_str(),
+        0.0f, FLT_MAX, ImVec2(ImGui::GetContentRegionAvail().x, 60));
   layout::TimelineLayout drawn = draw_timeline(state, 240);
   if (ImGui::CollapsingHeader("dependency gaps", ImGuiTreeNodeFlags_DefaultOpen)) draw_gaps(state);
   ImGui::EndChild();
@@ -261,21 +274,22 @@ nlohmann::json layout_json(const ViewState& state, const layout::TimelineLayout&
                       {"to", {a.x1, a.y1}},
                       {"split", a.split}});
   const LoadedScenario& s = state.run.scenarios[state.scenario];
-  return {{"scenario", s.name},
-          {"clock", to_string(state.clock)},
-          {"frame", state.medians || state.frames.empty()
-                        ? nlohmann::json(nullptr)
-                        : nlohmann::json(state.frames[static_cast<std::size_t>(state.frame_index)])},
-          {"width", width},
-          {"height", height},
-          {"view_us", {state.view.begin_us, state.view.end_us}},
-          {"lanes", lanes},
-          {"bars", bars},
-          {"arrows", arrows}};
+  return {
+      {"scenario", s.name},
+      {"clock", to_string(state.clock)},
+      {"frame", state.medians || state.frames.empty()
+                    ? nlohmann::json(nullptr)
+                    : nlohmann::json(state.frames[static_cast<std::size_t>(state.frame_index)])},
+      {"width", width},
+      {"height", height},
+      {"view_us", {state.view.begin_us, state.view.end_us}},
+      {"lanes", lanes},
+      {"bars", bars},
+      {"arrows", arrows}};
 }
 
-Status write_screenshot(const std::filesystem::path& path, const nlohmann::json& sidecar,
-                        int width, int height) {
+Status write_screenshot(const std::filesystem::path& path, const nlohmann::json& sidecar, int width,
+                        int height) {
   RgbaImage image;
   image.width = width;
   image.height = height;
@@ -308,8 +322,9 @@ int run_viewer(const ViewOptions& options, std::ostream& out, std::ostream& err)
   }
   std::size_t first = 0;
   if (options.scenario) {
-    const auto it = std::find_if(state.run.scenarios.begin(), state.run.scenarios.end(),
-                                 [&](const LoadedScenario& s) { return s.name == *options.scenario; });
+    const auto it =
+        std::find_if(state.run.scenarios.begin(), state.run.scenarios.end(),
+                     [&](const LoadedScenario& s) { return s.name == *options.scenario; });
     if (it == state.run.scenarios.end()) {
       err << "view: no scenario '" << *options.scenario << "' in " << options.results.string()
           << "; it has:";
@@ -346,9 +361,9 @@ int run_viewer(const ViewOptions& options, std::ostream& out, std::ostream& err)
   }
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
-  GLFWwindow* window = glfwCreateWindow(options.width_px, options.height_px,
-                                        ("gpuoverlap view " + options.results.string()).c_str(),
-                                        nullptr, nullptr);
+  GLFWwindow* window =
+      glfwCreateWindow(options.width_px, options.height_px,
+                       ("gpuoverlap view " + options.results.string()).c_str(), nullptr, nullptr);
   if (!window) {
     err << "view: no OpenGL 3 window (" << glfw_error << ")\n";
     glfwTerminate();

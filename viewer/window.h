@@ -14,7 +14,7 @@
 namespace gpuoverlap::viewer {
 
 struct ViewOptions {
-  std::filesystem::path results;   // a results folder (with run.json) or one scenario's folder
+  std::filesystem::path results;        // a results folder (with run.json) or one scenario's folder
   std::optional<std::string> scenario;  // the scenario shown first; default: the first
   std::optional<std::uint32_t> frame;   // the frame shown first; default: the medians
   std::optional<Clock> clock;           // default: ts where the scenario has it, else poll

@@ -69,6 +69,18 @@ inline void expect_tools_read_every_scenario(const std::filesystem::path& run) {
     EXPECT_TRUE(fs::exists(run / (*it)[1].str())) << (*it)[1].str();
   EXPECT_GE(links, names.size());
 
+  // The viewer opens the whole folder (every scenario read) and draws its first and last.
+  for (const std::string& name : {index["scenarios"].front()["name"].get<std::string>(),
+                                  index["scenarios"].back()["name"].get<std::string>()}) {
+    const fs::path shot = run / "view.png";
+    const auto view = run_gpuoverlap_on_display("view " + run.string() + " --scenario '" + name +
+                                                "' --screenshot " + shot.string());
+    ASSERT_EQ(view.exit_code, 0) << view.output;
+    EXPECT_EQ(read_json_file(shot.string() + ".layout.json")["scenario"], name);
+    fs::remove(shot);
+    fs::remove(shot.string() + ".layout.json");
+  }
+
   const fs::path copy = run.string() + "-copy";
   fs::remove_all(copy);
   fs::copy(run, copy, fs::copy_options::recursive);

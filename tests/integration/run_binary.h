@@ -3,6 +3,7 @@
 #pragma once
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <string>
@@ -28,6 +29,24 @@ inline CommandResult run_command(const std::string& command_line) {
 
 inline CommandResult run_gpuoverlap(const std::string& arguments) {
   return run_command(std::string(GPUOVERLAP_BINARY) + " " + arguments);
+}
+
+// gpuoverlap under a virtual display (xvfb-run, Debian's xvfb), for `view`. Each call starts its
+// search for a free display number at one of its own (from the process id and a counter), so
+// tests running in parallel do not race for the same number.
+// Should two still meet, xvfb-run says "Xvfb failed to start" and the call is made again, from
+// another number.
+inline CommandResult run_gpuoverlap_on_display(const std::string& arguments) {
+  static int calls = 0;
+  CommandResult result;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const int start = 100 + static_cast<int>(getpid() % 400) * 8 + (calls++ % 8) + attempt * 3200;
+    result =
+        run_command("xvfb-run -a -n " + std::to_string(start) + " -s '-screen 0 1600x1000x24' " +
+                    std::string(GPUOVERLAP_BINARY) + " " + arguments);
+    if (result.output.find("Xvfb failed to start") == std::string::npos) break;
+  }
+  return result;
 }
 
 }  // namespace gpuoverlap

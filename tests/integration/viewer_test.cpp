@@ -1,0 +1,161 @@
+// The viewer for real: `gpuoverlap view` under Xvfb (Mesa's OpenGL) on results lavapipe wrote.
+// The screenshot must show a bar for each workload where records.csv puts it, in its lane, in
+// the colour of its kind; the sidecar (FILE.layout.json) says where each was drawn, and the PNG
+// is checked at those places.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "analysis/csv_table.h"
+#include "results_tools.h"
+#include "run_binary.h"
+#include "timeline/export.h"
+#include "viewer/png_image.h"
+
+namespace gpuoverlap {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path temp_dir(const std::string& name) {
+  return fs::temp_directory_path() / ("gpuoverlap-view-" + std::to_string(getpid()) + "-" + name);
+}
+
+// One run of `default` (graphics and compute on two queues), shared by the tests below.
+class Viewer : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    out_ = new fs::path(temp_dir("results"));
+    fs::remove_all(*out_);
+    const auto r = run_gpuoverlap("run default --frames 4 --warmup 1 --out " + out_->string());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(*out_);
+    delete out_;
+  }
+  static fs::path* out_;
+};
+fs::path* Viewer::out_ = nullptr;
+
+bool same_rgb(const std::uint8_t* pixel, int r, int g, int b) {
+  return pixel[0] == r && pixel[1] == g && pixel[2] == b;
+}
+
+TEST_F(Viewer, AScreenshotShowsEachWorkloadsBarWhereItsRecordsPutIt) {
+  const fs::path shot = temp_dir("frame2.png");
+  const auto r = run_gpuoverlap_on_display("view " + out_->string() +
+                                           " --scenario default --frame 2 --clock poll "
+                                           "--screenshot " +
+                                           shot.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("screenshot: " + shot.string()), std::string::npos) << r.output;
+  const auto image = viewer::read_png(shot);
+  ASSERT_TRUE(image.ok()) << image.error().message;
+  const auto layout = read_json_file(shot.string() + ".layout.json");
+  EXPECT_EQ(layout["frame"], 2);
+  EXPECT_EQ(layout["clock"], "poll");
+  EXPECT_EQ(layout["width"], image->width);
+  EXPECT_EQ(layout["height"], image->height);
+
+  // What records.csv says of frame 2.
+  const auto records = read_csv((*out_ / "default" / "records.csv").string(), kRecordColumns);
+  std::map<std::string, std::pair<double, double>> span;
+  std::map<std::string, std::string> kind, queue;
+  std::size_t dependencies = 0;
+  for (std::size_t i = 0; i < records.rows.size(); ++i) {
+    if (records.at(i, "frame") != "2" || records.at(i, "status") != "ok") continue;
+    const std::string name = records.at(i, "workload");
+    span[name] = {*records.number(i, "poll_start_us"), *records.number(i, "poll_end_us")};
+    kind[name] = records.at(i, "kind");
+    queue[name] = records.at(i, "queue");
+    if (!records.at(i, "depends_on").empty())
+      dependencies += static_cast<std::size_t>(
+          std::count(records.at(i, "depends_on").begin(), records.at(i, "depends_on").end(), ';') +
+          1);
+  }
+  ASSERT_GE(span.size(), 2u);
+
+  std::map<std::string, nlohmann::json> bars;
+  for (const auto& bar : layout["bars"]) bars[bar["workload"].get<std::string>()] = bar;
+  ASSERT_EQ(bars.size(), span.size()) << "a bar per workload of the frame";
+  std::map<std::string, nlohmann::json> lanes;
+  for (const auto& lane : layout["lanes"]) lanes[lane["label"].get<std::string>()] = lane;
+  std::size_t coloured = 0;
+  for (const auto& [name, times] : span) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(bars.count(name));
+    const auto& rect = bars[name]["rect"];
+    const double x0 = rect[0], y0 = rect[1], x1 = rect[2], y1 = rect[3];
+    ASSERT_TRUE(lanes.count(name)) << "the workload has a lane";
+    EXPECT_GE(y0, lanes[name]["rect"][1].get<double>());
+    EXPECT_LE(y1, lanes[name]["rect"][3].get<double>());
+    // The PNG has the kind's colour inside the bar, clear of its label (top left). A bar
+    // narrower than 6 px (lavapipe's poll clock can make a workload look instant) has no
+    // inside to look at; the frame has others.
+    if (x1 - x0 < 6) continue;
+    const int px = static_cast<int>(x1) - 2, py = static_cast<int>(y1) - 2;
+    ASSERT_TRUE(px > 0 && py > 0 && px < image->width && py < image->height);
+    if (kind[name] == "graphics")
+      EXPECT_TRUE(same_rgb(image->at(px, py), 235, 150, 50)) << "graphics bar colour";
+    else
+      EXPECT_TRUE(same_rgb(image->at(px, py), 70, 130, 220)) << "compute bar colour";
+    ++coloured;
+  }
+  EXPECT_GE(coloured, span.size() / 2) << "most bars are wide enough to see their colour";
+  // One linear map from time to pixels for every bar: fitted on the earliest start and the
+  // latest end, it must put every bar's edges where its times say (within rounding).
+  std::string first = span.begin()->first, last = first;
+  for (const auto& [name, times] : span) {
+    if (times.first < span[first].first) first = name;
+    if (times.second > span[last].second) last = name;
+  }
+  const double t0 = span[first].first, t1 = span[last].second;
+  const double px0 = bars[first]["rect"][0], px1 = bars[last]["rect"][2];
+  ASSERT_GT(t1, t0);
+  const double px_per_us = (px1 - px0) / (t1 - t0);
+  for (const auto& [name, times] : span) {
+    EXPECT_NEAR(bars[name]["rect"][0].get<double>(), px0 + (times.first - t0) * px_per_us, 1.5)
+        << name << " start";
+    EXPECT_NEAR(bars[name]["rect"][2].get<double>(), px0 + (times.second - t0) * px_per_us, 1.5)
+        << name << " end";
+  }
+  // Every queue has a header lane; every dependency an arrow.
+  for (const auto& [name, q] : queue) {
+    bool found = false;
+    for (const auto& lane : layout["lanes"])
+      found = found || (lane["queue_header"].get<bool>() &&
+                        lane["label"].get<std::string>().starts_with(q + " ("));
+    EXPECT_TRUE(found) << q;
+  }
+  EXPECT_EQ(layout["arrows"].size(), dependencies);
+  fs::remove(shot);
+  fs::remove(shot.string() + ".layout.json");
+}
+
+TEST_F(Viewer, WithoutADisplayItSaysSoInOneLineAndExitsTwo) {
+  const auto r = run_command("env -u DISPLAY -u WAYLAND_DISPLAY " + std::string(GPUOVERLAP_BINARY) +
+                             " view " + out_->string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("view: no display"), std::string::npos) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+}
+
+TEST_F(Viewer, WhatCannotBeShownIsRefusedBeforeAnyWindow) {
+  // No display is needed to refuse: these never reach the window.
+  const std::string view = "env -u DISPLAY " + std::string(GPUOVERLAP_BINARY) + " view ";
+  for (const auto& [arguments, message] : std::vector<std::pair<std::string, std::string>>{
+           {out_->string() + " --scenario nope", "no scenario 'nope'"},
+           {out_->string() + " --frame 99", "has no frame 99"},
+           {(*out_ / "missing").string(), "missing"},
+           {out_->string() + " --clock sun", "--clock"}}) {
+    const auto r = run_command(view + arguments);
+    EXPECT_EQ(r.exit_code, 2) << arguments << ": " << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << arguments << ": " << r.output;
+  }
+}
+
+}  // namespace
+}  // namespace gpuoverlap

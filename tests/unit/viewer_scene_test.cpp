@@ -1,0 +1,98 @@
+// What the viewer shows of a scenario (viewer/scene.h), from results in memory.
+#include <gtest/gtest.h>
+
+#include "viewer/scene.h"
+
+namespace gpuoverlap::viewer {
+namespace {
+
+LoadedScenario three_frames() {
+  LoadedScenario s;
+  s.name = "demo";
+  s.workloads = {"A", "B"};
+  s.meta = nlohmann::json::parse(R"({
+    "device": {"api": "Vulkan", "name": "NVIDIA H100", "driver_name": "NVIDIA",
+               "driver_info": "580.159.04"},
+    "queues": [{"name": "direct", "type": "direct", "family": 0, "queue_index": 0,
+                "priority_requested": "normal", "priority_granted": "normal"},
+               {"name": "async", "type": "compute", "family": 2, "queue_index": 0,
+                "priority_requested": "high", "priority_granted": "high"}]})");
+  for (std::uint32_t f = 0; f < 3; ++f) {
+    LoadedRecord a;
+    a.frame = f, a.workload = "A", a.queue = "direct", a.queue_type = "direct", a.kind = "compute",
+    a.status = "ok";
+    a.poll_start_us = 10.0 * f, a.poll_end_us = 10.0 * f + 100;
+    a.ts_start_us = 1.0, a.ts_end_us = 90.0;
+    LoadedRecord b = a;
+    b.workload = "B", b.queue = "async", b.queue_type = "compute", b.kind = "graphics";
+    b.depends_on = "A", b.barrier = "split-event";
+    b.poll_start_us = 100.0 + 10 * f, b.poll_end_us = 200.0 + 10 * f;
+    b.ts_start_us.reset(), b.ts_end_us.reset();
+    if (f == 1) b.flags = "start:poll-ts";
+    s.records.push_back(a);
+    s.records.push_back(b);
+  }
+  LoadedRecord lost;  // a timed-out frame: listed, never drawn
+  lost.frame = 3, lost.workload = "A", lost.queue = "direct", lost.status = "timeout";
+  lost.poll_start_us = 5000.0, lost.poll_end_us = 9000.0;
+  s.records.push_back(lost);
+  return s;
+}
+
+TEST(ViewerScene, OneFrameIsDrawnFromItsRecordsWithLanesFromMeta) {
+  const LoadedScenario s = three_frames();
+  EXPECT_EQ(frame_numbers(s), (std::vector<std::uint32_t>{0, 1, 2, 3}));
+  const layout::TimelineInput in = timeline_input(s, Clock::poll, 1);
+  ASSERT_EQ(in.queues.size(), 2u);
+  EXPECT_EQ(in.queues[0].label, "direct (DIRECT)");
+  EXPECT_EQ(in.queues[1].label, "async (COMPUTE, high)") << "a granted priority is shown";
+  ASSERT_EQ(in.workloads.size(), 2u);
+  EXPECT_EQ(*in.workloads[0].start_us, 10);
+  EXPECT_EQ(*in.workloads[0].end_us, 110);
+  EXPECT_EQ(in.workloads[1].queue, "async");
+  EXPECT_TRUE(in.workloads[1].graphics);
+  EXPECT_TRUE(in.workloads[1].flagged);
+  EXPECT_FALSE(in.workloads[0].flagged);
+  // Whiskers over every ok frame: the timed-out frame's 9000 us is not among them.
+  EXPECT_NEAR(*in.workloads[0].whisker_start_us, 1, 1e-9) << "p5 of 0, 10, 20";
+  EXPECT_LT(*in.workloads[0].whisker_end_us, 200);
+  ASSERT_EQ(in.dependencies.size(), 1u) << "one edge however many frames name it";
+  EXPECT_EQ(in.dependencies[0].producer, "A");
+  EXPECT_EQ(in.dependencies[0].consumer, "B");
+  EXPECT_EQ(in.dependencies[0].barrier, "split-event");
+}
+
+TEST(ViewerScene, TheMediansAndEachClockComeFromTheOkRecords) {
+  const LoadedScenario s = three_frames();
+  const layout::TimelineInput medians = timeline_input(s, Clock::poll, std::nullopt);
+  EXPECT_EQ(*medians.workloads[0].start_us, 10);
+  EXPECT_EQ(*medians.workloads[1].end_us, 210);
+  const layout::TimelineInput ts = timeline_input(s, Clock::ts, 0);
+  EXPECT_EQ(*ts.workloads[0].end_us, 90);
+  EXPECT_FALSE(ts.workloads[1].start_us) << "B has no timestamps: a lane, no bar";
+  EXPECT_EQ(available_clocks(s), (std::vector<Clock>{Clock::poll, Clock::ts}));
+  const std::vector<FrameSpan> spans = frame_spans(s, Clock::poll);
+  ASSERT_EQ(spans.size(), 3u) << "the timed-out frame has no span";
+  EXPECT_EQ(spans[2].frame, 2u);
+  EXPECT_EQ(spans[2].span_us, 220 - 20);
+}
+
+TEST(ViewerScene, DeviceLinesNameTheDeviceDriverAndEachQueuesPriority) {
+  const auto lines = device_lines(three_frames().meta);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0], "Vulkan on NVIDIA H100 (driver NVIDIA 580.159.04)");
+  EXPECT_EQ(lines[2], "queue async: COMPUTE on family 2 index 0, priority high (requested high)");
+  // meta.json is untrusted: a wrong shape reads "?", never throws.
+  for (const char* text : {"null", "[]", R"({"device": 3, "queues": {"x": 1}})",
+                           R"({"queues": [null, 5, {"name": 7}]})"}) {
+    const auto hostile = device_lines(nlohmann::json::parse(text));
+    EXPECT_FALSE(hostile.empty()) << text;
+    LoadedScenario s = three_frames();
+    s.meta = nlohmann::json::parse(text);
+    EXPECT_EQ(timeline_input(s, Clock::poll, 0).queues.size(), 2u)
+        << text << ": lanes from the records";
+  }
+}
+
+}  // namespace
+}  // namespace gpuoverlap::viewer
