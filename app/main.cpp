@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <iostream>
+#include <sstream>
 
 #include "analysis/compare.h"
 #include "analysis/report.h"
@@ -856,7 +857,14 @@ int main(int argc, char** argv) {
       options.exit_after_frames = view_exit_after;
       options.width_px = view_width;
       options.height_px = view_height;
-      return viewer::run_viewer(options, std::cout, std::cerr);
+      // Its messages quote untrusted names (run.json's, the command line's): escaped, as
+      // every other command's.
+      std::ostringstream messages;
+      const int status = viewer::run_viewer(options, std::cout, messages);
+      std::istringstream lines(messages.str());
+      for (std::string line; std::getline(lines, line);)
+        std::cerr << escape_control_characters(line) << "\n";
+      return status;
 #else
       return fail("view: this build has no viewer (Dear ImGui is not packaged for mingw-w64)",
                   kExitEnvironment);
