@@ -866,6 +866,7 @@ int main(int argc, char** argv) {
         std::cerr << escape_control_characters(line) << "\n";
       return status;
 #else
+      (void)view_scenario_option, (void)view_frame_option, (void)view_clock_option;
       return fail("view: this build has no viewer (Dear ImGui is not packaged for mingw-w64)",
                   kExitEnvironment);
 #endif

@@ -347,3 +347,10 @@ def test_compare_reads_linux_results_as_linux_does(linux_results):
     assert ours.returncode == theirs.returncode, ours.stderr + theirs.stderr
     assert ours.returncode in (0, 1), ours.stderr + theirs.stderr
     assert lines(ours.stdout) == lines(theirs.stdout)
+
+
+def test_the_viewer_is_not_in_the_windows_build_and_says_so(linux_results):
+    ours = windows('view', windows_path(linux_results / 'a'))
+    assert ours.returncode == 3, ours.stderr
+    assert 'this build has no viewer' in ours.stderr
+    assert len(lines(ours.stderr.strip())) == 1, ours.stderr
