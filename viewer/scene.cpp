@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include "analysis/csv_table.h"
+#include "analysis/verdict.h"
 #include "timeline/statistics.h"
 
 namespace gpuoverlap::viewer {
@@ -155,6 +157,64 @@ std::vector<FrameSpan> frame_spans(const LoadedScenario& scenario, Clock clock) 
   std::vector<FrameSpan> out;
   for (const auto& [frame, span] : spans) out.push_back({frame, span.second - span.first});
   return out;
+}
+
+std::vector<OverlapCell> overlap_matrix(const LoadedScenario& scenario, Clock clock) {
+  // Each workload's span per frame, ok records only.
+  std::map<std::string, std::map<std::uint32_t, std::pair<double, double>>> spans;
+  for (const LoadedRecord& r : scenario.records) {
+    if (r.status != "ok") continue;
+    const auto start = start_of(r, clock), end = end_of(r, clock);
+    if (start && end) spans[r.workload][r.frame] = {*start, *end};
+  }
+  std::vector<OverlapCell> out;
+  for (std::size_t i = 0; i < scenario.workloads.size(); ++i)
+    for (std::size_t j = i + 1; j < scenario.workloads.size(); ++j) {
+      OverlapCell cell{scenario.workloads[i], scenario.workloads[j], 0, 0, 0};
+      std::vector<double> overlaps;
+      const auto& a = spans[cell.a];
+      const auto& b = spans[cell.b];
+      for (const auto& [frame, span_a] : a) {
+        const auto it = b.find(frame);
+        if (it == b.end()) continue;
+        ++cell.frames;
+        const double overlap =
+            std::min(span_a.second, it->second.second) - std::max(span_a.first, it->second.first);
+        if (overlap > 0) overlaps.push_back(overlap);
+      }
+      cell.overlapped = overlaps.size();
+      if (!overlaps.empty()) cell.overlap_p50_us = *percentile(overlaps, 50);
+      out.push_back(std::move(cell));
+    }
+  return out;
+}
+
+Result<std::optional<StudyVerdictTable>> study_verdict(const std::filesystem::path& root,
+                                                       const LoadedScenario& scenario) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::path top = fs::weakly_canonical(root, error);
+  for (fs::path dir = fs::weakly_canonical(scenario.directory, error);; dir = dir.parent_path()) {
+    const fs::path file = dir / "verdict.csv";
+    if (fs::is_regular_file(file, error)) {
+      StudyVerdictTable table;
+      table.file = file;
+      try {
+        const auto csv = read_csv(file.string(), kVerdictColumns, true);
+        for (std::size_t r = 0; r < csv.rows.size(); ++r)
+          table.rows.push_back({csv.at(r, "condition"), csv.at(r, "metric"), csv.at(r, "ratio_p50"),
+                                csv.at(r, "ci_low"), csv.at(r, "ci_high"), csv.at(r, "tail_excess"),
+                                csv.at(r, "verdict"), csv.at(r, "pairing")});
+      } catch (const std::exception& e) {
+        return make_error(file.string() + ": " + e.what());
+      }
+      return std::optional<StudyVerdictTable>(std::move(table));
+    }
+    if (dir == top || !dir.has_relative_path() || dir.parent_path() == dir) break;
+    // Never above the folder opened: a scenario folder outside it (a link) stops the search.
+    if (std::mismatch(top.begin(), top.end(), dir.begin(), dir.end()).first != top.end()) break;
+  }
+  return std::optional<StudyVerdictTable>();
 }
 
 std::vector<std::string> device_lines(const nlohmann::json& meta) {

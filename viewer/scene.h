@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,5 +39,28 @@ std::vector<std::string> device_lines(const nlohmann::json& meta);
 
 // The clocks this scenario has a value on in any ok record, in the order poll, ts, clk.
 std::vector<Clock> available_clocks(const LoadedScenario& scenario);
+
+// The overlap matrix: for each pair of workloads (a before b in the scenario's order) on
+// `clock`, the ok frames that had both, in how many of them their spans overlapped, and the
+// median overlap over those (µs; 0 when none did).
+struct OverlapCell {
+  std::string a, b;
+  std::size_t frames = 0, overlapped = 0;
+  double overlap_p50_us = 0;
+};
+std::vector<OverlapCell> overlap_matrix(const LoadedScenario& scenario, Clock clock);
+
+// The verdict of the study a scenario belongs to: the nearest verdict.csv in the scenario's
+// folder or above it, not above `root` (the folder the viewer opened). nullopt: the scenario is
+// in no study. An unreadable verdict.csv is an Error naming it.
+struct VerdictRowText {
+  std::string condition, metric, ratio_p50, ci_low, ci_high, tail_excess, verdict, pairing;
+};
+struct StudyVerdictTable {
+  std::filesystem::path file;
+  std::vector<VerdictRowText> rows;
+};
+Result<std::optional<StudyVerdictTable>> study_verdict(const std::filesystem::path& root,
+                                                       const LoadedScenario& scenario);
 
 }  // namespace gpuoverlap::viewer

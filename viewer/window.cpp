@@ -39,6 +39,9 @@ struct ViewState {
   bool fit_pending = true;
   std::vector<FrameSpan> spans;
   std::vector<std::string> device;
+  std::vector<OverlapCell> overlap;
+  std::optional<StudyVerdictTable> verdict;
+  std::string verdict_error;  // an unreadable verdict.csv, shown where the table would be
 };
 
 void select_scenario(ViewState& state, std::size_t index, std::optional<Clock> clock) {
@@ -62,6 +65,13 @@ void rebuild(ViewState& state) {
     frame = state.frames[static_cast<std::size_t>(state.frame_index)];
   state.input = timeline_input(s, state.clock, frame);
   state.spans = frame_spans(s, state.clock);
+  state.overlap = overlap_matrix(s, state.clock);
+  state.verdict.reset();
+  state.verdict_error.clear();
+  if (auto verdict = study_verdict(state.run.directory, s); !verdict)
+    state.verdict_error = verdict.error().message;
+  else
+    state.verdict = std::move(*verdict);
   if (state.fit_pending) {
     const double width = state.view.width_px;
     state.view = layout::fit(state.input, state.view);
@@ -191,6 +201,63 @@ void draw_gaps(const ViewState& state) {
   ImGui::EndTable();
 }
 
+void draw_overlap(const ViewState& state) {
+  if (!ImGui::BeginTable("overlap", 5, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg)) return;
+  for (const char* column : {"workload", "workload", "frames", "overlapped", "overlap p50 (us)"})
+    ImGui::TableSetupColumn(column);
+  ImGui::TableHeadersRow();
+  for (const OverlapCell& cell : state.overlap) {
+    ImGui::TableNextRow();
+    if (cell.overlapped > 0)  // pairs that ran at once stand out
+      ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, rgba(40, 90, 50));
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(cell.a.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(cell.b.c_str());
+    ImGui::TableNextColumn();
+    ImGui::Text("%zu", cell.frames);
+    ImGui::TableNextColumn();
+    ImGui::Text("%zu", cell.overlapped);
+    ImGui::TableNextColumn();
+    ImGui::Text("%.1f", cell.overlap_p50_us);
+  }
+  ImGui::EndTable();
+}
+
+void draw_verdict(const ViewState& state) {
+  if (!state.verdict_error.empty()) {
+    ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", state.verdict_error.c_str());
+    return;
+  }
+  if (!state.verdict) return;
+  ImGui::TextUnformatted(state.verdict->file.string().c_str());
+  if (!ImGui::BeginTable("verdict", 6, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg)) return;
+  for (const char* column :
+       {"condition", "metric", "median ratio [bounds]", "tail excess", "verdict", "pairing"})
+    ImGui::TableSetupColumn(column);
+  ImGui::TableHeadersRow();
+  for (const VerdictRowText& row : state.verdict->rows) {
+    ImGui::TableNextRow();
+    if (row.verdict == "intrusive")
+      ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, rgba(110, 40, 40));
+    else if (row.verdict == "non-intrusive")
+      ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, rgba(40, 90, 50));
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(row.condition.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(row.metric.c_str());
+    ImGui::TableNextColumn();
+    ImGui::Text("%s [%s, %s]", row.ratio_p50.c_str(), row.ci_low.c_str(), row.ci_high.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(row.tail_excess.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(row.verdict.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(row.pairing.c_str());
+  }
+  ImGui::EndTable();
+}
+
 // One frame of the UI; returns the timeline as drawn.
 layout::TimelineLayout draw_ui(ViewState& state) {
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
@@ -250,6 +317,11 @@ layout::TimelineLayout draw_ui(ViewState& state) {
         0.0f, FLT_MAX, ImVec2(ImGui::GetContentRegionAvail().x, 60));
   layout::TimelineLayout drawn = draw_timeline(state, 240);
   if (ImGui::CollapsingHeader("dependency gaps", ImGuiTreeNodeFlags_DefaultOpen)) draw_gaps(state);
+  if (ImGui::CollapsingHeader("overlap matrix", ImGuiTreeNodeFlags_DefaultOpen))
+    draw_overlap(state);
+  if ((state.verdict || !state.verdict_error.empty()) &&
+      ImGui::CollapsingHeader("study verdict", ImGuiTreeNodeFlags_DefaultOpen))
+    draw_verdict(state);
   ImGui::EndChild();
   ImGui::End();
   return drawn;
@@ -273,6 +345,14 @@ nlohmann::json layout_json(const ViewState& state, const layout::TimelineLayout&
                       {"from", {a.x0, a.y0}},
                       {"to", {a.x1, a.y1}},
                       {"split", a.split}});
+  nlohmann::json overlap = nlohmann::json::array();
+  for (const OverlapCell& c : state.overlap)
+    overlap.push_back({{"a", c.a}, {"b", c.b}, {"frames", c.frames}, {"overlapped", c.overlapped}});
+  nlohmann::json verdict = nullptr;
+  if (state.verdict)
+    verdict = {{"file", state.verdict->file.string()}, {"rows", state.verdict->rows.size()}};
+  else if (!state.verdict_error.empty())
+    verdict = {{"error", state.verdict_error}};
   const LoadedScenario& s = state.run.scenarios[state.scenario];
   return {
       {"scenario", s.name},
@@ -285,7 +365,9 @@ nlohmann::json layout_json(const ViewState& state, const layout::TimelineLayout&
       {"view_us", {state.view.begin_us, state.view.end_us}},
       {"lanes", lanes},
       {"bars", bars},
-      {"arrows", arrows}};
+      {"arrows", arrows},
+      {"overlap", overlap},
+      {"verdict", verdict}};
 }
 
 Status write_screenshot(const std::filesystem::path& path, const nlohmann::json& sidecar, int width,

@@ -761,6 +761,13 @@ alternate_frames = 6
   for (std::size_t f = 0; f < base.rows.size(); ++f) EXPECT_EQ(base.at(f, "bg_held"), "0");
   expect_tools_read_every_scenario(out);
   EXPECT_TRUE(fs::exists(out / "plots" / "alternating" / "verdict.png"));
+  // The viewer shows a study's scenario with the study's verdict, every row of it.
+  const fs::path shot = dir / "managed.png";
+  const auto view = run_gpuoverlap_on_display(
+      "view " + out.string() + " --scenario alternating/managed --screenshot " + shot.string());
+  ASSERT_EQ(view.exit_code, 0) << view.output;
+  const auto drawn = read_json(shot.string() + ".layout.json");
+  EXPECT_EQ(drawn["verdict"]["rows"], verdict.rows.size());
   fs::remove_all(dir);
 }
 

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <set>
+#include <sstream>
 
 #include "analysis/csv_table.h"
 #include "results_tools.h"
@@ -131,6 +133,23 @@ TEST_F(Viewer, AScreenshotShowsEachWorkloadsBarWhereItsRecordsPutIt) {
     EXPECT_TRUE(found) << q;
   }
   EXPECT_EQ(layout["arrows"].size(), dependencies);
+  // The overlap matrix: every pair once, and dependent work never overlapping.
+  const std::size_t workloads = span.size();
+  EXPECT_EQ(layout["overlap"].size(), workloads * (workloads - 1) / 2);
+  std::set<std::pair<std::string, std::string>> dependent;
+  for (std::size_t i = 0; i < records.rows.size(); ++i)
+    if (records.at(i, "frame") == "0") {
+      std::stringstream producers(records.at(i, "depends_on"));
+      for (std::string producer; std::getline(producers, producer, ';');)
+        dependent.insert({producer, records.at(i, "workload")});
+    }
+  for (const auto& cell : layout["overlap"]) {
+    const std::pair<std::string, std::string> pair{cell["a"], cell["b"]};
+    if (dependent.count(pair)) {
+      EXPECT_EQ(cell["overlapped"], 0) << pair.first << " -> " << pair.second;
+    }
+  }
+  EXPECT_TRUE(layout["verdict"].is_null()) << "default is in no study";
   fs::remove(shot);
   fs::remove(shot.string() + ".layout.json");
 }

@@ -1,6 +1,12 @@
 // What the viewer shows of a scenario (viewer/scene.h), from results in memory.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "analysis/verdict.h"
 #include "viewer/scene.h"
 
 namespace gpuoverlap::viewer {
@@ -92,6 +98,63 @@ TEST(ViewerScene, DeviceLinesNameTheDeviceDriverAndEachQueuesPriority) {
     EXPECT_EQ(timeline_input(s, Clock::poll, 0).queues.size(), 2u)
         << text << ": lanes from the records";
   }
+}
+
+TEST(ViewerScene, TheOverlapMatrixCountsFramesWhoseSpansIntersect) {
+  LoadedScenario s = three_frames();
+  // On the poll clock A runs 10f..10f+100 and B 100+10f..200+10f: they touch, never overlap.
+  auto cells = overlap_matrix(s, Clock::poll);
+  ASSERT_EQ(cells.size(), 1u);
+  EXPECT_EQ(cells[0].a, "A");
+  EXPECT_EQ(cells[0].b, "B");
+  EXPECT_EQ(cells[0].frames, 3u) << "the timed-out frame is not counted";
+  EXPECT_EQ(cells[0].overlapped, 0u);
+  for (LoadedRecord& r : s.records)
+    if (r.workload == "B" && r.frame != 0) *r.poll_start_us -= 30;  // 30 us over A's end
+  cells = overlap_matrix(s, Clock::poll);
+  EXPECT_EQ(cells[0].overlapped, 2u);
+  EXPECT_DOUBLE_EQ(cells[0].overlap_p50_us, 30);
+  EXPECT_EQ(overlap_matrix(s, Clock::ts)[0].frames, 0u) << "B has no timestamps";
+}
+
+TEST(ViewerScene, AStudysVerdictIsFoundAboveItsScenarioAndNeverAboveTheFolderOpened) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("viewer-scene-" + std::to_string(getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "study" / "managed" / "round-1");
+  LoadedScenario s = three_frames();
+  s.directory = root / "study" / "managed" / "round-1";
+  auto none = study_verdict(root, s);
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_FALSE(*none) << "no verdict.csv: not a study";
+  std::string header, row;
+  const std::map<std::string_view, std::string> values = {
+      {"condition", "managed"}, {"metric", "cpu_frame_us"}, {"ratio_p50", "1.01"},
+      {"ci_low", "0.99"},       {"ci_high", "1.03"},        {"verdict", "non-intrusive"},
+      {"pairing", "round"}};
+  for (std::string_view c : kVerdictColumns) {
+    header += (header.empty() ? "" : ",") + std::string(c);
+    row += (row.empty() && c == kVerdictColumns.front() ? "" : ",") +
+           (values.count(c) ? values.at(c) : "0");
+  }
+  std::ofstream(root / "study" / "verdict.csv") << header << "\n" << row << "\n";
+  auto found = study_verdict(root, s);
+  ASSERT_TRUE(found.ok()) << found.error().message;
+  ASSERT_TRUE(*found);
+  EXPECT_EQ((*found)->file, root / "study" / "verdict.csv");
+  ASSERT_EQ((*found)->rows.size(), 1u);
+  EXPECT_EQ((*found)->rows[0].verdict, "non-intrusive");
+  EXPECT_EQ((*found)->rows[0].ci_low, "0.99");
+  // Opened at the study's condition, the study's verdict above it is not looked at.
+  auto below = study_verdict(root / "study" / "managed", s);
+  ASSERT_TRUE(below.ok());
+  EXPECT_FALSE(*below);
+  // An unreadable verdict.csv is an error naming it.
+  std::ofstream(root / "study" / "verdict.csv") << "condition,what\nx,y\n";
+  auto broken = study_verdict(root, s);
+  ASSERT_FALSE(broken.ok());
+  EXPECT_NE(broken.error().message.find("verdict.csv"), std::string::npos);
+  fs::remove_all(root);
 }
 
 }  // namespace
