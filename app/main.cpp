@@ -6,11 +6,15 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <functional>
 #include <iostream>
+#include <span>
 #include <sstream>
+#include <thread>
 
 #include "analysis/compare.h"
 #include "analysis/report.h"
@@ -32,6 +36,7 @@
 #include "scenarios/suite_estimate.h"
 #include "selftest/selftest.h"
 #if GPUOVERLAP_HAS_VIEWER
+#include "viewer/live_feed.h"
 #include "viewer/window.h"
 #endif
 
@@ -311,6 +316,14 @@ struct RunArguments {
   std::optional<double> duration_ms, target_ms;
   bool full_size = false;  // no smaller defaults on a CPU device
   bool replace = false;    // an existing results folder at --out is emptied first
+  // --live: the viewer watches the run (command_run_live sets these; RunSettings::on_frame).
+  bool live = false;
+  std::string live_screenshot;
+  std::uint32_t live_exit_after_frames = 0;
+  std::function<void(const Scenario&, const FrameRecord&, std::span<const WorkloadFrameRecord>)>
+      on_frame;
+  std::function<bool()> stop_requested;  // besides an interrupt: the live window was closed
+  std::function<void(const nlohmann::json& device)> on_device;
 };
 
 // --load-process, --duration-ms and --target-ms on every preemption scenario, checked again.
@@ -465,6 +478,14 @@ int command_run(const RunArguments& args, const std::string& command_line) {
       args.stamp_memory == "cached" ? StampMemory::cached : StampMemory::uncached;
   options.agreement = {args.flag_tolerance_us, args.flag_tolerance_pct / 100.0};
   options.run.should_stop = interrupt_requested;
+  if (args.stop_requested)
+    options.run.should_stop = [stop = args.stop_requested] {
+      return interrupt_requested() || stop();
+    };
+  options.run.on_frame = args.on_frame;
+  if (args.on_device)
+    args.on_device(
+        {{"api", (*api)->name()}, {"name", (*api)->devices()[chosen->index].candidate.name}});
   install_interrupt_handler();
   options.show_progress = isatty(STDERR_FILENO) != 0;
   options.command_line = command_line;
@@ -497,6 +518,47 @@ int command_run(const RunArguments& args, const std::string& command_line) {
     status = fail(outcome.failure->message, kExitFailed);
   }
   return finish(*executor, status);
+}
+
+// run --live: the run on a thread of its own, the viewer's window on this one (GLFW wants the
+// main thread). The window takes each measured frame from a LiveFeed; closing it stops the run
+// after the current frame. The run's results are written as without --live.
+int command_run_live(RunArguments args, const std::string& command_line) {
+#if GPUOVERLAP_HAS_VIEWER
+  std::string why;
+  if (!viewer::display_available(why))
+    return fail("run --live: no display (" + why +
+                    "); the viewer needs one: set DISPLAY, or run under xvfb-run (run without "
+                    "--live needs none)",
+                kExitBadInput);
+  viewer::LiveFeed feed;
+  std::atomic<bool> window_closed{false};
+  args.on_frame = [&feed](const Scenario& s, const FrameRecord& f,
+                          std::span<const WorkloadFrameRecord> r) { feed.add_frame(s, f, r); };
+  args.stop_requested = [&window_closed] { return window_closed.load(); };
+  args.on_device = [&feed](const nlohmann::json& device) { feed.set_device(device); };
+  int run_status = kExitEnvironment;
+  std::thread runner([&] {
+    run_status = command_run(args, command_line);
+    feed.finish(run_status);
+  });
+  viewer::ViewOptions options;
+  options.live = &feed;
+  if (!args.live_screenshot.empty()) options.screenshot = args.live_screenshot;
+  options.exit_after_frames = args.live_exit_after_frames;
+  std::ostringstream messages;
+  const int view_status = viewer::run_viewer(options, std::cout, messages);
+  window_closed = true;
+  runner.join();
+  std::istringstream lines(messages.str());
+  for (std::string line; std::getline(lines, line);)
+    std::cerr << escape_control_characters(line) << "\n";
+  return run_status != kExitOk ? run_status : view_status;
+#else
+  (void)args, (void)command_line;
+  return fail("run --live: this build has no viewer (Dear ImGui is not packaged for mingw-w64)",
+              kExitEnvironment);
+#endif
 }
 
 int command_selftest(const std::string& device_name, SelftestOptions options, bool replace) {
@@ -711,6 +773,18 @@ int main(int argc, char** argv) {
   run->add_option("--flag-tolerance-pct", run_args.flag_tolerance_pct,
                   "Relative part of the flag tolerance, percent of the duration (default 1)")
       ->check(CLI::Range(0.0, 1000.0));
+  auto* live_flag = run->add_flag(
+      "--live", run_args.live,
+      "Watch the run in the viewer: each measured frame as it completes (docs/viewer.md); "
+      "closing the window stops the run after the current frame. Needs a display");
+  run->add_option("--screenshot", run_args.live_screenshot,
+                  "With --live: once the run has ended, write the window to this PNG (and "
+                  "FILE.layout.json) and exit")
+      ->needs(live_flag);
+  run->add_option("--exit-after-frames", run_args.live_exit_after_frames,
+                  "With --screenshot: window frames rendered after the run ended (default 3)")
+      ->needs(live_flag)
+      ->check(CLI::Range(1u, 100000u));
 
   std::string selftest_device;
   SelftestOptions selftest_options;
@@ -831,7 +905,9 @@ int main(int argc, char** argv) {
     if (devices->parsed()) return command_devices(devices_json);
     if (app.got_subcommand("list")) return command_list();
     if (validate->parsed()) return command_validate(validate_items, validate_explain);
-    if (run->parsed()) return command_run(run_args, command_line);
+    if (run->parsed())
+      return run_args.live ? command_run_live(run_args, command_line)
+                           : command_run(run_args, command_line);
     if (selftest->parsed()) {
       selftest_options.out_directory = selftest_out;
       return command_selftest(selftest_device, selftest_options, selftest_replace);

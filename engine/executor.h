@@ -6,6 +6,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,9 +66,17 @@ struct RunSettings {
   // Polled between frames; true stops the scenario after the current frame, keeping what
   // was measured (ScenarioTimeline::failure says "interrupted").
   std::function<bool()> should_stop;
+  // Called after each measured frame of a frame scenario, from the thread running it, with the
+  // frame's records (one per workload) as they will be written: the narrow interface through
+  // which `run --live` watches a run. It delays the next frame by as long as it takes, so it
+  // must only hand the data on. Empty: not called. Not called for preemption scenarios.
+  std::function<void(const Scenario& scenario, const FrameRecord& frame,
+                     std::span<const WorkloadFrameRecord> records)>
+      on_frame;
 };
 
-// RunSettings as JSON (all but should_stop), how a run's settings reach the load process of
+// RunSettings as JSON (all but should_stop and on_frame), how a run's settings reach the load
+// process of
 // --load-process: one struct from the command line to the backend, in either process.
 nlohmann::json to_json(const RunSettings& settings);
 // Every key required and range-checked (the load process's command line is input too).

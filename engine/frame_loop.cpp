@@ -351,6 +351,9 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
         timeline.records.push_back(r);
       }
       timeline.frames.push_back(frame_record);
+      if (settings.on_frame)
+        settings.on_frame(scenario, frame_record,
+                          std::span<const WorkloadFrameRecord>(timeline.records).last(slots));
     }
     if (waited.status == GpuStatus::device_lost || waited.status == GpuStatus::failed) {
       timeline.failure =

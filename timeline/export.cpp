@@ -13,8 +13,6 @@
 
 namespace gpuoverlap {
 
-namespace {
-
 std::string dependency_names(const Scenario& s, const WorkloadSpec& w) {
   std::string names;
   for (const auto& d : w.depends_on) {
@@ -33,8 +31,6 @@ std::string barrier_names(const WorkloadSpec& w) {
   }
   return names;
 }
-
-}  // namespace
 
 std::string csv_line(const std::string_view* fields, std::size_t count) {
   std::string line;

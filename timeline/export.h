@@ -63,6 +63,13 @@ struct SummaryRow {
 
 std::vector<SummaryRow> summarize(const Scenario& scenario, const ScenarioTimeline& timeline);
 
+struct WorkloadSpec;
+
+// records.csv's depends_on and barrier columns of a workload: its producers' names, and their
+// barriers' labels ("none" without any), ';'-separated in the order of its dependencies.
+std::string dependency_names(const Scenario& scenario, const WorkloadSpec& workload);
+std::string barrier_names(const WorkloadSpec& workload);
+
 // CSV text; quoting per RFC 4180 where a field needs it.
 std::string records_csv(const Scenario& scenario, const ScenarioTimeline& timeline);
 std::string summary_csv(const Scenario& scenario, const std::vector<SummaryRow>& rows);

@@ -14,6 +14,7 @@
 
 #include "core/atomic_file.h"
 #include "timeline/statistics.h"
+#include "viewer/live_feed.h"
 #include "viewer/png_image.h"
 #include "viewer/scene.h"
 
@@ -41,6 +42,9 @@ struct ViewState {
   std::vector<std::string> device;
   std::vector<OverlapCell> overlap;
   std::optional<StudyVerdictTable> verdict;
+  bool follow = true;         // live: show the newest frame as it arrives
+  bool auto_fit = true;       // live, following: fit each new frame until the user zooms or pans
+  std::string live_status;    // live: frames so far, running or ended
   std::string verdict_error;  // an unreadable verdict.csv, shown where the table would be
 };
 
@@ -66,18 +70,47 @@ void rebuild(ViewState& state) {
   state.input = timeline_input(s, state.clock, frame);
   state.spans = frame_spans(s, state.clock);
   state.overlap = overlap_matrix(s, state.clock);
-  state.verdict.reset();
-  state.verdict_error.clear();
-  if (auto verdict = study_verdict(state.run.directory, s); !verdict)
-    state.verdict_error = verdict.error().message;
-  else
-    state.verdict = std::move(*verdict);
   if (state.fit_pending) {
     const double width = state.view.width_px;
     state.view = layout::fit(state.input, state.view);
     state.view.width_px = width;
     state.fit_pending = false;
   }
+  state.verdict.reset();
+  state.verdict_error.clear();
+  if (s.directory.empty()) return;  // live: no folder, no study verdict yet
+  if (auto verdict = study_verdict(state.run.directory, s); !verdict)
+    state.verdict_error = verdict.error().message;
+  else
+    state.verdict = std::move(*verdict);
+}
+
+// Live: takes the feed's newest snapshot, keeping the scenario shown (or, following, moving
+// to the newest scenario and its newest frame).
+void take_snapshot(ViewState& state, const LiveFeed& feed, std::uint64_t& version,
+                   std::optional<Clock> clock) {
+  auto snapshot = feed.snapshot(version);
+  if (!snapshot) return;
+  const std::string shown =
+      state.run.scenarios.empty() ? "" : state.run.scenarios[state.scenario].name;
+  state.run = std::move(*snapshot);
+  state.live_status = fmt::format("live: {} frames measured, {}", feed.frames(),
+                                  feed.finished() ? "the run has ended" : "running");
+  if (state.run.scenarios.empty()) return;
+  std::size_t index = state.run.scenarios.size() - 1;
+  if (!state.follow)
+    for (std::size_t i = 0; i < state.run.scenarios.size(); ++i)
+      if (state.run.scenarios[i].name == shown) index = i;
+  const bool moved = state.run.scenarios[index].name != shown;
+  const Clock keep = state.clock;
+  const bool fit = state.fit_pending;
+  select_scenario(state, index, moved ? clock : std::optional<Clock>(keep));
+  state.fit_pending = fit || moved || (state.follow && state.auto_fit);
+  if (state.follow && !state.frames.empty()) {
+    state.medians = false;
+    state.frame_index = static_cast<int>(state.frames.size()) - 1;
+  }
+  rebuild(state);
 }
 
 ImU32 rgba(int r, int g, int b, int a = 255) { return IM_COL32(r, g, b, a); }
@@ -104,11 +137,13 @@ layout::TimelineLayout draw_timeline(ViewState& state, float height_px) {
       const double span = state.view.end_us - state.view.begin_us;
       const double at = state.view.begin_us + (mouse_x - axis0) / (axis1 - axis0) * span;
       const double factor = std::pow(0.8, wheel);
+      state.auto_fit = false;
       state.view.begin_us = at - (at - state.view.begin_us) * factor;
       state.view.end_us = at + (state.view.end_us - at) * factor;
     }
   }
   if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left)) {
+    state.auto_fit = false;
     const double span = state.view.end_us - state.view.begin_us;
     const double shift =
         -ImGui::GetIO().MouseDelta.x / (state.view.width_px - state.view.label_width_px) * span;
@@ -267,7 +302,18 @@ layout::TimelineLayout draw_ui(ViewState& state) {
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                    ImGuiWindowFlags_NoBringToFrontOnFocus);
   for (const std::string& line : state.device) ImGui::TextUnformatted(line.c_str());
+  if (!state.live_status.empty()) {
+    ImGui::TextUnformatted(state.live_status.c_str());
+    ImGui::SameLine();
+    if (ImGui::Checkbox("follow the newest frame", &state.follow) && state.follow)
+      state.medians = false;
+  }
   ImGui::Separator();
+  if (state.run.scenarios.empty()) {  // live, before the first measured frame
+    ImGui::TextUnformatted("waiting for the first measured frame");
+    ImGui::End();
+    return {};
+  }
   bool changed = false;
   ImGui::BeginChild("scenarios", ImVec2(260, 0), true);
   for (std::size_t i = 0; i < state.run.scenarios.size(); ++i)
@@ -297,12 +343,14 @@ layout::TimelineLayout draw_ui(ViewState& state) {
     if (ImGui::SliderInt("frame", &state.frame_index, 0,
                          static_cast<int>(state.frames.size()) - 1)) {
       state.medians = false;
+      state.follow = false;
       changed = true;
     }
   }
   ImGui::SameLine();
   if (ImGui::Button("fit")) {
     state.fit_pending = true;
+    state.auto_fit = true;
     changed = true;
   }
   if (changed) rebuild(state);
@@ -388,15 +436,13 @@ Status write_screenshot(const std::filesystem::path& path, const nlohmann::json&
   return write_file_atomically(path.string() + ".layout.json", sidecar.dump(2) + "\n");
 }
 
-}  // namespace
-
-int run_viewer(const ViewOptions& options, std::ostream& out, std::ostream& err) {
+// A results folder, checked against what the command line asked to see first.
+int load_folder(const ViewOptions& options, ViewState& state, std::ostream& err) {
   auto loaded = load_results(options.results);
   if (!loaded) {
     err << "view: " << loaded.error().message << "\n";
     return 2;
   }
-  ViewState state;
   state.run = std::move(*loaded);
   if (state.run.scenarios.empty()) {
     err << "view: " << options.results.string() << " holds no scenario results\n";
@@ -434,6 +480,26 @@ int run_viewer(const ViewOptions& options, std::ostream& out, std::ostream& err)
     state.frame_index = static_cast<int>(it - state.frames.begin());
     state.medians = false;
   }
+  state.follow = false;
+  return 0;
+}
+
+}  // namespace
+
+bool display_available(std::string& why) {
+  glfwSetErrorCallback(on_glfw_error);
+  if (!glfwInit()) {
+    why = glfw_error;
+    return false;
+  }
+  glfwTerminate();
+  return true;
+}
+
+int run_viewer(const ViewOptions& options, std::ostream& out, std::ostream& err) {
+  ViewState state;
+  if (!options.live)
+    if (const int status = load_folder(options, state, err); status != 0) return status;
 
   glfwSetErrorCallback(on_glfw_error);
   if (!glfwInit()) {
@@ -443,9 +509,10 @@ int run_viewer(const ViewOptions& options, std::ostream& out, std::ostream& err)
   }
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
+  const std::string title = options.live ? std::string("gpuoverlap run --live")
+                                         : "gpuoverlap view " + options.results.string();
   GLFWwindow* window =
-      glfwCreateWindow(options.width_px, options.height_px,
-                       ("gpuoverlap view " + options.results.string()).c_str(), nullptr, nullptr);
+      glfwCreateWindow(options.width_px, options.height_px, title.c_str(), nullptr, nullptr);
   if (!window) {
     err << "view: no OpenGL 3 window (" << glfw_error << ")\n";
     glfwTerminate();
@@ -460,12 +527,20 @@ int run_viewer(const ViewOptions& options, std::ostream& out, std::ostream& err)
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 130");
 
-  rebuild(state);
+  if (!state.run.scenarios.empty()) rebuild(state);
+  std::uint64_t live_version = 0;
+  // Live with a screenshot: frames rendered since the run ended (it is taken after).
+  std::uint32_t rendered_after_end = 0;
   const std::uint32_t frames_before_shot =
       options.exit_after_frames ? options.exit_after_frames : 3;
   int status = 0;
   for (std::uint32_t rendered = 1; !glfwWindowShouldClose(window); ++rendered) {
     glfwPollEvents();
+    if (options.live) {
+      const bool ended = options.live->finished();  // before the snapshot: it then has it all
+      take_snapshot(state, *options.live, live_version, options.clock);
+      if (ended) ++rendered_after_end;
+    }
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
@@ -477,10 +552,15 @@ int run_viewer(const ViewOptions& options, std::ostream& out, std::ostream& err)
     glClearColor(0.08f, 0.08f, 0.09f, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    if (options.screenshot && rendered >= frames_before_shot) {
-      if (Status s = write_screenshot(*options.screenshot, layout_json(state, drawn, width, height),
-                                      width, height);
-          !s) {
+    const bool ready =
+        options.live ? rendered_after_end >= frames_before_shot : rendered >= frames_before_shot;
+    if (options.screenshot && ready) {
+      if (state.run.scenarios.empty()) {
+        err << "view: the run measured no frame to show\n";
+        status = 3;
+      } else if (Status s = write_screenshot(
+                     *options.screenshot, layout_json(state, drawn, width, height), width, height);
+                 !s) {
         err << "view: " << s.error().message << "\n";
         status = 3;
       } else {

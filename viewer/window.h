@@ -13,6 +13,8 @@
 
 namespace gpuoverlap::viewer {
 
+class LiveFeed;
+
 struct ViewOptions {
   std::filesystem::path results;        // a results folder (with run.json) or one scenario's folder
   std::optional<std::string> scenario;  // the scenario shown first; default: the first
@@ -23,7 +25,13 @@ struct ViewOptions {
   // bars, lanes and arrows drawn, in the PNG's pixels) and exit.
   std::optional<std::filesystem::path> screenshot;
   std::uint32_t exit_after_frames = 0;  // with screenshot: frames rendered first (default 3)
+  // `run --live`: the frames come from this feed as the run measures them, not from
+  // `results` (unused then). With a screenshot, it is taken after the run has ended.
+  const LiveFeed* live = nullptr;
 };
+
+// Whether a window can be opened; `why` says why not. For `run --live`, before the run starts.
+bool display_available(std::string& why);
 
 // The exit status, as the command line's: 0; 2 when the results, the scenario, the frame or
 // the clock asked for cannot be used, or there is no display (one line says so); 3 when the

@@ -46,31 +46,30 @@ bool same_rgb(const std::uint8_t* pixel, int r, int g, int b) {
   return pixel[0] == r && pixel[1] == g && pixel[2] == b;
 }
 
-TEST_F(Viewer, AScreenshotShowsEachWorkloadsBarWhereItsRecordsPutIt) {
-  const fs::path shot = temp_dir("frame2.png");
-  const auto r = run_gpuoverlap_on_display("view " + out_->string() +
-                                           " --scenario default --frame 2 --clock poll "
-                                           "--screenshot " +
-                                           shot.string());
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("screenshot: " + shot.string()), std::string::npos) << r.output;
+// The screenshot `shot` (and its layout sidecar) against records.csv of `scenario_dir`: a bar
+// per workload of the frame shown where its records put it on the clock shown, in its lane and
+// its kind's colour; a header per queue; an arrow per dependency; the overlap matrix with
+// dependent work never overlapping.
+void expect_screenshot_matches_records(const fs::path& shot, const fs::path& scenario_dir) {
   const auto image = viewer::read_png(shot);
   ASSERT_TRUE(image.ok()) << image.error().message;
   const auto layout = read_json_file(shot.string() + ".layout.json");
-  EXPECT_EQ(layout["frame"], 2);
-  EXPECT_EQ(layout["clock"], "poll");
   EXPECT_EQ(layout["width"], image->width);
   EXPECT_EQ(layout["height"], image->height);
+  ASSERT_TRUE(layout["frame"].is_number()) << "one frame is shown, not the medians";
+  const std::uint32_t frame = layout["frame"];
 
-  // What records.csv says of frame 2.
-  const auto records = read_csv((*out_ / "default" / "records.csv").string(), kRecordColumns);
+  // What records.csv says of that frame, on that clock.
+  const std::string clock = layout["clock"];
+  const auto records = read_csv((scenario_dir / "records.csv").string(), kRecordColumns);
   std::map<std::string, std::pair<double, double>> span;
   std::map<std::string, std::string> kind, queue;
   std::size_t dependencies = 0;
   for (std::size_t i = 0; i < records.rows.size(); ++i) {
-    if (records.at(i, "frame") != "2" || records.at(i, "status") != "ok") continue;
+    if (records.at(i, "frame") != std::to_string(frame) || records.at(i, "status") != "ok")
+      continue;
     const std::string name = records.at(i, "workload");
-    span[name] = {*records.number(i, "poll_start_us"), *records.number(i, "poll_end_us")};
+    span[name] = {*records.number(i, clock + "_start_us"), *records.number(i, clock + "_end_us")};
     kind[name] = records.at(i, "kind");
     queue[name] = records.at(i, "queue");
     if (!records.at(i, "depends_on").empty())
@@ -150,8 +149,56 @@ TEST_F(Viewer, AScreenshotShowsEachWorkloadsBarWhereItsRecordsPutIt) {
     }
   }
   EXPECT_TRUE(layout["verdict"].is_null()) << "default is in no study";
+}
+
+TEST_F(Viewer, AScreenshotShowsEachWorkloadsBarWhereItsRecordsPutIt) {
+  const fs::path shot = temp_dir("frame2.png");
+  const auto r = run_gpuoverlap_on_display("view " + out_->string() +
+                                           " --scenario default --frame 2 --clock poll "
+                                           "--screenshot " +
+                                           shot.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("screenshot: " + shot.string()), std::string::npos) << r.output;
+  const auto layout = read_json_file(shot.string() + ".layout.json");
+  EXPECT_EQ(layout["frame"], 2);
+  EXPECT_EQ(layout["clock"], "poll");
+  expect_screenshot_matches_records(shot, *out_ / "default");
   fs::remove(shot);
   fs::remove(shot.string() + ".layout.json");
+}
+
+// run --live: the window follows the run; once it has ended the screenshot shows its last
+// frame, as the results it wrote (the same as without --live) have it.
+TEST(ViewerLive, TheWindowShowsTheRunsLastFrameAsItsRecordsHaveIt) {
+  const fs::path out = temp_dir("live");
+  const fs::path shot = temp_dir("live.png");
+  fs::remove_all(out);
+  const auto r =
+      run_gpuoverlap_on_display("run default --frames 6 --warmup 1 --live --screenshot " +
+                                shot.string() + " --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto records = read_csv((out / "default" / "records.csv").string(), kRecordColumns);
+  EXPECT_EQ(records.rows.size(), 6u * 8) << "6 frames of default's 8 workloads";
+  const auto layout = read_json_file(shot.string() + ".layout.json");
+  EXPECT_EQ(layout["scenario"], "default");
+  EXPECT_EQ(layout["frame"], 5) << "following the newest frame";
+  expect_screenshot_matches_records(shot, out / "default");
+  fs::remove_all(out);
+  fs::remove(shot);
+  fs::remove(shot.string() + ".layout.json");
+}
+
+TEST(ViewerLive, WithoutADisplayNothingRuns) {
+  const fs::path out = temp_dir("live-nodisplay");
+  fs::remove_all(out);
+  const auto r = run_command("env -u DISPLAY -u WAYLAND_DISPLAY " + std::string(GPUOVERLAP_BINARY) +
+                             " run default --live --out " + out.string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("run --live: no display"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(out)) << "nothing ran";
+  const auto without = run_command("env -u DISPLAY " + std::string(GPUOVERLAP_BINARY) +
+                                   " run default --screenshot x.png --out " + out.string());
+  EXPECT_EQ(without.exit_code, 2) << "--screenshot needs --live: " << without.output;
 }
 
 TEST_F(Viewer, WithoutADisplayItSaysSoInOneLineAndExitsTwo) {

@@ -1,0 +1,86 @@
+#include "viewer/live_feed.h"
+
+#include <algorithm>
+
+#include "timeline/clock_agreement.h"
+#include "timeline/export.h"
+
+namespace gpuoverlap::viewer {
+
+LiveFeed::LiveFeed(nlohmann::json device) : device_(std::move(device)) {}
+
+void LiveFeed::set_device(const nlohmann::json& device) {
+  std::lock_guard lock(mutex_);
+  device_ = device;
+  for (LoadedScenario& s : run_.scenarios) s.meta["device"] = device;
+  ++version_;
+}
+
+void LiveFeed::add_frame(const Scenario& scenario, const FrameRecord& frame,
+                         std::span<const WorkloadFrameRecord> records) {
+  (void)frame;
+  std::lock_guard lock(mutex_);
+  auto it = std::find_if(run_.scenarios.begin(), run_.scenarios.end(),
+                         [&](const LoadedScenario& s) { return s.name == scenario.name; });
+  if (it == run_.scenarios.end()) {
+    LoadedScenario fresh;
+    fresh.name = scenario.name;
+    nlohmann::json queues = nlohmann::json::array();
+    for (const QueueSpec& q : scenario.queues)
+      queues.push_back({{"name", q.name},
+                        {"type", to_string(q.type)},
+                        {"priority_requested", to_string(q.priority)}});
+    fresh.meta = {{"device", device_}, {"queues", queues}};
+    for (const WorkloadSpec& w : scenario.workloads) fresh.workloads.push_back(w.name);
+    run_.scenarios.push_back(std::move(fresh));
+    it = run_.scenarios.end() - 1;
+  }
+  for (const WorkloadFrameRecord& r : records) {
+    if (r.workload >= scenario.workloads.size()) continue;
+    const WorkloadSpec& w = scenario.workloads[r.workload];
+    const QueueSpec& q = scenario.queues[w.queue];
+    LoadedRecord loaded;
+    loaded.frame = r.frame;
+    loaded.workload = w.name;
+    loaded.queue = q.name;
+    loaded.queue_type = std::string(to_string(q.type));
+    loaded.kind = std::string(to_string(w.kind));
+    loaded.depends_on = dependency_names(scenario, w);
+    loaded.barrier = barrier_names(w);
+    loaded.status = std::string(to_string(r.status));
+    loaded.poll_start_us = r.poll_start_us, loaded.poll_end_us = r.poll_end_us;
+    loaded.ts_start_us = r.ts_start_us, loaded.ts_end_us = r.ts_end_us;
+    loaded.clk_start_us = r.clk_start_us, loaded.clk_end_us = r.clk_end_us;
+    loaded.flags = disagreement_names(r.disagreements);
+    loaded.variant = r.variant;
+    it->records.push_back(std::move(loaded));
+  }
+  ++frames_;
+  ++version_;
+}
+
+void LiveFeed::finish(int exit_status) {
+  std::lock_guard lock(mutex_);
+  finished_ = true;
+  run_.run = {{"live", true}, {"exit_status", exit_status}};
+  ++version_;
+}
+
+std::optional<LoadedRun> LiveFeed::snapshot(std::uint64_t& version) const {
+  std::lock_guard lock(mutex_);
+  if (version == version_) return std::nullopt;
+  version = version_;
+  return run_;
+}
+
+bool LiveFeed::finished() const {
+  std::lock_guard lock(mutex_);
+  return finished_;
+}
+
+std::uint64_t LiveFeed::frames() const {
+  std::lock_guard lock(mutex_);
+  return frames_;
+}
+
+}  // namespace gpuoverlap::viewer
