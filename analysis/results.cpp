@@ -250,15 +250,19 @@ Result<LoadedRun> load_results(const std::filesystem::path& directory) {
   return run;
 }
 
+std::optional<double> start_on(const LoadedRecord& r, Clock clock) {
+  return clock == Clock::poll ? r.poll_start_us
+         : clock == Clock::ts ? r.ts_start_us
+                              : r.clk_start_us;
+}
+
+std::optional<double> end_on(const LoadedRecord& r, Clock clock) {
+  return clock == Clock::poll ? r.poll_end_us : clock == Clock::ts ? r.ts_end_us : r.clk_end_us;
+}
+
 std::vector<MetricSeries> metric_series(const LoadedScenario& s, Clock clock) {
-  auto start_of = [clock](const LoadedRecord& r) {
-    return clock == Clock::poll ? r.poll_start_us
-           : clock == Clock::ts ? r.ts_start_us
-                                : r.clk_start_us;
-  };
-  auto end_of = [clock](const LoadedRecord& r) {
-    return clock == Clock::poll ? r.poll_end_us : clock == Clock::ts ? r.ts_end_us : r.clk_end_us;
-  };
+  auto start_of = [clock](const LoadedRecord& r) { return start_on(r, clock); };
+  auto end_of = [clock](const LoadedRecord& r) { return end_on(r, clock); };
   std::map<std::pair<std::uint32_t, std::string>, const LoadedRecord*> by_frame;
   for (const LoadedRecord& r : s.records)
     if (r.status == "ok") by_frame[{r.frame, r.workload}] = &r;

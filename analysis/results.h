@@ -59,6 +59,10 @@ inline constexpr EnumNames<Clock, 3> kClockNames{
     {{Clock::poll, "poll"}, {Clock::ts, "ts"}, {Clock::clk, "clk"}}};
 std::string_view to_string(Clock clock);
 
+// A loaded record's start or end on one clock; nullopt where that clock has no value.
+std::optional<double> start_on(const LoadedRecord& record, Clock clock);
+std::optional<double> end_on(const LoadedRecord& record, Clock clock);
+
 // Per-frame values of one metric, over the frames with status ok that have the clock.
 struct MetricSeries {
   std::string workload;  // for a gap: the consumer

@@ -14,30 +14,6 @@ namespace gpuoverlap::viewer {
 
 namespace {
 
-std::optional<double> start_of(const LoadedRecord& r, Clock clock) {
-  switch (clock) {
-    case Clock::poll:
-      return r.poll_start_us;
-    case Clock::ts:
-      return r.ts_start_us;
-    case Clock::clk:
-      return r.clk_start_us;
-  }
-  return std::nullopt;
-}
-
-std::optional<double> end_of(const LoadedRecord& r, Clock clock) {
-  switch (clock) {
-    case Clock::poll:
-      return r.poll_end_us;
-    case Clock::ts:
-      return r.ts_end_us;
-    case Clock::clk:
-      return r.clk_end_us;
-  }
-  return std::nullopt;
-}
-
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
   std::size_t begin = 0;
@@ -73,7 +49,7 @@ std::vector<Clock> available_clocks(const LoadedScenario& scenario) {
   std::vector<Clock> out;
   for (Clock clock : {Clock::poll, Clock::ts, Clock::clk})
     for (const LoadedRecord& r : scenario.records)
-      if (r.status == "ok" && start_of(r, clock) && end_of(r, clock)) {
+      if (r.status == "ok" && start_on(r, clock) && end_on(r, clock)) {
         out.push_back(clock);
         break;
       }
@@ -121,7 +97,7 @@ layout::TimelineInput timeline_input(const LoadedScenario& scenario, Clock clock
         input.dependencies.push_back(
             {producers[p], r.workload, p < barriers.size() ? barriers[p] : ""});
     if (r.status != "ok") continue;
-    const auto start = start_of(r, clock), end = end_of(r, clock);
+    const auto start = start_on(r, clock), end = end_on(r, clock);
     if (start && end) {
       starts[it->second].push_back(*start);
       ends[it->second].push_back(*end);
@@ -148,7 +124,7 @@ std::vector<FrameSpan> frame_spans(const LoadedScenario& scenario, Clock clock) 
   std::map<std::uint32_t, std::pair<double, double>> spans;
   for (const LoadedRecord& r : scenario.records) {
     if (r.status != "ok") continue;
-    const auto start = start_of(r, clock), end = end_of(r, clock);
+    const auto start = start_on(r, clock), end = end_on(r, clock);
     if (!start || !end) continue;
     auto [it, fresh] = spans.try_emplace(r.frame, *start, *end);
     if (!fresh)
@@ -164,7 +140,7 @@ std::vector<OverlapCell> overlap_matrix(const LoadedScenario& scenario, Clock cl
   std::map<std::string, std::map<std::uint32_t, std::pair<double, double>>> spans;
   for (const LoadedRecord& r : scenario.records) {
     if (r.status != "ok") continue;
-    const auto start = start_of(r, clock), end = end_of(r, clock);
+    const auto start = start_on(r, clock), end = end_on(r, clock);
     if (start && end) spans[r.workload][r.frame] = {*start, *end};
   }
   std::vector<OverlapCell> out;
