@@ -863,7 +863,11 @@ int main(int argc, char** argv) {
       "Open the Dear ImGui viewer on a results folder: every frame of every scenario as a "
       "timeline per queue (bars, p5-p95 whiskers, dependency arrows), the frame-time history, "
       "the dependency gaps, the device and queue priorities. Needs a display (xvfb-run works)");
+  std::string view_candidate;
   view->add_option("results", view_dir, "Results directory written by gpuoverlap run")->required();
+  view->add_option("candidate", view_candidate,
+                   "A second results directory: shown below the first (A/B), with compare's "
+                   "table for the scenario shown");
   auto* view_scenario_option =
       view->add_option("--scenario", view_scenario, "The scenario shown first (its run.json name)");
   auto* view_frame_option = view->add_option(
@@ -926,6 +930,7 @@ int main(int argc, char** argv) {
 #if GPUOVERLAP_HAS_VIEWER
       viewer::ViewOptions options;
       options.results = view_dir;
+      if (!view_candidate.empty()) options.candidate = view_candidate;
       if (view_scenario_option->count() > 0) options.scenario = view_scenario;
       if (view_frame_option->count() > 0) options.frame = view_frame;
       if (view_clock_option->count() > 0) options.clock = value_of(kClockNames, view_clock);

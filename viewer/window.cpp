@@ -12,6 +12,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "analysis/compare.h"
 #include "core/atomic_file.h"
 #include "timeline/statistics.h"
 #include "viewer/live_feed.h"
@@ -27,6 +28,15 @@ std::string glfw_error;  // the last GLFW error, for the one line that says why
 void on_glfw_error(int, const char* description) { glfw_error = description ? description : "?"; }
 
 // What the window shows; every change of scenario, clock or frame rebuilds the timeline input.
+// A/B: the second folder, its timeline of the scenario shown, and `compare` of the two.
+struct SecondFolder {
+  std::filesystem::path directory;
+  LoadedRun run;
+  std::optional<layout::TimelineInput> input;  // nullopt: the scenario is not in it
+  std::optional<CompareResult> compare;
+  Clock compared_on = Clock::poll;
+};
+
 struct ViewState {
   LoadedRun run;
   std::size_t scenario = 0;
@@ -42,10 +52,12 @@ struct ViewState {
   std::vector<std::string> device;
   std::vector<OverlapCell> overlap;
   std::optional<StudyVerdictTable> verdict;
-  bool follow = true;         // live: show the newest frame as it arrives
-  bool auto_fit = true;       // live, following: fit each new frame until the user zooms or pans
-  std::string live_status;    // live: frames so far, running or ended
-  std::string verdict_error;  // an unreadable verdict.csv, shown where the table would be
+  bool follow = true;       // live: show the newest frame as it arrives
+  bool auto_fit = true;     // live, following: fit each new frame until the user zooms or pans
+  std::string live_status;  // live: frames so far, running or ended
+  std::optional<SecondFolder> second;
+  layout::TimelineLayout second_drawn;  // B's timeline as last drawn, for the sidecar
+  std::string verdict_error;            // an unreadable verdict.csv, shown where the table would be
 };
 
 void select_scenario(ViewState& state, std::size_t index, std::optional<Clock> clock) {
@@ -68,6 +80,23 @@ void rebuild(ViewState& state) {
   if (!state.medians && !state.frames.empty())
     frame = state.frames[static_cast<std::size_t>(state.frame_index)];
   state.input = timeline_input(s, state.clock, frame);
+  if (state.second) {
+    SecondFolder& b = *state.second;
+    b.input.reset();
+    for (const LoadedScenario& other : b.run.scenarios)
+      if (other.name == s.name) {
+        // The same frame where B has it, else B's medians.
+        const auto frames = frame_numbers(other);
+        const bool has = frame && std::find(frames.begin(), frames.end(), *frame) != frames.end();
+        b.input = timeline_input(other, state.clock, has ? frame : std::nullopt);
+      }
+    if (!b.compare || b.compared_on != state.clock) {
+      CompareOptions options;
+      options.clock = state.clock;
+      b.compare = compare_runs(state.run, b.run, options);
+      b.compared_on = state.clock;
+    }
+  }
   state.spans = frame_spans(s, state.clock);
   state.overlap = overlap_matrix(s, state.clock);
   if (state.fit_pending) {
@@ -120,14 +149,15 @@ constexpr int kGraphicsRgb[3] = {235, 150, 50};
 
 // The timeline, drawn at the cursor; returns the layout in window pixels for the screenshot's
 // sidecar.
-layout::TimelineLayout draw_timeline(ViewState& state, float height_px) {
+layout::TimelineLayout draw_timeline(ViewState& state, const layout::TimelineInput& input,
+                                     const char* id, float height_px) {
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float width = std::max(200.0f, ImGui::GetContentRegionAvail().x);
   state.view.width_px = width;
-  layout::TimelineLayout layout = layout::layout_timeline(state.input, state.view);
+  layout::TimelineLayout layout = layout::layout_timeline(input, state.view);
   const float canvas_height = std::max(height_px, static_cast<float>(layout.height_px) + 4);
-  ImGui::InvisibleButton("timeline", ImVec2(width, canvas_height));
+  ImGui::InvisibleButton(id, ImVec2(width, canvas_height));
   // Zoom around the mouse with the wheel, pan by dragging.
   if (ImGui::IsItemHovered()) {
     const float wheel = ImGui::GetIO().MouseWheel;
@@ -293,6 +323,38 @@ void draw_verdict(const ViewState& state) {
   ImGui::EndTable();
 }
 
+void draw_compare(const ViewState& state) {
+  const CompareResult& result = *state.second->compare;
+  const std::string& scenario = state.run.scenarios[state.scenario].name;
+  ImGui::Text("method: %s (threshold %.0f %%), clock %s", to_string(result.method).c_str(),
+              result.threshold_pct, std::string(to_string(state.clock)).c_str());
+  if (!ImGui::BeginTable("compare", 6, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg)) return;
+  for (const char* column :
+       {"workload", "metric", "A p50 (us)", "B p50 (us)", "B - A, p50 interval (us)", "verdict"})
+    ImGui::TableSetupColumn(column);
+  ImGui::TableHeadersRow();
+  for (const CompareRow& row : result.rows) {
+    if (row.scenario != scenario) continue;
+    ImGui::TableNextRow();
+    if (row.verdict != "ok")
+      ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0,
+                             row.verdict == "slower" ? rgba(110, 40, 40) : rgba(40, 70, 110));
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(row.workload.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(row.metric.c_str());
+    ImGui::TableNextColumn();
+    ImGui::Text("%.1f", row.baseline[0]);
+    ImGui::TableNextColumn();
+    ImGui::Text("%.1f", row.candidate[0]);
+    ImGui::TableNextColumn();
+    ImGui::Text("[%.1f, %.1f]", row.difference[0].low, row.difference[0].high);
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(row.verdict.c_str());
+  }
+  ImGui::EndTable();
+}
+
 // One frame of the UI; returns the timeline as drawn.
 layout::TimelineLayout draw_ui(ViewState& state) {
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
@@ -363,7 +425,22 @@ layout::TimelineLayout draw_ui(ViewState& state) {
         fmt::format("frame span on {} (us), {} frames", to_string(state.clock), history.size())
             .c_str(),
         0.0f, FLT_MAX, ImVec2(ImGui::GetContentRegionAvail().x, 60));
-  layout::TimelineLayout drawn = draw_timeline(state, 240);
+  layout::TimelineLayout drawn;
+  if (!state.second) {
+    drawn = draw_timeline(state, state.input, "timeline", 240);
+  } else {
+    // A/B: one time range for both, so the same place means the same time.
+    ImGui::Text("A: %s", state.run.directory.string().c_str());
+    drawn = draw_timeline(state, state.input, "timeline", 120);
+    ImGui::Text("B: %s", state.second->directory.string().c_str());
+    state.second_drawn = {};
+    if (state.second->input)
+      state.second_drawn = draw_timeline(state, *state.second->input, "timeline-b", 120);
+    else
+      ImGui::TextUnformatted("this scenario is not in B");
+    if (ImGui::CollapsingHeader("A/B: compare", ImGuiTreeNodeFlags_DefaultOpen))
+      draw_compare(state);
+  }
   if (ImGui::CollapsingHeader("dependency gaps", ImGuiTreeNodeFlags_DefaultOpen)) draw_gaps(state);
   if (ImGui::CollapsingHeader("overlap matrix", ImGuiTreeNodeFlags_DefaultOpen))
     draw_overlap(state);
@@ -396,6 +473,24 @@ nlohmann::json layout_json(const ViewState& state, const layout::TimelineLayout&
   nlohmann::json overlap = nlohmann::json::array();
   for (const OverlapCell& c : state.overlap)
     overlap.push_back({{"a", c.a}, {"b", c.b}, {"frames", c.frames}, {"overlapped", c.overlapped}});
+  nlohmann::json second = nullptr;
+  if (state.second) {
+    nlohmann::json b_bars = nlohmann::json::array();
+    if (state.second->input)
+      for (const layout::Bar& b : state.second_drawn.bars)
+        b_bars.push_back({{"workload", state.second->input->workloads[b.workload].name},
+                          {"rect", rect(b.rect)}});
+    std::size_t rows = 0, changed = 0;
+    for (const CompareRow& row : state.second->compare->rows)
+      if (row.scenario == state.run.scenarios[state.scenario].name)
+        ++rows, changed += row.verdict != "ok";
+    second = {{"directory", state.second->directory.string()},
+              {"has_scenario", state.second->input.has_value()},
+              {"bars", b_bars},
+              {"compare_method", to_string(state.second->compare->method)},
+              {"compare_rows", rows},
+              {"compare_changed", changed}};
+  }
   nlohmann::json verdict = nullptr;
   if (state.verdict)
     verdict = {{"file", state.verdict->file.string()}, {"rows", state.verdict->rows.size()}};
@@ -415,7 +510,8 @@ nlohmann::json layout_json(const ViewState& state, const layout::TimelineLayout&
       {"bars", bars},
       {"arrows", arrows},
       {"overlap", overlap},
-      {"verdict", verdict}};
+      {"verdict", verdict},
+      {"b", second}};
 }
 
 Status write_screenshot(const std::filesystem::path& path, const nlohmann::json& sidecar, int width,
@@ -481,6 +577,18 @@ int load_folder(const ViewOptions& options, ViewState& state, std::ostream& err)
     state.medians = false;
   }
   state.follow = false;
+  if (options.candidate) {
+    auto second = load_results(*options.candidate);
+    if (!second) {
+      err << "view: " << second.error().message << "\n";
+      return 2;
+    }
+    if (second->scenarios.empty()) {
+      err << "view: " << options.candidate->string() << " holds no scenario results\n";
+      return 2;
+    }
+    state.second = SecondFolder{*options.candidate, std::move(*second), {}, {}, Clock::poll};
+  }
   return 0;
 }
 

@@ -16,7 +16,10 @@ namespace gpuoverlap::viewer {
 class LiveFeed;
 
 struct ViewOptions {
-  std::filesystem::path results;        // a results folder (with run.json) or one scenario's folder
+  std::filesystem::path results;  // a results folder (with run.json) or one scenario's folder
+  // A/B: a second folder, shown below the first (the same scenario, frame and time range) with
+  // `compare`'s table for the scenario shown.
+  std::optional<std::filesystem::path> candidate;
   std::optional<std::string> scenario;  // the scenario shown first; default: the first
   std::optional<std::uint32_t> frame;   // the frame shown first; default: the medians
   std::optional<Clock> clock;           // default: ts where the scenario has it, else poll

@@ -202,6 +202,54 @@ TEST(ViewerLive, WithoutADisplayNothingRuns) {
   EXPECT_EQ(without.exit_code, 2) << "--screenshot needs --live: " << without.output;
 }
 
+// A/B: a second folder below the first, the same scenario, frame and time range, with
+// compare's rows for it. A copy draws every bar where the first does; a folder without the
+// scenario says so.
+TEST_F(Viewer, TwoFoldersAreShownOneAboveTheOtherOnOneTimeRange) {
+  const fs::path copy = temp_dir("copy");
+  fs::remove_all(copy);
+  fs::copy(*out_, copy, fs::copy_options::recursive);
+  const fs::path shot = temp_dir("ab.png");
+  auto r = run_gpuoverlap_on_display("view " + out_->string() + " " + copy.string() +
+                                     " --frame 2 --clock ts --height 1000 --screenshot " +
+                                     shot.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto layout = read_json_file(shot.string() + ".layout.json");
+  const auto& b = layout["b"];
+  ASSERT_TRUE(b.is_object()) << layout.dump();
+  EXPECT_TRUE(b["has_scenario"].get<bool>());
+  ASSERT_EQ(b["bars"].size(), layout["bars"].size());
+  for (std::size_t i = 0; i < b["bars"].size(); ++i) {
+    const auto& a_rect = layout["bars"][i]["rect"];
+    const auto& b_rect = b["bars"][i]["rect"];
+    EXPECT_EQ(b["bars"][i]["workload"], layout["bars"][i]["workload"]);
+    EXPECT_DOUBLE_EQ(b_rect[0].get<double>(), a_rect[0].get<double>()) << "the same time range";
+    EXPECT_DOUBLE_EQ(b_rect[2].get<double>(), a_rect[2].get<double>());
+    EXPECT_GT(b_rect[1].get<double>(), a_rect[3].get<double>()) << "below the first";
+  }
+  EXPECT_GT(b["compare_rows"].get<int>(), 0);
+  EXPECT_EQ(b["compare_changed"], 0) << "a copy has not changed";
+
+  const fs::path other = temp_dir("other");
+  fs::remove_all(other);
+  ASSERT_EQ(run_gpuoverlap("run three-dispatches --frames 2 --warmup 0 --out " + other.string())
+                .exit_code,
+            0);
+  r = run_gpuoverlap_on_display("view " + out_->string() + " " + other.string() + " --screenshot " +
+                                shot.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  layout = read_json_file(shot.string() + ".layout.json");
+  EXPECT_FALSE(layout["b"]["has_scenario"].get<bool>());
+  EXPECT_EQ(layout["b"]["bars"].size(), 0u);
+  const auto missing = run_command("env -u DISPLAY " + std::string(GPUOVERLAP_BINARY) + " view " +
+                                   out_->string() + " " + (other / "nope").string());
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  fs::remove_all(copy);
+  fs::remove_all(other);
+  fs::remove(shot);
+  fs::remove(shot.string() + ".layout.json");
+}
+
 TEST_F(Viewer, WithoutADisplayItSaysSoInOneLineAndExitsTwo) {
   const auto r = run_command("env -u DISPLAY -u WAYLAND_DISPLAY " + std::string(GPUOVERLAP_BINARY) +
                              " view " + out_->string());
