@@ -197,6 +197,7 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
       record.clk_start_us = table.number(r, "clk_start_us");
       record.clk_end_us = table.number(r, "clk_end_us");
       record.flags = table.at(r, "flags");
+      record.frame_t0_us = table.number(r, "frame_t0_us");
       record.variant = table.at(r, "variant").empty() ? 0 : table.unsigned_integer(r, "variant");
       if (std::find(s.workloads.begin(), s.workloads.end(), record.workload) == s.workloads.end())
         s.workloads.push_back(record.workload);

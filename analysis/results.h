@@ -22,6 +22,9 @@ struct LoadedRecord {
   std::optional<double> clk_start_us, clk_end_us;  // empty in results older than the columns
   std::string flags;                               // clock disagreements, "" when none
   std::uint64_t variant = 0;  // the committed background variant it ran; 0: build-time
+  // The frame's gate release (a preemption submission's submit) in µs after the first
+  // measured frame's; empty in results older than the column.
+  std::optional<double> frame_t0_us;
 };
 
 struct LoadedScenario {

@@ -165,6 +165,33 @@ std::vector<OverlapCell> overlap_matrix(const LoadedScenario& scenario, Clock cl
   return out;
 }
 
+UrgentLatencies urgent_latencies(const LoadedScenario& scenario, Clock clock, std::size_t bins) {
+  UrgentLatencies out;
+  if (!scenario.meta.is_object() || !scenario.meta.contains("preemption") || bins == 0) return out;
+  // preemption::make_scenario names the urgent job "urgent".
+  for (const LoadedRecord& r : scenario.records) {
+    if (r.workload != "urgent" || r.status != "ok") continue;
+    const auto start = start_on(r, clock);
+    if (!start) continue;
+    out.points.push_back(
+        {r.frame, r.frame_t0_us ? std::optional<double>(*r.frame_t0_us / 1000.0) : std::nullopt,
+         *start});
+  }
+  std::sort(out.points.begin(), out.points.end(), [](const LatencyPoint& a, const LatencyPoint& b) {
+    return a.submission < b.submission;
+  });
+  if (out.points.empty()) return out;
+  double largest = 0;
+  for (const LatencyPoint& p : out.points) largest = std::max(largest, p.latency_us);
+  out.bin_us = largest > 0 ? largest / static_cast<double>(bins) : 1;
+  out.histogram.assign(bins, 0);
+  for (const LatencyPoint& p : out.points) {
+    const auto bin = static_cast<std::size_t>(std::max(0.0, p.latency_us) / out.bin_us);
+    ++out.histogram[std::min(bin, bins - 1)];
+  }
+  return out;
+}
+
 Result<std::optional<StudyVerdictTable>> study_verdict(const std::filesystem::path& root,
                                                        const LoadedScenario& scenario) {
   namespace fs = std::filesystem;

@@ -50,6 +50,23 @@ struct OverlapCell {
 };
 std::vector<OverlapCell> overlap_matrix(const LoadedScenario& scenario, Clock clock);
 
+// A preemption scenario (meta.json has "preemption"): each measured urgent submission's
+// latency on `clock` (its start, which is measured from its submit: preemption_analysis.h), in
+// submission order with its submit time, and a histogram of them in `bins` equal bins from 0
+// to the largest. Empty for other scenarios.
+struct LatencyPoint {
+  std::uint32_t submission = 0;
+  std::optional<double> submit_ms;  // from the first measured submission
+  double latency_us = 0;
+};
+struct UrgentLatencies {
+  std::vector<LatencyPoint> points;
+  std::vector<std::size_t> histogram;
+  double bin_us = 0;
+};
+UrgentLatencies urgent_latencies(const LoadedScenario& scenario, Clock clock,
+                                 std::size_t bins = 30);
+
 // The verdict of the study a scenario belongs to: the nearest verdict.csv in the scenario's
 // folder or above it, not above `root` (the folder the viewer opened). nullopt: the scenario is
 // in no study. An unreadable verdict.csv is an Error naming it.

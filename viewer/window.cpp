@@ -56,6 +56,7 @@ struct ViewState {
   bool auto_fit = true;     // live, following: fit each new frame until the user zooms or pans
   std::string live_status;  // live: frames so far, running or ended
   std::optional<SecondFolder> second;
+  UrgentLatencies latencies;            // a preemption scenario's urgent jobs
   layout::TimelineLayout second_drawn;  // B's timeline as last drawn, for the sidecar
   std::string verdict_error;            // an unreadable verdict.csv, shown where the table would be
 };
@@ -98,7 +99,11 @@ void rebuild(ViewState& state) {
     }
   }
   state.spans = frame_spans(s, state.clock);
-  state.overlap = overlap_matrix(s, state.clock);
+  // A preemption scenario's records are per submission, each from its own submit: the same
+  // number on the load and the urgent job is not the same moment, so no overlap matrix.
+  const bool preemption = s.meta.is_object() && s.meta.contains("preemption");
+  state.overlap = preemption ? std::vector<OverlapCell>{} : overlap_matrix(s, state.clock);
+  state.latencies = urgent_latencies(s, state.clock);
   if (state.fit_pending) {
     const double width = state.view.width_px;
     state.view = layout::fit(state.input, state.view);
@@ -323,6 +328,27 @@ void draw_verdict(const ViewState& state) {
   ImGui::EndTable();
 }
 
+void draw_latencies(const ViewState& state) {
+  const UrgentLatencies& l = state.latencies;
+  std::vector<float> values, counts;
+  double largest = 0;
+  for (const LatencyPoint& p : l.points) {
+    values.push_back(static_cast<float>(p.latency_us));
+    largest = std::max(largest, p.latency_us);
+  }
+  for (std::size_t c : l.histogram) counts.push_back(static_cast<float>(c));
+  const float width = ImGui::GetContentRegionAvail().x;
+  ImGui::PlotLines("##latency", values.data(), static_cast<int>(values.size()), 0,
+                   fmt::format("urgent latency on {} (us), {} submissions in order, max {:.1f}",
+                               to_string(state.clock), values.size(), largest)
+                       .c_str(),
+                   0.0f, FLT_MAX, ImVec2(width, 90));
+  ImGui::PlotHistogram(
+      "##histogram", counts.data(), static_cast<int>(counts.size()), 0,
+      fmt::format("histogram: {} bins of {:.1f} us from 0", counts.size(), l.bin_us).c_str(), 0.0f,
+      FLT_MAX, ImVec2(width, 90));
+}
+
 void draw_compare(const ViewState& state) {
   const CompareResult& result = *state.second->compare;
   const std::string& scenario = state.run.scenarios[state.scenario].name;
@@ -441,8 +467,12 @@ layout::TimelineLayout draw_ui(ViewState& state) {
     if (ImGui::CollapsingHeader("A/B: compare", ImGuiTreeNodeFlags_DefaultOpen))
       draw_compare(state);
   }
+  if (!state.latencies.points.empty() &&
+      ImGui::CollapsingHeader("preemption: urgent latency", ImGuiTreeNodeFlags_DefaultOpen))
+    draw_latencies(state);
   if (ImGui::CollapsingHeader("dependency gaps", ImGuiTreeNodeFlags_DefaultOpen)) draw_gaps(state);
-  if (ImGui::CollapsingHeader("overlap matrix", ImGuiTreeNodeFlags_DefaultOpen))
+  if (!state.overlap.empty() &&
+      ImGui::CollapsingHeader("overlap matrix", ImGuiTreeNodeFlags_DefaultOpen))
     draw_overlap(state);
   if ((state.verdict || !state.verdict_error.empty()) &&
       ImGui::CollapsingHeader("study verdict", ImGuiTreeNodeFlags_DefaultOpen))
@@ -491,6 +521,11 @@ nlohmann::json layout_json(const ViewState& state, const layout::TimelineLayout&
               {"compare_rows", rows},
               {"compare_changed", changed}};
   }
+  nlohmann::json latency = nullptr;
+  if (!state.latencies.points.empty())
+    latency = {{"points", state.latencies.points.size()},
+               {"histogram", state.latencies.histogram},
+               {"bin_us", state.latencies.bin_us}};
   nlohmann::json verdict = nullptr;
   if (state.verdict)
     verdict = {{"file", state.verdict->file.string()}, {"rows", state.verdict->rows.size()}};
@@ -511,7 +546,8 @@ nlohmann::json layout_json(const ViewState& state, const layout::TimelineLayout&
       {"arrows", arrows},
       {"overlap", overlap},
       {"verdict", verdict},
-      {"b", second}};
+      {"b", second},
+      {"urgent_latency", latency}};
 }
 
 Status write_screenshot(const std::filesystem::path& path, const nlohmann::json& sidecar, int width,
@@ -631,6 +667,8 @@ int run_viewer(const ViewOptions& options, std::ostream& out, std::ostream& err)
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = nullptr;  // no imgui.ini left in the working directory
+  // A screenshot shows the data, not a tooltip under wherever the pointer happens to be.
+  if (options.screenshot) ImGui::GetIO().ConfigFlags |= ImGuiConfigFlags_NoMouse;
   ImGui::StyleColorsDark();
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 130");

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -246,6 +247,45 @@ TEST_F(Viewer, TwoFoldersAreShownOneAboveTheOtherOnOneTimeRange) {
   EXPECT_EQ(missing.exit_code, 2) << missing.output;
   fs::remove_all(copy);
   fs::remove_all(other);
+  fs::remove(shot);
+  fs::remove(shot.string() + ".layout.json");
+}
+
+// A preemption scenario: every measured urgent job's latency in order, and its histogram, as
+// preemption.csv lists them.
+TEST(ViewerPreemption, TheUrgentLatenciesAreEveryUrgentJobOfPreemptionCsv) {
+  const fs::path out = temp_dir("preemption");
+  fs::remove_all(out);
+  const std::string preset = "preemption-slow-shader-high";
+  ASSERT_EQ(
+      run_gpuoverlap("run " + preset + " --priority-fallback --out " + out.string()).exit_code, 0);
+  const fs::path shot = temp_dir("preemption.png");
+  const auto r = run_gpuoverlap_on_display("view " + out.string() + " --clock ts --screenshot " +
+                                           shot.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto layout = read_json_file(shot.string() + ".layout.json");
+  const auto& latency = layout["urgent_latency"];
+  ASSERT_TRUE(latency.is_object()) << layout.dump();
+  std::size_t expected = 0;
+  std::ifstream csv(out / preset / "preemption.csv");
+  std::string header, line;
+  std::getline(csv, header);
+  // preemption.csv: ts_start_us is the 12th column, status the last.
+  while (std::getline(csv, line)) {
+    std::vector<std::string> fields;
+    std::stringstream row(line);
+    for (std::string field; std::getline(row, field, ',');) fields.push_back(field);
+    if (line.back() == ',') fields.emplace_back();
+    ASSERT_EQ(fields.size(), 22u) << line;
+    expected += fields[21] == "ok" && !fields[11].empty();
+  }
+  ASSERT_GT(expected, 0u);
+  EXPECT_EQ(latency["points"], expected);
+  std::size_t counted = 0;
+  for (const auto& bin : latency["histogram"]) counted += bin.get<std::size_t>();
+  EXPECT_EQ(counted, expected) << "every latency in one bin";
+  EXPECT_TRUE(layout["overlap"].empty()) << "no overlap matrix for submissions";
+  fs::remove_all(out);
   fs::remove(shot);
   fs::remove(shot.string() + ".layout.json");
 }
