@@ -117,6 +117,32 @@ TEST(ViewerScene, TheOverlapMatrixCountsFramesWhoseSpansIntersect) {
   EXPECT_EQ(overlap_matrix(s, Clock::ts)[0].frames, 0u) << "B has no timestamps";
 }
 
+TEST(ViewerScene, UrgentLatenciesAreTheUrgentJobsStartsInSubmissionOrder) {
+  LoadedScenario s;
+  s.name = "p";
+  s.workloads = {"load", "urgent"};
+  for (std::uint32_t k : {2u, 0u, 1u, 3u}) {
+    LoadedRecord u;
+    u.frame = k, u.workload = "urgent", u.status = k == 3 ? "timeout" : "ok";
+    u.ts_start_us = 100.0 * (k + 1), u.ts_end_us = 100.0 * (k + 1) + 5;
+    u.frame_t0_us = 1000.0 * k;
+    LoadedRecord l = u;
+    l.workload = "load";
+    s.records.push_back(u);
+    s.records.push_back(l);
+  }
+  EXPECT_TRUE(urgent_latencies(s, Clock::ts).points.empty()) << "not a preemption scenario";
+  s.meta = {{"preemption", nlohmann::json::object()}};
+  const UrgentLatencies l = urgent_latencies(s, Clock::ts, 3);
+  ASSERT_EQ(l.points.size(), 3u) << "the timeout has no latency";
+  EXPECT_EQ(l.points[0].submission, 0u);
+  EXPECT_EQ(l.points[2].latency_us, 300);
+  EXPECT_EQ(*l.points[1].submit_ms, 1.0);
+  EXPECT_DOUBLE_EQ(l.bin_us, 100);
+  EXPECT_EQ(l.histogram, (std::vector<std::size_t>{0, 1, 2})) << "100 in [100, 200), 300 last";
+  EXPECT_TRUE(urgent_latencies(s, Clock::poll).points.empty()) << "no poll values";
+}
+
 TEST(ViewerScene, AStudysVerdictIsFoundAboveItsScenarioAndNeverAboveTheFolderOpened) {
   namespace fs = std::filesystem;
   const fs::path root = fs::temp_directory_path() / ("viewer-scene-" + std::to_string(getpid()));
