@@ -27,7 +27,6 @@ std::string glfw_error;  // the last GLFW error, for the one line that says why
 
 void on_glfw_error(int, const char* description) { glfw_error = description ? description : "?"; }
 
-// What the window shows; every change of scenario, clock or frame rebuilds the timeline input.
 // A/B: the second folder, its timeline of the scenario shown, and `compare` of the two.
 struct SecondFolder {
   std::filesystem::path directory;
@@ -37,6 +36,7 @@ struct SecondFolder {
   Clock compared_on = Clock::poll;
 };
 
+// What the window shows; every change of scenario, clock or frame rebuilds what is drawn.
 struct ViewState {
   LoadedRun run;
   std::size_t scenario = 0;
@@ -52,13 +52,13 @@ struct ViewState {
   std::vector<std::string> device;
   std::vector<OverlapCell> overlap;
   std::optional<StudyVerdictTable> verdict;
-  bool follow = true;       // live: show the newest frame as it arrives
-  bool auto_fit = true;     // live, following: fit each new frame until the user zooms or pans
-  std::string live_status;  // live: frames so far, running or ended
+  std::string verdict_error;  // an unreadable verdict.csv, shown where the table would be
+  bool follow = true;         // live: show the newest frame as it arrives
+  bool auto_fit = true;       // live, following: fit each new frame until the user zooms or pans
+  std::string live_status;    // live: frames so far, running or ended
   std::optional<SecondFolder> second;
   UrgentLatencies latencies;            // a preemption scenario's urgent jobs
   layout::TimelineLayout second_drawn;  // B's timeline as last drawn, for the sidecar
-  std::string verdict_error;            // an unreadable verdict.csv, shown where the table would be
 };
 
 void select_scenario(ViewState& state, std::size_t index, std::optional<Clock> clock) {
