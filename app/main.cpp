@@ -538,21 +538,27 @@ int command_run_live(RunArguments args, const std::string& command_line) {
   args.stop_requested = [&window_closed] { return window_closed.load(); };
   args.on_device = [&feed](const nlohmann::json& device) { feed.set_device(device); };
   int run_status = kExitEnvironment;
-  std::thread runner([&] {
-    run_status = command_run(args, command_line);
-    feed.finish(run_status);
-  });
+  std::thread runner;
   viewer::ViewOptions options;
   options.live = &feed;
+  // The run starts once the window is open; a window that cannot open runs nothing.
+  options.on_window_open = [&] {
+    runner = std::thread([&] {
+      run_status = command_run(args, command_line);
+      feed.finish(run_status);
+    });
+  };
   if (!args.live_screenshot.empty()) options.screenshot = args.live_screenshot;
   options.exit_after_frames = args.live_exit_after_frames;
   std::ostringstream messages;
   const int view_status = viewer::run_viewer(options, std::cout, messages);
   window_closed = true;
-  runner.join();
+  const bool ran = runner.joinable();
+  if (ran) runner.join();
   std::istringstream lines(messages.str());
   for (std::string line; std::getline(lines, line);)
     std::cerr << escape_control_characters(line) << "\n";
+  if (!ran) return view_status != kExitOk ? view_status : kExitEnvironment;
   return run_status != kExitOk ? run_status : view_status;
 #else
   (void)args, (void)command_line;

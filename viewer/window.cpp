@@ -674,6 +674,7 @@ int run_viewer(const ViewOptions& options, std::ostream& out, std::ostream& err)
   ImGui_ImplOpenGL3_Init("#version 130");
 
   if (!state.run.scenarios.empty()) rebuild(state);
+  if (options.on_window_open) options.on_window_open();
   std::uint64_t live_version = 0;
   // Live with a screenshot: frames rendered since the run ended (it is taken after).
   std::uint32_t rendered_after_end = 0;

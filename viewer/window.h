@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -31,6 +32,10 @@ struct ViewOptions {
   // `run --live`: the frames come from this feed as the run measures them, not from
   // `results` (unused then). With a screenshot, it is taken after the run has ended.
   const LiveFeed* live = nullptr;
+  // Called once the window and its OpenGL context exist, before the first frame is drawn:
+  // `run --live` starts the run here, so that the GL driver is set up before the run's thread
+  // sets up the GPU API (on Mesa both load the same LLVM).
+  std::function<void()> on_window_open;
 };
 
 // Whether a window can be opened; `why` says why not. For `run --live`, before the run starts.
