@@ -26,4 +26,5 @@ if [ -f "$out/run.json" ]; then
   "$root/build/gpuoverlap" report "$out" >/dev/null || status=1
 fi
 echo "plots: $out/plots   report: $out/report.md   (data and trace.json per scenario: $out/<scenario>/)"
+echo "browse every frame: $root/build/gpuoverlap view $out   (needs a display; see docs/viewer.md)"
 exit "$status"
