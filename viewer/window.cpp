@@ -636,7 +636,9 @@ bool display_available(std::string& why) {
     why = glfw_error;
     return false;
   }
-  glfwTerminate();
+  // GLFW stays initialised for run_viewer (glfwInit again is a no-op). Closing the connection
+  // here would let an X server reset when its last client leaves (Xvfb does), and the window
+  // opened next could find no display while it resets.
   return true;
 }
 

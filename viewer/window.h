@@ -39,6 +39,7 @@ struct ViewOptions {
 };
 
 // Whether a window can be opened; `why` says why not. For `run --live`, before the run starts.
+// It leaves GLFW initialised for run_viewer, which terminates it.
 bool display_available(std::string& why);
 
 // The exit status, as the command line's: 0; 2 when the results, the scenario, the frame or
