@@ -106,6 +106,12 @@ nlohmann::json scenario_description(const Scenario& s) {
     out["study"] = {
         {"name", s.study}, {"condition", s.condition}, {"round", s.round}, {"rounds", s.rounds}};
   if (s.background) out["background"] = background::to_json(*s.background);
+  out["timestamps"] = s.timestamps;
+  if (s.live)
+    out["live"] = {{"version", s.live->version},
+                   {"previous", s.live->previous},
+                   {"changes", s.live->changes},
+                   {"first_session_frame", s.live->first_session_frame}};
   return out;
 }
 
@@ -181,6 +187,7 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     RunSettings settings = options.run;
     settings.frames = options.frames.value_or(result.scenario.frames);
     settings.warmup_frames = options.warmup_frames.value_or(result.scenario.warmup_frames);
+    settings.timestamp_queries = options.run.timestamp_queries && result.scenario.timestamps;
     const std::string label =
         fmt::format("[{}/{}] {}", i + 1, scenarios.size(), result.scenario.name);
     const auto* preemption = result.scenario.preemption ? &*result.scenario.preemption : nullptr;

@@ -61,6 +61,11 @@ struct Scenario {
   std::uint32_t warmup_frames = kDefaultWarmupFrames;
   BarrierKind default_barrier = BarrierKind::legacy;
   SplitPolicy default_split_policy = SplitPolicy::event;
+  // Timestamp queries around each workload (`timestamps = false` in a file turns them off for
+  // this scenario; --no-timestamps for every scenario). An end-of-workload timestamp may drain
+  // the queue on some drivers (engine/executor.h, RunSettings::timestamp_queries), so a
+  // scenario about same-queue overlap may want them off.
+  bool timestamps = true;
   std::vector<std::string> warnings;  // barrier-rule warnings found while parsing
   std::vector<QueueSpec> queues;
   std::vector<WorkloadSpec> workloads;  // in recording order per queue
@@ -80,6 +85,16 @@ struct Scenario {
   // scenarios' wall time) is spent or it has run study_max_rounds; 0: none are added.
   double study_budget_s = 0;
   std::uint32_t study_max_rounds = 0;
+  // Set when the scenario is a version of a `run --live` session after the first: an edit
+  // made in the viewer while the previous version ran (scenarios/scenario_edit.h). The
+  // version is named "<first>-edit-<version - 1>" and written to that directory.
+  struct LiveVersion {
+    std::uint32_t version = 1;              // 1: the scenario as it was started
+    std::string previous;                   // the version it replaced
+    std::vector<std::string> changes;       // the edits, in the script's words (describe(Edit))
+    std::uint64_t first_session_frame = 0;  // measured frames of the session before it
+  };
+  std::optional<LiveVersion> live;
   // What each queue records and submits in a frame (scenarios/frame_plan.h), computed once
   // where the scenario is validated (the parser, preemption::make_scenario) and shared by its
   // copies: the device records it, the exporters describe it, `validate --explain` prints it.

@@ -238,7 +238,7 @@ class Parser {
                         "scenario; run it by name or path and it expands into its conditions");
     GPUOVERLAP_TRY(only_keys(root,
                              {"name", "description", "frames", "warmup_frames", "barrier",
-                              "split_policy", "queues", "workload", "background"},
+                              "split_policy", "timestamps", "queues", "workload", "background"},
                              "the scenario"));
     auto name = directory_name(root, "name", "the scenario", nullptr);
     if (!name) return name.error();
@@ -269,6 +269,9 @@ class Parser {
                                                       names_list(kSplitPolicyNames) + ")");
       s.default_split_policy = *parsed;
     }
+    auto timestamps = bool_field(root, "timestamps", "the scenario", true);
+    if (!timestamps) return timestamps.error();
+    s.timestamps = *timestamps;
     GPUOVERLAP_TRY(parse_queues(root, s));
     GPUOVERLAP_TRY(parse_workloads(root, s));
     GPUOVERLAP_TRY(check_graph(s));

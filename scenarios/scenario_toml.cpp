@@ -1,0 +1,108 @@
+#include "scenarios/scenario_toml.h"
+
+#include <fmt/format.h>
+
+#include "barriers/d3d12_names.h"
+
+namespace gpuoverlap {
+
+std::string toml_string(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\')
+      out += '\\', out += c;
+    else if (byte < 0x20 || byte == 0x7f)
+      out += fmt::format("\\u{:04X}", byte);
+    else
+      out += c;
+  }
+  return out + "\"";
+}
+
+namespace {
+
+void write_background(const background::BackgroundSpec& spec, std::string& out) {
+  using namespace background;
+  const BackgroundSpec defaults;
+  out += "\n[background]\n";
+  auto text = [&](const char* key, std::string_view value, std::string_view fallback) {
+    if (value != fallback) out += fmt::format("{} = {}\n", key, toml_string(value));
+  };
+  auto number = [&](const char* key, std::uint32_t value, std::uint32_t fallback) {
+    if (value != fallback) out += fmt::format("{} = {}\n", key, value);
+  };
+  auto flag = [&](const char* key, bool value, bool fallback) {
+    if (value != fallback) out += fmt::format("{} = {}\n", key, value);
+  };
+  text("mode", to_string(spec.mode), to_string(defaults.mode));
+  text("action", to_string(spec.action), to_string(defaults.action));
+  text("workflow", to_string(spec.workflow), to_string(defaults.workflow));
+  flag("action_every_frame", spec.action_every_frame, defaults.action_every_frame);
+  number("tasks", spec.tasks, defaults.tasks);
+  flag("continuous", spec.continuous, defaults.continuous);
+  number("max_concurrent", spec.max_concurrent, defaults.max_concurrent);
+  flag("developer_mode", spec.developer_mode, defaults.developer_mode);
+  number("unmanaged_threads", spec.unmanaged_threads, defaults.unmanaged_threads);
+  number("training_frames", spec.training_frames, defaults.training_frames);
+  number("max_passes", spec.max_passes, defaults.max_passes);
+  number("converge_after_passes", spec.converge_after_passes, defaults.converge_after_passes);
+  number("commit_timeout_ms", spec.commit_timeout_ms, defaults.commit_timeout_ms);
+  flag("create_pipelines", spec.create_pipelines, defaults.create_pipelines);
+  flag("bind_committed", spec.bind_committed, defaults.bind_committed);
+  number("before_frames", spec.before_frames, defaults.before_frames);
+  flag("fold_iterations", spec.fold_iterations, defaults.fold_iterations);
+  number("alternate_frames", spec.alternate_frames, defaults.alternate_frames);
+}
+
+std::string dependency_table(const Scenario& s, const DependencySpec& d) {
+  const BarrierRequest& b = d.barrier;
+  std::string out =
+      fmt::format("{{ workload = {}, barrier = {}", toml_string(s.workloads[d.producer].name),
+                  toml_string(to_string(b.kind)));
+  if (is_split(b.kind)) out += ", split_policy = " + toml_string(to_string(b.split_policy));
+  if (b.reads_output) out += fmt::format(", reads_output = {}", *b.reads_output);
+  auto field = [&](const char* key, const auto& value, auto name) {
+    if (value) out += fmt::format(", {} = {}", key, toml_string(name(*value)));
+  };
+  field("state_before", b.state_before, resource_states_name);
+  field("state_after", b.state_after, resource_states_name);
+  field("type", b.type, [](D3D12_BARRIER_TYPE t) { return std::string(to_string(t)); });
+  field("sync_before", b.sync_before, barrier_sync_name);
+  field("sync_after", b.sync_after, barrier_sync_name);
+  field("access_before", b.access_before, barrier_access_name);
+  field("access_after", b.access_after, barrier_access_name);
+  field("layout_before", b.layout_before, barrier_layout_name);
+  field("layout_after", b.layout_after, barrier_layout_name);
+  return out + " }";
+}
+
+}  // namespace
+
+std::string to_toml(const Scenario& s) {
+  std::string out;
+  out += "name = " + toml_string(s.name) + "\n";
+  if (!s.description.empty()) out += "description = " + toml_string(s.description) + "\n";
+  out += fmt::format("frames = {}\nwarmup_frames = {}\n", s.frames, s.warmup_frames);
+  out += "barrier = " + toml_string(to_string(s.default_barrier)) + "\n";
+  out += "split_policy = " + toml_string(to_string(s.default_split_policy)) + "\n";
+  if (!s.timestamps) out += "timestamps = false\n";
+  for (const QueueSpec& q : s.queues)
+    out += fmt::format("\n[queues.{}]\ntype = {}\npriority = {}\n", toml_string(q.name),
+                       toml_string(to_string(q.type)), toml_string(to_string(q.priority)));
+  for (const WorkloadSpec& w : s.workloads) {
+    out += fmt::format(
+        "\n[[workload]]\nname = {}\nqueue = {}\nkind = {}\ngroups = {}\n"
+        "iterations = {}\n",
+        toml_string(w.name), toml_string(s.queues[w.queue].name), toml_string(to_string(w.kind)),
+        w.groups, w.iterations);
+    if (w.depends_on.empty()) continue;
+    out += "depends_on = [\n";
+    for (const DependencySpec& d : w.depends_on) out += "  " + dependency_table(s, d) + ",\n";
+    out += "]\n";
+  }
+  if (s.background) write_background(*s.background, out);
+  return out;
+}
+
+}  // namespace gpuoverlap
