@@ -23,6 +23,7 @@
 #include "backends/backends.h"
 #include "core/atomic_file.h"
 #include "core/clock.h"
+#include "core/input_file.h"
 #include "core/interrupt.h"
 #include "core/output_directory.h"
 #include "engine/suite_runner.h"
@@ -36,7 +37,9 @@
 #include "scenarios/suite_estimate.h"
 #include "selftest/selftest.h"
 #if GPUOVERLAP_HAS_VIEWER
+#include "viewer/live_edits.h"
 #include "viewer/live_feed.h"
+#include "viewer/live_script.h"
 #include "viewer/window.h"
 #endif
 
@@ -323,6 +326,12 @@ struct RunArguments {
   std::function<void(const Scenario&, const FrameRecord&, std::span<const WorkloadFrameRecord>)>
       on_frame;
   std::function<bool()> stop_requested;  // besides an interrupt: the live window was closed
+  std::string live_script;               // --script: the window's controls as text
+  // Live edits (viewer/live_edits.h): the scenarios as they will run, before any GPU work; the
+  // next version after each one; whether the version running should end at this frame.
+  std::function<void(std::vector<Scenario>&)> on_scenarios;
+  MoreScenarios next_version;
+  std::function<bool()> end_requested;
   std::function<void(const nlohmann::json& device)> on_device;
 };
 
@@ -483,6 +492,8 @@ int command_run(const RunArguments& args, const std::string& command_line) {
       return interrupt_requested() || stop();
     };
   options.run.on_frame = args.on_frame;
+  options.run.end_requested = args.end_requested;
+  if (args.on_scenarios) args.on_scenarios(scenarios);
   if (args.on_device)
     args.on_device(
         {{"api", (*api)->name()}, {"name", (*api)->devices()[chosen->index].candidate.name}});
@@ -497,13 +508,18 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   // An undecided study gets another round while its budget lasts (analysis/verdict.h).
   const SuiteOutcome outcome =
       run_suite(*executor, scenarios, options, std::cerr, [&](const SuiteOutcome& so_far) {
-        return next_study_rounds(so_far, verdict_settings, std::cerr);
+        std::vector<Scenario> more = next_study_rounds(so_far, verdict_settings, std::cerr);
+        if (more.empty() && args.next_version) more = args.next_version(so_far);
+        return more;
       });
   std::cout << summary_table(outcome);
   std::cout << preemption_summary_table(outcome);
   std::cout << variant_swap_lines(outcome);
-  const Status verdicts =
+  Status verdicts =
       write_study_verdicts(outcome, options.out_directory, verdict_settings, std::cout);
+  if (const std::string session = live_session_csv(outcome, options.out_directory);
+      !session.empty() && verdicts)
+    verdicts = write_file_atomically(options.out_directory / "live-session.csv", session);
   std::cout << "results: " << options.out_directory.string() << "\n";
   int status = kExitOk;
   if (!verdicts) status = fail(verdicts.error().message, kExitEnvironment);
@@ -531,7 +547,36 @@ int command_run_live(RunArguments args, const std::string& command_line) {
                     "); the viewer needs one: set DISPLAY, or run under xvfb-run (run without "
                     "--live needs none)",
                 kExitBadInput);
+  std::vector<viewer::ScriptStep> script;
+  if (!args.live_script.empty()) {
+    auto text = read_input_file(args.live_script, 1u << 20);
+    if (!text) return fail(text.error().message, kExitBadInput);
+    auto steps = viewer::parse_script(*text, args.live_script);
+    if (!steps) return fail(steps.error().message, kExitBadInput);
+    script = std::move(*steps);
+  }
   viewer::LiveFeed feed;
+  viewer::LiveEdits edits;
+  // One frame scenario can be edited: each accepted edit ends the version running at the next
+  // frame boundary and starts the next one (docs/viewer.md, "Changing the experiment").
+  args.on_scenarios = [&edits](std::vector<Scenario>& scenarios) {
+    if (scenarios.size() != 1 || !scenarios[0].study.empty() || scenarios[0].preemption) {
+      edits.refuse_all(
+          "the experiment can be edited when the run is one frame scenario (not a study, a "
+          "matrix, a preemption scenario or several scenarios)");
+      return;
+    }
+    scenarios[0].live = Scenario::LiveVersion{};
+    edits.start(scenarios[0]);
+  };
+  args.end_requested = [&edits] { return edits.pending(); };
+  args.next_version = [&edits](const SuiteOutcome& so_far) -> std::vector<Scenario> {
+    std::uint64_t frames = 0;
+    for (const ScenarioOutcome& s : so_far.scenarios)
+      if (s.timeline) frames += s.timeline->frames.size();
+    if (auto next = edits.take_next_or_close(frames)) return {std::move(*next)};
+    return {};
+  };
   std::atomic<bool> window_closed{false};
   args.on_frame = [&feed](const Scenario& s, const FrameRecord& f,
                           std::span<const WorkloadFrameRecord> r) { feed.add_frame(s, f, r); };
@@ -541,10 +586,13 @@ int command_run_live(RunArguments args, const std::string& command_line) {
   std::thread runner;
   viewer::ViewOptions options;
   options.live = &feed;
+  options.edits = &edits;
+  if (!args.live_script.empty()) options.script = &script;
   // The run starts once the window is open; a window that cannot open runs nothing.
   options.on_window_open = [&] {
     runner = std::thread([&] {
       run_status = command_run(args, command_line);
+      edits.close("the run has ended");
       feed.finish(run_status);
     });
   };
@@ -786,6 +834,11 @@ int main(int argc, char** argv) {
   run->add_option("--screenshot", run_args.live_screenshot,
                   "With --live: once the run has ended, write the window to this PNG (and "
                   "FILE.layout.json) and exit")
+      ->needs(live_flag);
+  run->add_option("--script", run_args.live_script,
+                  "With --live: run the viewer's controls from this file, as a user would click "
+                  "them: 'wait N', an edit ('iterations \"Compute B\" 2', 'undepend C B', ...), "
+                  "'save FILE.toml', 'end' (docs/viewer.md, \"Scripts\")")
       ->needs(live_flag);
   run->add_option("--exit-after-frames", run_args.live_exit_after_frames,
                   "With --screenshot: window frames rendered after the run ended (default 3)")

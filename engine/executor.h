@@ -66,6 +66,11 @@ struct RunSettings {
   // Polled between frames; true stops the scenario after the current frame, keeping what
   // was measured (ScenarioTimeline::failure says "interrupted").
   std::function<bool()> should_stop;
+  // Polled between measured frames of a frame scenario once at least one was measured; true
+  // ends the scenario there as if its frames were done (no failure; meta.json's "ended_early"
+  // says after how many): a `run --live` edit takes effect at the next frame boundary, in the
+  // next version of the scenario (scenarios/scenario_edit.h). Empty: never.
+  std::function<bool()> end_requested;
   // Called after each measured frame of a frame scenario, from the thread running it, with the
   // frame's records (one per workload) as they will be written: the narrow interface through
   // which `run --live` watches a run. It delays the next frame by as long as it takes, so it

@@ -202,7 +202,8 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
   // The stamps' frame number: after any frame this backend ran before (stamps start zeroed,
   // so never 0), because a reused backend's stamps and semaphores still hold its last run's.
   std::uint32_t frame = backend.last_frame();
-  bool held = false;  // BackgroundSpec::alternate_frames
+  bool held = false;                       // BackgroundSpec::alternate_frames
+  std::optional<std::size_t> ended_early;  // RunSettings::end_requested, after this many frames
   for (std::uint32_t index = 0; index < total;) {
     ++frame;
     if (workflow_pending && !training && index >= settings.warmup_frames + before_frames &&
@@ -227,6 +228,11 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
                            {"training", training}});
         }
       }
+    if (measured && !timeline.frames.empty() && settings.end_requested &&
+        settings.end_requested()) {
+      ended_early = timeline.frames.size();
+      break;
+    }
     if (settings.should_stop && settings.should_stop()) {
       timeline.failure = make_error("interrupted after " + std::to_string(index) + " of " +
                                     std::to_string(total) + " frames");
@@ -404,6 +410,10 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
     }
     annotate_background_activity(timeline);
   }
+  if (ended_early)
+    meta["ended_early"] = {{"measured_frames", *ended_early},
+                           {"of", settings.frames},
+                           {"why", "a live edit took effect (run --live)"}};
   meta["clocks"]["timestamp"]["max_calibration_deviation_ns"] = worst_deviation_ns;
   if (!calibrations.empty()) meta["clocks"]["timestamp"]["drift"] = calibration_drift(calibrations);
   if (shader_clock)

@@ -294,6 +294,29 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
   return outcome;
 }
 
+std::string live_session_csv(const SuiteOutcome& outcome, const std::filesystem::path& out) {
+  std::string csv;
+  for (std::size_t i = 0; i < outcome.scenarios.size(); ++i) {
+    const ScenarioOutcome& s = outcome.scenarios[i];
+    if (!s.scenario.live) continue;
+    if (csv.empty()) csv = "version,scenario,directory,first_session_frame,frames,ended,changes\n";
+    const std::size_t frames = s.timeline ? s.timeline->frames.size() : 0;
+    const bool early = s.timeline && s.timeline->meta.contains("ended_early");
+    const bool followed = i + 1 < outcome.scenarios.size();
+    const std::string ended = s.failure ? "failed: " + s.failure->message
+                              : early   ? (followed ? "edit" : "end")
+                                        : "all frames";
+    std::string changes;
+    for (const std::string& change : s.scenario.live->changes)
+      changes += (changes.empty() ? "" : "; ") + change;
+    csv += fmt::format(
+        "{},{},{},{},{},{},{}\n", s.scenario.live->version, csv_field(s.scenario.name),
+        csv_field(s.written ? s.directory.lexically_relative(out).generic_string() : ""),
+        s.scenario.live->first_session_frame, frames, csv_field(ended), csv_field(changes));
+  }
+  return csv;
+}
+
 std::string preemption_summary_table(const SuiteOutcome& outcome) {
   std::vector<preemption::TableLine> lines;
   for (const ScenarioOutcome& s : outcome.scenarios) {

@@ -57,6 +57,13 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
                        const SuiteOptions& options, std::ostream& log,
                        const MoreScenarios& more = {});
 
+// A `run --live` session's versions (Scenario::live), one row each: version, scenario,
+// directory (relative to `out`), first_session_frame (the session's measured frames before
+// it), frames, ended ("all frames", "edit": the next version's edits took effect, "end": the
+// run was ended there, or the failure) and changes (the edits it started with, "; "-joined).
+// Empty when no scenario is a live version.
+std::string live_session_csv(const SuiteOutcome& outcome, const std::filesystem::path& out);
+
 // The end-of-run table: per scenario and workload, p50 start/end/duration on each clock.
 std::string summary_table(const SuiteOutcome& outcome);
 // The preemption scenarios' latency table (preemption/preemption_analysis.h); empty without.

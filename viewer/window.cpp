@@ -9,13 +9,16 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "analysis/compare.h"
 #include "core/atomic_file.h"
 #include "timeline/statistics.h"
+#include "viewer/live_edits.h"
 #include "viewer/live_feed.h"
+#include "viewer/live_script.h"
 #include "viewer/png_image.h"
 #include "viewer/scene.h"
 
@@ -59,6 +62,12 @@ struct ViewState {
   std::optional<SecondFolder> second;
   UrgentLatencies latencies;            // a preemption scenario's urgent jobs
   layout::TimelineLayout second_drawn;  // B's timeline as last drawn, for the sidecar
+  // Live edits: the outcome of the last one (shown under the controls), the file "save as
+  // TOML" writes, and the next step of a --script.
+  std::string edit_message;
+  bool edit_refused = false;
+  std::array<char, 512> save_path{"scenario.toml"};
+  std::size_t script_next = 0;
 };
 
 void select_scenario(ViewState& state, std::size_t index, std::optional<Clock> clock) {
@@ -381,8 +390,182 @@ void draw_compare(const ViewState& state) {
   ImGui::EndTable();
 }
 
+Edit make_edit(Edit::Kind kind, std::string workload = {}, std::string other = {}) {
+  Edit edit;
+  edit.kind = kind;
+  edit.workload = std::move(workload);
+  edit.other = std::move(other);
+  return edit;
+}
+
+// Submits one edit and keeps its outcome for the panel; returns it for a script's line.
+Status submit_edit(ViewState& state, LiveEdits& edits, const Edit& edit) {
+  Status outcome = edits.submit(edit);
+  state.edit_refused = !outcome;
+  state.edit_message = outcome ? describe(edit) + ": accepted, from the next frame boundary"
+                               : describe(edit) + ": refused: " + outcome.error().message;
+  return outcome;
+}
+
+// The controls that change the running scenario (scenarios/scenario_edit.h). Each change is
+// one edit, checked at once; the table shows the scenario as the accepted edits left it.
+void draw_experiment(ViewState& state, LiveEdits& edits) {
+  const std::string why_not = edits.why_not();
+  const std::optional<EditableScenario> latest = edits.latest();
+  if (!latest) {
+    ImGui::TextUnformatted(why_not.c_str());
+    return;
+  }
+  const Scenario& s = latest->scenario;
+  ImGui::Text("version %u running: %s%s", edits.versions_started(),
+              edits.newest_version_name().c_str(),
+              edits.pending() ? " (an edit waits for the next frame boundary)" : "");
+  if (!why_not.empty()) ImGui::TextUnformatted(why_not.c_str());
+  ImGui::BeginDisabled(!why_not.empty());
+  std::optional<Edit> edit;
+  if (ImGui::BeginTable("experiment", 6, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg)) {
+    for (const char* column : {"on", "workload", "queue", "groups", "iterations", "depends on"})
+      ImGui::TableSetupColumn(column);
+    ImGui::TableHeadersRow();
+    for (std::size_t w = 0; w < s.workloads.size(); ++w) {
+      const WorkloadSpec& spec = s.workloads[w];
+      ImGui::PushID(static_cast<int>(w));
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      bool on = latest->enabled[w];
+      if (ImGui::Checkbox("##on", &on))
+        edit = make_edit(on ? Edit::Kind::enable : Edit::Kind::disable, spec.name);
+      ImGui::TableNextColumn();
+      ImGui::Text("%s (%s)", spec.name.c_str(), std::string(to_string(spec.kind)).c_str());
+      ImGui::TableNextColumn();
+      ImGui::SetNextItemWidth(110);
+      if (ImGui::BeginCombo("##queue", s.queues[spec.queue].name.c_str())) {
+        for (const QueueSpec& q : s.queues)
+          if (ImGui::Selectable(q.name.c_str(), &q == &s.queues[spec.queue]))
+            edit = make_edit(Edit::Kind::queue, spec.name, q.name);
+        ImGui::EndCombo();
+      }
+      // Enter applies a typed number; the +/- buttons apply each step.
+      for (auto [kind, value] : {std::pair{Edit::Kind::groups, spec.groups},
+                                 std::pair{Edit::Kind::iterations, spec.iterations}}) {
+        ImGui::TableNextColumn();
+        int typed = static_cast<int>(value);
+        ImGui::SetNextItemWidth(110);
+        if (ImGui::InputInt(kind == Edit::Kind::groups ? "##groups" : "##iterations", &typed, 1, 10,
+                            ImGuiInputTextFlags_EnterReturnsTrue) &&
+            typed != static_cast<int>(value))
+          edit = make_edit(kind, spec.name), edit->number = std::uint32_t(std::max(0, typed));
+      }
+      ImGui::TableNextColumn();
+      for (std::size_t d = 0; d < spec.depends_on.size(); ++d) {
+        const DependencySpec& dep = spec.depends_on[d];
+        const std::string& producer = s.workloads[dep.producer].name;
+        ImGui::PushID(static_cast<int>(d));
+        if (ImGui::SmallButton("x")) edit = make_edit(Edit::Kind::undepend, spec.name, producer);
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(230);
+        const std::string label = producer + ": " + std::string(to_string(dep.barrier.kind));
+        if (ImGui::BeginCombo("##barrier", label.c_str())) {
+          for (const auto& [kind, name] : kBarrierKindNames)
+            if (ImGui::Selectable(std::string(name).c_str(), kind == dep.barrier.kind))
+              edit = make_edit(Edit::Kind::barrier, spec.name, producer), edit->barrier = kind;
+          ImGui::EndCombo();
+        }
+        ImGui::PopID();
+      }
+      ImGui::SetNextItemWidth(230);
+      if (ImGui::BeginCombo("##depend", "+ depends on")) {
+        for (const WorkloadSpec& other : s.workloads)
+          if (&other != &spec && ImGui::Selectable(other.name.c_str()))
+            edit = make_edit(Edit::Kind::depend, spec.name, other.name),
+            edit->barrier = s.default_barrier;
+        ImGui::EndCombo();
+      }
+      ImGui::PopID();
+    }
+    ImGui::EndTable();
+  }
+  for (const QueueSpec& q : s.queues) {
+    ImGui::PushID(q.name.c_str());
+    ImGui::SetNextItemWidth(140);
+    if (ImGui::BeginCombo(("priority of " + q.name).c_str(),
+                          std::string(to_string(q.priority)).c_str())) {
+      for (const auto& [priority, name] : kQueuePriorityNames)
+        if (ImGui::Selectable(std::string(name).c_str(), priority == q.priority))
+          edit = make_edit(Edit::Kind::priority, {}, q.name), edit->priority = priority;
+      ImGui::EndCombo();
+    }
+    ImGui::PopID();
+    ImGui::SameLine();
+  }
+  bool timestamps = s.timestamps;
+  if (ImGui::Checkbox("timestamp queries", &timestamps))
+    edit = make_edit(Edit::Kind::timestamps), edit->on = timestamps;
+  if (ImGui::Button("end the run here")) edits.end_session();
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(320);
+  ImGui::InputText("##save", state.save_path.data(), state.save_path.size());
+  ImGui::SameLine();
+  if (ImGui::Button("save as TOML")) {
+    const Status saved = edits.save_toml(state.save_path.data());
+    state.edit_refused = !saved;
+    state.edit_message = saved ? std::string("saved ") + state.save_path.data()
+                               : "not saved: " + saved.error().message;
+  }
+  if (edit) (void)submit_edit(state, edits, *edit);
+  if (!state.edit_message.empty())
+    ImGui::TextColored(state.edit_refused ? ImVec4(1, 0.4f, 0.4f, 1) : ImVec4(0.5f, 0.9f, 0.5f, 1),
+                       "%s", state.edit_message.c_str());
+}
+
+// A --script's steps that can run now, in order; returns at a `wait` not yet met.
+void run_script(ViewState& state, const ViewOptions& options, std::ostream& err) {
+  LiveEdits& edits = *options.edits;
+  const std::vector<ScriptStep>& steps = *options.script;
+  while (state.script_next < steps.size()) {
+    const ScriptStep& step = steps[state.script_next];
+    const std::string where = fmt::format("script line {}: ", step.line);
+    switch (step.kind) {
+      case ScriptStep::Kind::wait: {
+        if (options.live->finished()) {
+          err << where << "the run has ended before " << step.frames << " frames\n";
+          break;
+        }
+        if (edits.pending()) return;
+        const std::string newest = edits.newest_version_name();
+        std::size_t frames = 0;
+        for (const LoadedScenario& s : state.run.scenarios)
+          if (s.name == newest) frames = frame_numbers(s).size();
+        if (frames < step.frames) return;
+        break;
+      }
+      case ScriptStep::Kind::edit: {
+        const std::optional<EditableScenario> latest = edits.latest();
+        auto edit =
+            parse_edit(step.text, latest ? latest->scenario.default_barrier : BarrierKind::legacy);
+        const Status outcome = edit ? submit_edit(state, edits, *edit) : Status(edit.error());
+        err << where << step.text << ": "
+            << (outcome ? std::string("accepted") : "refused: " + outcome.error().message) << "\n";
+        break;
+      }
+      case ScriptStep::Kind::save: {
+        const Status saved = edits.save_toml(step.text);
+        err << where << (saved ? "saved " + step.text : "not saved: " + saved.error().message)
+            << "\n";
+        break;
+      }
+      case ScriptStep::Kind::end:
+        edits.end_session();
+        err << where << "end\n";
+        break;
+    }
+    ++state.script_next;
+  }
+}
+
 // One frame of the UI; returns the timeline as drawn.
-layout::TimelineLayout draw_ui(ViewState& state) {
+layout::TimelineLayout draw_ui(ViewState& state, LiveEdits* edits) {
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(viewport->Pos);
   ImGui::SetNextWindowSize(viewport->Size);
@@ -467,6 +650,9 @@ layout::TimelineLayout draw_ui(ViewState& state) {
     if (ImGui::CollapsingHeader("A/B: compare", ImGuiTreeNodeFlags_DefaultOpen))
       draw_compare(state);
   }
+  if (edits && ImGui::CollapsingHeader("experiment: edits apply at the next frame boundary",
+                                       ImGuiTreeNodeFlags_DefaultOpen))
+    draw_experiment(state, *edits);
   if (!state.latencies.points.empty() &&
       ImGui::CollapsingHeader("preemption: urgent latency", ImGuiTreeNodeFlags_DefaultOpen))
     draw_latencies(state);
@@ -693,7 +879,8 @@ int run_viewer(const ViewOptions& options, std::ostream& out, std::ostream& err)
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
-    const layout::TimelineLayout drawn = draw_ui(state);
+    if (options.live && options.edits && options.script) run_script(state, options, err);
+    const layout::TimelineLayout drawn = draw_ui(state, options.edits);
     ImGui::Render();
     int width = 0, height = 0;
     glfwGetFramebufferSize(window, &width, &height);

@@ -14,6 +14,7 @@
 #include "analysis/csv_table.h"
 #include "results_tools.h"
 #include "run_binary.h"
+#include "scenarios/scenario.h"
 #include "timeline/export.h"
 #include "viewer/png_image.h"
 
@@ -188,6 +189,122 @@ TEST(ViewerLive, TheWindowShowsTheRunsLastFrameAsItsRecordsHaveIt) {
   fs::remove_all(out);
   fs::remove(shot);
   fs::remove(shot.string() + ".layout.json");
+}
+
+// run --live --script: the viewer's controls as text. Each accepted edit ends the version
+// running at the next frame boundary and starts the next; the refused one changes nothing and
+// says its rule; every version is written as a scenario of the run, with what changed, and
+// live-session.csv marks where each began. What the edits did must be in the records.
+TEST(ViewerLive, AScriptedSessionsEditsAreInTheRecordsItWrote) {
+  const fs::path out = temp_dir("live-script");
+  const fs::path shot = temp_dir("live-script.png");
+  const fs::path saved = temp_dir("live-script-saved.toml");
+  const fs::path script = temp_dir("live-script.txt");
+  fs::remove_all(out);
+  {
+    std::ofstream file(script);
+    file << "# a session\n"
+            "wait 2\n"
+            "iterations \"Compute B\" 2\n"
+            "undepend \"Compute C\" \"Compute B\"\n"
+            "depend \"Compute A\" \"Compute D\"\n"  // refused: D is recorded after A
+            "wait 2\n"
+            "timestamps off\n"
+            "save "
+         << saved.string()
+         << "\n"
+            "wait 2\n"
+            "end\n";
+  }
+  // Many frames: the script ends the run long before, whatever the machine's load.
+  const auto r = run_gpuoverlap_on_display("run default --frames 2000 --warmup 1 --live --script " +
+                                           script.string() + " --screenshot " + shot.string() +
+                                           " --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("script line 5: depend \"Compute A\" \"Compute D\": refused: workload "
+                          "'Compute A' depends on 'Compute D', which is declared after it"),
+            std::string::npos)
+      << r.output;
+
+  // live-session.csv: three versions (the refused edit made none), each starting where the
+  // frames before it end.
+  const auto session = read_csv(
+      (out / "live-session.csv").string(),
+      std::array<std::string_view, 7>{"version", "scenario", "directory", "first_session_frame",
+                                      "frames", "ended", "changes"});
+  ASSERT_EQ(session.rows.size(), 3u);
+  const std::vector<std::string> names = {"default", "default-edit-1", "default-edit-2"};
+  const std::vector<std::string> ended = {"edit", "edit", "end"};
+  std::size_t frames_before = 0;
+  for (std::size_t v = 0; v < 3; ++v) {
+    EXPECT_EQ(session.at(v, "version"), std::to_string(v + 1));
+    EXPECT_EQ(session.at(v, "scenario"), names[v]);
+    EXPECT_EQ(session.at(v, "ended"), ended[v]);
+    EXPECT_EQ(session.at(v, "first_session_frame"), std::to_string(frames_before));
+    const auto frames =
+        read_csv((out / session.at(v, "directory") / "frames.csv").string(), kFrameColumns);
+    EXPECT_EQ(session.at(v, "frames"), std::to_string(frames.rows.size()));
+    EXPECT_GE(frames.rows.size(), 2u) << names[v] << ": a wait of 2 frames ran in it";
+    EXPECT_LT(frames.rows.size(), 2000u) << names[v] << " ended early";
+    frames_before += frames.rows.size();
+  }
+  EXPECT_EQ(session.at(1, "changes"),
+            "iterations \"Compute B\" 2; undepend \"Compute C\" \"Compute B\"");
+  EXPECT_EQ(session.at(2, "changes"), "timestamps off");
+
+  // Each version's records and meta.json are what its edits made.
+  auto workload = [](const nlohmann::json& meta, const std::string& name) {
+    for (const auto& w : meta["scenario"]["workloads"])
+      if (w["name"] == name) return w;
+    return nlohmann::json();
+  };
+  const auto first = read_json_file((out / "default" / "meta.json").string());
+  EXPECT_NE(workload(first, "Compute B")["iterations"], 2);
+  ASSERT_EQ(workload(first, "Compute C")["depends_on"].size(), 1u);
+  EXPECT_EQ(first["ended_early"]["of"], 2000);
+  for (const char* version : {"default-edit-1", "default-edit-2"}) {
+    SCOPED_TRACE(version);
+    const auto meta = read_json_file((out / version / "meta.json").string());
+    EXPECT_EQ(workload(meta, "Compute B")["iterations"], 2);
+    EXPECT_TRUE(workload(meta, "Compute C")["depends_on"].empty());
+    EXPECT_EQ(workload(meta, "Compute D")["iterations"],
+              workload(first, "Compute D")["iterations"]);
+    const auto records = read_csv((out / version / "records.csv").string(), kRecordColumns);
+    ASSERT_FALSE(records.rows.empty());
+    for (std::size_t i = 0; i < records.rows.size(); ++i)
+      if (records.at(i, "workload") == "Compute C") {
+        EXPECT_EQ(records.at(i, "depends_on"), "");
+      }
+  }
+  const auto second = read_json_file((out / "default-edit-1" / "meta.json").string());
+  EXPECT_EQ(second["scenario"]["live"]["version"], 2);
+  EXPECT_EQ(second["scenario"]["live"]["previous"], "default");
+  EXPECT_EQ(second["scenario"]["live"]["changes"].size(), 2u);
+  EXPECT_EQ(second["settings"]["timestamp_queries"], true);
+  const auto third = read_json_file((out / "default-edit-2" / "meta.json").string());
+  EXPECT_EQ(third["settings"]["timestamp_queries"], false);
+  EXPECT_EQ(third["scenario"]["timestamps"], false);
+  const auto no_ts = read_csv((out / "default-edit-2" / "records.csv").string(), kRecordColumns);
+  for (std::size_t i = 0; i < no_ts.rows.size(); ++i)
+    EXPECT_EQ(no_ts.at(i, "ts_start_us"), "") << "timestamps off";
+
+  // "save as TOML": a scenario file `validate` accepts, which is the third version.
+  const auto valid = run_gpuoverlap("validate " + saved.string());
+  EXPECT_EQ(valid.exit_code, 0) << valid.output;
+  auto reread = load_scenario_file(saved.string());
+  ASSERT_TRUE(reread) << reread.error().message;
+  EXPECT_EQ(reread->name, "default-edit-2");
+  EXPECT_FALSE(reread->timestamps);
+  EXPECT_EQ(reread->workloads[1].iterations, 2u);
+  EXPECT_TRUE(reread->workloads[2].depends_on.empty());
+
+  // The window followed the newest version; the viewer reads every version as written.
+  const auto layout = read_json_file(shot.string() + ".layout.json");
+  EXPECT_EQ(layout["scenario"], "default-edit-2");
+  EXPECT_EQ(layout["bars"].size(), 8u);
+  expect_tools_read_every_scenario(out);
+  for (const fs::path& p : {out, shot, fs::path(shot.string() + ".layout.json"), saved, script})
+    fs::remove_all(p);
 }
 
 TEST(ViewerLive, WithoutADisplayNothingRuns) {

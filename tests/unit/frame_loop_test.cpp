@@ -193,5 +193,30 @@ TEST(FrameLoop, AStopRequestEndsTheRunAtAFrameBoundaryKeepingWhatWasMeasured) {
   for (const WorkloadFrameRecord& r : out.timeline.records) EXPECT_EQ(r.status, RecordStatus::ok);
 }
 
+TEST(FrameLoop, AnEndRequestEndsTheScenarioAfterAMeasuredFrameAsComplete) {
+  FakeBackend backend(2);
+  RunSettings s = settings(3, 10);
+  // Asked from the first frame on: the warm-up still runs, and one frame is measured.
+  int asked = 0;
+  s.end_requested = [&] {
+    ++asked;
+    return true;
+  };
+  FrameLoopOutcome out = run_frames(backend, two_workloads(), s, {});
+  EXPECT_FALSE(out.timeline.failure) << out.timeline.failure->message;
+  EXPECT_EQ(out.timeline.frames.size(), 1u);
+  EXPECT_EQ(backend.recorded.size(), 4u);  // 3 warm-up frames and 1 measured
+  EXPECT_EQ(asked, 1);                     // only once a frame was measured
+  EXPECT_EQ(out.timeline.meta["ended_early"]["measured_frames"], 1);
+  EXPECT_EQ(out.timeline.meta["ended_early"]["of"], 10);
+
+  // Never asked to end: every frame, and no "ended_early".
+  FakeBackend again(2);
+  s.end_requested = [] { return false; };
+  FrameLoopOutcome all = run_frames(again, two_workloads(), s, {});
+  EXPECT_EQ(all.timeline.frames.size(), 10u);
+  EXPECT_FALSE(all.timeline.meta.contains("ended_early"));
+}
+
 }  // namespace
 }  // namespace gpuoverlap
