@@ -333,6 +333,7 @@ struct RunArguments {
   MoreScenarios next_version;
   std::function<bool()> end_requested;
   std::function<void(const nlohmann::json& device)> on_device;
+  std::function<void(const Scenario&, const nlohmann::json& device_facts)> on_start;
 };
 
 // --load-process, --duration-ms and --target-ms on every preemption scenario, checked again.
@@ -492,11 +493,14 @@ int command_run(const RunArguments& args, const std::string& command_line) {
       return interrupt_requested() || stop();
     };
   options.run.on_frame = args.on_frame;
+  options.run.on_start = args.on_start;
   options.run.end_requested = args.end_requested;
   if (args.on_scenarios) args.on_scenarios(scenarios);
   if (args.on_device)
-    args.on_device(
-        {{"api", (*api)->name()}, {"name", (*api)->devices()[chosen->index].candidate.name}});
+    args.on_device({{"api", (*api)->name()},
+                    {"name", (*api)->devices()[chosen->index].candidate.name},
+                    {"driver_name", (*api)->devices()[chosen->index].driver_name},
+                    {"driver_info", (*api)->devices()[chosen->index].driver_info}});
   install_interrupt_handler();
   options.show_progress = isatty(STDERR_FILENO) != 0;
   options.command_line = command_line;
@@ -582,6 +586,9 @@ int command_run_live(RunArguments args, const std::string& command_line) {
                           std::span<const WorkloadFrameRecord> r) { feed.add_frame(s, f, r); };
   args.stop_requested = [&window_closed] { return window_closed.load(); };
   args.on_device = [&feed](const nlohmann::json& device) { feed.set_device(device); };
+  args.on_start = [&feed](const Scenario& s, const nlohmann::json& facts) {
+    feed.begin_scenario(s, facts);
+  };
   int run_status = kExitEnvironment;
   std::thread runner;
   viewer::ViewOptions options;

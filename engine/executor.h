@@ -78,6 +78,11 @@ struct RunSettings {
   std::function<void(const Scenario& scenario, const FrameRecord& frame,
                      std::span<const WorkloadFrameRecord> records)>
       on_frame;
+  // Called once a frame scenario's device is open, before its first frame, from the thread
+  // running it, with what meta.json will say of the device (engine/device_facts.h: the queues
+  // as mapped with the priorities granted, the clocks): how `run --live` shows them while the
+  // run goes on. Empty: not called.
+  std::function<void(const Scenario& scenario, const nlohmann::json& device_facts)> on_start;
 };
 
 // RunSettings as JSON (all but should_stop and on_frame), how a run's settings reach the load

@@ -156,6 +156,7 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
       timestamp_valid_bits_per_workload(backend.facts(), scenario);
   double worst_deviation_ns = 0;
   StampPoller poller;
+  if (settings.on_start) settings.on_start(scenario, to_json(backend.facts()));
   std::optional<std::int64_t> first_measured_t0_ns;
   std::vector<GpuCalibration> calibrations;  // one per measured frame, for the drift
 

@@ -16,25 +16,37 @@ void LiveFeed::set_device(const nlohmann::json& device) {
   ++version_;
 }
 
+LoadedScenario& LiveFeed::entry(const Scenario& scenario) {
+  auto it = std::find_if(run_.scenarios.begin(), run_.scenarios.end(),
+                         [&](const LoadedScenario& s) { return s.name == scenario.name; });
+  if (it != run_.scenarios.end()) return *it;
+  LoadedScenario fresh;
+  fresh.name = scenario.name;
+  // Until its device facts come (begin_scenario): the queues as the scenario asks for them.
+  nlohmann::json queues = nlohmann::json::array();
+  for (const QueueSpec& q : scenario.queues)
+    queues.push_back({{"name", q.name},
+                      {"type", to_string(q.type)},
+                      {"priority_requested", to_string(q.priority)}});
+  fresh.meta = {{"device", device_}, {"queues", queues}};
+  for (const WorkloadSpec& w : scenario.workloads) fresh.workloads.push_back(w.name);
+  run_.scenarios.push_back(std::move(fresh));
+  return run_.scenarios.back();
+}
+
+void LiveFeed::begin_scenario(const Scenario& scenario, const nlohmann::json& device_facts) {
+  std::lock_guard lock(mutex_);
+  LoadedScenario& s = entry(scenario);
+  for (const auto& [key, value] : device_facts.items()) s.meta[key] = value;
+  s.meta["device"] = device_;
+  ++version_;
+}
+
 void LiveFeed::add_frame(const Scenario& scenario, const FrameRecord& frame,
                          std::span<const WorkloadFrameRecord> records) {
   (void)frame;
   std::lock_guard lock(mutex_);
-  auto it = std::find_if(run_.scenarios.begin(), run_.scenarios.end(),
-                         [&](const LoadedScenario& s) { return s.name == scenario.name; });
-  if (it == run_.scenarios.end()) {
-    LoadedScenario fresh;
-    fresh.name = scenario.name;
-    nlohmann::json queues = nlohmann::json::array();
-    for (const QueueSpec& q : scenario.queues)
-      queues.push_back({{"name", q.name},
-                        {"type", to_string(q.type)},
-                        {"priority_requested", to_string(q.priority)}});
-    fresh.meta = {{"device", device_}, {"queues", queues}};
-    for (const WorkloadSpec& w : scenario.workloads) fresh.workloads.push_back(w.name);
-    run_.scenarios.push_back(std::move(fresh));
-    it = run_.scenarios.end() - 1;
-  }
+  LoadedScenario* const it = &entry(scenario);
   for (const WorkloadFrameRecord& r : records) {
     if (r.workload >= scenario.workloads.size()) continue;
     const WorkloadSpec& w = scenario.workloads[r.workload];

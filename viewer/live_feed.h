@@ -22,6 +22,9 @@ class LiveFeed {
 
   // The run's thread, once its device is chosen: meta.json's "device" (api, name).
   void set_device(const nlohmann::json& device);
+  // The run's thread, once a scenario's device is open (RunSettings::on_start): its device
+  // facts as meta.json has them (the queues with their granted priorities).
+  void begin_scenario(const Scenario& scenario, const nlohmann::json& device_facts);
   // The run's thread, after each measured frame (RunSettings::on_frame).
   void add_frame(const Scenario& scenario, const FrameRecord& frame,
                  std::span<const WorkloadFrameRecord> records);
@@ -35,6 +38,9 @@ class LiveFeed {
   std::uint64_t frames() const;  // measured frames received, over all scenarios
 
  private:
+  // The scenario's entry in run_, made on first sight; under mutex_.
+  LoadedScenario& entry(const Scenario& scenario);
+
   mutable std::mutex mutex_;
   nlohmann::json device_;
   LoadedRun run_;

@@ -733,7 +733,8 @@ nlohmann::json layout_json(const ViewState& state, const layout::TimelineLayout&
       {"overlap", overlap},
       {"verdict", verdict},
       {"b", second},
-      {"urgent_latency", latency}};
+      {"urgent_latency", latency},
+      {"device_lines", state.device}};
 }
 
 Status write_screenshot(const std::filesystem::path& path, const nlohmann::json& sidecar, int width,

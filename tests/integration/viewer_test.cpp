@@ -2,6 +2,7 @@
 // The screenshot must show a bar for each workload where records.csv puts it, in its lane, in
 // the colour of its kind; the sidecar (FILE.layout.json) says where each was drawn, and the PNG
 // is checked at those places.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -185,6 +186,24 @@ TEST(ViewerLive, TheWindowShowsTheRunsLastFrameAsItsRecordsHaveIt) {
   const auto layout = read_json_file(shot.string() + ".layout.json");
   EXPECT_EQ(layout["scenario"], "default");
   EXPECT_EQ(layout["frame"], 5) << "following the newest frame";
+  // The device and the queues as mapped, with the priorities granted, while the run goes on:
+  // the lines say what meta.json says.
+  const auto meta = read_json_file((out / "default" / "meta.json").string());
+  const std::vector<std::string> lines = layout["device_lines"];
+  ASSERT_EQ(lines.size(), 1 + meta["queues"].size());
+  EXPECT_NE(lines[0].find(meta["device"]["name"].get<std::string>()), std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[0].find(meta["device"]["driver_name"].get<std::string>()), std::string::npos)
+      << lines[0];
+  for (std::size_t q = 0; q < meta["queues"].size(); ++q) {
+    const auto& queue = meta["queues"][q];
+    EXPECT_NE(lines[1 + q].find(fmt::format(
+                  "family {} index {}, priority {} (requested {})", queue["family"].get<int>(),
+                  queue["queue_index"].get<int>(), queue["priority_granted"].get<std::string>(),
+                  queue["priority_requested"].get<std::string>())),
+              std::string::npos)
+        << lines[1 + q];
+  }
   expect_screenshot_matches_records(shot, out / "default");
   fs::remove_all(out);
   fs::remove(shot);
