@@ -28,6 +28,8 @@
 #include "core/output_directory.h"
 #include "engine/suite_runner.h"
 #include "git_revision.h"
+#include "live/live_edits.h"
+#include "live/live_script.h"
 #include "preemption/load_process.h"
 #include "preemption/preemption_analysis.h"
 #include "scenarios/cpu_device_sizes.h"
@@ -37,9 +39,7 @@
 #include "scenarios/suite_estimate.h"
 #include "selftest/selftest.h"
 #if GPUOVERLAP_HAS_VIEWER
-#include "viewer/live_edits.h"
 #include "viewer/live_feed.h"
-#include "viewer/live_script.h"
 #include "viewer/window.h"
 #endif
 
@@ -329,7 +329,7 @@ struct RunArguments {
   std::string live_script;               // --script: the window's controls as text
   // Live edits (viewer/live_edits.h): the scenarios as they will run, before any GPU work; the
   // next version after each one; whether the version running should end at this frame.
-  std::function<void(std::vector<Scenario>&)> on_scenarios;
+  std::function<Status(std::vector<Scenario>&)> on_scenarios;
   MoreScenarios next_version;
   std::function<bool()> end_requested;
   std::function<void(const nlohmann::json& device)> on_device;
@@ -495,7 +495,11 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   options.run.on_frame = args.on_frame;
   options.run.on_start = args.on_start;
   options.run.end_requested = args.end_requested;
-  if (args.on_scenarios) args.on_scenarios(scenarios);
+  if (args.on_scenarios)
+    if (Status usable = args.on_scenarios(scenarios); !usable) {
+      output->discard_if_empty();
+      return fail(usable.error().message, kExitBadInput);
+    }
   if (args.on_device)
     args.on_device({{"api", (*api)->name()},
                     {"name", (*api)->devices()[chosen->index].candidate.name},
@@ -543,6 +547,77 @@ int command_run(const RunArguments& args, const std::string& command_line) {
 // run --live: the run on a thread of its own, the viewer's window on this one (GLFW wants the
 // main thread). The window takes each measured frame from a LiveFeed; closing it stops the run
 // after the current frame. The run's results are written as without --live.
+// A run whose scenario can be edited while it runs (`run --live`, `run --script`): its edits,
+// its script if any, and the hooks that end a version at a frame boundary and start the next
+// (docs/viewer.md, "Changing the experiment").
+struct EditSession {
+  live::LiveEdits edits;
+  std::optional<live::ScriptRunner> script;
+
+  // --script FILE, checked whole before anything runs.
+  Status load_script(const std::string& path) {
+    auto text = read_input_file(path, 1u << 20);
+    if (!text) return text.error();
+    auto steps = live::parse_script(*text, path);
+    if (!steps) return steps.error();
+    script.emplace(std::move(*steps), edits, std::cerr);
+    return ok_status();
+  }
+
+  // Sets the run's hooks; the run's own on_frame (the live window's feed) still sees every
+  // frame, first.
+  void attach(RunArguments& args) {
+    args.on_scenarios = [this](std::vector<Scenario>& scenarios) -> Status {
+      if (scenarios.size() != 1 || !scenarios[0].study.empty() || scenarios[0].preemption) {
+        const std::string why =
+            "the experiment can be edited when the run is one frame scenario (not a study, a "
+            "matrix, a preemption scenario or several scenarios)";
+        if (script) return make_error("--script: " + why);
+        edits.refuse_all(why);
+        return ok_status();
+      }
+      scenarios[0].live = Scenario::LiveVersion{};
+      edits.start(scenarios[0]);
+      if (script) script->start();
+      return ok_status();
+    };
+    args.end_requested = [this] { return edits.pending(); };
+    args.next_version = [this](const SuiteOutcome& so_far) -> std::vector<Scenario> {
+      std::uint64_t frames = 0;
+      for (const ScenarioOutcome& s : so_far.scenarios)
+        if (s.timeline) frames += s.timeline->frames.size();
+      if (auto next = edits.take_next_or_close(frames)) return {std::move(*next)};
+      return {};
+    };
+    args.on_frame = [this, window = args.on_frame](const Scenario& s, const FrameRecord& f,
+                                                   std::span<const WorkloadFrameRecord> r) {
+      if (window) window(s, f, r);
+      if (script) script->frame_measured(s.name);
+    };
+  }
+
+  // Once the run has ended (on the thread that ran it).
+  void finish() {
+    edits.close("the run has ended");
+    if (script) script->run_ended();
+  }
+};
+
+// run --script without --live: the same session, no window.
+int command_run_scripted(RunArguments args, const std::string& command_line) {
+  EditSession session;
+  if (Status loaded = session.load_script(args.live_script); !loaded)
+    return fail(loaded.error().message, kExitBadInput);
+  session.attach(args);
+  const int status = command_run(args, command_line);
+  session.finish();
+  return status;
+}
+
+// run --live: the run on a thread of its own, the viewer's window on this one (GLFW wants the
+// main thread). The window takes each measured frame from a LiveFeed; closing it stops the run
+// after the current frame. Its controls (and --script) edit the running scenario through an
+// EditSession. The run's results are written as without --live.
 int command_run_live(RunArguments args, const std::string& command_line) {
 #if GPUOVERLAP_HAS_VIEWER
   std::string why;
@@ -551,39 +626,15 @@ int command_run_live(RunArguments args, const std::string& command_line) {
                     "); the viewer needs one: set DISPLAY, or run under xvfb-run (run without "
                     "--live needs none)",
                 kExitBadInput);
-  std::vector<viewer::ScriptStep> script;
-  if (!args.live_script.empty()) {
-    auto text = read_input_file(args.live_script, 1u << 20);
-    if (!text) return fail(text.error().message, kExitBadInput);
-    auto steps = viewer::parse_script(*text, args.live_script);
-    if (!steps) return fail(steps.error().message, kExitBadInput);
-    script = std::move(*steps);
-  }
+  EditSession session;
+  if (!args.live_script.empty())
+    if (Status loaded = session.load_script(args.live_script); !loaded)
+      return fail(loaded.error().message, kExitBadInput);
   viewer::LiveFeed feed;
-  viewer::LiveEdits edits;
-  // One frame scenario can be edited: each accepted edit ends the version running at the next
-  // frame boundary and starts the next one (docs/viewer.md, "Changing the experiment").
-  args.on_scenarios = [&edits](std::vector<Scenario>& scenarios) {
-    if (scenarios.size() != 1 || !scenarios[0].study.empty() || scenarios[0].preemption) {
-      edits.refuse_all(
-          "the experiment can be edited when the run is one frame scenario (not a study, a "
-          "matrix, a preemption scenario or several scenarios)");
-      return;
-    }
-    scenarios[0].live = Scenario::LiveVersion{};
-    edits.start(scenarios[0]);
-  };
-  args.end_requested = [&edits] { return edits.pending(); };
-  args.next_version = [&edits](const SuiteOutcome& so_far) -> std::vector<Scenario> {
-    std::uint64_t frames = 0;
-    for (const ScenarioOutcome& s : so_far.scenarios)
-      if (s.timeline) frames += s.timeline->frames.size();
-    if (auto next = edits.take_next_or_close(frames)) return {std::move(*next)};
-    return {};
-  };
   std::atomic<bool> window_closed{false};
   args.on_frame = [&feed](const Scenario& s, const FrameRecord& f,
                           std::span<const WorkloadFrameRecord> r) { feed.add_frame(s, f, r); };
+  session.attach(args);
   args.stop_requested = [&window_closed] { return window_closed.load(); };
   args.on_device = [&feed](const nlohmann::json& device) { feed.set_device(device); };
   args.on_start = [&feed](const Scenario& s, const nlohmann::json& facts) {
@@ -593,13 +644,12 @@ int command_run_live(RunArguments args, const std::string& command_line) {
   std::thread runner;
   viewer::ViewOptions options;
   options.live = &feed;
-  options.edits = &edits;
-  if (!args.live_script.empty()) options.script = &script;
+  options.edits = &session.edits;
   // The run starts once the window is open; a window that cannot open runs nothing.
   options.on_window_open = [&] {
     runner = std::thread([&] {
       run_status = command_run(args, command_line);
-      edits.close("the run has ended");
+      session.finish();
       feed.finish(run_status);
     });
   };
@@ -843,10 +893,9 @@ int main(int argc, char** argv) {
                   "FILE.layout.json) and exit")
       ->needs(live_flag);
   run->add_option("--script", run_args.live_script,
-                  "With --live: run the viewer's controls from this file, as a user would click "
-                  "them: 'wait N', an edit ('iterations \"Compute B\" 2', 'undepend C B', ...), "
-                  "'save FILE.toml', 'end' (docs/viewer.md, \"Scripts\")")
-      ->needs(live_flag);
+                  "Edit the running scenario from this file, as the viewer's controls do (with "
+                  "--live or without a window): 'wait N', an edit ('iterations \"Compute B\" 2', "
+                  "'undepend C B', ...), 'save FILE.toml', 'end' (docs/viewer.md, \"Scripts\")");
   run->add_option("--exit-after-frames", run_args.live_exit_after_frames,
                   "With --screenshot: window frames rendered after the run ended (default 3)")
       ->needs(live_flag)
@@ -976,8 +1025,9 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("list")) return command_list();
     if (validate->parsed()) return command_validate(validate_items, validate_explain);
     if (run->parsed())
-      return run_args.live ? command_run_live(run_args, command_line)
-                           : command_run(run_args, command_line);
+      return run_args.live                   ? command_run_live(run_args, command_line)
+             : !run_args.live_script.empty() ? command_run_scripted(run_args, command_line)
+                                             : command_run(run_args, command_line);
     if (selftest->parsed()) {
       selftest_options.out_directory = selftest_out;
       return command_selftest(selftest_device, selftest_options, selftest_replace);

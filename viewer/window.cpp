@@ -15,10 +15,9 @@
 
 #include "analysis/compare.h"
 #include "core/atomic_file.h"
+#include "live/live_edits.h"
 #include "timeline/statistics.h"
-#include "viewer/live_edits.h"
 #include "viewer/live_feed.h"
-#include "viewer/live_script.h"
 #include "viewer/png_image.h"
 #include "viewer/scene.h"
 
@@ -62,12 +61,9 @@ struct ViewState {
   std::optional<SecondFolder> second;
   UrgentLatencies latencies;            // a preemption scenario's urgent jobs
   layout::TimelineLayout second_drawn;  // B's timeline as last drawn, for the sidecar
-  // Live edits: the outcome of the last one (shown under the controls), the file "save as
-  // TOML" writes, and the next step of a --script.
-  std::string edit_message;
-  bool edit_refused = false;
+  // Live edits: the file "save as TOML" writes, and what became of the last save.
   std::array<char, 512> save_path{"scenario.toml"};
-  std::size_t script_next = 0;
+  live::LiveEdits::Outcome save_outcome;
 };
 
 void select_scenario(ViewState& state, std::size_t index, std::optional<Clock> clock) {
@@ -398,18 +394,9 @@ Edit make_edit(Edit::Kind kind, std::string workload = {}, std::string other = {
   return edit;
 }
 
-// Submits one edit and keeps its outcome for the panel; returns it for a script's line.
-Status submit_edit(ViewState& state, LiveEdits& edits, const Edit& edit) {
-  Status outcome = edits.submit(edit);
-  state.edit_refused = !outcome;
-  state.edit_message = outcome ? describe(edit) + ": accepted, from the next frame boundary"
-                               : describe(edit) + ": refused: " + outcome.error().message;
-  return outcome;
-}
-
 // The controls that change the running scenario (scenarios/scenario_edit.h). Each change is
 // one edit, checked at once; the table shows the scenario as the accepted edits left it.
-void draw_experiment(ViewState& state, LiveEdits& edits) {
+void draw_experiment(ViewState& state, live::LiveEdits& edits) {
   const std::string why_not = edits.why_not();
   const std::optional<EditableScenario> latest = edits.latest();
   if (!latest) {
@@ -509,63 +496,19 @@ void draw_experiment(ViewState& state, LiveEdits& edits) {
   ImGui::SameLine();
   if (ImGui::Button("save as TOML")) {
     const Status saved = edits.save_toml(state.save_path.data());
-    state.edit_refused = !saved;
-    state.edit_message = saved ? std::string("saved ") + state.save_path.data()
-                               : "not saved: " + saved.error().message;
+    state.save_outcome = {saved ? std::string("saved ") + state.save_path.data()
+                                : "not saved: " + saved.error().message,
+                          !saved};
   }
-  if (edit) (void)submit_edit(state, edits, *edit);
-  if (!state.edit_message.empty())
-    ImGui::TextColored(state.edit_refused ? ImVec4(1, 0.4f, 0.4f, 1) : ImVec4(0.5f, 0.9f, 0.5f, 1),
-                       "%s", state.edit_message.c_str());
-}
-
-// A --script's steps that can run now, in order; returns at a `wait` not yet met.
-void run_script(ViewState& state, const ViewOptions& options, std::ostream& err) {
-  LiveEdits& edits = *options.edits;
-  const std::vector<ScriptStep>& steps = *options.script;
-  while (state.script_next < steps.size()) {
-    const ScriptStep& step = steps[state.script_next];
-    const std::string where = fmt::format("script line {}: ", step.line);
-    switch (step.kind) {
-      case ScriptStep::Kind::wait: {
-        if (options.live->finished()) {
-          err << where << "the run has ended before " << step.frames << " frames\n";
-          break;
-        }
-        if (edits.pending()) return;
-        const std::string newest = edits.newest_version_name();
-        std::size_t frames = 0;
-        for (const LoadedScenario& s : state.run.scenarios)
-          if (s.name == newest) frames = frame_numbers(s).size();
-        if (frames < step.frames) return;
-        break;
-      }
-      case ScriptStep::Kind::edit: {
-        const std::optional<EditableScenario> latest = edits.latest();
-        auto edit =
-            parse_edit(step.text, latest ? latest->scenario.default_barrier : BarrierKind::legacy);
-        const Status outcome = edit ? submit_edit(state, edits, *edit) : Status(edit.error());
-        err << where << step.text << ": "
-            << (outcome ? std::string("accepted") : "refused: " + outcome.error().message) << "\n";
-        break;
-      }
-      case ScriptStep::Kind::save: {
-        const Status saved = edits.save_toml(step.text);
-        err << where << (saved ? "saved " + step.text : "not saved: " + saved.error().message)
-            << "\n";
-        break;
-      }
-      case ScriptStep::Kind::end:
-        edits.end_session();
-        err << where << "end\n";
-        break;
-    }
-    ++state.script_next;
-  }
+  if (edit) (void)edits.submit(*edit);  // its outcome is shown below, as a script's is
+  for (const live::LiveEdits::Outcome& outcome : {edits.last_outcome(), state.save_outcome})
+    if (!outcome.text.empty())
+      ImGui::TextColored(outcome.refused ? ImVec4(1, 0.4f, 0.4f, 1) : ImVec4(0.5f, 0.9f, 0.5f, 1),
+                         "%s", outcome.text.c_str());
 }
 
 // One frame of the UI; returns the timeline as drawn.
-layout::TimelineLayout draw_ui(ViewState& state, LiveEdits* edits) {
+layout::TimelineLayout draw_ui(ViewState& state, live::LiveEdits* edits) {
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(viewport->Pos);
   ImGui::SetNextWindowSize(viewport->Size);
@@ -880,7 +823,6 @@ int run_viewer(const ViewOptions& options, std::ostream& out, std::ostream& err)
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
-    if (options.live && options.edits && options.script) run_script(state, options, err);
     const layout::TimelineLayout drawn = draw_ui(state, options.edits);
     ImGui::Render();
     int width = 0, height = 0;

@@ -13,11 +13,13 @@
 
 #include "analysis/results.h"
 
+namespace gpuoverlap::live {
+class LiveEdits;
+}
+
 namespace gpuoverlap::viewer {
 
 class LiveFeed;
-class LiveEdits;
-struct ScriptStep;
 
 struct ViewOptions {
   std::filesystem::path results;  // a results folder (with run.json) or one scenario's folder
@@ -39,12 +41,9 @@ struct ViewOptions {
   // `run --live` starts the run here, so that the GL driver is set up before the run's thread
   // sets up the GPU API (on Mesa both load the same LLVM).
   std::function<void()> on_window_open;
-  // `run --live`: the edits the window's "experiment" controls and `script` make to the running
-  // scenario (docs/viewer.md, "Changing the experiment"). nullptr: no controls.
-  LiveEdits* edits = nullptr;
-  // `run --live --script`: run as the window's frames come, each step once the one before it
-  // is done (viewer/live_script.h); what each step did goes to `err`.
-  const std::vector<ScriptStep>* script = nullptr;
+  // `run --live`: the edits the window's "experiment" controls make to the running scenario
+  // (docs/viewer.md, "Changing the experiment"). nullptr: no controls.
+  live::LiveEdits* edits = nullptr;
 };
 
 // Whether a window can be opened; `why` says why not. For `run --live`, before the run starts.

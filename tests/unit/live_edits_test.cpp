@@ -1,16 +1,17 @@
 // The edits of a live session between the window and the run (viewer/live_edits.h), and the
 // script that makes them (viewer/live_script.h). No window, no GPU.
-#include "viewer/live_edits.h"
+#include "live/live_edits.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <sstream>
 #include <thread>
 
+#include "live/live_script.h"
 #include "scenarios/presets.h"
-#include "viewer/live_script.h"
 
-namespace gpuoverlap::viewer {
+namespace gpuoverlap::live {
 namespace {
 
 Scenario started_default() {
@@ -167,5 +168,57 @@ TEST(LiveScript, EveryStepIsCheckedBeforeAnythingRuns) {
   }
 }
 
+// The runner on the run's thread: `wait N` is exactly N frames of the scenario as the edits
+// left it, so each version here measures exactly what the script asks.
+TEST(LiveScript, AWaitCountsTheFramesOfTheVersionTheEditsBeforeItMade) {
+  auto steps = parse_script(
+      "wait 2\niterations \"Compute B\" 2\ngroups Nobody 1\nwait 3\nend\nwait 1\n", "s.txt");
+  ASSERT_TRUE(steps);
+  LiveEdits edits;
+  std::ostringstream log;
+  ScriptRunner runner(std::move(*steps), edits, log);
+  edits.start(started_default());
+  runner.start();
+  EXPECT_FALSE(edits.pending());
+  runner.frame_measured("default");
+  EXPECT_FALSE(edits.pending());
+  runner.frame_measured("default");  // the second: the edit is made
+  EXPECT_TRUE(edits.pending());
+  EXPECT_EQ(log.str(),
+            "script line 2: iterations \"Compute B\" 2: accepted\n"
+            "script line 3: groups Nobody 1: refused: no workload 'Nobody' in the scenario\n");
+  // A frame of the version the edit is ending does not count.
+  runner.frame_measured("default");
+  auto next = edits.take_next_or_close(3);
+  ASSERT_TRUE(next);
+  runner.frame_measured("default-edit-1");
+  runner.frame_measured("default-edit-1");
+  EXPECT_FALSE(edits.pending());
+  runner.frame_measured("default-edit-1");  // the third: end
+  EXPECT_TRUE(edits.pending());
+  EXPECT_FALSE(runner.done());
+  EXPECT_FALSE(edits.take_next_or_close(6));
+  edits.close("the run has ended");
+  runner.run_ended();
+  EXPECT_TRUE(runner.done());
+  EXPECT_NE(
+      log.str().find("script line 5: end\nscript line 6: the run ended before 1 more frames\n"),
+      std::string::npos)
+      << log.str();
+}
+
+TEST(LiveScript, ItsLinesAreEscapedAndItsEditsAfterTheEndRefused) {
+  auto steps = parse_script("groups \"Comp\x1b[31mute\" 2\n", "s.txt");
+  ASSERT_TRUE(steps);
+  LiveEdits edits;
+  std::ostringstream log;
+  ScriptRunner runner(std::move(*steps), edits, log);
+  edits.start(started_default());
+  edits.close("the run has ended");
+  runner.run_ended();
+  EXPECT_EQ(log.str().find('\x1b'), std::string::npos) << "a terminal escape from the file";
+  EXPECT_NE(log.str().find("refused: the run has ended"), std::string::npos) << log.str();
+}
+
 }  // namespace
-}  // namespace gpuoverlap::viewer
+}  // namespace gpuoverlap::live

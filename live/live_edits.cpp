@@ -1,11 +1,11 @@
-#include "viewer/live_edits.h"
+#include "live/live_edits.h"
 
 #include <fmt/format.h>
 
 #include "core/atomic_file.h"
 #include "scenarios/scenario_toml.h"
 
-namespace gpuoverlap::viewer {
+namespace gpuoverlap::live {
 
 void LiveEdits::start(const Scenario& first) {
   std::lock_guard lock(mutex_);
@@ -21,6 +21,11 @@ void LiveEdits::refuse_all(std::string why_not) {
   latest_.reset();
   latest_scenario_.reset();
   why_not_ = std::move(why_not);
+}
+
+LiveEdits::Outcome LiveEdits::last_outcome() const {
+  std::lock_guard lock(mutex_);
+  return last_outcome_;
 }
 
 std::string LiveEdits::why_not() const {
@@ -39,6 +44,9 @@ Status LiveEdits::submit(const Edit& edit) {
   // A pending edit is merged: the version it will start keeps its number.
   const std::uint32_t version = started_ + 1;
   auto outcome = apply_edit(*latest_, edit, version_name(version));
+  last_outcome_ = {describe(edit) + (outcome ? ": accepted, from the next frame boundary"
+                                             : ": refused: " + outcome.error().message),
+                   !outcome};
   if (!outcome) return outcome.error();
   latest_ = std::move(outcome->draft);
   latest_scenario_ = std::move(outcome->scenario);
@@ -108,4 +116,4 @@ void LiveEdits::close(std::string why) {
   ending_ = false;
 }
 
-}  // namespace gpuoverlap::viewer
+}  // namespace gpuoverlap::live

@@ -1,10 +1,11 @@
-#include "viewer/live_script.h"
+#include "live/live_script.h"
 
 #include <charconv>
+#include <sstream>
 
 #include "scenarios/names.h"
 
-namespace gpuoverlap::viewer {
+namespace gpuoverlap::live {
 
 namespace {
 
@@ -59,4 +60,60 @@ Result<std::vector<ScriptStep>> parse_script(std::string_view text,
   return steps;
 }
 
-}  // namespace gpuoverlap::viewer
+ScriptRunner::ScriptRunner(std::vector<ScriptStep> steps, LiveEdits& edits, std::ostream& log)
+    : steps_(std::move(steps)), edits_(edits), log_(log) {}
+
+void ScriptRunner::start() { advance(); }
+
+void ScriptRunner::frame_measured(const std::string& scenario) {
+  if (done()) return;
+  if (steps_[next_].kind == ScriptStep::Kind::wait && !edits_.pending() &&
+      scenario == edits_.newest_version_name())
+    ++waited_frames_;
+  advance();
+}
+
+void ScriptRunner::run_ended() {
+  ended_ = true;
+  advance();
+}
+
+void ScriptRunner::advance() {
+  while (!done()) {
+    const ScriptStep& step = steps_[next_];
+    const std::string where = "script line " + std::to_string(step.line) + ": ";
+    std::ostringstream line;  // the step's outcome, escaped as a whole: its text is input
+    switch (step.kind) {
+      case ScriptStep::Kind::wait:
+        if (ended_) {
+          line << where << "the run ended before " << step.frames << " more frames";
+          break;
+        }
+        if (waited_frames_ < step.frames) return;
+        break;
+      case ScriptStep::Kind::edit: {
+        const std::optional<EditableScenario> latest = edits_.latest();
+        auto edit =
+            parse_edit(step.text, latest ? latest->scenario.default_barrier : BarrierKind::legacy);
+        const Status outcome = edit ? edits_.submit(*edit) : Status(edit.error());
+        line << where << step.text << ": "
+             << (outcome ? std::string("accepted") : "refused: " + outcome.error().message);
+        break;
+      }
+      case ScriptStep::Kind::save: {
+        const Status saved = edits_.save_toml(step.text);
+        line << where << (saved ? "saved " + step.text : "not saved: " + saved.error().message);
+        break;
+      }
+      case ScriptStep::Kind::end:
+        edits_.end_session();
+        line << where << "end";
+        break;
+    }
+    if (!line.str().empty()) log_ << escape_control_characters(line.str()) << "\n" << std::flush;
+    ++next_;
+    waited_frames_ = 0;
+  }
+}
+
+}  // namespace gpuoverlap::live

@@ -1,8 +1,9 @@
-// The edits of a `run --live` session, handed from the viewer's window (its controls or a
-// --script) to the run's thread: the counterpart of LiveFeed, which hands frames the other way.
-// Each edit is checked when it is made (scenarios/scenario_edit.h: the rules of `validate`);
-// an accepted one waits here until the run reaches a frame boundary (RunSettings::end_requested
-// sees it pending), and the run then measures the next version of the scenario, named
+// The edits of a `run --live` or `run --script` session, handed from the viewer's window (its
+// controls) or a script (live_script.h) to the run's thread: the counterpart of LiveFeed, which
+// hands frames the other way. Each edit is checked when it is made (scenarios/scenario_edit.h: the
+// rules of `validate`); an accepted one waits here until the run reaches a frame boundary
+// (RunSettings::end_requested sees it pending), and the run then measures the next version of the
+// scenario, named
 // "<first>-edit-<n>". Edits made before the run takes them are merged into one version.
 // Thread-safe: every method may be called from either thread.
 #pragma once
@@ -17,7 +18,7 @@
 #include "core/result.h"
 #include "scenarios/scenario_edit.h"
 
-namespace gpuoverlap::viewer {
+namespace gpuoverlap::live {
 
 class LiveEdits {
  public:
@@ -31,9 +32,16 @@ class LiveEdits {
   // The scenario as the latest accepted edit left it (all workloads, disabled ones too): what
   // the controls show. nullopt before start or when editing is refused.
   std::optional<EditableScenario> latest() const;
-  // The window: checks `edit` against the latest accepted version; accepted, it is pending
-  // until the run takes it. The refusal says the rule.
+  // The window or a script: checks `edit` against the latest accepted version; accepted, it
+  // is pending until the run takes it. The refusal says the rule.
   Status submit(const Edit& edit);
+  // What became of the last edit submitted ("" before any): its words and "accepted ..." or
+  // "refused: <rule>", for the window, whichever made it.
+  struct Outcome {
+    std::string text;
+    bool refused = false;
+  };
+  Outcome last_outcome() const;
   // The window: writes the latest accepted scenario (the enabled workloads, as a file that
   // `validate` accepts) to `path`, atomically.
   Status save_toml(const std::filesystem::path& path) const;
@@ -60,9 +68,10 @@ class LiveEdits {
   std::optional<EditableScenario> latest_;
   std::optional<Scenario> latest_scenario_;  // the runnable form of latest_
   std::vector<std::string> pending_changes_;
-  std::uint32_t started_ = 0;                             // versions the run took
-  bool ending_ = false;                                   // end_session
+  std::uint32_t started_ = 0;  // versions the run took
+  bool ending_ = false;        // end_session
+  Outcome last_outcome_;
   std::string version_name(std::uint32_t version) const;  // under mutex_
 };
 
-}  // namespace gpuoverlap::viewer
+}  // namespace gpuoverlap::live
