@@ -358,6 +358,31 @@ def test_compare_reads_linux_results_as_linux_does(linux_results):
     assert lines(ours.stdout) == lines(theirs.stdout)
 
 
+def test_a_script_edits_the_running_scenario_on_d3d12(tmp_path):
+    """run --script needs no window: the Windows build edits a D3D12 run between frames, and
+    the scenario it saves is one the Linux build validates."""
+    script = tmp_path / 'session.txt'
+    saved = tmp_path / 'saved.toml'
+    out = tmp_path / 'out'
+    script.write_text('wait 2\niterations "Compute B" 2\nundepend "Compute C" "Compute B"\n'
+                      'wait 2\nsave ' + windows_path(saved) + '\nend\n')
+    made = windows('run', 'default', '--frames', '200', '--warmup', '1', '--script',
+                   windows_path(script), '--out', windows_path(out))
+    assert made.returncode == 0, made.stdout + made.stderr
+    session = read_csv(out / 'live-session.csv')
+    assert [(r['scenario'], r['frames'], r['ended']) for r in session] == [
+        ('default', '2', 'edit'), ('default-edit-1', '2', 'end')]
+    meta = json.loads((out / 'default-edit-1' / 'meta.json').read_text())
+    assert meta['device']['api'] == 'D3D12'
+    workloads = {w['name']: w for w in meta['scenario']['workloads']}
+    assert workloads['Compute B']['iterations'] == 2
+    assert workloads['Compute C']['depends_on'] == []
+    assert meta['scenario']['live']['changes'] == [
+        'iterations "Compute B" 2', 'undepend "Compute C" "Compute B"']
+    checked = linux('validate', str(saved))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
 def test_the_viewer_is_not_in_the_windows_build_and_says_so(linux_results):
     ours = windows('view', windows_path(linux_results / 'a'))
     assert ours.returncode == 3, ours.stderr
