@@ -326,8 +326,8 @@ struct RunArguments {
   std::function<void(const Scenario&, const FrameRecord&, std::span<const WorkloadFrameRecord>)>
       on_frame;
   std::function<bool()> stop_requested;  // besides an interrupt: the live window was closed
-  std::string live_script;               // --script: the window's controls as text
-  // Live edits (viewer/live_edits.h): the scenarios as they will run, before any GPU work; the
+  std::string live_script;               // --script: the experiment controls as text
+  // Live edits (live/live_edits.h): the scenarios as they will run, before any GPU work; the
   // next version after each one; whether the version running should end at this frame.
   std::function<Status(std::vector<Scenario>&)> on_scenarios;
   MoreScenarios next_version;
@@ -544,9 +544,6 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   return finish(*executor, status);
 }
 
-// run --live: the run on a thread of its own, the viewer's window on this one (GLFW wants the
-// main thread). The window takes each measured frame from a LiveFeed; closing it stops the run
-// after the current frame. The run's results are written as without --live.
 // A run whose scenario can be edited while it runs (`run --live`, `run --script`): its edits,
 // its script if any, and the hooks that end a version at a frame boundary and start the next
 // (docs/viewer.md, "Changing the experiment").
