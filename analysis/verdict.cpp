@@ -35,21 +35,56 @@ std::string number(const std::optional<double>& v) {
 
 }  // namespace
 
+std::vector<Endpoint> verdict_endpoints(const Scenario& s) {
+  std::vector<Endpoint> out;
+  const bool game = s.cpu.has_value();
+  const bool paced = game && s.cpu->frame_period_ms > 0;
+  // The frame-level endpoints, which alone decide.
+  if (game) {
+    out.push_back({"cpu_phase_us", true, true, true, {}});
+    if (s.cpu->critical_jobs > 0) out.push_back({"critical_path_us", true, false, true, {}});
+    out.push_back({"wake_max_us", true, false, true, {}});
+  } else {
+    out.push_back({"cpu_frame_us", true, true, true, {}});
+  }
+  // A paced frame's tail is the stutter rate: frames later than 1.5 periods.
+  out.push_back(
+      {"frame_interval_us", true, false, true,
+       paced ? std::optional<double>(1.5 * s.cpu->frame_period_ms * 1000.0) : std::nullopt});
+  out.push_back({"gpu_span_us", true, true, false, {}});
+  // Diagnostics: the frame's components.
+  if (game) out.push_back({"cpu_frame_us", false, true, true, {}});
+  for (const char* m : {"cpu_submit_us", "submit_to_start_us", "poll_gap_max_us"})
+    out.push_back({m, false, true, true, {}});
+  for (const WorkloadSpec& w : s.workloads)
+    out.push_back({"gpu_duration_us:" + w.name, false, true, true, {}});
+  return out;
+}
+
 std::vector<std::pair<std::string, std::vector<double>>> verdict_metrics(
     const Scenario& s, const ScenarioTimeline& timeline, const std::string& gpu_clock,
     const std::function<bool(const FrameRecord&)>& use_frame) {
-  std::vector<std::pair<std::string, std::vector<double>>> out = {{"cpu_frame_us", {}},
-                                                                  {"cpu_submit_us", {}},
-                                                                  {"submit_to_start_us", {}},
-                                                                  {"poll_gap_max_us", {}}};
+  const std::vector<Endpoint> endpoints = verdict_endpoints(s);
+  std::vector<std::pair<std::string, std::vector<double>>> out;
+  for (const Endpoint& e : endpoints) out.emplace_back(e.metric, std::vector<double>{});
+  auto add = [&](std::string_view metric, const std::optional<double>& value) {
+    if (!value) return;
+    for (auto& [name, values] : out)
+      if (name == metric) values.push_back(*value);
+  };
   std::vector<bool> use(timeline.frames.empty() ? 0 : timeline.frames.back().frame + 1, false);
   for (const FrameRecord& f : timeline.frames) {
     if (f.status != RecordStatus::ok || !use_frame(f)) continue;
     use[f.frame] = true;
-    out[0].second.push_back(f.cpu_frame_us);
-    out[1].second.push_back(f.cpu_submit_us);
-    if (f.submit_to_start_us) out[2].second.push_back(*f.submit_to_start_us);
-    if (f.poll_gap_max_us) out[3].second.push_back(*f.poll_gap_max_us);
+    add("cpu_phase_us", f.cpu_phase_us);
+    add("critical_path_us", f.critical_path_us);
+    add("wake_max_us", f.wake_max_us);
+    add("frame_interval_us", f.frame_interval_us);
+    add("gpu_span_us", f.gpu_span_us);
+    add("cpu_frame_us", f.cpu_frame_us);
+    add("cpu_submit_us", f.cpu_submit_us);
+    add("submit_to_start_us", f.submit_to_start_us);
+    add("poll_gap_max_us", f.poll_gap_max_us);
   }
   std::vector<std::vector<double>> durations(s.workloads.size());
   for (const WorkloadFrameRecord& r : timeline.records) {
@@ -61,7 +96,8 @@ std::vector<std::pair<std::string, std::vector<double>>> verdict_metrics(
     if (start && end) durations[r.workload].push_back(*end - *start);
   }
   for (std::size_t w = 0; w < s.workloads.size(); ++w)
-    out.emplace_back("gpu_duration_us:" + s.workloads[w].name, std::move(durations[w]));
+    for (auto& [name, values] : out)
+      if (name == "gpu_duration_us:" + s.workloads[w].name) values = std::move(durations[w]);
   return out;
 }
 
@@ -85,19 +121,23 @@ double share_beyond(const std::vector<double>& values, double threshold) {
 // Judges one metric of one condition. `baseline` and `sample` are all usable frames (for the
 // descriptive columns and the tail's threshold); `units` the same metric per unit. `tests` is
 // K, the condition's intrusion tests.
-VerdictRow judge_metric(const std::string& condition, const std::string& metric,
+VerdictRow judge_metric(const std::string& condition, const Endpoint& endpoint,
                         std::size_t metric_index, const std::vector<double>& baseline,
                         const std::vector<double>& sample, const std::vector<Unit>& units,
                         std::size_t tests, const VerdictSettings& settings) {
   VerdictRow row;
   row.condition = condition;
-  row.metric = metric;
+  row.metric = endpoint.metric;
+  row.role = endpoint.primary ? "primary" : "diagnostic";
+  row.tests = endpoint.median && endpoint.tail ? "median+tail"
+              : endpoint.median                ? "median"
+                                               : "tail";
   row.frames = sample.size();
   row.baseline_frames = baseline.size();
   if (!baseline.empty()) row.baseline_p50 = *percentile(baseline, 50);
   if (!sample.empty()) row.p50 = *percentile(sample, 50);
   if (baseline.size() < settings.min_frames || sample.size() < settings.min_frames) {
-    row.verdict = "inconclusive";
+    row.verdict = endpoint.primary ? "inconclusive" : "diagnostic: unclear";
     row.note = fmt::format("too few frames ({} and {}; at least {} each)", baseline.size(),
                            sample.size(), settings.min_frames);
     return row;
@@ -135,8 +175,10 @@ VerdictRow judge_metric(const std::string& condition, const std::string& metric,
     const std::optional<double> others_p99 =
         percentile_without(all_baseline, sorted_baselines[i], 99);
     const double threshold =
-        (others_p99 ? *others_p99 : *percentile(b, 99)) * (1 + settings.p50_margin) +
-        settings.min_difference_us;
+        endpoint.tail_threshold_us
+            ? *endpoint.tail_threshold_us
+            : (others_p99 ? *others_p99 : *percentile(b, 99)) * (1 + settings.p50_margin) +
+                  settings.min_difference_us;
     rates.push_back(share_beyond(c, threshold));
     baseline_rates.push_back(share_beyond(b, threshold));
     excesses.push_back(rates.back() - baseline_rates.back());
@@ -145,7 +187,7 @@ VerdictRow judge_metric(const std::string& condition, const std::string& metric,
   }
   row.units = excesses.size();
   if (excesses.size() < settings.min_units || log_ratios.size() < settings.min_units) {
-    row.verdict = "inconclusive";
+    row.verdict = endpoint.primary ? "inconclusive" : "diagnostic: unclear";
     row.note =
         fmt::format("{} units with at least {} frames on both sides{}; at least {} are needed",
                     excesses.size(), settings.min_unit_frames,
@@ -175,25 +217,36 @@ VerdictRow judge_metric(const std::string& condition, const std::string& metric,
   row.tail_ci_low = tail.mean - t_low(tail) * tail.standard_error;
   row.tail_ci_high = tail.mean + t_high(tail) * tail.standard_error;
 
+  row.effect_us = (*row.ratio_p50 - 1) * row.baseline_p50;
   const double p50_diff_low = (*row.ci_low - 1) * row.baseline_p50;
   const double p50_diff_high = (*row.ci_high - 1) * row.baseline_p50;
-  const bool p50_worse =
-      *row.ci_low > 1 + settings.p50_margin && p50_diff_low > settings.min_difference_us;
-  const bool tail_worse = *row.tail_ci_low > settings.tail_margin;
-  const bool p50_fine =
-      *row.ci_high <= 1 + settings.p50_margin || p50_diff_high <= settings.min_difference_us;
-  const bool tail_fine = *row.tail_ci_high <= settings.tail_margin;
+  // A test the endpoint does not make is neither worse nor in the way of a fine call.
+  const bool p50_worse = endpoint.median && *row.ci_low > 1 + settings.p50_margin &&
+                         p50_diff_low > settings.min_difference_us;
+  const bool tail_worse = endpoint.tail && *row.tail_ci_low > settings.tail_margin;
+  const bool p50_fine = !endpoint.median || *row.ci_high <= 1 + settings.p50_margin ||
+                        p50_diff_high <= settings.min_difference_us;
+  const bool tail_fine = !endpoint.tail || *row.tail_ci_high <= settings.tail_margin;
   if (p50_worse || tail_worse) {
     row.verdict = "intrusive";
-    row.note = p50_worse && tail_worse ? "median and tail worse"
-               : p50_worse             ? "median worse"
-                                       : "more frames beyond the baseline's p99";
+    row.note = p50_worse && tail_worse      ? "median and tail worse"
+               : p50_worse                  ? "median worse"
+               : endpoint.tail_threshold_us ? "more frames beyond the stutter line"
+                                            : "more frames beyond the baseline's p99";
   } else if (p50_fine && tail_fine) {
     row.verdict = "non-intrusive";
   } else {
     row.verdict = "inconclusive";
     row.note = !p50_fine ? "the median's bound reaches past the margin"
                          : "the tail's bound reaches past the margin";
+  }
+  if (!endpoint.primary) {
+    // A diagnostic says how it moved; it never decides.
+    row.verdict = row.verdict == "intrusive"       ? "diagnostic: worse"
+                  : row.verdict == "non-intrusive" ? "diagnostic: within"
+                                                   : "diagnostic: unclear";
+    if (row.verdict == "diagnostic: worse")
+      row.note = fmt::format("moved ({}); a diagnostic does not decide", row.note);
   }
   return row;
 }
@@ -269,6 +322,45 @@ Samples pooled_metrics(const std::vector<const ScenarioOutcome*>& rounds,
   return pooled;
 }
 
+// The period a frame's effects are shares of: the pace, or unpaced the baseline's median frame
+// interval.
+std::optional<double> frame_period_us(const Scenario& s, const Samples& baseline) {
+  if (s.cpu && s.cpu->frame_period_ms > 0) return s.cpu->frame_period_ms * 1000.0;
+  for (const auto& [name, values] : baseline)
+    if (name == "frame_interval_us" && !values.empty()) return percentile(values, 50);
+  return std::nullopt;
+}
+
+BackgroundProgress background_progress(const std::string& condition, std::uint32_t threads,
+                                       const std::vector<const ScenarioOutcome*>& rounds) {
+  BackgroundProgress p;
+  p.condition = condition;
+  p.control_threads = threads;
+  std::vector<double> latency_ms;
+  for (const ScenarioOutcome* r : rounds) {
+    const ScenarioTimeline& t = *r->timeline;
+    if (t.frames.empty()) continue;
+    const std::int64_t first_ns =
+        t.time_origin_ns + static_cast<std::int64_t>(t.frames.front().cpu_start_us * 1e3);
+    const std::int64_t last_ns =
+        t.time_origin_ns + static_cast<std::int64_t>(
+                               (t.frames.back().cpu_start_us + t.frames.back().cpu_frame_us) * 1e3);
+    p.seconds += static_cast<double>(last_ns - first_ns) / 1e9;
+    for (const background::BackgroundTaskRecord& task : t.background_tasks) {
+      // Completed: it compiled, whether its result was kept or its pipeline was gone.
+      const bool completed = task.outcome == "delivered" || task.outcome.starts_with("compiled") ||
+                             task.outcome.starts_with("dropped");
+      if (!completed || task.finish_ns < first_ns || task.finish_ns > last_ns) continue;
+      ++p.compiles;
+      latency_ms.push_back(static_cast<double>(task.finish_ns - task.queued_ns) / 1e6);
+    }
+  }
+  if (p.seconds > 0) p.compiles_per_s = static_cast<double>(p.compiles) / p.seconds;
+  p.queue_to_done_p50_ms = percentile(latency_ms, 50);
+  p.queue_to_done_p99_ms = percentile(latency_ms, 99);
+  return p;
+}
+
 }  // namespace
 
 Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outcomes,
@@ -310,7 +402,17 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
         out.gpu_clock = "poll";
   const Samples baseline_metrics = pooled_metrics(baseline.second, out.gpu_clock, any_frame);
   out.unit = baseline.second.size() == 1 ? "block" : "round";
-  out.tests = 2 * baseline_metrics.size();
+  // Endpoints the baseline has no sample of (no stamps, no chain) are not judged at all.
+  const std::vector<Endpoint> endpoints = verdict_endpoints(baseline.second.front()->scenario);
+  std::vector<bool> measurable(endpoints.size(), false);
+  out.tests = 0;
+  for (std::size_t m = 0; m < endpoints.size() && m < baseline_metrics.size(); ++m) {
+    measurable[m] = !baseline_metrics[m].second.empty();
+    if (measurable[m] && endpoints[m].primary)
+      out.tests += (endpoints[m].median ? 1 : 0) + (endpoints[m].tail ? 1 : 0);
+  }
+  out.tests = std::max<std::size_t>(out.tests, 1);
+  out.period_us = frame_period_us(baseline.second.front()->scenario, baseline_metrics);
 
   for (const auto& [name, rounds] : conditions) {
     if (name == baseline_name) continue;
@@ -332,25 +434,33 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
         block ? pooled_metrics(rounds, out.gpu_clock, held_side) : Samples{};
     const Samples& reference = block ? own_baseline : baseline_metrics;
     const std::vector<Unit> units = units_of(baseline.second, rounds, out.gpu_clock, settings);
-    const std::size_t count = std::min(metrics.size(), reference.size());
+    const std::size_t count = std::min({metrics.size(), reference.size(), endpoints.size()});
     std::vector<VerdictRow> judged;
-    for (std::size_t m = 0; m < count; ++m)
-      judged.push_back(judge_metric(cv.condition, metrics[m].first, m, reference[m].second,
+    for (std::size_t m = 0; m < count; ++m) {
+      if (!measurable[m]) continue;
+      judged.push_back(judge_metric(cv.condition, endpoints[m], m, reference[m].second,
                                     metrics[m].second, units, out.tests, settings));
+      if (judged.back().effect_us && out.period_us && *out.period_us > 0)
+        judged.back().effect_share = *judged.back().effect_us / *out.period_us;
+    }
     cv.pairing = block ? fmt::format("alternating:{}", block) : out.unit;
     bool any_intrusive = false, all_fine = true;
     for (VerdictRow& row : judged) {
       row.control = cv.control;
       row.pairing = cv.pairing;
-      if (cv.active_frames < settings.min_frames && row.verdict != "intrusive") {
+      const bool primary = row.role == "primary";
+      if (primary && cv.active_frames < settings.min_frames && row.verdict != "intrusive") {
         row.verdict = "inconclusive";
         row.note = fmt::format("background work overlapped only {} of {} frames", cv.active_frames,
                                cv.frames);
       }
-      any_intrusive = any_intrusive || row.verdict == "intrusive";
-      all_fine = all_fine && row.verdict == "non-intrusive";
+      if (primary) {
+        any_intrusive = any_intrusive || row.verdict == "intrusive";
+        all_fine = all_fine && row.verdict == "non-intrusive";
+      }
       out.rows.push_back(std::move(row));
     }
+    cv.progress = background_progress(cv.condition, cv.control_threads, rounds);
     cv.verdict = any_intrusive ? "intrusive" : all_fine ? "non-intrusive" : "inconclusive";
     if (cv.control && any_intrusive) out.control_detected = true;
     if (cv.control) {
@@ -389,17 +499,36 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
   // looks non-intrusive may only show that this setup cannot see intrusion.
   if (out.has_control && !out.control_detected) {
     for (VerdictRow& row : out.rows)
-      if (!row.control) row.verdict = "inconclusive (no power)";
+      if (!row.control && row.role == "primary") row.verdict = "inconclusive (no power)";
     for (ConditionVerdict& cv : out.conditions)
       if (!cv.control) cv.verdict = "inconclusive (no power)";
   }
+  // Progress beside the cost: the control's smallest dose is the rate of unmanaged compiles;
+  // a non-intrusive condition that got under 5 % of it done is starved.
+  const BackgroundProgress* control_rate = nullptr;
   for (const ConditionVerdict& cv : out.conditions)
+    if (cv.control && (!control_rate || cv.control_threads < control_rate->control_threads))
+      control_rate = &cv.progress;
+  for (ConditionVerdict& cv : out.conditions) {
+    if (cv.control || cv.verdict != "non-intrusive") continue;
+    cv.starved = cv.progress.compiles == 0 ||
+                 (control_rate && cv.progress.compiles_per_s < 0.05 * control_rate->compiles_per_s);
+  }
+  for (const ConditionVerdict& cv : out.conditions) {
+    std::string rate = fmt::format("{:.1f} compiles/s", cv.progress.compiles_per_s);
+    if (!cv.control && control_rate)
+      rate +=
+          fmt::format(" (unmanaged, {} thread{}: {:.1f})", control_rate->control_threads,
+                      control_rate->control_threads == 1 ? "" : "s", control_rate->compiles_per_s);
     out.summary += fmt::format(
-        "{}{}: {} ({} of {} frames overlapped background work{})\n", cv.condition,
-        cv.control ? " (positive control)" : "", cv.verdict, cv.active_frames, cv.frames,
+        "{}{}: {}, {} ({} of {} frames overlapped background work{})\n", cv.condition,
+        cv.control ? " (positive control)" : "",
+        cv.starved ? "non-intrusive but starved" : cv.verdict, rate, cv.active_frames, cv.frames,
         cv.pairing.starts_with("alternating:")
-            ? "; against its own held blocks of " + cv.pairing.substr(12) + " frames"
+            ? "; against its own held blocks of " +
+                  cv.pairing.substr(std::string_view("alternating:").size()) + " frames"
             : "");
+  }
   if (!out.has_control)
     out.summary += "no positive control in this study: a non-intrusive verdict is unchecked\n";
   else
@@ -430,26 +559,39 @@ std::string verdict_csv(const StudyVerdict& v) {
   for (const VerdictRow& r : v.rows)
     out += fmt::format(
         "{},{},{:.4f},{:.4f},{},{},{},{:.4f},{:.4f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}"
-        ",{},{}\n",
+        ",{},{},{},{},{},{}\n",
         csv_field(r.condition), csv_field(r.metric), r.baseline_p50, r.p50, number(r.ratio_p50),
         number(r.ci_low), number(r.ci_high), r.baseline_p99, r.p99, number(r.ratio_p99),
         csv_field(r.verdict), number(r.p99_ci_low), number(r.p99_ci_high), number(r.rank_p),
         r.frames, r.baseline_frames, r.control ? 1 : 0, csv_field(r.note), number(r.tail_rate),
         number(r.baseline_tail_rate), number(r.tail_excess), number(r.tail_ci_low),
         number(r.tail_ci_high), r.units, number(r.detectable_ratio), number(r.detectable_tail),
-        csv_field(r.pairing));
+        csv_field(r.pairing), csv_field(r.role), csv_field(r.tests), number(r.effect_us),
+        number(r.effect_share));
   return out;
 }
 
 nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
   nlohmann::json conditions = nlohmann::json::array();
   for (const ConditionVerdict& c : v.conditions)
-    conditions.push_back({{"condition", c.condition},
-                          {"control", c.control},
-                          {"verdict", c.verdict},
-                          {"pairing", c.pairing},
-                          {"frames", c.frames},
-                          {"active_frames", c.active_frames}});
+    conditions.push_back(
+        {{"condition", c.condition},
+         {"control", c.control},
+         {"verdict", c.verdict},
+         {"pairing", c.pairing},
+         {"frames", c.frames},
+         {"active_frames", c.active_frames},
+         {"starved", c.starved},
+         {"progress",
+          {{"compiles", c.progress.compiles},
+           {"seconds", c.progress.seconds},
+           {"compiles_per_s", c.progress.compiles_per_s},
+           {"queue_to_done_p50_ms", c.progress.queue_to_done_p50_ms
+                                        ? nlohmann::json(*c.progress.queue_to_done_p50_ms)
+                                        : nullptr},
+           {"queue_to_done_p99_ms", c.progress.queue_to_done_p99_ms
+                                        ? nlohmann::json(*c.progress.queue_to_done_p99_ms)
+                                        : nullptr}}}});
   nlohmann::json doses = nlohmann::json::array();
   for (const ControlDose& d : v.doses)
     doses.push_back({{"condition", d.condition},
@@ -467,6 +609,7 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
           {"unit", v.unit},
           {"tests_per_condition", v.tests},
           {"gpu_clock", v.gpu_clock},
+          {"period_us", v.period_us ? nlohmann::json(*v.period_us) : nullptr},
           {"has_control", v.has_control},
           {"control_detected", v.control_detected},
           {"conditions", conditions},
@@ -481,6 +624,8 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
             {"min_unit_frames", s.min_unit_frames},
             {"min_frames", s.min_frames},
             {"rule",
+             "only primary endpoints (role primary: the frame-level ones) decide; diagnostics "
+             "are reported with their effect and never decide. "
              "per unit (a round paired with the baseline's same round; a block of frames for a "
              "study of one round): the ratio of the medians, and the share of frames beyond the "
              "baseline's p99 * (1 + p50_margin) + min_difference_us minus the baseline's share. "
@@ -498,7 +643,9 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
 namespace {
 
 // A row that more rounds could still decide; the control's rows do not hold a study back.
-bool undecided(const VerdictRow& r) { return !r.control && r.verdict.starts_with("inconclusive"); }
+bool undecided(const VerdictRow& r) {
+  return !r.control && r.role == "primary" && r.verdict.starts_with("inconclusive");
+}
 
 // The lines under a study's verdict: its rounds and why they stopped, and, when undecided,
 // what the rounds could have seen.
@@ -578,14 +725,27 @@ std::vector<Scenario> next_study_rounds(const SuiteOutcome& outcome,
     if (!verdict) continue;  // write_study_verdicts reports it
     const StudyProgress progress = study_progress(outcomes, *verdict);
     if (!progress.stop.empty()) continue;
+    // Sequential stopping per condition: the baseline and the undecided conditions take the
+    // next round; a decided one (a control's higher doses, often after a round or two) stops.
     std::vector<Scenario> last_round;
-    for (const ScenarioOutcome* o : outcomes)
-      if (o->scenario.round == progress.rounds) last_round.push_back(o->scenario);
+    std::size_t dropped = 0;
+    for (const ScenarioOutcome* o : outcomes) {
+      if (o->scenario.round != progress.rounds) continue;
+      const auto cv = std::find_if(
+          verdict->conditions.begin(), verdict->conditions.end(),
+          [&](const ConditionVerdict& c) { return c.condition == o->scenario.condition; });
+      if (cv != verdict->conditions.end() && !cv->verdict.starts_with("inconclusive")) {
+        ++dropped;
+        continue;
+      }
+      last_round.push_back(o->scenario);
+    }
     log << fmt::format(
-               "study {}: {} metrics undecided after {} rounds ({:.0f} s of {:.0f} s); adding "
-               "round {}\n",
+               "study {}: {} endpoints undecided after {} rounds ({:.0f} s of {:.0f} s); adding "
+               "round {} for {} condition{} ({} decided)\n",
                study, progress.undecided, progress.rounds, progress.seconds,
-               outcomes.front()->scenario.study_budget_s, progress.rounds + 1)
+               outcomes.front()->scenario.study_budget_s, progress.rounds + 1,
+               last_round.size() - 1, last_round.size() == 2 ? "" : "s", dropped)
         << std::flush;
     for (Scenario& s : next_study_round(last_round)) next.push_back(std::move(s));
   }

@@ -31,13 +31,31 @@ namespace gpuoverlap {
 
 // The first release's columns first, then ours (append, never reorder). p99_ci_low,
 // p99_ci_high and rank_p are retired (left empty): they judged frames as independent.
-inline constexpr std::array<std::string_view, 27> kVerdictColumns = {
+// role, tests, effect_us and effect_share: docs/background.md, "The verdict".
+inline constexpr std::array<std::string_view, 31> kVerdictColumns = {
     "condition",       "metric",      "baseline_p50", "p50",       "ratio_p50",
     "ci_low",          "ci_high",     "baseline_p99", "p99",       "ratio_p99",
     "verdict",         "p99_ci_low",  "p99_ci_high",  "rank_p",    "frames",
     "baseline_frames", "control",     "note",         "tail_rate", "baseline_tail_rate",
     "tail_excess",     "tail_ci_low", "tail_ci_high", "units",     "detectable_ratio",
-    "detectable_tail", "pairing"};
+    "detectable_tail", "pairing",     "role",         "tests",     "effect_us",
+    "effect_share"};
+
+// One metric of the verdict and what it is for. Primary endpoints are frame-level (what a
+// player or a frame's deadline feels) and the only ones that decide; diagnostics are the
+// components (submit time, poll gaps, workload durations), reported with their effect and
+// never deciding alone. A primary endpoint is judged by its median, its tail, or both; the
+// tail's threshold is the baseline's p99 of the other units, or fixed (the stutter line).
+struct Endpoint {
+  std::string metric;
+  bool primary = false;
+  bool median = true;
+  bool tail = true;
+  std::optional<double> tail_threshold_us;  // fixed: frame_interval_us of a paced frame
+};
+
+// The endpoints of a study on this foreground, in verdict_metrics' order.
+std::vector<Endpoint> verdict_endpoints(const Scenario& scenario);
 
 struct VerdictSettings {
   // Per metric, over the units (rounds, or blocks of a one-round study):
@@ -84,8 +102,26 @@ struct VerdictRow {
   // ratio, and a tail excess, whose lower bound would just clear the margin at the spread seen.
   std::optional<double> detectable_ratio, detectable_tail;
   bool control = false;
-  std::string verdict;  // non-intrusive | intrusive | inconclusive | inconclusive (no power)
+  // non-intrusive | intrusive | inconclusive | inconclusive (no power) for a primary endpoint;
+  // a diagnostic's says how it moved: diagnostic: worse | diagnostic: within | diagnostic:
+  // unclear.
+  std::string verdict;
   std::string note;
+  std::string role = "primary";  // primary | diagnostic
+  std::string tests;             // median+tail | median | tail
+  // The median's change, (ratio_p50 - 1) * baseline_p50, and that as a share of the frame's
+  // period (the pace, or the baseline's median frame interval when unpaced).
+  std::optional<double> effect_us, effect_share;
+};
+
+// The other half of the promise: how much background work a condition got done.
+struct BackgroundProgress {
+  std::string condition;
+  std::uint32_t control_threads = 0;
+  std::size_t compiles = 0;  // completed (delivered, compiled or dropped after compiling)
+  double seconds = 0;        // the measured frames' wall time over its runs
+  double compiles_per_s = 0;
+  std::optional<double> queue_to_done_p50_ms, queue_to_done_p99_ms;
 };
 
 struct ConditionVerdict {
@@ -96,6 +132,8 @@ struct ConditionVerdict {
   std::size_t active_frames = 0;  // of them, frames its background work overlapped
   std::uint32_t control_threads = 0;  // a positive control's normal-priority compile threads
   std::string pairing;                // VerdictRow::pairing
+  BackgroundProgress progress;
+  bool starved = false;  // non-intrusive, but it got (almost) none of its work done
 };
 
 // One dose of the positive control: its threads, its verdict and its strongest effect (the
@@ -123,7 +161,7 @@ struct StudyVerdict {
   std::string baseline;
   std::uint32_t rounds = 1;  // rounds run
   std::string unit;          // "round", or "block" for a study of one round
-  std::size_t tests = 0;     // K: the intrusion tests of one condition (2 per metric)
+  std::size_t tests = 0;     // K: the intrusion tests of one condition (its primary endpoints')
   std::string gpu_clock;     // the clock of the gpu_duration metrics: "ts" or "poll"
   std::vector<VerdictRow> rows;
   std::vector<ConditionVerdict> conditions;  // baseline excluded
@@ -133,12 +171,15 @@ struct StudyVerdict {
   // smallest intrusion this study has shown it can see.
   std::vector<ControlDose> doses;
   std::optional<std::uint32_t> detected_from_threads;
-  std::string summary;  // one line per condition, for the terminal and verdict.json
+  std::string summary;              // one line per condition, for the terminal and verdict.json
+  std::optional<double> period_us;  // the frame's period the effects are shares of
 };
 
-// Per-frame samples of one condition, by metric name: cpu_frame_us, cpu_submit_us,
-// submit_to_start_us, poll_gap_max_us, gpu_duration_us:<workload> (on `gpu_clock`). Only ok
-// frames that `use` accepts.
+// Per-frame samples of one condition, by metric name, in verdict_endpoints' order: the frame-level
+// endpoints (cpu_phase_us, critical_path_us and wake_max_us with [cpu], else cpu_frame_us;
+// frame_interval_us, gpu_span_us), then the diagnostics (cpu_frame_us with [cpu],
+// cpu_submit_us, submit_to_start_us, poll_gap_max_us, gpu_duration_us:<workload> on
+// `gpu_clock`). Only ok frames that `use` accepts.
 std::vector<std::pair<std::string, std::vector<double>>> verdict_metrics(
     const Scenario& scenario, const ScenarioTimeline& timeline, const std::string& gpu_clock,
     const std::function<bool(const FrameRecord&)>& use);

@@ -28,6 +28,7 @@
 #include "core/output_directory.h"
 #include "engine/suite_runner.h"
 #include "git_revision.h"
+#include "jobs/cpu_spec.h"
 #include "live/live_edits.h"
 #include "live/live_script.h"
 #include "preemption/load_process.h"
@@ -230,9 +231,10 @@ int command_validate(const std::vector<std::string>& items, bool explain_plan) {
                                  preemption::describe(*s.preemption));
         continue;
       }
-      std::cout << fmt::format("{}: ok ({} queues, {} workloads{})\n", name, s.queues.size(),
+      std::cout << fmt::format("{}: ok ({} queues, {} workloads{}{})\n", name, s.queues.size(),
                                s.workloads.size(),
-                               s.background ? ", " + describe_background(*s.background) : "");
+                               s.background ? ", " + describe_background(*s.background) : "",
+                               s.cpu ? ", cpu: " + jobs::describe(*s.cpu) : "");
       if (explain_plan) explain(s, std::cout);
     }
   }

@@ -1,14 +1,20 @@
 #include "engine/frame_loop.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <memory>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
 #include "background/background_session.h"
 #include "core/clock.h"
+#include "core/cpu_relax.h"
 #include "engine/device_clocks.h"
+#include "jobs/busy_work.h"
+#include "jobs/job_system.h"
 #include "queues/deadline_diagnosis.h"
 #include "queues/stamp_poller.h"
 #include "timeline/clock_agreement.h"
@@ -114,6 +120,36 @@ std::optional<std::uint64_t> shader_clock_ticks(const std::uint32_t* slot, std::
          std::uint64_t{__atomic_load_n(slot + clock_word + 1, __ATOMIC_RELAXED)} << 32;
 }
 
+// Waits until `target_ns` (CLOCK_MONOTONIC_RAW): asleep until shortly before it, then spinning,
+// so a paced frame starts on time without the frame loop's thread holding a core for the whole
+// idle part of the period.
+void wait_until_ns(std::int64_t target_ns) {
+  constexpr std::int64_t kSpinNs = 100'000;
+  const std::int64_t sleep_ns = target_ns - monotonic_raw_ns() - kSpinNs;
+  if (sleep_ns > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(sleep_ns));
+  while (monotonic_raw_ns() < target_ns) GPUOVERLAP_CPU_RELAX();
+}
+
+// The frame's span on the GPU: its first workload's start to its last one's end, on the poll
+// clock, else on the timestamps.
+std::optional<double> gpu_span_us(std::span<const WorkloadFrameRecord> records) {
+  for (const char* clock : {"poll", "ts"}) {
+    std::optional<double> first, last;
+    bool complete = true;
+    for (const WorkloadFrameRecord& r : records) {
+      const auto start = start_on(r, clock), end = end_on(r, clock);
+      if (!start || !end) {
+        complete = false;
+        break;
+      }
+      first = first ? std::min(*first, *start) : *start;
+      last = last ? std::max(*last, *end) : *end;
+    }
+    if (complete && first && last) return *last - *first;
+  }
+  return std::nullopt;
+}
+
 // The background session's part of meta.json, after it stopped.
 nlohmann::json background_meta(const background::BackgroundSession& session, double stop_wait_ms) {
   nlohmann::json bg = background::to_json(session.spec());
@@ -192,6 +228,16 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
     training = true;
     return true;
   };
+  // The frame's CPU side ([cpu]): the busy work is calibrated once per process, before any
+  // background work starts, so every condition of a study does the same work.
+  const jobs::CpuFrameSpec* const cpu = scenario.cpu ? &*scenario.cpu : nullptr;
+  std::unique_ptr<jobs::JobSystem> job_system;
+  if (cpu && total > 0)
+    job_system = std::make_unique<jobs::JobSystem>(*cpu, jobs::calibrate_once().iterations_per_us);
+  const std::int64_t period_ns =
+      cpu ? static_cast<std::int64_t>(cpu->frame_period_ms * 1e6) : std::int64_t{0};
+  std::optional<std::int64_t> last_frame_start_ns;  // the frame before's, warm-up included
+  std::uint64_t stutters = 0;
   if (background) {
     background->start();
     if (has_workflow && !binds && total > 0 && !begin_training()) total = 0;
@@ -271,7 +317,28 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
     const bool hold = background && measured &&
                       background::held_in_block(bg_spec->alternate_frames, measured_frame);
     if (hold != held) background->hold(held = hold);
+    // The CPU phase: the frame's jobs, paced (begun already when the frame before's GPU work
+    // outlasted this frame's start, with two frames in flight), then recorded and submitted.
+    std::optional<jobs::FrameJobsResult> cpu_phase;
+    if (job_system) {
+      if (!job_system->in_progress()) {
+        if (period_ns > 0 && last_frame_start_ns) wait_until_ns(*last_frame_start_ns + period_ns);
+        job_system->begin_frame();
+      }
+      cpu_phase = job_system->wait_frame(monotonic_raw_ns() + timeout_ns);
+      if (!cpu_phase) {
+        fail(make_error("the frame's CPU jobs did not all run within the frame's deadline (" +
+                        std::to_string(settings.frame_timeout_ms) + " ms)"),
+             RecordStatus::timeout);
+        break;
+      }
+    }
     const std::int64_t cpu_start_ns = monotonic_raw_ns();
+    const std::int64_t frame_start_ns = cpu_phase ? cpu_phase->release_ns : cpu_start_ns;
+    std::optional<double> frame_interval_us;
+    if (last_frame_start_ns)
+      frame_interval_us = ns_to_us_since(frame_start_ns, *last_frame_start_ns);
+    last_frame_start_ns = frame_start_ns;
     if (Status s = backend.record_frame(frame); !s) {
       fail(s.error(), RecordStatus::gpu_error);
       break;
@@ -297,12 +364,34 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
       poller.arm(stamps.words, stamps.stride_words, slots, frame, monotonic_raw_ns() + timeout_ns);
     const std::int64_t t0_ns = monotonic_raw_ns();
     GpuOutcome waited = backend.release_gate(frame);
-    if (waited.status == GpuStatus::ok) waited = backend.wait_frame(frame, t0_ns + timeout_ns);
+    // Two frames in flight: the next frame's CPU phase begins at its pace while this frame's
+    // GPU work still runs (the wait's first deadline is that start), as a swapchain lets a game.
+    bool gpu_done = false;
+    if (waited.status == GpuStatus::ok && job_system && cpu->frames_in_flight >= 2 && !training &&
+        index + 1 < total) {
+      const std::int64_t next_start_ns = frame_start_ns + period_ns;
+      if (next_start_ns < t0_ns + timeout_ns) {
+        waited = backend.wait_frame(frame, next_start_ns);
+        gpu_done = waited.status != GpuStatus::timeout;  // done, or failed: nothing to wait for
+        if (!gpu_done) {
+          // A wait may return before its deadline (a spurious wake): the pace still holds.
+          wait_until_ns(next_start_ns);
+          job_system->begin_frame();
+          waited = GpuOutcome::ok();
+        }
+      }
+    }
+    if (waited.status == GpuStatus::ok && !gpu_done)
+      waited = backend.wait_frame(frame, t0_ns + timeout_ns);
     const std::int64_t waited_ns = monotonic_raw_ns();
-    // The GPU is done (or given up on): stamps still missing a few µs from now never come.
+    // The GPU is done (or given up on): stamps still missing a little after now never come.
+    // "A little" is generous because the poller is one thread among many: with a game frame's
+    // workers busy on every core (and a competitor beside them) it can wait a scheduler time
+    // slice or more for a core. It ends as soon as every stamp is seen, so only a lost stamp,
+    // which ends the run, waits the whole 100 ms.
     PollResult polled;
     if (settings.stamping) {
-      poller.shorten_deadline(monotonic_raw_ns() + 2'000'000);
+      poller.shorten_deadline(monotonic_raw_ns() + 100'000'000);
       polled = poller.wait();
     } else {
       polled.start_ns.resize(slots);
@@ -319,12 +408,29 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
       if (!first_measured_t0_ns) first_measured_t0_ns = t0_ns;
       FrameRecord frame_record;
       frame_record.frame = measured_frame;
-      frame_record.cpu_start_us = ns_to_us_since(cpu_start_ns, *first_measured_t0_ns);
-      // The application's part only: recording and submitting, then releasing and waiting.
-      // The tool's own work between and after (the calibration read, starting the poller
-      // thread, collecting its stamps) would put the tool's threads into the metric.
+      frame_record.cpu_start_us = ns_to_us_since(frame_start_ns, *first_measured_t0_ns);
+      // The application's part only: the CPU phase ([cpu]), recording and submitting, then
+      // releasing and waiting. The tool's own work between and after (the calibration read,
+      // starting the poller thread, collecting its stamps) would put the tool's threads into
+      // the metric.
       frame_record.cpu_frame_us =
-          ns_to_us_since(cpu_submitted_ns, cpu_start_ns) + ns_to_us_since(waited_ns, t0_ns);
+          ns_to_us_since(cpu_submitted_ns, frame_start_ns) + ns_to_us_since(waited_ns, t0_ns);
+      frame_record.frame_interval_us = frame_interval_us;
+      if (frame_interval_us && period_ns > 0 &&
+          *frame_interval_us * 1e3 > 1.5 * static_cast<double>(period_ns)) {
+        frame_record.stutter = true;
+        ++stutters;
+      }
+      if (cpu_phase) {
+        frame_record.cpu_phase_us = cpu_phase->makespan_us();
+        frame_record.critical_path_us = cpu_phase->critical_path_us();
+        frame_record.wake_max_us = cpu_phase->wake_max_us();
+        frame_record.workers_missed = cpu_phase->missed_workers;
+        const auto [least, most] =
+            std::minmax_element(cpu_phase->busy_us.begin(), cpu_phase->busy_us.end());
+        frame_record.worker_busy_min_us = *least;
+        frame_record.worker_busy_max_us = *most;
+      }
       frame_record.cpu_submit_us = ns_to_us_since(cpu_submitted_ns, cpu_start_ns);
       frame_record.bg_held = held;
       if (settings.stamping)
@@ -357,6 +463,8 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
           frame_record.status = r.status;
         timeline.records.push_back(r);
       }
+      frame_record.gpu_span_us =
+          gpu_span_us(std::span<const WorkloadFrameRecord>(timeline.records).last(slots));
       timeline.frames.push_back(frame_record);
       if (settings.on_frame)
         settings.on_frame(scenario, frame_record,
@@ -411,6 +519,18 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
     }
     annotate_background_activity(timeline);
   }
+  if (cpu) {
+    nlohmann::json cpu_meta = jobs::to_json(*cpu);
+    cpu_meta["busy_work_calibration"] = jobs::to_json(jobs::calibrate_once());
+    if (job_system) cpu_meta["job_iterations"] = job_system->job_iterations();
+    cpu_meta["threads"] = {
+        {"workers", "normal priority (the process's own policy), not pinned"},
+        {"frame_loop", "normal priority; asleep while the jobs run and while the GPU works"},
+        {"stamp_poller", "normal priority, spinning while a frame's GPU work runs, not pinned"}};
+    cpu_meta["stutters"] = stutters;
+    meta["cpu"] = cpu_meta;
+  }
+  job_system.reset();  // joins the workers, also when a failure left a frame's jobs running
   if (ended_early)
     meta["ended_early"] = {{"measured_frames", *ended_early},
                            {"of", settings.frames},

@@ -13,6 +13,7 @@
 #include "background/background_spec.h"
 #include "barriers/barrier_model.h"
 #include "core/result.h"
+#include "jobs/cpu_spec.h"
 #include "queues/queue_model.h"
 #include "scenarios/preemption_spec.h"
 #include "workloads/workload.h"
@@ -71,6 +72,10 @@ struct Scenario {
   std::vector<WorkloadSpec> workloads;  // in recording order per queue
   // Background work during the scenario ([background]); none when absent.
   std::optional<background::BackgroundSpec> background;
+  // The frame's CPU side ([cpu]): a job system that runs the frame's CPU work before its GPU
+  // work is recorded and submitted, and the frame pacing (jobs/cpu_spec.h). None: the frame is
+  // recording and submitting alone, as before.
+  std::optional<jobs::CpuFrameSpec> cpu;
   // A preemption scenario ([preemption], scenarios/preemption_spec.h): the queues and
   // workloads are made from it, and the executor runs its submission loop instead of frames.
   std::optional<preemption::PreemptionSpec> preemption;

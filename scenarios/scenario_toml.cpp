@@ -55,6 +55,28 @@ void write_background(const background::BackgroundSpec& spec, std::string& out) 
   number("alternate_frames", spec.alternate_frames, defaults.alternate_frames);
 }
 
+void write_cpu(const jobs::CpuFrameSpec& spec, std::string& out) {
+  out += "\n[cpu]\n";
+  if (spec.workers_from_cores)
+    out += "workers = \"cores\"\n";
+  else
+    out += fmt::format("workers = {}\n", spec.workers);
+  if (spec.jobs_per_worker)
+    out += fmt::format("jobs_per_worker = {}\n", *spec.jobs_per_worker);
+  else
+    out += fmt::format("jobs_per_frame = {}\n", spec.jobs_per_frame);
+  if (spec.cpu_ms_per_worker)
+    out += fmt::format("cpu_ms_per_worker = {}\n", *spec.cpu_ms_per_worker);
+  else
+    out += fmt::format("cpu_ms_per_frame = {}\n", spec.cpu_ms_per_frame);
+  out += fmt::format("critical_jobs = {}\nwait = {}\n", spec.critical_jobs,
+                     toml_string(to_string(spec.wait)));
+  if (spec.wait == jobs::WaitMode::spin_then_sleep)
+    out += fmt::format("spin_us = {}\n", spec.spin_us);
+  out += fmt::format("frame_period_ms = {}\nframes_in_flight = {}\n", spec.frame_period_ms,
+                     spec.frames_in_flight);
+}
+
 std::string dependency_table(const Scenario& s, const DependencySpec& d) {
   const BarrierRequest& b = d.barrier;
   std::string out =
@@ -102,6 +124,7 @@ std::string to_toml(const Scenario& s) {
     out += "]\n";
   }
   if (s.background) write_background(*s.background, out);
+  if (s.cpu) write_cpu(*s.cpu, out);
   return out;
 }
 

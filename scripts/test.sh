@@ -36,7 +36,7 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
   BUILD_TYPE=Debug "$root/scripts/setup.sh" "$root/build-tsan" -DGPUOVERLAP_TESTS=ON \
     -DGPUOVERLAP_SANITIZE=thread
   TSAN_OPTIONS="halt_on_error=1 suppressions=$root/tests/tsan.supp" \
-    ctest --test-dir "$root/build-tsan" --output-on-failure -j"$jobs" -R 'StampPoller|SequencePoller|FrameLoop|PreemptionLoop|DeviceExecutor|LoadProcess|SuiteRunner|BackgroundProcessor|BackgroundSession|VariantSlot|AllPresets|Background\.|Verdict|LiveFeed|LiveEdits|LiveScript|ViewerLive'
+    ctest --test-dir "$root/build-tsan" --output-on-failure -j"$jobs" -R 'StampPoller|SequencePoller|JobSystem|FrameLoop|PreemptionLoop|DeviceExecutor|LoadProcess|SuiteRunner|BackgroundProcessor|BackgroundSession|VariantSlot|AllPresets|Background\.|Verdict|LiveFeed|LiveEdits|LiveScript|ViewerLive'
 
   echo "== fuzzing: the scenario parser and the results readers (clang, ASan + UBSan)"
   "$root/scripts/fuzz.sh"

@@ -33,11 +33,28 @@ inline constexpr std::array<std::string_view, 22> kSummaryColumns = {
     "latency_p50_us", "latency_p95_us", "latency_p99_us",  "latency_max_us",  "deadline_misses",
     "load_slowdown",  "preemption"};
 
-inline constexpr std::array<std::string_view, 12> kFrameColumns = {
-    "scenario",        "frame",         "cpu_start_us",
-    "cpu_frame_us",    "cpu_submit_us", "submit_to_start_us",
-    "poll_gap_max_us", "bg_managed",    "bg_boosted",
-    "bg_unmanaged",    "status",        "bg_held"};
+// Appended, never reordered: readers of older runs find the first twelve.
+inline constexpr std::array<std::string_view, 21> kFrameColumns = {"scenario",
+                                                                   "frame",
+                                                                   "cpu_start_us",
+                                                                   "cpu_frame_us",
+                                                                   "cpu_submit_us",
+                                                                   "submit_to_start_us",
+                                                                   "poll_gap_max_us",
+                                                                   "bg_managed",
+                                                                   "bg_boosted",
+                                                                   "bg_unmanaged",
+                                                                   "status",
+                                                                   "bg_held",
+                                                                   "frame_interval_us",
+                                                                   "stutter",
+                                                                   "gpu_span_us",
+                                                                   "cpu_phase_us",
+                                                                   "critical_path_us",
+                                                                   "wake_max_us",
+                                                                   "workers_missed",
+                                                                   "worker_busy_min_us",
+                                                                   "worker_busy_max_us"};
 
 inline constexpr std::array<std::string_view, 14> kBackgroundColumns = {
     "scenario",  "id",       "kind",      "label",   "worker",     "boosted",  "idle_priority",

@@ -94,6 +94,23 @@ struct FrameRecord {
   // The frame fell in a block where the background work was held (BackgroundSpec::
   // alternate_frames): no compile started during it.
   bool bg_held = false;
+  // The frame-level endpoints (docs/background.md, "The verdict"). The frame starts at
+  // cpu_start_us: its CPU phase's release with [cpu], else its recording.
+  // Start to start from the frame before (what a player feels: PresentMon's
+  // MsBetweenPresents); empty for the first frame of a run.
+  std::optional<double> frame_interval_us;
+  bool stutter = false;  // paced, and the interval above 1.5 periods
+  // The GPU frame: its first workload's start to its last one's end (poll clock, else ts).
+  std::optional<double> gpu_span_us;
+  // The CPU phase ([cpu], jobs/job_system.h): the jobs' makespan, the critical chain's end
+  // from the release, the worst worker wake-up (release to the worker seeing the frame), the
+  // workers that had not seen the frame by its end, and the least and most busy worker.
+  std::optional<double> cpu_phase_us;
+  std::optional<double> critical_path_us;
+  std::optional<double> wake_max_us;
+  std::uint32_t workers_missed = 0;
+  std::optional<double> worker_busy_min_us;
+  std::optional<double> worker_busy_max_us;
 };
 
 struct ScenarioTimeline {

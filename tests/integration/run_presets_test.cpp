@@ -511,9 +511,17 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
       opened_for.insert(meta["device_opening"]["opened_for"].get<std::string>());
       const auto frames = read_csv((dir / "frames.csv").string(), kFrameColumns);
       ASSERT_EQ(frames.rows.size(), 5u) << "30 frames over 6 rounds";
+      // The foreground is a game frame: its CPU phase ran before each frame's GPU work.
+      EXPECT_EQ(meta["cpu"]["critical_jobs"], 3);
+      EXPECT_GT(meta["cpu"]["busy_work_calibration"]["iterations_per_us"].get<double>(), 0);
       std::size_t overlapped = 0;
       for (std::size_t f = 0; f < frames.rows.size(); ++f) {
         EXPECT_EQ(frames.at(f, "status"), "ok");
+        ASSERT_TRUE(frames.number(f, "cpu_phase_us") && frames.number(f, "critical_path_us"));
+        EXPECT_LE(*frames.number(f, "critical_path_us"), *frames.number(f, "cpu_phase_us"));
+        EXPECT_TRUE(frames.number(f, "frame_interval_us")) << "warm-up frames came before";
+        EXPECT_TRUE(frames.number(f, "gpu_span_us"));
+        EXPECT_TRUE(frames.number(f, "wake_max_us"));
         EXPECT_GT(*frames.number(f, "cpu_frame_us"), 0.0);
         EXPECT_LE(*frames.number(f, "cpu_submit_us"), *frames.number(f, "cpu_frame_us"));
         EXPECT_GE(*frames.number(f, "submit_to_start_us"), 0.0);
@@ -551,8 +559,9 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
     }
   EXPECT_EQ(opened_for.size(), 42u);
   const auto verdict = read_csv((study / "verdict.csv").string(), kVerdictColumns);
-  // Six conditions x (4 frame metrics + 8 workload durations).
-  ASSERT_EQ(verdict.rows.size(), 6u * 12u);
+  // Six conditions x (5 primary endpoints of the game frame, 4 frame diagnostics and 8
+  // workload durations).
+  ASSERT_EQ(verdict.rows.size(), 6u * 17u);
   const auto summary = read_json(study / "verdict.json");
   const bool detected = summary["control_detected"].get<bool>();
   EXPECT_TRUE(summary["has_control"].get<bool>());
@@ -584,10 +593,22 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
   EXPECT_TRUE(progress["decided"].get<bool>() ? stop == "decided"
                                               : stop.find("no budget") != std::string::npos)
       << stop;
+  // Progress beside the cost: every condition with background work got some of it done.
+  for (const auto& c : summary["conditions"]) {
+    EXPECT_GT(c["progress"]["compiles"].get<int>(), 0) << c["condition"];
+    EXPECT_GT(c["progress"]["compiles_per_s"].get<double>(), 0) << c["condition"];
+  }
+  std::size_t primary_rows = 0;
   for (std::size_t r = 0; r < verdict.rows.size(); ++r) {
     const std::string v = verdict.at(r, "verdict");
     const bool control = verdict.at(r, "condition").starts_with("unmanaged");
     EXPECT_EQ(verdict.at(r, "control"), control ? "1" : "0");
+    if (verdict.at(r, "role") == "diagnostic") {
+      EXPECT_TRUE(v.starts_with("diagnostic: ")) << v << " never decides";
+      continue;
+    }
+    EXPECT_EQ(verdict.at(r, "role"), "primary");
+    ++primary_rows;
     if (!control && !detected) {
       EXPECT_EQ(v, "inconclusive (no power)");
     } else {
@@ -601,6 +622,7 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
       EXPECT_LE(*low, *high);
     }
   }
+  EXPECT_EQ(primary_rows, 6u * 5u);
   fs::remove_all(out);
 }
 

@@ -69,11 +69,16 @@ class FakeBackend : public ScenarioBackend {
     const FakeFrame f = frame_script(frame);
     if (waited_once_.count(frame)) {
       if (f.stamps_during_grace) write_stamps(frame, {});
+      if (f.grace_wait == GpuStatus::ok && !completed_ns.count(frame))
+        completed_ns[frame] = monotonic_raw_ns();
       return outcome(f.grace_wait);
     }
     waited_once_[frame] = true;
+    if (f.first_wait == GpuStatus::ok) completed_ns[frame] = monotonic_raw_ns();
     return outcome(f.first_wait);
   }
+  // When each frame's wait first reported it complete (CLOCK_MONOTONIC_RAW).
+  std::map<std::uint32_t, std::int64_t> completed_ns;
   std::vector<std::optional<TimestampTicks>> read_timestamps() override {
     // Ticks are CPU nanoseconds (see calibrate): 10 µs and 20 µs after the calibration.
     std::vector<std::optional<TimestampTicks>> ticks(workloads_);

@@ -36,6 +36,91 @@ RunSettings settings(std::uint32_t warmup, std::uint32_t frames) {
   return r;
 }
 
+// A game frame ([cpu]): the jobs run before the frame is recorded, frames are paced, and the
+// CPU runs at most frames_in_flight - 1 frames ahead of the GPU. Orders only: a frame never
+// starts before its pace, and never before the GPU finished the frame frames_in_flight before.
+Scenario game_frame(std::uint32_t frames_in_flight) {
+  Scenario s = two_workloads();
+  jobs::CpuFrameSpec cpu;
+  cpu.workers = 2;
+  cpu.jobs_per_frame = 8;
+  cpu.cpu_ms_per_frame = 0.2;
+  cpu.critical_jobs = 2;
+  cpu.frame_period_ms = 2;
+  cpu.frames_in_flight = frames_in_flight;
+  s.cpu = cpu;
+  return s;
+}
+
+// The measured frames' starts on CLOCK_MONOTONIC_RAW.
+std::vector<std::int64_t> frame_starts_ns(const ScenarioTimeline& t) {
+  std::vector<std::int64_t> out;
+  for (const FrameRecord& f : t.frames)
+    out.push_back(t.time_origin_ns + static_cast<std::int64_t>(std::llround(f.cpu_start_us * 1e3)));
+  return out;
+}
+
+TEST(FrameLoop, AGameFrameRunsItsJobsFirstPacedAndOneFrameInFlight) {
+  FakeBackend backend(2);
+  const FrameLoopOutcome out = run_frames(backend, game_frame(1), settings(2, 6), {});
+  ASSERT_FALSE(out.timeline.failure) << out.timeline.failure->message;
+  ASSERT_EQ(out.timeline.frames.size(), 6u);
+  for (const FrameRecord& f : out.timeline.frames) {
+    EXPECT_EQ(f.status, RecordStatus::ok);
+    ASSERT_TRUE(f.cpu_phase_us && f.critical_path_us && f.wake_max_us);
+    EXPECT_LE(*f.critical_path_us, *f.cpu_phase_us);
+    ASSERT_TRUE(f.frame_interval_us) << "the warm-up frame before it started too";
+    EXPECT_GE(*f.frame_interval_us, 2000.0) << "a paced frame never starts early";
+    EXPECT_TRUE(f.gpu_span_us);
+    ASSERT_TRUE(f.worker_busy_min_us && f.worker_busy_max_us);
+    EXPECT_LE(*f.worker_busy_min_us, *f.worker_busy_max_us);
+  }
+  // One frame in flight: each frame's CPU phase begins after the GPU finished the one before
+  // (measured frame i is frame 3 + i: two warm-up frames come first).
+  const std::vector<std::int64_t> starts = frame_starts_ns(out.timeline);
+  for (std::uint32_t i = 1; i < starts.size(); ++i)
+    EXPECT_GE(starts[i] + 1, backend.completed_ns.at(2 + i)) << "frame " << i;
+  const nlohmann::json& cpu = out.timeline.meta["cpu"];
+  EXPECT_EQ(cpu["workers"], 2);
+  EXPECT_EQ(cpu["frames_in_flight"], 1);
+  EXPECT_GT(cpu["busy_work_calibration"]["iterations_per_us"].get<double>(), 0);
+  EXPECT_GT(cpu["job_iterations"].get<std::uint64_t>(), 0u);
+}
+
+TEST(FrameLoop, TwoFramesInFlightBeginTheNextCpuPhaseWhileTheGpuRunsButNeverTwoAhead) {
+  FakeBackend backend(2);
+  // Every frame's GPU work but the last's outlasts the next frame's start: the first wait
+  // (until that start) times out, the next one completes. (The fake's timeout comes at once;
+  // the last frame has no next frame, so its wait runs to the frame's deadline.)
+  for (std::uint32_t frame = 1; frame <= 7; ++frame)
+    backend.script[frame] =
+        FakeFrame{.first_wait = GpuStatus::timeout, .grace_wait = GpuStatus::ok};
+  const FrameLoopOutcome out = run_frames(backend, game_frame(2), settings(2, 6), {});
+  ASSERT_FALSE(out.timeline.failure) << out.timeline.failure->message;
+  ASSERT_EQ(out.timeline.frames.size(), 6u);
+  const std::vector<std::int64_t> starts = frame_starts_ns(out.timeline);
+  bool overlapped = false;
+  for (std::uint32_t i = 1; i < starts.size(); ++i) {
+    const FrameRecord& f = out.timeline.frames[i];
+    EXPECT_EQ(f.status, RecordStatus::ok);
+    EXPECT_GE(*f.frame_interval_us, 2000.0) << "paced, also when begun during a GPU wait";
+    // Began before the frame before it was complete, and never before the one before that.
+    overlapped = overlapped || starts[i] < backend.completed_ns.at(2 + i);
+    EXPECT_GE(starts[i] + 1, backend.completed_ns.at(1 + i)) << "frame " << i;
+  }
+  EXPECT_TRUE(overlapped) << "with two in flight, a CPU phase runs beside the GPU's frame";
+}
+
+TEST(FrameLoop, AFailureInAGameFrameJoinsTheWorkersAndKeepsTheFramesBefore) {
+  FakeBackend backend(2);
+  backend.script[5] = FakeFrame{.first_wait = GpuStatus::device_lost};
+  const FrameLoopOutcome out = run_frames(backend, game_frame(2), settings(2, 6), {});
+  ASSERT_TRUE(out.timeline.failure);
+  EXPECT_EQ(out.timeline.frames.size(), 3u) << "frames 3 and 4 measured, 5 marked";
+  EXPECT_EQ(out.timeline.frames.back().status, RecordStatus::device_lost);
+  EXPECT_TRUE(out.timeline.meta.contains("cpu"));
+}
+
 TEST(FrameLoop, MeasuresEveryFrameAfterTheWarmUpWithAllThreeClocksPresent) {
   FakeBackend backend(2);
   std::vector<std::pair<std::uint32_t, std::uint32_t>> progress;

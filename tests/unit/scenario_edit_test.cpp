@@ -56,6 +56,10 @@ void expect_same_scenario(const Scenario& a, const Scenario& b, const std::strin
   if (a.background) {
     EXPECT_EQ(background::to_json(*a.background), background::to_json(*b.background));
   }
+  ASSERT_EQ(a.cpu.has_value(), b.cpu.has_value());
+  if (a.cpu) {
+    EXPECT_EQ(jobs::to_json(*a.cpu), jobs::to_json(*b.cpu));
+  }
 }
 
 Scenario preset(const std::string& name) {

@@ -73,6 +73,9 @@ ScenarioOutcome condition(const std::string& name, std::optional<background::Bac
     FrameRecord fr;
     fr.frame = f;
     fr.cpu_frame_us = cpu_frame_us[f];
+    // Unpaced and one workload: the frame interval is the frame, the GPU span the workload.
+    fr.frame_interval_us = cpu_frame_us[f];
+    fr.gpu_span_us = 50;
     fr.cpu_submit_us = 20;
     fr.submit_to_start_us = 5;
     fr.poll_gap_max_us = 1;
@@ -124,12 +127,16 @@ TEST(Verdict, DetectedControlIsIntrusiveAndAnUndisturbedConditionIsNot) {
   EXPECT_FALSE(hit.rank_p) << "retired: it judged frames as independent";
   EXPECT_EQ(hit.units, 6u) << "one round: six blocks of 500 frames stand in for rounds";
   EXPECT_EQ(v->unit, "block");
-  EXPECT_EQ(v->tests, 2u * 5u);
+  EXPECT_EQ(v->tests, 4u)
+      << "the primary endpoints' tests: cpu_frame_us median and tail, frame_interval_us tail, "
+         "gpu_span_us median";
   EXPECT_TRUE(hit.control);
   const VerdictRow& calm = row_of(*v, "managed", "cpu_frame_us");
   EXPECT_EQ(calm.verdict, "non-intrusive");
   EXPECT_LE(*calm.ci_low, 1.0 + 0.05);
-  EXPECT_EQ(row_of(*v, "managed", "gpu_duration_us:A").verdict, "non-intrusive");
+  EXPECT_EQ(calm.role, "primary");
+  EXPECT_EQ(row_of(*v, "managed", "gpu_duration_us:A").verdict, "diagnostic: within");
+  EXPECT_EQ(row_of(*v, "managed", "gpu_duration_us:A").role, "diagnostic");
   ASSERT_EQ(v->conditions.size(), 2u);
   EXPECT_EQ(v->conditions[0].verdict, "non-intrusive");
   EXPECT_EQ(v->conditions[1].verdict, "intrusive");
@@ -159,7 +166,10 @@ TEST(Verdict, AnUndetectedControlMakesEveryOtherVerdictInconclusiveNoPower) {
   EXPECT_FALSE(v->control_detected);
   for (const VerdictRow& r : v->rows)
     if (!r.control) {
-      EXPECT_EQ(r.verdict, "inconclusive (no power)") << r.metric;
+      if (r.role == "primary")
+        EXPECT_EQ(r.verdict, "inconclusive (no power)") << r.metric;
+      else
+        EXPECT_TRUE(r.verdict.starts_with("diagnostic: ")) << r.metric << ": " << r.verdict;
     }
   EXPECT_EQ(v->conditions[0].verdict, "inconclusive (no power)");
   EXPECT_NE(v->summary.find("NOT detected"), std::string::npos);
@@ -182,7 +192,8 @@ TEST(Verdict, TooFewFramesIsInconclusiveAndAStudyNeedsOneBaseline) {
   const auto managed = condition("managed", managed_spec(), normal_sample(2000, 20, 5, 8), true);
   auto v = judge_study({&baseline, &managed}, VerdictSettings{});
   ASSERT_TRUE(v.ok());
-  for (const VerdictRow& r : v->rows) EXPECT_EQ(r.verdict, "inconclusive") << r.metric;
+  for (const VerdictRow& r : v->rows)
+    EXPECT_EQ(r.verdict, r.role == "primary" ? "inconclusive" : "diagnostic: unclear") << r.metric;
   EXPECT_FALSE(judge_study({&managed}, VerdictSettings{}).ok());
   EXPECT_FALSE(judge_study({&baseline, &baseline}, VerdictSettings{}).ok());
 }
@@ -194,7 +205,7 @@ TEST(Verdict, SubMicrosecondDifferencesAreNeverIntrusive) {
   for (FrameRecord& f : managed.timeline->frames) f.poll_gap_max_us = 1.5;
   auto v = judge_study({&baseline, &managed}, VerdictSettings{});
   ASSERT_TRUE(v.ok());
-  EXPECT_EQ(row_of(*v, "managed", "poll_gap_max_us").verdict, "non-intrusive");
+  EXPECT_EQ(row_of(*v, "managed", "poll_gap_max_us").verdict, "diagnostic: within");
 }
 
 // Rounds of a study, each condition's round r next to the baseline's round r: CPU frame
@@ -265,7 +276,7 @@ TEST(Verdict, ATailOfSlowFramesIsIntrusiveEvenWithTheSameMedian) {
   EXPECT_LT(*r.baseline_tail_rate, 0.02);
   EXPECT_GT(*r.tail_ci_low, 0.01);
   // Its other metrics are untouched and bounded.
-  EXPECT_EQ(row_of(*v, "managed", "cpu_submit_us").verdict, "non-intrusive");
+  EXPECT_EQ(row_of(*v, "managed", "cpu_submit_us").verdict, "diagnostic: within");
   // With the tail margin at 20 frames in 100, the same tail is allowed.
   VerdictSettings lenient;
   lenient.tail_margin = 0.2;
@@ -348,7 +359,7 @@ TEST(Verdict, AnAlternatingConditionIsJudgedAgainstItsOwnHeldBlocks) {
   EXPECT_EQ(hit.baseline_frames, 6u * 300) << "the held blocks' frames, not the baseline's";
   EXPECT_NEAR(*hit.ratio_p50, 1.10, 0.01);
   EXPECT_EQ(hit.verdict, "intrusive") << hit.note;
-  EXPECT_EQ(row_of(*v, "managed", "cpu_submit_us").verdict, "non-intrusive");
+  EXPECT_EQ(row_of(*v, "managed", "cpu_submit_us").verdict, "diagnostic: within");
   EXPECT_NE(v->summary.find("against its own held blocks of 50 frames"), std::string::npos)
       << v->summary;
 
@@ -461,6 +472,154 @@ TEST(StudyRounds, AnUndecidedStudyGetsItsNextRoundWhileTheBudgetLasts) {
   EXPECT_TRUE(next_study_rounds(failed, VerdictSettings{}, log).empty());
 }
 
+// A game frame ([cpu]): the frame-level endpoints of its CPU phase decide, the components are
+// diagnostics, and a paced frame's tail is its stutter rate.
+ScenarioOutcome game_condition(const std::string& name,
+                               std::optional<background::BackgroundSpec> bg, double phase_factor,
+                               double submit_factor, std::uint32_t stutter_every,
+                               std::uint32_t round, std::uint64_t seed) {
+  const auto phase = normal_sample(5000 * phase_factor, 50, 300, seed);
+  ScenarioOutcome o =
+      condition(name, bg, normal_sample(6000, 50, 300, seed + 1), bg.has_value(), round, 6);
+  jobs::CpuFrameSpec cpu;
+  cpu.workers = 15;
+  cpu.critical_jobs = 3;
+  cpu.frame_period_ms = 8;
+  o.scenario.cpu = cpu;
+  for (FrameRecord& f : o.timeline->frames) {
+    f.cpu_phase_us = phase[f.frame];
+    f.critical_path_us = phase[f.frame] * 0.5;
+    f.wake_max_us = 20;
+    f.frame_interval_us = stutter_every && f.frame % stutter_every == 0 ? 20'000.0 : 8000.0;
+    f.cpu_submit_us *= submit_factor;
+  }
+  return o;
+}
+
+std::vector<ScenarioOutcome> game_rounds(const std::string& name,
+                                         std::optional<background::BackgroundSpec> bg,
+                                         double phase_factor, double submit_factor,
+                                         std::uint32_t stutter_every, std::uint64_t seed) {
+  std::vector<ScenarioOutcome> out;
+  for (std::uint32_t r = 1; r <= 6; ++r)
+    out.push_back(
+        game_condition(name, bg, phase_factor, submit_factor, stutter_every, r, seed + 10 * r));
+  return out;
+}
+
+TEST(Verdict, AGameFramesPrimaryEndpointsDecideAndItsDiagnosticsNeverDo) {
+  auto baseline = game_rounds("baseline", std::nullopt, 1.0, 1.0, 0, 100);
+  // Managed: its submit time doubles (a diagnostic), its CPU phase is untouched.
+  auto managed = game_rounds("managed", managed_spec(), 1.0, 2.0, 0, 200);
+  // The control: the CPU phase 15 % longer.
+  auto control = game_rounds("unmanaged", unmanaged_spec(), 1.15, 1.0, 0, 300);
+  auto v = judge_study(all_of({&baseline, &managed, &control}), VerdictSettings{});
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  // cpu_phase_us: median and tail; critical_path_us, wake_max_us, frame_interval_us: tail;
+  // gpu_span_us: median.
+  EXPECT_EQ(v->tests, 6u);
+  EXPECT_EQ(v->rows.front().metric, "cpu_phase_us");
+  const VerdictRow& submit = row_of(*v, "managed", "cpu_submit_us");
+  EXPECT_EQ(submit.role, "diagnostic");
+  EXPECT_EQ(submit.verdict, "diagnostic: worse");
+  EXPECT_NEAR(*submit.effect_us, 20.0, 1.0) << "20 µs more, in µs";
+  EXPECT_NEAR(*submit.effect_share, 20.0 / 8000.0, 1e-3) << "as a share of the 8 ms period";
+  EXPECT_NE(submit.note.find("does not decide"), std::string::npos) << submit.note;
+  EXPECT_EQ(row_of(*v, "managed", "cpu_phase_us").verdict, "non-intrusive");
+  EXPECT_EQ(row_of(*v, "managed", "cpu_frame_us").role, "diagnostic")
+      << "with [cpu], the whole CPU frame is a component too";
+  EXPECT_EQ(v->conditions[0].verdict, "non-intrusive") << "a diagnostic alone never decides";
+  const VerdictRow& hit = row_of(*v, "unmanaged", "cpu_phase_us");
+  EXPECT_EQ(hit.verdict, "intrusive");
+  EXPECT_NEAR(*hit.ratio_p50, 1.15, 0.01);
+  EXPECT_TRUE(v->control_detected);
+  EXPECT_EQ(*v->period_us, 8000.0);
+}
+
+TEST(Verdict, APacedFramesTailIsItsStutterRate) {
+  auto baseline = game_rounds("baseline", std::nullopt, 1.0, 1.0, 0, 100);
+  // One frame in ten 20 ms late (past 1.5 periods): the stutter line, not the baseline's p99.
+  auto managed = game_rounds("managed", managed_spec(), 1.0, 1.0, 10, 200);
+  auto v = judge_study(all_of({&baseline, &managed}), VerdictSettings{});
+  ASSERT_TRUE(v.ok());
+  const VerdictRow& r = row_of(*v, "managed", "frame_interval_us");
+  EXPECT_EQ(r.tests, "tail");
+  EXPECT_EQ(r.verdict, "intrusive");
+  EXPECT_EQ(r.note, "more frames beyond the stutter line");
+  EXPECT_NEAR(*r.tail_rate, 0.1, 0.001);
+  EXPECT_EQ(*r.baseline_tail_rate, 0.0);
+  EXPECT_EQ(v->conditions[0].verdict, "intrusive");
+}
+
+TEST(Verdict, ProgressCountsCompletedCompilesAndCallsAnIdleSchedulerStarved) {
+  auto baseline = game_rounds("baseline", std::nullopt, 1.0, 1.0, 0, 100);
+  auto managed = game_rounds("managed", managed_spec(), 1.0, 1.0, 0, 200);
+  auto control = game_rounds("unmanaged", unmanaged_spec(), 1.3, 1.0, 0, 300);
+  // Each control round compiles 100 times over its frames; managed: once in all, or 50 times.
+  auto add_compiles = [](std::vector<ScenarioOutcome>& rounds, std::size_t per_round,
+                         bool managed) {
+    for (ScenarioOutcome& o : rounds) {
+      ScenarioTimeline& t = *o.timeline;
+      t.time_origin_ns = 1'000'000'000;
+      for (FrameRecord& f : t.frames) f.cpu_start_us = f.frame * 8000.0;
+      for (std::size_t i = 0; i < per_round; ++i) {
+        background::BackgroundTaskRecord task;
+        task.managed = managed;
+        task.queued_ns = t.time_origin_ns + static_cast<std::int64_t>(i) * 10'000'000;
+        task.start_ns = task.queued_ns + 1'000'000;
+        task.finish_ns = task.queued_ns + 5'000'000;
+        task.outcome = "delivered";
+        t.background_tasks.push_back(task);
+      }
+      background::BackgroundTaskRecord cancelled;
+      cancelled.outcome = "cancelled";
+      t.background_tasks.push_back(cancelled);
+    }
+  };
+  add_compiles(control, 100, false);
+  add_compiles(managed, 50, true);
+  auto v = judge_study(all_of({&baseline, &managed, &control}), VerdictSettings{});
+  ASSERT_TRUE(v.ok());
+  const ConditionVerdict& m = v->conditions[0];
+  EXPECT_EQ(m.progress.compiles, 6u * 50) << "completed only; the cancelled ones are not";
+  EXPECT_NEAR(*m.progress.queue_to_done_p50_ms, 5.0, 1e-9);
+  EXPECT_GT(m.progress.compiles_per_s, 0);
+  // The same frames (their last one differs a little), twice the compiles.
+  EXPECT_NEAR(v->conditions[1].progress.compiles_per_s / m.progress.compiles_per_s, 2.0, 1e-3);
+  EXPECT_FALSE(m.starved);
+  EXPECT_NE(v->summary.find("managed: non-intrusive, "), std::string::npos) << v->summary;
+  EXPECT_NE(v->summary.find("(unmanaged, 4 threads: "), std::string::npos) << v->summary;
+
+  auto idle = game_rounds("managed", managed_spec(), 1.0, 1.0, 0, 200);
+  add_compiles(idle, 0, true);
+  auto w = judge_study(all_of({&baseline, &idle, &control}), VerdictSettings{});
+  ASSERT_TRUE(w.ok());
+  EXPECT_TRUE(w->conditions[0].starved);
+  EXPECT_EQ(w->conditions[0].verdict, "non-intrusive");
+  EXPECT_NE(w->summary.find("managed: non-intrusive but starved"), std::string::npos) << w->summary;
+  EXPECT_EQ(verdict_json(*w, VerdictSettings{})["conditions"][0]["starved"], true);
+}
+
+TEST(StudyRounds, ADecidedConditionStopsTakingRoundsWhileTheOthersGoOn) {
+  // Three rounds: managed undecided (3 % and 12 % in turn), the control decided (x2).
+  std::vector<ScenarioOutcome> so_far = study_so_far({1.03, 1.12, 1.03}, 600, 100);
+  for (std::uint32_t r = 1; r <= 3; ++r) {
+    std::vector<double> doubled = normal_sample(2000, 10, 200, 50 + r);
+    ScenarioOutcome c = condition("unmanaged", unmanaged_spec(), doubled, true, r, 3);
+    c.scenario.name = "study/unmanaged/round-" + std::to_string(r);
+    c.scenario.study_budget_s = 600;
+    c.scenario.study_max_rounds = 100;
+    c.seconds = 10;
+    so_far.push_back(std::move(c));
+  }
+  std::ostringstream log;
+  const auto next = next_study_rounds(suite_of(std::move(so_far)), VerdictSettings{}, log);
+  ASSERT_EQ(next.size(), 2u) << log.str();
+  for (const Scenario& s : next) EXPECT_NE(s.condition, "unmanaged") << "decided: it stops";
+  EXPECT_NE(log.str().find("adding round 4 for 1 condition (1 decided)"), std::string::npos)
+      << log.str();
+}
+
 // The smallest effect the rounds could have seen grows with their spread.
 TEST(Verdict, UndecidedRowsSayWhatTheyCouldHaveDetected) {
   auto tight = study_so_far({1.0, 1.0, 1.0, 1.0, 1.0, 1.0}, 0, 100);
@@ -527,9 +686,9 @@ TEST(Verdict, CsvHasTheDocumentedColumns) {
             "condition,metric,baseline_p50,p50,ratio_p50,ci_low,ci_high,baseline_p99,p99,"
             "ratio_p99,verdict,p99_ci_low,p99_ci_high,rank_p,frames,baseline_frames,control,"
             "note,tail_rate,baseline_tail_rate,tail_excess,tail_ci_low,tail_ci_high,units,"
-            "detectable_ratio,detectable_tail,pairing");
-  // 4 frame metrics + 1 workload, one condition.
-  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 5);
+            "detectable_ratio,detectable_tail,pairing,role,tests,effect_us,effect_share");
+  // 3 primary endpoints, 3 frame diagnostics and 1 workload, one condition.
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 7);
 }
 
 TEST(BackgroundActivity, CountsTheCompilesOverlappingEachFrame) {
@@ -568,8 +727,11 @@ TEST(BackgroundExport, FramesAndBackgroundCsvUseTheRunsTimeOrigin) {
   const std::string frames = frames_csv(s, t);
   EXPECT_EQ(frames.substr(0, frames.find('\n')),
             "scenario,frame,cpu_start_us,cpu_frame_us,cpu_submit_us,submit_to_start_us,"
-            "poll_gap_max_us,bg_managed,bg_boosted,bg_unmanaged,status,bg_held");
-  EXPECT_NE(frames.find("s,0,-3.000,100.000,20.000,,,0,0,0,ok,0"), std::string::npos) << frames;
+            "poll_gap_max_us,bg_managed,bg_boosted,bg_unmanaged,status,bg_held,"
+            "frame_interval_us,stutter,gpu_span_us,cpu_phase_us,critical_path_us,wake_max_us,"
+            "workers_missed,worker_busy_min_us,worker_busy_max_us");
+  EXPECT_NE(frames.find("s,0,-3.000,100.000,20.000,,,0,0,0,ok,0,,0,,,,,,,\n"), std::string::npos)
+      << frames;
   const std::string bg = background_csv(s, t);
   EXPECT_NE(bg.find("s,1,managed,\"compile #1 A, quoted\",0,0,1,-1000.000,-500.000,1000.000,"
                     "delivered,0.000,0.000,1"),

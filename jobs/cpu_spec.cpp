@@ -1,0 +1,71 @@
+#include "jobs/cpu_spec.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <thread>
+
+#if defined(_WIN32)
+#include <windows.h>
+#else
+#include <sched.h>
+#endif
+
+namespace gpuoverlap::jobs {
+
+std::string_view to_string(WaitMode mode) { return name_of(kWaitModeNames, mode); }
+std::optional<WaitMode> parse_wait_mode(std::string_view text) {
+  return value_of(kWaitModeNames, text);
+}
+
+std::uint32_t usable_cpus() {
+#if defined(_WIN32)
+  DWORD_PTR process_mask = 0, system_mask = 0;
+  if (GetProcessAffinityMask(GetCurrentProcess(), &process_mask, &system_mask) && process_mask) {
+    std::uint32_t count = 0;
+    for (; process_mask; process_mask &= process_mask - 1) ++count;
+    return count;
+  }
+#else
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+#endif
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::string describe(const CpuFrameSpec& s) {
+  std::string out = fmt::format("{} worker{}{}, {} jobs, {:.3g} ms of work per frame", s.workers,
+                                s.workers == 1 ? "" : "s",
+                                s.workers_from_cores ? " (the usable cores less the poller's)" : "",
+                                s.jobs_per_frame, s.cpu_ms_per_frame);
+  if (s.critical_jobs > 0)
+    out += fmt::format(", a chain of {} ({:.3g} ms)", s.critical_jobs, s.critical_path_ms());
+  out += fmt::format(", workers {}", to_string(s.wait));
+  if (s.wait == WaitMode::spin_then_sleep) out += fmt::format(" ({:g} us)", s.spin_us);
+  out += s.frame_period_ms > 0 ? fmt::format(", {:g} ms period", s.frame_period_ms)
+                               : std::string(", unpaced");
+  out +=
+      fmt::format(", {} frame{} in flight", s.frames_in_flight, s.frames_in_flight == 1 ? "" : "s");
+  return out;
+}
+
+nlohmann::json to_json(const CpuFrameSpec& s) {
+  nlohmann::json j = {{"workers", s.workers},
+                      {"workers_from_cores", s.workers_from_cores},
+                      {"usable_cpus", usable_cpus()},
+                      {"jobs_per_frame", s.jobs_per_frame},
+                      {"cpu_ms_per_frame", s.cpu_ms_per_frame},
+                      {"job_ms", s.job_ms()},
+                      {"critical_jobs", s.critical_jobs},
+                      {"critical_path_ms", s.critical_path_ms()},
+                      {"wait", to_string(s.wait)},
+                      {"spin_us", s.spin_us},
+                      {"frame_period_ms", s.frame_period_ms},
+                      {"frames_in_flight", s.frames_in_flight}};
+  if (s.jobs_per_worker) j["jobs_per_worker"] = *s.jobs_per_worker;
+  if (s.cpu_ms_per_worker) j["cpu_ms_per_worker"] = *s.cpu_ms_per_worker;
+  return j;
+}
+
+}  // namespace gpuoverlap::jobs

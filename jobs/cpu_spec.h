@@ -1,0 +1,80 @@
+// What a scenario's [cpu] table asks for (docs/scenario-format.md, "The CPU side of a frame"):
+// a job system that does a game's CPU work each frame before the scenario's GPU work is
+// recorded and submitted, and the frame pacing around it. Plain data: parsed by scenarios/,
+// carried out by job_system.h and the frame loop (engine/frame_loop.cpp).
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/enum_names.h"
+
+namespace gpuoverlap::jobs {
+
+// How an idle worker waits for work (between frames, and in a frame once the queue is empty
+// while the critical path still runs). spin: it keeps its core (a competitor can only run
+// where the scheduler preempts it); sleep: it blocks on a futex and leaves its core to anyone;
+// spin_then_sleep: spin_us of spinning first, as most engines' job systems do.
+enum class WaitMode { spin, sleep, spin_then_sleep };
+
+inline constexpr EnumNames<WaitMode, 3> kWaitModeNames{
+    {{WaitMode::spin, "spin"},
+     {WaitMode::sleep, "sleep"},
+     {WaitMode::spin_then_sleep, "spin_then_sleep"}}};
+
+std::string_view to_string(WaitMode mode);
+std::optional<WaitMode> parse_wait_mode(std::string_view text);
+
+inline constexpr std::uint32_t kMaxWorkers = 1024;
+inline constexpr std::uint32_t kMaxJobsPerFrame = 100'000;
+inline constexpr std::uint32_t kMaxFramesInFlight = 2;
+
+struct CpuFrameSpec {
+  // Worker threads. workers_from_cores: the scenario said "cores", resolved where it was parsed
+  // to the CPUs this process may run on (its affinity mask) less one, the core the stamp poller
+  // spins on.
+  std::uint32_t workers = 1;
+  bool workers_from_cores = false;
+  // The frame's CPU work: jobs_per_frame jobs of equal size, cpu_ms_per_frame of busy work in
+  // all, in milliseconds of an idle core of this machine (busy_work.h calibrates it). Written as
+  // per-worker amounts (jobs_per_worker, cpu_ms_per_worker), the totals scale with the workers
+  // and the per-worker values are kept to write the file back as it was.
+  std::uint32_t jobs_per_frame = 60;
+  double cpu_ms_per_frame = 4.0;
+  std::optional<std::uint32_t> jobs_per_worker;
+  std::optional<double> cpu_ms_per_worker;
+  // The first critical_jobs of the frame's jobs form a chain (simulation, then visibility, then
+  // command recording): each is released when the one before it ends, and taken before any
+  // parallel job by the first worker free. A delayed critical job delays the frame; a delayed
+  // parallel job is taken up by the others. 0: no chain.
+  std::uint32_t critical_jobs = 3;
+  WaitMode wait = WaitMode::spin_then_sleep;
+  double spin_us = 50;  // spin_then_sleep only
+  // Pacing: a frame starts no earlier than one period after the one before (a display's
+  // refresh). 0: unpaced, the next frame starts as soon as the bound below allows.
+  double frame_period_ms = 0;
+  // How far the CPU runs ahead of the GPU, as a swapchain bounds it: 1, the CPU phase of frame
+  // N + 1 starts once frame N's GPU work completed; 2, it may start while frame N's GPU work
+  // runs. The stamp protocol releases each frame's GPU work at its own t0 and polls it alone,
+  // so no more than one GPU frame runs at a time and 2 is the most.
+  std::uint32_t frames_in_flight = 2;
+
+  double job_ms() const { return cpu_ms_per_frame / jobs_per_frame; }
+  // The chain's length on an idle machine, and each worker's share of all the work.
+  double critical_path_ms() const { return job_ms() * critical_jobs; }
+  double cpu_ms_per_worker_share() const { return cpu_ms_per_frame / workers; }
+};
+
+// The CPUs this process may run on (its affinity mask; the hardware threads where there is
+// none), at least 1.
+std::uint32_t usable_cpus();
+
+// One line for logs and `validate`, e.g. "15 workers (cores less the poller's), 60 jobs, 60 ms
+// of work per frame, a chain of 3, spin_then_sleep (50 us), 8 ms period, 2 frames in flight".
+std::string describe(const CpuFrameSpec& spec);
+nlohmann::json to_json(const CpuFrameSpec& spec);  // meta.json
+
+}  // namespace gpuoverlap::jobs
