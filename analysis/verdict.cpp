@@ -675,7 +675,16 @@ StudyProgress study_progress(const std::vector<const ScenarioOutcome*>& outcomes
     p.seconds += o->seconds;
     if (o->scenario.round == p.rounds) p.last_round_seconds += o->seconds;
   }
-  for (const VerdictRow& r : verdict.rows) p.undecided += undecided(r) ? 1 : 0;
+  // A condition intrusive on one primary endpoint is decided, whatever its other rows say:
+  // only the rows of conditions still undecided hold the study back.
+  for (const VerdictRow& r : verdict.rows) {
+    const auto cv =
+        std::find_if(verdict.conditions.begin(), verdict.conditions.end(),
+                     [&](const ConditionVerdict& c) { return c.condition == r.condition; });
+    const bool condition_decided =
+        cv != verdict.conditions.end() && !cv->verdict.starts_with("inconclusive");
+    p.undecided += undecided(r) && !condition_decided ? 1 : 0;
+  }
   p.decided = p.undecided == 0;
   const Scenario& s = outcomes.front()->scenario;
   if (p.decided)

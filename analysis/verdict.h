@@ -148,7 +148,9 @@ struct ControlDose {
 
 // Whether a study is done adding rounds, and why.
 struct StudyProgress {
-  std::size_t undecided = 0;      // inconclusive rows of conditions other than the control
+  // Inconclusive primary rows of undecided conditions other than the control (a condition
+  // intrusive on one endpoint is decided).
+  std::size_t undecided = 0;
   bool decided = false;           // none
   std::uint32_t rounds = 0;       // rounds run
   double seconds = 0;             // its scenarios' wall time

@@ -130,10 +130,12 @@ void wait_until_ns(std::int64_t target_ns) {
   while (monotonic_raw_ns() < target_ns) GPUOVERLAP_CPU_RELAX();
 }
 
-// The frame's span on the GPU: its first workload's start to its last one's end, on the poll
-// clock, else on the timestamps.
+// The frame's span on the GPU: its first workload's start to its last one's end, on the
+// timestamps, else on the poll clock. The GPU's own clock first: with every core busy the
+// poller can be descheduled and see a whole frame's stamps at once (a span of 0 on the H100
+// machine with spinning workers and a competitor).
 std::optional<double> gpu_span_us(std::span<const WorkloadFrameRecord> records) {
-  for (const char* clock : {"poll", "ts"}) {
+  for (const char* clock : {"ts", "poll"}) {
     std::optional<double> first, last;
     bool complete = true;
     for (const WorkloadFrameRecord& r : records) {
@@ -522,9 +524,15 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
   if (cpu) {
     nlohmann::json cpu_meta = jobs::to_json(*cpu);
     cpu_meta["busy_work_calibration"] = jobs::to_json(jobs::calibrate_once());
-    if (job_system) cpu_meta["job_iterations"] = job_system->job_iterations();
+    if (job_system) {
+      cpu_meta["job_iterations"] = job_system->job_iterations();
+      if (cpu->pin_workers)
+        cpu_meta["pinned_cpus"] = {{"cpus", job_system->pinned_cpus()},
+                                   {"failures", job_system->pinning_failures()}};
+    }
     cpu_meta["threads"] = {
-        {"workers", "normal priority (the process's own policy), not pinned"},
+        {"workers", cpu->pin_workers ? "normal priority (the process's own policy), pinned"
+                                     : "normal priority (the process's own policy), not pinned"},
         {"frame_loop", "normal priority; asleep while the jobs run and while the GPU works"},
         {"stamp_poller", "normal priority, spinning while a frame's GPU work runs, not pinned"}};
     cpu_meta["stutters"] = stutters;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/enum_names.h"
 
@@ -61,6 +62,12 @@ struct CpuFrameSpec {
   // runs. The stamp protocol releases each frame's GPU work at its own t0 and polls it alone,
   // so no more than one GPU frame runs at a time and 2 is the most.
   std::uint32_t frames_in_flight = 2;
+  // Pin worker i to the (i + 2)-th CPU of the process's affinity mask, leaving the first to
+  // the stamp poller and the frame loop: the same placement in every run, where the
+  // scheduler's placement of fresh threads otherwise changes from run to run (two workers on
+  // one core's hyper-threads in one run, apart in the next). Where pinning fails, the workers
+  // run unpinned and meta.json says so.
+  bool pin_workers = false;
 
   double job_ms() const { return cpu_ms_per_frame / jobs_per_frame; }
   // The chain's length on an idle machine, and each worker's share of all the work.
@@ -71,6 +78,10 @@ struct CpuFrameSpec {
 // The CPUs this process may run on (its affinity mask; the hardware threads where there is
 // none), at least 1.
 std::uint32_t usable_cpus();
+// Their numbers, in increasing order (empty where the platform cannot say).
+std::vector<int> usable_cpu_ids();
+// Pins the calling thread to CPU `cpu`; false where the platform refuses.
+bool pin_current_thread(int cpu);
 
 // One line for logs and `validate`, e.g. "15 workers (cores less the poller's), 60 jobs, 60 ms
 // of work per frame, a chain of 3, spin_then_sleep (50 us), 8 ms period, 2 frames in flight".

@@ -62,9 +62,19 @@ JobSystem::JobSystem(const CpuFrameSpec& spec, double iterations_per_us)
     job_start_ns_[j].store(0, std::memory_order_relaxed);
     job_end_ns_[j].store(0, std::memory_order_relaxed);
   }
+  // Placement is decided here, before any worker runs, so pinned_cpus_ needs no lock.
+  if (spec.pin_workers) {
+    const std::vector<int> cpus = usable_cpu_ids();
+    for (std::size_t w = 0; w < spec.workers; ++w)
+      pinned_cpus_.push_back(cpus.size() > 1 ? cpus[1 + w % (cpus.size() - 1)] : -1);
+  }
   threads_.reserve(spec.workers);
   for (std::size_t w = 0; w < spec.workers; ++w)
-    threads_.emplace_back([this, w] { worker_loop(w); });
+    threads_.emplace_back([this, w] {
+      if (!pinned_cpus_.empty() && pinned_cpus_[w] >= 0 && !pin_current_thread(pinned_cpus_[w]))
+        pinned_failed_.fetch_add(1, std::memory_order_relaxed);
+      worker_loop(w);
+    });
 }
 
 JobSystem::~JobSystem() {

@@ -72,6 +72,10 @@ class JobSystem {
   std::optional<FrameJobsResult> wait_frame(std::int64_t deadline_ns);
 
   const CpuFrameSpec& spec() const { return spec_; }
+  // With pin_workers: the CPU each worker was pinned to, -1 where pinning failed; empty
+  // otherwise. Complete once the constructor returned.
+  const std::vector<int>& pinned_cpus() const { return pinned_cpus_; }
+  std::uint32_t pinning_failures() const { return pinned_failed_.load(std::memory_order_relaxed); }
   std::uint64_t job_iterations() const { return job_iterations_; }
 
  private:
@@ -115,6 +119,8 @@ class JobSystem {
 
   std::uint32_t current_generation_ = 0;  // the frame loop's thread only
   bool in_progress_ = false;              // the frame loop's thread only
+  std::vector<int> pinned_cpus_;
+  std::atomic<std::uint32_t> pinned_failed_{0};
   std::vector<std::thread> threads_;
 };
 

@@ -222,7 +222,7 @@ class Parser {
     GPUOVERLAP_TRY(only_keys(
         *t,
         {"workers", "jobs_per_frame", "jobs_per_worker", "cpu_ms_per_frame", "cpu_ms_per_worker",
-         "critical_jobs", "wait", "spin_us", "frame_period_ms", "frames_in_flight"},
+         "critical_jobs", "wait", "spin_us", "frame_period_ms", "frames_in_flight", "pin_workers"},
         where));
     CpuFrameSpec spec;
     // Workers: "cores" (the default) or a count.
@@ -304,6 +304,9 @@ class Parser {
         int_field(*t, "frames_in_flight", where, 1, kMaxFramesInFlight, spec.frames_in_flight);
     if (!in_flight) return in_flight.error();
     spec.frames_in_flight = *in_flight;
+    auto pin = bool_field(*t, "pin_workers", where, spec.pin_workers);
+    if (!pin) return pin.error();
+    spec.pin_workers = *pin;
     if (spec.frame_period_ms > 0) {
       if (spec.cpu_ms_per_worker_share() > spec.frame_period_ms)
         return error_at(&node,

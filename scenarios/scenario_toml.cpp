@@ -75,6 +75,7 @@ void write_cpu(const jobs::CpuFrameSpec& spec, std::string& out) {
     out += fmt::format("spin_us = {}\n", spec.spin_us);
   out += fmt::format("frame_period_ms = {}\nframes_in_flight = {}\n", spec.frame_period_ms,
                      spec.frames_in_flight);
+  if (spec.pin_workers) out += "pin_workers = true\n";
 }
 
 std::string dependency_table(const Scenario& s, const DependencySpec& d) {

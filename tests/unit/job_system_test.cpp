@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "core/clock.h"
@@ -98,6 +99,28 @@ TEST(JobSystem, AMissedDeadlineKeepsTheFrameAndStoppingMidFrameJoinsEveryThread)
     EXPECT_FALSE(system->wait_frame(monotonic_raw_ns()));  // a deadline already past
     EXPECT_TRUE(system->in_progress());
     system.reset();  // joins: running jobs finish, the rest never start
+  }
+}
+
+TEST(JobSystem, PinnedWorkersLeaveTheFirstUsableCpuToThePollerAndRunEveryJob) {
+  CpuFrameSpec spec = spec_of(3, 12, 2, WaitMode::spin_then_sleep);
+  spec.pin_workers = true;
+  JobSystem system(spec, 10.0);
+  const std::vector<int> cpus = usable_cpu_ids();
+  ASSERT_EQ(system.pinned_cpus().size(), 3u);
+  for (int cpu : system.pinned_cpus()) {
+    if (cpus.size() > 1) {
+      EXPECT_NE(cpu, cpus.front()) << "the first usable CPU is the poller's";
+      EXPECT_NE(std::find(cpus.begin(), cpus.end(), cpu), cpus.end());
+    } else {
+      EXPECT_EQ(cpu, -1) << "one CPU: nothing to pin to but the poller's";
+    }
+  }
+  for (int frame = 0; frame < 20; ++frame) {
+    system.begin_frame();
+    const std::optional<FrameJobsResult> r = system.wait_frame(far_deadline());
+    ASSERT_TRUE(r);
+    for (std::uint8_t runs : r->runs_per_job) EXPECT_EQ(runs, 1);
   }
 }
 

@@ -548,8 +548,10 @@ TEST(Study, ResolvingTheNonIntrusivenessPresetGivesItsConditionsAndTheControlsDo
   ASSERT_TRUE(scenarios.ok()) << scenarios.error().message;
   ASSERT_EQ(scenarios->size(), 7u * 6u) << "seven conditions, six rounds";
   EXPECT_EQ((*scenarios)[0].name, "non-intrusiveness/baseline/round-1");
-  EXPECT_EQ((*scenarios)[0].frames, 500u) << "3000 frames per condition over 6 rounds";
+  EXPECT_EQ((*scenarios)[0].frames, 200u) << "1200 frames per condition over 6 rounds";
   EXPECT_EQ((*scenarios)[0].workloads.size(), 8u) << "the default preset's workloads";
+  ASSERT_TRUE((*scenarios)[0].cpu) << "the foreground is the game frame";
+  EXPECT_EQ((*scenarios)[0].cpu->wait, jobs::WaitMode::spin);
   EXPECT_EQ((*scenarios)[1].background->mode, background::ProcessingMode::allowed);
   EXPECT_EQ((*scenarios)[1].background->max_concurrent, 2u);
   EXPECT_EQ((*scenarios)[2].background->action,
@@ -558,7 +560,7 @@ TEST(Study, ResolvingTheNonIntrusivenessPresetGivesItsConditionsAndTheControlsDo
   EXPECT_EQ((*scenarios)[4].background->unmanaged_threads, 2u);
   EXPECT_EQ((*scenarios)[5].background->unmanaged_threads, 4u);
   EXPECT_GE((*scenarios)[6].background->unmanaged_threads, 1u) << "one per core";
-  EXPECT_EQ((*scenarios)[0].study_budget_s, 600.0);
+  EXPECT_EQ((*scenarios)[0].study_budget_s, 150.0);
   auto other = resolve_scenarios("non-intrusiveness", "three-dispatches");
   ASSERT_TRUE(other.ok()) << other.error().message;
   EXPECT_EQ((*other)[0].workloads.size(), 3u) << "--foreground replaces the foreground";
@@ -647,7 +649,7 @@ std::string with_cpu(const std::string& table) {
 TEST(ScenarioParser, ReadsACpuTableAndScalesPerWorkerAmounts) {
   auto s = parse_scenario(with_cpu("workers = 4\njobs_per_worker = 3\ncpu_ms_per_worker = 2.5\n"
                                    "critical_jobs = 2\nwait = \"spin\"\nframe_period_ms = 8\n"
-                                   "frames_in_flight = 1\n"),
+                                   "frames_in_flight = 1\npin_workers = true\n"),
                           "t.toml");
   ASSERT_TRUE(s.ok()) << s.error().message;
   ASSERT_TRUE(s->cpu);
@@ -658,6 +660,7 @@ TEST(ScenarioParser, ReadsACpuTableAndScalesPerWorkerAmounts) {
   EXPECT_EQ(s->cpu->critical_jobs, 2u);
   EXPECT_EQ(s->cpu->wait, jobs::WaitMode::spin);
   EXPECT_EQ(s->cpu->frames_in_flight, 1u);
+  EXPECT_TRUE(s->cpu->pin_workers);
   // The defaults: "cores" workers (the usable CPUs less the poller's), 60 jobs, 4 ms, a chain
   // of 3, spin then sleep, unpaced, two frames in flight.
   auto d = parse_scenario(with_cpu(""), "t.toml");

@@ -620,6 +620,26 @@ TEST(StudyRounds, ADecidedConditionStopsTakingRoundsWhileTheOthersGoOn) {
       << log.str();
 }
 
+TEST(StudyRounds, AConditionIntrusiveOnOneEndpointIsDecidedWhateverItsOtherRows) {
+  // Managed twice as slow in every round: intrusive on cpu_frame_us, while its frame interval
+  // (unpaced: the same frames) is intrusive too and the GPU span untouched; no round is added.
+  std::vector<ScenarioOutcome> so_far = study_so_far({2.0, 2.0, 2.0}, 600, 100);
+  for (ScenarioOutcome& o : so_far)
+    if (o.scenario.condition == "managed")
+      for (std::size_t i = 0; i < o.timeline->frames.size(); i += 2)
+        o.timeline->frames[i].gpu_span_us = 40 + 20.0 * (i % 4);  // a spread GPU span
+  std::vector<const ScenarioOutcome*> all;
+  for (const ScenarioOutcome& o : so_far) all.push_back(&o);
+  const auto verdict = judge_study(all, VerdictSettings{});
+  ASSERT_TRUE(verdict.ok());
+  EXPECT_EQ(verdict->conditions[0].verdict, "intrusive");
+  const StudyProgress progress = study_progress(all, *verdict);
+  EXPECT_EQ(progress.undecided, 0u);
+  EXPECT_EQ(progress.stop, "decided");
+  std::ostringstream log;
+  EXPECT_TRUE(next_study_rounds(suite_of(std::move(so_far)), VerdictSettings{}, log).empty());
+}
+
 // The smallest effect the rounds could have seen grows with their spread.
 TEST(Verdict, UndecidedRowsSayWhatTheyCouldHaveDetected) {
   auto tight = study_so_far({1.0, 1.0, 1.0, 1.0, 1.0, 1.0}, 0, 100);
