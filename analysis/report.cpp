@@ -77,6 +77,52 @@ void preemption_section(std::string& out, const LoadedScenario& s) {
       "its submit.\n\n";
 }
 
+// What a player feels (PresentMon's and CapFrameX's figures) and the game frame's CPU side,
+// from frames.csv: frame interval p50/p99/p99.9, the 1 % low (the frame rate of the slowest
+// 1 % of intervals), stutters per 1000 frames, and with [cpu] the CPU phase and the worst
+// wake-up. Results older than these columns, or without frames.csv, have no such lines.
+void frame_time_section(std::string& out, const LoadedScenario& s) {
+  const std::filesystem::path path = s.directory / "frames.csv";
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return;
+  std::vector<double> interval, phase, wake;
+  std::size_t frames = 0, stutters = 0;
+  try {
+    const auto table = read_csv(path.string(), kFrameColumns, true);
+    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+      if (table.at(r, "status") != "ok") continue;
+      ++frames;
+      if (table.at(r, "stutter") == "1") ++stutters;
+      if (const auto v = table.number(r, "frame_interval_us")) interval.push_back(*v);
+      if (const auto v = table.number(r, "cpu_phase_us")) phase.push_back(*v);
+      if (const auto v = table.number(r, "wake_max_us")) wake.push_back(*v);
+    }
+  } catch (const std::exception& e) {
+    out += fmt::format("The frame times are missing: {}: {}.\n\n", path.string(), e.what());
+    return;
+  }
+  if (interval.empty()) return;
+  std::vector<double> sorted = interval;
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t slowest = std::max<std::size_t>(1, sorted.size() / 100);
+  double slow_sum = 0;
+  for (std::size_t i = sorted.size() - slowest; i < sorted.size(); ++i) slow_sum += sorted[i];
+  const double one_percent_low_fps = 1e6 / (slow_sum / static_cast<double>(slowest));
+  out += fmt::format(
+      "**Frame time** (start to start, ms): p50 {:.3f}, p99 {:.3f}, p99.9 {:.3f}; 1 % low {:.1f} "
+      "fps; {:.1f} stutters per 1000 frames ({} of {}: later than 1.5 periods)",
+      *percentile(interval, 50) / 1000, *percentile(interval, 99) / 1000,
+      *percentile(interval, 99.9) / 1000, one_percent_low_fps,
+      1000.0 * static_cast<double>(stutters) /
+          static_cast<double>(std::max<std::size_t>(frames, 1)),
+      stutters, frames);
+  if (!phase.empty())
+    out += fmt::format("; CPU phase p50 {:.3f} ms, p99 {:.3f} ms; worst wake-up p99 {:.1f} µs",
+                       *percentile(phase, 50) / 1000, *percentile(phase, 99) / 1000,
+                       wake.empty() ? 0.0 : *percentile(wake, 99));
+  out += ".\n\n";
+}
+
 void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenario& s) {
   const nlohmann::json& meta = s.meta;
   const nlohmann::json scenario = meta.value("scenario", nlohmann::json::object());
@@ -131,6 +177,7 @@ void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenar
         "Shader clock: {}{}.\n\n", text(shader_clock, "verdict"),
         shader_clock.contains("reason") ? " (" + text(shader_clock, "reason") + ")" : "");
 
+  if (!meta.contains("preemption")) frame_time_section(out, s);
   for (Clock clock : {Clock::poll, Clock::ts, Clock::clk}) {
     const auto series = metric_series(s, clock);
     if (series.empty()) continue;

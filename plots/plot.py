@@ -56,7 +56,9 @@ MAX_NAME_CHARS = 64  # names in titles and labels (the tool's own limit: scenari
 RECORD_NUMERIC = ("frame", "poll_start_us", "poll_end_us", "ts_start_us", "ts_end_us",
                   "frame_t0_us", "clk_start_us", "clk_end_us")
 FRAME_NUMERIC = ("frame", "cpu_start_us", "cpu_frame_us", "cpu_submit_us", "submit_to_start_us",
-                 "poll_gap_max_us", "bg_managed", "bg_unmanaged")
+                 "poll_gap_max_us", "bg_managed", "bg_unmanaged", "frame_interval_us",
+                 "gpu_span_us", "cpu_phase_us", "critical_path_us", "wake_max_us",
+                 "worker_busy_min_us", "worker_busy_max_us")
 RECORD_COLUMNS = [
     "scenario", "frame", "workload", "queue", "queue_type", "priority", "kind", "groups",
     "iterations", "depends_on", "barrier", "poll_start_us", "poll_end_us", "ts_start_us",
@@ -468,6 +470,9 @@ PLOTS = [
 ]
 
 FRAME_METRICS = ["cpu_frame_us", "cpu_submit_us", "submit_to_start_us", "poll_gap_max_us"]
+# The frame-level endpoints: in frames.csv from the game frame on (absent in older results).
+FRAME_ENDPOINTS = ["cpu_phase_us", "critical_path_us", "wake_max_us", "frame_interval_us",
+                   "gpu_span_us"]
 
 
 def study_samples(condition_dir, gpu_clock, active_only):
@@ -480,8 +485,9 @@ def study_samples(condition_dir, gpu_clock, active_only):
             frames = frames[(frames.bg_managed + frames.bg_unmanaged) > 0]
             if "bg_held" in frames:  # an alternating condition: its running blocks only
                 frames = frames[frames.bg_held.astype(str) != "1"]
-        for metric in FRAME_METRICS:
-            samples.setdefault(metric, []).extend(frames[metric].dropna().tolist())
+        for metric in FRAME_ENDPOINTS + FRAME_METRICS:
+            if metric in frames:
+                samples.setdefault(metric, []).extend(frames[metric].dropna().tolist())
         records_path = frames_path.parent / "records.csv"
         if records_path.exists():
             records = read_records(frames_path.parent)

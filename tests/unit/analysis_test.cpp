@@ -4,6 +4,10 @@
 #include "analysis/compare.h"
 #include "analysis/report.h"
 #include "analysis/results.h"
+#include "core/atomic_file.h"
+#include "scenarios/scenario.h"
+#include "temp_dir.h"
+#include "timeline/export.h"
 
 namespace gpuoverlap {
 namespace {
@@ -263,6 +267,40 @@ TEST(Report, HasDeviceQueuesTablesAndGaps) {
             std::string::npos)
       << md;
   EXPECT_NE(md.find("| A → B | legacy | 3.0 (3.0–3.0) |"), std::string::npos) << md;
+}
+
+// The frame times a player feels, from frames.csv: 1000 frames of 8 ms but every hundredth of
+// 20 ms (a stutter past 1.5 periods), and a game frame's CPU phase of 5 ms.
+class ReportFrames : public TempDir {};
+
+TEST_F(ReportFrames, GiveFrameTimePercentilesTheOnePercentLowAndStutters) {
+  Scenario scenario;
+  scenario.name = "s";
+  ScenarioTimeline timeline;
+  for (std::uint32_t f = 0; f < 1000; ++f) {
+    FrameRecord record;
+    record.frame = f;
+    record.frame_interval_us = f % 100 == 50 ? 20'000.0 : 8'000.0;
+    record.stutter = f % 100 == 50;
+    record.cpu_phase_us = 5'000.0;
+    record.wake_max_us = 12.0;
+    timeline.frames.push_back(record);
+  }
+  std::filesystem::create_directories(dir_);
+  ASSERT_TRUE(write_file_atomically(dir_ / "frames.csv", frames_csv(scenario, timeline)).ok());
+  LoadedScenario s = synthetic("s", 50, 20, 10, 0.0);
+  s.directory = dir_;
+  const std::string md = markdown_report(run_of(s));
+  // p99 interpolates between the last 8 ms frame and the first 20 ms one; p99.9 is a 20 ms
+  // frame; the slowest 1 % (10 frames) are all 20 ms: 50 fps.
+  EXPECT_NE(md.find("**Frame time** (start to start, ms): p50 8.000, p99 8.120, p99.9 20.000; 1 % "
+                    "low 50.0 fps; 10.0 stutters per 1000 frames (10 of 1000: later than 1.5 "
+                    "periods); CPU phase p50 5.000 ms, p99 5.000 ms; worst wake-up p99 12.0 µs."),
+            std::string::npos)
+      << md;
+  // A scenario without frames.csv (results of a lone scenario copied without it) has no line.
+  EXPECT_EQ(markdown_report(run_of(synthetic("s", 50, 20, 10, 0.0))).find("**Frame time**"),
+            std::string::npos);
 }
 
 // run.json is untrusted (results folders travel with bug reports): its directories must stay
