@@ -43,7 +43,10 @@ void preemption_section(std::string& out, const LoadedScenario& s) {
       "\nPreemption: a {} load ({}{}) on DIRECT; an urgent job every {} ms for {} ms at {} "
       "priority (granted {}), {} process; {} ticks skipped.\n\n",
       text(spec, "load"), sizes,
-      p.value("calibrated", false) ? ", calibrated to " + text(spec, "target_ms") + " ms" : "",
+      !p.value("calibrated", false) ? ""
+      : p.contains("sizes_from")
+          ? ", calibrated to " + text(spec, "target_ms") + " ms by " + text(p, "sizes_from")
+          : ", calibrated to " + text(spec, "target_ms") + " ms",
       text(spec, "period_ms"), text(spec, "duration_ms"), text(spec, "priority"),
       text(p, "priority_granted"), text(p, "process"), text(p, "skipped_ticks"));
   if (p.contains("calibration_note")) out += "Calibration: " + text(p, "calibration_note") + "\n\n";

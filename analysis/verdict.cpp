@@ -671,9 +671,19 @@ StudyProgress study_progress(const std::vector<const ScenarioOutcome*>& outcomes
                              const StudyVerdict& verdict) {
   StudyProgress p;
   p.rounds = verdict.rounds;
+  // The next round repeats the baseline and the conditions not yet decided (next_study_rounds):
+  // their last round is what another round would cost.
+  auto continues = [&](const std::string& condition) {
+    if (condition == verdict.baseline) return true;
+    const auto cv =
+        std::find_if(verdict.conditions.begin(), verdict.conditions.end(),
+                     [&](const ConditionVerdict& c) { return c.condition == condition; });
+    return cv == verdict.conditions.end() || cv->verdict.starts_with("inconclusive");
+  };
   for (const ScenarioOutcome* o : outcomes) {
     p.seconds += o->seconds;
-    if (o->scenario.round == p.rounds) p.last_round_seconds += o->seconds;
+    if (o->scenario.round == p.rounds && continues(o->scenario.condition))
+      p.last_round_seconds += o->seconds;
   }
   // A condition intrusive on one primary endpoint is decided, whatever its other rows say:
   // only the rows of conditions still undecided hold the study back.
@@ -686,18 +696,31 @@ StudyProgress study_progress(const std::vector<const ScenarioOutcome*>& outcomes
     p.undecided += undecided(r) && !condition_decided ? 1 : 0;
   }
   p.decided = p.undecided == 0;
+  const std::uint32_t smallest_detected =
+      verdict.detected_from_threads.value_or(std::numeric_limits<std::uint32_t>::max());
+  for (const ConditionVerdict& c : verdict.conditions)
+    p.control_pending += c.control && c.verdict.starts_with("inconclusive") &&
+                                 c.control_threads < smallest_detected
+                             ? 1
+                             : 0;
   const Scenario& s = outcomes.front()->scenario;
-  if (p.decided)
+  // Decided with the control's smaller doses pending: what stops it is still said, after
+  // "decided", so the verdict reads as decided.
+  const std::string state =
+      p.decided ? fmt::format("decided ({} smaller control dose{} undecided)", p.control_pending,
+                              p.control_pending == 1 ? "" : "s")
+                : "undecided";
+  if (p.decided && p.control_pending == 0)
     p.stop = "decided";
   else if (s.rounds <= 1)
-    p.stop = "undecided; a study of one round is not extended";
+    p.stop = state + "; a study of one round is not extended";
   else if (s.study_budget_s <= 0)
-    p.stop = "undecided; no budget for more rounds (budget_s = 0)";
+    p.stop = state + "; no budget for more rounds (budget_s = 0)";
   else if (p.rounds >= s.study_max_rounds)
-    p.stop = fmt::format("undecided after max_rounds = {} rounds", s.study_max_rounds);
+    p.stop = fmt::format("{} after max_rounds = {} rounds", state, s.study_max_rounds);
   else if (p.seconds + p.last_round_seconds > s.study_budget_s)
-    p.stop = fmt::format("undecided; budget spent ({:.0f} s of {:.0f} s, a round takes {:.0f} s)",
-                         p.seconds, s.study_budget_s, p.last_round_seconds);
+    p.stop = fmt::format("{}; budget spent ({:.0f} s of {:.0f} s, the next round would take {:.0f} s)",
+                         state, p.seconds, s.study_budget_s, p.last_round_seconds);
   return p;
 }
 
@@ -750,9 +773,10 @@ std::vector<Scenario> next_study_rounds(const SuiteOutcome& outcome,
       last_round.push_back(o->scenario);
     }
     log << fmt::format(
-               "study {}: {} endpoints undecided after {} rounds ({:.0f} s of {:.0f} s); adding "
-               "round {} for {} condition{} ({} decided)\n",
-               study, progress.undecided, progress.rounds, progress.seconds,
+               "study {}: {} endpoints undecided and {} smaller control doses after {} rounds "
+               "({:.0f} s of {:.0f} s); adding round {} for {} condition{} ({} decided)\n",
+               study, progress.undecided, progress.control_pending, progress.rounds,
+               progress.seconds,
                outcomes.front()->scenario.study_budget_s, progress.rounds + 1,
                last_round.size() - 1, last_round.size() == 2 ? "" : "s", dropped)
         << std::flush;

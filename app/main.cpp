@@ -314,6 +314,7 @@ struct RunArguments {
   double verdict_tail_margin_pct = 1.0;
   std::optional<double> study_budget_s;  // override every study's budget_s
   std::optional<std::uint32_t> study_max_rounds;
+  std::optional<std::uint32_t> study_round_ms;  // override every study's round_ms
   double flag_tolerance_us = 10.0;
   double flag_tolerance_pct = 1.0;
   // Preemption scenarios: the load in a child process; overrides of the files' durations.
@@ -445,6 +446,7 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   if (args.frames)
     for (Scenario& s : scenarios) s.frames = frames_per_round(*args.frames, s.rounds);
   for (Scenario& s : scenarios) {
+    if (args.study_round_ms && !s.study.empty()) s.study_round_ms = *args.study_round_ms;
     if (s.rounds <= 1) continue;  // a study of one round is never extended
     if (args.study_budget_s) s.study_budget_s = *args.study_budget_s;
     if (args.study_max_rounds) s.study_max_rounds = std::max(*args.study_max_rounds, s.rounds);
@@ -472,7 +474,8 @@ int command_run(const RunArguments& args, const std::string& command_line) {
                                                .warmup = args.warmup.has_value(),
                                                .duration_ms = args.duration_ms.has_value(),
                                                .target_ms = args.target_ms.has_value(),
-                                               .study_budget = args.study_budget_s.has_value()});
+                                               .study_budget = args.study_budget_s.has_value(),
+                                               .study_round = args.study_round_ms.has_value()});
     if (!sizes.log_line.empty()) std::cerr << sizes.log_line << "\n";
   }
 
@@ -819,6 +822,11 @@ int main(int argc, char** argv) {
   run->add_option("--study-max-rounds", run_args.study_max_rounds,
                   "Studies: at most this many rounds in all (overrides max_rounds, default 100)")
       ->check(CLI::Range(1u, 1000u));
+  run->add_option("--study-round-ms", run_args.study_round_ms,
+                  "Studies: each condition's round measures its frames or for this long, "
+                  "whichever ends first, so a condition that slows the frames does not lengthen "
+                  "the round (overrides round_ms; 0: no limit; on a CPU device 0 unless given)")
+      ->check(CLI::Range(0u, kMaxStudyRoundMs));
   run->add_option("--foreground", run_args.foreground,
                   "For a study (e.g. non-intrusiveness): the preset or scenario file measured "
                   "under its conditions, instead of the study's own foreground");

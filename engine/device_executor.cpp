@@ -46,11 +46,22 @@ std::string kept_key(const Scenario& scenario, const RunSettings& settings) {
   key.erase("frames");  // the loop's, not the device's
   key.erase("warmup_frames");
   key.erase("washout_ms");
+  key.erase("measure_limit_ms");
   key["study"] = scenario.study;
   // Copies of one validated scenario share its plan, and a study's conditions are copies of
   // its foreground: the same plan object means the same queues, workloads and barriers.
   key["plan"] = reinterpret_cast<std::uintptr_t>(scenario.plan.get());
   key["binds_variants"] = scenario.background && scenario.background->bind_committed;
+  return key.dump();
+}
+
+// What a load's calibration depends on: its kind, target and the sizes the file gives. Not the
+// urgent job's priority, period or duration, nor the process mode.
+std::string calibration_key(const preemption::PreemptionSpec& spec) {
+  nlohmann::json key = {{"load", to_string(spec.load)}, {"target_ms", spec.target_ms}};
+  if (spec.groups) key["groups"] = *spec.groups;
+  if (spec.iterations) key["iterations"] = *spec.iterations;
+  if (spec.draws) key["draws"] = *spec.draws;
   return key.dump();
 }
 
@@ -161,9 +172,20 @@ Result<ScenarioTimeline> DeviceExecutor::run_preemption(const Scenario& scenario
   if (spec.process == preemption::ProcessMode::same) {
     auto backend = device_->open_scenario(scenario, settings);
     if (!backend) return backend.error();
+    PreemptionHooks hooks;
+    const std::string key = calibration_key(spec);
+    if (const auto known = calibrated_.find(key); known != calibrated_.end()) {
+      hooks.known_sizes = known->second.sizes;
+      hooks.known_sizes_from = known->second.scenario;
+    }
     PreemptionLoopOutcome outcome =
-        run_preemption_loop(**backend, scenario, settings, progress, {});
+        run_preemption_loop(**backend, scenario, settings, progress, hooks);
     settle(**backend, outcome.gpu_may_be_busy);
+    // Only a calibration that ran to its end (the baseline loads after it were measured) is
+    // reused; a failed run's device is not trusted, so neither is what it measured.
+    const auto& info = outcome.timeline.preemption;
+    if (!outcome.timeline.failure && info && info->calibrated && info->sizes_from.empty())
+      calibrated_[key] = {scenario.name, info->load_sizes};
     device_->describe_run(outcome.timeline, mark);
     return std::move(outcome.timeline);
   }

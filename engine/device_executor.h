@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -99,6 +100,16 @@ class DeviceExecutor final : public ScenarioExecutor {
     std::unique_ptr<ScenarioBackend> backend;  // last: destroyed first
   };
   std::vector<std::unique_ptr<Kept>> kept_;
+
+  // Each load's calibrated sizes on this device, by calibration_key, with the scenario that
+  // calibrated it: the cells of a preemption matrix differ in the urgent job's priority, not
+  // in what the load costs alone, so the load is sized once per command (in one process;
+  // a load process calibrates its own).
+  struct Calibrated {
+    std::string scenario;
+    std::vector<preemption::LoadSize> sizes;
+  };
+  std::map<std::string, Calibrated> calibrated_;
 };
 
 }  // namespace gpuoverlap

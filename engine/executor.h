@@ -63,6 +63,12 @@ struct RunSettings {
   // clocked low into the next run (measured on the H100: 2.3x longer frames for up to 0.3 s
   // after the commit-high-priority condition). 0: none.
   std::uint32_t washout_ms = kDefaultWashoutMs;
+  // A frame scenario's measured frames end once this long has passed since its first measured
+  // frame began, whichever comes first: `frames` or the time (no failure; meta.json's
+  // "ended_early" says after how many). A study's round gives each condition the same time
+  // (StudySpec::round_ms): a condition that slows the frames measures fewer of them instead of
+  // taking longer. 0: no limit.
+  std::uint32_t measure_limit_ms = 0;
   // Polled between frames; true stops the scenario after the current frame, keeping what
   // was measured (ScenarioTimeline::failure says "interrupted").
   std::function<bool()> should_stop;

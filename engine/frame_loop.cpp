@@ -252,7 +252,10 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
   // so never 0), because a reused backend's stamps and semaphores still hold its last run's.
   std::uint32_t frame = backend.last_frame();
   bool held = false;                       // BackgroundSpec::alternate_frames
-  std::optional<std::size_t> ended_early;  // RunSettings::end_requested, after this many frames
+  // RunSettings::end_requested or measure_limit_ms, after this many frames, and which.
+  std::optional<std::size_t> ended_early;
+  std::string ended_why;
+  std::optional<std::int64_t> first_measured_start_ns;  // measure_limit_ms counts from here
   for (std::uint32_t index = 0; index < total;) {
     ++frame;
     if (workflow_pending && !training && index >= settings.warmup_frames + before_frames &&
@@ -280,8 +283,20 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
     if (measured && !timeline.frames.empty() && settings.end_requested &&
         settings.end_requested()) {
       ended_early = timeline.frames.size();
+      ended_why = "a live edit took effect (run --live)";
       break;
     }
+    // The first measured frame's start is where the time limit counts from; warm-up frames
+    // (and a condition's slow start) do not use it up.
+    if (measured && first_measured_start_ns && settings.measure_limit_ms > 0 &&
+        monotonic_raw_ns() - *first_measured_start_ns >=
+            std::int64_t{settings.measure_limit_ms} * 1'000'000) {
+      ended_early = timeline.frames.size();
+      ended_why = "the time limit of " + std::to_string(settings.measure_limit_ms) +
+                  " ms per run (a study's round_ms)";
+      break;
+    }
+    if (measured && !first_measured_start_ns) first_measured_start_ns = monotonic_raw_ns();
     if (settings.should_stop && settings.should_stop()) {
       timeline.failure = make_error("interrupted after " + std::to_string(index) + " of " +
                                     std::to_string(total) + " frames");
@@ -542,7 +557,7 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
   if (ended_early)
     meta["ended_early"] = {{"measured_frames", *ended_early},
                            {"of", settings.frames},
-                           {"why", "a live edit took effect (run --live)"}};
+                           {"why", ended_why}};
   meta["clocks"]["timestamp"]["max_calibration_deviation_ns"] = worst_deviation_ns;
   if (!calibrations.empty()) meta["clocks"]["timestamp"]["drift"] = calibration_drift(calibrations);
   if (shader_clock)

@@ -240,6 +240,15 @@ Status PreemptionLoop::calibrate() {
   // the spec, so the parts' order here matches plan_parts.
   const std::vector<preemption::PartPlan> plans = preemption::plan_parts(spec_, max_groups);
   if (plans.size() != load_parts_.size()) return make_error("load parts do not match the spec");
+  if (!hooks_.known_sizes.empty()) {
+    if (hooks_.known_sizes.size() != plans.size())
+      return make_error("the sizes of an earlier calibration do not match the load's parts");
+    sizes_ = hooks_.known_sizes;
+    info_.calibrated = true;
+    info_.sizes_from = hooks_.known_sizes_from;
+    info_.load_sizes = sizes_;
+    return ok_status();
+  }
   sizes_.resize(plans.size());
   for (std::size_t p = 0; p < plans.size(); ++p) sizes_[p] = plans[p].start;
   info_.calibrated = false;

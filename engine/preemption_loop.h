@@ -11,9 +11,12 @@
 #pragma once
 
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "engine/executor.h"
 #include "engine/scenario_backend.h"
+#include "scenarios/preemption_spec.h"
 #include "scenarios/scenario.h"
 #include "timeline/records.h"
 
@@ -24,6 +27,11 @@ struct PreemptionHooks {
   std::function<void(const ScenarioTimeline& so_far)> on_loading;
   // Load only: polled between submissions; true ends the loading.
   std::function<bool()> stop_loading;
+  // Sizes this load was calibrated to by an earlier scenario on this device (one per load
+  // part, workload order), and that scenario's name: run at these instead of calibrating
+  // again (PreemptionRunInfo::sizes_from). Empty: calibrate.
+  std::vector<preemption::LoadSize> known_sizes;
+  std::string known_sizes_from;
 };
 
 struct PreemptionLoopOutcome {

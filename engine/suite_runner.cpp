@@ -159,10 +159,10 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     return outcome;
   }
   auto make_estimate = [&] {
-    std::vector<std::uint32_t> frames_each;
+    std::vector<FramesToRun> frames_each;
     for (const Scenario& s : scenarios)
-      frames_each.push_back(options.frames.value_or(s.frames) +
-                            options.warmup_frames.value_or(s.warmup_frames));
+      frames_each.push_back({.warmup = options.warmup_frames.value_or(s.warmup_frames),
+                             .measured = options.frames.value_or(s.frames)});
     SuiteEstimate estimate(scenarios, frames_each);
     for (std::size_t done = 0; done < outcome.scenarios.size(); ++done)
       estimate.finished(done, outcome.scenarios[done].seconds);
@@ -188,6 +188,7 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     settings.frames = options.frames.value_or(result.scenario.frames);
     settings.warmup_frames = options.warmup_frames.value_or(result.scenario.warmup_frames);
     settings.timestamp_queries = options.run.timestamp_queries && result.scenario.timestamps;
+    if (!result.scenario.study.empty()) settings.measure_limit_ms = result.scenario.study_round_ms;
     const std::string label =
         fmt::format("[{}/{}] {}", i + 1, scenarios.size(), result.scenario.name);
     const auto* preemption = result.scenario.preemption ? &*result.scenario.preemption : nullptr;
@@ -195,8 +196,12 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     std::string when;
     if (i > 0) {
       when = " (" + format_duration(seconds_since(suite_start)) + " in";
-      if (const auto left = estimate.remaining_s(i))
+      if (const auto left = estimate.remaining_s(i)) {
         when += ", about " + format_duration(*left) + " left";
+        // A study may add rounds until its budget is spent: say how long that could take.
+        if (const auto most = estimate.remaining_at_most_s(i); most && *most > *left + 1)
+          when += ", at most " + format_duration(*most) + " if a study uses its budget";
+      }
       when += ")";
     }
     if (preemption)
@@ -233,7 +238,8 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
                         {"shader_clock", settings.shader_clock},
                         {"stamping", settings.stamping},
                         {"study_shares_device", settings.study_shares_device},
-                        {"washout_ms", settings.washout_ms}};
+                        {"washout_ms", settings.washout_ms},
+                        {"measure_limit_ms", settings.measure_limit_ms}};
     const std::size_t flagged = flag_disagreements(*timeline, options.agreement);
     meta["clock_agreement"] = {
         {"tolerance", fmt::format("max({} us, {}% of the row's duration) + the frame's "

@@ -23,11 +23,13 @@ SizeProfile apply_cpu_device_sizes(std::vector<Scenario>& scenarios, const Sizes
         s.preemption->target_ms = std::min(s.preemption->target_ms, limits.preemption_target_ms);
     }
     if (!given.study_budget) s.study_budget_s = std::min(s.study_budget_s, limits.study_budget_s);
+    if (!given.study_round) s.study_round_ms = limits.study_round_ms;
     // A spinning worker would hold a core that the software GPU renders on.
     if (s.cpu && s.cpu->wait == jobs::WaitMode::spin) s.cpu->wait = jobs::WaitMode::spin_then_sleep;
     const bool changed =
         s.frames != before.frames || s.warmup_frames != before.warmup_frames ||
-        s.study_budget_s != before.study_budget_s || (s.cpu && s.cpu->wait != before.cpu->wait) ||
+        s.study_budget_s != before.study_budget_s || s.study_round_ms != before.study_round_ms ||
+        (s.cpu && s.cpu->wait != before.cpu->wait) ||
         (s.preemption && (s.preemption->duration_ms != before.preemption->duration_ms ||
                           s.preemption->target_ms != before.preemption->target_ms));
     lowered += changed ? 1 : 0;
@@ -44,6 +46,7 @@ SizeProfile apply_cpu_device_sizes(std::vector<Scenario>& scenarios, const Sizes
       {"preemption_duration_ms", limits.preemption_duration_ms},
       {"preemption_target_ms", limits.preemption_target_ms},
       {"study_budget_s", limits.study_budget_s},
+      {"study_round_ms", limits.study_round_ms},
       {"cpu_wait",
        "a game frame's workers that spin wait spin_then_sleep instead: a spinning worker would "
        "hold a core that the software GPU renders on"},
@@ -51,10 +54,10 @@ SizeProfile apply_cpu_device_sizes(std::vector<Scenario>& scenarios, const Sizes
   if (lowered > 0)
     profile.log_line = fmt::format(
         "CPU device: smaller default sizes for {} of {} scenarios (at most {} frames after {} "
-        "warm-up, {} per study condition, no rounds added to an undecided study, preemption {} "
-        "ms of urgent jobs on a {} ms load, a game frame's workers spin then sleep); --frames, "
+        "warm-up, {} per study condition, no rounds added to an undecided study and no time limit "
+        "per round, preemption {} ms of urgent jobs on a {} ms load, a game frame's workers spin then sleep); --frames, "
         "--warmup, --study-budget-s, "
-        "--duration-ms, --target-ms set them, --full-size keeps the files'",
+        "--study-round-ms, --duration-ms, --target-ms set them, --full-size keeps the files'",
         lowered, scenarios.size(), limits.frames, limits.warmup_frames, limits.study_frames,
         limits.preemption_duration_ms, limits.preemption_target_ms);
   return profile;

@@ -22,11 +22,15 @@ struct CpuDeviceSizes {
   double preemption_target_ms = 50;
   // No rounds added to an undecided study: on the CPU no verdict is a measurement of a GPU.
   double study_budget_s = 0;
+  // No time limit on a study's round (round_ms): the limit is sized for a GPU's frames, and a
+  // CPU device's take 10-100x longer, so it would leave too few frames per round.
+  std::uint32_t study_round_ms = 0;
 };
 
 // Which sizes the command line set; those are left alone.
 struct SizesGiven {
-  bool frames = false, warmup = false, duration_ms = false, target_ms = false, study_budget = false;
+  bool frames = false, warmup = false, duration_ms = false, target_ms = false, study_budget = false,
+       study_round = false;
 };
 
 struct SizeProfile {
@@ -34,7 +38,8 @@ struct SizeProfile {
   std::string log_line;  // what the run prints; empty when nothing was lowered
 };
 
-// Lowers (never raises) every size not in `given` to the limits. Contract: scenarios are
+// Lowers (never raises) every size not in `given` to the limits; a study's round time limit is
+// replaced by the CPU device's (none). Contract: scenarios are
 // validated; they stay valid (the limits are inside every range the parser checks).
 SizeProfile apply_cpu_device_sizes(std::vector<Scenario>& scenarios, const SizesGiven& given,
                                    const CpuDeviceSizes& limits = {});

@@ -187,6 +187,7 @@ nlohmann::json to_json(const PreemptionRunInfo& info) {
                       {"priority_granted", to_string(info.priority_granted)},
                       {"process", to_string(info.process)}};
   if (!info.calibration_note.empty()) j["calibration_note"] = info.calibration_note;
+  if (!info.sizes_from.empty()) j["sizes_from"] = info.sizes_from;
   if (info.load_process_id != 0) {
     j["load_process_id"] = info.load_process_id;
     j["load_process_exit"] = info.load_process_exit;
@@ -211,6 +212,7 @@ Result<PreemptionRunInfo> run_info_from_json(const nlohmann::json& j) {
     info.priority_granted = *priority;
     info.process = *process;
     info.calibration_note = j.value("calibration_note", "");
+    info.sizes_from = j.value("sizes_from", "");
     info.load_process_id = j.value("load_process_id", std::int64_t{0});
     info.load_process_exit = j.value("load_process_exit", "");
     return info;

@@ -133,6 +133,12 @@ struct PreemptionRunInfo {
   std::vector<CalibrationStep> calibration;
   bool calibrated = false;       // false: the sizes were given explicitly
   std::string calibration_note;  // e.g. a bound that stopped it short of the target
+  // Set when the sizes were not calibrated in this run but taken from the calibration of this
+  // load (same kind, target and explicit sizes) by an earlier scenario of the same command on
+  // the same device, which this names: a matrix calibrates each load once. The load runs on
+  // its own queue at normal priority in every cell, so the urgent job's priority does not
+  // change what it costs alone. `calibration` is then empty.
+  std::string sizes_from;
   // Load submissions 0 .. baseline_loads-1 ran alone (no urgent job): the slowdown's reference.
   std::uint32_t baseline_loads = 0;
   QueuePriority priority_granted = QueuePriority::normal;

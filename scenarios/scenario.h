@@ -90,6 +90,7 @@ struct Scenario {
   // scenarios' wall time) is spent or it has run study_max_rounds; 0: none are added.
   double study_budget_s = 0;
   std::uint32_t study_max_rounds = 0;
+  std::uint32_t study_round_ms = 0;  // StudySpec::round_ms (0: none)
   // Set when the scenario is a version of a `run --live` session after the first: an edit
   // made in the viewer while the previous version ran (scenarios/scenario_edit.h). The
   // version is named "<first>-edit-<version - 1>" and written to that directory.
@@ -122,6 +123,7 @@ Result<Scenario> load_scenario_file(const std::string& path);
 // condition differing only in its background work (docs/scenario-format.md, "Studies").
 inline constexpr double kDefaultStudyBudgetS = 600;
 inline constexpr std::uint32_t kDefaultStudyMaxRounds = 100;
+inline constexpr std::uint32_t kMaxStudyRoundMs = 3'600'000;  // an hour per condition's round
 
 struct ConditionSpec {
   std::string name;
@@ -144,6 +146,10 @@ struct StudySpec {
   // never extended (its verdict's units are blocks of frames, not rounds).
   double budget_s = kDefaultStudyBudgetS;
   std::uint32_t max_rounds = kDefaultStudyMaxRounds;
+  // Each condition's round measures its frames or for this long, whichever ends first, so
+  // that every condition gets the same time: one that slows the frames (a positive control
+  // at a high dose) measures fewer of them instead of making the round longer. 0: no limit.
+  std::uint32_t round_ms = 0;
   std::vector<ConditionSpec> conditions;  // exactly one without background: the baseline
 };
 

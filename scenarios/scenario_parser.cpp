@@ -555,7 +555,7 @@ class Parser {
     study.source = source_;
     GPUOVERLAP_TRY(only_keys(root,
                              {"name", "description", "foreground", "frames", "warmup_frames",
-                              "rounds", "budget_s", "max_rounds", "condition"},
+                              "rounds", "budget_s", "max_rounds", "round_ms", "condition"},
                              "the study"));
     auto rounds = int_field(root, "rounds", "the study", 1, 1000, 1);
     if (!rounds) return rounds.error();
@@ -568,6 +568,9 @@ class Parser {
                                 std::max(study.rounds, kDefaultStudyMaxRounds));
     if (!max_rounds) return max_rounds.error();
     study.max_rounds = *max_rounds;
+    auto round_ms = int_field(root, "round_ms", "the study", 0, kMaxStudyRoundMs, 0);
+    if (!round_ms) return round_ms.error();
+    study.round_ms = *round_ms;
     auto name = directory_name(root, "name", "the study", nullptr);
     if (!name) return name.error();
     study.name = *name;
@@ -1013,6 +1016,7 @@ std::vector<Scenario> expand_study(const StudySpec& study, const Scenario& foreg
       s.rounds = study.rounds;
       s.study_budget_s = study.rounds > 1 ? study.budget_s : 0;
       s.study_max_rounds = study.max_rounds;
+      s.study_round_ms = study.round_ms;
       s.description = study.description + " [condition " + c->name + "; foreground " +
                       foreground.name + ": " + foreground.description + "]";
       s.source = study.source + " (foreground " + foreground.source + ")";

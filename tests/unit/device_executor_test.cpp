@@ -298,6 +298,39 @@ TEST(DeviceExecutor, APreemptionScenarioInOneProcessRunsThePreemptionLoop) {
   EXPECT_EQ(fake.opened, 1);
 }
 
+// A matrix calibrates each load once: a cell at another priority runs at the sizes the first
+// cell of that load found, and says whose they are; another target calibrates anew.
+TEST(DeviceExecutor, AMatrixCalibratesEachLoadOnceAndNamesWhoseSizesACellRan) {
+  DeviceExecutor executor(std::make_unique<FakeDevice>());
+  preemption::PreemptionSpec spec;
+  spec.target_ms = 2;
+  spec.period_ms = 5;
+  spec.duration_ms = 20;
+  auto run = [&](const preemption::PreemptionSpec& cell, const std::string& name) {
+    auto timeline =
+        executor.run(preemption::make_scenario(cell, preemption::Role::both, name), short_run(), {});
+    EXPECT_TRUE(timeline && !timeline->failure && timeline->preemption) << name;
+    return timeline ? *timeline->preemption : preemption::PreemptionRunInfo{};
+  };
+  const preemption::PreemptionRunInfo first = run(spec, "m/big-dispatch-normal");
+  EXPECT_TRUE(first.calibrated);
+  EXPECT_TRUE(first.sizes_from.empty());
+  EXPECT_FALSE(first.calibration.empty());  // its probes
+
+  spec.priority = QueuePriority::high;
+  const preemption::PreemptionRunInfo second = run(spec, "m/big-dispatch-high");
+  EXPECT_TRUE(second.calibrated);
+  EXPECT_EQ(second.sizes_from, "m/big-dispatch-normal");
+  EXPECT_TRUE(second.calibration.empty());  // no probe ran
+  EXPECT_EQ(second.load_sizes, first.load_sizes);
+  EXPECT_EQ(preemption::to_json(second).value("sizes_from", ""), "m/big-dispatch-normal");
+
+  spec.target_ms = 3;  // another load: calibrated on its own
+  const preemption::PreemptionRunInfo third = run(spec, "other");
+  EXPECT_TRUE(third.sizes_from.empty());
+  EXPECT_FALSE(third.calibration.empty());
+}
+
 }  // namespace
 }  // namespace gpuoverlap
 
@@ -316,6 +349,7 @@ TEST(RunSettingsJson, RoundTripsEverySettingTheLoadProcessNeeds) {
   settings.shader_clock = false;
   settings.study_shares_device = true;
   settings.washout_ms = 750;
+  settings.measure_limit_ms = 1500;
   auto back = run_settings_from_json(nlohmann::json::parse(to_json(settings).dump()));
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(to_json(*back), to_json(settings));

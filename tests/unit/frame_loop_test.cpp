@@ -303,5 +303,31 @@ TEST(FrameLoop, AnEndRequestEndsTheScenarioAfterAMeasuredFrameAsComplete) {
   EXPECT_FALSE(all.timeline.meta.contains("ended_early"));
 }
 
+// A study's round_ms: the measured frames end at the time limit as if done, counted from the
+// first measured frame (the warm-up runs whole), and meta.json says why.
+TEST(FrameLoop, ATimeLimitEndsTheMeasuredFramesAsComplete) {
+  FakeBackend backend(2);
+  RunSettings s = settings(3, 100'000);  // far more frames than 1 ms holds
+  s.measure_limit_ms = 1;
+  FrameLoopOutcome out = run_frames(backend, two_workloads(), s, {});
+  EXPECT_FALSE(out.timeline.failure) << out.timeline.failure->message;
+  ASSERT_TRUE(out.timeline.meta.contains("ended_early"));
+  const std::size_t measured = out.timeline.frames.size();
+  EXPECT_GE(measured, 1u);
+  EXPECT_LT(measured, 100'000u);
+  EXPECT_EQ(backend.recorded.size(), 3 + measured);  // the whole warm-up, then the measured
+  EXPECT_EQ(out.timeline.meta["ended_early"]["measured_frames"], measured);
+  EXPECT_NE(out.timeline.meta["ended_early"]["why"].get<std::string>().find("round_ms"),
+            std::string::npos);
+
+  // A limit the frames end before: every frame, and no "ended_early".
+  FakeBackend again(2);
+  s = settings(3, 10);
+  s.measure_limit_ms = kMaxStudyRoundMs;
+  FrameLoopOutcome all = run_frames(again, two_workloads(), s, {});
+  EXPECT_EQ(all.timeline.frames.size(), 10u);
+  EXPECT_FALSE(all.timeline.meta.contains("ended_early"));
+}
+
 }  // namespace
 }  // namespace gpuoverlap

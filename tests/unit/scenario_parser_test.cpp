@@ -511,6 +511,29 @@ TEST(Study, ABudgetAddsRoundsThatContinueTheInterleaving) {
   EXPECT_FALSE(parse_study(negative, "st.toml").ok());
 }
 
+// round_ms: every condition's round, added rounds included, carries the time limit; a negative
+// or out-of-range one is refused at its line.
+TEST(Study, ARoundTimeLimitReachesEveryRoundAndIsChecked) {
+  std::string text = kStudy;
+  text.replace(text.find("frames = 7"), 10, "frames = 7\nrounds = 2\nround_ms = 750");
+  auto study = parse_study(text, "st.toml");
+  ASSERT_TRUE(study.ok()) << study.error().message;
+  EXPECT_EQ(study->round_ms, 750u);
+  const auto scenarios = expand_study(*study, *resolve_scenario("three-dispatches"));
+  for (const Scenario& s : scenarios) EXPECT_EQ(s.study_round_ms, 750u) << s.name;
+  const std::vector<Scenario> second(scenarios.end() - 3, scenarios.end());
+  for (const Scenario& s : next_study_round(second)) EXPECT_EQ(s.study_round_ms, 750u);
+  EXPECT_EQ(parse_study(kStudy, "st.toml")->round_ms, 0u);  // no limit by default
+  for (const char* bad : {"round_ms = -1", "round_ms = 3600001", "round_ms = 1.5"}) {
+    std::string refused_text = text;
+    refused_text.replace(refused_text.find("round_ms = 750"), 14, bad);
+    auto refused = parse_study(refused_text, "st.toml");
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_NE(refused.error().message.find("st.toml:"), std::string::npos) << bad;
+    EXPECT_NE(refused.error().message.find("round_ms"), std::string::npos) << bad;
+  }
+}
+
 TEST(Study, RejectsStudiesWithoutExactlyOneBaselineOrWithDuplicateNames) {
   auto no_baseline = parse_study(R"(name = "st"
 foreground = "default"
@@ -546,9 +569,10 @@ name = "a"
 TEST(Study, ResolvingTheNonIntrusivenessPresetGivesItsConditionsAndTheControlsDoses) {
   auto scenarios = resolve_scenarios("non-intrusiveness");
   ASSERT_TRUE(scenarios.ok()) << scenarios.error().message;
-  ASSERT_EQ(scenarios->size(), 7u * 6u) << "seven conditions, six rounds";
+  ASSERT_EQ(scenarios->size(), 7u * 3u) << "seven conditions, three rounds";
   EXPECT_EQ((*scenarios)[0].name, "non-intrusiveness/baseline/round-1");
-  EXPECT_EQ((*scenarios)[0].frames, 200u) << "1200 frames per condition over 6 rounds";
+  EXPECT_EQ((*scenarios)[0].frames, 120u) << "360 frames per condition over 3 rounds";
+  EXPECT_EQ((*scenarios)[0].study_round_ms, 1000u) << "or 1 s of them";
   EXPECT_EQ((*scenarios)[0].workloads.size(), 8u) << "the default preset's workloads";
   ASSERT_TRUE((*scenarios)[0].cpu) << "the foreground is the game frame";
   EXPECT_EQ((*scenarios)[0].cpu->wait, jobs::WaitMode::spin);
@@ -560,7 +584,7 @@ TEST(Study, ResolvingTheNonIntrusivenessPresetGivesItsConditionsAndTheControlsDo
   EXPECT_EQ((*scenarios)[4].background->unmanaged_threads, 2u);
   EXPECT_EQ((*scenarios)[5].background->unmanaged_threads, 4u);
   EXPECT_GE((*scenarios)[6].background->unmanaged_threads, 1u) << "one per core";
-  EXPECT_EQ((*scenarios)[0].study_budget_s, 150.0);
+  EXPECT_EQ((*scenarios)[0].study_budget_s, 45.0);
   auto other = resolve_scenarios("non-intrusiveness", "three-dispatches");
   ASSERT_TRUE(other.ok()) << other.error().message;
   EXPECT_EQ((*other)[0].workloads.size(), 3u) << "--foreground replaces the foreground";

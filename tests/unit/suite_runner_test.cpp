@@ -136,7 +136,7 @@ TEST_F(SuiteRunner, ProgressLinesSayElapsedAndTimeLeft) {
 TEST(SuiteEstimate, LearnsTheCostPerFrameAndPredictsPreemptionFromItsDuration) {
   std::vector<Scenario> scenarios = {*resolve_scenario("default"), *resolve_scenario("default"),
                                      resolve_scenarios("preemption-slow-shader-normal")->front()};
-  SuiteEstimate estimate(scenarios, {100, 50, 0});
+  SuiteEstimate estimate(scenarios, {{.warmup = 10, .measured = 90}, {.measured = 50}, {}});
   EXPECT_FALSE(estimate.remaining_s(0).has_value());  // nothing seen of frame scenarios yet
   estimate.finished(0, 10.0);                         // 0.1 s per frame
   // 50 frames at 0.1 s, and 3 s of urgent jobs + (3 baseline + 3 calibration) x 100 ms.
@@ -146,6 +146,33 @@ TEST(SuiteEstimate, LearnsTheCostPerFrameAndPredictsPreemptionFromItsDuration) {
   estimate.finished(2, 7.2);  // twice the prediction: later preemption estimates double
   EXPECT_NEAR(*estimate.remaining_s(2), 7.2, 1e-9);
   EXPECT_EQ(*estimate.remaining_s(3), 0.0);
+}
+
+// A paced frame (a game frame) costs its frames times its period, a study round at most its
+// round_ms of measured frames; an undecided study may take its whole budget.
+TEST(SuiteEstimate, PredictsPacedFramesAndBoundsAStudyByItsBudget) {
+  auto study = resolve_scenarios("non-intrusiveness");
+  ASSERT_TRUE(study.ok()) << study.error().message;
+  std::vector<Scenario> scenarios(study->begin(), study->begin() + 2);
+  ASSERT_TRUE(scenarios[0].cpu && scenarios[0].cpu->frame_period_ms > 0);
+  const double period_ms = scenarios[0].cpu->frame_period_ms;
+  for (Scenario& s : scenarios) {
+    s.study_budget_s = 100;
+    s.study_round_ms = 0;
+  }
+  scenarios[1].study_round_ms = static_cast<std::uint32_t>(10 * period_ms);  // 10 of 50 frames
+  SuiteEstimate estimate(scenarios, {{.warmup = 10, .measured = 50}, {.warmup = 10, .measured = 50}});
+  // Nothing seen yet: the prediction itself, 60 and 20 periods.
+  EXPECT_NEAR(*estimate.remaining_s(0), (60 + 20) * period_ms / 1000, 1e-9);
+  // The budget bounds the study: 100 s in all, none of it spent.
+  EXPECT_NEAR(*estimate.remaining_at_most_s(0), 100, 1e-9);
+  estimate.finished(0, 2 * 60 * period_ms / 1000);  // twice the prediction: later ones double
+  EXPECT_NEAR(*estimate.remaining_s(1), 2 * 20 * period_ms / 1000, 1e-9);
+  EXPECT_NEAR(*estimate.remaining_at_most_s(1), 100 - 2 * 60 * period_ms / 1000, 1e-9);
+  // Without a budget the bound is the estimate.
+  for (Scenario& s : scenarios) s.study_budget_s = 0;
+  SuiteEstimate unbudgeted(scenarios, {{.warmup = 10, .measured = 50}, {.measured = 50}});
+  EXPECT_EQ(*unbudgeted.remaining_at_most_s(0), *unbudgeted.remaining_s(0));
 }
 
 // The --out space check: a plain scenario's frames count (Scenario::rounds is 0 outside a
@@ -206,7 +233,7 @@ TEST(CpuDeviceSizes, LowersWhatTheUserDidNotSet) {
   EXPECT_EQ(scenarios[0].warmup_frames, 3u);
   EXPECT_EQ(scenarios[1].preemption->duration_ms, 1000);
   EXPECT_EQ(scenarios[1].preemption->target_ms, 50);
-  EXPECT_EQ(scenarios[2].frames, 30u);  // 180 per condition over 6 rounds
+  EXPECT_EQ(scenarios[2].frames, 60u);  // 180 per condition over 3 rounds
   EXPECT_EQ(profile.meta["profile"], "cpu-device");
   EXPECT_EQ(profile.meta["scenarios_lowered"], 3);
   EXPECT_NE(profile.log_line.find("CPU device"), std::string::npos);

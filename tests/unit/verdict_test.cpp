@@ -439,7 +439,7 @@ TEST(StudyRounds, AnUndecidedStudyGetsItsNextRoundWhileTheBudgetLasts) {
 
   // The same study when another round (20 s) would pass the budget, or max_rounds is reached.
   for (const auto& [budget_s, max_rounds, stop] :
-       {std::tuple{70.0, 100u, "budget spent (60 s of 70 s, a round takes 20 s)"},
+       {std::tuple{70.0, 100u, "budget spent (60 s of 70 s, the next round would take 20 s)"},
         std::tuple{600.0, 3u, "undecided after max_rounds = 3 rounds"},
         std::tuple{0.0, 100u, "no budget for more rounds (budget_s = 0)"}}) {
     const SuiteOutcome limited = suite_of(study_so_far({1.03, 1.12, 1.03}, budget_s, max_rounds));
@@ -618,6 +618,78 @@ TEST(StudyRounds, ADecidedConditionStopsTakingRoundsWhileTheOthersGoOn) {
   for (const Scenario& s : next) EXPECT_NE(s.condition, "unmanaged") << "decided: it stops";
   EXPECT_NE(log.str().find("adding round 4 for 1 condition (1 decided)"), std::string::npos)
       << log.str();
+
+  // The next round's cost is what it repeats: baseline and managed, 20 s, not the control's
+  // 10 s besides: with 90 s spent, a budget of 115 s has room for it.
+  std::vector<ScenarioOutcome> again = study_so_far({1.03, 1.12, 1.03}, 115, 100);
+  for (std::uint32_t r = 1; r <= 3; ++r) {
+    ScenarioOutcome c = condition("unmanaged", unmanaged_spec(),
+                                  normal_sample(2000, 10, 200, 50 + r), true, r, 3);
+    c.scenario.name = "study/unmanaged/round-" + std::to_string(r);
+    c.scenario.study_budget_s = 115;
+    c.scenario.study_max_rounds = 100;
+    c.seconds = 10;
+    again.push_back(std::move(c));
+  }
+  std::vector<const ScenarioOutcome*> all;
+  for (const ScenarioOutcome& o : again) all.push_back(&o);
+  const auto verdict = judge_study(all, VerdictSettings{});
+  ASSERT_TRUE(verdict.ok());
+  const StudyProgress progress = study_progress(all, *verdict);
+  EXPECT_EQ(progress.seconds, 90.0);
+  EXPECT_EQ(progress.last_round_seconds, 20.0);
+  EXPECT_TRUE(progress.stop.empty()) << progress.stop;  // 90 + 20 <= 115
+}
+
+// With every other condition decided, a control dose below the smallest one detected still
+// takes rounds (it may lower what the study can see), within the budget; the stop then reads
+// as decided.
+TEST(StudyRounds, TheControlsSmallerDosesTakeRoundsAfterTheRestIsDecided) {
+  // Managed twice as slow (decided: intrusive); the control at 4 threads x2 (detected), at 1
+  // thread 3 % and 12 % slower in turn (undecided).
+  auto make = [](double budget_s) {
+    std::vector<ScenarioOutcome> so_far = study_so_far({2.0, 2.0, 2.0}, budget_s, 100);
+    for (std::uint32_t r = 1; r <= 3; ++r)
+      for (const auto& [name, threads, factor] :
+           {std::tuple{"unmanaged-4", 4u, 2.0}, std::tuple{"unmanaged-1", 1u, r == 2 ? 1.12 : 1.03}}) {
+        background::BackgroundSpec spec;
+        spec.unmanaged_threads = threads;
+        std::vector<double> frames = normal_sample(1000, 10, 200, r);
+        for (double& v : frames) v *= factor;
+        ScenarioOutcome c = condition(name, spec, frames, true, r, 3);
+        c.scenario.name = std::string("study/") + name + "/round-" + std::to_string(r);
+        c.scenario.study_budget_s = budget_s;
+        c.scenario.study_max_rounds = 100;
+        c.seconds = 10;
+        so_far.push_back(std::move(c));
+      }
+    return so_far;
+  };
+  std::vector<ScenarioOutcome> so_far = make(600);
+  std::vector<const ScenarioOutcome*> all;
+  for (const ScenarioOutcome& o : so_far) all.push_back(&o);
+  const auto verdict = judge_study(all, VerdictSettings{});
+  ASSERT_TRUE(verdict.ok());
+  ASSERT_EQ(verdict->detected_from_threads, 4u);
+  const StudyProgress progress = study_progress(all, *verdict);
+  EXPECT_TRUE(progress.decided);
+  EXPECT_EQ(progress.control_pending, 1u);
+  EXPECT_TRUE(progress.stop.empty()) << progress.stop;
+  std::ostringstream log;
+  const auto next = next_study_rounds(suite_of(std::move(so_far)), VerdictSettings{}, log);
+  ASSERT_EQ(next.size(), 2u) << log.str();
+  EXPECT_EQ(next[0].condition, "unmanaged-1");
+  EXPECT_EQ(next[1].condition, "baseline");
+
+  // Out of budget (40 s spent a round, 20 s for the next): decided, and why it stopped there.
+  std::vector<ScenarioOutcome> spent = make(125);
+  std::vector<const ScenarioOutcome*> spent_all;
+  for (const ScenarioOutcome& o : spent) spent_all.push_back(&o);
+  const StudyProgress stopped =
+      study_progress(spent_all, *judge_study(spent_all, VerdictSettings{}));
+  EXPECT_EQ(stopped.stop,
+            "decided (1 smaller control dose undecided); budget spent (120 s of 125 s, the next "
+            "round would take 20 s)");
 }
 
 TEST(StudyRounds, AConditionIntrusiveOnOneEndpointIsDecidedWhateverItsOtherRows) {
