@@ -699,17 +699,17 @@ StudyProgress study_progress(const std::vector<const ScenarioOutcome*>& outcomes
   const std::uint32_t smallest_detected =
       verdict.detected_from_threads.value_or(std::numeric_limits<std::uint32_t>::max());
   for (const ConditionVerdict& c : verdict.conditions)
-    p.control_pending += c.control && c.verdict.starts_with("inconclusive") &&
-                                 c.control_threads < smallest_detected
-                             ? 1
-                             : 0;
+    p.control_pending +=
+        c.control && c.verdict.starts_with("inconclusive") && c.control_threads < smallest_detected
+            ? 1
+            : 0;
   const Scenario& s = outcomes.front()->scenario;
   // Decided with the control's smaller doses pending: what stops it is still said, after
   // "decided", so the verdict reads as decided.
-  const std::string state =
-      p.decided ? fmt::format("decided ({} smaller control dose{} undecided)", p.control_pending,
-                              p.control_pending == 1 ? "" : "s")
-                : "undecided";
+  const std::string state = p.decided
+                                ? fmt::format("decided ({} smaller control dose{} undecided)",
+                                              p.control_pending, p.control_pending == 1 ? "" : "s")
+                                : "undecided";
   if (p.decided && p.control_pending == 0)
     p.stop = "decided";
   else if (s.rounds <= 1)
@@ -719,8 +719,9 @@ StudyProgress study_progress(const std::vector<const ScenarioOutcome*>& outcomes
   else if (p.rounds >= s.study_max_rounds)
     p.stop = fmt::format("{} after max_rounds = {} rounds", state, s.study_max_rounds);
   else if (p.seconds + p.last_round_seconds > s.study_budget_s)
-    p.stop = fmt::format("{}; budget spent ({:.0f} s of {:.0f} s, the next round would take {:.0f} s)",
-                         state, p.seconds, s.study_budget_s, p.last_round_seconds);
+    p.stop =
+        fmt::format("{}; budget spent ({:.0f} s of {:.0f} s, the next round would take {:.0f} s)",
+                    state, p.seconds, s.study_budget_s, p.last_round_seconds);
   return p;
 }
 
@@ -776,8 +777,7 @@ std::vector<Scenario> next_study_rounds(const SuiteOutcome& outcome,
                "study {}: {} endpoints undecided and {} smaller control doses after {} rounds "
                "({:.0f} s of {:.0f} s); adding round {} for {} condition{} ({} decided)\n",
                study, progress.undecided, progress.control_pending, progress.rounds,
-               progress.seconds,
-               outcomes.front()->scenario.study_budget_s, progress.rounds + 1,
+               progress.seconds, outcomes.front()->scenario.study_budget_s, progress.rounds + 1,
                last_round.size() - 1, last_round.size() == 2 ? "" : "s", dropped)
         << std::flush;
     for (Scenario& s : next_study_round(last_round)) next.push_back(std::move(s));

@@ -151,13 +151,13 @@ struct StudyProgress {
   // Inconclusive primary rows of undecided conditions other than the control (a condition
   // intrusive on one endpoint is decided).
   std::size_t undecided = 0;
-  bool decided = false;           // none
+  bool decided = false;  // none
   // Doses of the positive control still undecided below the smallest one detected (all of
   // them while none is): more rounds may lower the smallest dose the study can see, so they
   // take rounds, within the budget, after every other condition is decided.
   std::size_t control_pending = 0;
-  std::uint32_t rounds = 0;       // rounds run
-  double seconds = 0;             // its scenarios' wall time
+  std::uint32_t rounds = 0;  // rounds run
+  double seconds = 0;        // its scenarios' wall time
   // The last round's wall time of the conditions another round would repeat (the baseline and
   // the undecided ones): the cost of one more round, which must fit in the budget.
   double last_round_seconds = 0;

@@ -251,7 +251,7 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
   // The stamps' frame number: after any frame this backend ran before (stamps start zeroed,
   // so never 0), because a reused backend's stamps and semaphores still hold its last run's.
   std::uint32_t frame = backend.last_frame();
-  bool held = false;                       // BackgroundSpec::alternate_frames
+  bool held = false;  // BackgroundSpec::alternate_frames
   // RunSettings::end_requested or measure_limit_ms, after this many frames, and which.
   std::optional<std::size_t> ended_early;
   std::string ended_why;
@@ -555,9 +555,8 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
   }
   job_system.reset();  // joins the workers, also when a failure left a frame's jobs running
   if (ended_early)
-    meta["ended_early"] = {{"measured_frames", *ended_early},
-                           {"of", settings.frames},
-                           {"why", ended_why}};
+    meta["ended_early"] = {
+        {"measured_frames", *ended_early}, {"of", settings.frames}, {"why", ended_why}};
   meta["clocks"]["timestamp"]["max_calibration_deviation_ns"] = worst_deviation_ns;
   if (!calibrations.empty()) meta["clocks"]["timestamp"]["drift"] = calibration_drift(calibrations);
   if (shader_clock)

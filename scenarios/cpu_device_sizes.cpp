@@ -55,7 +55,8 @@ SizeProfile apply_cpu_device_sizes(std::vector<Scenario>& scenarios, const Sizes
     profile.log_line = fmt::format(
         "CPU device: smaller default sizes for {} of {} scenarios (at most {} frames after {} "
         "warm-up, {} per study condition, no rounds added to an undecided study and no time limit "
-        "per round, preemption {} ms of urgent jobs on a {} ms load, a game frame's workers spin then sleep); --frames, "
+        "per round, preemption {} ms of urgent jobs on a {} ms load, a game frame's workers spin "
+        "then sleep); --frames, "
         "--warmup, --study-budget-s, "
         "--study-round-ms, --duration-ms, --target-ms set them, --full-size keeps the files'",
         lowered, scenarios.size(), limits.frames, limits.warmup_frames, limits.study_frames,

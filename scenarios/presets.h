@@ -36,8 +36,9 @@ Result<std::vector<Scenario>> resolve_scenarios(const std::string& preset_or_pat
 // out and named in `covered` ("preemption-big-dispatch-high (in preemption-matrix)"): the
 // twelve preemption-<load>-<priority> presets are the configurations of preemption-matrix,
 // and measuring them twice cost a third of the suite. A configuration is everything but how
-// long it is measured (duration_ms): the matrix measures each for less than its preset. Only preemption configurations are
-// compared (the barrier-lab variants differ on purpose even where their work is the same).
+// long it is measured (duration_ms): the matrix measures each for less than its preset. Only
+// preemption configurations are compared (the barrier-lab variants differ on purpose even where
+// their work is the same).
 struct Suite {
   std::vector<Scenario> scenarios;
   std::vector<std::string> covered;

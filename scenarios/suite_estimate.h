@@ -30,7 +30,8 @@ struct FramesToRun {
 class SuiteEstimate {
  public:
   // `frames_each[i]`: what scenario i will run (ignored for a preemption scenario).
-  SuiteEstimate(const std::vector<Scenario>& scenarios, const std::vector<FramesToRun>& frames_each);
+  SuiteEstimate(const std::vector<Scenario>& scenarios,
+                const std::vector<FramesToRun>& frames_each);
 
   // Scenario `index` took `seconds`.
   void finished(std::size_t index, double seconds);

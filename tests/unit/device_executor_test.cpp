@@ -307,8 +307,8 @@ TEST(DeviceExecutor, AMatrixCalibratesEachLoadOnceAndNamesWhoseSizesACellRan) {
   spec.period_ms = 5;
   spec.duration_ms = 20;
   auto run = [&](const preemption::PreemptionSpec& cell, const std::string& name) {
-    auto timeline =
-        executor.run(preemption::make_scenario(cell, preemption::Role::both, name), short_run(), {});
+    auto timeline = executor.run(preemption::make_scenario(cell, preemption::Role::both, name),
+                                 short_run(), {});
     EXPECT_TRUE(timeline && !timeline->failure && timeline->preemption) << name;
     return timeline ? *timeline->preemption : preemption::PreemptionRunInfo{};
   };

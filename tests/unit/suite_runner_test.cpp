@@ -161,7 +161,8 @@ TEST(SuiteEstimate, PredictsPacedFramesAndBoundsAStudyByItsBudget) {
     s.study_round_ms = 0;
   }
   scenarios[1].study_round_ms = static_cast<std::uint32_t>(10 * period_ms);  // 10 of 50 frames
-  SuiteEstimate estimate(scenarios, {{.warmup = 10, .measured = 50}, {.warmup = 10, .measured = 50}});
+  SuiteEstimate estimate(scenarios,
+                         {{.warmup = 10, .measured = 50}, {.warmup = 10, .measured = 50}});
   // Nothing seen yet: the prediction itself, 60 and 20 periods.
   EXPECT_NEAR(*estimate.remaining_s(0), (60 + 20) * period_ms / 1000, 1e-9);
   // The budget bounds the study: 100 s in all, none of it spent.

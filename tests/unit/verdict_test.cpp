@@ -623,8 +623,8 @@ TEST(StudyRounds, ADecidedConditionStopsTakingRoundsWhileTheOthersGoOn) {
   // 10 s besides: with 90 s spent, a budget of 115 s has room for it.
   std::vector<ScenarioOutcome> again = study_so_far({1.03, 1.12, 1.03}, 115, 100);
   for (std::uint32_t r = 1; r <= 3; ++r) {
-    ScenarioOutcome c = condition("unmanaged", unmanaged_spec(),
-                                  normal_sample(2000, 10, 200, 50 + r), true, r, 3);
+    ScenarioOutcome c =
+        condition("unmanaged", unmanaged_spec(), normal_sample(2000, 10, 200, 50 + r), true, r, 3);
     c.scenario.name = "study/unmanaged/round-" + std::to_string(r);
     c.scenario.study_budget_s = 115;
     c.scenario.study_max_rounds = 100;
@@ -651,7 +651,8 @@ TEST(StudyRounds, TheControlsSmallerDosesTakeRoundsAfterTheRestIsDecided) {
     std::vector<ScenarioOutcome> so_far = study_so_far({2.0, 2.0, 2.0}, budget_s, 100);
     for (std::uint32_t r = 1; r <= 3; ++r)
       for (const auto& [name, threads, factor] :
-           {std::tuple{"unmanaged-4", 4u, 2.0}, std::tuple{"unmanaged-1", 1u, r == 2 ? 1.12 : 1.03}}) {
+           {std::tuple{"unmanaged-4", 4u, 2.0},
+            std::tuple{"unmanaged-1", 1u, r == 2 ? 1.12 : 1.03}}) {
         background::BackgroundSpec spec;
         spec.unmanaged_threads = threads;
         std::vector<double> frames = normal_sample(1000, 10, 200, r);
