@@ -124,9 +124,10 @@ def test_study_gets_a_verdict_plot_and_background_timelines(tmp_path):
     assert (out / "non-intrusiveness" / "verdict.png").stat().st_size > 0
     # Every round of every condition with background work has its compile timeline.
     for condition in ("managed", "commit-high-priority", "unmanaged"):
-        for round_ in range(1, 7):
-            assert (out / "non-intrusiveness" / condition / f"round-{round_}" /
-                    "background.png").exists()
+        rounds = sorted(p.name for p in (results / "non-intrusiveness" / condition).glob("round-*"))
+        assert len(rounds) >= 3, rounds  # the preset's planned rounds
+        for round_ in rounds:
+            assert (out / "non-intrusiveness" / condition / round_ / "background.png").exists()
     assert not (out / "non-intrusiveness" / "baseline" / "round-1" / "background.png").exists()
     assert (out / "bgp-benchmark-priming" / "background.png").exists()
 
