@@ -80,50 +80,11 @@ void preemption_section(std::string& out, const LoadedScenario& s) {
       "its submit.\n\n";
 }
 
-// What a player feels (PresentMon's and CapFrameX's figures) and the game frame's CPU side,
-// from frames.csv: frame interval p50/p99/p99.9, the 1 % low (the frame rate of the slowest
-// 1 % of intervals), stutters per 1000 frames, and with [cpu] the CPU phase and the worst
-// wake-up. Results older than these columns, or without frames.csv, have no such lines.
+// What a player feels and the game frame's CPU side (results.h, FrameTimeStats). Results
+// older than these columns, or without frames.csv, have no such line.
 void frame_time_section(std::string& out, const LoadedScenario& s) {
-  const std::filesystem::path path = s.directory / "frames.csv";
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return;
-  std::vector<double> interval, phase, wake;
-  std::size_t frames = 0, stutters = 0;
-  try {
-    const auto table = read_csv(path.string(), kFrameColumns, true);
-    for (std::size_t r = 0; r < table.rows.size(); ++r) {
-      if (table.at(r, "status") != "ok") continue;
-      ++frames;
-      if (table.at(r, "stutter") == "1") ++stutters;
-      if (const auto v = table.number(r, "frame_interval_us")) interval.push_back(*v);
-      if (const auto v = table.number(r, "cpu_phase_us")) phase.push_back(*v);
-      if (const auto v = table.number(r, "wake_max_us")) wake.push_back(*v);
-    }
-  } catch (const std::exception& e) {
-    out += fmt::format("The frame times are missing: {}: {}.\n\n", path.string(), e.what());
-    return;
-  }
-  if (interval.empty()) return;
-  std::vector<double> sorted = interval;
-  std::sort(sorted.begin(), sorted.end());
-  const std::size_t slowest = std::max<std::size_t>(1, sorted.size() / 100);
-  double slow_sum = 0;
-  for (std::size_t i = sorted.size() - slowest; i < sorted.size(); ++i) slow_sum += sorted[i];
-  const double one_percent_low_fps = 1e6 / (slow_sum / static_cast<double>(slowest));
-  out += fmt::format(
-      "**Frame time** (start to start, ms): p50 {:.3f}, p99 {:.3f}, p99.9 {:.3f}; 1 % low {:.1f} "
-      "fps; {:.1f} stutters per 1000 frames ({} of {}: later than 1.5 periods)",
-      *percentile(interval, 50) / 1000, *percentile(interval, 99) / 1000,
-      *percentile(interval, 99.9) / 1000, one_percent_low_fps,
-      1000.0 * static_cast<double>(stutters) /
-          static_cast<double>(std::max<std::size_t>(frames, 1)),
-      stutters, frames);
-  if (!phase.empty())
-    out += fmt::format("; CPU phase p50 {:.3f} ms, p99 {:.3f} ms; worst wake-up p99 {:.1f} µs",
-                       *percentile(phase, 50) / 1000, *percentile(phase, 99) / 1000,
-                       wake.empty() ? 0.0 : *percentile(wake, 99));
-  out += ".\n\n";
+  if (const auto stats = frame_time_stats(s.frames))
+    out += "**Frame time** " + describe(*stats) + "\n\n";
 }
 
 void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenario& s) {
@@ -318,6 +279,10 @@ std::string markdown_report(const LoadedRun& run) {
     if (device.is_object() && device.contains("runtime"))
       out += fmt::format("| runtime | {} |\n", text(device, "runtime"));
     out += fmt::format("| host | {} ({}) |\n", text(host, "hostname"), text(host, "kernel"));
+    if (host.is_object() && host.contains("cpu_model"))
+      out += fmt::format("| CPU | {}: {} logical CPUs, {} usable by this process |\n",
+                         text(host, "cpu_model"), text(host, "logical_cpus"),
+                         text(host, "usable_cpus"));
     out += fmt::format("| gpuoverlap | {} |\n| command | `{}` |\n| started | {} |\n\n",
                        text(tool, "git_revision"), text(meta, "command_line"),
                        text(meta, "started_at"));

@@ -1,12 +1,16 @@
 #include "analysis/results.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <sstream>
+#include <string_view>
 
 #include "analysis/csv_table.h"
 #include "core/input_file.h"
 #include "timeline/export.h"
+#include "timeline/statistics.h"
 
 namespace gpuoverlap {
 
@@ -102,6 +106,7 @@ Status check_meta(const nlohmann::json& meta, const std::string& where) {
                        {"/device", JsonType::object},
                        {"/tool", JsonType::object},
                        {"/host", JsonType::object},
+                       {"/threads", JsonType::object},
                        {"/sizes", JsonType::object},
                        {"/sizes/profile", JsonType::string}},
                       where);
@@ -210,7 +215,88 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
   if (s.name.empty())
     s.name = s.meta.value("scenario", nlohmann::json::object())
                  .value("name", directory.filename().string());
+  const std::filesystem::path frames = directory / "frames.csv";
+  std::error_code ec;
+  if (std::filesystem::exists(frames, ec)) {
+    auto loaded = load_frames(frames);
+    if (!loaded) return loaded.error();
+    s.frames = std::move(*loaded);
+  }
   return s;
+}
+
+Result<std::vector<LoadedFrame>> load_frames(const std::filesystem::path& frames_csv) {
+  std::vector<LoadedFrame> frames;
+  try {
+    // Every column but the first twelve was appended later: older results still load.
+    const auto table = read_csv(frames_csv.string(), kFrameColumns, /*allow_missing=*/true);
+    for (std::string_view needed : {"frame", "status"}) {
+      const auto at = std::find(kFrameColumns.begin(), kFrameColumns.end(), needed);
+      if (!table.present[static_cast<std::size_t>(at - kFrameColumns.begin())])
+        return make_error(frames_csv.string() + ": missing column " + std::string(needed));
+    }
+    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+      LoadedFrame f;
+      f.frame = static_cast<std::uint32_t>(table.unsigned_integer(r, "frame"));
+      f.ok = table.at(r, "status") == "ok";
+      f.stutter = table.at(r, "stutter") == "1";
+      f.frame_interval_us = table.number(r, "frame_interval_us");
+      f.gpu_span_us = table.number(r, "gpu_span_us");
+      f.cpu_phase_us = table.number(r, "cpu_phase_us");
+      f.wake_max_us = table.number(r, "wake_max_us");
+      frames.push_back(f);
+    }
+  } catch (const std::exception& e) {  // io::error::* and the checks of csv_table.h
+    return make_error(frames_csv.string() + ": " + e.what());
+  }
+  return frames;
+}
+
+double FrameTimeStats::stutters_per_1000() const {
+  return 1000.0 * static_cast<double>(stutters) /
+         static_cast<double>(std::max<std::size_t>(frames, 1));
+}
+
+std::optional<FrameTimeStats> frame_time_stats(const std::vector<LoadedFrame>& frames) {
+  std::vector<double> interval, phase, wake;
+  FrameTimeStats stats;
+  for (const LoadedFrame& f : frames) {
+    if (!f.ok) continue;
+    ++stats.frames;
+    if (f.stutter) ++stats.stutters;
+    if (f.frame_interval_us) interval.push_back(*f.frame_interval_us);
+    if (f.cpu_phase_us) phase.push_back(*f.cpu_phase_us);
+    if (f.wake_max_us) wake.push_back(*f.wake_max_us);
+  }
+  if (interval.empty()) return std::nullopt;
+  stats.interval_p50_us = *percentile(interval, 50);
+  stats.interval_p99_us = *percentile(interval, 99);
+  stats.interval_p999_us = *percentile(interval, 99.9);
+  std::sort(interval.begin(), interval.end());
+  const std::size_t slowest = std::max<std::size_t>(1, interval.size() / 100);
+  double slow_sum_us = 0;
+  for (std::size_t i = interval.size() - slowest; i < interval.size(); ++i)
+    slow_sum_us += interval[i];
+  stats.one_percent_low_fps = 1e6 / (slow_sum_us / static_cast<double>(slowest));
+  if (!phase.empty()) {
+    stats.cpu_phase_p50_us = percentile(phase, 50);
+    stats.cpu_phase_p99_us = percentile(phase, 99);
+  }
+  if (!wake.empty()) stats.wake_max_p99_us = percentile(wake, 99);
+  return stats;
+}
+
+std::string describe(const FrameTimeStats& stats) {
+  std::string out = fmt::format(
+      "(start to start, ms): p50 {:.3f}, p99 {:.3f}, p99.9 {:.3f}; 1 % low {:.1f} "
+      "fps; {:.1f} stutters per 1000 frames ({} of {}: later than 1.5 periods)",
+      stats.interval_p50_us / 1000, stats.interval_p99_us / 1000, stats.interval_p999_us / 1000,
+      stats.one_percent_low_fps, stats.stutters_per_1000(), stats.stutters, stats.frames);
+  if (stats.cpu_phase_p50_us)
+    out += fmt::format("; CPU phase p50 {:.3f} ms, p99 {:.3f} ms; worst wake-up p99 {:.1f} µs",
+                       *stats.cpu_phase_p50_us / 1000, *stats.cpu_phase_p99_us / 1000,
+                       stats.wake_max_p99_us.value_or(0.0));
+  return out + ".";
 }
 
 Result<LoadedRun> load_results(const std::filesystem::path& directory) {

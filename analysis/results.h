@@ -27,13 +27,43 @@ struct LoadedRecord {
   std::optional<double> frame_t0_us;
 };
 
+// One measured frame of frames.csv: the frame-level figures a player feels. Results older
+// than a column leave it empty.
+struct LoadedFrame {
+  std::uint32_t frame = 0;
+  bool ok = true;        // status "ok"
+  bool stutter = false;  // paced, and the interval above 1.5 periods
+  std::optional<double> frame_interval_us, gpu_span_us, cpu_phase_us, wake_max_us;
+};
+
 struct LoadedScenario {
   std::string name;
   std::filesystem::path directory;
   nlohmann::json meta;
   std::vector<LoadedRecord> records;
   std::vector<std::string> workloads;  // in the scenario's order
+  std::vector<LoadedFrame> frames;     // frames.csv; empty where a scenario has none
 };
+
+// frames.csv of one scenario (untrusted: a missing column or a bad number is an Error naming
+// the file, line and column).
+Result<std::vector<LoadedFrame>> load_frames(const std::filesystem::path& frames_csv);
+
+// What a player feels, as PresentMon and CapFrameX report it, over a scenario's ok frames: the
+// frame interval (start to start) p50/p99/p99.9, the 1 % low (the frame rate of the slowest
+// 1 % of intervals, at least one), stutters per 1000 frames, and with a game frame's CPU side
+// the CPU phase p50/p99 and the worst wake-up's p99. nullopt: no frame has an interval.
+struct FrameTimeStats {
+  std::size_t frames = 0, stutters = 0;
+  double interval_p50_us = 0, interval_p99_us = 0, interval_p999_us = 0;
+  double one_percent_low_fps = 0;
+  std::optional<double> cpu_phase_p50_us, cpu_phase_p99_us, wake_max_p99_us;
+  double stutters_per_1000() const;
+};
+std::optional<FrameTimeStats> frame_time_stats(const std::vector<LoadedFrame>& frames);
+// The report's and viewer's line after its label "Frame time": "(start to start, ms): p50
+// 8.000, p99 …; 1 % low 50.0 fps; 10.0 stutters per 1000 frames (…)[; CPU phase …]."
+std::string describe(const FrameTimeStats& stats);
 
 struct LoadedRun {
   std::filesystem::path directory;

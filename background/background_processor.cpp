@@ -253,6 +253,7 @@ void BackgroundProcessor::finished_locked(std::uint64_t id) {
 
 void BackgroundProcessor::worker(std::size_t index, bool boost) {
   const bool idle = !boost && settings_.idle_priority && make_this_thread_idle();
+  (boost ? boost_seen_ : idle_seen_).report(this_thread_scheduling());
   std::unique_lock lock(mutex_);
   for (;;) {
     // Idle threads take work while no high-priority commit runs, boost threads only while one

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "core/enum_names.h"
+#include "core/host_info.h"
 #include "core/result.h"
 
 namespace gpuoverlap::background {
@@ -161,6 +162,10 @@ class BackgroundProcessor {
   bool wait_idle_ms(std::uint32_t timeout_ms) const;
   std::vector<TaskRecord> records() const;
   const ProcessorSettings& settings() const { return settings_; }
+  // The scheduling the processor's threads ran under, as each reported it on starting (after
+  // an idle thread lowered itself): the idle-priority threads and the boost threads.
+  std::optional<SchedulingSeen::Seen> idle_thread_scheduling() const { return idle_seen_.get(); }
+  std::optional<SchedulingSeen::Seen> boost_thread_scheduling() const { return boost_seen_.get(); }
 
  private:
   struct Queued {
@@ -180,6 +185,7 @@ class BackgroundProcessor {
   const ProcessorSettings settings_;
   TaskSource* const source_;
   std::mutex set_mode_mutex_;  // serialises set_mode (the source is called outside mutex_)
+  SchedulingSeen idle_seen_, boost_seen_;
   mutable std::mutex mutex_;
   mutable std::condition_variable work_cv_;  // queue, boost or stop changed
   mutable std::condition_variable idle_cv_;  // something finished

@@ -69,6 +69,15 @@ const ProcessorSettings& BackgroundSession::processor_settings() const {
   return processor_->settings();
 }
 
+std::vector<std::pair<std::string, SchedulingSeen::Seen>> BackgroundSession::thread_scheduling()
+    const {
+  std::vector<std::pair<std::string, SchedulingSeen::Seen>> kinds;
+  if (auto s = processor_->idle_thread_scheduling()) kinds.emplace_back("idle", *s);
+  if (auto s = processor_->boost_thread_scheduling()) kinds.emplace_back("boost", *s);
+  if (auto s = unmanaged_seen_.get()) kinds.emplace_back("unmanaged", *s);
+  return kinds;
+}
+
 void BackgroundSession::watch(const std::string& name, std::uint32_t iterations,
                               std::shared_ptr<BackPointer<PipelineHandle>> back) {
   std::lock_guard lock(mutex_);
@@ -198,6 +207,7 @@ void BackgroundSession::hold(bool held) {
 }
 
 void BackgroundSession::unmanaged_loop(int worker) {
+  unmanaged_seen_.report(this_thread_scheduling());
   std::uint64_t local = 0;
   while (!stopping_.load()) {
     std::int64_t start_ns = 0;

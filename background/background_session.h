@@ -159,6 +159,10 @@ class BackgroundSession {
   const BackgroundSpec& spec() const { return spec_; }
   // The settings the processor actually uses (limits resolved), for meta.json.
   const ProcessorSettings& processor_settings() const;
+  // The scheduling each kind of background thread ran under, as the threads reported it:
+  // "idle" and "boost" (the processor's), "unmanaged" (the positive control's). Kinds that
+  // never started a thread are left out.
+  std::vector<std::pair<std::string, SchedulingSeen::Seen>> thread_scheduling() const;
 
  private:
   class Source;
@@ -203,6 +207,7 @@ class BackgroundSession {
   bool started_ = false;
   std::map<std::string, CompileResult> managed_results_;  // by label
   std::vector<BackgroundTaskRecord> unmanaged_records_;
+  SchedulingSeen unmanaged_seen_;
   // bind_committed: the newest variant delivered per watched pipeline, and the set the last
   // completed commit made available; discards_ counts DISCARD_PREVIOUS calls.
   std::vector<std::optional<CommittedVariant>> delivered_, committed_;

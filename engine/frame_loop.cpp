@@ -178,6 +178,33 @@ nlohmann::json background_meta(const background::BackgroundSession& session, dou
   return bg;
 }
 
+nlohmann::json scheduling_json(const ThreadScheduling& s, std::uint32_t threads,
+                               std::uint32_t differing) {
+  nlohmann::json j = {{"policy", s.policy}, {s.level_name, s.level}, {"threads", threads}};
+  if (differing > 0) j["threads_unlike_the_first"] = differing;
+  return j;
+}
+
+// The scheduling each kind of thread of this run ran under, read back from the threads (a
+// verdict on non-intrusiveness is about the OS scheduler, so what it was told is part of the
+// result). Called from the frame loop's thread, which is also the stamp poller's.
+nlohmann::json thread_scheduling_meta(const background::BackgroundSession* background,
+                                      const jobs::JobSystem* job_system) {
+  nlohmann::json threads;
+  threads["frame_loop_and_stamp_poller"] = scheduling_json(this_thread_scheduling(), 1, 0);
+  threads["frame_loop_and_stamp_poller"]["pinned"] = false;
+  if (job_system) {
+    if (const auto seen = job_system->worker_scheduling()) {
+      threads["job_workers"] = scheduling_json(seen->first, seen->threads, seen->differing);
+      threads["job_workers"]["pinned"] = job_system->spec().pin_workers;
+    }
+  }
+  if (background)
+    for (const auto& [kind, seen] : background->thread_scheduling())
+      threads["background_" + kind] = scheduling_json(seen.first, seen.threads, seen.differing);
+  return threads;
+}
+
 }  // namespace
 
 FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
@@ -545,14 +572,10 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
         cpu_meta["pinned_cpus"] = {{"cpus", job_system->pinned_cpus()},
                                    {"failures", job_system->pinning_failures()}};
     }
-    cpu_meta["threads"] = {
-        {"workers", cpu->pin_workers ? "normal priority (the process's own policy), pinned"
-                                     : "normal priority (the process's own policy), not pinned"},
-        {"frame_loop", "normal priority; asleep while the jobs run and while the GPU works"},
-        {"stamp_poller", "normal priority, spinning while a frame's GPU work runs, not pinned"}};
     cpu_meta["stutters"] = stutters;
     meta["cpu"] = cpu_meta;
   }
+  meta["threads"] = thread_scheduling_meta(background, job_system.get());
   job_system.reset();  // joins the workers, also when a failure left a frame's jobs running
   if (ended_early)
     meta["ended_early"] = {

@@ -3,10 +3,7 @@
 #include <fmt/format.h>
 
 #if defined(_WIN32)
-#include <windows.h>
-#else
-#include <sys/utsname.h>
-#include <unistd.h>
+#include <windows.h>  // gmtime_s
 #endif
 
 #include <chrono>
@@ -14,8 +11,9 @@
 #include <ctime>
 
 #include "core/atomic_file.h"
-#include "core/wine.h"
+#include "core/host_info.h"
 #include "git_revision.h"
+#include "jobs/cpu_spec.h"
 #include "preemption/preemption_analysis.h"
 #include "scenarios/frame_plan.h"
 #include "scenarios/suite_estimate.h"
@@ -38,24 +36,16 @@ std::string utc_now_iso8601() {
 }
 
 nlohmann::json host_description() {
-#if defined(_WIN32)
-  char hostname[MAX_COMPUTERNAME_LENGTH + 1] = {};
-  DWORD length = sizeof hostname;
-  GetComputerNameA(hostname, &length);
-  // Under Wine the D3D12 runtime is Wine's, not a driver's.
-  const std::optional<std::string> wine = wine_version();
-  return {{"hostname", hostname},
-          {"kernel", wine ? "Wine " + *wine : std::string("Windows")},
-          {"machine", "x86_64"}};
-#else
-  utsname u{};
-  uname(&u);
-  char hostname[256] = {};
-  gethostname(hostname, sizeof hostname - 1);
-  return {{"hostname", hostname},
-          {"kernel", std::string(u.sysname) + " " + u.release},
-          {"machine", u.machine}};
-#endif
+  const HostInfo host = describe_host();
+  nlohmann::json j = {{"hostname", host.hostname},
+                      {"kernel", host.kernel},
+                      {"machine", host.machine},
+                      {"cpu_model", host.cpu_model},
+                      {"logical_cpus", host.logical_cpus},
+                      // The CPUs this process may run on: what the game foreground's workers
+                      // and the background threads share.
+                      {"usable_cpus", jobs::usable_cpus()}};
+  return j;
 }
 
 nlohmann::json scenario_description(const Scenario& s) {

@@ -73,6 +73,7 @@ JobSystem::JobSystem(const CpuFrameSpec& spec, double iterations_per_us)
     threads_.emplace_back([this, w] {
       if (!pinned_cpus_.empty() && pinned_cpus_[w] >= 0 && !pin_current_thread(pinned_cpus_[w]))
         pinned_failed_.fetch_add(1, std::memory_order_relaxed);
+      worker_scheduling_.report(this_thread_scheduling());
       worker_loop(w);
     });
 }

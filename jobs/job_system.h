@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/host_info.h"
 #include "jobs/cpu_spec.h"
 
 namespace gpuoverlap::jobs {
@@ -77,6 +78,8 @@ class JobSystem {
   const std::vector<int>& pinned_cpus() const { return pinned_cpus_; }
   std::uint32_t pinning_failures() const { return pinned_failed_.load(std::memory_order_relaxed); }
   std::uint64_t job_iterations() const { return job_iterations_; }
+  // The scheduling the workers ran under, as each reported it on starting.
+  std::optional<SchedulingSeen::Seen> worker_scheduling() const { return worker_scheduling_.get(); }
 
  private:
   struct alignas(64) WorkerSlot {
@@ -121,6 +124,7 @@ class JobSystem {
   bool in_progress_ = false;              // the frame loop's thread only
   std::vector<int> pinned_cpus_;
   std::atomic<std::uint32_t> pinned_failed_{0};
+  SchedulingSeen worker_scheduling_;
   std::vector<std::thread> threads_;
 };
 

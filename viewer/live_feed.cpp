@@ -44,9 +44,15 @@ void LiveFeed::begin_scenario(const Scenario& scenario, const nlohmann::json& de
 
 void LiveFeed::add_frame(const Scenario& scenario, const FrameRecord& frame,
                          std::span<const WorkloadFrameRecord> records) {
-  (void)frame;
   std::lock_guard lock(mutex_);
   LoadedScenario* const it = &entry(scenario);
+  it->frames.push_back({.frame = frame.frame,
+                        .ok = frame.status == RecordStatus::ok,
+                        .stutter = frame.stutter,
+                        .frame_interval_us = frame.frame_interval_us,
+                        .gpu_span_us = frame.gpu_span_us,
+                        .cpu_phase_us = frame.cpu_phase_us,
+                        .wake_max_us = frame.wake_max_us});
   for (const WorkloadFrameRecord& r : records) {
     if (r.workload >= scenario.workloads.size()) continue;
     const WorkloadSpec& w = scenario.workloads[r.workload];

@@ -51,6 +51,9 @@ struct ViewState {
   layout::View view;
   bool fit_pending = true;
   std::vector<FrameSpan> spans;
+  // What a player feels (analysis/results.h, FrameTimeStats), the report's line; empty where
+  // no frame has an interval (a preemption scenario, results older than frames.csv).
+  std::string frame_time;
   std::vector<std::string> device;
   std::vector<OverlapCell> overlap;
   std::optional<StudyVerdictTable> verdict;
@@ -104,6 +107,8 @@ void rebuild(ViewState& state) {
     }
   }
   state.spans = frame_spans(s, state.clock);
+  const std::optional<FrameTimeStats> frame_time = frame_time_stats(s.frames);
+  state.frame_time = frame_time ? "Frame time " + describe(*frame_time) : std::string();
   // A preemption scenario's records are per submission, each from its own submit: the same
   // number on the load and the urgent job is not the same moment, so no overlap matrix.
   const bool preemption = s.meta.is_object() && s.meta.contains("preemption");
@@ -577,6 +582,7 @@ layout::TimelineLayout draw_ui(ViewState& state, live::LiveEdits* edits) {
         fmt::format("frame span on {} (us), {} frames", to_string(state.clock), history.size())
             .c_str(),
         0.0f, FLT_MAX, ImVec2(ImGui::GetContentRegionAvail().x, 60));
+  if (!state.frame_time.empty()) ImGui::TextWrapped("%s", state.frame_time.c_str());
   layout::TimelineLayout drawn;
   if (!state.second) {
     drawn = draw_timeline(state, state.input, "timeline", 240);
@@ -677,7 +683,9 @@ nlohmann::json layout_json(const ViewState& state, const layout::TimelineLayout&
       {"verdict", verdict},
       {"b", second},
       {"urgent_latency", latency},
-      {"device_lines", state.device}};
+      {"device_lines", state.device},
+      {"frame_time",
+       state.frame_time.empty() ? nlohmann::json(nullptr) : nlohmann::json(state.frame_time)}};
 }
 
 Status write_screenshot(const std::filesystem::path& path, const nlohmann::json& sidecar, int width,

@@ -514,6 +514,23 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
       // The foreground is a game frame: its CPU phase ran before each frame's GPU work.
       EXPECT_EQ(meta["cpu"]["critical_jobs"], 3);
       EXPECT_GT(meta["cpu"]["busy_work_calibration"]["iterations_per_us"].get<double>(), 0);
+      // The host and the scheduling every kind of thread read back, which the verdict is about.
+      EXPECT_FALSE(meta["host"]["cpu_model"].get<std::string>().empty());
+      EXPECT_GT(meta["host"]["usable_cpus"].get<int>(), 0);
+      const auto& threads = meta["threads"];
+      EXPECT_EQ(threads["frame_loop_and_stamp_poller"]["policy"], "SCHED_OTHER");
+      EXPECT_EQ(threads["job_workers"]["policy"], "SCHED_OTHER");
+      EXPECT_EQ(threads["job_workers"]["threads"], meta["cpu"]["workers"]);
+      const std::string name(condition);
+      if (name == "managed" || name == "commit-high-priority") {
+        EXPECT_EQ(threads["background_idle"]["policy"], "SCHED_IDLE") << threads.dump();
+      }
+      if (name.rfind("unmanaged", 0) == 0) {
+        EXPECT_EQ(threads["background_unmanaged"]["policy"], "SCHED_OTHER") << threads.dump();
+      }
+      if (name == "baseline") {
+        EXPECT_FALSE(threads.contains("background_idle"));
+      }
       std::size_t overlapped = 0;
       for (std::size_t f = 0; f < frames.rows.size(); ++f) {
         EXPECT_EQ(frames.at(f, "status"), "ok");
@@ -865,6 +882,16 @@ alternate_frames = 6
   ASSERT_EQ(view.exit_code, 0) << view.output;
   const auto drawn = read_json(shot.string() + ".layout.json");
   EXPECT_EQ(drawn["verdict"]["rows"], verdict.rows.size());
+  // ... and the frame times a player feels, the line report.md gives for the same scenario.
+  ASSERT_TRUE(drawn["frame_time"].is_string()) << drawn.dump();
+  const std::string frame_time = drawn["frame_time"];
+  ASSERT_EQ(frame_time.rfind("Frame time (start to start, ms): p50 ", 0), 0u) << frame_time;
+  std::ifstream report_file(out / "report.md");
+  const std::string report((std::istreambuf_iterator<char>(report_file)),
+                           std::istreambuf_iterator<char>());
+  EXPECT_NE(report.find("**Frame time** " + frame_time.substr(std::string("Frame time ").size())),
+            std::string::npos)
+      << frame_time;
   fs::remove_all(dir);
 }
 

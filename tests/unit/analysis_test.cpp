@@ -289,7 +289,10 @@ TEST_F(ReportFrames, GiveFrameTimePercentilesTheOnePercentLowAndStutters) {
   std::filesystem::create_directories(dir_);
   ASSERT_TRUE(write_file_atomically(dir_ / "frames.csv", frames_csv(scenario, timeline)).ok());
   LoadedScenario s = synthetic("s", 50, 20, 10, 0.0);
-  s.directory = dir_;
+  auto frames = load_frames(dir_ / "frames.csv");
+  ASSERT_TRUE(frames.ok()) << frames.error().message;
+  ASSERT_EQ(frames->size(), 1000u);
+  s.frames = *frames;
   const std::string md = markdown_report(run_of(s));
   // p99 interpolates between the last 8 ms frame and the first 20 ms one; p99.9 is a 20 ms
   // frame; the slowest 1 % (10 frames) are all 20 ms: 50 fps.
@@ -298,6 +301,12 @@ TEST_F(ReportFrames, GiveFrameTimePercentilesTheOnePercentLowAndStutters) {
                     "periods); CPU phase p50 5.000 ms, p99 5.000 ms; worst wake-up p99 12.0 µs."),
             std::string::npos)
       << md;
+  // The viewer shows the same figures (viewer_scene_test.cpp), from the same numbers.
+  const auto stats = frame_time_stats(s.frames);
+  ASSERT_TRUE(stats.has_value());
+  EXPECT_EQ(stats->frames, 1000u);
+  EXPECT_EQ(stats->stutters, 10u);
+  EXPECT_DOUBLE_EQ(stats->one_percent_low_fps, 50.0);
   // A scenario without frames.csv (results of a lone scenario copied without it) has no line.
   EXPECT_EQ(markdown_report(run_of(synthetic("s", 50, 20, 10, 0.0))).find("**Frame time**"),
             std::string::npos);

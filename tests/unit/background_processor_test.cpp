@@ -84,6 +84,17 @@ TEST(BackgroundProcessor, RunsEveryItemOnceInSubmissionOrderAtIdlePriority) {
     EXPECT_LE(r.start_ns, r.finish_ns);
     EXPECT_GE(r.worker, 0);
   }
+  // What meta.json records: the idle threads read SCHED_IDLE back, the boost threads the
+  // policy of the thread that made them (this one's).
+  const auto idle = p.idle_thread_scheduling();
+  ASSERT_TRUE(idle.has_value());
+  EXPECT_EQ(idle->first.policy, "SCHED_IDLE");
+  EXPECT_EQ(idle->differing, 0u);
+  EXPECT_EQ(idle->threads, 1u) << "max_concurrent 1";
+  const auto boost = p.boost_thread_scheduling();
+  ASSERT_TRUE(boost.has_value());
+  EXPECT_EQ(boost->first, this_thread_scheduling());
+  EXPECT_EQ(boost->threads, p.settings().high_priority_threads);
 }
 
 TEST(BackgroundProcessor, AtMostTheLimitRunAtOnceAndStartsFollowSubmission) {

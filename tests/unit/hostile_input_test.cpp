@@ -333,6 +333,23 @@ TEST_F(DamagedResults, NonFiniteOrTextNumbersInRecordsAreRefusedWithLineAndColum
   EXPECT_FALSE(loaded.ok());  // a negative frame number
 }
 
+TEST_F(DamagedResults, ADamagedFramesCsvIsRefusedWithLineAndColumn) {
+  const std::string header =
+      "scenario,frame,cpu_start_us,cpu_frame_us,cpu_submit_us,submit_to_start_us,"
+      "poll_gap_max_us,bg_managed,bg_boosted,bg_unmanaged,status,bg_held,frame_interval_us\n";
+  write(scenario_ / "frames.csv",
+        header + "s,0,0,10,2,1,1,0,0,0,ok,0,\ns,1,8,10,2,1,1,0,0,0,ok,0,8000\n");
+  auto loaded = load_results(dir_ / "run");
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  ASSERT_EQ(loaded->scenarios.front().frames.size(), 2u) << "older columns only: still read";
+  EXPECT_FALSE(loaded->scenarios.front().frames[0].frame_interval_us.has_value());
+  EXPECT_EQ(loaded->scenarios.front().frames[1].frame_interval_us, 8000.0);
+  write(scenario_ / "frames.csv", header + "s,0,0,10,2,1,1,0,0,0,ok,0,nan\n");
+  expect_refused("frames.csv", "line 2, column frame_interval_us");
+  write(scenario_ / "frames.csv", "scenario,frame\ns,0\n");
+  expect_refused("frames.csv", "missing column status");
+}
+
 TEST_F(DamagedResults, FifosInAResultsFolderDoNotHangTheReaders) {
   fs::remove(scenario_ / "records.csv");
   ASSERT_EQ(::mkfifo((scenario_ / "records.csv").c_str(), 0600), 0);

@@ -125,3 +125,58 @@ TEST(CpuSteal, FractionOfBusyAndStolenTime) {
 
 }  // namespace
 }  // namespace gpuoverlap
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <thread>
+
+#include "core/host_info.h"
+
+namespace gpuoverlap {
+namespace {
+
+TEST(HostInfo, NamesTheCpuAndTheKernel) {
+  const HostInfo host = describe_host();
+  EXPECT_FALSE(host.hostname.empty());
+  EXPECT_EQ(host.kernel.rfind("Linux ", 0), 0u) << host.kernel;
+  EXPECT_GT(host.logical_cpus, 0u);
+  // Every Linux /proc/cpuinfo this project runs on (x86-64, arm64 with a model line) names it.
+  EXPECT_FALSE(host.cpu_model.empty());
+}
+
+TEST(HostInfo, ReadsBackTheThreadsOwnPolicy) {
+  const ThreadScheduling normal = this_thread_scheduling();
+  EXPECT_EQ(normal.policy, "SCHED_OTHER");
+  EXPECT_EQ(normal.level_name, "nice");
+  // A thread that lowered itself to SCHED_IDLE (no privilege needed) reads it back; its
+  // policy is its own, not the process's.
+  ThreadScheduling lowered;
+  std::thread t([&] {
+    sched_param param{};
+    ASSERT_EQ(pthread_setschedparam(pthread_self(), SCHED_IDLE, &param), 0);
+    lowered = this_thread_scheduling();
+  });
+  t.join();
+  EXPECT_EQ(lowered.policy, "SCHED_IDLE");
+  EXPECT_EQ(this_thread_scheduling(), normal);
+  EXPECT_EQ(describe(lowered), "SCHED_IDLE, nice " + std::to_string(lowered.level));
+}
+
+TEST(HostInfo, SchedulingSeenKeepsTheFirstAndCountsTheOthers) {
+  SchedulingSeen seen;
+  EXPECT_FALSE(seen.get().has_value());
+  const ThreadScheduling idle{"SCHED_IDLE", 0, "nice"}, other{"SCHED_OTHER", 0, "nice"};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) threads.emplace_back([&] { seen.report(idle); });
+  for (std::thread& t : threads) t.join();
+  seen.report(other);
+  const auto got = seen.get();
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->first, idle);
+  EXPECT_EQ(got->threads, 9u);
+  EXPECT_EQ(got->differing, 1u);
+}
+
+}  // namespace
+}  // namespace gpuoverlap

@@ -1,0 +1,55 @@
+// What the results must say about the host and its threads: a verdict on non-intrusiveness
+// is a statement about the OS scheduler, so meta.json names the CPU, the kernel and the
+// scheduling policy each kind of thread actually ran under (read back from the thread, not
+// assumed from what the code asked for).
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace gpuoverlap {
+
+struct HostInfo {
+  std::string hostname;
+  std::string kernel;     // "Linux 6.1.0-…", "Windows", "Wine 8.0"
+  std::string machine;    // "x86_64"
+  std::string cpu_model;  // "" where the platform does not say
+  std::uint32_t logical_cpus = 0;  // hardware threads the OS reports; 0 when unknown
+};
+HostInfo describe_host();
+
+// The calling thread's scheduling as the OS reports it: on Linux the policy ("SCHED_OTHER",
+// "SCHED_IDLE", "SCHED_BATCH", "SCHED_FIFO", "SCHED_RR") with its nice value (the fair
+// policies) or real-time priority; on Windows the thread priority's name
+// ("THREAD_PRIORITY_NORMAL", "THREAD_PRIORITY_IDLE", …) and its value.
+struct ThreadScheduling {
+  std::string policy;
+  int level = 0;           // nice (Linux fair policies), RT priority, or the Windows value
+  std::string level_name;  // "nice", "rt_priority" or "priority"
+};
+ThreadScheduling this_thread_scheduling();
+std::string describe(const ThreadScheduling& s);  // "SCHED_IDLE, nice 0"
+bool operator==(const ThreadScheduling& a, const ThreadScheduling& b);
+
+// The scheduling one kind of thread ran under, as its threads report it when they start:
+// the first report is kept, and reports that differ from it are counted (threads of one kind
+// are made the same way, so a difference means the OS refused one of them something).
+// Thread-safe.
+class SchedulingSeen {
+ public:
+  void report(const ThreadScheduling& s);
+  struct Seen {
+    ThreadScheduling first;
+    std::uint32_t threads = 0;    // reports
+    std::uint32_t differing = 0;  // reports unlike the first
+  };
+  std::optional<Seen> get() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::optional<Seen> seen_;
+};
+
+}  // namespace gpuoverlap
