@@ -3,6 +3,7 @@
 // measured against it are not bent while a run is in progress.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <ctime>
 
@@ -34,6 +35,10 @@ inline std::int64_t monotonic_ns() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 #endif
+
+// A duration in milliseconds rounded to 0.1 ms: for the phases meta.json reports, which are
+// for reading, not for analysis.
+inline double rounded_ms(std::int64_t ns) { return std::round(static_cast<double>(ns) / 1e5) / 10.0; }
 
 // Offset to add to a CLOCK_MONOTONIC reading to express it on CLOCK_MONOTONIC_RAW, taken from
 // the tightest of several bracketed samples. Used when a GPU calibrates only against

@@ -65,6 +65,13 @@ std::string calibration_key(const preemption::PreemptionSpec& spec) {
   return key.dump();
 }
 
+// meta.json's phases_ms (the frame loop's own phases beside): opening the device, or finding
+// the study's kept one and washing it out, and closing it (0 when it stays open).
+void add_open_and_close_ms(nlohmann::json& meta, std::int64_t open_ns, std::int64_t close_ns) {
+  meta["phases_ms"]["open_device"] = rounded_ms(open_ns);
+  meta["phases_ms"]["close_device"] = rounded_ms(close_ns);
+}
+
 }  // namespace
 
 Result<DeviceExecutor::Kept*> DeviceExecutor::backend_for(const Scenario& scenario,
@@ -146,9 +153,11 @@ Result<ScenarioTimeline> DeviceExecutor::run(const Scenario& scenario, const Run
   GPUOVERLAP_TRY(check_planned(scenario));
   if (scenario.preemption) return run_preemption(scenario, settings, progress);
   const ValidationMark mark = device_->validation_mark();
+  const std::int64_t open_start_ns = monotonic_raw_ns();
   auto kept = backend_for(scenario, settings);
   if (!kept) return kept.error();
   Kept& device = **kept;
+  const std::int64_t opened_ns = monotonic_raw_ns();
   FrameLoopOutcome outcome = run_frames(*device.backend, scenario, settings, progress);
   settle(*device.backend, outcome.gpu_may_be_busy);
   device_->describe_run(outcome.timeline, mark);
@@ -158,8 +167,11 @@ Result<ScenarioTimeline> DeviceExecutor::run(const Scenario& scenario, const Run
                                              {"run", device.runs},
                                              {"kept_open", keep},
                                              {"washout", device.washout}};
+  const std::int64_t close_start_ns = monotonic_raw_ns();
   if (!keep)
     std::erase_if(kept_, [&](const std::unique_ptr<Kept>& k) { return k.get() == &device; });
+  add_open_and_close_ms(outcome.timeline.meta, opened_ns - open_start_ns,
+                        monotonic_raw_ns() - close_start_ns);
   return std::move(outcome.timeline);
 }
 
@@ -170,8 +182,10 @@ Result<ScenarioTimeline> DeviceExecutor::run_preemption(const Scenario& scenario
   kept_.clear();  // a preemption scenario's devices are its own
   const ValidationMark mark = device_->validation_mark();
   if (spec.process == preemption::ProcessMode::same) {
+    const std::int64_t open_start_ns = monotonic_raw_ns();
     auto backend = device_->open_scenario(scenario, settings);
     if (!backend) return backend.error();
+    const std::int64_t loop_start_ns = monotonic_raw_ns();
     PreemptionHooks hooks;
     const std::string key = calibration_key(spec);
     if (const auto known = calibrated_.find(key); known != calibrated_.end()) {
@@ -187,6 +201,11 @@ Result<ScenarioTimeline> DeviceExecutor::run_preemption(const Scenario& scenario
     if (!outcome.timeline.failure && info && info->calibrated && info->sizes_from.empty())
       calibrated_[key] = {scenario.name, info->load_sizes};
     device_->describe_run(outcome.timeline, mark);
+    const std::int64_t close_start_ns = monotonic_raw_ns();
+    backend->reset();
+    outcome.timeline.meta["phases_ms"]["loop"] = rounded_ms(close_start_ns - loop_start_ns);
+    add_open_and_close_ms(outcome.timeline.meta, loop_start_ns - open_start_ns,
+                          monotonic_raw_ns() - close_start_ns);
     return std::move(outcome.timeline);
   }
 

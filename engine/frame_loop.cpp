@@ -283,6 +283,7 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
   std::optional<std::size_t> ended_early;
   std::string ended_why;
   std::optional<std::int64_t> first_measured_start_ns;  // measure_limit_ms counts from here
+  const std::int64_t loop_start_ns = monotonic_raw_ns();
   for (std::uint32_t index = 0; index < total;) {
     ++frame;
     if (workflow_pending && !training && index >= settings.warmup_frames + before_frames &&
@@ -549,6 +550,7 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
     if (progress) progress(index + 1, total);
     ++index;
   }
+  const std::int64_t loop_end_ns = monotonic_raw_ns();
   if (first_measured_t0_ns) timeline.time_origin_ns = *first_measured_t0_ns;
   nlohmann::json meta = to_json(backend.facts());
   if (background) {
@@ -577,6 +579,13 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
   }
   meta["threads"] = thread_scheduling_meta(background, job_system.get());
   job_system.reset();  // joins the workers, also when a failure left a frame's jobs running
+  // Where the scenario's time went (the executor adds opening and closing the device): the
+  // frames before the measured ones (training, warm-up), the measured ones, and stopping the
+  // background work and the workers after them.
+  const std::int64_t measured_from_ns = first_measured_start_ns.value_or(loop_end_ns);
+  meta["phases_ms"] = {{"before_measured", rounded_ms(measured_from_ns - loop_start_ns)},
+                       {"measured", rounded_ms(loop_end_ns - measured_from_ns)},
+                       {"after_frames", rounded_ms(monotonic_raw_ns() - loop_end_ns)}};
   if (ended_early)
     meta["ended_early"] = {
         {"measured_frames", *ended_early}, {"of", settings.frames}, {"why", ended_why}};

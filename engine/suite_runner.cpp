@@ -124,6 +124,8 @@ Status write_run_json(const SuiteOptions& options, const std::string& started_at
           s.written ? s.directory.lexically_relative(options.out_directory).generic_string() : ""},
          {"status", s.failure ? "failed" : "ok"},
          {"seconds", std::round(s.seconds * 10) / 10},
+         // Writing its files, after `seconds` (meta.json's phases_ms split those).
+         {"write_seconds", std::round(s.write_seconds * 100) / 100},
          {"failure", s.failure ? error_json(*s.failure) : nlohmann::json(nullptr)}});
   nlohmann::json run = {
       {"started_at", started_at},
@@ -265,6 +267,7 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     } else {
       result.summary = summarize(result.scenario, *timeline);
     }
+    const auto write_start = std::chrono::steady_clock::now();
     if (Status s = write_scenario_results(result.directory, result.scenario, *timeline, meta,
                                           result.summary, extra_files);
         !s) {
@@ -272,6 +275,7 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     } else {
       result.written = true;
     }
+    result.write_seconds = seconds_since(write_start);
     result.timeline = *timeline;
     if (timeline->failure && !result.failure)
       result.failure = timeline->failure->with_context("scenario '" + result.scenario.name + "': ");

@@ -39,7 +39,8 @@ struct ScenarioOutcome {
   std::optional<ScenarioTimeline> timeline;  // what was measured, as written
   std::optional<Error> failure;              // set when the scenario failed or stopped early
   bool written = false;                      // its files exist
-  double seconds = 0;                        // wall time of its run (device setup included)
+  double seconds = 0;        // wall time of its run (device setup included), not the writing
+  double write_seconds = 0;  // writing its results folder
 };
 
 struct SuiteOutcome {

@@ -118,6 +118,12 @@ TEST(DeviceExecutor, AGoodRunIsDescribedAndLeavesNothingBehind) {
   EXPECT_FALSE(timeline->failure);
   EXPECT_EQ(timeline->records.size(), 6u);
   EXPECT_EQ(timeline->meta["device"]["name"], "fake device");
+  // Where the time went, every phase a duration.
+  for (const char* phase :
+       {"open_device", "before_measured", "measured", "after_frames", "close_device"}) {
+    ASSERT_TRUE(timeline->meta["phases_ms"][phase].is_number()) << phase;
+    EXPECT_GE(timeline->meta["phases_ms"][phase].get<double>(), 0.0) << phase;
+  }
   EXPECT_EQ(fake.described, 1);
   EXPECT_FALSE(fake.last_marked_busy);
   EXPECT_FALSE(executor.abandoned_device());
@@ -296,6 +302,8 @@ TEST(DeviceExecutor, APreemptionScenarioInOneProcessRunsThePreemptionLoop) {
   EXPECT_EQ(timeline->preemption->process, preemption::ProcessMode::same);
   EXPECT_FALSE(timeline->frames.empty());
   EXPECT_EQ(fake.opened, 1);
+  for (const char* phase : {"open_device", "loop", "close_device"})
+    EXPECT_TRUE(timeline->meta["phases_ms"][phase].is_number()) << phase;
 }
 
 // A matrix calibrates each load once: a cell at another priority runs at the sizes the first

@@ -120,6 +120,7 @@ TEST_F(SuiteRunner, RunJsonNamesNestedDirectoriesFromTheResultsRoot) {
     EXPECT_TRUE(
         fs::exists(options_.out_directory / entry["directory"].get<std::string>() / "meta.json"));
     EXPECT_TRUE(entry["seconds"].is_number());
+    EXPECT_TRUE(entry["write_seconds"].is_number());
   }
 }
 
