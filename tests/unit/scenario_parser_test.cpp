@@ -584,7 +584,7 @@ TEST(Study, ResolvingTheNonIntrusivenessPresetGivesItsConditionsAndTheControlsDo
   EXPECT_EQ((*scenarios)[4].background->unmanaged_threads, 2u);
   EXPECT_EQ((*scenarios)[5].background->unmanaged_threads, 4u);
   EXPECT_GE((*scenarios)[6].background->unmanaged_threads, 1u) << "one per core";
-  EXPECT_EQ((*scenarios)[0].study_budget_s, 45.0);
+  EXPECT_EQ((*scenarios)[0].study_budget_s, 36.0);
   auto other = resolve_scenarios("non-intrusiveness", "three-dispatches");
   ASSERT_TRUE(other.ok()) << other.error().message;
   EXPECT_EQ((*other)[0].workloads.size(), 3u) << "--foreground replaces the foreground";
