@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
+#include "analysis/answers.h"
 #include "analysis/csv_table.h"
 #include "analysis/variant_swap.h"
+#include "analysis/verdict.h"
 #include "core/input_file.h"
 #include "timeline/export.h"
 #include "timeline/statistics.h"
@@ -233,39 +236,227 @@ void time_section(std::string& out, const LoadedRun& run) {
   out += ".\n\n";
 }
 
-// A study's verdict (OUT/<study>/verdict.json, written by `run`), before its conditions.
-void study_sections(std::string& out, const LoadedRun& run) {
+// The studies of a run, in run order: the first folder of each scenario that is a study's.
+std::vector<std::string> studies_of(const LoadedRun& run) {
   std::vector<std::string> studies;
   for (const LoadedScenario& s : run.scenarios) {
     const auto scenario = s.meta.value("scenario", nlohmann::json::object());
-    if (!scenario.contains("study")) continue;
+    if (!scenario.is_object() || !scenario.contains("study")) continue;
     const std::string group = group_of(run, s);
     if (std::find(studies.begin(), studies.end(), group) == studies.end()) studies.push_back(group);
   }
-  for (const std::string& study : studies) {
-    out += fmt::format("## Study {}\n\n", study);
-    const std::filesystem::path path = run.directory / study / "verdict.json";
+  return studies;
+}
+
+// One verdict.csv cell of the study table: the decision and its effect ("**intrusive** ×1.08,
+// tail +9.3 pts"). The median's ratio where the endpoint tests it, the tail's excess where it
+// tests that.
+std::string endpoint_cell(const CsvTable<kVerdictColumns.size()>& v, std::size_t r) {
+  std::string cell = v.at(r, "verdict");
+  if (cell == "intrusive") cell = "**intrusive**";
+  const std::string tests = v.present[v.index("tests")] ? v.at(r, "tests") : "median+tail";
+  const auto ratio = v.number(r, "ratio_p50");
+  const auto tail = v.number(r, "tail_excess");
+  if (tests.find("median") != std::string::npos && ratio) cell += fmt::format(" ×{:.3f}", *ratio);
+  if (tests.find("tail") != std::string::npos && tail)
+    cell += fmt::format("{} tail {:+.1f} pts", tests == "median+tail" && ratio ? "," : "",
+                        100.0 * *tail);
+  return cell;
+}
+
+// Per study: conditions × primary endpoints (decision and effect), progress, the control's
+// dose-response, how the study stopped, and the diagnostics that moved.
+void study_tables(std::string& out, const LoadedRun& run, const std::string& details_name) {
+  for (const std::string& study : studies_of(run)) {
+    out += fmt::format("## Background processing: study `{}`\n\n", study);
+    const std::filesystem::path json_path = run.directory / study / "verdict.json";
     nlohmann::json verdict;
-    if (auto text = read_input_file(path, kMaxJsonFileBytes))
+    if (auto text = read_input_file(json_path, kMaxJsonFileBytes))
       verdict = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    if (!verdict.is_object() || !verdict.contains("summary") || !verdict["summary"].is_string()) {
+    std::optional<CsvTable<kVerdictColumns.size()>> rows;
+    try {
+      rows = read_csv((run.directory / study / "verdict.csv").string(), kVerdictColumns,
+                      /*allow_missing=*/true);
+    } catch (const std::exception& e) {
+      out += fmt::format("No verdict table: `{}/verdict.csv`: {}.\n\n", study, e.what());
+    }
+    if (!verdict.is_object() || !verdict.contains("conditions") ||
+        !verdict["conditions"].is_array()) {
       out += fmt::format("No verdict: `{}/verdict.json` is missing or unreadable.\n\n", study);
       continue;
     }
-    out += "```\n" + verdict["summary"].get<std::string>() + "```\n\n";
+    // Primary endpoints in verdict.csv's order (older files without `role`: every metric).
+    std::vector<std::string> endpoints;
+    if (rows) {
+      const bool has_role = rows->present[rows->index("role")];
+      for (std::size_t r = 0; r < rows->rows.size(); ++r)
+        if ((!has_role || rows->at(r, "role") == "primary") &&
+            std::find(endpoints.begin(), endpoints.end(), rows->at(r, "metric")) == endpoints.end())
+          endpoints.push_back(rows->at(r, "metric"));
+    }
+    out += "| condition | verdict | compiles/s |";
+    for (const std::string& e : endpoints) out += " " + e + " |";
+    out += "\n|---|---|---|";
+    for (std::size_t i = 0; i < endpoints.size(); ++i) out += "---|";
+    out += "\n";
+    std::string moved;
+    for (const auto& c : verdict["conditions"]) {
+      if (!c.is_object()) continue;
+      const std::string name = c.value("condition", std::string("?"));
+      const auto progress = c.value("progress", nlohmann::json::object());
+      const std::string rate = progress.is_object() && progress.contains("compiles_per_s") &&
+                                       progress["compiles_per_s"].is_number()
+                                   ? fmt::format("{:.1f}", progress["compiles_per_s"].get<double>())
+                                   : std::string("?");
+      std::string word = c.value("verdict", std::string("?"));
+      if (c.value("starved", false)) word = "non-intrusive but starved";
+      out += fmt::format("| {}{} | {} | {} |", name, c.value("control", false) ? " (control)" : "",
+                         word, rate);
+      for (const std::string& e : endpoints) {
+        std::string cell = "–";
+        for (std::size_t r = 0; rows && r < rows->rows.size(); ++r)
+          if (rows->at(r, "condition") == name && rows->at(r, "metric") == e) {
+            try {
+              cell = endpoint_cell(*rows, r);
+            } catch (const std::exception&) {
+              cell = "unreadable";
+            }
+            break;
+          }
+        out += " " + cell + " |";
+      }
+      out += "\n";
+      // Diagnostics that moved: reported, never deciding.
+      for (std::size_t r = 0; rows && r < rows->rows.size(); ++r) {
+        if (rows->at(r, "condition") != name || rows->at(r, "role") != "diagnostic" ||
+            rows->at(r, "verdict").find("worse") == std::string::npos)
+          continue;
+        std::optional<double> effect_us, share;
+        try {
+          effect_us = rows->number(r, "effect_us");
+          share = rows->number(r, "effect_share");
+        } catch (const std::exception&) {
+        }
+        moved += fmt::format("{}{} {}", moved.empty() ? "" : "; ", name, rows->at(r, "metric"));
+        if (effect_us)
+          moved +=
+              fmt::format(" {:+.1f} µs{}", *effect_us,
+                          share ? fmt::format(" ({:+.2f} % of the period)", 100.0 * *share) : "");
+      }
+    }
+    out += "\n";
+    std::string dose;
+    for (const auto& d : verdict.value("control_doses", nlohmann::json::array())) {
+      if (!d.is_object() || !d.contains("threads") || !d["threads"].is_number()) continue;
+      dose += fmt::format("{}{} thread{}: {}", dose.empty() ? "" : "; ", d["threads"].dump(),
+                          d["threads"] == 1 ? "" : "s", d.value("verdict", std::string("?")));
+    }
+    if (!verdict.value("has_control", false))
+      out += "No positive control in this study: a non-intrusive verdict is unchecked. ";
+    else if (!verdict.value("control_detected", false))
+      out += "The positive control was **not detected**: the study had no power. ";
+    else if (verdict.contains("detected_from_threads") &&
+             verdict["detected_from_threads"].is_number())
+      out += fmt::format("The positive control was detected from {} normal-priority thread{}. ",
+                         verdict["detected_from_threads"].dump(),
+                         verdict["detected_from_threads"] == 1 ? "" : "s");
+    if (!dose.empty()) out += "Control doses: " + dose + ". ";
+    const auto progress = verdict.value("progress", nlohmann::json::object());
+    if (progress.is_object() && progress.contains("rounds_run") && progress.contains("stop"))
+      out += fmt::format("Rounds: {}, {}. ", progress["rounds_run"].dump(),
+                         progress["stop"].is_string() ? progress["stop"].get<std::string>() : "?");
+    out += "\n\n";
+    out +=
+        "Cells: the decision on that primary endpoint, the median's ratio to the baseline "
+        "(×) and the tail's excess over it in percentage points of frames. Only primary "
+        "endpoints decide (docs/background.md, \"The verdict\").";
+    if (!moved.empty()) out += " Diagnostics that moved: " + moved + ".";
+    out += "\n\n";
     if (std::filesystem::exists(run.directory / "plots" / study / "verdict.png"))
       out += fmt::format("![{0} verdict](plots/{0}/verdict.png)\n\n", study);
     out += fmt::format(
-        "Per metric and condition, with intervals: [{0}/verdict.csv]({0}/verdict.csv); the "
-        "rule: `{0}/verdict.json`. Each condition and round follows below.\n\n",
-        study);
+        "Every metric with its interval: [{0}/verdict.csv]({0}/verdict.csv); the rule and "
+        "settings: [{0}/verdict.json]({0}/verdict.json); each condition's rounds: "
+        "[{1}]({1}).\n\n",
+        study, details_name);
   }
+}
+
+// Every preemption scenario, one row each: a matrix reads as one table.
+void preemption_table(std::string& out, const LoadedRun& run) {
+  const PreemptionCells read = preemption_cells(run);
+  if (read.cells.empty() && read.damaged.empty()) return;
+  out += "## Preemption\n\nThe urgent job's latency, from its submit to its first thread.\n\n";
+  out +=
+      "| scenario | load | priority → granted | process | clock | p50 µs | p99 µs | later than "
+      "the period | load slowdown | class |\n|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const PreemptionCell& c : read.cells)
+    out += fmt::format("| {} | {} | {} → {} | {} | {} | {:.1f} | {:.1f} | {:.0f} | {} | {} |\n",
+                       c.relative, c.load, c.priority, c.priority_granted, c.process, c.clock,
+                       c.p50_us, c.p99_us, c.misses,
+                       c.load_slowdown ? fmt::format("{:.3f}", *c.load_slowdown) : "–",
+                       c.preemption_class.empty() ? "–" : c.preemption_class);
+  for (const std::string& d : read.damaged)
+    out += fmt::format(
+        "| {} | the latency table is missing (`{}/summary.csv` unreadable) |||||||||\n", d, d);
+  out += "\n";
+}
+
+// Every dependency of the scenarios run on their own: what each barrier costs.
+void barrier_table(std::string& out, const LoadedRun& run) {
+  const std::vector<BarrierGap> gaps = barrier_gaps(run);
+  if (gaps.empty()) return;
+  out +=
+      "## Barriers\n\nThe gap from a producer's end to its consumer's start, µs, p50 (p5–p95), "
+      "on the timestamp clock where the scenario has it, else the poll clock.\n\n"
+      "| scenario | dependency | barrier | clock | frames | gap |\n|---|---|---|---|---|---|\n";
+  for (const BarrierGap& g : gaps)
+    out += fmt::format("| {} | {} → {} | {} | {} | {} | {} |\n", g.scenario, g.producer, g.consumer,
+                       g.barrier.empty() ? "–" : g.barrier, to_string(g.clock), g.values_us.size(),
+                       spread(g.values_us));
+  out += "\n";
+}
+
+// The scenarios run on their own (not a study's round, not a matrix's cell), one row each.
+void scenarios_table(std::string& out, const LoadedRun& run, const std::string& details_name) {
+  std::string rows;
+  for (const LoadedScenario& s : run.scenarios) {
+    if (!is_top_level(run, s) || s.meta.contains("preemption")) continue;
+    std::size_t ok = 0, flagged = 0;
+    std::set<std::uint32_t> frames;
+    for (const LoadedRecord& r : s.records) {
+      frames.insert(r.frame);
+      ok += r.status == "ok" ? 1 : 0;
+      flagged += r.flags.empty() ? 0 : 1;
+    }
+    std::string frame_time = "–";
+    if (const auto stats = frame_time_stats(s.frames))
+      frame_time = fmt::format(
+          "{:.3f} / {:.3f}{}", stats->interval_p50_us / 1000.0, stats->interval_p99_us / 1000.0,
+          stats->stutters ? fmt::format(", {} stutters", stats->stutters) : "");
+    std::string status =
+        ok == s.records.size() ? "ok" : fmt::format("{} of {} rows ok", ok, s.records.size());
+    if (s.meta.contains("failure") && !s.meta["failure"].is_null()) status = "**stopped early**";
+    rows += fmt::format("| {} | {} | {} | {} | {} |\n", relative_of(run, s), frames.size(), status,
+                        frame_time, flagged ? std::to_string(flagged) : "0");
+  }
+  if (rows.empty()) return;
+  out += "## Scenarios\n\nEach scenario's queues, timing tables per clock, plots and data: " +
+         fmt::format("[{0}]({0}).\n\n", details_name) +
+         "| scenario | frames | rows | frame time p50 / p99 ms | rows whose clocks disagree "
+         "|\n|---|---|---|---|---|\n" +
+         rows + "\n";
 }
 
 }  // namespace
 
-std::string markdown_report(const LoadedRun& run) {
-  std::string out = fmt::format("# gpuoverlap report: {}\n\n", run.directory.filename().string());
+ReportPages markdown_report(const LoadedRun& run, const std::string& details_name) {
+  const std::string name = run.directory.filename().empty()
+                               ? run.directory.parent_path().filename().string()
+                               : run.directory.filename().string();
+  std::string out = fmt::format("# gpuoverlap report: {}\n\n", name);
+  out += answers_section(run);
+  out += "## Where it ran\n\n";
   if (!run.scenarios.empty()) {
     const nlohmann::json& meta = run.scenarios.front().meta;
     const auto device = meta.value("device", nlohmann::json::object());
@@ -283,6 +474,33 @@ std::string markdown_report(const LoadedRun& run) {
       out += fmt::format("| CPU | {}: {} logical CPUs, {} usable by this process |\n",
                          text(host, "cpu_model"), text(host, "logical_cpus"),
                          text(host, "usable_cpus"));
+    // Over every scenario: the queue priorities asked for and granted, and the clock checks.
+    std::set<std::string> priorities;
+    std::size_t rows = 0, disagree = 0;
+    bool timestamps = false;
+    for (const LoadedScenario& s : run.scenarios) {
+      for (const auto& q : s.meta.value("queues", nlohmann::json::array()))
+        if (q.is_object())
+          priorities.insert(fmt::format("{} {} → {}", text(q, "type"),
+                                        text(q, "priority_requested"),
+                                        text(q, "priority_granted")));
+      for (const LoadedRecord& r : s.records) {
+        ++rows;
+        disagree += r.flags.empty() ? 0 : 1;
+        timestamps = timestamps || r.ts_start_us.has_value();
+      }
+    }
+    std::string granted;
+    for (const std::string& p : priorities) granted += (granted.empty() ? "" : ", ") + p;
+    out += fmt::format("| queue priorities, requested → granted | {} |\n", granted);
+    const auto shader_clock = meta.value("clocks", nlohmann::json::object())
+                                  .value("shader_clock", nlohmann::json::object())
+                                  .value("verification", nlohmann::json::object());
+    out += fmt::format(
+        "| clocks | poll{}{}; {} of {} rows have clocks that disagree beyond the tolerance |\n",
+        timestamps ? ", timestamp queries" : "",
+        shader_clock.contains("verdict") ? ", shader clock " + text(shader_clock, "verdict") : "",
+        disagree, rows);
     out += fmt::format("| gpuoverlap | {} |\n| command | `{}` |\n| started | {} |\n\n",
                        text(tool, "git_revision"), text(meta, "command_line"),
                        text(meta, "started_at"));
@@ -299,9 +517,26 @@ std::string markdown_report(const LoadedRun& run) {
           text(sizes, "preemption_duration_ms"), text(sizes, "preemption_target_ms"));
   }
   time_section(out, run);
-  study_sections(out, run);
-  for (const LoadedScenario& s : run.scenarios) scenario_section(out, run, s);
-  return out;
+  study_tables(out, run, details_name);
+  preemption_table(out, run);
+  barrier_table(out, run);
+  scenarios_table(out, run, details_name);
+
+  std::string details = fmt::format(
+      "# gpuoverlap report, every scenario: {}\n\nThe answers and tables: "
+      "[report.md](report.md).\n\n",
+      name);
+  for (const std::string& study : studies_of(run)) {
+    const std::filesystem::path path = run.directory / study / "verdict.json";
+    nlohmann::json verdict;
+    if (auto text = read_input_file(path, kMaxJsonFileBytes))
+      verdict = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (verdict.is_object() && verdict.contains("summary") && verdict["summary"].is_string())
+      details += fmt::format("## Study {}\n\n```\n{}```\n\n", study,
+                             verdict["summary"].get<std::string>());
+  }
+  for (const LoadedScenario& s : run.scenarios) scenario_section(details, run, s);
+  return {std::move(out), std::move(details)};
 }
 
 }  // namespace gpuoverlap

@@ -1,6 +1,9 @@
-// `gpuoverlap report`: one Markdown page with everything about a run (device, queues,
-// priorities, clocks, per-workload timing tables, dependency gaps, plots and traces), the page
-// someone attaches to a bug.
+// `gpuoverlap report`: a run as two Markdown pages. report.md answers first (the five
+// questions, answers.h), then the device and one table per family: the studies (conditions ×
+// primary endpoints), the preemption scenarios (one row per cell), the barriers (one row per
+// dependency) and the other scenarios (one row each). report-details.md has every scenario's
+// own section (queues, priorities, clocks, timing tables per clock, dependency gaps, plots,
+// traces), study rounds and matrix cells included: the page someone attaches to a bug.
 #pragma once
 
 #include <string>
@@ -9,7 +12,14 @@
 
 namespace gpuoverlap {
 
-// Links (plots, traces) are relative to the results directory, where report.md is written.
-std::string markdown_report(const LoadedRun& run);
+struct ReportPages {
+  std::string page;     // report.md
+  std::string details;  // report-details.md
+};
+// Links (plots, traces, each other) are relative to the results directory, where both pages
+// are written.
+// `details_name` is the details page's file name, for report.md's links to it.
+ReportPages markdown_report(const LoadedRun& run,
+                            const std::string& details_name = "report-details.md");
 
 }  // namespace gpuoverlap

@@ -1,7 +1,7 @@
-// The non-intrusiveness verdict of a study (DESIGN.md section 5; the rule is in
-// docs/background.md, "The verdict"): every condition's per-frame metrics against the
-// baseline's, and whether the positive control was detected (if it was not, the study had no
-// power to see intrusion and no condition is called non-intrusive).
+// The non-intrusiveness verdict of a study (the rule is in docs/background.md, "The verdict"):
+// every condition's per-frame metrics against the baseline's, and whether the positive control
+// was detected (if it was not, the study had no power to see intrusion and no condition is
+// called non-intrusive).
 //
 // The unit of evidence is the round, not the frame: the conditions run interleaved, so round r
 // of a condition is compared with round r of the baseline (they ran minutes apart at most),

@@ -48,7 +48,7 @@ namespace {
 
 using namespace gpuoverlap;
 
-// The exit status of every command, documented in --help and the README ("Exit status"), so
+// The exit status of every command, documented in --help and docs/usage.md ("Exit status"), so
 // that a script can tell a measured problem from a broken pipeline.
 enum ExitStatus : int {
   kExitOk = 0,
@@ -279,18 +279,28 @@ int command_report(const std::string& results_dir, const std::string& out_path) 
   const std::filesystem::path target = out_path.empty()
                                            ? std::filesystem::path(results_dir) / "report.md"
                                            : std::filesystem::path(out_path);
+  // The details page sits beside the page: report.md -> report-details.md.
+  const std::filesystem::path details_target =
+      target.parent_path() / (target.stem().string() + "-details" +
+                              (target.has_extension() ? target.extension().string() : ".md"));
   if (out_path != "-")
-    if (Status usable = check_output_file(target); !usable)
-      return fail(usable.error().message + " ('--out -' is standard output)", kExitBadInput);
+    for (const std::filesystem::path& path : {target, details_target})
+      if (Status usable = check_output_file(path); !usable)
+        return fail(usable.error().message + " ('--out -' is standard output)", kExitBadInput);
   auto run = load_results(results_dir);
   if (!run) return fail(run.error().message, kExitBadInput);
   if (out_path == "-") {
-    std::cout << markdown_report(*run);
+    const ReportPages pages = markdown_report(*run);
+    std::cout << pages.page << "\n---\n\n" << pages.details;
     return kExitOk;
   }
-  if (Status s = write_file_atomically(target, markdown_report(*run)); !s)
+  const ReportPages pages = markdown_report(*run, details_target.filename().string());
+  // The details first: the page links to them.
+  if (Status s = write_file_atomically(details_target, pages.details); !s)
     return fail(s.error().message, kExitEnvironment);
-  std::cout << target.string() << "\n";
+  if (Status s = write_file_atomically(target, pages.page); !s)
+    return fail(s.error().message, kExitEnvironment);
+  std::cout << target.string() << "\n" << details_target.string() << "\n";
   return kExitOk;
 }
 
@@ -971,11 +981,16 @@ int main(int argc, char** argv) {
 
   std::string report_dir, report_out;
   auto* report = app.add_subcommand("report",
-                                    "Write RESULTS_DIR/report.md: device, queues, tables, "
-                                    "gaps, plots and traces of a run on one page");
+                                    "Write RESULTS_DIR/report.md (the five answers, then one "
+                                    "table per study, preemption matrix, barrier family and "
+                                    "the other scenarios) and report-details.md (every "
+                                    "scenario: queues, timing tables, gaps, plots, traces)");
   report->add_option("results", report_dir, "Results directory written by gpuoverlap run")
       ->required();
-  report->add_option("--out", report_out, "Write the report here instead ('-': standard output)");
+  report->add_option(
+      "--out", report_out,
+      "Write the report here instead, the details beside it as <name>-details.md ('-': "
+      "both to standard output)");
 
   std::string view_dir, view_scenario, view_clock, view_screenshot;
   std::uint32_t view_frame = 0, view_exit_after = 0;

@@ -1,4 +1,4 @@
-// The background-processing runtime of the D3D12 spec (seed 001, DESIGN.md section 5): the
+// The background-processing runtime of the D3D12 Background Processing specification: the
 // runtime owns the threads; a task source (the "driver", UMD) queues work items, each with a
 // callback and a cancel; the application sets a processing mode and a measurements action.
 //

@@ -4,7 +4,7 @@
 // Vulkan, vkCreateComputePipelines on the scenario's device), so the compiles are the
 // driver's real work while this code builds and is tested without a GPU.
 //
-// The task source's model of a driver's PGO (seed 001): it watches the pipelines the
+// The task source's model of a driver's PGO: it watches the pipelines the
 // foreground creates; on first sight (in the ALLOWED and ALLOW_INTRUSIVE_MEASUREMENTS modes)
 // it queues `tasks` compiles of specialised variants; each commit pass queues `tasks` more
 // until `converge_after_passes` passes, after which FurtherMeasurementsDesired is false;

@@ -15,7 +15,7 @@
 
 namespace gpuoverlap::background {
 
-// The spec's usage scenarios (seed 001, "Usage Scenarios"), run before the measured frames.
+// The spec's usage scenarios ("Usage Scenarios"), run before the measured frames.
 enum class Workflow {
   none,
   // ALLOW_INTRUSIVE_MEASUREMENTS + DISCARD_PREVIOUS, then render and COMMIT_RESULTS (waiting

@@ -1,9 +1,9 @@
-// The spec's lifetime pattern for background compile results (seed 001, "Lifetime
-// Management"): the pipeline object owns a small shared object holding a non-owning,
-// nullable pointer back to it; a compile task holds a reference to that small object only,
-// never to the pipeline. Destroying the pipeline nulls the back-pointer; a task that finishes
-// afterwards finds it null and gets its result back to dispose of (e.g. vkDestroyPipeline),
-// instead of touching freed memory. The pipeline is never reference counted.
+// The spec's lifetime pattern for background compile results ("Lifetime Management"): the
+// pipeline object owns a small shared object holding a non-owning, nullable pointer back to it;
+// a compile task holds a reference to that small object only, never to the pipeline. Destroying
+// the pipeline nulls the back-pointer; a task that finishes afterwards finds it null and gets
+// its result back to dispose of (e.g. vkDestroyPipeline), instead of touching freed memory. The
+// pipeline is never reference counted.
 #pragma once
 
 #include <memory>

@@ -11,7 +11,7 @@
 //                    AccessBefore/After, LayoutBefore/After), right before the consumer;
 //   enhanced-split - the enhanced barrier as a SYNC_SPLIT pair: {SyncBefore, SyncAfter = SPLIT}
 //                    after the producer, {SyncBefore = SPLIT, SyncAfter} before the consumer.
-// A split pair is translated to Vulkan by a SplitPolicy (DESIGN.md section 4): `event`
+// A split pair is translated to Vulkan by a SplitPolicy (docs/barriers.md): `event`
 // (vkCmdSetEvent2 / vkCmdWaitEvents2, the faithful form) or `collapsed` (what vkd3d-proton
 // does: BEGIN dropped, one full barrier at END). The D3D12 barriers are the same either way.
 //

@@ -1,5 +1,5 @@
-// The D3D12 rules a barrier description must follow, checked before any GPU work (seed 003,
-// the enhanced-barriers DDI page, and the D3D12 resource-barrier documentation). Each rule has
+// The D3D12 rules a barrier description must follow, checked before any GPU work (the D3D12
+// Enhanced Barriers specification and the D3D12 resource-barrier documentation). Each rule has
 // a stable id that appears in messages and tests. Pure functions over DirectX-Headers types.
 #pragma once
 

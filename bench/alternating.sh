@@ -4,11 +4,14 @@
 # runs cut into the same on/off/off/on blocks, judged as an alternating condition would be),
 # and packs frames, background records, meta and verdicts into one file.
 # $1: the study budget in seconds (default: the file's 600).
+# Usage, with the gpuoverlap binary on PATH, from the repository root or a copy holding bench/:
+#   OUT=OUT_DIR bench/alternating.sh [BUDGET_S]
+# OUT: the output folder (environment variable OUT).
 export __GL_SHADER_DISK_CACHE=0
 set -u
 mkdir -p "$OUT/r"
 start=$SECONDS
-.devbundle/run gpuoverlap run bench/non-intrusiveness-alternating.toml \
+gpuoverlap run bench/non-intrusiveness-alternating.toml \
   ${1:+--study-budget-s "$1"} --out "$OUT/r/o" > "$OUT/r/run.log" 2>&1
 echo "exit $? in $((SECONDS - start)) s"
 grep -E "^(rounds|undecided|control|the smallest|positive)|: (non-intrusive|intrusive|inconclusive)" "$OUT/r/run.log" | tail -20

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# The barrier lab on the GPU machine (issue 5): the barrier variants of three-dispatches and
+# The barrier lab on the GPU machine: the barrier variants of three-dispatches and
 # default, barrier-cost and cross-queue-fence (PRESETS overrides the list), 200 frames each
 # (FRAMES overrides), twice: with
 # timestamp queries (poll + ts + clk clocks) and with --no-timestamps (an end-of-workload
 # timestamp serialises an H100 queue, which would hide whether a split barrier lets B overlap
 # C). Everything lands in $OUT/barrier-lab.tar.gz.
-# Run from the repository root through the bundle:
-#   .devbundle/run bash .devbundle/bench/barrier_lab.sh
+# Usage, with the gpuoverlap binary on PATH, from the repository root or a copy holding bench/:
+#   OUT=OUT_DIR bench/barrier_lab.sh [extra gpuoverlap run options]
+# OUT: the output folder (environment variable OUT, default /tmp/gpuoverlap-out).
 set -uo pipefail
 out=${OUT:-/tmp/gpuoverlap-out}
 work="$out/barrier-lab"

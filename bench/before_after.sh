@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A refactoring that must change nothing a user sees (issue 17), measured: the binary before it
+# A refactoring that must change nothing a user sees, measured: the binary before it
 # (gpuoverlap-before) and after it (gpuoverlap) run the foundation presets, the barrier lab and
 # the preemption matrix (one process and --load-process), interleaved before, after, before
 # again. Then, per group: bench/same_outputs.py (same files, CSV headers, meta.json keys,
@@ -7,8 +7,10 @@
 # run-to-run noise the comparison must be read against). Everything lands in
 # $OUT/before-after.tar.gz. ONLY (default "foundation barrier_lab preemption") picks groups;
 # DURATION (default 1000) is each preemption configuration's ms.
-# Run from the repository root through the bundle:
-#   .devbundle/run bash .devbundle/bench/before_after.sh
+# Usage, with the gpuoverlap binary on PATH and the binary from before the refactoring on PATH
+# as gpuoverlap-before, from the repository root or a copy holding bench/:
+#   OUT=OUT_DIR bench/before_after.sh
+# OUT: the output folder (environment variable OUT, default /tmp/gpuoverlap-out).
 set -uo pipefail
 out=${OUT:-/tmp/gpuoverlap-out}
 work="$out/before-after"

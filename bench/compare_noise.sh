@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# compare's false alarms and power on the GPU machine (issue 19), with several runs per side.
+# compare's false alarms and power on the GPU machine, with several runs per side.
 # A is MJP's default, three-dispatches and no-barriers, 100 frames each with --no-timestamps;
 # B is the same with Compute B's iterations x1.1 (bench/compare-noise/*-slower.toml).
 # Each trial runs A, A', B interleaved, RUNS times (A and A' are the same configuration), so
@@ -9,8 +9,10 @@
 #                                                 should be among the CHANGED rows)
 #   compare A1 A'1 and compare A1 B1             (one run per side, the frames method)
 # The runs' records stay in the tarball, so a later compare can be judged on the same data.
-# Trials FIRST..FIRST+TRIALS-1, so that 20 trials fit in two device calls:
-#   FIRST=1 TRIALS=10 .devbundle/run bash .devbundle/bench/compare_noise.sh
+# Trials FIRST..FIRST+TRIALS-1, so that 20 trials can be run as two shorter runs of the script.
+# Usage, with the gpuoverlap binary on PATH, from the repository root or a copy holding bench/:
+#   OUT=OUT_DIR FIRST=1 TRIALS=10 bench/compare_noise.sh
+# OUT: the output folder (environment variable OUT, default /tmp/gpuoverlap-out).
 set -uo pipefail
 out=${OUT:-/tmp/gpuoverlap-out}
 first=${FIRST:-1}

@@ -3,11 +3,14 @@
 # washout: neither condition is heavy enough to carry over), on the GPU
 # machine from the repository root; prints the per-round medians of the CPU metrics and the
 # managed condition's cpu_submit_us verdict both ways, and packs the results into one file.
+# Usage, with the gpuoverlap binary on PATH, from the repository root or a copy holding bench/:
+#   OUT=OUT_DIR bench/device_sharing.sh
+# OUT: the output folder (environment variable OUT).
 export __GL_SHADER_DISK_CACHE=0
 set -u
 run() {  # $1: label, then extra arguments
   local label=$1; shift
-  .devbundle/run gpuoverlap run bench/device-sharing.toml --study-budget-s 0 --out "$OUT/r/$label" "$@" \
+  gpuoverlap run bench/device-sharing.toml --study-budget-s 0 --out "$OUT/r/$label" "$@" \
     > "$OUT/r/$label.log" 2>&1
   echo "$label: exit $?"
 }

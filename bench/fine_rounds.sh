@@ -2,12 +2,15 @@
 # bench/fine-rounds.toml with a device per scenario, then with one shared device and no
 # washout, on the GPU machine from the repository root; prints the managed condition's CPU
 # verdict rows both ways and packs the frames, meta and verdicts into one file.
+# Usage, with the gpuoverlap binary on PATH, from the repository root or a copy holding bench/:
+#   OUT=OUT_DIR bench/fine_rounds.sh
+# OUT: the output folder (environment variable OUT).
 export __GL_SHADER_DISK_CACHE=0
 set -u
 run() {  # $1: label, then extra arguments
   local label=$1; shift
   local start=$SECONDS
-  .devbundle/run gpuoverlap run bench/fine-rounds.toml --study-budget-s 0 --out "$OUT/r/$label" "$@" \
+  gpuoverlap run bench/fine-rounds.toml --study-budget-s 0 --out "$OUT/r/$label" "$@" \
     > "$OUT/r/$label.log" 2>&1
   echo "$label: exit $? in $((SECONDS - start)) s"
 }

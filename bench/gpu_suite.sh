@@ -3,9 +3,10 @@
 # frames each (10 warm-up), strict priorities (the machine runs as root, so HIGH is granted),
 # twice: with timestamp queries (poll + ts clocks) and with --no-timestamps (poll clock only,
 # because an end-of-workload timestamp can serialise a queue).
-# Everything lands in $OUT/gpu-suite.tar.gz (the device tool returns at most 8 files).
-# Run from the repository root through the bundle:
-#   .devbundle/run bash .devbundle/bench/gpu_suite.sh
+# Everything lands in one file, $OUT/gpu-suite.tar.gz.
+# Usage, with the gpuoverlap binary on PATH, from the repository root or a copy holding bench/:
+#   OUT=OUT_DIR bench/gpu_suite.sh [extra gpuoverlap run options]
+# OUT: the output folder (environment variable OUT, default /tmp/gpuoverlap-out).
 set -uo pipefail
 out=${OUT:-/tmp/gpuoverlap-out}
 work="$out/gpu-suite"

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Issue 15 on the GPU machine: the main job as a user meets it.
+# The main job on the GPU machine, as a user meets it.
 #   1. `gpuoverlap run --all --priority-fallback` (what scripts/run-suite.sh runs), wall time
 #      and the time per scenario (run.json `seconds`)
 #   2. `gpuoverlap selftest` with its defaults
 #   3. `--no-timestamps`: the shader clock columns and their verification without queries
 #   4. frames past their deadline (bench/deadline.toml, ~8 ms a frame): finished late
 #      (--timeout-ms 6), and still running at the deadline (deadline-long.toml, --timeout-ms 50)
-# Everything lands in $OUT/main-job.tar.gz. From the repository root, through the bundle:
-#   .devbundle/run bash .devbundle/bench/main_job.sh
+# Everything lands in $OUT/main-job.tar.gz.
+# Usage, with the gpuoverlap binary on PATH, from the repository root or a copy holding bench/:
+#   OUT=OUT_DIR bench/main_job.sh
+# OUT: the output folder (environment variable OUT, default /tmp/gpuoverlap-out).
 set -uo pipefail
 out=${OUT:-/tmp/gpuoverlap-out}
 work="$out/main-job"

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# The non-intrusiveness verdict on the GPU machine (issue 6): the non-intrusiveness study
+# The non-intrusiveness verdict on the GPU machine: the non-intrusiveness study
 # (baseline, managed, commit-high-priority, unmanaged control on every core; 6 interleaved
 # rounds) with FRAMES measured frames per condition (default 3000), REPEATS times (default 2:
 # a verdict that flips between repeats is not one), the diagnostic study of
 # non-intrusiveness-diagnostic.toml, then the bgp-* workflow presets. The NVIDIA driver's
 # shader disk cache is off so every background compile is real compiler work (each variant
-# is distinct within a run anyway). Everything small lands in $OUT/non-intrusiveness.tar.gz.
-# Run from the repository root through the bundle:
-#   .devbundle/run bash .devbundle/bench/non_intrusiveness.sh
+# is distinct within a run anyway). Everything small lands in $OUT/non-intrusiveness.tar.gz,
+# split into pieces of 15 MB (`cat non-intrusiveness.tar.gz.* | tar xz` joins and unpacks them).
+# Usage, with the gpuoverlap binary on PATH, from the repository root or a copy holding bench/:
+#   OUT=OUT_DIR bench/non_intrusiveness.sh [extra gpuoverlap run options]
+# OUT: the output folder (environment variable OUT, default /tmp/gpuoverlap-out).
 set -uo pipefail
 out=${OUT:-/tmp/gpuoverlap-out}
 work="$out/non-intrusiveness"
@@ -35,12 +37,11 @@ gpuoverlap run bgp-benchmark-priming bgp-single-frame-analysis --frames 500 --ou
   > "$work/bgp.log" 2>&1 || status=1
 tail -n 5 "$work/bgp.log"
 kill "$sampler" 2>/dev/null
-# records.csv and trace.json (every workload of every frame) are the bulk and over the 16 MiB
-# a file may bring back; the verdict reads frames.csv, summary.csv keeps each workload's
-# distribution per round.
+# records.csv and trace.json (every workload of every frame) are the bulk and are left out;
+# the verdict reads frames.csv, summary.csv keeps each workload's distribution per round.
 find "$work" \( -name records.csv -o -name trace.json \) -delete
 tar czf "$out/non-intrusiveness.tar.gz" -C "$out" non-intrusiveness && rm -rf "$work"
-# Pieces under the size a file may have to come back.
+# Pieces of 15 MB, each small enough to copy and keep on its own.
 split -b 15M -d "$out/non-intrusiveness.tar.gz" "$out/non-intrusiveness.tar.gz." &&
   rm "$out/non-intrusiveness.tar.gz"
 exit "$status"

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Preemption on the GPU machine (issue 7): preemption-matrix (4 loads x NORMAL/HIGH/REALTIME
+# Preemption on the GPU machine: preemption-matrix (4 loads x NORMAL/HIGH/REALTIME
 # urgent COMPUTE queue) in one process, then with --load-process (the load in a second
 # gpuoverlap process). DURATION ms of urgent submissions per configuration (default 3000).
 # --priority-fallback records a refused priority instead of stopping (the GPU machine runs as
 # root, which NVIDIA grants HIGH and REALTIME). Tables: bench/preemption_table.py.
-# Run from the repository root through the bundle:
-#   .devbundle/run bash .devbundle/bench/preemption.sh
+# Usage, with the gpuoverlap binary on PATH, from the repository root or a copy holding bench/:
+#   OUT=OUT_DIR bench/preemption.sh [extra gpuoverlap run options]
+# OUT: the output folder (environment variable OUT, default /tmp/gpuoverlap-out).
 set -uo pipefail
 out=${OUT:-/tmp/gpuoverlap-out}
 work="$out/preemption"

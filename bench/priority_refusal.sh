@@ -3,14 +3,18 @@
 # to root or CAP_SYS_NICE. Runs high-priority-compute (HIGH) and a REALTIME variant as root and
 # as an unprivileged user (nobody, via setpriv), strict and with --priority-fallback, and
 # records exit codes, messages and the priorities meta.json says were granted.
-# Run through the bundle: .devbundle/run bash .devbundle/bench/priority_refusal.sh
+# The report lands in $OUT/priority-refusal.txt.
+# Usage, as root with setpriv and the gpuoverlap binary on PATH, from the repository (or a copy
+# holding bench/ and scenarios/presets/):
+#   OUT=OUT_DIR bench/priority_refusal.sh
+# OUT: the output folder (environment variable OUT, default /tmp/gpuoverlap-out).
 set -uo pipefail
 out=${OUT:-/tmp/gpuoverlap-out}
 work=$(mktemp -d /tmp/priority.XXXX)
 chmod 777 "$work"
 here=$(cd "$(dirname "$0")/.." && pwd)
 sed 's/priority = "high"/priority = "realtime"/; s/name = "high-priority-compute"/name = "realtime-compute"/' \
-  "$here/presets/high-priority-compute.toml" > "$work/realtime-compute.toml"
+  "$here/scenarios/presets/high-priority-compute.toml" > "$work/realtime-compute.toml"
 chmod 644 "$work/realtime-compute.toml"
 as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
 report="$work/priority-refusal.txt"
@@ -22,7 +26,7 @@ for user in root nobody; do
       [ "$mode" = fallback ] && args+=(--priority-fallback)
       prefix=()
       [ "$user" = nobody ] && prefix=("${as_nobody[@]}")
-      "${prefix[@]}" env LD_LIBRARY_PATH="$LD_LIBRARY_PATH" "$(command -v gpuoverlap)" "${args[@]}" > "$work/$name.log" 2>&1
+      "${prefix[@]}" env LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" "$(command -v gpuoverlap)" "${args[@]}" > "$work/$name.log" 2>&1
       rc=$?
       granted=$(python3 -c "import json,glob,sys; m=json.load(open(glob.glob('$work/$name/*/meta.json')[0])); print(', '.join(q['name']+': '+q['priority_requested']+' -> '+q['priority_granted'] for q in m['queues']), '|', '; '.join(m['priority_notes']))" 2>/dev/null || echo "no results")
       { echo "== $name: exit $rc"; grep -E "^gpuoverlap:" "$work/$name.log"; echo "granted: $granted"; } | tee -a "$report"

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Issue 4 on the GPU machine: `gpuoverlap selftest` (the measurement measured) with enough
+# The self-test on the GPU machine: `gpuoverlap selftest` (the measurement measured) with enough
 # frames for stable p99s, then two presets to show the shader clock columns and row flags in
 # ordinary results, with stamps in uncached and in cached memory.
-# Everything lands in $OUT/selftest.tar.gz. Run from the repository root through the bundle:
-#   .devbundle/run bash .devbundle/bench/selftest.sh
+# Everything lands in $OUT/selftest.tar.gz.
+# Usage, with the gpuoverlap binary on PATH, from the repository root or a copy holding bench/:
+#   OUT=OUT_DIR bench/selftest.sh
+# OUT: the output folder (environment variable OUT, default /tmp/gpuoverlap-out).
 set -uo pipefail
 out=${OUT:-/tmp/gpuoverlap-out}
 work="$out/selftest"

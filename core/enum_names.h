@@ -1,7 +1,7 @@
 // One table per enum of the model names its values as they appear in scenario files, CSV
 // columns and meta.json; name_of and value_of read the table both ways, so a name and its
-// parser can never disagree (issue 17: one helper instead of a hand-written switch pair per
-// enum). names_list gives the "a | b | c" of an error message from the same table.
+// parser can never disagree (one helper instead of a hand-written switch pair per enum).
+// names_list gives the "a | b | c" of an error message from the same table.
 //
 // Contract: each table lists every value of its enum exactly once, with distinct names
 // (tests/unit/enum_names_test.cpp checks every table of the model).

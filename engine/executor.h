@@ -23,7 +23,7 @@ class ParentLink;
 }
 
 // Where the stamps live. uncached: HOST_VISIBLE|HOST_COHERENT outside device memory, not
-// HOST_CACHED (the D3D12 CUSTOM heap, L0 + WRITE_COMBINE of DESIGN.md section 3). cached:
+// HOST_CACHED (like the D3D12 backend's CUSTOM heap, L0 + WRITE_COMBINE). cached:
 // HOST_VISIBLE|HOST_COHERENT|HOST_CACHED, where the CPU spins on its own cache line and the
 // GPU's write invalidates it (PCIe snooping); the self-test measures which detects sooner.
 enum class StampMemory { uncached, cached };

@@ -1,4 +1,4 @@
-// The frame loop, written once for every backend (DESIGN.md section 3): per frame, record and
+// The frame loop, written once for every backend: per frame, record and
 // submit with every queue held at the gate, arm the stamp poller, release the gate, wait with
 // a deadline, then turn the stamps, timestamps and shader clocks into records. Warm-up
 // frames, a workflow's training frames and the background processing modes are applied here;

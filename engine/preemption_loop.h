@@ -1,10 +1,9 @@
-// The preemption loop, written once for every backend (DESIGN.md section 6,
-// docs/preemption.md): size the load by duration, measure it alone, then keep it running
-// (two loads in flight) while the urgent job is submitted every period; drain; turn the
-// sequence poller's sightings, timestamps and shader clocks into records. Which parts run
-// follows the scenario's workloads: load and urgent (one process), urgent only (the parent
-// of a load process), or load only (the load process itself, which loads until
-// `hooks.stop_loading`).
+// The preemption loop, written once for every backend (docs/preemption.md): size the load by
+// duration, measure it alone, then keep it running (two loads in flight) while the urgent job
+// is submitted every period; drain; turn the sequence poller's sightings, timestamps and shader
+// clocks into records. Which parts run follows the scenario's workloads: load and urgent (one
+// process), urgent only (the parent of a load process), or load only (the load process itself,
+// which loads until `hooks.stop_loading`).
 //
 // One thread records and submits everything, so queues that share a device queue (lavapipe)
 // need no lock; a SequencePoller thread times every stamp.

@@ -27,7 +27,7 @@ For each study (a directory with verdict.csv) it also writes OUT/<study>/verdict
 metric's distribution per condition (rounds pooled; frames.csv, and records.csv for the GPU
 durations where present), every box labelled with its verdict.
 Each kind of plot is one function in PLOTS; a later kind of result adds its own there.
-Only the documented CSV columns (README, "Output") are read.
+Only the documented CSV columns (docs/output-format.md) are read.
 
 A results folder is untrusted input (they are attached to bug reports): every file must be a
 regular file, every numeric cell a finite number, meta.json's fields of the types written,

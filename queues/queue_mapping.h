@@ -1,4 +1,4 @@
-// Maps the scenario's queues onto a device's queue families (DESIGN.md section 4):
+// Maps the scenario's queues onto a device's queue families:
 //   DIRECT  -> the first family with GRAPHICS and COMPUTE;
 //   COMPUTE -> the first COMPUTE-only family, else another queue of the graphics family,
 //              else the very queue DIRECT uses (then it is shared: no overlap possible).

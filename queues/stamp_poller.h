@@ -1,4 +1,4 @@
-// The CPU side of the stamp protocol (DESIGN.md section 3, step 5): a thread that spins on the
+// The CPU side of the stamp protocol (workloads/perlin.hlsl): a thread that spins on the
 // start/end words of every workload slot and records CLOCK_MONOTONIC_RAW when each word first
 // equals the frame number. API neutral: it reads plain memory (mapped by a backend, or a test
 // buffer written by another thread).

@@ -1,8 +1,9 @@
 // Smaller default sizes for a device that is the CPU itself (lavapipe). The presets are sized
 // for a GPU: on lavapipe a `default` frame takes ~0.1 s, and the suite as written took most of
-// an hour on 2 cores. There nothing can overlap and timings measure CPU scheduling (README,
-// "lavapipe"), so fewer frames lose nothing a user could read from them. Applied
-// automatically, announced and recorded in meta.json; never to a size the user set.
+// an hour on 2 cores. There nothing can overlap and timings measure CPU scheduling
+// (docs/output-format.md, "How to read results"), so fewer frames lose nothing a user could
+// read from them. Applied automatically, announced and recorded in meta.json; never to a size
+// the user set.
 #pragma once
 
 #include <cstdint>

@@ -29,7 +29,7 @@ std::string directory_name_problem(std::string_view name) {
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   for (std::string_view reserved :
-       std::array<std::string_view, 3>{"plots", "run.json", "report.md"})
+       std::array<std::string_view, 4>{"plots", "run.json", "report.md", "report-details.md"})
     if (lower == reserved)
       return "is reserved: the results folder uses '" + std::string(reserved) + "' itself";
   return {};

@@ -1,4 +1,4 @@
-// What a preemption scenario asks for (DESIGN.md section 6, seed 002 part 6): a long load on
+// What a preemption scenario asks for (docs/preemption.md): a long load on
 // the DIRECT queue at normal priority, and a small urgent compute job submitted every
 // `period_ms` on a COMPUTE queue of the chosen priority for `duration_ms`. Plain data, parsed
 // by scenarios/ from a `[preemption]` table; no GPU API.

@@ -19,7 +19,7 @@ namespace gpuoverlap {
 
 namespace {
 
-// Documented tolerances (docs/selftest.md). Targets of issue 4 for an H100 SXM.
+// Documented tolerances (docs/selftest.md). Targets for an H100 SXM.
 constexpr double kDetectionP50TargetUs = 2.0;
 constexpr double kDetectionP99TargetUs = 5.0;
 constexpr double kAgreementFloorUs = 2.0;  // max(2 µs, 1% of the duration)

@@ -2,7 +2,7 @@
 // overlap.csv, meta.json, trace.json (Chrome trace events, see trace_export.h) and, with
 // background work, background.csv in one directory, each
 // through an atomic rename, so an interrupted run never leaves a half file.
-// Column lists are the documented contract (README "Output"): append, never reorder.
+// Column lists are the documented contract (docs/output-format.md): append, never reorder.
 #pragma once
 
 #include <array>

@@ -3,7 +3,7 @@
 // SPIR-V at build time by glslangValidator, and with GPUOVERLAP_D3D12 to DXBC for the D3D12
 // backend (only the resource declarations and the three memory operations differ).
 //
-// Stamp protocol (DESIGN.md section 3), per workload slot:
+// Stamp protocol, per workload slot:
 //   counters.started  : prev = atomicAdd(+1); prev == 0       -> stamps.start = frame
 //   counters.finished : done = atomicAdd(+1); done + 1 == N   -> stamps.end   = frame
 // The counters and stamps bindings cover exactly this workload's 64-byte slot (the executor

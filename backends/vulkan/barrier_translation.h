@@ -1,4 +1,4 @@
-// The D3D12 barrier vocabulary -> Vulkan synchronization2 (DESIGN.md section 4). Vulkan
+// The D3D12 barrier vocabulary -> Vulkan synchronization2 (docs/barriers.md). Vulkan
 // *types* only: no Vulkan call is made here, so this is unit tested without a device; the
 // executor fills in the buffer and image handles and records what comes out.
 //   legacy states -> stages/accesses as vkd3d-proton maps them;

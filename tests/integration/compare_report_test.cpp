@@ -139,14 +139,21 @@ TEST_F(CompareAndReport, BadDirectoriesAreErrors) {
   EXPECT_EQ(run_gpuoverlap("compare only-one-argument").exit_code, 2);
 }
 
-TEST_F(CompareAndReport, ReportPutsTheRunOnOnePage) {
+TEST_F(CompareAndReport, ReportAnswersFirstWithEveryScenarioInTheDetails) {
   ASSERT_TRUE(runs_ok_);
   const auto r = run_gpuoverlap("report " + (*root_ / "base").string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::ifstream in(*root_ / "base" / "report.md");
+  std::ifstream page_in(*root_ / "base" / "report.md");
+  const std::string page((std::istreambuf_iterator<char>(page_in)), {});
+  EXPECT_NE(page.find("# gpuoverlap report: base"), std::string::npos) << page;
+  EXPECT_NE(page.find("**3. What does each barrier kind cost?** Between dependent dispatches"),
+            std::string::npos)
+      << page;
+  EXPECT_NE(page.find("| device | "), std::string::npos);
+  EXPECT_NE(page.find("| three-dispatches | Compute A → Compute C | legacy | "), std::string::npos)
+      << page;
+  std::ifstream in(*root_ / "base" / "report-details.md");
   std::string md((std::istreambuf_iterator<char>(in)), {});
-  EXPECT_NE(md.find("# gpuoverlap report: base"), std::string::npos) << md;
-  EXPECT_NE(md.find("| device | "), std::string::npos);
   EXPECT_NE(md.find("## three-dispatches"), std::string::npos);
   EXPECT_NE(md.find("| Compute B | 15 |"), std::string::npos) << md;
   EXPECT_NE(md.find("| Compute A → Compute C | legacy |"), std::string::npos) << md;

@@ -1,4 +1,4 @@
-// Issue 16 through the binary: exit statuses that separate bad input (2) from a measured
+// Hostile input through the binary: exit statuses that separate bad input (2) from a measured
 // problem (1), an output folder checked before any GPU work, outputs that are never written
 // through a link or into a FIFO, names that would break a file name refused before measuring.
 #include <gtest/gtest.h>

@@ -82,7 +82,7 @@ TEST(LoadProcessRun, RunMergesTheChildsLoadAndTheChildIsGone) {
   // The report's page says what ran and classifies the urgent job per clock.
   const auto report = run_gpuoverlap("report " + out.string());
   ASSERT_EQ(report.exit_code, 0) << report.output;
-  std::ifstream page(out / "report.md");
+  std::ifstream page(out / "report-details.md");
   const std::string text((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("Preemption: a slow-shader load"), std::string::npos) << text;
   EXPECT_NE(text.find("priority (granted normal), separate process"), std::string::npos) << text;

@@ -130,9 +130,11 @@ TEST_F(AllPresets, ReportComparePlotReadEveryScenario) {
   EXPECT_NE(result_->output.find("--all: 12 presets run once, as part of a matrix"),
             std::string::npos);
   expect_tools_read_every_scenario(*out_);
-  const std::string md = read_text_file(*out_ / "report.md");
+  const std::string page = read_text_file(*out_ / "report.md");
+  const std::string md = read_text_file(*out_ / "report-details.md");
+  EXPECT_NE(page.find("## Background processing: study `non-intrusiveness`\n"), std::string::npos);
+  EXPECT_NE(page.find("positive control"), std::string::npos);
   EXPECT_NE(md.find("## Study non-intrusiveness\n"), std::string::npos);
-  EXPECT_NE(md.find("positive control"), std::string::npos);
   EXPECT_TRUE(fs::exists(*out_ / "plots" / "non-intrusiveness" / "verdict.png"));
   // The workflow presets bind their committed variants: the run and the report compare each
   // compute workload's GPU duration before and after.
@@ -145,6 +147,70 @@ TEST_F(AllPresets, ReportComparePlotReadEveryScenario) {
   ASSERT_NE(table, std::string::npos);
   EXPECT_LT(table, md.find("\n## ", section + 1));
   EXPECT_NE(md.find("| Compute Queue A | ", table), std::string::npos);
+}
+
+// report.md of `run --all` answers first: the five questions in order, each with a number and a
+// link to a figure that plot.py drew, in the first 60 lines; then one table per family (a row
+// per study condition, a row per matrix cell); at most 400 lines, every scenario in the
+// details page.
+TEST_F(AllPresets, ReportAnswersTheFiveQuestionsFirst) {
+  ASSERT_EQ(result_->exit_code, 0) << result_->output;
+  // The plots and the report, unless the test above made them (it runs first in one process).
+  if (!fs::exists(*out_ / "report-details.md")) expect_tools_read_every_scenario(*out_);
+  const std::string page = read_text_file(*out_ / "report.md");
+  std::vector<std::string> lines;
+  for (std::size_t begin = 0; begin < page.size();) {
+    const std::size_t end = page.find('\n', begin);
+    lines.push_back(page.substr(begin, end - begin));
+    if (end == std::string::npos) break;
+    begin = end + 1;
+  }
+  EXPECT_LE(lines.size(), 400u) << page;
+  std::size_t previous = 0;
+  for (const char* question :
+       {"**1. Does DIRECT overlap COMPUTE?** ", "**2. Do dispatches on one queue overlap",
+        "**3. What does each barrier kind cost?** ",
+        "**4. Is background processing non-intrusive?** ",
+        "**5. How fast does high-priority compute get the GPU?** "}) {
+    SCOPED_TRACE(question);
+    std::size_t line = 0;
+    while (line < lines.size() && lines[line].rfind(question, 0) != 0) ++line;
+    ASSERT_LT(line, 60u) << page;
+    EXPECT_GE(line, previous);
+    previous = line;
+    // The answer (its paragraph, up to the next blank line) has a number and a figure that
+    // exists.
+    std::string answer;
+    for (std::size_t l = line; l < lines.size() && !lines[l].empty(); ++l)
+      answer += lines[l] + "\n";
+    EXPECT_NE(answer.find_first_of("0123456789", std::string(question).size()), std::string::npos)
+        << answer;
+    EXPECT_EQ(answer.find("Not measured"), std::string::npos) << answer;
+    const std::size_t link = answer.find("](plots/");
+    ASSERT_NE(link, std::string::npos) << answer;
+    const std::string target = answer.substr(link + 2, answer.find(')', link) - link - 2);
+    EXPECT_TRUE(fs::exists(*out_ / target)) << target;
+  }
+  // The study's table: a row per condition.
+  const auto verdict = read_json(*out_ / "non-intrusiveness" / "verdict.json");
+  ASSERT_EQ(verdict["conditions"].size(), 6u);
+  for (const auto& c : verdict["conditions"]) {
+    const std::string row = "| " + c["condition"].get<std::string>() +
+                            (c["control"].get<bool>() ? " (control) | " : " | ");
+    EXPECT_NE(page.find("\n" + row), std::string::npos) << row;
+  }
+  // The preemption table: a row per matrix cell.
+  std::size_t cells = 0;
+  for (const std::string& s : kScenarios)
+    if (s.rfind("preemption-matrix/", 0) == 0) {
+      ++cells;
+      EXPECT_NE(page.find("\n| " + s + " | "), std::string::npos) << s;
+    }
+  EXPECT_EQ(cells, 12u);
+  // Every scenario has its section in the details page.
+  const std::string details = read_text_file(*out_ / "report-details.md");
+  for (const std::string& s : kScenarios)
+    EXPECT_NE(details.find("\n## " + s + "\n"), std::string::npos) << s;
 }
 
 bool is_preemption(const std::string& scenario) { return scenario.rfind("preemption-", 0) == 0; }
@@ -488,7 +554,7 @@ TEST(Background, BindingWithOneFrameCommitsFirstAndATooLargeBeforeIsRefused) {
   fs::remove(file);
 }
 
-// The acceptance command on lavapipe: seven conditions, a verdict.csv, background
+// The non-intrusiveness preset on lavapipe: seven conditions, a verdict.csv, background
 // compiles recorded where they ran. Verdicts are not asserted (they are timings); their
 // consistency is.
 TEST(Background, NonIntrusivenessWritesAVerdict) {
@@ -886,7 +952,7 @@ alternate_frames = 6
   ASSERT_TRUE(drawn["frame_time"].is_string()) << drawn.dump();
   const std::string frame_time = drawn["frame_time"];
   ASSERT_EQ(frame_time.rfind("Frame time (start to start, ms): p50 ", 0), 0u) << frame_time;
-  std::ifstream report_file(out / "report.md");
+  std::ifstream report_file(out / "report-details.md");
   const std::string report((std::istreambuf_iterator<char>(report_file)),
                            std::istreambuf_iterator<char>());
   EXPECT_NE(report.find("**Frame time** " + frame_time.substr(std::string("Frame time ").size())),

@@ -1,4 +1,4 @@
-"""Issue 16: plot.py on damaged or hostile results folders. Each case must end in one line per
+"""plot.py on damaged or hostile results folders. Each case must end in one line per
 problem on stderr, exit status 2, no traceback, the other scenarios still drawn, and nothing
 written outside --out."""
 import json

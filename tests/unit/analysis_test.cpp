@@ -256,9 +256,15 @@ TEST(Compare, TooFewRunsAreWarnedAboutAndALackingRunIsNamed) {
 }
 
 TEST(Report, HasDeviceQueuesTablesAndGaps) {
-  const std::string md = markdown_report(run_of(synthetic("s", 50, 20, 10, 0.0)));
-  EXPECT_NE(md.find("# gpuoverlap report"), std::string::npos);
-  EXPECT_NE(md.find("| device | Test GPU"), std::string::npos);
+  const ReportPages pages = markdown_report(run_of(synthetic("s", 50, 20, 10, 0.0)));
+  EXPECT_NE(pages.page.find("# gpuoverlap report"), std::string::npos);
+  EXPECT_NE(pages.page.find("| device | Test GPU"), std::string::npos);
+  // The page's barrier table has the dependency; its scenario table the scenario, pointing
+  // to the details page, which has the scenario's own section.
+  EXPECT_NE(pages.page.find("| s | A → B | legacy | "), std::string::npos) << pages.page;
+  EXPECT_NE(pages.page.find("| s | 10 | ok | "), std::string::npos) << pages.page;
+  EXPECT_NE(pages.page.find("[report-details.md](report-details.md)"), std::string::npos);
+  const std::string& md = pages.details;
   EXPECT_NE(md.find("## s"), std::string::npos);
   EXPECT_NE(md.find("| direct | direct | 0 (GRAPHICS\\|COMPUTE) | 0 | normal → normal |"),
             std::string::npos)
@@ -293,7 +299,7 @@ TEST_F(ReportFrames, GiveFrameTimePercentilesTheOnePercentLowAndStutters) {
   ASSERT_TRUE(frames.ok()) << frames.error().message;
   ASSERT_EQ(frames->size(), 1000u);
   s.frames = *frames;
-  const std::string md = markdown_report(run_of(s));
+  const std::string md = markdown_report(run_of(s)).details;
   // p99 interpolates between the last 8 ms frame and the first 20 ms one; p99.9 is a 20 ms
   // frame; the slowest 1 % (10 frames) are all 20 ms: 50 fps.
   EXPECT_NE(md.find("**Frame time** (start to start, ms): p50 8.000, p99 8.120, p99.9 20.000; 1 % "
@@ -308,7 +314,7 @@ TEST_F(ReportFrames, GiveFrameTimePercentilesTheOnePercentLowAndStutters) {
   EXPECT_EQ(stats->stutters, 10u);
   EXPECT_DOUBLE_EQ(stats->one_percent_low_fps, 50.0);
   // A scenario without frames.csv (results of a lone scenario copied without it) has no line.
-  EXPECT_EQ(markdown_report(run_of(synthetic("s", 50, 20, 10, 0.0))).find("**Frame time**"),
+  EXPECT_EQ(markdown_report(run_of(synthetic("s", 50, 20, 10, 0.0))).details.find("**Frame time**"),
             std::string::npos);
 }
 
@@ -329,7 +335,7 @@ TEST(Report, SaysWhereTheTimeWentPerPresetOrStudy) {
                {{"directory", "study/a/round-2"}, {"seconds", 3.0}},
                {{"directory", "default"}, {"seconds", 1.5}},
                {{"directory", "failed-early"}, {"seconds", "not a number"}}}}};
-  const std::string md = markdown_report(run);
+  const std::string md = markdown_report(run).page;
   EXPECT_NE(md.find("**Time:** 6 s measuring (device setup included) in 4 scenarios: study 5.0 s "
                     "(2 scenarios), default 1.5 s."),
             std::string::npos)

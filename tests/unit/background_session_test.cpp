@@ -428,7 +428,7 @@ TEST(BackgroundSession, UnmanagedControlRunsOutsideTheProcessorAtNormalPriority)
   EXPECT_LE(workers.size(), 2u);
 }
 
-// Issue 16: after a stop request (a missed frame deadline, an interrupt) no thread starts
+// After a stop request (a missed frame deadline, an interrupt) no thread starts
 // another compile; each finishes at most the one it was in. Unmanaged threads used to compile
 // on until they were joined, long after the frames had ended.
 TEST(BackgroundSession, AfterAStopRequestEachThreadFinishesAtMostItsCompileInFlight) {

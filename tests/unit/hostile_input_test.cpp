@@ -1,4 +1,4 @@
-// Issue 16: each defect a hostile user found, as a test that failed before its fix. Input
+// Each defect a hostile user found, as a test that failed before its fix. Input
 // from outside (scenario files, results folders, output paths) is untrusted: it must give one
 // line naming the file and the reason, never a crash, a hang or a write outside its place.
 #include <fcntl.h>
@@ -370,10 +370,13 @@ TEST_F(DamagedResults, ADamagedSummaryOrVerdictStillGivesAReport) {
   write(scenario_ / "summary.csv", "not,a,summary\n");
   auto loaded = load_results(dir_ / "run");
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
-  const std::string page = markdown_report(*loaded);
-  EXPECT_NE(page.find("The latency table is missing"), std::string::npos) << page;
-  EXPECT_EQ(page.find("nan"), std::string::npos);
-  EXPECT_EQ(page.find("inf"), std::string::npos);
+  const ReportPages pages = markdown_report(*loaded);
+  EXPECT_NE(pages.details.find("The latency table is missing"), std::string::npos) << pages.details;
+  EXPECT_NE(pages.page.find("the latency table is missing"), std::string::npos) << pages.page;
+  for (const std::string* page : {&pages.page, &pages.details}) {
+    EXPECT_EQ(page->find("nan"), std::string::npos);
+    EXPECT_EQ(page->find("inf"), std::string::npos);
+  }
   const CompareResult same = compare_runs(*loaded, *loaded, {});
   EXPECT_FALSE(same.changed);
 }

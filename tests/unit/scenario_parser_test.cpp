@@ -6,7 +6,7 @@
 namespace gpuoverlap {
 namespace {
 
-// The example of the foundation issue, verbatim: these fields must keep working as written.
+// The scenario format's original example, verbatim: these fields must keep working as written.
 constexpr const char* kIssueExample = R"(name = "three-dispatches"
 description = "C waits for A while B, longer than A, runs between them"
 frames = 100

@@ -1,0 +1,386 @@
+#include "analysis/answers.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "analysis/csv_table.h"
+#include "core/input_file.h"
+#include "timeline/export.h"
+#include "timeline/statistics.h"
+
+namespace gpuoverlap {
+
+namespace {
+
+struct Span {
+  std::string queue, queue_type;
+  double start_us = 0, end_us = 0;
+};
+
+// Each ok frame's workload spans on `clock`, by frame.
+std::map<std::uint32_t, std::vector<Span>> spans_by_frame(const LoadedScenario& s, Clock clock) {
+  std::map<std::uint32_t, std::vector<Span>> frames;
+  for (const LoadedRecord& r : s.records) {
+    if (r.status != "ok") continue;
+    const auto start = start_on(r, clock), end = end_on(r, clock);
+    if (start && end) frames[r.frame].push_back({r.queue, r.queue_type, *start, *end});
+  }
+  return frames;
+}
+
+template <typename Pairs>
+OverlapCount count_overlap(const LoadedScenario& s, Clock clock, Pairs counts) {
+  OverlapCount out;
+  std::vector<double> longest;
+  for (const auto& [frame, spans] : spans_by_frame(s, clock)) {
+    if (spans.size() < 2) continue;
+    ++out.frames;
+    double best = 0;
+    for (std::size_t i = 0; i < spans.size(); ++i)
+      for (std::size_t j = i + 1; j < spans.size(); ++j)
+        if (counts(spans[i], spans[j]))
+          best = std::max(best, std::min(spans[i].end_us, spans[j].end_us) -
+                                    std::max(spans[i].start_us, spans[j].start_us));
+    if (best > 0) longest.push_back(best);
+  }
+  out.overlapped = longest.size();
+  if (!longest.empty()) out.overlap_p50_us = *percentile(longest, 50);
+  return out;
+}
+
+std::string clock_name(Clock clock) {
+  return clock == Clock::ts    ? "timestamp clock"
+         : clock == Clock::clk ? "shader clock"
+                               : "poll clock";
+}
+
+// The scenario of the run whose folder is `name` at the results' top level (a preset run on
+// its own, not a study's round or a matrix's cell).
+const LoadedScenario* top_level(const LoadedRun& run, const std::string& name) {
+  for (const LoadedScenario& s : run.scenarios) {
+    const std::string relative = s.directory.lexically_relative(run.directory).generic_string();
+    if (relative == name || ((relative == "." || relative.empty()) && s.name == name)) return &s;
+  }
+  return nullptr;
+}
+
+// " Figure: [plots/x/timeline.png](plots/x/timeline.png)." where plot.py made it, else "".
+std::string figure(const LoadedRun& run, const std::string& relative_png) {
+  std::error_code ec;
+  if (!std::filesystem::exists(run.directory / relative_png, ec)) return "";
+  return fmt::format(" Figure: [{0}]({0}).", relative_png);
+}
+
+std::string frames_word(const OverlapCount& c) {
+  return c.overlapped == c.frames ? "Yes" : c.overlapped == 0 ? "No" : "Sometimes";
+}
+
+// Where the device has one queue for both, the COMPUTE queue cannot overlap the DIRECT one.
+bool compute_shares_direct(const LoadedScenario& s) {
+  for (const auto& q : s.meta.value("queues", nlohmann::json::array()))
+    if (q.is_object() && q.value("type", "") == "compute" && q.contains("shares_queue_of") &&
+        !q["shares_queue_of"].is_null())
+      return true;
+  return false;
+}
+
+void answer_direct_compute(std::string& out, const LoadedRun& run) {
+  out += "**1. Does DIRECT overlap COMPUTE?** ";
+  const LoadedScenario* s = top_level(run, "default");
+  if (!s) s = top_level(run, "high-priority-compute");
+  const std::optional<Clock> clock = s ? answer_clock(*s) : std::nullopt;
+  if (!s || !clock) {
+    out += "Not measured: run `default`.\n\n";
+    return;
+  }
+  const OverlapCount c = direct_compute_overlap(*s, *clock);
+  out += fmt::format(
+      "**{}**: a DIRECT and a COMPUTE workload ran at the same time in {} of {} "
+      "frames of `{}`",
+      frames_word(c), c.overlapped, c.frames, s->name);
+  if (c.overlapped > 0) out += fmt::format(" (median overlap {:.1f} µs)", c.overlap_p50_us);
+  out += fmt::format(", on the {}.", clock_name(*clock));
+  if (compute_shares_direct(*s))
+    out +=
+        " Here the COMPUTE queue is the DIRECT queue's device queue (the device has one), so "
+        "it cannot overlap.";
+  out += figure(run, "plots/" + relative_of(run, *s) + "/timeline.png") + "\n\n";
+}
+
+void answer_same_queue(std::string& out, const LoadedRun& run) {
+  out += "**2. Do dispatches on one queue overlap without barriers?** ";
+  const LoadedScenario* s = top_level(run, "no-barriers");
+  const std::optional<Clock> clock = s ? answer_clock(*s) : std::nullopt;
+  if (!s || !clock) {
+    out += "Not measured: run `no-barriers`.\n\n";
+    return;
+  }
+  const OverlapCount c = same_queue_overlap(*s, *clock);
+  out += fmt::format(
+      "**{}**: two workloads of one queue ran at the same time in {} of {} frames "
+      "of `{}`",
+      frames_word(c), c.overlapped, c.frames, s->name);
+  if (c.overlapped > 0) out += fmt::format(" (median overlap {:.1f} µs)", c.overlap_p50_us);
+  out += fmt::format(", on the {}.", clock_name(*clock));
+  const auto settings = s->meta.value("settings", nlohmann::json::object());
+  if (settings.is_object() && settings.value("timestamp_queries", true))
+    out +=
+        " Timestamp queries were on; on some drivers they serialise a queue's work "
+        "(`--no-timestamps` measures without them).";
+  out += figure(run, "plots/" + relative_of(run, *s) + "/timeline.png") + "\n\n";
+}
+
+void answer_barriers(std::string& out, const LoadedRun& run) {
+  out += "**3. What does each barrier kind cost?** ";
+  struct Cost {
+    std::string scenario, barrier;
+    double gap_p50_us;
+  };
+  std::vector<Cost> costs;
+  std::optional<Clock> used;
+  const std::vector<BarrierGap> gaps = barrier_gaps(run);
+  for (const BarrierGap& g : gaps) {
+    if (g.scenario.rfind("three-dispatches", 0) != 0) continue;
+    if (!used) used = g.clock;
+    // One figure per scenario: its gaps pooled (both dependencies carry the same barrier).
+    auto found = std::find_if(costs.begin(), costs.end(),
+                              [&](const Cost& c) { return c.scenario == g.scenario; });
+    if (found != costs.end()) continue;
+    std::vector<double> pooled;
+    for (const BarrierGap& same : gaps)
+      if (same.scenario == g.scenario)
+        pooled.insert(pooled.end(), same.values_us.begin(), same.values_us.end());
+    costs.push_back({g.scenario, g.barrier.empty() ? "?" : g.barrier, *percentile(pooled, 50)});
+  }
+  if (costs.empty()) {
+    out += "Not measured: run the `three-dispatches` presets (`run --all`).\n\n";
+    return;
+  }
+  std::sort(costs.begin(), costs.end(),
+            [](const Cost& a, const Cost& b) { return a.gap_p50_us < b.gap_p50_us; });
+  out += fmt::format(
+      "Between dependent dispatches (the `three-dispatches` family), the consumer starts this "
+      "long after its producer ends, p50 on the {}: ",
+      clock_name(*used));
+  for (std::size_t i = 0; i < costs.size(); ++i)
+    out += fmt::format("{}`{}` ({}) {:.1f} µs", i ? ", " : "", costs[i].scenario, costs[i].barrier,
+                       costs[i].gap_p50_us);
+  out += fmt::format(". Cheapest: `{}`; dearest: `{}`. Every dependency: the barrier table below.",
+                     costs.front().scenario, costs.back().scenario);
+  out += figure(run, "plots/" + costs.back().scenario + "/timeline.png") + "\n\n";
+}
+
+void answer_background(std::string& out, const LoadedRun& run) {
+  out += "**4. Is background processing non-intrusive?** ";
+  std::vector<std::string> studies;
+  for (const LoadedScenario& s : run.scenarios) {
+    const auto scenario = s.meta.value("scenario", nlohmann::json::object());
+    if (!scenario.is_object() || !scenario.contains("study")) continue;
+    const std::string relative = relative_of(run, s);
+    const std::string study = relative.substr(0, relative.find('/'));
+    if (std::find(studies.begin(), studies.end(), study) == studies.end()) studies.push_back(study);
+  }
+  if (studies.empty()) {
+    out += "Not measured: run `non-intrusiveness`.\n\n";
+    return;
+  }
+  for (std::size_t k = 0; k < studies.size(); ++k) {
+    const std::string& study = studies[k];
+    if (k > 0) out += " ";
+    const std::filesystem::path path = run.directory / study / "verdict.json";
+    nlohmann::json v;
+    if (auto text = read_input_file(path, kMaxJsonFileBytes))
+      v = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (!v.is_object() || !v.contains("conditions") || !v["conditions"].is_array()) {
+      out += fmt::format("`{}`: no verdict (`{}/verdict.json` is missing or unreadable).", study,
+                         study);
+      continue;
+    }
+    std::string judged;
+    for (const auto& c : v["conditions"]) {
+      if (!c.is_object() || c.value("control", false)) continue;
+      const auto progress = c.value("progress", nlohmann::json::object());
+      judged +=
+          fmt::format("{}{} **{}**", judged.empty() ? "" : ", ",
+                      c.value("condition", std::string("?")), c.value("verdict", std::string("?")));
+      if (progress.is_object() && progress.contains("compiles_per_s") &&
+          progress["compiles_per_s"].is_number())
+        judged += fmt::format(" ({:.1f} compiles/s{})", progress["compiles_per_s"].get<double>(),
+                              c.value("starved", false) ? ", starved" : "");
+    }
+    out += fmt::format("`{}`: {}", study, judged.empty() ? "no condition judged" : judged);
+    if (v.value("has_control", false)) {
+      if (v.value("control_detected", false) && v.contains("detected_from_threads") &&
+          v["detected_from_threads"].is_number())
+        out += fmt::format("; the positive control was detected from {} normal-priority thread{}",
+                           v["detected_from_threads"].get<int>(),
+                           v["detected_from_threads"].get<int>() == 1 ? "" : "s");
+      else
+        out += "; the positive control was **not detected**: the study had no power";
+    }
+    const auto progress = v.value("progress", nlohmann::json::object());
+    if (progress.is_object() && progress.contains("rounds_run") && progress.contains("stop"))
+      out += fmt::format("; {} rounds, {}", progress["rounds_run"].dump(),
+                         progress["stop"].is_string() ? progress["stop"].get<std::string>() : "?");
+    out += ".";
+    out += figure(run, "plots/" + study + "/verdict.png");
+  }
+  out += "\n\n";
+}
+
+void answer_preemption(std::string& out, const LoadedRun& run) {
+  out += "**5. How fast does high-priority compute get the GPU?** ";
+  const PreemptionCells read = preemption_cells(run);
+  std::map<std::pair<std::string, std::string>, std::vector<const PreemptionCell*>>
+      groups;  // process, priority
+  for (const PreemptionCell& c : read.cells) groups[{c.process, c.priority}].push_back(&c);
+  if (groups.empty()) {
+    out += read.damaged.empty() ? "Not measured: run `preemption-matrix`.\n\n"
+                                : fmt::format(
+                                      "No latency could be read (`{}/summary.csv` is "
+                                      "damaged).\n\n",
+                                      read.damaged.front());
+    return;
+  }
+  out += "From the urgent job's submit to its first thread, over the loads it ran under:";
+  const PreemptionCell* worst = nullptr;
+  auto by_p50 = [](const PreemptionCell* a, const PreemptionCell* b) {
+    return a->p50_us < b->p50_us;
+  };
+  auto by_p99 = [](const PreemptionCell* a, const PreemptionCell* b) {
+    return a->p99_us < b->p99_us;
+  };
+  // Priorities in the order users read them, each process mode apart; others after.
+  std::vector<std::pair<std::string, std::string>> order;
+  for (const char* process : {"same", "separate"})
+    for (const char* priority : {"realtime", "high", "normal"})
+      order.emplace_back(process, priority);
+  for (const auto& [key, cells] : groups)
+    if (std::find(order.begin(), order.end(), key) == order.end()) order.push_back(key);
+  for (const auto& key : order) {
+    const auto found = groups.find(key);
+    if (found == groups.end()) continue;
+    const std::vector<const PreemptionCell*>& cells = found->second;
+    const auto [p50_low, p50_high] = std::minmax_element(cells.begin(), cells.end(), by_p50);
+    const auto [p99_low, p99_high] = std::minmax_element(cells.begin(), cells.end(), by_p99);
+    double misses = 0;
+    for (const PreemptionCell* c : cells) misses += c->misses;
+    out += fmt::format(
+        "\n- {} priority, {}: p50 {:.0f}–{:.0f} µs, p99 {:.0f}–{:.0f} µs over {} load{} "
+        "(slowest: {}){}",
+        key.second, key.first == "same" ? "one process" : "the load in a second process",
+        (*p50_low)->p50_us, (*p50_high)->p50_us, (*p99_low)->p99_us, (*p99_high)->p99_us,
+        cells.size(), cells.size() == 1 ? "" : "s", (*p99_high)->load,
+        misses > 0 ? fmt::format("; {:.0f} urgent jobs finished later than their period", misses)
+                   : "");
+    if (!worst || (*p99_high)->p99_us > worst->p99_us) worst = *p99_high;
+  }
+  out += "\n";
+  if (worst) {
+    const std::string shown = figure(run, "plots/" + worst->relative + "/preemption.png");
+    if (!shown.empty()) out += "\nThe slowest cell:" + shown + "\n";
+  }
+  out += "\n";
+}
+
+}  // namespace
+
+std::string relative_of(const LoadedRun& run, const LoadedScenario& s) {
+  const std::string relative = s.directory.lexically_relative(run.directory).generic_string();
+  return relative == "." || relative.empty() ? s.name : relative;
+}
+
+bool is_top_level(const LoadedRun& run, const LoadedScenario& s) {
+  return relative_of(run, s).find('/') == std::string::npos;
+}
+
+PreemptionCells preemption_cells(const LoadedRun& run) {
+  PreemptionCells out;
+  for (const LoadedScenario& s : run.scenarios) {
+    if (!s.meta.is_object() || !s.meta.contains("preemption") || !s.meta["preemption"].is_object())
+      continue;
+    const nlohmann::json& p = s.meta["preemption"];
+    const auto spec = p.value("spec", nlohmann::json::object());
+    auto text = [](const nlohmann::json& j, const char* key) {
+      return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>()
+                                                                    : std::string("?");
+    };
+    try {
+      const auto summary = read_csv((s.directory / "summary.csv").string(), kSummaryColumns);
+      std::optional<PreemptionCell> cell;
+      for (const char* clock : {"poll", "ts"})
+        for (std::size_t r = 0; r < summary.rows.size() && !cell; ++r)
+          if (summary.at(r, "workload") == "urgent" && summary.at(r, "clock") == clock) {
+            const auto p50 = summary.number(r, "latency_p50_us");
+            const auto p99 = summary.number(r, "latency_p99_us");
+            if (!p50 || !p99) continue;
+            cell = PreemptionCell{relative_of(run, s),
+                                  text(spec, "load"),
+                                  text(spec, "priority"),
+                                  text(p, "priority_granted"),
+                                  p.contains("process") ? text(p, "process") : "same",
+                                  clock,
+                                  summary.at(r, "preemption"),
+                                  *p50,
+                                  *p99,
+                                  summary.number(r, "deadline_misses").value_or(0),
+                                  summary.number(r, "load_slowdown")};
+          }
+      if (cell) out.cells.push_back(*cell);
+    } catch (const std::exception&) {
+      out.damaged.push_back(relative_of(run, s));
+    }
+  }
+  return out;
+}
+
+std::vector<BarrierGap> barrier_gaps(const LoadedRun& run) {
+  std::vector<BarrierGap> out;
+  for (const LoadedScenario& s : run.scenarios) {
+    if (!is_top_level(run, s) || (s.meta.is_object() && s.meta.contains("preemption"))) continue;
+    const std::optional<Clock> clock = answer_clock(s);
+    if (!clock) continue;
+    for (const MetricSeries& m : metric_series(s, *clock))
+      if (m.metric == "gap" && !m.values_us.empty())
+        out.push_back(
+            {relative_of(run, s), m.producer, m.workload, m.barrier, *clock, m.values_us});
+  }
+  return out;
+}
+
+std::optional<Clock> answer_clock(const LoadedScenario& scenario) {
+  bool poll = false;
+  for (const LoadedRecord& r : scenario.records) {
+    if (r.status != "ok") continue;
+    if (r.ts_start_us && r.ts_end_us) return Clock::ts;
+    poll = poll || (r.poll_start_us && r.poll_end_us);
+  }
+  return poll ? std::optional<Clock>(Clock::poll) : std::nullopt;
+}
+
+OverlapCount direct_compute_overlap(const LoadedScenario& scenario, Clock clock) {
+  return count_overlap(scenario, clock, [](const Span& a, const Span& b) {
+    return (a.queue_type == "direct" && b.queue_type == "compute") ||
+           (a.queue_type == "compute" && b.queue_type == "direct");
+  });
+}
+
+OverlapCount same_queue_overlap(const LoadedScenario& scenario, Clock clock) {
+  return count_overlap(scenario, clock,
+                       [](const Span& a, const Span& b) { return a.queue == b.queue; });
+}
+
+std::string answers_section(const LoadedRun& run) {
+  std::string out = "## Answers\n\n";
+  answer_direct_compute(out, run);
+  answer_same_queue(out, run);
+  answer_barriers(out, run);
+  answer_background(out, run);
+  answer_preemption(out, run);
+  return out;
+}
+
+}  // namespace gpuoverlap

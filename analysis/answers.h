@@ -1,0 +1,69 @@
+// The report's first screen: the five questions the suite promises to answer, answered for
+// the run's device from the scenarios that ask them, each with its number, a verdict word and
+// the figure that shows it. A question whose scenarios did not run says which to run.
+//
+// 1. Does DIRECT overlap COMPUTE?              `default` (else high-priority-compute)
+// 2. Do dispatches on one queue overlap?       `no-barriers`
+// 3. What does each barrier kind cost?         the `three-dispatches` family
+// 4. Is background processing non-intrusive?   each study's verdict.json
+// 5. How fast does high-priority compute get the GPU?   every preemption scenario's summary
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/results.h"
+
+namespace gpuoverlap {
+
+// Per frame of one scenario, on `clock`: did a workload of one kind of queue run while a
+// workload of another (cross-queue) or of the same queue (same-queue) ran? Only ok records.
+struct OverlapCount {
+  std::size_t frames = 0;      // ok frames with at least two workloads on the clock
+  std::size_t overlapped = 0;  // of them, frames where some such pair overlapped
+  double overlap_p50_us = 0;   // median over overlapped frames of the frame's longest overlap
+};
+// Pairs of a DIRECT-queue and a COMPUTE-queue workload (records.csv `queue_type`).
+OverlapCount direct_compute_overlap(const LoadedScenario& scenario, Clock clock);
+// Pairs of workloads on the same queue (records.csv `queue`).
+OverlapCount same_queue_overlap(const LoadedScenario& scenario, Clock clock);
+
+// The clock a question is answered on: timestamps where the scenario has them, else the poll
+// clock; nullopt where no ok record has either.
+std::optional<Clock> answer_clock(const LoadedScenario& scenario);
+
+// One preemption scenario's urgent-job latency from its summary.csv (the poll clock's row,
+// else the timestamp clock's): a cell of a matrix, or a preemption preset run alone.
+struct PreemptionCell {
+  std::string relative;  // the scenario's folder under the results
+  std::string load, priority, priority_granted, process, clock, preemption_class;
+  double p50_us = 0, p99_us = 0, misses = 0;
+  std::optional<double> load_slowdown;
+};
+struct PreemptionCells {
+  std::vector<PreemptionCell> cells;  // in run order
+  std::vector<std::string> damaged;   // scenarios whose summary.csv could not be read
+};
+PreemptionCells preemption_cells(const LoadedRun& run);
+
+// The dependency gaps (consumer start minus producer end) of every scenario at the results'
+// top level that has one, on its answer_clock: what each barrier costs.
+struct BarrierGap {
+  std::string scenario, producer, consumer, barrier;
+  Clock clock = Clock::poll;
+  std::vector<double> values_us;
+};
+std::vector<BarrierGap> barrier_gaps(const LoadedRun& run);
+
+// The scenario's folder under the results ("default", "study/cond/round-1"); a lone scenario
+// directory: its name.
+std::string relative_of(const LoadedRun& run, const LoadedScenario& s);
+// True for a scenario at the results' top level (a preset run on its own).
+bool is_top_level(const LoadedRun& run, const LoadedScenario& s);
+
+// The "## Answers" section (Markdown, at most about 40 lines). Reads verdict.json and
+// summary.csv files under run.directory; an unreadable one is named in the answer.
+std::string answers_section(const LoadedRun& run);
+
+}  // namespace gpuoverlap
