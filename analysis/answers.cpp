@@ -142,6 +142,31 @@ void answer_barriers(std::string& out, const LoadedRun& run) {
   std::vector<Cost> costs;
   std::optional<Clock> used;
   const std::vector<BarrierGap> gaps = barrier_gaps(run);
+  // barrier-cost isolates each kind: producer "P <kind>" then consumer "C <kind>", the same
+  // small dispatch on both sides, so the gap is the barrier's own cost.
+  for (const BarrierGap& g : gaps)
+    if (g.scenario == "barrier-cost" && g.producer.rfind("P ", 0) == 0 &&
+        g.consumer.rfind("C ", 0) == 0 && g.producer.substr(2) == g.consumer.substr(2)) {
+      if (!used) used = g.clock;
+      costs.push_back({g.consumer.substr(2), g.barrier, *percentile(g.values_us, 50)});
+    }
+  if (!costs.empty()) {
+    const auto [cheapest, dearest] = std::minmax_element(
+        costs.begin(), costs.end(),
+        [](const Cost& a, const Cost& b) { return a.gap_p50_us < b.gap_p50_us; });
+    out += fmt::format(
+        "From a producer's end to its consumer's start across each barrier kind (`barrier-cost`: "
+        "the same small dispatch on both sides), p50 on the {}: ",
+        clock_name(*used));
+    for (std::size_t i = 0; i < costs.size(); ++i)
+      out += fmt::format("{}{} {:.1f} µs", i ? ", " : "", costs[i].scenario, costs[i].gap_p50_us);
+    out += fmt::format(
+        ". Cheapest: {}; dearest: {} (+{:.1f} µs). Every dependency: the barrier "
+        "table below.",
+        cheapest->scenario, dearest->scenario, dearest->gap_p50_us - cheapest->gap_p50_us);
+    out += figure(run, "plots/barrier-cost/timeline.png") + "\n\n";
+    return;
+  }
   for (const BarrierGap& g : gaps) {
     if (g.scenario.rfind("three-dispatches", 0) != 0) continue;
     if (!used) used = g.clock;
@@ -156,7 +181,7 @@ void answer_barriers(std::string& out, const LoadedRun& run) {
     costs.push_back({g.scenario, g.barrier.empty() ? "?" : g.barrier, *percentile(pooled, 50)});
   }
   if (costs.empty()) {
-    out += "Not measured: run the `three-dispatches` presets (`run --all`).\n\n";
+    out += "Not measured: run `barrier-cost` or the `three-dispatches` presets (`run --all`).\n\n";
     return;
   }
   std::sort(costs.begin(), costs.end(),
@@ -278,12 +303,11 @@ void answer_preemption(std::string& out, const LoadedRun& run) {
                    : "");
     if (!worst || (*p99_high)->p99_us > worst->p99_us) worst = *p99_high;
   }
-  out += "\n";
   if (worst) {
     const std::string shown = figure(run, "plots/" + worst->relative + "/preemption.png");
-    if (!shown.empty()) out += "\nThe slowest cell:" + shown + "\n";
+    if (!shown.empty()) out += "\n- The slowest cell, `" + worst->relative + "`." + shown;
   }
-  out += "\n";
+  out += "\n\n";
 }
 
 }  // namespace

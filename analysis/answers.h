@@ -4,7 +4,7 @@
 //
 // 1. Does DIRECT overlap COMPUTE?              `default` (else high-priority-compute)
 // 2. Do dispatches on one queue overlap?       `no-barriers`
-// 3. What does each barrier kind cost?         the `three-dispatches` family
+// 3. What does each barrier kind cost?         `barrier-cost` (else the `three-dispatches` family)
 // 4. Is background processing non-intrusive?   each study's verdict.json
 // 5. How fast does high-priority compute get the GPU?   every preemption scenario's summary
 #pragma once
