@@ -251,7 +251,9 @@ void answer_background(std::string& out, const LoadedRun& run) {
       out += fmt::format("; {} rounds, {}", progress["rounds_run"].dump(),
                          progress["stop"].is_string() ? progress["stop"].get<std::string>() : "?");
     out += ".";
-    out += figure(run, "plots/" + study + "/verdict.png");
+    // The forest plot (effects against the margins) where plot.py drew one, else the boxes.
+    std::string shown = figure(run, "plots/" + study + "/forest.png");
+    out += shown.empty() ? figure(run, "plots/" + study + "/verdict.png") : shown;
   }
   out += "\n\n";
 }
@@ -304,8 +306,15 @@ void answer_preemption(std::string& out, const LoadedRun& run) {
     if (!worst || (*p99_high)->p99_us > worst->p99_us) worst = *p99_high;
   }
   if (worst) {
-    const std::string shown = figure(run, "plots/" + worst->relative + "/preemption.png");
-    if (!shown.empty()) out += "\n- The slowest cell, `" + worst->relative + "`." + shown;
+    // A matrix's heat map where plot.py drew one, else the slowest cell's own plot.
+    const auto slash = worst->relative.rfind('/');
+    const std::string matrix =
+        slash == std::string::npos
+            ? ""
+            : figure(run, "plots/" + worst->relative.substr(0, slash) + "/matrix.png");
+    const std::string shown =
+        matrix.empty() ? figure(run, "plots/" + worst->relative + "/preemption.png") : matrix;
+    if (!shown.empty()) out += "\n- The slowest cell: `" + worst->relative + "`." + shown;
   }
   out += "\n\n";
 }

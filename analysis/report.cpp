@@ -372,8 +372,16 @@ void study_tables(std::string& out, const LoadedRun& run, const std::string& det
         "endpoints decide (docs/background.md, \"The verdict\").";
     if (!moved.empty()) out += " Diagnostics that moved: " + moved + ".";
     out += "\n\n";
+    if (std::filesystem::exists(run.directory / "plots" / study / "forest.png"))
+      out += fmt::format(
+          "![{0}: each condition's effect against the margins](plots/{0}/forest.png)"
+          "\n\n",
+          study);
     if (std::filesystem::exists(run.directory / "plots" / study / "verdict.png"))
-      out += fmt::format("![{0} verdict](plots/{0}/verdict.png)\n\n", study);
+      out += fmt::format(
+          "Each metric's distribution per condition: "
+          "[plots/{0}/verdict.png](plots/{0}/verdict.png).\n\n",
+          study);
     out += fmt::format(
         "Every metric with its interval: [{0}/verdict.csv]({0}/verdict.csv); the rule and "
         "settings: [{0}/verdict.json]({0}/verdict.json); each condition's rounds: "
@@ -396,10 +404,19 @@ void preemption_table(std::string& out, const LoadedRun& run) {
                        c.p50_us, c.p99_us, c.misses,
                        c.load_slowdown ? fmt::format("{:.3f}", *c.load_slowdown) : "–",
                        c.preemption_class.empty() ? "–" : c.preemption_class);
+  std::set<std::string> matrices;  // the folders of cells, each drawn as one heat map
+  for (const PreemptionCell& c : read.cells)
+    if (const auto slash = c.relative.rfind('/'); slash != std::string::npos)
+      matrices.insert(c.relative.substr(0, slash));
+  std::string maps;
+  for (const std::string& m : matrices)
+    if (std::filesystem::exists(run.directory / "plots" / m / "matrix.png"))
+      maps += fmt::format(
+          "\n![{0}: the urgent job's p99 per load and priority](plots/{0}/matrix.png)\n", m);
   for (const std::string& d : read.damaged)
     out += fmt::format(
         "| {} | the latency table is missing (`{}/summary.csv` unreadable) |||||||||\n", d, d);
-  out += "\n";
+  out += maps + "\n";
 }
 
 // Every dependency of the scenarios run on their own: what each barrier costs.

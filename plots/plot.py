@@ -25,7 +25,12 @@ OUT/<scenario>/ (OUT defaults to RESULTS_DIR/plots):
                    scale, with the period and the 100 µs "preempts" line.
 For each study (a directory with verdict.csv) it also writes OUT/<study>/verdict.FORMAT: each
 metric's distribution per condition (rounds pooled; frames.csv, and records.csv for the GPU
-durations where present), every box labelled with its verdict.
+durations where present), every box labelled with its verdict, and OUT/<study>/forest.FORMAT:
+each condition's effect and interval per endpoint against the margin band (the median's ratio,
+the tail's excess), primary endpoints coloured by their decision, diagnostics grey.
+For each group of preemption scenarios (a matrix: <matrix>/<cell>) it writes
+OUT/<matrix>/matrix.FORMAT: the urgent job's p99 latency per load and priority (and process) as
+a heat map, each cell labelled with its p99 and the jobs that missed the period.
 Each kind of plot is one function in PLOTS; a later kind of result adds its own there.
 Only the documented CSV columns (docs/output-format.md) are read.
 
@@ -45,6 +50,7 @@ import sys
 import tempfile
 
 import matplotlib
+import matplotlib.colors
 
 matplotlib.use("Agg")  # files only, no display needed
 import matplotlib.pyplot as plt  # noqa: E402
@@ -212,7 +218,8 @@ def save(figure, path):
     """Into a new temporary beside `path`, then renamed over it: a link planted at `path` is
     replaced, never written through, and no half file is left."""
     try:
-        figure.tight_layout()
+        if not figure.get_constrained_layout():  # constrained figures lay themselves out
+            figure.tight_layout()
         descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
                                                  suffix=path.suffix)
         try:
@@ -501,8 +508,13 @@ def study_samples(condition_dir, gpu_clock, active_only):
     return samples
 
 
+VERDICT_COLOURS = {"intrusive": "#C44E52", "non-intrusive": "#55A868"}
+VERDICT_NUMERIC = ("ratio_p50", "ci_low", "ci_high", "tail_excess", "tail_ci_low", "tail_ci_high")
+
+
 def plot_study(study_dir, out_base, fmt):
-    verdict = read_table(study_dir / "verdict.csv", ("condition", "metric", "verdict", "ratio_p50"))
+    verdict = read_table(study_dir / "verdict.csv", ("condition", "metric", "verdict", "ratio_p50"),
+                         VERDICT_NUMERIC)
     path = study_dir / "verdict.json"
     summary = check_fields(read_json(path), VERDICT_FIELDS, path,
                            required=(("study",), ("baseline",), ("conditions",)))
@@ -524,18 +536,22 @@ def plot_study(study_dir, out_base, fmt):
                                 squeeze=False)
     for axes, metric in zip(grid.flat, metrics):
         data = [samples[c].get(metric, []) or [np.nan] for c in conditions]
-        axes.boxplot(data, showfliers=False, whis=(1, 99))
+        boxes = axes.boxplot(data, showfliers=False, whis=(1, 99), patch_artist=True)
         labels = []
-        for c in conditions:
+        for c, box in zip(conditions, boxes["boxes"]):
+            box.set_facecolor("white")
             if c == baseline:
-                labels.append(f"{c}\n(baseline)")
+                labels.append(f"{c} (baseline)")
                 continue
             row = verdict[(verdict.condition == c) & (verdict.metric == metric)]
             text = row.verdict.iloc[0] if not row.empty else "?"
-            ratio = row.ratio_p50.iloc[0] if not row.empty else ""
-            labels.append(f"{c}\n{text}\nx{ratio}" if ratio else f"{c}\n{text}")
+            ratio = row.ratio_p50.iloc[0] if not row.empty else np.nan
+            # The decision as the box's colour (forest.FORMAT has the intervals); one line per
+            # label, rotated, so that neighbours never overlap however many conditions there are.
+            box.set_facecolor({"intrusive": "#F2B8B9", "non-intrusive": "#B9DFC2"}.get(text, "white"))
+            labels.append(f"{c} x{ratio:.3f}" if np.isfinite(ratio) else c)
         axes.set_xticks(range(1, len(conditions) + 1))
-        axes.set_xticklabels(labels, fontsize=6)
+        axes.set_xticklabels(labels, fontsize=6, rotation=35, ha="right", rotation_mode="anchor")
         axes.set_yscale("log")
         axes.set_title(metric, fontsize=9)
         axes.grid(axis="y", alpha=0.3)
@@ -545,9 +561,168 @@ def plot_study(study_dir, out_base, fmt):
                else "positive control NOT detected" if summary.get("has_control")
                else "no positive control")
     figure.suptitle(f"{short(summary['study'])}: per-frame metrics per condition (boxes p25-p75, "
-                    f"whiskers p1-p99; ratio: the rounds' p50 / baseline p50, geometric mean); "
-                    f"{control}", fontsize=10)
-    return [save(figure, out_base / f"verdict.{fmt}")]
+                    f"whiskers p1-p99; red: intrusive, green: non-intrusive; x: the rounds' p50 / baseline "
+                    f"p50, geometric mean); {control}", fontsize=10)
+    forest = plot_forest(verdict, summary, out_base, fmt)
+    return [save(figure, out_base / f"verdict.{fmt}")] + ([forest] if forest else [])
+
+
+
+
+def study_answer(summary):
+    """The study's answer in one line, for a figure's title."""
+    judged = [f"{short(c['condition'])} {c.get('verdict', '?')}" for c in summary["conditions"]
+              if isinstance(c, dict) and not c.get("control")]
+    detected = summary.get("detected_from_threads")
+    control = (f"control detected from {detected} thread{'s' if detected != 1 else ''}"
+               if summary.get("control_detected") and isinstance(detected, int)
+               else "control detected" if summary.get("control_detected")
+               else "control NOT detected: no power" if summary.get("has_control")
+               else "no positive control")
+    return f"{short(summary['study'])}: {', '.join(judged) or 'no condition judged'}; {control}"
+
+
+def plot_forest(verdict, summary, out_base, fmt):
+    """forest.FORMAT: each condition's effect and interval per endpoint against the margin band,
+    the median's ratio on the left and the tail's excess on the right; primary endpoints
+    coloured by their decision, diagnostics grey (they never decide)."""
+    settings = summary.get("settings") if isinstance(summary.get("settings"), dict) else {}
+    p50_margin = float(settings.get("p50_margin", 0.05))
+    tail_margin = float(settings.get("tail_margin", 0.01))
+    role = verdict["role"] if "role" in verdict else pd.Series("primary", index=verdict.index)
+    # Diagnostics that stayed within their margin for every condition add rows, not answers.
+    moved = verdict[(role != "primary") & (verdict.verdict != "diagnostic: within")]
+    metrics = (list(dict.fromkeys(verdict.metric[role == "primary"]))
+               + list(dict.fromkeys(moved.metric)))
+    primary_rows = verdict[role == "primary"]
+    if "tests" in verdict:  # only the endpoints whose median is judged set the median's scale
+        primary_rows = primary_rows[primary_rows.tests.str.contains("median")]
+    conditions = list(dict.fromkeys(verdict.condition))
+    height = 0.22 * len(metrics) * len(conditions) + 0.3 * len(metrics) + 1.5
+    figure, (median_axes, tail_axes) = plt.subplots(1, 2, figsize=(13, height), sharey=True,
+                                                    constrained_layout=True)
+    ticks, labels, y = [], [], 0.0
+    for metric in metrics:
+        for condition in conditions:
+            rows = verdict[(verdict.condition == condition) & (verdict.metric == metric)]
+            if rows.empty:
+                continue
+            row, primary = rows.iloc[0], role[rows.index[0]] == "primary"
+            colour = VERDICT_COLOURS.get(row.verdict, "#8C8C8C") if primary else "#BBBBBB"
+            tests = row.get("tests", "median+tail") or "median+tail"
+
+            def draw(axes, value, low, high, scale=1.0):
+                if not np.isfinite(value):
+                    return
+                low = value if not np.isfinite(low) else low
+                high = value if not np.isfinite(high) else high
+                axes.errorbar(scale * value, y, xerr=[[scale * (value - low)],
+                                                      [scale * (high - value)]],
+                              fmt="o", ms=3.5, color=colour, ecolor=colour, lw=1.2, capsize=2)
+
+            if "median" in tests:
+                draw(median_axes, row.ratio_p50, row.get("ci_low", np.nan),
+                     row.get("ci_high", np.nan))
+            if "tail" in tests and "tail_excess" in row:
+                draw(tail_axes, row.tail_excess, row.get("tail_ci_low", np.nan),
+                     row.get("tail_ci_high", np.nan), 100.0)
+            ticks.append(y)
+            labels.append(f"{short(metric)} · {short(condition)}"
+                          + ("" if primary else " (diagnostic)"))
+            y -= 1.0
+        y -= 0.6
+    if not ticks:
+        plt.close(figure)
+        return None
+    median_axes.axvspan(1.0 - p50_margin, 1.0 + p50_margin, color="#55A868", alpha=0.15)
+    median_axes.axvline(1.0, color="black", lw=0.6)
+    median_axes.set_xscale("log")
+    # The primary endpoints set the scale; a diagnostic's wider interval runs off the edge.
+    bounds = pd.concat([primary_rows[c] for c in ("ratio_p50", "ci_low", "ci_high")
+                        if c in primary_rows]).to_numpy(dtype=float)
+    bounds = bounds[np.isfinite(bounds) & (bounds > 0)]
+    low = min([1.0 - 2 * p50_margin] + list(bounds))
+    high = max([1.0 + 2 * p50_margin] + list(bounds))
+    median_axes.set_xlim(low / 1.1, high * 1.1)
+    tail_axes.set_xlim(-105.0, 105.0)
+    median_axes.set_xlabel(f"median: condition / baseline (band: ±{100 * p50_margin:g} %)")
+    tail_axes.axvspan(-100.0 * tail_margin, 100.0 * tail_margin, color="#55A868", alpha=0.15)
+    tail_axes.axvline(0.0, color="black", lw=0.6)
+    tail_axes.set_xlabel(f"tail: frames beyond the baseline's p99, points over the baseline "
+                         f"(band ±{100 * tail_margin:g})")
+    median_axes.set_yticks(ticks)
+    median_axes.set_yticklabels(labels, fontsize=7)
+    for axes in (median_axes, tail_axes):
+        axes.grid(axis="x", alpha=0.3, which="both")
+    figure.suptitle(study_answer(summary) + "\n(red: intrusive, green: non-intrusive, grey: "
+                    "undecided; light grey: diagnostics, which never decide)", fontsize=10)
+    return save(figure, out_base / f"forest.{fmt}")
+
+
+def plot_preemption_matrix(name, cells, out_base, fmt):
+    """matrix.FORMAT for a group of preemption scenarios (a matrix's cells): the urgent job's p99
+    latency (poll clock, else timestamps) per load (rows) and priority and process (columns)."""
+    entries = []
+    for directory in cells:
+        meta = read_meta(directory)
+        if not is_preemption(meta):
+            continue
+        preemption = meta["preemption"]
+        spec = preemption.get("spec", {}) if isinstance(preemption.get("spec"), dict) else {}
+        summary = read_table(directory / "summary.csv",
+                             ("workload", "clock", "latency_p99_us", "deadline_misses"),
+                             ("latency_p99_us", "deadline_misses"))
+        urgent = summary[(summary.workload == "urgent") & summary.latency_p99_us.notna()]
+        for clock in ("poll", "ts"):
+            rows = urgent[urgent.clock == clock]
+            if not rows.empty:
+                break
+        if rows.empty:
+            continue
+        process = str(preemption.get("process", "same"))
+        column = short(str(spec.get("priority", "?"))) + ("" if process == "same"
+                                                          else f"\n({short(process)} process)")
+        entries.append((short(str(spec.get("load", "?"))), column,
+                        float(rows.latency_p99_us.iloc[0]),
+                        float(np.nan_to_num(rows.deadline_misses.iloc[0])),
+                        float(spec.get("period_ms", np.nan))))
+    if len(entries) < 2:
+        return []
+    loads = list(dict.fromkeys(e[0] for e in entries))
+    columns = list(dict.fromkeys(e[1] for e in entries))
+    grid = np.full((len(loads), len(columns)), np.nan)
+    figure, axes = plt.subplots(figsize=(2.2 * len(columns) + 3, 0.8 * len(loads) + 2.2))
+    for load, column, p99, misses, _ in entries:
+        grid[loads.index(load), columns.index(column)] = p99
+    finite = grid[np.isfinite(grid)]
+    image = axes.imshow(grid, cmap="RdYlGn_r", aspect="auto",
+                        norm=matplotlib.colors.LogNorm(vmin=max(finite.min(), 1.0),
+                                                       vmax=max(finite.max(), 10.0)))
+    for load, column, p99, misses, _ in entries:
+        axes.text(columns.index(column), loads.index(load),
+                  f"{p99:,.0f} µs" + (f"\n{misses:.0f} missed" if misses else ""),
+                  ha="center", va="center", fontsize=8)
+    axes.set_xticks(range(len(columns)))
+    axes.set_xticklabels(columns, fontsize=8)
+    axes.set_yticks(range(len(loads)))
+    axes.set_yticklabels(loads, fontsize=8)
+    figure.colorbar(image, ax=axes, label="urgent job p99: submit to first thread (µs)")
+    periods = sorted({e[4] for e in entries if np.isfinite(e[4])})
+    fast = sum(1 for e in entries if e[2] < 100.0)
+    axes.set_title(f"{short(name)}: the urgent job starts within 100 µs at p99 in {fast} of "
+                   f"{len(entries)} cells\n(period {', '.join(f'{p:g}' for p in periods) or '?'} ms;"
+                   f" 'missed': urgent jobs that finished later than their period)", fontsize=9)
+    return [save(figure, out_base / f"matrix.{fmt}")]
+
+
+def preemption_groups(results, scenarios):
+    """Scenario directories one level below a common folder (a matrix's cells), by folder."""
+    groups = {}
+    for directory in scenarios:
+        relative = directory.relative_to(results)
+        if len(relative.parts) == 2 and (directory / "preemption.csv").exists():
+            groups.setdefault(relative.parent, []).append(directory)
+    return groups
 
 
 def study_directories(results):
@@ -611,6 +786,9 @@ def main(argv=None):
                 relative = pathlib.Path(directory.resolve().name)
             failures += draw_each(directory, lambda d=directory, r=relative: draw_scenario(
                 d, output_directory(out, r), args.format), written)
+        for group, cells in preemption_groups(args.results, scenarios).items():
+            failures += draw_each(group, lambda g=group, c=cells: plot_preemption_matrix(
+                str(g), c, output_directory(out, g), args.format), written)
         for study in study_directories(args.results):
             failures += draw_each(study, lambda s=study: plot_study(
                 s, output_directory(out, s.relative_to(args.results)), args.format), written)

@@ -191,6 +191,11 @@ TEST_F(AllPresets, ReportAnswersTheFiveQuestionsFirst) {
     const std::string target = answer.substr(link + 2, answer.find(')', link) - link - 2);
     EXPECT_TRUE(fs::exists(*out_ / target)) << target;
   }
+  // A figure per answer: the study's forest plot, the matrix's heat map.
+  EXPECT_TRUE(fs::exists(*out_ / "plots" / "non-intrusiveness" / "forest.png"));
+  EXPECT_TRUE(fs::exists(*out_ / "plots" / "preemption-matrix" / "matrix.png"));
+  EXPECT_NE(page.find("](plots/non-intrusiveness/forest.png)"), std::string::npos);
+  EXPECT_NE(page.find("](plots/preemption-matrix/matrix.png)"), std::string::npos);
   // The study's table: a row per condition.
   const auto verdict = read_json(*out_ / "non-intrusiveness" / "verdict.json");
   ASSERT_EQ(verdict["conditions"].size(), 6u);

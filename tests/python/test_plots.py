@@ -122,6 +122,7 @@ def test_study_gets_a_verdict_plot_and_background_timelines(tmp_path):
     result = run_plot(results, "--out", out)
     assert result.returncode == 0, result.stderr
     assert (out / "non-intrusiveness" / "verdict.png").stat().st_size > 0
+    assert (out / "non-intrusiveness" / "forest.png").stat().st_size > 0
     # Every round of every condition with background work has its compile timeline.
     for condition in ("managed", "commit-high-priority", "unmanaged"):
         rounds = sorted(p.name for p in (results / "non-intrusiveness" / condition).glob("round-*"))

@@ -91,7 +91,15 @@ TEST(BackgroundProcessor, RunsEveryItemOnceInSubmissionOrderAtIdlePriority) {
   EXPECT_EQ(idle->first.policy, "SCHED_IDLE");
   EXPECT_EQ(idle->differing, 0u);
   EXPECT_EQ(idle->threads, 1u) << "max_concurrent 1";
-  const auto boost = p.boost_thread_scheduling();
+  // Each boost thread reports when it first runs; on a loaded machine some may not have run
+  // yet (they had no work): wait for them, with a deadline.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto boost = p.boost_thread_scheduling();
+  while ((!boost || boost->threads < p.settings().high_priority_threads) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+    boost = p.boost_thread_scheduling();
+  }
   ASSERT_TRUE(boost.has_value());
   EXPECT_EQ(boost->first, this_thread_scheduling());
   EXPECT_EQ(boost->threads, p.settings().high_priority_threads);
