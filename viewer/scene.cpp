@@ -237,4 +237,41 @@ std::vector<std::string> device_lines(const nlohmann::json& meta) {
   return out;
 }
 
+std::size_t ScenarioTreeNode::leaves() const {
+  std::size_t n = scenario ? 1 : 0;
+  for (const ScenarioTreeNode& c : children) n += c.leaves();
+  return n;
+}
+
+bool ScenarioTreeNode::contains(std::size_t scenario_index) const {
+  if (scenario == scenario_index) return true;
+  for (const ScenarioTreeNode& c : children)
+    if (c.contains(scenario_index)) return true;
+  return false;
+}
+
+std::vector<ScenarioTreeNode> scenario_tree(const std::vector<std::string>& names) {
+  std::vector<ScenarioTreeNode> roots;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    std::vector<ScenarioTreeNode>* level = &roots;
+    std::size_t begin = 0;
+    for (;;) {
+      const std::size_t slash = names[i].find('/', begin);
+      const std::string part = names[i].substr(begin, slash - begin);
+      auto found = std::find_if(level->begin(), level->end(), [&](const ScenarioTreeNode& n) {
+        return n.label == part && (slash != std::string::npos ? !n.scenario : !n.children.size());
+      });
+      if (found == level->end())
+        found = level->insert(level->end(), ScenarioTreeNode{part, {}, {}});
+      if (slash == std::string::npos) {
+        found->scenario = i;
+        break;
+      }
+      level = &found->children;
+      begin = slash + 1;
+    }
+  }
+  return roots;
+}
+
 }  // namespace gpuoverlap::viewer

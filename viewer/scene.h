@@ -80,4 +80,16 @@ struct StudyVerdictTable {
 Result<std::optional<StudyVerdictTable>> study_verdict(const std::filesystem::path& root,
                                                        const LoadedScenario& scenario);
 
+// The scenario list as a tree: names split at '/' (a study's "study/condition/round-r", a
+// matrix's "matrix/cell"), groups in the order their first scenario ran. A leaf names the
+// scenario by its index in the run; a group has none.
+struct ScenarioTreeNode {
+  std::string label;                    // this level's part of the name
+  std::optional<std::size_t> scenario;  // a leaf: its index in LoadedRun::scenarios
+  std::vector<ScenarioTreeNode> children;
+  std::size_t leaves() const;  // the scenarios at or below this node
+  bool contains(std::size_t scenario_index) const;
+};
+std::vector<ScenarioTreeNode> scenario_tree(const std::vector<std::string>& names);
+
 }  // namespace gpuoverlap::viewer

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "analysis/compare.h"
@@ -67,7 +68,29 @@ struct ViewState {
   // Live edits: the file "save as TOML" writes, and what became of the last save.
   std::array<char, 512> save_path{"scenario.toml"};
   live::LiveEdits::Outcome save_outcome;
+  // The scenario list as drawn (scene.h, scenario_tree), rebuilt when the run's list changes.
+  std::vector<ScenarioTreeNode> tree;
+  std::size_t tree_of = 0;  // the number of scenarios it was built from
 };
+
+void refresh_tree(ViewState& state) {
+  if (state.tree_of == state.run.scenarios.size() && !state.tree.empty()) return;
+  std::vector<std::string> names;
+  for (const LoadedScenario& sc : state.run.scenarios) names.push_back(sc.name);
+  state.tree = scenario_tree(names);
+  state.tree_of = names.size();
+}
+
+nlohmann::json tree_json(const std::vector<ScenarioTreeNode>& nodes) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const ScenarioTreeNode& n : nodes) {
+    nlohmann::json node = {{"label", n.label}};
+    if (n.scenario) node["scenario"] = *n.scenario;
+    if (!n.children.empty()) node["children"] = tree_json(n.children);
+    out.push_back(node);
+  }
+  return out;
+}
 
 void select_scenario(ViewState& state, std::size_t index, std::optional<Clock> clock) {
   state.scenario = index;
@@ -534,13 +557,28 @@ layout::TimelineLayout draw_ui(ViewState& state, live::LiveEdits* edits) {
     return {};
   }
   bool changed = false;
+  refresh_tree(state);
   ImGui::BeginChild("scenarios", ImVec2(260, 0), true);
-  for (std::size_t i = 0; i < state.run.scenarios.size(); ++i)
-    if (ImGui::Selectable(state.run.scenarios[i].name.c_str(), i == state.scenario) &&
-        i != state.scenario) {
-      select_scenario(state, i, std::nullopt);
-      changed = true;
+  // A study as study > condition > round, a matrix as matrix > cell; the group holding the
+  // selected scenario opens when first drawn.
+  const std::function<void(const ScenarioTreeNode&)> draw_node = [&](const ScenarioTreeNode& n) {
+    ImGui::PushID(&n);
+    if (n.scenario && n.children.empty()) {
+      if (ImGui::Selectable(n.label.c_str(), *n.scenario == state.scenario) &&
+          *n.scenario != state.scenario) {
+        select_scenario(state, *n.scenario, std::nullopt);
+        changed = true;
+      }
+    } else {
+      if (n.contains(state.scenario)) ImGui::SetNextItemOpen(true, ImGuiCond_Once);
+      if (ImGui::TreeNode("group", "%s (%zu)", n.label.c_str(), n.leaves())) {
+        for (const ScenarioTreeNode& c : n.children) draw_node(c);
+        ImGui::TreePop();
+      }
     }
+    ImGui::PopID();
+  };
+  for (const ScenarioTreeNode& n : state.tree) draw_node(n);
   ImGui::EndChild();
   ImGui::SameLine();
   ImGui::BeginChild("main");
@@ -684,6 +722,7 @@ nlohmann::json layout_json(const ViewState& state, const layout::TimelineLayout&
       {"b", second},
       {"urgent_latency", latency},
       {"device_lines", state.device},
+      {"scenario_tree", tree_json(state.tree)},
       {"frame_time",
        state.frame_time.empty() ? nlohmann::json(nullptr) : nlohmann::json(state.frame_time)}};
 }

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -82,6 +83,22 @@ inline void expect_tools_read_every_scenario(const std::filesystem::path& run) {
     ASSERT_EQ(view.exit_code, 0) << view.output;
     const auto drawn = read_json_file(shot.string() + ".layout.json");
     EXPECT_EQ(drawn["scenario"], name);
+    // The scenario list is a tree (study > condition > round, matrix > cell) whose leaves are
+    // every scenario once, each under the folders of its name.
+    std::size_t leaves = 0;
+    const std::function<void(const nlohmann::json&, const std::string&)> walk =
+        [&](const nlohmann::json& nodes, const std::string& prefix) {
+          for (const auto& n : nodes) {
+            const std::string path = prefix + n["label"].get<std::string>();
+            if (n.contains("scenario")) {
+              ++leaves;
+              EXPECT_EQ(index["scenarios"][n["scenario"].get<std::size_t>()]["name"], path);
+            }
+            if (n.contains("children")) walk(n["children"], path + "/");
+          }
+        };
+    walk(drawn["scenario_tree"], "");
+    EXPECT_EQ(leaves, names.size());
     // A study's scenario shows its study's verdict, read without an error.
     if (!drawn["verdict"].is_null()) {
       EXPECT_FALSE(drawn["verdict"].contains("error")) << drawn["verdict"].dump();

@@ -185,3 +185,44 @@ TEST(ViewerScene, AStudysVerdictIsFoundAboveItsScenarioAndNeverAboveTheFolderOpe
 
 }  // namespace
 }  // namespace gpuoverlap::viewer
+
+namespace gpuoverlap::viewer {
+namespace {
+
+// The scenario list of `run --all` as a tree: a study's rounds under their condition, a
+// matrix's cells under the matrix, presets run alone at the top, in run order.
+TEST(ScenarioTree, GroupsStudiesAndMatricesByTheirFolders) {
+  const std::vector<std::string> names = {"default",
+                                          "study/baseline/round-1",
+                                          "study/managed/round-1",
+                                          "study/baseline/round-2",
+                                          "matrix/a-high",
+                                          "matrix/a-normal",
+                                          "no-barriers"};
+  const std::vector<ScenarioTreeNode> tree = scenario_tree(names);
+  ASSERT_EQ(tree.size(), 4u);
+  EXPECT_EQ(tree[0].label, "default");
+  EXPECT_EQ(tree[0].scenario, 0u);
+  EXPECT_TRUE(tree[0].children.empty());
+  const ScenarioTreeNode& study = tree[1];
+  EXPECT_EQ(study.label, "study");
+  EXPECT_FALSE(study.scenario.has_value());
+  EXPECT_EQ(study.leaves(), 3u);
+  ASSERT_EQ(study.children.size(), 2u);
+  EXPECT_EQ(study.children[0].label, "baseline");
+  ASSERT_EQ(study.children[0].children.size(), 2u);
+  EXPECT_EQ(study.children[0].children[1].label, "round-2");
+  EXPECT_EQ(study.children[0].children[1].scenario, 3u);
+  EXPECT_EQ(study.children[1].children[0].scenario, 2u);
+  EXPECT_TRUE(study.contains(3));
+  EXPECT_FALSE(study.contains(0));
+  EXPECT_EQ(tree[2].label, "matrix");
+  EXPECT_EQ(tree[2].leaves(), 2u);
+  EXPECT_EQ(tree[3].scenario, 6u);
+  std::size_t leaves = 0;
+  for (const ScenarioTreeNode& n : tree) leaves += n.leaves();
+  EXPECT_EQ(leaves, names.size());
+}
+
+}  // namespace
+}  // namespace gpuoverlap::viewer
