@@ -185,11 +185,14 @@ void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenar
                       w.variant, w.before_frames, w.after_frames, w.call);
     out += "\n";
   }
-  if (std::filesystem::exists(s.directory / "trace.json"))
-    out += fmt::format(
-        "Trace: [{}trace.json]({}trace.json) (open in https://ui.perfetto.dev or "
-        "chrome://tracing). ",
-        prefix, prefix);
+  // trace.json.gz since the trace was compressed; trace.json in older results.
+  for (const char* trace : {"trace.json.gz", "trace.json"})
+    if (std::filesystem::exists(s.directory / trace)) {
+      out += fmt::format(
+          "Trace: [{0}{1}]({0}{1}) (open in https://ui.perfetto.dev or chrome://tracing). ", prefix,
+          trace);
+      break;
+    }
   out += fmt::format(
       "Data: [{0}records.csv]({0}records.csv), [{0}summary.csv]({0}summary.csv), "
       "[{0}meta.json]({0}meta.json).\n\n",

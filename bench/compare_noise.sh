@@ -30,7 +30,7 @@ run() {  # run NAME SCENARIOS...
   gpuoverlap run "$@" --frames 100 --no-timestamps --out "$work/$name" > "$work/$name.log" 2>&1 ||
     echo "$name: run failed (see $name.log)"
   # Only what compare and report read; trace.json and the rest are remade from records.csv.
-  find "$work/$name" -name trace.json -delete
+  find "$work/$name" \( -name trace.json -o -name trace.json.gz \) -delete
 }
 verdict() {  # verdict FILE EXIT: one word for the summary
   local file=$1 code=$2

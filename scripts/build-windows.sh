@@ -13,7 +13,7 @@ build_dir=${1:-"$root/build-windows"}
 shift || true
 
 packages=(cmake g++-mingw-w64-x86-64-posix directx-headers-dev libtomlplusplus-dev libcli11-dev
-          nlohmann-json3-dev libfmt-dev libfccp-dev python3)
+          nlohmann-json3-dev libfmt-dev libfccp-dev libz-mingw-w64-dev python3)
 # shellcheck source=scripts/ensure-packages.sh
 . "$root/scripts/ensure-packages.sh"
 ensure_packages build-windows "${packages[@]}"

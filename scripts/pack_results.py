@@ -23,7 +23,7 @@ import tarfile
 from pathlib import Path
 
 RAW_NAMES = {"records.csv", "frames.csv", "background.csv", "preemption.csv", "overlap.csv",
-             "dependencies.csv", "trace.json", "meta.json", "gpu-clocks.csv", "stdout"}
+             "dependencies.csv", "trace.json", "trace.json.gz", "meta.json", "gpu-clocks.csv", "stdout"}
 RAW_SUFFIXES = {".log"}
 LINK = re.compile(r"\]\(([^)#\s]+)")
 

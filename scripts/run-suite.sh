@@ -25,6 +25,6 @@ if [ -f "$out/run.json" ]; then
   /usr/bin/python3 "$root/plots/plot.py" "$out" >/dev/null || status=1
   "$root/build/gpuoverlap" report "$out" >/dev/null || status=1
 fi
-echo "report: $out/report.md (answers first; every scenario: report-details.md)   plots: $out/plots   data and trace.json per scenario: $out/<scenario>/"
+echo "report: $out/report.md (answers first; every scenario: report-details.md)   plots: $out/plots   data and trace.json.gz per scenario: $out/<scenario>/"
 echo "browse every frame: $root/build/gpuoverlap view $out   (needs a display; see docs/viewer.md)"
 exit "$status"

@@ -8,6 +8,7 @@
 #include "scenarios/scenario.h"
 #include "timeline/clock_agreement.h"
 #include "timeline/dependency_analysis.h"
+#include "timeline/gzip.h"
 #include "timeline/statistics.h"
 #include "timeline/trace_export.h"
 
@@ -187,8 +188,11 @@ Status write_scenario_results(const std::filesystem::path& directory, const Scen
     GPUOVERLAP_TRY(
         write_file_atomically(directory / "background.csv", background_csv(s, timeline)));
   GPUOVERLAP_TRY(write_file_atomically(directory / "meta.json", meta.dump(2) + "\n"));
-  GPUOVERLAP_TRY(write_file_atomically(directory / "trace.json",
-                                       chrome_trace(s, timeline, meta).dump() + "\n"));
+  // The trace is the largest file and derived from the records: written compressed (the Perfetto
+  // UI and chrome://tracing open .json.gz as it is).
+  auto trace = gzip_compress(chrome_trace(s, timeline, meta).dump() + "\n");
+  if (!trace) return trace.error().with_context("trace.json.gz: ");
+  GPUOVERLAP_TRY(write_file_atomically(directory / "trace.json.gz", *trace));
   return ok_status();
 }
 

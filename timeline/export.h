@@ -1,5 +1,5 @@
 // Writes a scenario's results: records.csv, summary.csv, frames.csv, dependencies.csv,
-// overlap.csv, meta.json, trace.json (Chrome trace events, see trace_export.h) and, with
+// overlap.csv, meta.json, trace.json.gz (Chrome trace events, gzip-compressed, see trace_export.h) and, with
 // background work, background.csv in one directory, each
 // through an atomic rename, so an interrupted run never leaves a half file.
 // Column lists are the documented contract (docs/output-format.md): append, never reorder.

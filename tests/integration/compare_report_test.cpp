@@ -157,7 +157,7 @@ TEST_F(CompareAndReport, ReportAnswersFirstWithEveryScenarioInTheDetails) {
   EXPECT_NE(md.find("## three-dispatches"), std::string::npos);
   EXPECT_NE(md.find("| Compute B | 15 |"), std::string::npos) << md;
   EXPECT_NE(md.find("| Compute A → Compute C | legacy |"), std::string::npos) << md;
-  EXPECT_NE(md.find("(three-dispatches/trace.json)"), std::string::npos) << md;
+  EXPECT_NE(md.find("(three-dispatches/trace.json.gz)"), std::string::npos) << md;
   EXPECT_EQ(run_gpuoverlap("report /nonexistent").exit_code, 2);
 }
 

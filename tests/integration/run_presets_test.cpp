@@ -114,7 +114,7 @@ TEST_F(AllPresets, RunSucceedsAndWritesEveryFile) {
   ASSERT_EQ(kScenarios.size(), 19u + 7u * 3u + 12u);
   for (const std::string& p : kScenarios)
     for (const char* file : {"records.csv", "summary.csv", "dependencies.csv", "frames.csv",
-                             "meta.json", "trace.json"}) {
+                             "meta.json", "trace.json.gz"}) {
       const fs::path path = *out_ / p / file;
       ASSERT_TRUE(fs::exists(path)) << path;
       EXPECT_GT(fs::file_size(path), 0u) << path;

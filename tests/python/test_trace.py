@@ -1,5 +1,6 @@
 """Structural validation of trace.json (Chrome trace-event format) as gpuoverlap writes it."""
 import csv
+import gzip
 import json
 from collections import defaultdict
 
@@ -12,6 +13,10 @@ REQUIRED = {
 
 
 def load(results, scenario):
+    # Written gzip-compressed (what the Perfetto UI opens as it is); older results: plain.
+    packed = results / scenario / "trace.json.gz"
+    if packed.exists():
+        return json.loads(gzip.decompress(packed.read_bytes()).decode())
     return json.loads((results / scenario / "trace.json").read_text())
 
 

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include "scenarios/scenario.h"
 #include "timeline/clock_agreement.h"
 #include "timeline/export.h"
+#include "timeline/gzip.h"
 #include "unit/temp_dir.h"
 
 namespace gpuoverlap {
@@ -141,7 +143,7 @@ TEST_F(CsvExport, WritesMetaJsonAndLeavesNoTemporaryFiles) {
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names,
             (std::vector<std::string>{"dependencies.csv", "frames.csv", "meta.json", "overlap.csv",
-                                      "records.csv", "summary.csv", "trace.json"}));
+                                      "records.csv", "summary.csv", "trace.json.gz"}));
 }
 
 TEST_F(CsvExport, CsvFieldQuotesOnlyWhenNeeded) {
@@ -163,6 +165,42 @@ TEST_F(AtomicFile, ReplacesWholeFilesAndReportsFailures) {
   auto failed = write_file_atomically(dir_ / "missing-dir" / "y.txt", "z");
   ASSERT_FALSE(failed.ok());
   EXPECT_NE(failed.error().message.find("cannot create"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuoverlap
+
+namespace gpuoverlap {
+namespace {
+
+// trace.json.gz is a gzip member (magic 1f 8b, deflate) that round-trips through zlib: what
+// gunzip, Python's gzip and the Perfetto UI read.
+TEST(Gzip, CompressesToAGzipMemberThatInflatesBack) {
+  std::string text;
+  for (int i = 0; i < 2000; ++i)
+    text += "{\"name\":\"Compute A\",\"ph\":\"X\",\"ts\":" + std::to_string(i) + "},";
+  const auto packed = gzip_compress(text);
+  ASSERT_TRUE(packed.ok()) << packed.error().message;
+  ASSERT_GE(packed->size(), 18u);
+  EXPECT_EQ(static_cast<unsigned char>((*packed)[0]), 0x1f);
+  EXPECT_EQ(static_cast<unsigned char>((*packed)[1]), 0x8b);
+  EXPECT_EQ((*packed)[2], 8);  // deflate
+  EXPECT_LT(packed->size(), text.size() / 5);
+  z_stream stream{};
+  ASSERT_EQ(inflateInit2(&stream, 15 + 16), Z_OK);
+  std::string back(text.size() + 16, '\0');
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(packed->data()));
+  stream.avail_in = static_cast<uInt>(packed->size());
+  stream.next_out = reinterpret_cast<Bytef*>(back.data());
+  stream.avail_out = static_cast<uInt>(back.size());
+  EXPECT_EQ(inflate(&stream, Z_FINISH), Z_STREAM_END);
+  back.resize(stream.total_out);
+  inflateEnd(&stream);
+  EXPECT_EQ(back, text);
+  // The empty text is a valid member too.
+  const auto empty = gzip_compress("");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(static_cast<unsigned char>((*empty)[0]), 0x1f);
 }
 
 }  // namespace
