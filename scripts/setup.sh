@@ -8,7 +8,7 @@ build_dir=${1:-"$root/build"}
 shift || true
 
 packages=(
-  build-essential cmake pkg-config git
+  build-essential cmake pkg-config git xz-utils
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools glslang-tools spirv-tools
   libshaderc-dev glslang-dev
   directx-headers-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libfmt-dev

@@ -1,9 +1,11 @@
 // The main job's other shapes end to end: a preemption matrix with each load in a second
-// process, read by report, compare and plot.py (`run --all` itself is in run_presets_test), and
-// the smaller default sizes of a CPU device.
+// process, read by report, compare and plot.py (`run --all` itself is in run_presets_test), the
+// smaller default sizes of a CPU device, and results of the first release (before frames.csv,
+// the shader clock's columns and trace.json.gz) read by every tool.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -24,6 +26,27 @@ class SuiteTools : public ::testing::Test {
   void TearDown() override { fs::remove_all(root_); }
   fs::path root_;
 };
+
+// A measurement of the first release, as kept under docs/results (its raw files in raw.tar.xz,
+// unpacked where they were): report, compare, plot.py and the viewer read it.
+TEST_F(SuiteTools, EveryToolReadsResultsOfTheFirstRelease) {
+  const fs::path kept =
+      fs::path(GPUOVERLAP_SOURCE_DIR) / "docs" / "results" / "2026-11-22-h100-foundation";
+  const fs::path copy = root_ / "first-release";
+  fs::copy(kept, copy, fs::copy_options::recursive);
+  ASSERT_EQ(
+      std::system(
+          ("tar xJf '" + (copy / "raw.tar.xz").string() + "' -C '" + copy.string() + "'").c_str()),
+      0);
+  const fs::path run = copy / "with-timestamps";
+  ASSERT_TRUE(fs::exists(run / "default" / "records.csv"));
+  ASSERT_FALSE(fs::exists(run / "default" / "frames.csv"));  // it is from before frames.csv
+  fs::remove(run / "report.md");                             // the report of its day, remade below
+  expect_tools_read_every_scenario(run);
+  // Its answers come from its own scenarios.
+  const std::string page = read_text_file(run / "report.md");
+  EXPECT_NE(page.find("**1. Does DIRECT overlap COMPUTE?** **Yes**"), std::string::npos) << page;
+}
 
 TEST_F(SuiteTools, ToolsReadALoadProcessMatrix) {
   const fs::path out = root_ / "load-process";
