@@ -87,6 +87,17 @@ bool compute_shares_direct(const LoadedScenario& s) {
   return false;
 }
 
+// "**Yes**: <what> ran at the same time in N of M frames of `s` (median overlap X µs), on the
+// <clock>." and the figure, after `note` (the caveat of this answer, may be empty).
+void overlap_answer(std::string& out, const LoadedRun& run, const LoadedScenario& s, Clock clock,
+                    const OverlapCount& c, const char* what, const std::string& note) {
+  out += fmt::format("**{}**: {} ran at the same time in {} of {} frames of `{}`", frames_word(c),
+                     what, c.overlapped, c.frames, s.name);
+  if (c.overlapped > 0) out += fmt::format(" (median overlap {:.1f} µs)", c.overlap_p50_us);
+  out += fmt::format(", on the {}.", clock_name(clock)) + note;
+  out += figure(run, "plots/" + relative_of(run, s) + "/timeline.png") + "\n\n";
+}
+
 void answer_direct_compute(std::string& out, const LoadedRun& run) {
   out += "**1. Does DIRECT overlap COMPUTE?** ";
   const LoadedScenario* s = top_level(run, "default");
@@ -96,18 +107,11 @@ void answer_direct_compute(std::string& out, const LoadedRun& run) {
     out += "Not measured: run `default`.\n\n";
     return;
   }
-  const OverlapCount c = direct_compute_overlap(*s, *clock);
-  out += fmt::format(
-      "**{}**: a DIRECT and a COMPUTE workload ran at the same time in {} of {} "
-      "frames of `{}`",
-      frames_word(c), c.overlapped, c.frames, s->name);
-  if (c.overlapped > 0) out += fmt::format(" (median overlap {:.1f} µs)", c.overlap_p50_us);
-  out += fmt::format(", on the {}.", clock_name(*clock));
-  if (compute_shares_direct(*s))
-    out +=
-        " Here the COMPUTE queue is the DIRECT queue's device queue (the device has one), so "
-        "it cannot overlap.";
-  out += figure(run, "plots/" + relative_of(run, *s) + "/timeline.png") + "\n\n";
+  overlap_answer(out, run, *s, *clock, direct_compute_overlap(*s, *clock),
+                 "a DIRECT and a COMPUTE workload",
+                 compute_shares_direct(*s) ? " Here the COMPUTE queue is the DIRECT queue's device "
+                                             "queue (the device has one), so it cannot overlap."
+                                           : "");
 }
 
 void answer_same_queue(std::string& out, const LoadedRun& run) {
@@ -118,19 +122,12 @@ void answer_same_queue(std::string& out, const LoadedRun& run) {
     out += "Not measured: run `no-barriers`.\n\n";
     return;
   }
-  const OverlapCount c = same_queue_overlap(*s, *clock);
-  out += fmt::format(
-      "**{}**: two workloads of one queue ran at the same time in {} of {} frames "
-      "of `{}`",
-      frames_word(c), c.overlapped, c.frames, s->name);
-  if (c.overlapped > 0) out += fmt::format(" (median overlap {:.1f} µs)", c.overlap_p50_us);
-  out += fmt::format(", on the {}.", clock_name(*clock));
   const auto settings = s->meta.value("settings", nlohmann::json::object());
-  if (settings.is_object() && settings.value("timestamp_queries", true))
-    out +=
-        " Timestamp queries were on; on some drivers they serialise a queue's work "
-        "(`--no-timestamps` measures without them).";
-  out += figure(run, "plots/" + relative_of(run, *s) + "/timeline.png") + "\n\n";
+  overlap_answer(out, run, *s, *clock, same_queue_overlap(*s, *clock), "two workloads of one queue",
+                 settings.is_object() && settings.value("timestamp_queries", true)
+                     ? " Timestamp queries were on; on some drivers they serialise a queue's "
+                       "work (`--no-timestamps` measures without them)."
+                     : "");
 }
 
 void answer_barriers(std::string& out, const LoadedRun& run) {
