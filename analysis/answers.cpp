@@ -16,7 +16,8 @@ namespace gpuoverlap {
 namespace {
 
 struct Span {
-  std::string queue, queue_type;
+  std::string queue;
+  QueueType queue_type = QueueType::direct;
   double start_us = 0, end_us = 0;
 };
 
@@ -24,7 +25,7 @@ struct Span {
 std::map<std::uint32_t, std::vector<Span>> spans_by_frame(const LoadedScenario& s, Clock clock) {
   std::map<std::uint32_t, std::vector<Span>> frames;
   for (const LoadedRecord& r : s.records) {
-    if (r.status != "ok") continue;
+    if (r.status != RecordStatus::ok) continue;
     const auto start = start_on(r, clock), end = end_on(r, clock);
     if (start && end) frames[r.frame].push_back({r.queue, r.queue_type, *start, *end});
   }
@@ -384,7 +385,7 @@ std::vector<BarrierGap> barrier_gaps(const LoadedRun& run) {
 std::optional<Clock> answer_clock(const LoadedScenario& scenario) {
   bool poll = false;
   for (const LoadedRecord& r : scenario.records) {
-    if (r.status != "ok") continue;
+    if (r.status != RecordStatus::ok) continue;
     if (r.ts_start_us && r.ts_end_us) return Clock::ts;
     poll = poll || (r.poll_start_us && r.poll_end_us);
   }
@@ -393,8 +394,7 @@ std::optional<Clock> answer_clock(const LoadedScenario& scenario) {
 
 OverlapCount direct_compute_overlap(const LoadedScenario& scenario, Clock clock) {
   return count_overlap(scenario, clock, [](const Span& a, const Span& b) {
-    return (a.queue_type == "direct" && b.queue_type == "compute") ||
-           (a.queue_type == "compute" && b.queue_type == "direct");
+    return a.queue_type != b.queue_type;  // one DIRECT, one COMPUTE
   });
 }
 

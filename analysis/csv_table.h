@@ -4,9 +4,9 @@
 // were there (results of an older version, which lack appended columns).
 //
 // Results folders are untrusted input: the file is read through read_input_file (a regular
-// file, size-limited), and a number is accepted only whole and finite. Every failure throws
-// (io::error::* or std::runtime_error) with the line and column; the readers of results
-// (analysis/results.cpp) catch it and return it as an Error naming the file.
+// file, size-limited; inflated when its name ends in .gz), and a number is accepted only whole and
+// finite. Every failure throws (io::error::* or std::runtime_error) with the line and column; the
+// readers of results (analysis/results.cpp) catch it and return it as an Error naming the file.
 #pragma once
 
 // fast-cpp-csv-parser copies file names with strncpy into a fixed buffer, which GCC 12 flags
@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/enum_names.h"
 #include "core/input_file.h"
 
 namespace gpuoverlap {
@@ -72,6 +73,15 @@ struct CsvTable {
                                "' is not a whole number up to " + std::to_string(max));
     return value;
   }
+  // One of an enum's names (core/enum_names.h); throws std::runtime_error naming the line,
+  // column and the names allowed otherwise.
+  template <class Enum, std::size_t M>
+  Enum named(std::size_t row, std::string_view column, const EnumNames<Enum, M>& names) const {
+    const std::string& text = at(row, column);
+    if (const auto value = value_of(names, text)) return *value;
+    throw std::runtime_error(where(row, column) + ": '" + text + "' is none of " +
+                             names_list(names));
+  }
   // Row r is line r + 2 of the file (the header is line 1; a quoted field with a newline
   // shifts this, which only makes a message less exact).
   static std::string where(std::size_t row, std::string_view column) {
@@ -83,7 +93,7 @@ struct CsvTable {
 template <std::size_t N>
 CsvTable<N> read_csv(const std::string& path, const std::array<std::string_view, N>& columns,
                      bool allow_missing = false) {
-  auto content = read_input_file(path, kMaxCsvFileBytes);
+  auto content = read_input_text(path, kMaxCsvFileBytes);
   if (!content) throw std::runtime_error(content.error().message);
   io::CSVReader<N, io::trim_chars<>, io::double_quote_escape<',', '"'>> reader(
       path, content->data(), content->data() + content->size());

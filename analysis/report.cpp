@@ -134,7 +134,7 @@ void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenar
   if (flagged > 0)
     out += fmt::format(
         "**{} of {} rows have clocks that disagree** beyond the tolerance ({}); see the `flags` "
-        "column of records.csv.\n\n",
+        "column of the records.\n\n",
         flagged, s.records.size(), text(agreement, "tolerance"));
   const auto shader_clock = meta.value("clocks", nlohmann::json::object())
                                 .value("shader_clock", nlohmann::json::object())
@@ -193,10 +193,12 @@ void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenar
           trace);
       break;
     }
+  const char* const records =
+      std::filesystem::exists(s.directory / "records.csv.gz") ? "records.csv.gz" : "records.csv";
   out += fmt::format(
-      "Data: [{0}records.csv]({0}records.csv), [{0}summary.csv]({0}summary.csv), "
+      "Data: [{0}{1}]({0}{1}), [{0}summary.csv]({0}summary.csv), "
       "[{0}meta.json]({0}meta.json).\n\n",
-      prefix);
+      prefix, records);
 }
 
 // The first component of a scenario's directory relative to the results: the preset, study or
@@ -446,7 +448,7 @@ void scenarios_table(std::string& out, const LoadedRun& run, const std::string& 
     std::set<std::uint32_t> frames;
     for (const LoadedRecord& r : s.records) {
       frames.insert(r.frame);
-      ok += r.status == "ok" ? 1 : 0;
+      ok += r.status == RecordStatus::ok ? 1 : 0;
       flagged += r.flags.empty() ? 0 : 1;
     }
     std::string frame_time = "–";

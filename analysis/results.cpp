@@ -173,7 +173,12 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
   if (!meta) return meta.error();
   GPUOVERLAP_TRY(check_meta(*meta, (directory / "meta.json").string()));
   s.meta = *meta;
-  const std::filesystem::path records = directory / "records.csv";
+  // records.csv.gz since results were compressed; records.csv before (and by hand).
+  std::filesystem::path records = directory / "records.csv.gz";
+  std::error_code exists_ec;
+  if (!std::filesystem::exists(records, exists_ec) &&
+      std::filesystem::exists(directory / "records.csv", exists_ec))
+    records = directory / "records.csv";
   try {
     const auto table = read_csv(records.string(), kRecordColumns, /*allow_missing=*/true);
     for (std::size_t i = 0; i < kRecordColumns.size(); ++i) {
@@ -190,11 +195,11 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
       record.frame = static_cast<std::uint32_t>(table.unsigned_integer(r, "frame"));
       record.workload = table.at(r, "workload");
       record.queue = table.at(r, "queue");
-      record.queue_type = table.at(r, "queue_type");
-      record.kind = table.at(r, "kind");
+      record.queue_type = table.named(r, "queue_type", kQueueTypeNames);
+      record.kind = table.named(r, "kind", kWorkloadKindNames);
       record.depends_on = table.at(r, "depends_on");
       record.barrier = table.at(r, "barrier");
-      record.status = table.at(r, "status");
+      record.status = table.named(r, "status", kRecordStatusNames);
       record.poll_start_us = table.number(r, "poll_start_us");
       record.poll_end_us = table.number(r, "poll_end_us");
       record.ts_start_us = table.number(r, "ts_start_us");
@@ -299,13 +304,19 @@ std::string describe(const FrameTimeStats& stats) {
   return out + ".";
 }
 
+bool has_records(const std::filesystem::path& directory) {
+  std::error_code ec;
+  return std::filesystem::exists(directory / "records.csv.gz", ec) ||
+         std::filesystem::exists(directory / "records.csv", ec);
+}
+
 Result<LoadedRun> load_results(const std::filesystem::path& directory) {
   LoadedRun run;
   run.directory = directory;
   std::error_code ec;
   if (!std::filesystem::is_directory(directory, ec))
     return make_error(directory.string() + ": not a directory");
-  if (std::filesystem::exists(directory / "records.csv")) {
+  if (has_records(directory)) {
     auto s = load_scenario_results(directory);
     if (!s) return s.error();
     run.scenarios.push_back(std::move(*s));
@@ -315,7 +326,7 @@ Result<LoadedRun> load_results(const std::filesystem::path& directory) {
   if (!run_json)
     return make_error(
         directory.string() +
-        ": no run.json and no records.csv (not a directory written by gpuoverlap run)");
+        ": no run.json and no records.csv.gz (not a directory written by gpuoverlap run)");
   run.run = *run_json;
   const std::string where = (directory / "run.json").string();
   GPUOVERLAP_TRY(check_fields(
@@ -352,7 +363,7 @@ std::vector<MetricSeries> metric_series(const LoadedScenario& s, Clock clock) {
   auto end_of = [clock](const LoadedRecord& r) { return end_on(r, clock); };
   std::map<std::pair<std::uint32_t, std::string>, const LoadedRecord*> by_frame;
   for (const LoadedRecord& r : s.records)
-    if (r.status == "ok") by_frame[{r.frame, r.workload}] = &r;
+    if (r.status == RecordStatus::ok) by_frame[{r.frame, r.workload}] = &r;
 
   std::vector<MetricSeries> out;
   for (const std::string& workload : s.workloads) {

@@ -1,4 +1,4 @@
-// Results as written by `gpuoverlap run`, read back from disk (records.csv through
+// Results as written by `gpuoverlap run`, read back from disk (records.csv.gz through
 // fast-cpp-csv-parser, meta.json, run.json), and the per-frame metrics derived from them:
 // start, end, duration of each workload and the gap of each dependency (consumer start minus
 // producer end), per clock. Shared by `compare` and `report`, so both count the same way.
@@ -12,12 +12,22 @@
 
 #include "core/enum_names.h"
 #include "core/result.h"
+#include "queues/queue_model.h"
+#include "timeline/records.h"
+#include "workloads/workload.h"
 
 namespace gpuoverlap {
 
+// One row of records.csv.gz as every reader sees it, from disk or from a live run
+// (viewer/live_feed.cpp): names as text, what the engine has as enums as the same enums
+// (timeline/records.h, queues/, workloads/), so that no reader compares a status as a string.
 struct LoadedRecord {
   std::uint32_t frame = 0;
-  std::string workload, queue, queue_type, kind, depends_on, barrier, status;
+  std::string workload, queue;
+  QueueType queue_type = QueueType::direct;
+  WorkloadKind kind = WorkloadKind::compute;
+  std::string depends_on, barrier;  // ';'-joined, as the CSV has them
+  RecordStatus status = RecordStatus::ok;
   std::optional<double> poll_start_us, poll_end_us, ts_start_us, ts_end_us;
   std::optional<double> clk_start_us, clk_end_us;  // empty in results older than the columns
   std::string flags;                               // clock disagreements, "" when none
@@ -25,6 +35,7 @@ struct LoadedRecord {
   // The frame's gate release (a preemption submission's submit) in µs after the first
   // measured frame's; empty in results older than the column.
   std::optional<double> frame_t0_us;
+  bool operator==(const LoadedRecord&) const = default;
 };
 
 // One measured frame of frames.csv: the frame-level figures a player feels. Results older
@@ -34,6 +45,7 @@ struct LoadedFrame {
   bool ok = true;        // status "ok"
   bool stutter = false;  // paced, and the interval above 1.5 periods
   std::optional<double> frame_interval_us, gpu_span_us, cpu_phase_us, wake_max_us;
+  bool operator==(const LoadedFrame&) const = default;
 };
 
 struct LoadedScenario {
@@ -70,6 +82,10 @@ struct LoadedRun {
   nlohmann::json run = nlohmann::json::object();  // run.json; empty for a lone scenario directory
   std::vector<LoadedScenario> scenarios;
 };
+
+// Whether `directory` is one scenario's results: it has records.csv.gz (or records.csv, as
+// results written before the table was compressed have).
+bool has_records(const std::filesystem::path& directory);
 
 // A directory written by `gpuoverlap run --out` (with run.json), or one scenario directory.
 Result<LoadedRun> load_results(const std::filesystem::path& directory);

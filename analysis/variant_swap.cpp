@@ -115,7 +115,7 @@ std::vector<VariantSwap> variant_swaps(const LoadedScenario& scenario) {
   for (const std::string& workload : scenario.workloads) {
     std::vector<SwapRow> rows;
     for (const LoadedRecord& r : scenario.records)
-      if (r.workload == workload && r.status == "ok")
+      if (r.workload == workload && r.status == RecordStatus::ok)
         rows.push_back(
             {r.frame, r.variant, r.poll_start_us, r.poll_end_us, r.ts_start_us, r.ts_end_us});
     if (auto swap = swap_of(workload, std::move(rows))) out.push_back(std::move(*swap));

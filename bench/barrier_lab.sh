@@ -24,6 +24,6 @@ gpuoverlap run "${presets[@]}" --frames "${FRAMES:-200}" --out "$work/with-times
   2>&1 | tail -n 400 > "$work/with-timestamps.log" || status=1
 gpuoverlap run "${presets[@]}" --frames "${FRAMES:-200}" --no-timestamps --out "$work/poll-only" "$@" \
   2>&1 | tail -n 400 > "$work/poll-only.log" || status=1
-# Only the small files: records.csv of 200 frames x 20 workloads is kept too (it is the data).
+# Only the small files: records.csv.gz of 200 frames x 20 workloads is kept too (it is the data).
 tar czf "$out/barrier-lab.tar.gz" -C "$out" barrier-lab && rm -rf "$work"
 exit "$status"

@@ -29,7 +29,7 @@ run() {  # run NAME SCENARIOS...
   local name=$1; shift
   gpuoverlap run "$@" --frames 100 --no-timestamps --out "$work/$name" > "$work/$name.log" 2>&1 ||
     echo "$name: run failed (see $name.log)"
-  # Only what compare and report read; trace.json and the rest are remade from records.csv.
+  # Only what compare and report read; trace.json and the rest are remade from the records.
   find "$work/$name" \( -name trace.json -o -name trace.json.gz \) -delete
 }
 verdict() {  # verdict FILE EXIT: one word for the summary

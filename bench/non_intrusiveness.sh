@@ -39,7 +39,7 @@ tail -n 5 "$work/bgp.log"
 kill "$sampler" 2>/dev/null
 # records.csv and trace.json (every workload of every frame) are the bulk and are left out;
 # the verdict reads frames.csv, summary.csv keeps each workload's distribution per round.
-find "$work" \( -name records.csv -o -name trace.json -o -name trace.json.gz \) -delete
+find "$work" \( -name "records.csv*" -o -name "trace.json*" \) -delete
 tar czf "$out/non-intrusiveness.tar.gz" -C "$out" non-intrusiveness && rm -rf "$work"
 # Pieces of 15 MB, each small enough to copy and keep on its own.
 split -b 15M -d "$out/non-intrusiveness.tar.gz" "$out/non-intrusiveness.tar.gz." &&

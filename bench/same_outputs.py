@@ -6,6 +6,7 @@ preemption scenario's rows follow how many urgent jobs fit in its duration, whic
 nothing a user sees (bench/before_after.sh). Prints each difference; exit 1 when any.
 
 Usage: same_outputs.py BEFORE_DIR AFTER_DIR"""
+import gzip
 import json
 import os
 import sys
@@ -51,13 +52,14 @@ def main(before, after):
             problems.append(f'{path}: only in {"before" if path in before_files else "after"}')
     for path in sorted(before_files & after_files):
         a, b = os.path.join(before, path), os.path.join(after, path)
-        if path.endswith('.csv'):
-            with open(a) as fa, open(b) as fb:
+        if path.endswith(('.csv', '.csv.gz')):
+            opener = gzip.open if path.endswith('.gz') else open
+            with opener(a, 'rt') as fa, opener(b, 'rt') as fb:
                 header_a, header_b = fa.readline(), fb.readline()
                 rows_a, rows_b = sum(1 for _ in fa), sum(1 for _ in fb)
             if header_a != header_b:
                 problems.append(f'{path}: header differs:\n  {header_a.strip()}\n  {header_b.strip()}')
-            if (os.path.basename(path) in ('records.csv', 'frames.csv', 'summary.csv')
+            if (os.path.basename(path) in ('records.csv', 'records.csv.gz', 'frames.csv', 'summary.csv')
                     and not is_preemption(os.path.dirname(a)) and rows_a != rows_b):
                 problems.append(f'{path}: {rows_a} rows before, {rows_b} after')
         elif path.endswith('.json'):

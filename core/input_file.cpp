@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/gzip.h"
 #include "core/scope_exit.h"
 
 namespace gpuoverlap {
@@ -103,5 +104,11 @@ Result<std::string> read_input_file(const std::filesystem::path& path, std::uint
   return content;
 }
 #endif
+
+Result<std::string> read_input_text(const std::filesystem::path& path, std::uint64_t max_bytes) {
+  auto content = read_input_file(path, max_bytes);
+  if (!content || path.extension() != ".gz") return content;
+  return gzip_decompress(*content, max_bytes, path.string());
+}
 
 }  // namespace gpuoverlap

@@ -20,6 +20,10 @@ inline constexpr std::uint64_t kMaxCsvFileBytes = 2ull << 30;       // 1M frames
 // The whole file, or why not: missing (with errno), not a regular file, larger than max_bytes.
 Result<std::string> read_input_file(const std::filesystem::path& path, std::uint64_t max_bytes);
 
+// The text of an input file, inflated when its name ends in ".gz" (core/gzip.h: damage and
+// decompression bombs are refused; max_bytes bounds both the file and its text).
+Result<std::string> read_input_text(const std::filesystem::path& path, std::uint64_t max_bytes);
+
 // Why `path` cannot be read as an input file, without reading it ("" when it can be opened).
 std::string input_file_problem(const std::filesystem::path& path);
 

@@ -18,6 +18,7 @@ namespace gpuoverlap::layout {
 struct QueueLane {
   std::string name;   // the scenario's queue name
   std::string label;  // what the lane header says: "direct (DIRECT)", "async (COMPUTE, high)"
+  bool operator==(const QueueLane&) const = default;
 };
 
 struct WorkloadTiming {
@@ -30,17 +31,20 @@ struct WorkloadTiming {
   // The whisker: p5 of the start to p95 of the end over every frame. Empty: none drawn.
   std::optional<double> whisker_start_us, whisker_end_us;
   bool flagged = false;  // its clocks disagree in the frame shown (records.csv flags)
+  bool operator==(const WorkloadTiming&) const = default;
 };
 
 struct DependencyEdge {
   std::string producer, consumer;  // WorkloadTiming::name
   std::string barrier;             // "legacy", "split", "enhanced", ... as records.csv has it
+  bool operator==(const DependencyEdge&) const = default;
 };
 
 struct TimelineInput {
   std::vector<QueueLane> queues;          // in the scenario's order
   std::vector<WorkloadTiming> workloads;  // in the scenario's order
   std::vector<DependencyEdge> dependencies;
+  bool operator==(const TimelineInput&) const = default;
 };
 
 struct View {

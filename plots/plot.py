@@ -3,8 +3,8 @@
 
 Usage: python3 plots/plot.py RESULTS_DIR [--out DIR] [--format png|svg|pdf]
 
-For each scenario directory (one with records.csv and meta.json) it writes, under
-OUT/<scenario>/ (OUT defaults to RESULTS_DIR/plots):
+For each scenario directory (one with records.csv.gz, or records.csv in older results, and
+meta.json) it writes, under OUT/<scenario>/ (OUT defaults to RESULTS_DIR/plots):
   timeline.FORMAT  MJP-style timeline: a lane per workload grouped by queue, a bar from the
                    p50 start to the p50 end (poll clock) with p5-p95 whiskers on both ends,
                    dependency arrows from producer end to consumer start, ms from t0;
@@ -24,7 +24,7 @@ OUT/<scenario>/ (OUT defaults to RESULTS_DIR/plots):
                    latency (CPU submit to its first thread) against its submit time, on a log
                    scale, with the period and the 100 µs "preempts" line.
 For each study (a directory with verdict.csv) it also writes OUT/<study>/verdict.FORMAT: each
-metric's distribution per condition (rounds pooled; frames.csv, and records.csv for the GPU
+metric's distribution per condition (rounds pooled; frames.csv, and the records for the GPU
 durations where present), every box labelled with its verdict, and OUT/<study>/forest.FORMAT:
 each condition's effect and interval per endpoint against the margin band (the median's ratio,
 the tail's excess), primary endpoints coloured by their decision, diagnostics grey.
@@ -41,6 +41,8 @@ be drawn is one line on stderr and does not stop the others.
 Exit status: 0 every plot drawn; 2 some input could not be read or drawn (one line each).
 """
 import argparse
+import gzip
+import io
 import json
 import math
 import os
@@ -48,6 +50,7 @@ import pathlib
 import stat
 import sys
 import tempfile
+import zlib
 
 import matplotlib
 import matplotlib.colors
@@ -88,14 +91,44 @@ def check_regular_file(path):
         raise InputError(f"{path}: not a regular file")
 
 
+# A .gz input may inflate at most this many times its size once past 1 MiB (the C++ readers'
+# bound): gpuoverlap's CSVs compress 4- to 15-fold, a decompression bomb a thousandfold.
+MAX_GZIP_RATIO = 200
+MAX_TEXT_BYTES = 2 << 30
+
+
+def read_text(path):
+    """A file's text, inflated when its name ends in .gz. Damage (not gzip, truncated, a bad
+    checksum, bytes after the data) and decompression bombs are an InputError naming the file."""
+    check_regular_file(path)
+    try:
+        if path.suffix != ".gz":
+            with open(path, "rb") as f:
+                return f.read().decode("utf-8")
+        limit = min(MAX_TEXT_BYTES, max(1 << 20, MAX_GZIP_RATIO * path.stat().st_size))
+        with open(path, "rb") as f:
+            if f.read(2) != b"\x1f\x8b":
+                raise InputError(f"{path}: not a gzip file (its first bytes are not 1f 8b)")
+        with gzip.open(path, "rb") as f:
+            data = f.read(limit + 1)
+        if len(data) > limit:
+            raise InputError(f"{path}: inflates more than {MAX_GZIP_RATIO}-fold (a decompression "
+                             "bomb, or not written by gpuoverlap)")
+        return data.decode("utf-8")
+    except EOFError as error:
+        raise InputError(f"{path}: truncated (the gzip stream ends early)") from error
+    except (OSError, zlib.error, UnicodeDecodeError) as error:
+        raise InputError(f"{path}: cannot read: {error}") from error
+
+
 def read_table(path, required, numeric=(), hint=""):
     """A CSV written by gpuoverlap, every cell as text. `numeric` columns that are present become
     numbers: an empty cell is NaN (no value), anything else must be a finite number. An
     unreadable file, a missing column of `required` or a bad number is an InputError naming
     the line and column."""
-    check_regular_file(path)
+    text = read_text(path)
     try:
-        table = pd.read_csv(path, dtype=str, keep_default_na=False)
+        table = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
     except (OSError, UnicodeDecodeError, ValueError, pd.errors.ParserError,
             pd.errors.EmptyDataError) as error:
         raise InputError(f"{path}: cannot read: {error}") from error
@@ -116,9 +149,18 @@ def read_table(path, required, numeric=(), hint=""):
     return table
 
 
+def records_file(directory):
+    """records.csv.gz, or records.csv in results from before it was compressed; None: neither."""
+    for name in ("records.csv.gz", "records.csv"):
+        if (directory / name).exists():
+            return directory / name
+    return None
+
+
 def read_records(directory):
-    return read_table(directory / "records.csv", RECORD_COLUMNS, RECORD_NUMERIC,
-                      " (not a gpuoverlap records.csv, or from an older version)")
+    path = records_file(directory) or directory / "records.csv.gz"
+    return read_table(path, RECORD_COLUMNS, RECORD_NUMERIC,
+                      " (not a gpuoverlap records table, or from an older version)")
 
 
 def read_json(path):
@@ -495,8 +537,7 @@ def study_samples(condition_dir, gpu_clock, active_only):
         for metric in FRAME_ENDPOINTS + FRAME_METRICS:
             if metric in frames:
                 samples.setdefault(metric, []).extend(frames[metric].dropna().tolist())
-        records_path = frames_path.parent / "records.csv"
-        if records_path.exists():
+        if records_file(frames_path.parent):
             records = read_records(frames_path.parent)
             records = records[(records.status == "ok") & records.frame.isin(frames.frame)]
             for workload, rows in records.groupby("workload", sort=False):
@@ -733,12 +774,13 @@ def scenario_directories(results):
     if not results.is_dir():
         raise InputError(f"{results}: not a directory")
     # A study's conditions (and rounds) are nested: <study>/<condition>[/round-<r>].
-    found = sorted(p.parent for p in results.rglob("records.csv")
-                   if p.parent != results and "plots" not in p.relative_to(results).parts)
-    if (results / "records.csv").exists():
+    found = sorted({p.parent for pattern in ("records.csv.gz", "records.csv")
+                    for p in results.rglob(pattern)
+                    if p.parent != results and "plots" not in p.relative_to(results).parts})
+    if records_file(results):
         found.insert(0, results)  # a single scenario directory works too
     if not found and not study_directories(results):
-        raise InputError(f"{results}: no scenario results (no */records.csv); "
+        raise InputError(f"{results}: no scenario results (no */records.csv.gz); "
                          "pass the directory `gpuoverlap run --out` wrote")
     return found
 

@@ -15,7 +15,7 @@
 namespace gpuoverlap {
 
 // The disk space a run's results need, checked before any GPU work (--out): about 1 KiB per
-// workload and frame, warm-up included (records.csv, trace.json: ~0.7 KiB measured), plus
+// workload and frame, warm-up included (records and trace before compression: ~0.7 KiB), plus
 // 256 KiB per scenario for its other files (meta.json, summaries, frames.csv) and 4 MiB of
 // slack. A study or matrix is already expanded: one scenario per round, with that round's
 // frames.

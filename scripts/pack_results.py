@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Pack a measurement folder's raw per-scenario files into one `raw.tar.xz` beside its README,
 so that docs/results/ keeps every summary, figure and command readable in the repository while
-the bulk (records.csv, frames.csv, background.csv, preemption.csv, overlap.csv,
+the bulk (records.csv[.gz], frames.csv, background.csv, preemption.csv, overlap.csv,
 dependencies.csv, trace.json, meta.json, logs) is kept compressed, about ten times smaller.
 
 A file linked from any Markdown file of the repository stays unpacked, so no link breaks;
@@ -22,7 +22,7 @@ import sys
 import tarfile
 from pathlib import Path
 
-RAW_NAMES = {"records.csv", "frames.csv", "background.csv", "preemption.csv", "overlap.csv",
+RAW_NAMES = {"records.csv", "records.csv.gz", "frames.csv", "background.csv", "preemption.csv", "overlap.csv",
              "dependencies.csv", "trace.json", "trace.json.gz", "meta.json", "gpu-clocks.csv", "stdout"}
 RAW_SUFFIXES = {".log"}
 LINK = re.compile(r"\]\(([^)#\s]+)")

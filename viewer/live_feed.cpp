@@ -61,16 +61,17 @@ void LiveFeed::add_frame(const Scenario& scenario, const FrameRecord& frame,
     loaded.frame = r.frame;
     loaded.workload = w.name;
     loaded.queue = q.name;
-    loaded.queue_type = std::string(to_string(q.type));
-    loaded.kind = std::string(to_string(w.kind));
+    loaded.queue_type = q.type;
+    loaded.kind = w.kind;
     loaded.depends_on = dependency_names(scenario, w);
     loaded.barrier = barrier_names(w);
-    loaded.status = std::string(to_string(r.status));
+    loaded.status = r.status;
     loaded.poll_start_us = r.poll_start_us, loaded.poll_end_us = r.poll_end_us;
     loaded.ts_start_us = r.ts_start_us, loaded.ts_end_us = r.ts_end_us;
     loaded.clk_start_us = r.clk_start_us, loaded.clk_end_us = r.clk_end_us;
     loaded.flags = disagreement_names(r.disagreements);
     loaded.variant = r.variant;
+    loaded.frame_t0_us = r.frame_t0_us;
     it->records.push_back(std::move(loaded));
   }
   ++frames_;

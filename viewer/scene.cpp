@@ -49,7 +49,7 @@ std::vector<Clock> available_clocks(const LoadedScenario& scenario) {
   std::vector<Clock> out;
   for (Clock clock : {Clock::poll, Clock::ts, Clock::clk})
     for (const LoadedRecord& r : scenario.records)
-      if (r.status == "ok" && start_on(r, clock) && end_on(r, clock)) {
+      if (r.status == RecordStatus::ok && start_on(r, clock) && end_on(r, clock)) {
         out.push_back(clock);
         break;
       }
@@ -75,7 +75,8 @@ layout::TimelineInput timeline_input(const LoadedScenario& scenario, Clock clock
   for (const LoadedRecord& r : scenario.records)
     if (std::none_of(input.queues.begin(), input.queues.end(),
                      [&](const layout::QueueLane& q) { return q.name == r.queue; }))
-      input.queues.push_back({r.queue, fmt::format("{} ({})", r.queue, upper(r.queue_type))});
+      input.queues.push_back(
+          {r.queue, fmt::format("{} ({})", r.queue, upper(std::string(to_string(r.queue_type))))});
 
   std::map<std::string, std::size_t> index;
   for (const std::string& name : scenario.workloads) {
@@ -89,14 +90,14 @@ layout::TimelineInput timeline_input(const LoadedScenario& scenario, Clock clock
     if (it == index.end()) continue;
     layout::WorkloadTiming& w = input.workloads[it->second];
     w.queue = r.queue;
-    w.graphics = r.kind == "graphics";
+    w.graphics = r.kind == WorkloadKind::graphics;
     const auto producers = split_list(r.depends_on);
     const auto barriers = split_list(r.barrier);
     for (std::size_t p = 0; p < producers.size(); ++p)
       if (edges.insert({producers[p], r.workload}).second)
         input.dependencies.push_back(
             {producers[p], r.workload, p < barriers.size() ? barriers[p] : ""});
-    if (r.status != "ok") continue;
+    if (r.status != RecordStatus::ok) continue;
     const auto start = start_on(r, clock), end = end_on(r, clock);
     if (start && end) {
       starts[it->second].push_back(*start);
@@ -123,7 +124,7 @@ layout::TimelineInput timeline_input(const LoadedScenario& scenario, Clock clock
 std::vector<FrameSpan> frame_spans(const LoadedScenario& scenario, Clock clock) {
   std::map<std::uint32_t, std::pair<double, double>> spans;
   for (const LoadedRecord& r : scenario.records) {
-    if (r.status != "ok") continue;
+    if (r.status != RecordStatus::ok) continue;
     const auto start = start_on(r, clock), end = end_on(r, clock);
     if (!start || !end) continue;
     auto [it, fresh] = spans.try_emplace(r.frame, *start, *end);
@@ -139,7 +140,7 @@ std::vector<OverlapCell> overlap_matrix(const LoadedScenario& scenario, Clock cl
   // Each workload's span per frame, ok records only.
   std::map<std::string, std::map<std::uint32_t, std::pair<double, double>>> spans;
   for (const LoadedRecord& r : scenario.records) {
-    if (r.status != "ok") continue;
+    if (r.status != RecordStatus::ok) continue;
     const auto start = start_on(r, clock), end = end_on(r, clock);
     if (start && end) spans[r.workload][r.frame] = {*start, *end};
   }
@@ -170,7 +171,7 @@ UrgentLatencies urgent_latencies(const LoadedScenario& scenario, Clock clock, st
   if (!scenario.meta.is_object() || !scenario.meta.contains("preemption") || bins == 0) return out;
   // preemption::make_scenario names the urgent job "urgent".
   for (const LoadedRecord& r : scenario.records) {
-    if (r.workload != "urgent" || r.status != "ok") continue;
+    if (r.workload != "urgent" || r.status != RecordStatus::ok) continue;
     const auto start = start_on(r, clock);
     if (!start) continue;
     out.points.push_back(

@@ -30,6 +30,7 @@ layout::TimelineInput timeline_input(const LoadedScenario& scenario, Clock clock
 struct FrameSpan {
   std::uint32_t frame = 0;
   double span_us = 0;
+  bool operator==(const FrameSpan&) const = default;
 };
 std::vector<FrameSpan> frame_spans(const LoadedScenario& scenario, Clock clock);
 
@@ -47,6 +48,7 @@ struct OverlapCell {
   std::string a, b;
   std::size_t frames = 0, overlapped = 0;
   double overlap_p50_us = 0;
+  bool operator==(const OverlapCell&) const = default;
 };
 std::vector<OverlapCell> overlap_matrix(const LoadedScenario& scenario, Clock clock);
 

@@ -1,7 +1,9 @@
 // libFuzzer target: a results folder with one damaged file, through everything that reads
 // results (load_results, metric_series on every clock, compare_runs, markdown_report). The
 // input's first line names the file it replaces (run.json, s/meta.json, s/records.csv,
-// s/summary.csv, study/verdict.json); the rest is its content. Every other file is a valid one
+// s/summary.csv, z/records.csv.gz, study/verdict.json); the rest is its content: `s` keeps its
+// table as plain text (as older results do), so the CSV reader is fuzzed directly, and `z` as
+// gzip, so the inflating reader (damage, bombs) is too. Every other file is a valid one
 // written at start-up, so the fuzzer reaches the code behind each file's checks.
 //
 // Contract under test: every input gives a loaded run or one error line; nothing aborts.
@@ -17,6 +19,8 @@
 #include "analysis/compare.h"
 #include "analysis/report.h"
 #include "analysis/results.h"
+#include "core/gzip.h"
+#include "core/input_file.h"
 #include "scenarios/scenario.h"
 #include "timeline/export.h"
 
@@ -49,12 +53,20 @@ void write_valid_results() {
   }
   if (!write_scenario_results(g_root / "s", *s, t, {{"scenario", {{"name", "s"}}}}))
     __builtin_trap();
+  // `s` as results from before the table was compressed.
+  auto text = read_input_text(g_root / "s" / "records.csv.gz", 1u << 20);
+  if (!text) __builtin_trap();
+  write(g_root / "s" / "records.csv", *text);
+  fs::remove(g_root / "s" / "records.csv.gz");
+  if (!write_scenario_results(g_root / "z", *s, t, {{"scenario", {{"name", "z"}}}}))
+    __builtin_trap();
   if (!write_scenario_results(g_root / "study" / "base", *s, t,
                               {{"scenario", {{"name", "study/base"}, {"study", "study"}}}}))
     __builtin_trap();
   write(g_root / "study" / "verdict.json", R"({"summary": "ok\n"})");
   write(g_root / "run.json",
-        R"({"scenarios": [{"directory": "s", "seconds": 1.5}, {"directory": "study/base"}]})");
+        R"({"scenarios": [{"directory": "s", "seconds": 1.5}, {"directory": "z"},
+                       {"directory": "study/base"}]})");
 }
 
 }  // namespace
@@ -71,7 +83,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (newline == std::string_view::npos) return 0;
   const std::string_view name = input.substr(0, newline);
   if (name != "run.json" && name != "s/meta.json" && name != "s/records.csv" &&
-      name != "s/summary.csv" && name != "study/verdict.json")
+      name != "s/summary.csv" && name != "z/records.csv.gz" && name != "study/verdict.json")
     return -1;  // not a file this target damages: keep it out of the corpus
   const fs::path damaged = g_root / std::string(name);
   std::string original;

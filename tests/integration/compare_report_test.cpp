@@ -12,6 +12,7 @@
 #include <string>
 
 #include "analysis/csv_table.h"
+#include "core/gzip.h"
 #include "run_binary.h"
 #include "timeline/export.h"
 
@@ -41,7 +42,7 @@ void stretch_durations(const fs::path& records, const std::string& workload, dou
     for (std::size_t i = 0; i < fields.size(); ++i) fields[i] = row[i];
     text += csv_line(fields);
   }
-  std::ofstream(records) << text;
+  std::ofstream(records, std::ios::binary) << gzip_compress(text).value();
 }
 
 class CompareAndReport : public ::testing::Test {
@@ -57,8 +58,8 @@ class CompareAndReport : public ::testing::Test {
     if (!runs_ok_) return;
     for (const char* copy : {"same", "slow", "slow2"})
       fs::copy(*root_ / "base", *root_ / copy, fs::copy_options::recursive);
-    stretch_durations(*root_ / "slow" / "three-dispatches" / "records.csv", "Compute B", 4.0);
-    stretch_durations(*root_ / "slow2" / "three-dispatches" / "records.csv", "Compute B", 4.0);
+    stretch_durations(*root_ / "slow" / "three-dispatches" / "records.csv.gz", "Compute B", 4.0);
+    stretch_durations(*root_ / "slow2" / "three-dispatches" / "records.csv.gz", "Compute B", 4.0);
   }
   static void TearDownTestSuite() {
     fs::remove_all(*root_);

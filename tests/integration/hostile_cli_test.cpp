@@ -74,7 +74,7 @@ TEST_F(HostileCli, ReplaceEmptiesAResultsFolderSoOldAndNewNeverMix) {
   r = run_gpuoverlap("run three-dispatches --frames 1 --warmup 0 --replace --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_FALSE(fs::exists(out / "three-dispatches" / "background.csv"));
-  EXPECT_TRUE(fs::exists(out / "three-dispatches" / "records.csv"));
+  EXPECT_TRUE(fs::exists(out / "three-dispatches" / "records.csv.gz"));
 }
 
 TEST_F(HostileCli, ExitStatusTellsBadInputFromAMeasuredProblem) {

@@ -74,7 +74,7 @@ TEST(LoadProcessRun, RunMergesTheChildsLoadAndTheChildIsGone) {
     EXPECT_GE(*latency, 0.0);
   }
   // The child's loads are in the parent's records: 3 alone, then at least one more.
-  const auto records = read_csv((dir / "records.csv").string(), kRecordColumns);
+  const auto records = read_csv((dir / "records.csv.gz").string(), kRecordColumns);
   std::size_t loads = 0;
   for (std::size_t i = 0; i < records.rows.size(); ++i)
     if (records.at(i, "workload") == "load") ++loads;

@@ -113,7 +113,7 @@ TEST_F(AllPresets, RunSucceedsAndWritesEveryFile) {
   // only inside it).
   ASSERT_EQ(kScenarios.size(), 19u + 7u * 3u + 12u);
   for (const std::string& p : kScenarios)
-    for (const char* file : {"records.csv", "summary.csv", "dependencies.csv", "frames.csv",
+    for (const char* file : {"records.csv.gz", "summary.csv", "dependencies.csv", "frames.csv",
                              "meta.json", "trace.json.gz"}) {
       const fs::path path = *out_ / p / file;
       ASSERT_TRUE(fs::exists(path)) << path;
@@ -224,7 +224,7 @@ TEST_F(AllPresets, EveryRowIsOkWithStartBeforeEndOnEveryClock) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
   for (const std::string& p : kScenarios) {
     if (is_preemption(p)) continue;  // submissions, not frames: PreemptionRowsHoldTheInvariants
-    const auto table = read_csv((*out_ / p / "records.csv").string(), kRecordColumns);
+    const auto table = read_csv((*out_ / p / "records.csv.gz").string(), kRecordColumns);
     const auto meta = read_json(*out_ / p / "meta.json");
     const std::size_t workloads = meta["scenario"]["workloads"].size();
     // A study's rounds share its frames: ceil(5 / rounds) each.
@@ -257,7 +257,7 @@ TEST_F(AllPresets, DependentWorkNeverStartsBeforeItsProducerEnds) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
   std::size_t dependencies_checked = 0;
   for (const std::string& p : kScenarios) {
-    const auto table = read_csv((*out_ / p / "records.csv").string(), kRecordColumns);
+    const auto table = read_csv((*out_ / p / "records.csv.gz").string(), kRecordColumns);
     std::map<std::pair<std::string, std::string>, std::size_t> row_of;  // (frame, workload)
     for (std::size_t r = 0; r < table.rows.size(); ++r)
       row_of[{table.at(r, "frame"), table.at(r, "workload")}] = r;
@@ -322,7 +322,7 @@ TEST_F(AllPresets, MetaRecordsDeviceQueuesPrioritiesAndClocks) {
     if (clock["recorded"].get<bool>()) {
       EXPECT_TRUE(clock["verification"].contains("verdict"));
     }
-    const auto table = read_csv((*out_ / p / "records.csv").string(), kRecordColumns);
+    const auto table = read_csv((*out_ / p / "records.csv.gz").string(), kRecordColumns);
     std::size_t flagged = 0;
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
       EXPECT_EQ(table.number(r, "clk_start_us").has_value(), verified) << r;
@@ -388,7 +388,7 @@ TEST_F(AllPresets, PreemptionRowsHoldTheInvariants) {
       EXPECT_GE(urgent[k].start, urgent[k - 1].end - kRoundingUs)
           << "urgent job " << k << " overlaps " << k - 1;
     // Loads (records.csv, poll clock): never overlapping an urgent job on a shared queue.
-    const auto records = read_csv((*out_ / p / "records.csv").string(), kRecordColumns);
+    const auto records = read_csv((*out_ / p / "records.csv.gz").string(), kRecordColumns);
     std::map<std::string, Span> loads;
     for (std::size_t r = 0; r < records.rows.size(); ++r) {
       if (records.at(r, "workload") == "urgent") continue;
@@ -463,7 +463,7 @@ TEST_F(AllPresets, BackgroundWorkflowsConvergeBetweenBeforeAndAfterAndTheirVaria
     const std::uint32_t before = meta["background"]["before_frames"].get<std::uint32_t>();
     EXPECT_EQ(before, kFrames / 2) << "half the measured frames by default";
 
-    const auto records = read_csv((*out_ / p / "records.csv").string(), kRecordColumns);
+    const auto records = read_csv((*out_ / p / "records.csv.gz").string(), kRecordColumns);
     std::optional<double> first_after_t0_us;
     std::map<std::string, std::string> bound;  // workload -> the variant its after frames ran
     for (std::size_t r = 0; r < records.rows.size(); ++r) {
@@ -536,10 +536,10 @@ TEST(Background, BindingWithOneFrameCommitsFirstAndATooLargeBeforeIsRefused) {
   const auto meta = read_json(out / "bgp-benchmark-priming" / "meta.json");
   EXPECT_EQ(meta["background"]["before_frames"].get<int>(), 0);
   const auto records =
-      read_csv((out / "bgp-benchmark-priming" / "records.csv").string(), kRecordColumns);
+      read_csv((out / "bgp-benchmark-priming" / "records.csv.gz").string(), kRecordColumns);
   ASSERT_EQ(records.rows.size(), 3u);
   for (std::size_t r = 0; r < records.rows.size(); ++r) EXPECT_NE(records.at(r, "variant"), "");
-  EXPECT_TRUE(fs::exists(out / "three-dispatches" / "records.csv")) << "the suite went on";
+  EXPECT_TRUE(fs::exists(out / "three-dispatches" / "records.csv.gz")) << "the suite went on";
   fs::remove_all(out);
 
   const fs::path file = temp_path("bind-before.toml");
@@ -978,7 +978,7 @@ TEST(Cli, PriorityRefusalStopsWithoutFallback) {
   if (!default_has_priority) {
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_NE(r.output.find("--priority-fallback"), std::string::npos) << r.output;
-    EXPECT_FALSE(fs::exists(out / "high-priority-compute" / "records.csv"));
+    EXPECT_FALSE(fs::exists(out / "high-priority-compute" / "records.csv.gz"));
   } else {
     // A device with global priority either grants HIGH or refuses with a clear message.
     if (r.exit_code == 0) {
@@ -1110,7 +1110,7 @@ TEST(Cli, NoTimestampsLeavesOnlyThePollClock) {
       out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto table =
-      read_csv((out / "three-dispatches-split-event" / "records.csv").string(), kRecordColumns);
+      read_csv((out / "three-dispatches-split-event" / "records.csv.gz").string(), kRecordColumns);
   ASSERT_EQ(table.rows.size(), 9u);
   for (std::size_t row = 0; row < table.rows.size(); ++row) {
     EXPECT_EQ(table.at(row, "status"), "ok");
@@ -1190,8 +1190,8 @@ void expect_signal_keeps_what_was_measured(int signal_number) {
   ASSERT_TRUE(WIFEXITED(status)) << output;
   EXPECT_EQ(WEXITSTATUS(status), 130) << output;
   EXPECT_NE(output.find("interrupted"), std::string::npos) << output;
-  ASSERT_TRUE(fs::exists(out / "three-dispatches" / "records.csv")) << output;
-  const auto table = read_csv((out / "three-dispatches" / "records.csv").string(), kRecordColumns);
+  ASSERT_TRUE(fs::exists(out / "three-dispatches" / "records.csv.gz")) << output;
+  const auto table = read_csv((out / "three-dispatches" / "records.csv.gz").string(), kRecordColumns);
   EXPECT_LT(table.rows.size(), 3u * 1000000u);
   for (std::size_t row = 0; row < table.rows.size(); ++row)
     EXPECT_EQ(table.at(row, "status"), "ok");
@@ -1230,7 +1230,7 @@ TEST(Cli, GpuTimeoutIsAReportedResultNotAHang) {
   EXPECT_NE(r.output.find("frame 0"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("--timeout-ms 1"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("not coherent"), std::string::npos) << r.output;
-  const auto table = read_csv((out / "three-dispatches" / "records.csv").string(), kRecordColumns);
+  const auto table = read_csv((out / "three-dispatches" / "records.csv.gz").string(), kRecordColumns);
   ASSERT_EQ(table.rows.size(), 3u);  // frame 0 only: the scenario stopped there
   for (std::size_t row = 0; row < table.rows.size(); ++row)
     EXPECT_EQ(table.at(row, "status"), "timeout");

@@ -81,7 +81,7 @@ TEST(Selftest, RunsAndItsOrderingCheckPasses) {
   EXPECT_EQ(checks, (std::set<std::string>{"linearity", "clock_agreement", "poll_detection",
                                            "round_trip", "overhead", "ordering"}));
   // Every measurement is kept as ordinary results.
-  EXPECT_TRUE(fs::exists(out / "runs" / "ordering" / "records.csv"));
+  EXPECT_TRUE(fs::exists(out / "runs" / "ordering" / "records.csv.gz"));
   EXPECT_TRUE(fs::exists(out / "runs" / "agreement-1ms" / "meta.json"));
   fs::remove_all(out);
 }

@@ -64,7 +64,7 @@ void expect_screenshot_matches_records(const fs::path& shot, const fs::path& sce
 
   // What records.csv says of that frame, on that clock.
   const std::string clock = layout["clock"];
-  const auto records = read_csv((scenario_dir / "records.csv").string(), kRecordColumns);
+  const auto records = read_csv((scenario_dir / "records.csv.gz").string(), kRecordColumns);
   std::map<std::string, std::pair<double, double>> span;
   std::map<std::string, std::string> kind, queue;
   std::size_t dependencies = 0;
@@ -181,7 +181,7 @@ TEST(ViewerLive, TheWindowShowsTheRunsLastFrameAsItsRecordsHaveIt) {
       run_gpuoverlap_on_display("run default --frames 6 --warmup 1 --live --screenshot " +
                                 shot.string() + " --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const auto records = read_csv((out / "default" / "records.csv").string(), kRecordColumns);
+  const auto records = read_csv((out / "default" / "records.csv.gz").string(), kRecordColumns);
   EXPECT_EQ(records.rows.size(), 6u * 8) << "6 frames of default's 8 workloads";
   const auto layout = read_json_file(shot.string() + ".layout.json");
   EXPECT_EQ(layout["scenario"], "default");
@@ -288,7 +288,7 @@ TEST(ViewerLive, AScriptedSessionsEditsAreInTheRecordsItWrote) {
     EXPECT_TRUE(workload(meta, "Compute C")["depends_on"].empty());
     EXPECT_EQ(workload(meta, "Compute D")["iterations"],
               workload(first, "Compute D")["iterations"]);
-    const auto records = read_csv((out / version / "records.csv").string(), kRecordColumns);
+    const auto records = read_csv((out / version / "records.csv.gz").string(), kRecordColumns);
     ASSERT_FALSE(records.rows.empty());
     for (std::size_t i = 0; i < records.rows.size(); ++i)
       if (records.at(i, "workload") == "Compute C") {
@@ -303,7 +303,7 @@ TEST(ViewerLive, AScriptedSessionsEditsAreInTheRecordsItWrote) {
   const auto third = read_json_file((out / "default-edit-2" / "meta.json").string());
   EXPECT_EQ(third["settings"]["timestamp_queries"], false);
   EXPECT_EQ(third["scenario"]["timestamps"], false);
-  const auto no_ts = read_csv((out / "default-edit-2" / "records.csv").string(), kRecordColumns);
+  const auto no_ts = read_csv((out / "default-edit-2" / "records.csv.gz").string(), kRecordColumns);
   for (std::size_t i = 0; i < no_ts.rows.size(); ++i)
     EXPECT_EQ(no_ts.at(i, "ts_start_us"), "") << "timestamps off";
 
@@ -343,8 +343,8 @@ TEST(LiveScript, ASessionRunsWithoutADisplay) {
   EXPECT_NE(r.output.find("script line 2: disable \"Compute Queue C\": accepted"),
             std::string::npos)
       << r.output;
-  const auto first = read_csv((out / "default" / "records.csv").string(), kRecordColumns);
-  const auto second = read_csv((out / "default-edit-1" / "records.csv").string(), kRecordColumns);
+  const auto first = read_csv((out / "default" / "records.csv.gz").string(), kRecordColumns);
+  const auto second = read_csv((out / "default-edit-1" / "records.csv.gz").string(), kRecordColumns);
   EXPECT_EQ(first.rows.size(), 3u * 8);
   EXPECT_EQ(second.rows.size(), 3u * 7) << "Compute Queue C is not run";
   for (std::size_t i = 0; i < second.rows.size(); ++i)

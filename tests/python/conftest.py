@@ -1,4 +1,5 @@
 """Fixtures: real results made by the gpuoverlap binary (lavapipe on CI) in this test run."""
+import gzip
 import os
 import pathlib
 import subprocess
@@ -32,3 +33,16 @@ def results(tmp_path_factory):
 def run_plot(*args):
     return subprocess.run([sys.executable, str(ROOT / "plots" / "plot.py"), *map(str, args)],
                           capture_output=True, text=True, timeout=300)
+
+
+def records_path(directory):
+    """A scenario's records table: records.csv.gz as gpuoverlap writes it."""
+    return directory / "records.csv.gz"
+
+
+def read_records_text(directory):
+    return gzip.decompress(records_path(directory).read_bytes()).decode()
+
+
+def write_records_text(directory, text):
+    records_path(directory).write_bytes(gzip.compress(text.encode()))

@@ -1,11 +1,12 @@
 """plot.py on damaged or hostile results folders. Each case must end in one line per
 problem on stderr, exit status 2, no traceback, the other scenarios still drawn, and nothing
 written outside --out."""
+import gzip
 import json
 import os
 import shutil
 
-from conftest import run_plot
+from conftest import read_records_text, run_plot, write_records_text
 
 SCENARIOS = ("default", "three-dispatches-split-event", "barrier-cost")
 
@@ -16,13 +17,14 @@ def damaged_copy(results, tmp_path):
     return copy
 
 
-def set_cell(path, column, value, row=1):
-    lines = path.read_text().splitlines()
+def set_cell(directory, column, value, row=1):
+    """One cell of a scenario's records table."""
+    lines = read_records_text(directory).splitlines()
     header = lines[0].split(",")
     fields = lines[row].split(",")  # the damaged rows have no quoted commas
     fields[header.index(column)] = value
     lines[row] = ",".join(fields)
-    path.write_text("\n".join(lines) + "\n")
+    write_records_text(directory, "\n".join(lines) + "\n")
 
 
 def expect_one_bad_scenario(done, out, bad, reason):
@@ -38,10 +40,32 @@ def expect_one_bad_scenario(done, out, bad, reason):
 def test_non_finite_and_text_numbers_are_named_with_line_and_column(results, tmp_path):
     for value in ("nan", "inf", "-inf", "1e999", "12abc", "text"):
         copy = damaged_copy(results, tmp_path / value)
-        set_cell(copy / "default" / "records.csv", "poll_start_us", value)
+        set_cell(copy / "default", "poll_start_us", value)
         out = tmp_path / value / "plots"
         done = run_plot(copy, "--out", out)
         expect_one_bad_scenario(done, out, "default", "line 2, column poll_start_us")
+
+
+def test_damaged_compressed_records_are_named_in_one_line(results, tmp_path):
+    packed = (results / "default" / "records.csv.gz").read_bytes()
+    flipped = bytearray(packed)
+    flipped[-6] ^= 0x55  # the CRC-32 in the trailer
+    cases = {
+        "truncated": (packed[: len(packed) // 2], "truncated"),
+        "magic": (read_records_text(results / "default").encode(), "not a gzip file"),
+        "crc": (bytes(flipped), "cannot read"),
+        "trailing": (packed + b"trailing", "cannot read"),
+        # 8 MiB of one byte: a thousandfold, past the 200-fold bound.
+        "bomb": (gzip.compress(b"x" * (8 << 20)), "decompression bomb"),
+    }
+    for name, (content, reason) in cases.items():
+        copy = damaged_copy(results, tmp_path / name)
+        (copy / "default" / "records.csv.gz").write_bytes(content)
+        out = tmp_path / name / "plots"
+        done = run_plot(copy, "--out", out)
+        expect_one_bad_scenario(done, out, "default", reason)
+        assert "records.csv.gz" in done.stderr, done.stderr
+        assert not (out / "default" / "timeline.png").exists(), name
 
 
 def test_wrong_typed_meta_json_is_named_not_a_traceback(results, tmp_path):
@@ -63,8 +87,8 @@ def test_wrong_typed_meta_json_is_named_not_a_traceback(results, tmp_path):
 
 def test_a_scenario_without_an_ok_frame_does_not_stop_the_others(results, tmp_path):
     copy = damaged_copy(results, tmp_path)
-    path = copy / "default" / "records.csv"
-    path.write_text(path.read_text().replace(",ok,", ",timeout,"))
+    text = read_records_text(copy / "default")
+    write_records_text(copy / "default", text.replace(",ok,", ",timeout,"))
     out = tmp_path / "plots"
     done = run_plot(copy, "--out", out)
     expect_one_bad_scenario(done, out, "default", "no frame with status ok")
@@ -103,9 +127,10 @@ def test_plots_are_never_written_through_a_planted_link(results, tmp_path):
 
 def test_long_and_strange_names_are_drawn(results, tmp_path):
     copy = damaged_copy(results, tmp_path)
-    path = copy / "default" / "records.csv"
     long_name = "W" * 300
-    path.write_text(path.read_text().replace("Compute A", long_name).replace("Gfx A", "tab\there"))
+    text = read_records_text(copy / "default")
+    write_records_text(copy / "default",
+                       text.replace("Compute A", long_name).replace("Gfx A", "tab\there"))
     meta_path = copy / "default" / "meta.json"
     meta = json.loads(meta_path.read_text())
     meta["scenario"]["name"] = "N" * 5000

@@ -1,7 +1,7 @@
 import shutil
 import subprocess
 
-from conftest import gpuoverlap_binary, run_plot
+from conftest import gpuoverlap_binary, read_records_text, run_plot, write_records_text
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -71,7 +71,7 @@ def test_any_subset_of_scenarios(results, tmp_path):
 def test_poll_only_results_skip_the_clock_plot(results, tmp_path):
     copy = tmp_path / "poll-only" / "default"
     shutil.copytree(results / "default", copy)
-    lines = (copy / "records.csv").read_text().splitlines()
+    lines = read_records_text(copy).splitlines()
     header = lines[0].split(",")
     ts_columns = [header.index("ts_start_us"), header.index("ts_end_us")]
     blanked = [lines[0]]
@@ -80,7 +80,7 @@ def test_poll_only_results_skip_the_clock_plot(results, tmp_path):
         for c in ts_columns:
             fields[c] = ""
         blanked.append(",".join(fields))
-    (copy / "records.csv").write_text("\n".join(blanked) + "\n")
+    write_records_text(copy, "\n".join(blanked) + "\n")
     done = run_plot(copy.parent, "--out", tmp_path / "out")
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "out" / "default" / "timeline.png").exists()
@@ -90,10 +90,10 @@ def test_poll_only_results_skip_the_clock_plot(results, tmp_path):
 def test_missing_column_is_named(results, tmp_path):
     broken = tmp_path / "broken" / "default"
     shutil.copytree(results / "default", broken)
-    lines = (broken / "records.csv").read_text().splitlines()
+    lines = read_records_text(broken).splitlines()
     index = lines[0].split(",").index("barrier")
-    (broken / "records.csv").write_text(
-        "\n".join(",".join(f for i, f in enumerate(line.split(",")) if i != index) for line in lines))
+    write_records_text(broken, "\n".join(
+        ",".join(f for i, f in enumerate(line.split(",")) if i != index) for line in lines))
     done = run_plot(broken.parent)
     assert done.returncode == 2
     assert "missing column(s) barrier" in done.stderr

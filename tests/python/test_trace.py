@@ -1,8 +1,11 @@
 """Structural validation of trace.json (Chrome trace-event format) as gpuoverlap writes it."""
 import csv
 import gzip
+import io
 import json
 from collections import defaultdict
+
+from conftest import read_records_text
 
 REQUIRED = {
     "X": {"name", "ph", "ts", "dur", "pid", "tid"},
@@ -50,8 +53,8 @@ def test_a_process_per_queue_and_a_named_track_per_workload(results):
 
 def test_one_slice_per_ok_record(results):
     for scenario in ("default", "three-dispatches-split-event"):
-        with (results / scenario / "records.csv").open() as f:
-            ok = sum(1 for row in csv.DictReader(f) if row["status"] == "ok")
+        rows = csv.DictReader(io.StringIO(read_records_text(results / scenario)))
+        ok = sum(1 for row in rows if row["status"] == "ok")
         slices = [e for e in load(results, scenario)["traceEvents"] if e["ph"] == "X"]
         assert len(slices) == ok
 

@@ -255,7 +255,7 @@ TEST_F(SelftestRun, EveryCheckPassesOnAnHonestDevice) {
   for (const CheckRow* r : find(o, "ordering")) EXPECT_EQ(r->verdict, Verdict::pass);
   // The sweeps ran without stamps (timestamps sufficed); the overhead pairs alternate.
   EXPECT_FALSE(executor.settings_seen.front().stamping);
-  EXPECT_TRUE(fs::exists(options_.out_directory / "runs" / "ordering" / "records.csv"));
+  EXPECT_TRUE(fs::exists(options_.out_directory / "runs" / "ordering" / "records.csv.gz"));
 }
 
 TEST_F(SelftestRun, CatchesOverlapOverheadAndMissingProbes) {

@@ -10,7 +10,7 @@
 #include "scenarios/scenario.h"
 #include "timeline/clock_agreement.h"
 #include "timeline/export.h"
-#include "timeline/gzip.h"
+#include "core/gzip.h"
 #include "unit/temp_dir.h"
 
 namespace gpuoverlap {
@@ -70,7 +70,7 @@ using CsvExport = TempDir;
 TEST_F(CsvExport, RecordsRoundTripThroughFastCppCsvParser) {
   const Scenario s = two_workloads();
   ASSERT_TRUE(write_scenario_results(dir_, s, sample_timeline(), {{"k", 1}}).ok());
-  const auto table = read_csv((dir_ / "records.csv").string(), kRecordColumns);
+  const auto table = read_csv((dir_ / "records.csv.gz").string(), kRecordColumns);
   ASSERT_EQ(table.rows.size(), 12u);
   EXPECT_EQ(table.at(0, "workload"), "A, the first");  // quoted comma survives
   EXPECT_EQ(table.at(0, "queue_type"), "direct");
@@ -98,7 +98,7 @@ TEST_F(CsvExport, ShaderClockColumnsFlagsAndFlaggedRowCounts) {
   t.records[0].clk_end_us = 40.0;  // 28.5 µs after the timestamp end: beyond 10 µs
   ASSERT_EQ(flag_disagreements(t, {}), 1u);
   ASSERT_TRUE(write_scenario_results(dir_, s, t, {}).ok());
-  const auto records = read_csv((dir_ / "records.csv").string(), kRecordColumns);
+  const auto records = read_csv((dir_ / "records.csv.gz").string(), kRecordColumns);
   EXPECT_DOUBLE_EQ(*records.number(0, "clk_start_us"), 1.25);
   EXPECT_EQ(records.at(0, "flags"), "end:poll-clk;end:ts-clk");
   EXPECT_EQ(records.at(3, "flags"), "");
@@ -143,7 +143,7 @@ TEST_F(CsvExport, WritesMetaJsonAndLeavesNoTemporaryFiles) {
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names,
             (std::vector<std::string>{"dependencies.csv", "frames.csv", "meta.json", "overlap.csv",
-                                      "records.csv", "summary.csv", "trace.json.gz"}));
+                                      "records.csv.gz", "summary.csv", "trace.json.gz"}));
 }
 
 TEST_F(CsvExport, CsvFieldQuotesOnlyWhenNeeded) {

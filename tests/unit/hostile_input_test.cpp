@@ -14,6 +14,7 @@
 #include "analysis/report.h"
 #include "analysis/results.h"
 #include "core/atomic_file.h"
+#include "core/gzip.h"
 #include "core/input_file.h"
 #include "core/output_directory.h"
 #include "scenarios/names.h"
@@ -254,6 +255,15 @@ class DamagedResults : public Hostile {
     EXPECT_NE(loaded.error().message.find(reason), std::string::npos) << loaded.error().message;
     EXPECT_EQ(loaded.error().message.find('\n'), std::string::npos);
   }
+  // records.csv.gz as text, and back: the damage below is to the table, not to the gzip.
+  std::string records_text() const {
+    auto text = gzip_decompress(read(scenario_ / "records.csv.gz"), 1u << 30, "records");
+    EXPECT_TRUE(text.ok()) << text.error().message;
+    return text.ok() ? *text : std::string();
+  }
+  void write_records(const std::string& text) const {
+    write(scenario_ / "records.csv.gz", gzip_compress(text).value());
+  }
   fs::path scenario_;
 };
 
@@ -297,7 +307,7 @@ TEST_F(DamagedResults, WrongTypedMetaJsonFieldsAreErrorsNamingTheField) {
 }
 
 TEST_F(DamagedResults, NonFiniteOrTextNumbersInRecordsAreRefusedWithLineAndColumn) {
-  const std::string original = read(scenario_ / "records.csv");
+  const std::string original = records_text();
   const std::string header = original.substr(0, original.find('\n') + 1);
   // Field 0 is the scenario, then frame; poll_start_us is found by name in the header.
   std::vector<std::string> columns;
@@ -325,12 +335,50 @@ TEST_F(DamagedResults, NonFiniteOrTextNumbersInRecordsAreRefusedWithLineAndColum
     for (std::size_t i = 0; i < fields.size(); ++i) damaged += (i ? "," : "") + fields[i];
     damaged += "\n";
     for (std::string rest; std::getline(in, rest);) damaged += rest + "\n";
-    write(scenario_ / "records.csv", damaged);
-    expect_refused("records.csv", "line 2, column poll_start_us");
+    write_records(damaged);
+    expect_refused("records.csv.gz", "line 2, column poll_start_us");
   }
-  write(scenario_ / "records.csv", header + "s,-1" + original.substr(original.find('\n') + 4));
+  write_records(header + "s,-1" + original.substr(original.find('\n') + 4));
   auto loaded = load_results(dir_ / "run");
   EXPECT_FALSE(loaded.ok());  // a negative frame number
+}
+
+// A damaged records.csv.gz is one line naming the file and what is wrong with it: a truncated
+// stream, a file that is not gzip at all, bytes after the member, a decompression bomb (a
+// stream that inflates a thousandfold), and a gzip of something that is not the table.
+TEST_F(DamagedResults, DamagedCompressedRecordsAreRefusedInOneLine) {
+  const std::string packed = read(scenario_ / "records.csv.gz");
+  const std::string text = records_text();
+  ASSERT_TRUE(has_gzip_magic(packed));
+  write(scenario_ / "records.csv.gz", packed.substr(0, packed.size() / 2));
+  expect_refused("records.csv.gz", "truncated");
+  write(scenario_ / "records.csv.gz", packed.substr(0, packed.size() - 4));
+  expect_refused("records.csv.gz", "truncated");
+  write(scenario_ / "records.csv.gz", text);
+  expect_refused("records.csv.gz", "not a gzip file");
+  write(scenario_ / "records.csv.gz", "");
+  expect_refused("records.csv.gz", "not a gzip file");
+  write(scenario_ / "records.csv.gz", packed + "trailing");
+  expect_refused("records.csv.gz", "after the end of the gzip data");
+  std::string flipped = packed;
+  flipped[flipped.size() - 6] ^= 0x55;  // the CRC-32 in the trailer
+  write(scenario_ / "records.csv.gz", flipped);
+  expect_refused("records.csv.gz", "damaged gzip data");
+  write(scenario_ / "records.csv.gz", gzip_compress(std::string(8u << 20, 'x')).value());
+  expect_refused("records.csv.gz", "decompression bomb");
+  write(scenario_ / "records.csv.gz", gzip_compress("{\"not\": \"a table\"}\n").value());
+  expect_refused("records.csv.gz", "in header");
+}
+
+// Results written before the table was compressed: records.csv, read as it is.
+TEST_F(DamagedResults, PlainRecordsCsvOfOlderResultsStillLoads) {
+  const std::string text = records_text();
+  fs::remove(scenario_ / "records.csv.gz");
+  write(scenario_ / "records.csv", text);
+  auto loaded = load_results(dir_ / "run");
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  EXPECT_EQ(loaded->scenarios.front().records.size(), 6u);
+  EXPECT_TRUE(has_records(scenario_));
 }
 
 TEST_F(DamagedResults, ADamagedFramesCsvIsRefusedWithLineAndColumn) {
@@ -351,10 +399,10 @@ TEST_F(DamagedResults, ADamagedFramesCsvIsRefusedWithLineAndColumn) {
 }
 
 TEST_F(DamagedResults, FifosInAResultsFolderDoNotHangTheReaders) {
-  fs::remove(scenario_ / "records.csv");
-  ASSERT_EQ(::mkfifo((scenario_ / "records.csv").c_str(), 0600), 0);
-  expect_refused("records.csv", "is a FIFO");
-  fs::remove(scenario_ / "records.csv");
+  fs::remove(scenario_ / "records.csv.gz");
+  ASSERT_EQ(::mkfifo((scenario_ / "records.csv.gz").c_str(), 0600), 0);
+  expect_refused("records.csv.gz", "is a FIFO");
+  fs::remove(scenario_ / "records.csv.gz");
   SetUp();
   fs::remove(scenario_ / "meta.json");
   ASSERT_EQ(::mkfifo((scenario_ / "meta.json").c_str(), 0600), 0);

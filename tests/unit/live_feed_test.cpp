@@ -5,9 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <thread>
 
+#include "analysis/results.h"
 #include "scenarios/presets.h"
+#include "timeline/export.h"
+#include "unit/temp_dir.h"
+#include "viewer/scene.h"
 
 namespace gpuoverlap::viewer {
 namespace {
@@ -53,7 +58,7 @@ TEST(LiveFeed, FramesBecomeTheRecordsTheResultsReadersMake) {
   EXPECT_EQ(b.depends_on, scenario->workloads[0].name);
   EXPECT_EQ(b.barrier, "legacy");
   EXPECT_EQ(s.records[0].barrier, "none");
-  EXPECT_EQ(s.records[scenario->workloads.size()].status, "timeout");
+  EXPECT_EQ(s.records[scenario->workloads.size()].status, RecordStatus::timeout);
   EXPECT_EQ(feed.frames(), 3u);
   EXPECT_FALSE(feed.finished());
   feed.finish(0);
@@ -93,4 +98,81 @@ TEST(LiveFeed, TheWindowSnapshotsWhileTheRunAddsFrames) {
 }
 
 }  // namespace
+
+// The live view and the same run read back from disk are one model: the records and frames the
+// feed hands the window equal what load_results reads from records.csv.gz and frames.csv, and
+// so does every scene the window draws from them (each frame's timeline and the medians, on
+// every clock; the frame strip; the overlap matrix). Times are multiples of 1/8 µs, which the
+// CSV's three decimals hold exactly.
+class LiveAndDisk : public TempDir {};
+
+TEST_F(LiveAndDisk, DrawIdenticalScenes) {
+  auto scenario = resolve_scenario("three-dispatches-split-event");
+  ASSERT_TRUE(scenario.ok()) << scenario.error().message;
+  LiveFeed feed({{"api", "Vulkan"}, {"name", "test GPU"}});
+  const nlohmann::json facts = {{"clocks", {{"timestamp_queries", true}}}};
+  feed.begin_scenario(*scenario, facts);
+  ScenarioTimeline timeline;
+  for (std::uint32_t f = 0; f < 6; ++f) {
+    FrameRecord frame;
+    frame.frame = f;
+    frame.cpu_start_us = 1000.0 * f;
+    frame.frame_interval_us = f == 0 ? std::optional<double>() : 1000.125;
+    frame.gpu_span_us = 300.5 + f;
+    frame.status = f == 4 ? RecordStatus::timeout : RecordStatus::ok;
+    std::vector<WorkloadFrameRecord> records;
+    double at_us = 0.25 * f;
+    for (std::size_t w = 0; w < scenario->workloads.size(); ++w) {
+      WorkloadFrameRecord r;
+      r.frame = f;
+      r.workload = w;
+      r.poll_start_us = at_us;
+      r.poll_end_us = at_us + 80.375 + 0.125 * static_cast<double>(w * f % 5);
+      if (f != 2) r.ts_start_us = at_us + 0.5, r.ts_end_us = *r.poll_end_us - 0.5;
+      r.status = frame.status;
+      r.frame_t0_us = 1000.0 * f;
+      r.disagreements = f == 3 && w == 1 ? 1u : 0u;
+      at_us = *r.poll_end_us + 2.625;
+      records.push_back(r);
+    }
+    feed.add_frame(*scenario, frame, records);
+    timeline.frames.push_back(frame);
+    timeline.records.insert(timeline.records.end(), records.begin(), records.end());
+  }
+  std::uint64_t version = 0;
+  const auto live = feed.snapshot(version);
+  ASSERT_TRUE(live);
+  ASSERT_EQ(live->scenarios.size(), 1u);
+  const LoadedScenario& shown = live->scenarios[0];
+
+  // The run writes what it measured, with the meta the window had.
+  ASSERT_TRUE(write_scenario_results(dir_ / scenario->name, *scenario, timeline, shown.meta).ok());
+  auto loaded = load_scenario_results(dir_ / scenario->name);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  const LoadedScenario& read = *loaded;
+
+  EXPECT_EQ(read.name, shown.name);
+  EXPECT_EQ(read.workloads, shown.workloads);
+  ASSERT_EQ(read.records.size(), shown.records.size());
+  for (std::size_t i = 0; i < read.records.size(); ++i)
+    EXPECT_TRUE(read.records[i] == shown.records[i]) << "record " << i;
+  ASSERT_EQ(read.frames.size(), shown.frames.size());
+  for (std::size_t i = 0; i < read.frames.size(); ++i)
+    EXPECT_TRUE(read.frames[i] == shown.frames[i]) << "frame " << i;
+
+  EXPECT_EQ(available_clocks(read), available_clocks(shown));
+  ASSERT_EQ(available_clocks(read).size(), 2u) << "poll and ts";
+  for (Clock clock : available_clocks(read)) {
+    EXPECT_TRUE(frame_spans(read, clock) == frame_spans(shown, clock)) << to_string(clock);
+    EXPECT_TRUE(overlap_matrix(read, clock) == overlap_matrix(shown, clock)) << to_string(clock);
+    EXPECT_TRUE(timeline_input(read, clock, std::nullopt) ==
+                timeline_input(shown, clock, std::nullopt))
+        << to_string(clock);
+    for (std::uint32_t f : frame_numbers(read))
+      EXPECT_TRUE(timeline_input(read, clock, f) == timeline_input(shown, clock, f))
+          << to_string(clock) << " frame " << f;
+  }
+  EXPECT_EQ(frame_numbers(read), frame_numbers(shown));
+}
+
 }  // namespace gpuoverlap::viewer

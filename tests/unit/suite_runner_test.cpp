@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/input_file.h"
 #include "scenarios/cpu_device_sizes.h"
 #include "scenarios/presets.h"
 #include "scenarios/suite_estimate.h"
@@ -85,7 +86,7 @@ TEST_F(SuiteRunner, WritesEveryScenarioAndRunJson) {
   EXPECT_EQ(executor_.settings_seen[0].frames, 3u);
   EXPECT_EQ(executor_.settings_seen[0].warmup_frames, 1u);
   for (const char* name : {"default", "three-dispatches"})
-    for (const char* file : {"records.csv", "summary.csv", "meta.json"})
+    for (const char* file : {"records.csv.gz", "summary.csv", "meta.json"})
       EXPECT_TRUE(fs::exists(options_.out_directory / name / file)) << name << "/" << file;
   const auto meta = read_json(options_.out_directory / "default" / "meta.json");
   EXPECT_EQ(meta["device"]["name"], "fake");
@@ -273,7 +274,7 @@ TEST_F(SuiteRunner, SetupFailureStopsTheRunKeepingEarlierResults) {
   EXPECT_NE(outcome.failure->message.find("high-priority-compute"), std::string::npos);
   EXPECT_EQ(outcome.failure->api_code_name, "VK_ERROR_NOT_PERMITTED_KHR");
   EXPECT_EQ(executor_.ran.size(), 2u);  // no-barriers never ran
-  EXPECT_TRUE(fs::exists(options_.out_directory / "default" / "records.csv"));
+  EXPECT_TRUE(fs::exists(options_.out_directory / "default" / "records.csv.gz"));
   EXPECT_FALSE(fs::exists(options_.out_directory / "high-priority-compute"));
   const auto run = read_json(options_.out_directory / "run.json");
   EXPECT_EQ(run["scenarios"][1]["status"], "failed");
@@ -289,8 +290,8 @@ TEST_F(SuiteRunner, MidRunTimeoutIsWrittenThenReported) {
   const auto meta = read_json(options_.out_directory / "default" / "meta.json");
   EXPECT_NE(meta["failure"]["message"].get<std::string>().find("did not finish"),
             std::string::npos);
-  std::ifstream records(options_.out_directory / "default" / "records.csv");
-  std::string all((std::istreambuf_iterator<char>(records)), {});
+  const auto all =
+      read_input_text(options_.out_directory / "default" / "records.csv.gz", 1u << 30).value();
   EXPECT_NE(all.find(",timeout,"), std::string::npos);
 }
 

@@ -25,12 +25,13 @@ LoadedScenario three_frames() {
                 "priority_requested": "high", "priority_granted": "high"}]})");
   for (std::uint32_t f = 0; f < 3; ++f) {
     LoadedRecord a;
-    a.frame = f, a.workload = "A", a.queue = "direct", a.queue_type = "direct", a.kind = "compute",
-    a.status = "ok";
+    a.frame = f, a.workload = "A", a.queue = "direct", a.queue_type = QueueType::direct,
+    a.kind = WorkloadKind::compute, a.status = RecordStatus::ok;
     a.poll_start_us = 10.0 * f, a.poll_end_us = 10.0 * f + 100;
     a.ts_start_us = 1.0, a.ts_end_us = 90.0;
     LoadedRecord b = a;
-    b.workload = "B", b.queue = "async", b.queue_type = "compute", b.kind = "graphics";
+    b.workload = "B", b.queue = "async", b.queue_type = QueueType::compute,
+    b.kind = WorkloadKind::graphics;
     b.depends_on = "A", b.barrier = "split-event";
     b.poll_start_us = 100.0 + 10 * f, b.poll_end_us = 200.0 + 10 * f;
     b.ts_start_us.reset(), b.ts_end_us.reset();
@@ -39,7 +40,7 @@ LoadedScenario three_frames() {
     s.records.push_back(b);
   }
   LoadedRecord lost;  // a timed-out frame: listed, never drawn
-  lost.frame = 3, lost.workload = "A", lost.queue = "direct", lost.status = "timeout";
+  lost.frame = 3, lost.workload = "A", lost.queue = "direct", lost.status = RecordStatus::timeout;
   lost.poll_start_us = 5000.0, lost.poll_end_us = 9000.0;
   s.records.push_back(lost);
   return s;
@@ -123,7 +124,8 @@ TEST(ViewerScene, UrgentLatenciesAreTheUrgentJobsStartsInSubmissionOrder) {
   s.workloads = {"load", "urgent"};
   for (std::uint32_t k : {2u, 0u, 1u, 3u}) {
     LoadedRecord u;
-    u.frame = k, u.workload = "urgent", u.status = k == 3 ? "timeout" : "ok";
+    u.frame = k, u.workload = "urgent",
+    u.status = k == 3 ? RecordStatus::timeout : RecordStatus::ok;
     u.ts_start_us = 100.0 * (k + 1), u.ts_end_us = 100.0 * (k + 1) + 5;
     u.frame_t0_us = 1000.0 * k;
     LoadedRecord l = u;

@@ -113,8 +113,11 @@ PREEMPTION_PRESET = 'preemption-many-draws-high'
 
 
 def read_csv(path):
+    """A CSV the exe wrote; inflated when its name ends in .gz (records.csv.gz)."""
     import csv
-    with open(path, newline='') as f:
+    import gzip
+    opener = gzip.open if str(path).endswith('.gz') else open
+    with opener(path, 'rt', newline='') as f:
         return list(csv.DictReader(f))
 
 
@@ -152,7 +155,7 @@ def test_the_presets_run_on_d3d12_and_meta_names_the_runtime(d3d12_results):
 
 def test_every_d3d12_row_has_both_poll_stamps_and_no_device_clock(d3d12_results):
     for name in D3D12_PRESETS:
-        rows = read_csv(d3d12_results / name / 'records.csv')
+        rows = read_csv(d3d12_results / name / 'records.csv.gz')
         meta = json.loads((d3d12_results / name / 'meta.json').read_text())
         assert len(rows) == 6 * len(meta['scenario']['workloads'])
         for row in rows:
@@ -171,7 +174,7 @@ def test_dependent_d3d12_work_never_overlaps_and_fences_order_queues(d3d12_resul
             assert d['early_frames'] == '0', (name, d)
         # The same from the rows: a consumer starts after its producer ended, in every frame,
         # across queues too (the fence).
-        rows = read_csv(d3d12_results / name / 'records.csv')
+        rows = read_csv(d3d12_results / name / 'records.csv.gz')
         by_key = {(r['frame'], r['workload']): r for r in rows}
         for r in rows:
             if r['barrier'] == 'none' or not r['depends_on']:
@@ -286,7 +289,7 @@ def test_the_load_runs_in_a_second_windows_process(tmp_path):
     # miss a poll stamp when submissions are back to back (on Linux too), and how many do
     # depends on how busy the machine is: that some were seen, each ending after it started,
     # does not.
-    loads = [r for r in read_csv(scenario / 'records.csv') if r['workload'] == 'load']
+    loads = [r for r in read_csv(scenario / 'records.csv.gz') if r['workload'] == 'load']
     assert loads and {r['status'] for r in loads} == {'ok'}
     stamped = [r for r in loads if r['poll_start_us'] and r['poll_end_us']]
     assert stamped

@@ -1,0 +1,81 @@
+#include "core/gzip.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "core/scope_exit.h"
+
+namespace gpuoverlap {
+
+Result<std::string> gzip_compress(std::string_view text) {
+  if (text.size() > std::numeric_limits<uInt>::max())
+    return make_error("gzip: the text is larger than one zlib call takes");
+  z_stream stream{};
+  // windowBits 15 + 16: a gzip header and trailer instead of zlib's.
+  if (deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+      Z_OK)
+    return make_error("gzip: deflateInit2 failed");
+  std::string out(deflateBound(&stream, static_cast<uLong>(text.size())) + 32, '\0');
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  stream.avail_in = static_cast<uInt>(text.size());
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  const int status = deflate(&stream, Z_FINISH);
+  const std::size_t written = stream.total_out;
+  deflateEnd(&stream);
+  if (status != Z_STREAM_END) return make_error("gzip: deflate did not finish");
+  out.resize(written);
+  return out;
+}
+
+bool has_gzip_magic(std::string_view bytes) {
+  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+         static_cast<unsigned char>(bytes[1]) == 0x8b;
+}
+
+Result<std::string> gzip_decompress(std::string_view compressed, std::uint64_t max_bytes,
+                                    const std::string& what) {
+  if (!has_gzip_magic(compressed))
+    return make_error(what + ": not a gzip file (its first bytes are not 1f 8b)");
+  if (compressed.size() > std::numeric_limits<uInt>::max())
+    return make_error(what + ": larger than one zlib call takes");
+  z_stream stream{};
+  if (inflateInit2(&stream, 15 + 16) != Z_OK) return make_error(what + ": inflateInit2 failed");
+  const ScopeExit end_stream([&stream] { inflateEnd(&stream); });
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
+  stream.avail_in = static_cast<uInt>(compressed.size());
+  const std::uint64_t ratio_limit =
+      std::max<std::uint64_t>(1ull << 20, kMaxGzipRatio * compressed.size());
+  const std::uint64_t limit = std::min(max_bytes, ratio_limit);
+  std::string out;
+  char chunk[1 << 16];
+  for (;;) {
+    stream.next_out = reinterpret_cast<Bytef*>(chunk);
+    stream.avail_out = sizeof chunk;
+    const int status = inflate(&stream, Z_NO_FLUSH);
+    const std::size_t produced = sizeof chunk - stream.avail_out;
+    if (out.size() + produced > limit)
+      return make_error(what +
+                        (limit == max_bytes
+                             ? ": inflates past the limit of " + std::to_string(max_bytes >> 20) +
+                                   " MiB for this kind of file"
+                             : ": inflates more than " + std::to_string(kMaxGzipRatio) +
+                                   "-fold (a decompression bomb, or not written by gpuoverlap)"));
+    out.append(chunk, produced);
+    if (status == Z_STREAM_END) break;
+    if (status == Z_BUF_ERROR && stream.avail_in == 0)
+      return make_error(what + ": truncated (the gzip stream ends early)");
+    if (status != Z_OK)
+      return make_error(what + ": damaged gzip data (" +
+                        std::string(stream.msg != nullptr ? stream.msg : "zlib error") + ")");
+  }
+  // One member only, as gpuoverlap writes it: anything after it is damage, not data.
+  if (stream.avail_in != 0)
+    return make_error(what + ": " + std::to_string(stream.avail_in) +
+                      " bytes after the end of the gzip data");
+  return out;
+}
+
+}  // namespace gpuoverlap

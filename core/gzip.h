@@ -1,0 +1,29 @@
+// gzip members (RFC 1952) through zlib: what `gunzip`, Python's gzip, pandas and the Perfetto UI
+// read and write. The writers use it for trace.json.gz and records.csv.gz (CSV and JSON text
+// shrink five- to tenfold); the readers of results folders use it to read them back.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+
+namespace gpuoverlap {
+
+Result<std::string> gzip_compress(std::string_view text);
+
+// The text of a gzip file that came from outside (`what` names it in messages). Untrusted, so
+// the inflated size is bounded twice: never more than `max_bytes`, and never more than
+// kMaxGzipRatio times the compressed size once past 1 MiB. The second bound refuses a
+// decompression bomb long before memory runs out; gpuoverlap's own CSV and JSON compress 4- to
+// 15-fold. Damage (a wrong magic, a truncated stream, a bad checksum, bytes after the member)
+// is an Error naming `what` and the reason.
+inline constexpr std::uint64_t kMaxGzipRatio = 200;
+Result<std::string> gzip_decompress(std::string_view compressed, std::uint64_t max_bytes,
+                                    const std::string& what);
+
+// Whether `bytes` start with the gzip magic (1f 8b).
+bool has_gzip_magic(std::string_view bytes);
+
+}  // namespace gpuoverlap
