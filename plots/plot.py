@@ -23,11 +23,25 @@ meta.json) it writes, under OUT/<scenario>/ (OUT defaults to RESULTS_DIR/plots):
                    lane) over the first 0.5 s of the urgent phase; below every urgent job's
                    latency (CPU submit to its first thread) against its submit time, on a log
                    scale, with the period and the 100 µs "preempts" line.
+  overlap.FORMAT   which workload pairs ran at the same time, for a scenario run on its own (not
+                   a study's round or a preemption scenario) with overlap.csv: a heat map over
+                   the workloads grouped by queue, each cell the % of frames in which the pair
+                   overlapped, dependent pairs hatched, on the clock the report's answers use
+                   (timestamps where recorded, else the poll clock); the title says in how many
+                   frames DIRECT and COMPUTE, and workloads of one queue, overlapped.
 For each study (a directory with verdict.csv) it also writes OUT/<study>/verdict.FORMAT: each
 metric's distribution per condition (rounds pooled; frames.csv, and the records for the GPU
 durations where present), every box labelled with its verdict, and OUT/<study>/forest.FORMAT:
 each condition's effect and interval per endpoint against the margin band (the median's ratio,
 the tail's excess), primary endpoints coloured by their decision, diagnostics grey.
+For a study whose positive control has several doses (verdict.json control_doses) it also
+writes OUT/<study>/dose-response.FORMAT: each primary endpoint's effect against the control's
+threads (the median's ratio and the tail's excess with their intervals, filled where intrusive),
+the margin band, and the smallest dose detected.
+OUT/barrier-cost.FORMAT: each barrier kind's gap (consumer start minus producer end) as a bar:
+p50, the 95 % order-statistics interval of the p50 (from the frames in records.csv), p5-p95
+(dependencies.csv), on the report's clock; from the barrier-cost scenario (pairs "P <kind>" ->
+"C <kind>") where the run has it, else every dependency of the scenarios run on their own.
 For each group of preemption scenarios (a matrix: <matrix>/<cell>) it writes
 OUT/<matrix>/matrix.FORMAT: the urgent job's p99 latency per load and priority (and process) as
 a heat map, each cell labelled with its p99 and the jobs that missed the period.
@@ -54,6 +68,8 @@ import zlib
 
 import matplotlib
 import matplotlib.colors
+import matplotlib.lines
+import matplotlib.ticker
 
 matplotlib.use("Agg")  # files only, no display needed
 import matplotlib.pyplot as plt  # noqa: E402
@@ -178,9 +194,11 @@ META_FIELDS = [
     (("preemption",), dict), (("preemption", "spec"), dict),
     (("preemption", "spec", "period_ms"), (int, float)), (("preemption", "spec", "load"), str),
     (("preemption", "priority_granted"), str), (("preemption", "process"), str),
+    (("scenario", "study"), dict),
 ]
 VERDICT_FIELDS = [
     (("study",), str), (("baseline",), str), (("conditions",), list), (("gpu_clock",), str),
+    (("control_doses",), list),
 ]
 
 
@@ -256,12 +274,35 @@ def title(meta, what):
             f"{short(device.get('driver_info', ''))})")
 
 
-def save(figure, path):
+def drop_crowded_labels(figure, axes_list):
+    """Hides each tick label that would touch one already kept (in tick order), once the figure
+    is laid out: with a hundred conditions, doses or workloads some labels are left out, and the
+    ones drawn never overlap. Removing labels only gives the axes more room, so a later layout
+    pass cannot make the kept ones collide."""
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    for axes in axes_list:
+        for labels in (axes.get_xticklabels(), axes.get_yticklabels()):
+            kept = []
+            for label in labels:
+                if not label.get_visible() or not label.get_text():
+                    continue
+                box = label.get_window_extent(renderer).padded(1.0)
+                if any(box.overlaps(other) for other in kept):
+                    label.set_visible(False)
+                else:
+                    kept.append(box)
+
+
+def save(figure, path, crowded=()):
     """Into a new temporary beside `path`, then renamed over it: a link planted at `path` is
-    replaced, never written through, and no half file is left."""
+    replaced, never written through, and no half file is left. `crowded`: axes whose tick labels
+    may be too many to show (drop_crowded_labels)."""
     try:
         if not figure.get_constrained_layout():  # constrained figures lay themselves out
             figure.tight_layout()
+        if crowded:
+            drop_crowded_labels(figure, crowded)
         descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
                                                  suffix=path.suffix)
         try:
@@ -455,6 +496,133 @@ def plot_background(directory, records, meta, out_base, fmt):
     return [save(figure, out_base / f"background.{fmt}")]
 
 
+CLOCK_NAMES = {"poll": "poll clock", "ts": "timestamp clock", "clk": "shader clock"}
+OVERLAP_COLUMNS = ("workload_a", "workload_b", "relation", "clock", "frames", "overlapped_frames")
+
+
+def answer_clock(records):
+    """The clock the report's answers use: the timestamp clock where it was recorded, else the
+    poll clock; None when no ok record has either."""
+    ok = records[records.status == "ok"]
+    for clock in ("ts", "poll"):
+        if (ok[f"{clock}_start_us"].notna() & ok[f"{clock}_end_us"].notna()).any():
+            return clock
+    return None
+
+
+def frames_overlapped(records, clock, chosen):
+    """(frames with two workloads or more, frames in which a pair that `chosen(rows)` marks ran
+    at the same time for a while) on `clock`: the count the report's overlap answers give.
+    `chosen` returns a square boolean matrix over the frame's rows."""
+    start, end = f"{clock}_start_us", f"{clock}_end_us"
+    ok = records[(records.status == "ok") & records[start].notna() & records[end].notna()]
+    frames = overlapped = 0
+    for _, rows in ok.groupby("frame", sort=False):
+        if len(rows) < 2:
+            continue
+        frames += 1
+        starts, ends = rows[start].to_numpy(), rows[end].to_numpy()
+        both = np.minimum.outer(ends, ends) - np.maximum.outer(starts, starts)
+        pairs = np.triu(np.ones(both.shape, dtype=bool), 1) & chosen(rows)
+        overlapped += bool(((both > 0) & pairs).any())
+    return frames, overlapped
+
+
+def direct_and_compute(rows):
+    kinds = rows.queue_type.to_numpy()
+    direct, compute = kinds == "direct", kinds == "compute"
+    return np.logical_or.outer(direct, direct) & np.logical_or.outer(compute, compute) & ~(
+        np.logical_and.outer(direct, direct) | np.logical_and.outer(compute, compute))
+
+
+def one_queue(rows):
+    queues = rows.queue.to_numpy()
+    return queues[:, None] == queues[None, :]
+
+
+def overlap_answer(records, clock):
+    """The overlap answer in words, for the title: DIRECT with COMPUTE, and workloads of one
+    queue, where the scenario has such pairs."""
+    first = records[records.frame == records.frame.min()]
+    parts = []
+    if {"direct", "compute"} <= set(first.queue_type):
+        frames, overlapped = frames_overlapped(records, clock, direct_and_compute)
+        parts.append(f"DIRECT and COMPUTE overlap in {overlapped} of {frames} frames")
+    if first.queue.duplicated().any():
+        frames, overlapped = frames_overlapped(records, clock, one_queue)
+        parts.append(f"workloads of one queue overlap in {overlapped} of {frames} frames")
+    if not parts:
+        frames, overlapped = frames_overlapped(records, clock, lambda rows: one_queue(rows) | True)
+        parts.append(f"two workloads overlap in {overlapped} of {frames} frames")
+    return ";\n".join(parts) + f" ({CLOCK_NAMES[clock]})"
+
+
+def plot_overlap(directory, records, meta, out_base, fmt):
+    """overlap.FORMAT: which workload pairs ran at the same time, as a heat map over the
+    workloads (grouped by queue): each cell the share of frames in which the pair overlapped
+    (overlap.csv), on the clock the report's answers use."""
+    scenario = meta.get("scenario", {})
+    if is_preemption(meta) or "study" in scenario:
+        return []  # submissions, not frames; a study's rounds are answered by its verdict
+    path = directory / "overlap.csv"
+    if not path.exists():
+        return []  # results from before overlap.csv
+    table = read_table(path, OVERLAP_COLUMNS, ("frames", "overlapped_frames"))
+    clocks = [c for c in (answer_clock(records), "poll", "ts", "clk")
+              if c and c in set(table.clock) and f"{c}_start_us" in records]
+    if not clocks:
+        return []
+    clock = clocks[0]
+    table = table[(table.clock == clock) & (table.frames > 0)]
+    lanes = [(q, w) for q, ws in workload_order(records) for w in ws
+             if w in set(table.workload_a) | set(table.workload_b)]
+    if len(lanes) < 2:
+        return []
+    index = {w: i for i, (_, w) in enumerate(lanes)}
+    n = len(lanes)
+    share = np.full((n, n), np.nan)
+    dependent = np.zeros((n, n), dtype=bool)
+    for row in table.itertuples():
+        if row.workload_a in index and row.workload_b in index:
+            a, b = index[row.workload_a], index[row.workload_b]
+            share[a, b] = share[b, a] = 100.0 * row.overlapped_frames / row.frames
+            dependent[a, b] = dependent[b, a] = row.relation == "dependent"
+    cell = 0.5 if n <= 12 else 0.3 if n <= 30 else 0.15
+    font = 8 if n <= 12 else 7 if n <= 30 else 5
+    figure, axes = plt.subplots(figsize=(max(cell * n + 4.8, 9.0), max(cell * n + 3.2, 5.0)),
+                                constrained_layout=True)
+    colours = matplotlib.colormaps["Blues"].copy()
+    colours.set_bad("#E4E4E4")
+    image = axes.imshow(np.ma.masked_invalid(share), cmap=colours, vmin=0.0, vmax=100.0,
+                        aspect="equal", interpolation="nearest")
+    for a in range(n):
+        for b in range(n):
+            if dependent[a, b]:
+                axes.add_patch(plt.Rectangle((b - 0.5, a - 0.5), 1, 1, fill=False, hatch="///",
+                                             edgecolor="#999999", linewidth=0))
+            if n <= 30 and np.isfinite(share[a, b]):
+                axes.text(b, a, f"{share[a, b]:.0f}", ha="center", va="center",
+                          fontsize=font - 1, color="white" if share[a, b] > 60 else "black")
+    queues = [q for q, _ in lanes]
+    for k in range(1, n):  # a line between queues
+        if queues[k] != queues[k - 1]:
+            axes.axhline(k - 0.5, color="black", lw=1.2)
+            axes.axvline(k - 0.5, color="black", lw=1.2)
+    names = [f"{short(w)} [{short(q)}]" for q, w in lanes]
+    axes.set_xticks(range(n))
+    axes.set_xticklabels(names, fontsize=font, rotation=90)
+    axes.set_yticks(range(n))
+    axes.set_yticklabels(names, fontsize=font)
+    axes.tick_params(length=2)
+    bar = figure.colorbar(image, ax=axes, shrink=min(1.0, 0.6 + 0.04 * n))
+    bar.set_label("% of frames the pair overlapped", fontsize=8)
+    figure.supxlabel(f"cell: % of frames in which both ran at once ({CLOCK_NAMES[clock]}); "
+                    "hatched: dependent pair;\nlines between queues; grey: the workload "
+                    "itself, or a pair never measured together", fontsize=8)
+    figure.suptitle(title(meta, overlap_answer(records, clock)), fontsize=9)
+    return [save(figure, out_base / f"overlap.{fmt}", crowded=[axes])]
+
+
 # Each entry: (name, function(directory, records, meta, out_base, fmt) -> written paths).
 def plot_preemption(directory, records, meta, out_base, fmt):
     if not is_preemption(meta):
@@ -516,6 +684,7 @@ PLOTS = [
     ("clocks", plot_clock_agreement),
     ("gaps", plot_gaps),
     ("background", plot_background),
+    ("overlap", plot_overlap),
 ]
 
 FRAME_METRICS = ["cpu_frame_us", "cpu_submit_us", "submit_to_start_us", "poll_gap_max_us"]
@@ -605,7 +774,8 @@ def plot_study(study_dir, out_base, fmt):
                     f"whiskers p1-p99; red: intrusive, green: non-intrusive; x: the rounds' p50 / baseline "
                     f"p50, geometric mean); {control}", fontsize=10)
     forest = plot_forest(verdict, summary, out_base, fmt)
-    return [save(figure, out_base / f"verdict.{fmt}")] + ([forest] if forest else [])
+    dose = plot_dose_response(verdict, summary, out_base, fmt, path)
+    return [save(figure, out_base / f"verdict.{fmt}")] + [p for p in (forest, dose) if p]
 
 
 
@@ -700,6 +870,126 @@ def plot_forest(verdict, summary, out_base, fmt):
     return save(figure, out_base / f"forest.{fmt}")
 
 
+def control_doses(summary, path):
+    """verdict.json's `control_doses` (the positive control's conditions by threads), checked,
+    by threads; [] where the study has none (or was written before doses were listed)."""
+    doses = summary.get("control_doses", [])
+    for dose in doses:
+        threads = dose.get("threads") if isinstance(dose, dict) else None
+        if not (isinstance(dose, dict) and isinstance(dose.get("condition"), str)
+                and isinstance(threads, int) and not isinstance(threads, bool) and threads > 0):
+            raise InputError(f"{path}: each entry of 'control_doses' needs a 'condition' name and "
+                             "a positive whole number of 'threads'")
+    return sorted(doses, key=lambda d: d["threads"])
+
+
+def plot_dose_response(verdict, summary, out_base, fmt, path):
+    """dose-response.FORMAT, for a study whose positive control has several doses: each primary
+    endpoint's effect against the control's threads (the median's ratio on the left, the tail's
+    excess on the right, with their intervals), the margin band, and the smallest dose detected."""
+    doses = control_doses(summary, path)
+    if len(doses) < 2:
+        return None
+    settings = summary.get("settings") if isinstance(summary.get("settings"), dict) else {}
+    p50_margin = float(settings.get("p50_margin", 0.05))
+    tail_margin = float(settings.get("tail_margin", 0.01))
+    role = verdict["role"] if "role" in verdict else pd.Series("primary", index=verdict.index)
+    primary = verdict[role == "primary"]
+    threads = [d["threads"] for d in doses]
+    conditions = [d["condition"] for d in doses]
+    rows = primary[primary.condition.isin(conditions)]
+    metrics = list(dict.fromkeys(rows.metric))
+    if rows.empty:
+        return None
+    figure, (median_axes, tail_axes) = plt.subplots(1, 2, figsize=(13, 5.2), sharex=True,
+                                                    constrained_layout=True)
+    colours = matplotlib.colormaps["tab10"]
+    medians, handles = [], {}
+    for m, metric in enumerate(metrics):
+        # Side by side at each dose (a small step on the log axis) so intervals do not hide.
+        shift = 2.0 ** ((m - (len(metrics) - 1) / 2) * 0.05)
+        points = {"median": [], "tail": []}
+        for dose in doses:
+            found = rows[(rows.condition == dose["condition"]) & (rows.metric == metric)]
+            if found.empty:
+                continue
+            row = found.iloc[0]
+            tests = row.get("tests", "median+tail") or "median+tail"
+            detected = row.verdict == "intrusive"
+            if "median" in tests and np.isfinite(row.ratio_p50):
+                points["median"].append((dose["threads"] * shift, row.ratio_p50,
+                                         row.get("ci_low", np.nan), row.get("ci_high", np.nan),
+                                         detected))
+            if "tail" in tests and np.isfinite(row.get("tail_excess", np.nan)):
+                points["tail"].append((dose["threads"] * shift, 100.0 * row.tail_excess,
+                                       100.0 * row.get("tail_ci_low", np.nan),
+                                       100.0 * row.get("tail_ci_high", np.nan), detected))
+        for axes, key in ((median_axes, "median"), (tail_axes, "tail")):
+            if not points[key]:
+                continue
+            x, value, low, high, detected = (np.array(v) for v in zip(*points[key]))
+            low, high = np.where(np.isfinite(low), low, value), np.where(np.isfinite(high), high,
+                                                                         value)
+            colour = colours(m % 10)
+            axes.plot(x, value, color=colour, lw=1, alpha=0.6)
+            axes.errorbar(x, value, yerr=[value - low, high - value], fmt="none", ecolor=colour,
+                          lw=1.2, capsize=2)
+            axes.scatter(x, value, s=30, zorder=3, edgecolors=colour, linewidths=1.3,
+                         facecolors=np.where(detected[:, None], matplotlib.colors.to_rgba(colour),
+                                             (1, 1, 1, 1)))
+            handles[metric] = matplotlib.lines.Line2D([], [], color=colour, marker="o", lw=1)
+            if key == "median":
+                medians += list(value) + list(low) + list(high)
+    smallest = summary.get("detected_from_threads")
+    if not isinstance(smallest, int) or isinstance(smallest, bool):
+        smallest = next((d["threads"] for d in doses if d.get("verdict") == "intrusive"), None)
+    marks = {"intrusive": matplotlib.lines.Line2D([], [], color="black", marker="o", lw=0),
+             "not intrusive": matplotlib.lines.Line2D([], [], color="black", marker="o", lw=0,
+                                                      markerfacecolor="white")}
+    if smallest is not None:
+        marks[f"smallest dose detected: {smallest} thread{'s' if smallest != 1 else ''}"] = (
+            matplotlib.lines.Line2D([], [], color="black", ls=":", lw=1.2))
+    for axes in (median_axes, tail_axes):
+        if smallest is not None:
+            axes.axvline(smallest, color="black", ls=":", lw=1.2)
+        axes.set_xscale("log", base=2)
+        axes.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        axes.set_xticks(threads)
+        axes.set_xticklabels([f"{t}\n{short(c)}" for t, c in zip(threads, conditions)], fontsize=7)
+        axes.set_xlim(min(threads) / 1.5, max(threads) * 1.5)
+        axes.set_xlabel("positive control: normal-priority compile threads (log scale)")
+        axes.grid(alpha=0.3, which="both")
+    median_axes.axhspan(1.0 - p50_margin, 1.0 + p50_margin, color="#55A868", alpha=0.15)
+    median_axes.axhline(1.0, color="black", lw=0.6)
+    median_axes.set_yscale("log")
+    median_axes.yaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1, 1.5, 2, 3, 5, 7)))
+    median_axes.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    median_axes.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    bounds = np.array([v for v in medians if np.isfinite(v) and v > 0])
+    median_axes.set_ylim(min([1.0 - 2 * p50_margin] + list(bounds)) / 1.1,
+                         max([1.0 + 2 * p50_margin] + list(bounds)) * 1.1)
+    median_axes.set_ylabel(f"median: condition / baseline (band ±{100 * p50_margin:g} %)")
+    tail_axes.axhspan(-100.0 * tail_margin, 100.0 * tail_margin, color="#55A868", alpha=0.15)
+    tail_axes.axhline(0.0, color="black", lw=0.6)
+    tail_axes.set_ylim(-105.0, 105.0)
+    tail_axes.set_ylabel(f"tail: % of frames beyond the baseline's p99,\nminus the "
+                         f"baseline's (band ±{100 * tail_margin:g})", fontsize=9)
+    legend = {short(metric): handle for metric, handle in handles.items()} | marks
+    tail_axes.legend(list(legend.values()), list(legend.keys()), loc="center left",
+                     bbox_to_anchor=(1.02, 0.5), fontsize=8)
+    detected = sum(1 for d in doses if d.get("verdict") == "intrusive")
+    span = f"{threads[0]}–{threads[-1]} threads"
+    answer = (f"the positive control is detected from {smallest} normal-priority thread"
+              f"{'s' if smallest != 1 else ''} (intrusive at {detected} of {len(doses)} doses, "
+              f"{span})" if smallest is not None
+              else f"the positive control is NOT detected at any dose ({span}): the study cannot "
+                   "see intrusion")
+    figure.suptitle(f"{short(summary['study'])}: {answer}\n(primary endpoints; filled: intrusive "
+                    "on that endpoint, hollow: not; bars: the interval; green: the margin)",
+                    fontsize=10)
+    return save(figure, out_base / f"dose-response.{fmt}", crowded=[median_axes, tail_axes])
+
+
 def plot_preemption_matrix(name, cells, out_base, fmt):
     """matrix.FORMAT for a group of preemption scenarios (a matrix's cells): the urgent job's p99
     latency (poll clock, else timestamps) per load (rows) and priority and process (columns)."""
@@ -754,6 +1044,142 @@ def plot_preemption_matrix(name, cells, out_base, fmt):
                    f"{len(entries)} cells\n(period {', '.join(f'{p:g}' for p in periods) or '?'} ms;"
                    f" 'missed': urgent jobs that finished later than their period)", fontsize=9)
     return [save(figure, out_base / f"matrix.{fmt}")]
+
+
+def median_interval(values, level=0.95):
+    """A distribution-free interval for the median from order statistics: the k-th smallest and
+    k-th largest value, k the largest rank whose binomial(n, 1/2) tail stays within
+    (1 - level) / 2, so the interval covers the median with at least `level`. None below 6
+    values (no such k)."""
+    values = np.sort(np.asarray(values, dtype=float))
+    n = len(values)
+    tail, below, k = (1.0 - level) / 2.0, 0.0, 0
+    for rank in range(n // 2 + 1):  # below = P(binomial(n, 1/2) <= rank - 1)
+        if below > tail:
+            break
+        k = rank
+        below += math.exp(math.lgamma(n + 1) - math.lgamma(rank + 1) - math.lgamma(n - rank + 1)
+                          - n * math.log(2.0))
+    if k < 1:
+        return None
+    return values[k - 1], values[n - k]
+
+
+def frame_gaps(records, producer, consumer, clock):
+    """Per ok frame: the consumer's start minus the producer's end on `clock` (µs)."""
+    ok = records[records.status == "ok"]
+    ends = ok[ok.workload == producer].drop_duplicates("frame").set_index("frame")[f"{clock}_end_us"]
+    starts = ok[ok.workload == consumer].drop_duplicates("frame").set_index("frame")[
+        f"{clock}_start_us"]
+    return (starts - ends.reindex(starts.index)).dropna().to_numpy()
+
+
+def top_level_scenarios(results, scenarios):
+    """(name, directory) of the scenarios run on their own: not a study's round or a matrix's
+    cell. A lone scenario directory is named as it is drawn (its folder's name)."""
+    found = []
+    for directory in scenarios:
+        relative = directory.relative_to(results)
+        if relative == pathlib.Path("."):
+            found.append((directory.resolve().name, directory))
+        elif len(relative.parts) == 1:
+            found.append((relative.parts[0], directory))
+    return found
+
+
+def plot_barrier_costs(results, scenarios, out_base, fmt):
+    """barrier-cost.FORMAT: what each barrier kind costs, as bars: the gap from the producer's
+    end to the consumer's start (p50, its 95 % order-statistics interval, p5-p95), on the clock
+    the report's answers use. From the `barrier-cost` scenario (a producer "P <kind>" and a
+    consumer "C <kind>" per kind) where the run has it, else every dependency of the run's
+    top-level scenarios."""
+    top = top_level_scenarios(results, scenarios)
+    isolated = [(n, d) for n, d in top if n == "barrier-cost"]
+    entries, device, clocks, named = [], None, set(), set()
+    for name, directory in isolated or top:
+        path = directory / "dependencies.csv"
+        if not path.exists():
+            continue
+        meta = read_meta(directory)
+        if is_preemption(meta):
+            continue
+        records = read_records(directory)
+        clock = answer_clock(records)
+        if clock is None:
+            continue
+        gaps = read_table(path, DEPENDENCY_COLUMNS, DEPENDENCY_COLUMNS[4:])
+        gaps = gaps[(gaps.clock == clock) & gaps.gap_p50_us.notna()]
+        for row in gaps.itertuples():
+            if isolated:  # the pairs that isolate one kind, not the chain's links between them
+                if not (row.producer.startswith("P ") and row.consumer.startswith("C ")
+                        and row.producer[2:] == row.consumer[2:]):
+                    continue
+                label = short(row.consumer[2:])
+            else:
+                label = (f"{short(name)}: {short(row.producer)} → {short(row.consumer)}  "
+                         f"[{short(row.barrier)}]")
+            interval = median_interval(frame_gaps(records, row.producer, row.consumer, clock))
+            entries.append((label, row.gap_p50_us, row.gap_p5_us, row.gap_p95_us, interval,
+                            clock, row.barrier))
+            named.add(name)
+        if entries and device is None:
+            device = meta.get("device", {})
+        clocks.add(clock)
+    if not entries:
+        return []
+    if isolated:
+        entries.sort(key=lambda e: e[1])  # cheapest on top
+    clock = entries[0][5] if len(clocks) == 1 else None
+    if clock is None:  # scenarios on different clocks: each row says which
+        entries = [(f"{e[0]} ({e[5]})",) + e[1:] for e in entries]
+    n = len(entries)
+    row_height = 0.32 if n <= 30 else 0.2
+    longest = max(len(e[0]) for e in entries)
+    figure, axes = plt.subplots(figsize=(7.5 + 0.055 * longest, row_height * n + 2.2))
+    y = np.arange(n)[::-1]
+    p50 = np.array([e[1] for e in entries])
+    axes.barh(y, p50, height=0.6, color=["#BBBBBB" if e[6] == "none" else "#4C72B0"
+                                         for e in entries], edgecolor="black", linewidth=0.5)
+    low, high = np.array([e[2] for e in entries]), np.array([e[3] for e in entries])
+    axes.errorbar(p50, y, xerr=[np.clip(p50 - low, 0, None), np.clip(high - p50, 0, None)],
+                  fmt="none", ecolor="#999999", lw=1, capsize=2, label="p5-p95 of the frames")
+    bounded = [(i, e[4]) for i, e in enumerate(entries) if e[4] is not None]
+    if bounded:
+        index = [i for i, _ in bounded]
+        axes.errorbar(p50[index], y[index],
+                      xerr=[np.clip(p50[index] - [b[0] for _, b in bounded], 0, None),
+                            np.clip([b[1] for _, b in bounded] - p50[index], 0, None)],
+                      fmt="none", ecolor="black", lw=2, capsize=4,
+                      label="95 % interval of the p50 (order statistics)")
+    none = [e[1] for e in entries if e[6] == "none"]
+    if isolated and none:
+        axes.axvline(none[0], color="black", ls=":", lw=1,
+                     label=f"no barrier: {none[0]:.1f} µs")
+    axes.axvline(0, color="black", lw=0.8)
+    axes.set_yticks(y)
+    axes.set_yticklabels([e[0] for e in entries], fontsize=8 if n <= 30 else 6)
+    axes.set_ylim(-0.6, n - 0.4)
+    axes.set_xlabel(f"consumer start minus producer end (µs"
+                    f"{', ' + CLOCK_NAMES[clock] if clock else ''})\nbar: p50 over the frames; "
+                    "negative: they overlapped", fontsize=9)
+    axes.grid(axis="x", alpha=0.3)
+    axes.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.9 / (row_height * n + 2.2)),
+                ncol=3, frameon=False)
+    cheapest, dearest = min(entries, key=lambda e: e[1]), max(entries, key=lambda e: e[1])
+    where = "" if clock is None else f", on the {CLOCK_NAMES[clock]}"
+    if isolated:
+        name = "barrier-cost"
+        answer = (f"{dearest[0]} costs the most ({dearest[1]:.1f} µs at p50), {cheapest[0]} the "
+                  f"least ({cheapest[1]:.1f} µs){where}")
+    else:
+        name = "barrier gaps"
+        answer = (f"the consumer starts {cheapest[1]:.1f} to {dearest[1]:.1f} µs after its "
+                  f"producer ends (p50){where}\nover {n} dependencies of "
+                  f"{len(named)} scenarios (run barrier-cost "
+                  "for each kind's own cost)")
+    axes.set_title(title({"scenario": {"name": name}, "device": device or {}}, answer),
+                   fontsize=10)
+    return [save(figure, out_base / f"barrier-cost.{fmt}", crowded=[axes])]
 
 
 def preemption_groups(results, scenarios):
@@ -831,6 +1257,8 @@ def main(argv=None):
         for group, cells in preemption_groups(args.results, scenarios).items():
             failures += draw_each(group, lambda g=group, c=cells: plot_preemption_matrix(
                 str(g), c, output_directory(out, g), args.format), written)
+        failures += draw_each(args.results, lambda: plot_barrier_costs(
+            args.results, scenarios, output_directory(out, "."), args.format), written)
         for study in study_directories(args.results):
             failures += draw_each(study, lambda s=study: plot_study(
                 s, output_directory(out, s.relative_to(args.results)), args.format), written)

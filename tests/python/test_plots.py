@@ -16,7 +16,8 @@ def test_every_scenario_gets_its_plots(results, tmp_path):
             assert path.exists(), done.stdout
             assert path.read_bytes()[:8] == PNG_MAGIC
             assert path.stat().st_size > 5000
-    assert len(done.stdout.split()) == 9  # it lists what it wrote
+    # it lists what it wrote: 3 plots and overlap.png per scenario, and barrier-cost.png
+    assert len(done.stdout.split()) == 13
 
 
 def test_gaps_plot_labels_every_dependency_with_its_barrier(results, tmp_path):
@@ -123,6 +124,8 @@ def test_study_gets_a_verdict_plot_and_background_timelines(tmp_path):
     assert result.returncode == 0, result.stderr
     assert (out / "non-intrusiveness" / "verdict.png").stat().st_size > 0
     assert (out / "non-intrusiveness" / "forest.png").stat().st_size > 0
+    # The control's 1, 2, 4 and one-per-core threads: a dose-response curve.
+    assert (out / "non-intrusiveness" / "dose-response.png").stat().st_size > 0
     # Every round of every condition with background work has its compile timeline.
     for condition in ("managed", "commit-high-priority", "unmanaged"):
         rounds = sorted(p.name for p in (results / "non-intrusiveness" / condition).glob("round-*"))
