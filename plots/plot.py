@@ -39,7 +39,7 @@ writes OUT/<study>/dose-response.FORMAT: each primary endpoint's effect against 
 threads (the median's ratio and the tail's excess with their intervals, filled where intrusive),
 the margin band, and the smallest dose detected.
 OUT/barrier-cost.FORMAT: each barrier kind's gap (consumer start minus producer end) as a bar:
-p50, the 95 % order-statistics interval of the p50 (from the frames in records.csv), p5-p95
+p50, the 95 % order-statistics interval of the p50 (from the frames in the records), p5-p95
 (dependencies.csv), on the report's clock; from the barrier-cost scenario (pairs "P <kind>" ->
 "C <kind>") where the run has it, else every dependency of the scenarios run on their own.
 For each group of preemption scenarios (a matrix: <matrix>/<cell>) it writes
