@@ -68,11 +68,17 @@ const LoadedScenario* top_level(const LoadedRun& run, const std::string& name) {
   return nullptr;
 }
 
-// " Figure: [plots/x/timeline.png](plots/x/timeline.png)." where plot.py made it, else "".
-std::string figure(const LoadedRun& run, const std::string& relative_png) {
-  std::error_code ec;
-  if (!std::filesystem::exists(run.directory / relative_png, ec)) return "";
-  return fmt::format(" Figure: [{0}]({0}).", relative_png);
+// " Figure: [plots/x/overlap.png](plots/x/overlap.png)." (after `label`) for the first of
+// `relative_pngs` that plot.py made (the figure drawn for this answer first, then a general
+// one), else "".
+std::string figure(const LoadedRun& run, std::initializer_list<std::string> relative_pngs,
+                   std::string_view label = "Figure") {
+  for (const std::string& relative_png : relative_pngs) {
+    std::error_code ec;
+    if (std::filesystem::exists(run.directory / relative_png, ec))
+      return fmt::format(" {0}: [{1}]({1}).", label, relative_png);
+  }
+  return "";
 }
 
 std::string frames_word(const OverlapCount& c) {
@@ -96,7 +102,8 @@ void overlap_answer(std::string& out, const LoadedRun& run, const LoadedScenario
                      what, c.overlapped, c.frames, s.name);
   if (c.overlapped > 0) out += fmt::format(" (median overlap {:.1f} µs)", c.overlap_p50_us);
   out += fmt::format(", on the {}.", clock_name(clock)) + note;
-  out += figure(run, "plots/" + relative_of(run, s) + "/timeline.png") + "\n\n";
+  const std::string plots = "plots/" + relative_of(run, s);
+  out += figure(run, {plots + "/overlap.png", plots + "/timeline.png"}) + "\n\n";
 }
 
 void answer_direct_compute(std::string& out, const LoadedRun& run) {
@@ -162,7 +169,7 @@ void answer_barriers(std::string& out, const LoadedRun& run) {
         ". Cheapest: {}; dearest: {} (+{:.1f} µs). Every dependency: the barrier "
         "table below.",
         cheapest->scenario, dearest->scenario, dearest->gap_p50_us - cheapest->gap_p50_us);
-    out += figure(run, "plots/barrier-cost/timeline.png") + "\n\n";
+    out += figure(run, {"plots/barrier-cost.png", "plots/barrier-cost/timeline.png"}) + "\n\n";
     return;
   }
   for (const BarrierGap& g : gaps) {
@@ -193,7 +200,9 @@ void answer_barriers(std::string& out, const LoadedRun& run) {
                        costs[i].gap_p50_us);
   out += fmt::format(". Cheapest: `{}`; dearest: `{}`. Every dependency: the barrier table below.",
                      costs.front().scenario, costs.back().scenario);
-  out += figure(run, "plots/" + costs.back().scenario + "/timeline.png") + "\n\n";
+  out +=
+      figure(run, {"plots/barrier-cost.png", "plots/" + costs.back().scenario + "/timeline.png"}) +
+      "\n\n";
 }
 
 void answer_background(std::string& out, const LoadedRun& run) {
@@ -249,9 +258,10 @@ void answer_background(std::string& out, const LoadedRun& run) {
       out += fmt::format("; {} rounds, {}", progress["rounds_run"].dump(),
                          progress["stop"].is_string() ? progress["stop"].get<std::string>() : "?");
     out += ".";
-    // The forest plot (effects against the margins) where plot.py drew one, else the boxes.
-    std::string shown = figure(run, "plots/" + study + "/forest.png");
-    out += shown.empty() ? figure(run, "plots/" + study + "/verdict.png") : shown;
+    // The forest plot (effects against the margins) where plot.py drew one, else the boxes; and
+    // the control's dose-response curve.
+    out += figure(run, {"plots/" + study + "/forest.png", "plots/" + study + "/verdict.png"});
+    out += figure(run, {"plots/" + study + "/dose-response.png"}, "Dose-response");
   }
   out += "\n\n";
 }
@@ -309,9 +319,9 @@ void answer_preemption(std::string& out, const LoadedRun& run) {
     const std::string matrix =
         slash == std::string::npos
             ? ""
-            : figure(run, "plots/" + worst->relative.substr(0, slash) + "/matrix.png");
+            : figure(run, {"plots/" + worst->relative.substr(0, slash) + "/matrix.png"});
     const std::string shown =
-        matrix.empty() ? figure(run, "plots/" + worst->relative + "/preemption.png") : matrix;
+        matrix.empty() ? figure(run, {"plots/" + worst->relative + "/preemption.png"}) : matrix;
     if (!shown.empty()) out += "\n- The slowest cell: `" + worst->relative + "`." + shown;
   }
   out += "\n\n";
