@@ -9,6 +9,7 @@
 #include "app/commands.h"
 #include "app/exit_status.h"
 #include "preemption/load_process.h"
+#include "scenarios/preemption_spec.h"
 
 namespace gpuoverlap::commands {
 
