@@ -10,8 +10,9 @@
 
 namespace gpuoverlap {
 
-// One API per build: Vulkan on Linux, D3D12 on Windows.
-Result<std::unique_ptr<GpuApi>> open_gpu_api(const GpuApiOptions& options) {
+namespace {
+
+Result<std::unique_ptr<GpuApi>> open_build_api(const GpuApiOptions& options) {
 #if GPUOVERLAP_HAS_VULKAN
   return vk::open_vulkan(options);
 #elif GPUOVERLAP_HAS_D3D12
@@ -20,6 +21,17 @@ Result<std::unique_ptr<GpuApi>> open_gpu_api(const GpuApiOptions& options) {
   (void)options;
   return make_error("this build has no GPU API");
 #endif
+}
+
+}  // namespace
+
+// One API per build: Vulkan on Linux, D3D12 on Windows. Whatever keeps it from starting (no
+// loader or driver, a missing validation layer, an option this API lacks) is the
+// environment's.
+Result<std::unique_ptr<GpuApi>> open_gpu_api(const GpuApiOptions& options) {
+  auto api = open_build_api(options);
+  if (!api) return api.error().with_category(ErrorCategory::environment);
+  return api;
 }
 
 // D3D12 records the D3D12 barriers the plan names, as they are: nothing to add.

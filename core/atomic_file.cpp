@@ -22,6 +22,18 @@ namespace gpuoverlap {
 
 namespace {
 
+// A write that failed is the environment's (a full disk, a read-only mount, permissions), and
+// so is a target that check_output_file would refuse by the time the results are written.
+Error write_error(std::string message) {
+  return make_error(std::move(message), ErrorCategory::environment);
+}
+
+Status check_target(const std::filesystem::path& path) {
+  if (Status usable = check_output_file(path); !usable)
+    return usable.error().with_category(ErrorCategory::environment);
+  return ok_status();
+}
+
 // Why an existing `path` must not be replaced; "" when it is absent or a regular file.
 #if defined(_WIN32)
 std::string target_problem(const std::filesystem::path& path) {
@@ -57,7 +69,7 @@ Status check_output_file(const std::filesystem::path& path) {
 
 #if defined(_WIN32)
 Status write_file_atomically(const std::filesystem::path& path, std::string_view content) {
-  GPUOVERLAP_TRY(check_output_file(path));
+  GPUOVERLAP_TRY(check_target(path));
   // A name of its own per process and call: CREATE_NEW refuses to reuse one.
   static std::atomic<unsigned> sequence{0};
   std::filesystem::path temp = path;
@@ -65,12 +77,12 @@ Status write_file_atomically(const std::filesystem::path& path, std::string_view
   const HANDLE file = CreateFileW(temp.c_str(), GENERIC_WRITE, 0, nullptr, CREATE_NEW,
                                   FILE_ATTRIBUTE_NORMAL, nullptr);
   if (file == INVALID_HANDLE_VALUE)
-    return make_error("cannot create a file beside " + path.string() + ": " + last_system_error());
+    return write_error("cannot create a file beside " + path.string() + ": " + last_system_error());
   auto fail = [&](const std::string& what) {
     const std::string reason = last_system_error();
     CloseHandle(file);
     DeleteFileW(temp.c_str());
-    return make_error("cannot " + what + " " + temp.string() + ": " + reason);
+    return write_error("cannot " + what + " " + temp.string() + ": " + reason);
   };
   std::size_t written = 0;
   while (written < content.size()) {
@@ -86,22 +98,23 @@ Status write_file_atomically(const std::filesystem::path& path, std::string_view
                    MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) {
     const std::string reason = last_system_error();
     DeleteFileW(temp.c_str());
-    return make_error("cannot rename " + temp.string() + " to " + path.string() + ": " + reason);
+    return write_error("cannot rename " + temp.string() + " to " + path.string() + ": " + reason);
   }
   return ok_status();
 }
 #else
 Status write_file_atomically(const std::filesystem::path& path, std::string_view content) {
-  GPUOVERLAP_TRY(check_output_file(path));
+  GPUOVERLAP_TRY(check_target(path));
   std::string temp_name = path.string() + ".tmp-XXXXXX";
   const int fd = ::mkostemp(temp_name.data(), O_CLOEXEC);
   if (fd < 0)
-    return make_error("cannot create a file beside " + path.string() + ": " + std::strerror(errno));
+    return write_error("cannot create a file beside " + path.string() + ": " +
+                       std::strerror(errno));
   auto fail = [&](const std::string& what) {
     const std::string reason = std::strerror(errno);
     ::close(fd);
     ::unlink(temp_name.c_str());
-    return make_error("cannot " + what + " " + temp_name + ": " + reason);
+    return write_error("cannot " + what + " " + temp_name + ": " + reason);
   };
   // mkostemp creates 0600; results are shared like any other output.
   if (::fchmod(fd, 0644) != 0) return fail("set the mode of");
@@ -118,12 +131,12 @@ Status write_file_atomically(const std::filesystem::path& path, std::string_view
   if (::close(fd) != 0) {
     const std::string reason = std::strerror(errno);
     ::unlink(temp_name.c_str());
-    return make_error("cannot flush " + temp_name + ": " + reason);
+    return write_error("cannot flush " + temp_name + ": " + reason);
   }
   if (::rename(temp_name.c_str(), path.c_str()) != 0) {
     const std::string reason = std::strerror(errno);
     ::unlink(temp_name.c_str());
-    return make_error("cannot rename " + temp_name + " to " + path.string() + ": " + reason);
+    return write_error("cannot rename " + temp_name + " to " + path.string() + ": " + reason);
   }
   return ok_status();
 }

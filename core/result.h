@@ -1,6 +1,8 @@
 // Result<T>: a recoverable failure is a value, never an exception or an abort.
 // An Error carries a human-readable context chain plus the API's own code (VkResult or
-// HRESULT) so a caller can both print it and branch on it (e.g. VK_ERROR_NOT_PERMITTED_KHR).
+// HRESULT) so a caller can both print it and branch on it (e.g. VK_ERROR_NOT_PERMITTED_KHR),
+// and its category: whose the failure is, which decides a command's exit status
+// (app/exit_status.h) once, wherever the error came from.
 #pragma once
 
 #include <cstdint>
@@ -10,14 +12,31 @@
 
 namespace gpuoverlap {
 
+enum class ErrorCategory {
+  input,        // what the user gave: the command line, a scenario file, a results or output
+                // folder or file named, unusable as given
+  environment,  // the machine: no GPU driver or device, a GPU API call that failed, a file
+                // that could not be written
+};
+
 struct Error {
   std::string message;        // one line, says what failed and why
   std::int64_t api_code = 0;  // VkResult / HRESULT; 0 when the failure is not an API call
   std::string api_code_name;  // e.g. "VK_ERROR_DEVICE_LOST"; empty when api_code == 0
+  // Unless the origin says otherwise: an API call's failure is the environment's, any other
+  // failure (a file's content, an argument) is the input's.
+  ErrorCategory category = api_code != 0 ? ErrorCategory::environment : ErrorCategory::input;
 
-  // Prefixes context ("scenario 'default': ") while keeping the API code.
+  // Prefixes context ("scenario 'default': ") while keeping the API code and the category.
   Error with_context(const std::string& context) const {
-    return Error{context + message, api_code, api_code_name};
+    Error e = *this;
+    e.message = context + message;
+    return e;
+  }
+  Error with_category(ErrorCategory c) const {
+    Error e = *this;
+    e.category = c;
+    return e;
   }
 };
 
@@ -50,7 +69,9 @@ struct Ok {};
 using Status = Result<Ok>;
 inline Status ok_status() { return Ok{}; }
 
-inline Error make_error(std::string message) { return Error{std::move(message), 0, {}}; }
+inline Error make_error(std::string message, ErrorCategory category = ErrorCategory::input) {
+  return Error{std::move(message), 0, {}, category};
+}
 
 }  // namespace gpuoverlap
 

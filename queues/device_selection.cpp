@@ -24,9 +24,11 @@ std::string list_of(const std::vector<DeviceCandidate>& candidates) {
 
 Result<DeviceChoice> choose_device(const std::vector<DeviceCandidate>& candidates,
                                    const std::string& request) {
+  // No device at all is the machine's failure; a request that names none (below) the input's.
   if (candidates.empty())
     return make_error(
-        "no Vulkan device found (install a driver, or mesa-vulkan-drivers for lavapipe)");
+        "no Vulkan device found (install a driver, or mesa-vulkan-drivers for lavapipe)",
+        ErrorCategory::environment);
   if (request.empty()) {
     const std::pair<DeviceClass, const char*> order[] = {
         {DeviceClass::discrete_gpu, "first discrete GPU"},

@@ -1,0 +1,66 @@
+// `gpuoverlap selftest`: the measurement measured, each line checked against its documented
+// tolerance (docs/selftest.md).
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "app/command_support.h"
+#include "app/commands.h"
+#include "app/exit_status.h"
+#include "core/atomic_file.h"
+#include "core/interrupt.h"
+#include "git_revision.h"
+#include "selftest/selftest.h"
+
+namespace gpuoverlap::commands {
+
+int command_selftest(const std::string& device_name, SelftestOptions options, bool replace) {
+  if (options.out_directory.empty())
+    options.out_directory = std::filesystem::path(default_out_directory("-selftest"));
+  auto output = prepare_output(options.out_directory, replace, 16ull << 20);
+  if (!output) return fail(output.error());
+  auto api = open_api(false);
+  if (!api) {
+    output->discard_if_empty();
+    return fail(api.error());
+  }
+  auto chosen = pick_device(**api, device_name);
+  if (!chosen) {
+    output->discard_if_empty();
+    return fail(chosen.error());
+  }
+  options.should_stop = interrupt_requested;
+  install_interrupt_handler();
+  const std::unique_ptr<ScenarioExecutor> executor = (*api)->executor(chosen->index);
+  const SelftestOutcome outcome = run_selftest(*executor, options, std::cerr);
+  const std::string table = selftest_table(outcome.rows);
+  std::cout << "\n" << table;
+  const nlohmann::json device = (*api)->devices()[chosen->index].description;
+  nlohmann::json summary = {
+      {"device", device},
+      {"tool", {{"name", "gpuoverlap"}, {"git_revision", GPUOVERLAP_GIT_REVISION}}},
+      {"frames", options.frames},
+      {"passed", outcome.passed()},
+      {"failure", outcome.failure ? nlohmann::json(outcome.failure->message) : nullptr}};
+  Status written =
+      write_file_atomically(options.out_directory / "selftest.csv", selftest_csv(outcome.rows));
+  if (written) written = write_file_atomically(options.out_directory / "selftest.txt", table);
+  if (written)
+    written =
+        write_file_atomically(options.out_directory / "selftest.json", summary.dump(2) + "\n");
+  std::cout << "results: " << options.out_directory.string() << "\n";
+  int status = kExitOk;
+  if (!written) {
+    status = fail(written.error());
+  } else if (interrupt_requested()) {
+    status = interrupted("interrupted; the checks measured so far are written");
+  } else if (outcome.failure) {
+    status = problem_found(outcome.failure->message);
+  } else if (!outcome.passed()) {
+    status = problem_found("some checks failed (see the table; docs/selftest.md explains each)");
+  }
+  return finish(*executor, status);
+}
+
+}  // namespace gpuoverlap::commands

@@ -1,0 +1,68 @@
+#include "app/command_support.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <iostream>
+#include <system_error>
+#include <vector>
+
+#include "core/output_directory.h"
+
+namespace gpuoverlap::commands {
+
+std::string default_out_directory(const std::string& suffix) {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+#if defined(_WIN32)
+  localtime_s(&tm, &now);
+#else
+  localtime_r(&now, &tm);
+#endif
+  char text[64];
+  std::strftime(text, sizeof text, "results/%Y%m%d-%H%M%S", &tm);
+  return unused_directory_name(text + suffix).string();
+}
+
+Result<std::unique_ptr<GpuApi>> open_api(bool validation, bool synchronization) {
+  return open_gpu_api({.validation = validation, .synchronization_validation = synchronization});
+}
+
+Result<DeviceChoice> pick_device(const GpuApi& api, const std::string& wanted) {
+  std::vector<DeviceCandidate> candidates;
+  for (const DeviceFacts& d : api.devices()) candidates.push_back(d.candidate);
+  auto chosen = choose_device(candidates, wanted);
+  if (!chosen) return chosen.error();
+  const DeviceFacts& device = api.devices()[chosen->index];
+  std::cerr << fmt::format("device {}: {} ({}; driver {} {})\n", chosen->index,
+                           device.candidate.name, chosen->reason, device.driver_name,
+                           device.driver_info);
+  return chosen;
+}
+
+int finish(const ScenarioExecutor& executor, int status) {
+  if (executor.abandoned_device()) {
+    std::cout.flush();
+    std::cerr.flush();
+    std::_Exit(status);
+  }
+  return status;
+}
+
+void PreparedOutput::discard_if_empty() const {
+  std::error_code ec;
+  if (!existed && std::filesystem::is_empty(path, ec)) std::filesystem::remove(path, ec);
+}
+
+Result<PreparedOutput> prepare_output(const std::filesystem::path& path, bool replace,
+                                      std::uint64_t needed_bytes) {
+  std::error_code ec;
+  PreparedOutput out{path, std::filesystem::exists(path, ec)};
+  GPUOVERLAP_TRY(
+      prepare_output_directory({.path = path, .replace = replace, .needed_bytes = needed_bytes}));
+  return out;
+}
+
+}  // namespace gpuoverlap::commands

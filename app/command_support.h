@@ -1,0 +1,39 @@
+// What the commands that run GPU work share: the default output folder, opening the GPU API,
+// choosing the device and ending the process after an abandoned device.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "backends/backends.h"
+#include "core/result.h"
+
+namespace gpuoverlap::commands {
+
+// results/<date-time>, or with -2, -3, ... when a run started in the same second took it.
+std::string default_out_directory(const std::string& suffix = "");
+
+Result<std::unique_ptr<GpuApi>> open_api(bool validation, bool synchronization = false);
+
+// The device for a command that runs work: chosen, announced on stderr.
+Result<DeviceChoice> pick_device(const GpuApi& api, const std::string& wanted);
+
+// After a device was abandoned with work possibly still running on it, tearing down the
+// instance or unloading the driver under it can crash. Every result file is already written
+// (fsync + rename), so the process ends here.
+int finish(const ScenarioExecutor& executor, int status);
+
+// The output folder before any GPU work (core/output_directory.h). On a later failure before
+// anything is measured, a folder this created and left empty is removed again.
+struct PreparedOutput {
+  std::filesystem::path path;
+  bool existed = false;
+  void discard_if_empty() const;
+};
+
+Result<PreparedOutput> prepare_output(const std::filesystem::path& path, bool replace,
+                                      std::uint64_t needed_bytes);
+
+}  // namespace gpuoverlap::commands

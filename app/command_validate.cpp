@@ -1,0 +1,91 @@
+// `gpuoverlap validate`: scenario files or presets checked without touching a GPU; with
+// --explain, what each will record.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "app/commands.h"
+#include "app/exit_status.h"
+#include "backends/backends.h"
+#include "jobs/cpu_spec.h"
+#include "preemption/preemption_analysis.h"
+#include "scenarios/frame_plan.h"
+#include "scenarios/presets.h"
+
+namespace gpuoverlap::commands {
+
+namespace {
+
+// `validate --explain`: what a scenario will record, in D3D12 and in Vulkan terms, and how its
+// queues are cut into submissions, without touching a GPU.
+void explain(const Scenario& s, std::ostream& out) {
+  const FramePlan& plan = frame_plan_of(s);
+  out << "  dependencies (in recording order of their barriers):\n";
+  for (std::size_t i = 0; i < plan.barriers.dependencies.size(); ++i) {
+    const DependencyPlan& d = plan.barriers.dependencies[i];
+    const DependencySpec& spec = s.workloads[d.consumer].depends_on[plan.dependency_refs[i].second];
+    out << fmt::format("    {} -> {}: {}{}{}, recorded on queue '{}'\n",
+                       s.workloads[d.producer].name, s.workloads[d.consumer].name,
+                       barrier_label(spec.barrier), d.cross_queue ? ", across queues (fence)" : "",
+                       d.reads_output ? ", consumer reads the output" : "",
+                       s.queues[d.barrier_queue].name);
+    for (const PlacedBarrier& b : d.barriers)
+      out << fmt::format(
+          "      D3D12 {}: {}\n",
+          b.placement == Placement::after_producer ? "after producer" : "before consumer",
+          describe(b.barrier));
+    if (!d.note.empty()) out << "      " << d.note << "\n";
+    for (const std::string& line : explain_recording(d)) out << "      " << line << "\n";
+  }
+  out << "  submissions per frame, in order:\n";
+  for (const Segment& segment : plan.segments) {
+    std::string names;
+    for (std::size_t w : segment.workloads) {
+      if (!names.empty()) names += ", ";
+      names += s.workloads[w].name;
+    }
+    std::string waits;
+    for (std::size_t p : segment.wait_for) waits += " waits for " + s.workloads[p].name + ";";
+    out << fmt::format("    queue '{}': [{}]{}{}\n", s.queues[segment.queue].name, names, waits,
+                       segment.signals_fence
+                           ? " signals the fence of " + s.workloads[segment.workloads.back()].name
+                           : "");
+  }
+}
+
+std::string describe_background(const background::BackgroundSpec& b) {
+  return "background: " + background::describe(b);
+}
+
+}  // namespace
+
+int command_validate(const std::vector<std::string>& items, bool explain_plan) {
+  int status = kExitOk;
+  for (const auto& item : items) {
+    auto expanded = resolve_scenarios(item);
+    if (!expanded) {
+      status = fail(expanded.error());
+      continue;
+    }
+    for (const Scenario& s : *expanded) {
+      for (const std::string& warning : s.warnings) std::cerr << warning << "\n";
+      const std::string name = expanded->size() > 1 ? s.name : item;
+      if (s.preemption) {
+        std::cout << fmt::format("{}: ok (preemption: {})\n", name,
+                                 preemption::describe(*s.preemption));
+        continue;
+      }
+      std::cout << fmt::format("{}: ok ({} queues, {} workloads{}{})\n", name, s.queues.size(),
+                               s.workloads.size(),
+                               s.background ? ", " + describe_background(*s.background) : "",
+                               s.cpu ? ", cpu: " + jobs::describe(*s.cpu) : "");
+      if (explain_plan) explain(s, std::cout);
+    }
+  }
+  return status;
+}
+
+}  // namespace gpuoverlap::commands

@@ -1,0 +1,95 @@
+// The commands of the command line, one file each (command_<name>.cpp): what main.cpp calls
+// once CLI11 has parsed the arguments, and the arguments each takes. Each returns the process's
+// exit status (app/exit_status.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "analysis/compare.h"
+#include "core/result.h"
+#include "engine/executor.h"
+#include "engine/suite_runner.h"
+#include "selftest/selftest.h"
+
+namespace gpuoverlap::commands {
+
+struct RunArguments {
+  std::vector<std::string> scenarios;
+  bool all_presets = false;
+  std::optional<std::uint32_t> frames, warmup;
+  std::string device;
+  std::string out;
+  std::uint32_t timeout_ms = kDefaultFrameTimeoutMs;
+  bool priority_fallback = false;
+  bool validation = false;
+  bool sync_validation = false;
+  bool no_timestamps = false;
+  bool no_shader_clock = false;
+  bool share_device = false;
+  std::optional<std::uint32_t> washout_ms;
+  std::string stamp_memory = "uncached";
+  std::string foreground;  // replaces a study's foreground
+  double verdict_margin_pct = 5.0;
+  double verdict_tail_margin_pct = 1.0;
+  std::optional<double> study_budget_s;  // override every study's budget_s
+  std::optional<std::uint32_t> study_max_rounds;
+  std::optional<std::uint32_t> study_round_ms;  // override every study's round_ms
+  double flag_tolerance_us = 10.0;
+  double flag_tolerance_pct = 1.0;
+  // Preemption scenarios: the load in a child process; overrides of the files' durations.
+  bool load_process = false;
+  std::optional<double> duration_ms, target_ms;
+  bool full_size = false;  // no smaller defaults on a CPU device
+  bool replace = false;    // an existing results folder at --out is emptied first
+  // --live: the viewer watches the run (command_run_live sets these; RunSettings::on_frame).
+  bool live = false;
+  std::string live_screenshot;
+  std::uint32_t live_exit_after_frames = 0;
+  std::function<void(const Scenario&, const FrameRecord&, std::span<const WorkloadFrameRecord>)>
+      on_frame;
+  std::function<bool()> stop_requested;  // besides an interrupt: the live window was closed
+  std::string live_script;               // --script: the experiment controls as text
+  // Live edits (live/live_edits.h): the scenarios as they will run, before any GPU work; the
+  // next version after each one; whether the version running should end at this frame.
+  std::function<Status(std::vector<Scenario>&)> on_scenarios;
+  MoreScenarios next_version;
+  std::function<bool()> end_requested;
+  std::function<void(const nlohmann::json& device)> on_device;
+  std::function<void(const Scenario&, const nlohmann::json& device_facts)> on_start;
+};
+
+// `view`: the options given on the command line; unset ones keep the viewer's defaults.
+struct ViewArguments {
+  std::string results;
+  std::string candidate;
+  std::optional<std::string> scenario;
+  std::optional<std::uint32_t> frame;
+  std::optional<Clock> clock;
+  std::string screenshot;
+  std::uint32_t exit_after_frames = 0;
+  int width_px = 1400, height_px = 860;
+};
+
+int command_devices(bool as_json);
+int command_list();
+int command_validate(const std::vector<std::string>& items, bool explain_plan);
+int command_compare(const std::vector<std::string>& baseline_dirs,
+                    const std::vector<std::string>& candidate_dirs, const CompareOptions& options,
+                    const std::string& csv_path);
+int command_report(const std::string& results_dir, const std::string& out_path);
+int command_run(const RunArguments& args, const std::string& command_line);
+int command_run_scripted(RunArguments args, const std::string& command_line);
+int command_run_live(RunArguments args, const std::string& command_line);
+int command_selftest(const std::string& device_name, SelftestOptions options, bool replace);
+int command_view(const ViewArguments& args);
+int command_load_process(const std::string& spec_json, std::size_t device_index,
+                         const std::string& settings_json);
+
+}  // namespace gpuoverlap::commands
