@@ -165,7 +165,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"uncached", "cached"}));
   run->add_option("--flag-tolerance-us", run_args.flag_tolerance_us,
                   "A row's clocks that differ by more than max(this, --flag-tolerance-pct of its "
-                  "duration) get a flag in records.csv (default 10)")
+                  "duration) get a flag in the records (default 10)")
       ->check(CLI::Range(0.0, 1e9));
   run->add_flag("--load-process", run_args.load_process,
                 "Preemption scenarios: run the load in a second gpuoverlap process (its own "
