@@ -1170,7 +1170,7 @@ def plot_barrier_costs(results, scenarios, out_base, fmt):
     if isolated:
         name = "barrier-cost"
         answer = (f"{dearest[0]} costs the most ({dearest[1]:.1f} µs at p50), {cheapest[0]} the "
-                  f"least ({cheapest[1]:.1f} µs){where}")
+                  f"least ({cheapest[1]:.1f} µs)\n{where.lstrip(', ')}")
     else:
         name = "barrier gaps"
         answer = (f"the consumer starts {cheapest[1]:.1f} to {dearest[1]:.1f} µs after its "
