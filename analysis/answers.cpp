@@ -205,28 +205,18 @@ void answer_barriers(std::string& out, const LoadedRun& run) {
       "\n\n";
 }
 
-void answer_background(std::string& out, const LoadedRun& run) {
+void answer_background(std::string& out, const LoadedRun& run,
+                       const std::vector<StudyFile>& studies) {
   out += "**4. Is background processing non-intrusive?** ";
-  std::vector<std::string> studies;
-  for (const LoadedScenario& s : run.scenarios) {
-    const auto scenario = s.meta.value("scenario", nlohmann::json::object());
-    if (!scenario.is_object() || !scenario.contains("study")) continue;
-    const std::string relative = relative_of(run, s);
-    const std::string study = relative.substr(0, relative.find('/'));
-    if (std::find(studies.begin(), studies.end(), study) == studies.end()) studies.push_back(study);
-  }
   if (studies.empty()) {
     out += "Not measured: run `non-intrusiveness`.\n\n";
     return;
   }
   for (std::size_t k = 0; k < studies.size(); ++k) {
-    const std::string& study = studies[k];
+    const std::string& study = studies[k].name;
+    const nlohmann::json& v = studies[k].verdict;
     if (k > 0) out += " ";
-    const std::filesystem::path path = run.directory / study / "verdict.json";
-    nlohmann::json v;
-    if (auto text = read_input_file(path, kMaxJsonFileBytes))
-      v = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    if (!v.is_object() || !v.contains("conditions") || !v["conditions"].is_array()) {
+    if (v.is_null()) {
       out += fmt::format("`{}`: no verdict (`{}/verdict.json` is missing or unreadable).", study,
                          study);
       continue;
@@ -266,9 +256,8 @@ void answer_background(std::string& out, const LoadedRun& run) {
   out += "\n\n";
 }
 
-void answer_preemption(std::string& out, const LoadedRun& run) {
+void answer_preemption(std::string& out, const LoadedRun& run, const PreemptionCells& read) {
   out += "**5. How fast does high-priority compute get the GPU?** ";
-  const PreemptionCells read = preemption_cells(run);
   std::map<std::pair<std::string, std::string>, std::vector<const PreemptionCell*>>
       groups;  // process, priority
   for (const PreemptionCell& c : read.cells) groups[{c.process, c.priority}].push_back(&c);
@@ -413,13 +402,38 @@ OverlapCount same_queue_overlap(const LoadedScenario& scenario, Clock clock) {
                        [](const Span& a, const Span& b) { return a.queue == b.queue; });
 }
 
-std::string answers_section(const LoadedRun& run) {
+std::vector<StudyFile> read_studies(const LoadedRun& run) {
+  std::vector<StudyFile> studies;
+  for (const LoadedScenario& s : run.scenarios) {
+    const auto scenario = s.meta.value("scenario", nlohmann::json::object());
+    if (!scenario.is_object() || !scenario.contains("study")) continue;
+    const std::string relative = relative_of(run, s);
+    const std::string name = relative.substr(0, relative.find('/'));
+    if (std::any_of(studies.begin(), studies.end(),
+                    [&](const StudyFile& f) { return f.name == name; }))
+      continue;
+    StudyFile file{name, nullptr};
+    if (auto text = read_input_file(run.directory / name / "verdict.json", kMaxJsonFileBytes)) {
+      nlohmann::json v = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+      if (v.is_object() && v.contains("conditions") && v["conditions"].is_array())
+        file.verdict = std::move(v);
+    }
+    studies.push_back(std::move(file));
+  }
+  return studies;
+}
+
+ReportInputs read_report_inputs(const LoadedRun& run) {
+  return {read_studies(run), preemption_cells(run)};
+}
+
+std::string answers_section(const LoadedRun& run, const ReportInputs& inputs) {
   std::string out = "## Answers\n\n";
   answer_direct_compute(out, run);
   answer_same_queue(out, run);
   answer_barriers(out, run);
-  answer_background(out, run);
-  answer_preemption(out, run);
+  answer_background(out, run, inputs.studies);
+  answer_preemption(out, run, inputs.preemption);
   return out;
 }
 

@@ -62,8 +62,25 @@ std::string relative_of(const LoadedRun& run, const LoadedScenario& s);
 // True for a scenario at the results' top level (a preset run on its own).
 bool is_top_level(const LoadedRun& run, const LoadedScenario& s);
 
-// The "## Answers" section (Markdown, at most about 40 lines). Reads verdict.json and
-// summary.csv files under run.directory; an unreadable one is named in the answer.
-std::string answers_section(const LoadedRun& run);
+// A study of the run: its folder under the results (the first folder of its scenarios) and
+// its verdict.json, parsed; null where the file is missing, unreadable or has no `conditions`
+// list. In run order.
+struct StudyFile {
+  std::string name;
+  nlohmann::json verdict;
+};
+std::vector<StudyFile> read_studies(const LoadedRun& run);
+
+// What report.md reads beside the records, read once and shared by the answers, the tables
+// and the details page.
+struct ReportInputs {
+  std::vector<StudyFile> studies;
+  PreemptionCells preemption;
+};
+ReportInputs read_report_inputs(const LoadedRun& run);
+
+// The "## Answers" section (Markdown, at most about 40 lines). A study or preemption scenario
+// whose files could not be read is named in its answer.
+std::string answers_section(const LoadedRun& run, const ReportInputs& inputs);
 
 }  // namespace gpuoverlap

@@ -201,13 +201,6 @@ void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenar
       prefix, records);
 }
 
-// The first component of a scenario's directory relative to the results: the preset, study or
-// matrix it belongs to.
-std::string group_of(const LoadedRun& run, const LoadedScenario& s) {
-  const auto relative = s.directory.lexically_relative(run.directory);
-  return relative.empty() || relative == "." ? s.name : relative.begin()->string();
-}
-
 // Where the run's time went, per preset, study or matrix (run.json `seconds`).
 void time_section(std::string& out, const LoadedRun& run) {
   const auto entries = run.run.value("scenarios", nlohmann::json::array());
@@ -241,18 +234,6 @@ void time_section(std::string& out, const LoadedRun& run) {
   out += ".\n\n";
 }
 
-// The studies of a run, in run order: the first folder of each scenario that is a study's.
-std::vector<std::string> studies_of(const LoadedRun& run) {
-  std::vector<std::string> studies;
-  for (const LoadedScenario& s : run.scenarios) {
-    const auto scenario = s.meta.value("scenario", nlohmann::json::object());
-    if (!scenario.is_object() || !scenario.contains("study")) continue;
-    const std::string group = group_of(run, s);
-    if (std::find(studies.begin(), studies.end(), group) == studies.end()) studies.push_back(group);
-  }
-  return studies;
-}
-
 // One verdict.csv cell of the study table: the decision and its effect ("**intrusive** ×1.08,
 // tail +9.3 pts"). The median's ratio where the endpoint tests it, the tail's excess where it
 // tests that.
@@ -271,13 +252,12 @@ std::string endpoint_cell(const CsvTable<kVerdictColumns.size()>& v, std::size_t
 
 // Per study: conditions × primary endpoints (decision and effect), progress, the control's
 // dose-response, how the study stopped, and the diagnostics that moved.
-void study_tables(std::string& out, const LoadedRun& run, const std::string& details_name) {
-  for (const std::string& study : studies_of(run)) {
+void study_tables(std::string& out, const LoadedRun& run, const std::vector<StudyFile>& studies,
+                  const std::string& details_name) {
+  for (const StudyFile& file : studies) {
+    const std::string& study = file.name;
+    const nlohmann::json& verdict = file.verdict;
     out += fmt::format("## Background processing: study `{}`\n\n", study);
-    const std::filesystem::path json_path = run.directory / study / "verdict.json";
-    nlohmann::json verdict;
-    if (auto text = read_input_file(json_path, kMaxJsonFileBytes))
-      verdict = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
     std::optional<CsvTable<kVerdictColumns.size()>> rows;
     try {
       rows = read_csv((run.directory / study / "verdict.csv").string(), kVerdictColumns,
@@ -285,8 +265,7 @@ void study_tables(std::string& out, const LoadedRun& run, const std::string& det
     } catch (const std::exception& e) {
       out += fmt::format("No verdict table: `{}/verdict.csv`: {}.\n\n", study, e.what());
     }
-    if (!verdict.is_object() || !verdict.contains("conditions") ||
-        !verdict["conditions"].is_array()) {
+    if (verdict.is_null()) {
       out += fmt::format("No verdict: `{}/verdict.json` is missing or unreadable.\n\n", study);
       continue;
     }
@@ -396,8 +375,7 @@ void study_tables(std::string& out, const LoadedRun& run, const std::string& det
 }
 
 // Every preemption scenario, one row each: a matrix reads as one table.
-void preemption_table(std::string& out, const LoadedRun& run) {
-  const PreemptionCells read = preemption_cells(run);
+void preemption_table(std::string& out, const LoadedRun& run, const PreemptionCells& read) {
   if (read.cells.empty() && read.damaged.empty()) return;
   out += "## Preemption\n\nThe urgent job's latency, from its submit to its first thread.\n\n";
   out +=
@@ -477,7 +455,8 @@ ReportPages markdown_report(const LoadedRun& run, const std::string& details_nam
                                ? run.directory.parent_path().filename().string()
                                : run.directory.filename().string();
   std::string out = fmt::format("# gpuoverlap report: {}\n\n", name);
-  out += answers_section(run);
+  const ReportInputs inputs = read_report_inputs(run);
+  out += answers_section(run, inputs);
   out += "## Where it ran\n\n";
   if (!run.scenarios.empty()) {
     const nlohmann::json& meta = run.scenarios.front().meta;
@@ -539,8 +518,8 @@ ReportPages markdown_report(const LoadedRun& run, const std::string& details_nam
           text(sizes, "preemption_duration_ms"), text(sizes, "preemption_target_ms"));
   }
   time_section(out, run);
-  study_tables(out, run, details_name);
-  preemption_table(out, run);
+  study_tables(out, run, inputs.studies, details_name);
+  preemption_table(out, run, inputs.preemption);
   barrier_table(out, run);
   scenarios_table(out, run, details_name);
 
@@ -548,15 +527,10 @@ ReportPages markdown_report(const LoadedRun& run, const std::string& details_nam
       "# gpuoverlap report, every scenario: {}\n\nThe answers and tables: "
       "[report.md](report.md).\n\n",
       name);
-  for (const std::string& study : studies_of(run)) {
-    const std::filesystem::path path = run.directory / study / "verdict.json";
-    nlohmann::json verdict;
-    if (auto text = read_input_file(path, kMaxJsonFileBytes))
-      verdict = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    if (verdict.is_object() && verdict.contains("summary") && verdict["summary"].is_string())
-      details += fmt::format("## Study {}\n\n```\n{}```\n\n", study,
-                             verdict["summary"].get<std::string>());
-  }
+  for (const StudyFile& study : inputs.studies)
+    if (study.verdict.contains("summary") && study.verdict["summary"].is_string())
+      details += fmt::format("## Study {}\n\n```\n{}```\n\n", study.name,
+                             study.verdict["summary"].get<std::string>());
   for (const LoadedScenario& s : run.scenarios) scenario_section(details, run, s);
   return {std::move(out), std::move(details)};
 }
