@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "analysis/csv_table.h"
 #include "analysis/verdict.h"
+#include "core/input_file.h"
 #include "timeline/statistics.h"
 
 namespace gpuoverlap::viewer {
@@ -35,6 +37,33 @@ std::string text_of(const nlohmann::json& j, const char* key) {
 std::string upper(std::string text) {
   for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return text;
+}
+
+// verdict.json's margins and control doses (untrusted: what is missing or malformed leaves
+// the defaults; the verdict.csv beside it is what the table shows).
+void read_study_settings(const std::filesystem::path& path, StudyVerdictTable& table) {
+  auto text = read_input_file(path, kMaxJsonFileBytes);
+  if (!text) return;
+  const nlohmann::json v = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!v.is_object()) return;
+  const nlohmann::json settings = v.value("settings", nlohmann::json::object());
+  if (settings.is_object()) {
+    if (settings.contains("p50_margin") && settings["p50_margin"].is_number())
+      table.p50_margin = settings["p50_margin"].get<double>();
+    if (settings.contains("tail_margin") && settings["tail_margin"].is_number())
+      table.tail_margin = settings["tail_margin"].get<double>();
+  }
+  const nlohmann::json doses = v.value("control_doses", nlohmann::json::array());
+  if (doses.is_array())
+    for (const nlohmann::json& d : doses)
+      if (d.is_object() && d.contains("condition") && d["condition"].is_string() &&
+          d.contains("threads") && d["threads"].is_number_unsigned() && d["threads"] > 0)
+        table.doses.push_back(
+            {d["condition"].get<std::string>(), d["threads"].get<std::uint32_t>()});
+  std::sort(table.doses.begin(), table.doses.end(),
+            [](const StudyDose& a, const StudyDose& b) { return a.threads < b.threads; });
+  if (v.contains("detected_from_threads") && v["detected_from_threads"].is_number_unsigned())
+    table.detected_from_threads = v["detected_from_threads"].get<std::uint32_t>();
 }
 
 }  // namespace
@@ -137,9 +166,12 @@ std::vector<FrameSpan> frame_spans(const LoadedScenario& scenario, Clock clock) 
 }
 
 std::vector<OverlapCell> overlap_matrix(const LoadedScenario& scenario, Clock clock) {
-  // Each workload's span per frame, ok records only.
+  // Each workload's span per frame, ok records only; the dependencies from every record.
   std::map<std::string, std::map<std::uint32_t, std::pair<double, double>>> spans;
+  std::set<std::pair<std::string, std::string>> depends;  // consumer, producer
   for (const LoadedRecord& r : scenario.records) {
+    for (const std::string& producer : split_list(r.depends_on))
+      depends.emplace(r.workload, producer);
     if (r.status != RecordStatus::ok) continue;
     const auto start = start_on(r, clock), end = end_on(r, clock);
     if (start && end) spans[r.workload][r.frame] = {*start, *end};
@@ -147,7 +179,8 @@ std::vector<OverlapCell> overlap_matrix(const LoadedScenario& scenario, Clock cl
   std::vector<OverlapCell> out;
   for (std::size_t i = 0; i < scenario.workloads.size(); ++i)
     for (std::size_t j = i + 1; j < scenario.workloads.size(); ++j) {
-      OverlapCell cell{scenario.workloads[i], scenario.workloads[j], 0, 0, 0};
+      OverlapCell cell{scenario.workloads[i], scenario.workloads[j], 0, 0, 0, false};
+      cell.dependent = depends.contains({cell.a, cell.b}) || depends.contains({cell.b, cell.a});
       std::vector<double> overlaps;
       const auto& a = spans[cell.a];
       const auto& b = spans[cell.b];
@@ -193,6 +226,89 @@ UrgentLatencies urgent_latencies(const LoadedScenario& scenario, Clock clock, st
   return out;
 }
 
+OverlapGrid overlap_grid(const std::vector<std::string>& workloads,
+                         const std::vector<OverlapCell>& matrix) {
+  OverlapGrid grid;
+  grid.workloads = workloads;
+  grid.cells.assign(workloads.size(), std::vector<std::optional<std::size_t>>(workloads.size()));
+  std::map<std::string, std::size_t> index;
+  for (std::size_t w = 0; w < workloads.size(); ++w) index.emplace(workloads[w], w);
+  for (std::size_t c = 0; c < matrix.size(); ++c) {
+    const auto a = index.find(matrix[c].a), b = index.find(matrix[c].b);
+    if (a == index.end() || b == index.end() || a->second == b->second) continue;
+    grid.cells[a->second][b->second] = grid.cells[b->second][a->second] = c;
+  }
+  return grid;
+}
+
+namespace {
+
+// The folder a scenario's name puts it in ("preemption-matrix" of "preemption-matrix/x"), ""
+// at the top level.
+std::string group_of_name(const std::string& name) {
+  const std::size_t slash = name.rfind('/');
+  return slash == std::string::npos ? std::string() : name.substr(0, slash);
+}
+
+const nlohmann::json* preemption_of(const LoadedScenario& s) {
+  if (!s.meta.is_object()) return nullptr;
+  const auto it = s.meta.find("preemption");
+  return it != s.meta.end() && it->is_object() ? &*it : nullptr;
+}
+
+std::size_t index_of(std::vector<std::string>& names, const std::string& name) {
+  const auto it = std::find(names.begin(), names.end(), name);
+  if (it != names.end()) return static_cast<std::size_t>(it - names.begin());
+  names.push_back(name);
+  return names.size() - 1;
+}
+
+}  // namespace
+
+std::optional<PreemptionGrid> preemption_grid(const LoadedRun& run, std::size_t scenario,
+                                              Clock clock) {
+  if (scenario >= run.scenarios.size() || !preemption_of(run.scenarios[scenario]))
+    return std::nullopt;
+  PreemptionGrid grid;
+  grid.group = group_of_name(run.scenarios[scenario].name);
+  grid.clock = clock;
+  std::vector<std::tuple<std::size_t, std::size_t, std::size_t>> placed;  // load, column, entry
+  for (std::size_t i = 0; i < run.scenarios.size(); ++i) {
+    const LoadedScenario& s = run.scenarios[i];
+    const nlohmann::json* p = preemption_of(s);
+    if (!p || group_of_name(s.name) != grid.group) continue;
+    const nlohmann::json spec = p->value("spec", nlohmann::json::object());
+    PreemptionGridCell cell;
+    cell.scenario = i;
+    cell.load = text_of(spec, "load");
+    cell.priority = text_of(spec, "priority");
+    cell.process = spec.is_object() && spec.contains("process") ? text_of(spec, "process") : "same";
+    const auto period_ms = spec.is_object() ? spec.find("period_ms") : spec.end();
+    if (spec.is_object() && period_ms != spec.end() && period_ms->is_number())
+      cell.period_us = 1000.0 * period_ms->get<double>();
+    std::vector<double> latencies;
+    for (const LoadedRecord& r : s.records) {
+      if (r.workload != "urgent") continue;  // preemption::make_scenario's name for it
+      ++cell.submissions;
+      const auto start = start_on(r, clock), end = end_on(r, clock);
+      if (r.status == RecordStatus::ok && start) latencies.push_back(*start);
+      if (r.status != RecordStatus::ok || !end || (cell.period_us > 0 && *end > cell.period_us))
+        ++cell.misses;
+    }
+    cell.p50_us = percentile(latencies, 50);
+    cell.p99_us = percentile(latencies, 99);
+    const std::string column =
+        cell.process == "same" ? cell.priority : cell.priority + ", 2nd process";
+    placed.emplace_back(index_of(grid.loads, cell.load), index_of(grid.columns, column),
+                        grid.entries.size());
+    grid.entries.push_back(std::move(cell));
+  }
+  grid.cells.assign(grid.loads.size(),
+                    std::vector<std::optional<std::size_t>>(grid.columns.size()));
+  for (const auto& [load, column, entry] : placed) grid.cells[load][column] = entry;
+  return grid;
+}
+
 Result<std::optional<StudyVerdictTable>> study_verdict(const std::filesystem::path& root,
                                                        const LoadedScenario& scenario) {
   namespace fs = std::filesystem;
@@ -205,13 +321,30 @@ Result<std::optional<StudyVerdictTable>> study_verdict(const std::filesystem::pa
       table.file = file;
       try {
         const auto csv = read_csv(file.string(), kVerdictColumns, true);
-        for (std::size_t r = 0; r < csv.rows.size(); ++r)
-          table.rows.push_back({csv.at(r, "condition"), csv.at(r, "metric"), csv.at(r, "ratio_p50"),
-                                csv.at(r, "ci_low"), csv.at(r, "ci_high"), csv.at(r, "tail_excess"),
-                                csv.at(r, "verdict"), csv.at(r, "pairing")});
+        const bool has_role = csv.present[csv.index("role")];
+        const bool has_tests = csv.present[csv.index("tests")];
+        for (std::size_t r = 0; r < csv.rows.size(); ++r) {
+          StudyRow row;
+          row.condition = csv.at(r, "condition");
+          row.metric = csv.at(r, "metric");
+          row.verdict = csv.at(r, "verdict");
+          row.pairing = csv.at(r, "pairing");
+          row.primary = !has_role || csv.at(r, "role") == "primary";
+          const std::string tests = has_tests ? csv.at(r, "tests") : "median+tail";
+          row.tests_median = tests.find("median") != std::string::npos;
+          row.tests_tail = tests.find("tail") != std::string::npos;
+          row.ratio_p50 = csv.number(r, "ratio_p50");
+          row.ci_low = csv.number(r, "ci_low");
+          row.ci_high = csv.number(r, "ci_high");
+          row.tail_excess = csv.number(r, "tail_excess");
+          row.tail_ci_low = csv.number(r, "tail_ci_low");
+          row.tail_ci_high = csv.number(r, "tail_ci_high");
+          table.rows.push_back(std::move(row));
+        }
       } catch (const std::exception& e) {
         return make_error(file.string() + ": " + e.what());
       }
+      read_study_settings(dir / "verdict.json", table);
       return std::optional<StudyVerdictTable>(std::move(table));
     }
     if (dir == top || !dir.has_relative_path() || dir.parent_path() == dir) break;
@@ -219,6 +352,36 @@ Result<std::optional<StudyVerdictTable>> study_verdict(const std::filesystem::pa
     if (std::mismatch(top.begin(), top.end(), dir.begin(), dir.end()).first != top.end()) break;
   }
   return std::optional<StudyVerdictTable>();
+}
+
+std::vector<std::size_t> forest_rows(const StudyVerdictTable& table, bool with_diagnostics) {
+  auto shown = [&](const StudyRow& r) {
+    return r.primary || (with_diagnostics && r.verdict != "diagnostic: within");
+  };
+  std::vector<std::string> metrics;
+  for (bool primary : {true, false})
+    for (const StudyRow& r : table.rows)
+      if (r.primary == primary && shown(r)) index_of(metrics, r.metric);
+  std::vector<std::size_t> out;
+  for (const std::string& metric : metrics)
+    for (std::size_t i = 0; i < table.rows.size(); ++i)
+      if (table.rows[i].metric == metric && shown(table.rows[i])) out.push_back(i);
+  return out;
+}
+
+std::vector<DoseSeries> dose_response(const StudyVerdictTable& table) {
+  std::vector<DoseSeries> out;
+  if (table.doses.size() < 2) return out;
+  for (const StudyDose& dose : table.doses)
+    for (std::size_t i = 0; i < table.rows.size(); ++i) {
+      const StudyRow& r = table.rows[i];
+      if (!r.primary || !r.tests_median || r.condition != dose.condition) continue;
+      auto series = std::find_if(out.begin(), out.end(),
+                                 [&](const DoseSeries& d) { return d.metric == r.metric; });
+      if (series == out.end()) series = out.insert(out.end(), DoseSeries{r.metric, {}});
+      series->points.emplace_back(dose.threads, i);
+    }
+  return out;
 }
 
 std::vector<std::string> device_lines(const nlohmann::json& meta) {

@@ -43,14 +43,49 @@ std::vector<Clock> available_clocks(const LoadedScenario& scenario);
 
 // The overlap matrix: for each pair of workloads (a before b in the scenario's order) on
 // `clock`, the ok frames that had both, in how many of them their spans overlapped, and the
-// median overlap over those (µs; 0 when none did).
+// median overlap over those (µs; 0 when none did). `dependent`: one depends on the other (a
+// barrier orders them, so they should never overlap).
 struct OverlapCell {
   std::string a, b;
   std::size_t frames = 0, overlapped = 0;
   double overlap_p50_us = 0;
+  bool dependent = false;
   bool operator==(const OverlapCell&) const = default;
 };
 std::vector<OverlapCell> overlap_matrix(const LoadedScenario& scenario, Clock clock);
+
+// The overlap matrix as a grid: a row and a column per workload in the scenario's order; cell
+// [i][j] (and [j][i]) indexes the pair's OverlapCell in `matrix`; nullopt on the diagonal and
+// for a pair the matrix does not have.
+struct OverlapGrid {
+  std::vector<std::string> workloads;
+  std::vector<std::vector<std::optional<std::size_t>>> cells;
+};
+OverlapGrid overlap_grid(const std::vector<std::string>& workloads,
+                         const std::vector<OverlapCell>& matrix);
+
+// The preemption scenarios run beside the one shown, as a grid: those whose names share its
+// folder ("preemption-matrix/..."; a preset run alone: every preemption scenario at the top
+// level). Rows are loads and columns priorities (", 2nd process" where the load ran in a
+// second process), each in the order they first ran. Each cell's latencies are its urgent
+// jobs' starts on `clock` (urgent_latencies); a miss is an urgent job that failed or ended
+// later than its period. nullopt: the scenario shown is not a preemption scenario.
+struct PreemptionGridCell {
+  std::size_t scenario = 0;  // its index in LoadedRun::scenarios
+  std::string load, priority, process;
+  std::size_t submissions = 0, misses = 0;
+  std::optional<double> p50_us, p99_us;  // nullopt: no urgent start on the clock
+  double period_us = 0;
+};
+struct PreemptionGrid {
+  std::string group;  // the folder the cells share; "" for presets run alone
+  Clock clock = Clock::poll;
+  std::vector<std::string> loads, columns;
+  std::vector<std::vector<std::optional<std::size_t>>> cells;  // [load][column] into `entries`
+  std::vector<PreemptionGridCell> entries;
+};
+std::optional<PreemptionGrid> preemption_grid(const LoadedRun& run, std::size_t scenario,
+                                              Clock clock);
 
 // A preemption scenario (meta.json has "preemption"): each measured urgent submission's
 // latency on `clock` (its start, which is measured from its submit: preemption_analysis.h), in
@@ -70,15 +105,42 @@ UrgentLatencies urgent_latencies(const LoadedScenario& scenario, Clock clock,
                                  std::size_t bins = 30);
 
 // The verdict of the study a scenario belongs to: the nearest verdict.csv in the scenario's
-// folder or above it, not above `root` (the folder the viewer opened). nullopt: the scenario is
-// in no study. An unreadable verdict.csv is an Error naming it.
-struct VerdictRowText {
-  std::string condition, metric, ratio_p50, ci_low, ci_high, tail_excess, verdict, pairing;
+// folder or above it, not above `root` (the folder the viewer opened), with the verdict.json
+// beside it. nullopt: the scenario is in no study. An unreadable verdict.csv is an Error naming
+// it; a verdict.json missing or unreadable leaves the margins at their defaults and no doses.
+struct StudyRow {
+  std::string condition, metric, verdict, pairing;
+  bool primary = true;  // role "primary" (older files without the column: every row)
+  bool tests_median = true, tests_tail = true;  // `tests`: what the decision rests on
+  // The median's ratio to the baseline and the tail's excess (a share of frames), each with
+  // its interval; nullopt where verdict.csv has no number.
+  std::optional<double> ratio_p50, ci_low, ci_high, tail_excess, tail_ci_low, tail_ci_high;
+};
+struct StudyDose {
+  std::string condition;
+  std::uint32_t threads = 0;
 };
 struct StudyVerdictTable {
   std::filesystem::path file;
-  std::vector<VerdictRowText> rows;
+  std::vector<StudyRow> rows;
+  double p50_margin = 0.05, tail_margin = 0.01;  // verdict.json's settings
+  std::vector<StudyDose> doses;                  // the positive control's, by threads
+  std::optional<std::uint32_t> detected_from_threads;
 };
+
+// The rows of a forest plot: every primary endpoint, then with `with_diagnostics` each
+// diagnostic that moved (its verdict other than "diagnostic: within"), per endpoint in
+// verdict.csv's order, its conditions in that order. Indices into `table.rows`.
+std::vector<std::size_t> forest_rows(const StudyVerdictTable& table, bool with_diagnostics);
+
+// The control's dose-response of the median: per primary endpoint whose decision tests the
+// median (`tests`), its rows at each dose in ascending threads (indices into `table.rows`).
+// Empty with fewer than two doses.
+struct DoseSeries {
+  std::string metric;
+  std::vector<std::pair<std::uint32_t, std::size_t>> points;  // threads, row
+};
+std::vector<DoseSeries> dose_response(const StudyVerdictTable& table);
 Result<std::optional<StudyVerdictTable>> study_verdict(const std::filesystem::path& root,
                                                        const LoadedScenario& scenario);
 

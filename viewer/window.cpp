@@ -57,6 +57,11 @@ struct ViewState {
   std::string frame_time;
   std::vector<std::string> device;
   std::vector<OverlapCell> overlap;
+  OverlapGrid overlap_cells;                 // the same pairs as a grid
+  std::optional<PreemptionGrid> preemption;  // a preemption scenario: it and its neighbours
+  std::optional<std::size_t> open_next;      // a grid cell clicked: the scenario to show next
+  bool forest_diagnostics = false;           // the forest plot with the diagnostics that moved
+  nlohmann::json grids_drawn = nlohmann::json::object();  // what the grids drew, for the sidecar
   std::optional<StudyVerdictTable> verdict;
   std::string verdict_error;  // an unreadable verdict.csv, shown where the table would be
   bool follow = true;         // live: show the newest frame as it arrives
@@ -99,7 +104,10 @@ void select_scenario(ViewState& state, std::size_t index, std::optional<Clock> c
   state.clocks = available_clocks(s);
   const bool has_ts =
       std::find(state.clocks.begin(), state.clocks.end(), Clock::ts) != state.clocks.end();
-  state.clock = clock ? *clock : has_ts ? Clock::ts : Clock::poll;
+  // A clock this scenario has no value on (a grid cell opened from another) falls back too.
+  const bool has_clock =
+      clock && std::find(state.clocks.begin(), state.clocks.end(), *clock) != state.clocks.end();
+  state.clock = has_clock ? *clock : has_ts ? Clock::ts : Clock::poll;
   state.frame_index =
       std::min(state.frame_index, std::max(0, static_cast<int>(state.frames.size()) - 1));
   state.device = device_lines(s.meta);
@@ -136,6 +144,8 @@ void rebuild(ViewState& state) {
   // number on the load and the urgent job is not the same moment, so no overlap matrix.
   const bool preemption = s.meta.is_object() && s.meta.contains("preemption");
   state.overlap = preemption ? std::vector<OverlapCell>{} : overlap_matrix(s, state.clock);
+  state.overlap_cells = overlap_grid(s.workloads, state.overlap);
+  state.preemption = preemption_grid(state.run, state.scenario, state.clock);
   state.latencies = urgent_latencies(s, state.clock);
   if (state.fit_pending) {
     const double width = state.view.width_px;
@@ -327,6 +337,403 @@ void draw_overlap(const ViewState& state) {
   ImGui::EndTable();
 }
 
+nlohmann::json rect_json(ImVec2 min, ImVec2 max) { return {min.x, min.y, max.x, max.y}; }
+
+// A grid's column labels, each centred above its column (the caller makes each column at
+// least as wide as its label).
+void column_labels(ImDrawList* draw, ImVec2 origin, float label_px, float cell_px,
+                   const std::vector<std::string>& labels) {
+  for (std::size_t c = 0; c < labels.size(); ++c) {
+    const float text_px = ImGui::CalcTextSize(labels[c].c_str()).x;
+    draw->AddText(
+        ImVec2(origin.x + label_px + cell_px * (static_cast<float>(c) + 0.5f) - text_px / 2 - 1,
+               origin.y),
+        rgba(210, 210, 210), labels[c].c_str());
+  }
+}
+
+// The overlap matrix as a grid: a row and a column per workload, green by the share of frames
+// the pair overlapped; a dependent pair (a barrier orders them) is struck through, and red
+// where it overlapped all the same. Hover: the numbers.
+void draw_overlap_grid(ViewState& state) {
+  const OverlapGrid& grid = state.overlap_cells;
+  const std::size_t n = grid.workloads.size();
+  // Rows are "k  name", columns k: names as column labels would not fit over their cells.
+  std::vector<std::string> rows, columns;
+  float label_px = 0;
+  for (std::size_t w = 0; w < n; ++w) {
+    columns.push_back(std::to_string(w + 1));
+    rows.push_back(fmt::format("{:>2}  {}", w + 1, grid.workloads[w]));
+    label_px = std::max(label_px, ImGui::CalcTextSize(rows.back().c_str()).x + 10);
+  }
+  const float cell_px = std::clamp((ImGui::GetContentRegionAvail().x - label_px) /
+                                       static_cast<float>(std::max<std::size_t>(n, 1)),
+                                   18.0f, 40.0f);
+  const float header_px = ImGui::GetTextLineHeight() + 4;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  column_labels(draw, origin, label_px, cell_px, columns);
+  nlohmann::json cells = nlohmann::json::array();
+  for (std::size_t i = 0; i < n; ++i) {
+    const float y = origin.y + header_px + cell_px * static_cast<float>(i);
+    draw->AddText(ImVec2(origin.x, y + cell_px / 2 - ImGui::GetTextLineHeight() / 2),
+                  rgba(210, 210, 210), rows[i].c_str());
+    for (std::size_t j = 0; j < n; ++j) {
+      const ImVec2 min(origin.x + label_px + cell_px * static_cast<float>(j), y);
+      const ImVec2 max(min.x + cell_px - 2, min.y + cell_px - 2);
+      if (!grid.cells[i][j]) {
+        draw->AddRectFilled(min, max, rgba(36, 38, 44));
+        continue;
+      }
+      const OverlapCell& cell = state.overlap[*grid.cells[i][j]];
+      const double share = cell.frames ? static_cast<double>(cell.overlapped) / cell.frames : 0.0;
+      draw->AddRectFilled(
+          min, max,
+          rgba(30 + static_cast<int>(40 * share), 40 + static_cast<int>(150 * share),
+               45 + static_cast<int>(45 * share)));
+      if (cell.dependent) {
+        draw->AddLine(min, max, cell.overlapped ? rgba(240, 60, 60) : rgba(150, 150, 150), 1.5f);
+        if (cell.overlapped) draw->AddRect(min, max, rgba(240, 60, 60), 0, 0, 2.0f);
+      }
+      ImGui::SetCursorScreenPos(min);
+      ImGui::PushID(static_cast<int>(i * n + j));
+      ImGui::InvisibleButton("cell", ImVec2(cell_px - 2, cell_px - 2));
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("%s and %s: overlapped in %zu of %zu frames, p50 %.1f us%s",
+                          cell.a.c_str(), cell.b.c_str(), cell.overlapped, cell.frames,
+                          cell.overlap_p50_us,
+                          cell.dependent ? " (dependent: a barrier orders them)" : "");
+      ImGui::PopID();
+      if (i < j)
+        cells.push_back({{"a", cell.a},
+                         {"b", cell.b},
+                         {"frames", cell.frames},
+                         {"overlapped", cell.overlapped},
+                         {"share", share},
+                         {"dependent", cell.dependent},
+                         {"rect", rect_json(min, max)}});
+    }
+  }
+  ImGui::SetCursorScreenPos(
+      ImVec2(origin.x, origin.y + header_px + cell_px * static_cast<float>(n) + 4));
+  ImGui::Dummy(ImVec2(1, 1));
+  state.grids_drawn["overlap_grid"] = {{"workloads", grid.workloads}, {"cells", cells}};
+}
+
+// Log scale from green (the fastest cell) to red (the slowest).
+ImU32 latency_colour(double value_us, double low_us, double high_us) {
+  const double t =
+      high_us > low_us && low_us > 0 && value_us > 0
+          ? std::clamp(std::log(value_us / low_us) / std::log(high_us / low_us), 0.0, 1.0)
+          : 0.0;
+  return rgba(50 + static_cast<int>(160 * t), 140 - static_cast<int>(90 * t),
+              70 - static_cast<int>(20 * t));
+}
+
+// The preemption scenarios beside the one shown as a grid of load × priority (and process),
+// coloured by the urgent job's p99 on a log scale; the one shown is outlined, a click opens
+// another. A cell with misses of the period says how many.
+void draw_preemption_grid(ViewState& state) {
+  const PreemptionGrid& grid = *state.preemption;
+  double low = 0, high = 0;
+  for (const PreemptionGridCell& c : grid.entries)
+    if (c.p99_us && *c.p99_us > 0) {
+      low = low > 0 ? std::min(low, *c.p99_us) : *c.p99_us;
+      high = std::max(high, *c.p99_us);
+    }
+  ImGui::Text(
+      "%s: the urgent job's p99 on %s, from its submit to its first thread (log colour "
+      "%.0f to %.0f us); click a cell to open it",
+      grid.group.empty() ? "preemption presets" : grid.group.c_str(),
+      std::string(to_string(grid.clock)).c_str(), low, high);
+  float label_px = 0;
+  for (const std::string& l : grid.loads)
+    label_px = std::max(label_px, ImGui::CalcTextSize(l.c_str()).x + 8);
+  float cell_w = 120;
+  for (const std::string& c : grid.columns)
+    cell_w = std::max(cell_w, ImGui::CalcTextSize(c.c_str()).x + 12);
+  const float line = ImGui::GetTextLineHeight();
+  const float cell_h = 2 * line + 8, header_px = line + 4;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  column_labels(draw, origin, label_px, cell_w, grid.columns);
+  nlohmann::json cells = nlohmann::json::array();
+  for (std::size_t l = 0; l < grid.loads.size(); ++l) {
+    const float y = origin.y + header_px + cell_h * static_cast<float>(l);
+    draw->AddText(ImVec2(origin.x, y + cell_h / 2 - line / 2), rgba(210, 210, 210),
+                  grid.loads[l].c_str());
+    for (std::size_t c = 0; c < grid.columns.size(); ++c) {
+      if (!grid.cells[l][c]) continue;
+      const PreemptionGridCell& cell = grid.entries[*grid.cells[l][c]];
+      const ImVec2 min(origin.x + label_px + cell_w * static_cast<float>(c), y);
+      const ImVec2 max(min.x + cell_w - 3, min.y + cell_h - 3);
+      const bool shown = cell.scenario == state.scenario;
+      draw->AddRectFilled(min, max,
+                          cell.p99_us ? latency_colour(*cell.p99_us, low, high) : rgba(60, 60, 66));
+      if (shown) draw->AddRect(min, max, rgba(250, 230, 90), 0, 0, 3.0f);
+      const std::string first =
+          cell.p99_us ? fmt::format("p99 {:.0f} us", *cell.p99_us) : std::string("no start");
+      const std::string second = cell.misses
+                                     ? fmt::format("{} late of {}", cell.misses, cell.submissions)
+                                     : fmt::format("p50 {:.0f} us", cell.p50_us.value_or(0));
+      draw->AddText(ImVec2(min.x + 4, min.y + 3), rgba(255, 255, 255), first.c_str());
+      draw->AddText(ImVec2(min.x + 4, min.y + 3 + line), rgba(235, 235, 235), second.c_str());
+      ImGui::SetCursorScreenPos(min);
+      ImGui::PushID(static_cast<int>(cell.scenario));
+      if (ImGui::InvisibleButton("cell", ImVec2(cell_w - 3, cell_h - 3)) && !shown)
+        state.open_next = cell.scenario;
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "%s\n%zu urgent jobs, p50 %.1f us, p99 %.1f us, %zu later than the "
+            "%.1f ms period",
+            state.run.scenarios[cell.scenario].name.c_str(), cell.submissions,
+            cell.p50_us.value_or(0), cell.p99_us.value_or(0), cell.misses, cell.period_us / 1000.0);
+      ImGui::PopID();
+      auto number = [](const std::optional<double>& v) {
+        return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+      };
+      cells.push_back({{"scenario", state.run.scenarios[cell.scenario].name},
+                       {"load", grid.loads[l]},
+                       {"column", grid.columns[c]},
+                       {"submissions", cell.submissions},
+                       {"misses", cell.misses},
+                       {"p50_us", number(cell.p50_us)},
+                       {"p99_us", number(cell.p99_us)},
+                       {"shown", shown},
+                       {"rect", rect_json(min, max)}});
+    }
+  }
+  ImGui::SetCursorScreenPos(
+      ImVec2(origin.x, origin.y + header_px + cell_h * static_cast<float>(grid.loads.size()) + 4));
+  ImGui::Dummy(ImVec2(1, 1));
+  state.grids_drawn["preemption_grid"] = {{"group", grid.group},
+                                          {"clock", to_string(grid.clock)},
+                                          {"loads", grid.loads},
+                                          {"columns", grid.columns},
+                                          {"cells", cells}};
+}
+
+ImU32 verdict_colour(const std::string& verdict, bool primary) {
+  if (!primary) return rgba(150, 150, 150);
+  if (verdict == "intrusive") return rgba(230, 80, 70);
+  if (verdict == "non-intrusive") return rgba(90, 200, 110);
+  return rgba(230, 190, 80);  // inconclusive
+}
+
+// A value axis drawn over [px0, px1] (x or y) for values in [low, high], linear or log.
+struct Axis {
+  float px0 = 0, px1 = 1;
+  double low = 0, high = 1;
+  bool log_scale = false;
+  double fraction(double v) const {
+    return log_scale ? std::log(std::max(v, 1e-12) / low) / std::log(high / low)
+                     : (v - low) / (high - low);
+  }
+  bool outside(double v) const { return fraction(v) < 0 || fraction(v) > 1; }
+  float at(double v) const {
+    return px0 + static_cast<float>(std::clamp(fraction(v), 0.0, 1.0)) * (px1 - px0);
+  }
+};
+
+// The range that holds `values` and the margin band, widened a little; on a log axis only
+// values above zero count.
+Axis axis_over(const std::vector<double>& values, double band_low, double band_high,
+               bool log_scale) {
+  Axis axis{0, 1, band_low, band_high, log_scale};
+  for (double v : values)
+    if (std::isfinite(v) && (!log_scale || v > 0))
+      axis.low = std::min(axis.low, v), axis.high = std::max(axis.high, v);
+  if (log_scale) {
+    axis.low /= 1.03, axis.high *= 1.03;
+  } else {
+    const double pad = 0.05 * (axis.high - axis.low);
+    axis.low -= pad, axis.high += pad;
+  }
+  return axis;
+}
+
+// One effect with its interval at height y; a value beyond the axis is drawn at its edge as
+// an arrow head pointing out. Returns the point's x, or nullopt where there is no value.
+std::optional<float> draw_effect(ImDrawList* draw, const Axis& axis, float y,
+                                 const std::optional<double>& value,
+                                 const std::optional<double>& interval_low,
+                                 const std::optional<double>& interval_high, ImU32 colour) {
+  if (!value) return std::nullopt;
+  draw->AddLine(ImVec2(axis.at(interval_low.value_or(*value)), y),
+                ImVec2(axis.at(interval_high.value_or(*value)), y), colour, 2.0f);
+  const float x = axis.at(*value);
+  if (axis.outside(*value)) {
+    const float out = axis.fraction(*value) > 1 ? 1.0f : -1.0f;
+    draw->AddTriangleFilled(ImVec2(x + 6 * out, y), ImVec2(x, y - 5), ImVec2(x, y + 5), colour);
+  } else {
+    draw->AddCircleFilled(ImVec2(x, y), 4.0f, colour);
+  }
+  return x;
+}
+
+// The margin band and the no-effect line of one forest panel, its frame and its title.
+void draw_panel(ImDrawList* draw, const Axis& axis, float title_y, float top, float bottom,
+                double band_low, double band_high, double no_effect, const std::string& title) {
+  draw->AddRectFilled(ImVec2(axis.at(band_low), top), ImVec2(axis.at(band_high), bottom),
+                      rgba(60, 110, 70, 90));
+  draw->AddLine(ImVec2(axis.at(no_effect), top), ImVec2(axis.at(no_effect), bottom),
+                rgba(200, 200, 200), 1.0f);
+  draw->AddRect(ImVec2(axis.px0 - 4, top), ImVec2(axis.px1 + 4, bottom), rgba(90, 94, 102));
+  draw->PushClipRect(ImVec2(axis.px0, title_y), ImVec2(axis.px1, top), true);
+  draw->AddText(ImVec2(axis.px0, title_y), rgba(210, 210, 210), title.c_str());
+  draw->PopClipRect();
+}
+
+// A study's forest plot: per endpoint and condition, the median's ratio to the baseline (log
+// axis, left) and the tail's excess (points of frames, right), each with its interval against
+// the margin band; primary endpoints coloured by their decision, and with the box ticked the
+// diagnostics that moved, in grey (they never decide).
+void draw_forest(ViewState& state) {
+  const StudyVerdictTable& table = *state.verdict;
+  ImGui::Checkbox("with the diagnostics that moved", &state.forest_diagnostics);
+  const std::vector<std::size_t> rows = forest_rows(table, state.forest_diagnostics);
+  if (rows.empty()) return;
+  std::vector<double> ratios, tails;  // the primary endpoints set the scales
+  for (std::size_t i : rows) {
+    const StudyRow& r = table.rows[i];
+    if (!r.primary) continue;
+    for (const auto& v : {r.ratio_p50, r.ci_low, r.ci_high})
+      if (v && r.tests_median) ratios.push_back(*v);
+    for (const auto& v : {r.tail_excess, r.tail_ci_low, r.tail_ci_high})
+      if (v && r.tests_tail) tails.push_back(*v);
+  }
+  Axis median = axis_over(ratios, 1 - 2 * table.p50_margin, 1 + 2 * table.p50_margin, true);
+  Axis tail = axis_over(tails, -2 * table.tail_margin, 2 * table.tail_margin, false);
+  auto label_of = [](const StudyRow& r) {
+    return r.metric + " · " + r.condition + (r.primary ? "" : " (diagnostic)");
+  };
+  float label_px = 0;
+  for (std::size_t i : rows)
+    label_px = std::max(label_px, ImGui::CalcTextSize(label_of(table.rows[i]).c_str()).x + 10);
+  const float line = ImGui::GetTextLineHeight();
+  const float row_h = line + 4, width = ImGui::GetContentRegionAvail().x, gap_px = 48;
+  const float panel = std::max(120.0f, (width - label_px - gap_px - 8) / 2);
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float top = origin.y + line + 6, bottom = top + row_h * static_cast<float>(rows.size());
+  median.px0 = origin.x + label_px + 4, median.px1 = median.px0 + panel;
+  tail.px0 = median.px1 + gap_px, tail.px1 = tail.px0 + panel;
+  draw_panel(draw, median, origin.y, top, bottom, 1 - table.p50_margin, 1 + table.p50_margin, 1.0,
+             fmt::format("median ratio, log {:.3g} to {:.3g}; band ±{:.0f} %", median.low,
+                         median.high, 100 * table.p50_margin));
+  draw_panel(draw, tail, origin.y, top, bottom, -table.tail_margin, table.tail_margin, 0.0,
+             fmt::format("tail excess, points {:+.1f} to {:+.1f}; band ±{:.1f}", 100 * tail.low,
+                         100 * tail.high, 100 * table.tail_margin));
+  nlohmann::json drawn = nlohmann::json::array();
+  std::string previous_metric;
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    const StudyRow& r = table.rows[rows[k]];
+    const float y = top + row_h * (static_cast<float>(k) + 0.5f);
+    if (k > 0 && r.metric != previous_metric)  // endpoints apart
+      draw->AddLine(ImVec2(origin.x, y - row_h / 2), ImVec2(tail.px1, y - row_h / 2),
+                    rgba(70, 74, 82));
+    previous_metric = r.metric;
+    const ImU32 colour = verdict_colour(r.verdict, r.primary);
+    draw->AddText(ImVec2(origin.x, y - line / 2), colour, label_of(r).c_str());
+    const auto median_x =
+        r.tests_median ? draw_effect(draw, median, y, r.ratio_p50, r.ci_low, r.ci_high, colour)
+                       : std::nullopt;
+    const auto tail_x = r.tests_tail ? draw_effect(draw, tail, y, r.tail_excess, r.tail_ci_low,
+                                                   r.tail_ci_high, colour)
+                                     : std::nullopt;
+    auto x_json = [](const std::optional<float>& x) {
+      return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
+    };
+    drawn.push_back({{"condition", r.condition},
+                     {"metric", r.metric},
+                     {"primary", r.primary},
+                     {"verdict", r.verdict},
+                     {"y", y},
+                     {"median_x", x_json(median_x)},
+                     {"tail_x", x_json(tail_x)}});
+  }
+  ImGui::Dummy(ImVec2(width, bottom - origin.y + 6));
+  state.grids_drawn["forest"] = {{"rows", drawn},
+                                 {"diagnostics", state.forest_diagnostics},
+                                 {"median_axis", {median.px0, median.px1, median.low, median.high}},
+                                 {"tail_axis", {tail.px0, tail.px1, tail.low, tail.high}}};
+}
+
+// The positive control's dose-response: each primary endpoint's median ratio (log) against the
+// control's threads (log 2), with its interval; a filled point is a dose detected. The legend
+// is beside the plot, never on it.
+void draw_dose_response(ViewState& state) {
+  const StudyVerdictTable& table = *state.verdict;
+  const std::vector<DoseSeries> series = dose_response(table);
+  if (series.empty()) return;
+  std::vector<double> ratios;
+  for (const DoseSeries& d : series)
+    for (const auto& [threads, row] : d.points)
+      for (const auto& v :
+           {table.rows[row].ratio_p50, table.rows[row].ci_low, table.rows[row].ci_high})
+        if (v) ratios.push_back(*v);
+  ImGui::Text(
+      "The positive control: the median ratio of each primary endpoint against the "
+      "control's normal-priority threads%s",
+      table.detected_from_threads
+          ? fmt::format(" (detected from {} thread{})", *table.detected_from_threads,
+                        *table.detected_from_threads == 1 ? "" : "s")
+                .c_str()
+          : " (not detected)");
+  const float line = ImGui::GetTextLineHeight();
+  float legend_px = 0;
+  for (const DoseSeries& d : series)
+    legend_px = std::max(legend_px, ImGui::CalcTextSize(d.metric.c_str()).x + 24);
+  const float width = std::min(ImGui::GetContentRegionAvail().x, 760.0f), height = 200;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  Axis y = axis_over(ratios, 1 - 2 * table.p50_margin, 1 + 2 * table.p50_margin, true);
+  y.px0 = origin.y + height - line - 6, y.px1 = origin.y + 4;  // upwards
+  const Axis x{origin.x + 60, origin.x + width - legend_px - 20,
+               static_cast<double>(table.doses.front().threads),
+               static_cast<double>(table.doses.back().threads), true};
+  draw->AddRect(ImVec2(x.px0 - 6, y.px1), ImVec2(x.px1 + 6, y.px0), rgba(90, 94, 102));
+  draw->AddRectFilled(ImVec2(x.px0 - 6, y.at(1 + table.p50_margin)),
+                      ImVec2(x.px1 + 6, y.at(1 - table.p50_margin)), rgba(60, 110, 70, 90));
+  for (double tick : {y.low, 1.0, y.high})
+    draw->AddText(ImVec2(origin.x, y.at(tick) - line / 2), rgba(200, 200, 200),
+                  fmt::format("{:.4g}", tick).c_str());
+  for (const StudyDose& dose : table.doses)
+    draw->AddText(ImVec2(x.at(dose.threads) - 4, y.px0 + 3), rgba(200, 200, 200),
+                  std::to_string(dose.threads).c_str());
+  static constexpr int kPalette[][3] = {{90, 160, 230},  {240, 150, 60}, {120, 200, 120},
+                                        {220, 100, 180}, {200, 200, 90}, {150, 120, 230}};
+  nlohmann::json drawn = nlohmann::json::array();
+  for (std::size_t m = 0; m < series.size(); ++m) {
+    const int* rgb = kPalette[m % std::size(kPalette)];
+    const ImU32 colour = rgba(rgb[0], rgb[1], rgb[2]);
+    std::optional<ImVec2> previous;
+    nlohmann::json points = nlohmann::json::array();
+    for (const auto& [threads, row] : series[m].points) {
+      const StudyRow& r = table.rows[row];
+      if (!r.ratio_p50) continue;
+      const ImVec2 at(x.at(threads), y.at(*r.ratio_p50));
+      draw->AddLine(ImVec2(at.x, y.at(r.ci_low.value_or(*r.ratio_p50))),
+                    ImVec2(at.x, y.at(r.ci_high.value_or(*r.ratio_p50))), colour, 1.5f);
+      if (previous) draw->AddLine(*previous, at, colour, 1.0f);
+      if (r.verdict == "intrusive")
+        draw->AddCircleFilled(at, 4.5f, colour);
+      else
+        draw->AddCircle(at, 4.5f, colour, 0, 1.5f);
+      previous = at;
+      points.push_back(
+          {{"threads", threads}, {"ratio_p50", *r.ratio_p50}, {"x", at.x}, {"y", at.y}});
+    }
+    const ImVec2 key(x.px1 + 20, y.px1 + (line + 4) * static_cast<float>(m));
+    draw->AddLine(ImVec2(key.x, key.y + line / 2), ImVec2(key.x + 14, key.y + line / 2), colour,
+                  2.0f);
+    draw->AddText(ImVec2(key.x + 18, key.y), colour, series[m].metric.c_str());
+    drawn.push_back({{"metric", series[m].metric}, {"points", points}});
+  }
+  ImGui::Dummy(ImVec2(width, height));
+  state.grids_drawn["dose_response"] = drawn;
+}
+
 void draw_verdict(const ViewState& state) {
   if (!state.verdict_error.empty()) {
     ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", state.verdict_error.c_str());
@@ -339,7 +746,10 @@ void draw_verdict(const ViewState& state) {
        {"condition", "metric", "median ratio [bounds]", "tail excess", "verdict", "pairing"})
     ImGui::TableSetupColumn(column);
   ImGui::TableHeadersRow();
-  for (const VerdictRowText& row : state.verdict->rows) {
+  auto number = [](const std::optional<double>& v, const char* format) {
+    return v ? fmt::format(fmt::runtime(format), *v) : std::string("-");
+  };
+  for (const StudyRow& row : state.verdict->rows) {
     ImGui::TableNextRow();
     if (row.verdict == "intrusive")
       ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, rgba(110, 40, 40));
@@ -348,11 +758,12 @@ void draw_verdict(const ViewState& state) {
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(row.condition.c_str());
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(row.metric.c_str());
+    ImGui::Text("%s%s", row.metric.c_str(), row.primary ? "" : " (diagnostic)");
     ImGui::TableNextColumn();
-    ImGui::Text("%s [%s, %s]", row.ratio_p50.c_str(), row.ci_low.c_str(), row.ci_high.c_str());
+    ImGui::Text("%s [%s, %s]", number(row.ratio_p50, "{:.4f}").c_str(),
+                number(row.ci_low, "{:.4f}").c_str(), number(row.ci_high, "{:.4f}").c_str());
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(row.tail_excess.c_str());
+    ImGui::TextUnformatted(number(row.tail_excess, "{:+.4f}").c_str());
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(row.verdict.c_str());
     ImGui::TableNextColumn();
@@ -558,6 +969,7 @@ layout::TimelineLayout draw_ui(ViewState& state, live::LiveEdits* edits) {
   }
   bool changed = false;
   refresh_tree(state);
+  state.grids_drawn = nlohmann::json::object();
   ImGui::BeginChild("scenarios", ImVec2(260, 0), true);
   // A study as study > condition > round, a matrix as matrix > cell; the group holding the
   // selected scenario opens when first drawn.
@@ -640,18 +1052,37 @@ layout::TimelineLayout draw_ui(ViewState& state, live::LiveEdits* edits) {
   if (edits && ImGui::CollapsingHeader("experiment: edits apply at the next frame boundary",
                                        ImGuiTreeNodeFlags_DefaultOpen))
     draw_experiment(state, *edits);
+  if (state.preemption && !state.preemption->entries.empty() &&
+      ImGui::CollapsingHeader("preemption matrix", ImGuiTreeNodeFlags_DefaultOpen))
+    draw_preemption_grid(state);
   if (!state.latencies.points.empty() &&
       ImGui::CollapsingHeader("preemption: urgent latency", ImGuiTreeNodeFlags_DefaultOpen))
     draw_latencies(state);
+  if (state.verdict && ImGui::CollapsingHeader("study: each condition's effect against the margins",
+                                               ImGuiTreeNodeFlags_DefaultOpen)) {
+    draw_forest(state);
+    draw_dose_response(state);
+  }
   if (ImGui::CollapsingHeader("dependency gaps", ImGuiTreeNodeFlags_DefaultOpen)) draw_gaps(state);
   if (!state.overlap.empty() &&
-      ImGui::CollapsingHeader("overlap matrix", ImGuiTreeNodeFlags_DefaultOpen))
-    draw_overlap(state);
+      ImGui::CollapsingHeader("overlap matrix", ImGuiTreeNodeFlags_DefaultOpen)) {
+    draw_overlap_grid(state);
+    if (ImGui::TreeNode("every pair")) {
+      draw_overlap(state);
+      ImGui::TreePop();
+    }
+  }
   if ((state.verdict || !state.verdict_error.empty()) &&
       ImGui::CollapsingHeader("study verdict", ImGuiTreeNodeFlags_DefaultOpen))
     draw_verdict(state);
   ImGui::EndChild();
   ImGui::End();
+  // A grid cell clicked: its scenario from the next frame on, on the clock shown.
+  if (state.open_next) {
+    select_scenario(state, *state.open_next, state.clock);
+    state.open_next.reset();
+    rebuild(state);
+  }
   return drawn;
 }
 
@@ -723,6 +1154,10 @@ nlohmann::json layout_json(const ViewState& state, const layout::TimelineLayout&
       {"urgent_latency", latency},
       {"device_lines", state.device},
       {"scenario_tree", tree_json(state.tree)},
+      {"overlap_grid", state.grids_drawn.value("overlap_grid", nlohmann::json())},
+      {"preemption_grid", state.grids_drawn.value("preemption_grid", nlohmann::json())},
+      {"forest", state.grids_drawn.value("forest", nlohmann::json())},
+      {"dose_response", state.grids_drawn.value("dose_response", nlohmann::json())},
       {"frame_time",
        state.frame_time.empty() ? nlohmann::json(nullptr) : nlohmann::json(state.frame_time)}};
 }

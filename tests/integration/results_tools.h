@@ -14,7 +14,9 @@
 #include <set>
 #include <string>
 
+#include "analysis/csv_table.h"
 #include "run_binary.h"
+#include "timeline/export.h"
 
 namespace gpuoverlap {
 
@@ -32,6 +34,73 @@ inline nlohmann::json read_json_file(const std::filesystem::path& p) {
 inline CommandResult run_plot(const std::filesystem::path& results) {
   return run_command("/usr/bin/python3 " + std::string(GPUOVERLAP_SOURCE_DIR) + "/plots/plot.py " +
                      results.string());
+}
+
+// A scenario's records table: records.csv.gz, or records.csv in results from before it was
+// compressed.
+inline std::filesystem::path records_of(const std::filesystem::path& scenario_dir) {
+  const auto gz = scenario_dir / "records.csv.gz";
+  return std::filesystem::exists(gz) ? gz : scenario_dir / "records.csv";
+}
+
+// The viewer's grids in a screenshot's sidecar (`drawn`) against the results: the overlap grid
+// has a cell per pair of the scenario's workloads with counts that make its share; the
+// preemption grid a cell per preemption scenario beside the one shown (run.json), each with as
+// many urgent jobs as its records, the one shown outlined.
+inline void expect_grids_match_results(const std::filesystem::path& run,
+                                       const nlohmann::json& drawn) {
+  const auto index = read_json_file(run / "run.json");
+  const std::string shown = drawn["scenario"];
+  std::string directory;
+  for (const auto& entry : index["scenarios"])
+    if (entry["name"] == shown) directory = entry["directory"];
+  ASSERT_FALSE(directory.empty()) << shown;
+  if (!drawn["overlap_grid"].is_null()) {
+    const auto& grid = drawn["overlap_grid"];
+    const std::size_t n = grid["workloads"].size();
+    EXPECT_EQ(grid["cells"].size(), n * (n - 1) / 2) << "a cell per pair";
+    for (const auto& cell : grid["cells"]) {
+      const double frames = cell["frames"], overlapped = cell["overlapped"];
+      EXPECT_LE(overlapped, frames);
+      EXPECT_DOUBLE_EQ(cell["share"].get<double>(), frames > 0 ? overlapped / frames : 0.0);
+    }
+  }
+  if (drawn["preemption_grid"].is_null()) return;
+  const auto& grid = drawn["preemption_grid"];
+  const std::string group = grid["group"];
+  std::set<std::string> beside;
+  for (const auto& entry : index["scenarios"]) {
+    const std::string name = entry["name"];
+    const auto meta = read_json_file(run / entry["directory"].get<std::string>() / "meta.json");
+    const auto slash = name.rfind('/');
+    if (meta.contains("preemption") &&
+        (slash == std::string::npos ? "" : name.substr(0, slash)) == group)
+      beside.insert(name);
+  }
+  std::set<std::string> cells;
+  std::size_t outlined = 0;
+  for (const auto& cell : grid["cells"]) {
+    const std::string name = cell["scenario"];
+    EXPECT_TRUE(cells.insert(name).second) << name << " twice";
+    if (cell["shown"].get<bool>()) {
+      ++outlined;
+      EXPECT_EQ(name, shown);
+    }
+    std::string cell_dir;
+    for (const auto& entry : index["scenarios"])
+      if (entry["name"] == name) cell_dir = entry["directory"];
+    const auto records = read_csv(records_of(run / cell_dir).string(), kRecordColumns);
+    std::size_t urgent = 0;
+    for (std::size_t r = 0; r < records.rows.size(); ++r)
+      urgent += records.at(r, "workload") == "urgent" ? 1 : 0;
+    EXPECT_EQ(cell["submissions"].get<std::size_t>(), urgent) << name;
+    EXPECT_LE(cell["misses"].get<std::size_t>(), urgent) << name;
+    if (!cell["p99_us"].is_null()) {
+      EXPECT_LE(cell["p50_us"].get<double>(), cell["p99_us"].get<double>()) << name;
+    }
+  }
+  EXPECT_EQ(cells, beside) << "a cell per preemption scenario beside " << shown;
+  EXPECT_EQ(outlined, 1u);
 }
 
 // run.json names every scenario's directory from the root; report, compare (against a copy)
@@ -105,6 +174,7 @@ inline void expect_tools_read_every_scenario(const std::filesystem::path& run) {
         };
     walk(drawn["scenario_tree"], "");
     EXPECT_EQ(leaves, names.size());
+    expect_grids_match_results(run, drawn);
     // A study's scenario shows its study's verdict, read without an error.
     if (!drawn["verdict"].is_null()) {
       EXPECT_FALSE(drawn["verdict"].contains("error")) << drawn["verdict"].dump();

@@ -41,9 +41,9 @@ inline CommandResult run_gpuoverlap_on_display(const std::string& arguments) {
   CommandResult result;
   for (int attempt = 0; attempt < 3; ++attempt) {
     const int start = 100 + static_cast<int>(getpid() % 400) * 8 + (calls++ % 8) + attempt * 3200;
-    result =
-        run_command("xvfb-run -a -n " + std::to_string(start) + " -s '-screen 0 1600x1000x24 -noreset' " +
-                    std::string(GPUOVERLAP_BINARY) + " " + arguments);
+    result = run_command("xvfb-run -a -n " + std::to_string(start) +
+                         " -s '-screen 0 1600x1000x24 -noreset' " + std::string(GPUOVERLAP_BINARY) +
+                         " " + arguments);
     if (result.output.find("Xvfb failed to start") == std::string::npos) break;
   }
   return result;

@@ -218,6 +218,71 @@ TEST_F(AllPresets, ReportAnswersTheFiveQuestionsFirst) {
     EXPECT_NE(details.find("\n## " + s + "\n"), std::string::npos) << s;
 }
 
+// The viewer on `run --all`: a study's scenario shows the study's forest plot and the control's
+// dose-response, a matrix cell the matrix as a grid, and `default` its overlap matrix as a grid
+// in which dependent pairs never overlapped.
+TEST_F(AllPresets, TheViewerShowsTheStudyAndTheMatricesAsPictures) {
+  ASSERT_EQ(result_->exit_code, 0) << result_->output;
+  const fs::path shot = *out_ / "grids.png";
+  auto view = [&](const std::string& scenario) {
+    const auto r = run_gpuoverlap_on_display("view " + out_->string() + " --scenario '" + scenario +
+                                             "' --height 1600 --screenshot " + shot.string());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return read_json(shot.string() + ".layout.json");
+  };
+  std::string round;
+  for (const std::string& s : kScenarios)
+    if (round.empty() && s.rfind("non-intrusiveness/", 0) == 0) round = s;
+  const auto study = view(round);
+  const auto verdict =
+      read_csv((*out_ / "non-intrusiveness" / "verdict.csv").string(), kVerdictColumns, true);
+  std::size_t forest = 0;
+  std::set<std::string> primary;
+  for (std::size_t v = 0; v < verdict.rows.size(); ++v) {
+    forest += verdict.at(v, "role") == "primary";
+    if (verdict.at(v, "role") == "primary" &&
+        verdict.at(v, "tests").find("median") != std::string::npos)
+      primary.insert(verdict.at(v, "metric"));
+  }
+  ASSERT_TRUE(study["forest"].is_object()) << study.dump();
+  EXPECT_EQ(study["forest"]["rows"].size(), forest);
+  const auto doses = read_json(*out_ / "non-intrusiveness" / "verdict.json")["control_doses"];
+  ASSERT_GE(doses.size(), 2u);
+  ASSERT_EQ(study["dose_response"].size(), primary.size())
+      << "a curve per primary endpoint decided on its median";
+  for (const auto& curve : study["dose_response"]) {
+    // A point per dose whose row has a median ratio, that ratio, in ascending threads.
+    std::vector<std::pair<std::uint32_t, double>> expected;
+    for (const auto& dose : doses)
+      for (std::size_t v = 0; v < verdict.rows.size(); ++v)
+        if (verdict.at(v, "condition") == dose["condition"] &&
+            verdict.at(v, "metric") == curve["metric"] && verdict.number(v, "ratio_p50"))
+          expected.emplace_back(dose["threads"].get<std::uint32_t>(),
+                                *verdict.number(v, "ratio_p50"));
+    std::sort(expected.begin(), expected.end());
+    ASSERT_EQ(curve["points"].size(), expected.size()) << curve.dump();
+    for (std::size_t k = 0; k < expected.size(); ++k) {
+      EXPECT_EQ(curve["points"][k]["threads"], expected[k].first);
+      EXPECT_DOUBLE_EQ(curve["points"][k]["ratio_p50"].get<double>(), expected[k].second);
+    }
+  }
+  std::string matrix_cell;
+  for (const std::string& s : kScenarios)
+    if (s.rfind("preemption-matrix/", 0) == 0) matrix_cell = s;  // the last cell
+  const auto cell = view(matrix_cell);
+  expect_grids_match_results(*out_, cell);
+  EXPECT_EQ(cell["preemption_grid"]["cells"].size(), 12u);
+  const auto plain = view("default");
+  ASSERT_FALSE(plain["overlap_grid"].is_null());
+  expect_grids_match_results(*out_, plain);
+  for (const auto& pair : plain["overlap_grid"]["cells"])
+    if (pair["dependent"].get<bool>()) {
+      EXPECT_EQ(pair["overlapped"], 0) << pair.dump();
+    }
+  fs::remove(shot);
+  fs::remove(shot.string() + ".layout.json");
+}
+
 bool is_preemption(const std::string& scenario) { return scenario.rfind("preemption-", 0) == 0; }
 
 TEST_F(AllPresets, EveryRowIsOkWithStartBeforeEndOnEveryClock) {
@@ -953,6 +1018,26 @@ alternate_frames = 6
   ASSERT_EQ(view.exit_code, 0) << view.output;
   const auto drawn = read_json(shot.string() + ".layout.json");
   EXPECT_EQ(drawn["verdict"]["rows"], verdict.rows.size());
+  // Its forest plot: a row per primary endpoint and condition (the diagnostics on request).
+  std::size_t forest = 0;
+  for (std::size_t v = 0; v < verdict.rows.size(); ++v)
+    forest += verdict.at(v, "role") == "primary";
+  ASSERT_TRUE(drawn["forest"].is_object()) << drawn.dump();
+  EXPECT_EQ(drawn["forest"]["rows"].size(), forest);
+  // A point where verdict.csv has the number the row's decision tests, none where it has not.
+  for (const auto& row : drawn["forest"]["rows"])
+    for (std::size_t v = 0; v < verdict.rows.size(); ++v) {
+      if (verdict.at(v, "condition") != row["condition"] ||
+          verdict.at(v, "metric") != row["metric"])
+        continue;
+      const std::string tests = verdict.at(v, "tests");
+      EXPECT_EQ(!row["median_x"].is_null(), tests.find("median") != std::string::npos &&
+                                                verdict.number(v, "ratio_p50").has_value())
+          << row.dump();
+      EXPECT_EQ(!row["tail_x"].is_null(), tests.find("tail") != std::string::npos &&
+                                              verdict.number(v, "tail_excess").has_value())
+          << row.dump();
+    }
   // ... and the frame times a player feels, the line report.md gives for the same scenario.
   ASSERT_TRUE(drawn["frame_time"].is_string()) << drawn.dump();
   const std::string frame_time = drawn["frame_time"];
@@ -1191,7 +1276,8 @@ void expect_signal_keeps_what_was_measured(int signal_number) {
   EXPECT_EQ(WEXITSTATUS(status), 130) << output;
   EXPECT_NE(output.find("interrupted"), std::string::npos) << output;
   ASSERT_TRUE(fs::exists(out / "three-dispatches" / "records.csv.gz")) << output;
-  const auto table = read_csv((out / "three-dispatches" / "records.csv.gz").string(), kRecordColumns);
+  const auto table =
+      read_csv((out / "three-dispatches" / "records.csv.gz").string(), kRecordColumns);
   EXPECT_LT(table.rows.size(), 3u * 1000000u);
   for (std::size_t row = 0; row < table.rows.size(); ++row)
     EXPECT_EQ(table.at(row, "status"), "ok");
@@ -1230,7 +1316,8 @@ TEST(Cli, GpuTimeoutIsAReportedResultNotAHang) {
   EXPECT_NE(r.output.find("frame 0"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("--timeout-ms 1"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("not coherent"), std::string::npos) << r.output;
-  const auto table = read_csv((out / "three-dispatches" / "records.csv.gz").string(), kRecordColumns);
+  const auto table =
+      read_csv((out / "three-dispatches" / "records.csv.gz").string(), kRecordColumns);
   ASSERT_EQ(table.rows.size(), 3u);  // frame 0 only: the scenario stopped there
   for (std::size_t row = 0; row < table.rows.size(); ++row)
     EXPECT_EQ(table.at(row, "status"), "timeout");

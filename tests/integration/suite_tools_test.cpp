@@ -60,6 +60,20 @@ TEST_F(SuiteTools, ToolsReadALoadProcessMatrix) {
   for (const auto& entry : index["scenarios"])
     EXPECT_EQ(entry["directory"].get<std::string>().rfind("preemption-matrix/", 0), 0u);
   expect_tools_read_every_scenario(out);
+  // Each cell opened shows the whole matrix with itself outlined: a click on a cell opens the
+  // scenario the sidecar names for it.
+  for (const auto& entry : index["scenarios"]) {
+    const std::string name = entry["name"];
+    const fs::path shot = root_ / "cell.png";
+    const auto view = run_gpuoverlap_on_display("view " + out.string() + " --scenario '" + name +
+                                                "' --height 1400 --screenshot " + shot.string());
+    ASSERT_EQ(view.exit_code, 0) << view.output;
+    const auto drawn = read_json_file(shot.string() + ".layout.json");
+    ASSERT_FALSE(drawn["preemption_grid"].is_null()) << name;
+    EXPECT_EQ(drawn["preemption_grid"]["cells"].size(), 12u);
+    EXPECT_TRUE(drawn["overlap_grid"].is_null()) << "a preemption scenario has no overlap matrix";
+    expect_grids_match_results(out, drawn);
+  }
 }
 
 // A CPU device runs smaller defaults, says so and records it; --full-size keeps the files'

@@ -344,7 +344,8 @@ TEST(LiveScript, ASessionRunsWithoutADisplay) {
             std::string::npos)
       << r.output;
   const auto first = read_csv((out / "default" / "records.csv.gz").string(), kRecordColumns);
-  const auto second = read_csv((out / "default-edit-1" / "records.csv.gz").string(), kRecordColumns);
+  const auto second =
+      read_csv((out / "default-edit-1" / "records.csv.gz").string(), kRecordColumns);
   EXPECT_EQ(first.rows.size(), 3u * 8);
   EXPECT_EQ(second.rows.size(), 3u * 7) << "Compute Queue C is not run";
   for (std::size_t i = 0; i < second.rows.size(); ++i)

@@ -118,6 +118,125 @@ TEST(ViewerScene, TheOverlapMatrixCountsFramesWhoseSpansIntersect) {
   EXPECT_EQ(overlap_matrix(s, Clock::ts)[0].frames, 0u) << "B has no timestamps";
 }
 
+TEST(ViewerScene, TheOverlapGridHasACellPerPairBothWaysRoundAndMarksDependentPairs) {
+  LoadedScenario s = three_frames();
+  s.workloads.push_back("C");  // never ran: a row and a column, no pair in the matrix
+  for (LoadedRecord& r : s.records)
+    if (r.workload == "B" && r.frame != 0) *r.poll_start_us -= 30;
+  const std::vector<OverlapCell> matrix = overlap_matrix(s, Clock::poll);
+  ASSERT_EQ(matrix.size(), 3u);
+  EXPECT_TRUE(matrix[0].dependent) << "B depends on A";
+  EXPECT_FALSE(matrix[1].dependent) << "A and C";
+  const OverlapGrid grid = overlap_grid(s.workloads, matrix);
+  ASSERT_EQ(grid.cells.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_FALSE(grid.cells[i][i]) << "the diagonal is empty";
+    for (std::size_t j = 0; j < 3; ++j) EXPECT_EQ(grid.cells[i][j], grid.cells[j][i]);
+  }
+  ASSERT_TRUE(grid.cells[0][1]);
+  EXPECT_EQ(matrix[*grid.cells[0][1]].overlapped, 2u);
+  EXPECT_EQ(matrix[*grid.cells[2][0]].b, "C");
+  // A pair naming a workload the list does not have is left out, never indexed.
+  const OverlapGrid partial = overlap_grid({"A", "C"}, matrix);
+  ASSERT_TRUE(partial.cells[0][1]);
+  EXPECT_EQ(matrix[*partial.cells[0][1]].b, "C");
+}
+
+// A preemption scenario's urgent jobs: latencies `starts_us` (ends 5 µs later), one failed
+// where `failed`.
+LoadedScenario preemption_cell(const std::string& name, const std::string& load,
+                               const std::string& priority, const std::string& process,
+                               const std::vector<double>& starts_us, bool failed = false) {
+  LoadedScenario s;
+  s.name = name;
+  s.workloads = {"load", "urgent"};
+  s.meta = {{"preemption",
+             {{"spec",
+               {{"load", load}, {"priority", priority}, {"process", process}, {"period_ms", 1.0}}},
+              {"priority_granted", priority}}}};
+  for (std::size_t k = 0; k < starts_us.size(); ++k) {
+    LoadedRecord u;
+    u.frame = static_cast<std::uint32_t>(k), u.workload = "urgent", u.status = RecordStatus::ok;
+    u.poll_start_us = starts_us[k], u.poll_end_us = starts_us[k] + 5;
+    s.records.push_back(u);
+  }
+  if (failed) {
+    LoadedRecord lost;
+    lost.frame = static_cast<std::uint32_t>(starts_us.size()), lost.workload = "urgent";
+    lost.status = RecordStatus::timeout;
+    s.records.push_back(lost);
+  }
+  return s;
+}
+
+TEST(ViewerScene, ThePreemptionGridIsLoadByPriorityOfTheScenariosBesideTheOneShown) {
+  LoadedRun run;
+  run.scenarios.push_back(three_frames());  // not a preemption scenario
+  run.scenarios.push_back(preemption_cell("m/long-high", "long", "high", "same", {10, 20, 30}));
+  run.scenarios.push_back(
+      preemption_cell("m/long-high-sep", "long", "high", "separate", {100, 2000}, true));
+  run.scenarios.push_back(preemption_cell("m/big-realtime", "big", "realtime", "same", {50}));
+  run.scenarios.push_back(preemption_cell("alone", "long", "normal", "same", {7}));
+  EXPECT_FALSE(preemption_grid(run, 0, Clock::poll)) << "the scenario shown is no preemption";
+  EXPECT_FALSE(preemption_grid(run, 99, Clock::poll));
+  const auto grid = preemption_grid(run, 2, Clock::poll);
+  ASSERT_TRUE(grid);
+  EXPECT_EQ(grid->group, "m");
+  EXPECT_EQ(grid->loads, (std::vector<std::string>{"long", "big"}));
+  EXPECT_EQ(grid->columns, (std::vector<std::string>{"high", "high, 2nd process", "realtime"}));
+  ASSERT_EQ(grid->entries.size(), 3u) << "the preset run alone is not in the matrix";
+  EXPECT_FALSE(grid->cells[1][0]) << "big under high did not run";
+  const PreemptionGridCell& same = grid->entries[*grid->cells[0][0]];
+  EXPECT_EQ(same.scenario, 1u);
+  EXPECT_EQ(*same.p50_us, 20);
+  EXPECT_EQ(same.submissions, 3u);
+  EXPECT_EQ(same.misses, 0u);
+  const PreemptionGridCell& separate = grid->entries[*grid->cells[0][1]];
+  EXPECT_EQ(separate.scenario, 2u);
+  EXPECT_EQ(separate.submissions, 3u);
+  EXPECT_EQ(separate.misses, 2u) << "one ended after its 1 ms period, one failed";
+  EXPECT_EQ(grid->entries[*grid->cells[1][2]].scenario, 3u);
+  // A preset run alone: a grid of the top level's preemption scenarios.
+  const auto alone = preemption_grid(run, 4, Clock::poll);
+  ASSERT_TRUE(alone);
+  EXPECT_EQ(alone->group, "");
+  ASSERT_EQ(alone->entries.size(), 1u);
+  EXPECT_EQ(*alone->entries[0].p99_us, 7);
+  // No urgent start on the clock: a cell without a latency.
+  EXPECT_FALSE(preemption_grid(run, 4, Clock::ts)->entries[0].p99_us);
+}
+
+TEST(ViewerScene, TheForestHasPrimaryEndpointsThenDiagnosticsThatMovedAndTheDosesInOrder) {
+  StudyVerdictTable table;
+  auto row = [](std::string condition, std::string metric, bool primary, std::string verdict,
+                double ratio) {
+    StudyRow r;
+    r.condition = std::move(condition), r.metric = std::move(metric), r.primary = primary;
+    r.verdict = std::move(verdict), r.ratio_p50 = ratio;
+    return r;
+  };
+  table.rows = {row("managed", "gpu_us", false, "diagnostic: within", 1.0),
+                row("managed", "frame_us", true, "non-intrusive", 1.0),
+                row("t4", "frame_us", true, "intrusive", 1.3),
+                row("t1", "frame_us", true, "intrusive", 1.1),
+                row("t1", "wake_us", false, "diagnostic: worse", 1.5),
+                row("managed", "wake_us", false, "diagnostic: within", 1.0),
+                row("t4", "tail_only_us", true, "intrusive", 800.0)};
+  table.rows.back().tests_median = false;  // decided on its tail: no median curve
+  EXPECT_EQ(forest_rows(table, false), (std::vector<std::size_t>{1, 2, 3, 6}))
+      << "the primary rows, per endpoint in verdict.csv's order";
+  EXPECT_EQ(forest_rows(table, true), (std::vector<std::size_t>{1, 2, 3, 6, 4}))
+      << "primary rows first; of the diagnostics only the one that moved";
+  EXPECT_TRUE(dose_response(table).empty()) << "no doses";
+  table.doses = {{"t1", 1}, {"t4", 4}};
+  const std::vector<DoseSeries> doses = dose_response(table);
+  ASSERT_EQ(doses.size(), 1u) << "primary endpoints tested on their median only";
+  EXPECT_EQ(doses[0].metric, "frame_us");
+  EXPECT_EQ(doses[0].points, (std::vector<std::pair<std::uint32_t, std::size_t>>{{1, 3}, {4, 2}}));
+  table.doses.pop_back();
+  EXPECT_TRUE(dose_response(table).empty()) << "one dose is no curve";
+}
+
 TEST(ViewerScene, UrgentLatenciesAreTheUrgentJobsStartsInSubmissionOrder) {
   LoadedScenario s;
   s.name = "p";
@@ -159,7 +278,7 @@ TEST(ViewerScene, AStudysVerdictIsFoundAboveItsScenarioAndNeverAboveTheFolderOpe
   const std::map<std::string_view, std::string> values = {
       {"condition", "managed"}, {"metric", "cpu_frame_us"}, {"ratio_p50", "1.01"},
       {"ci_low", "0.99"},       {"ci_high", "1.03"},        {"verdict", "non-intrusive"},
-      {"pairing", "round"}};
+      {"pairing", "round"},     {"role", "primary"},        {"tests", "median+tail"}};
   for (std::string_view c : kVerdictColumns) {
     header += (header.empty() ? "" : ",") + std::string(c);
     row += (row.empty() && c == kVerdictColumns.front() ? "" : ",") +
@@ -172,7 +291,25 @@ TEST(ViewerScene, AStudysVerdictIsFoundAboveItsScenarioAndNeverAboveTheFolderOpe
   EXPECT_EQ((*found)->file, root / "study" / "verdict.csv");
   ASSERT_EQ((*found)->rows.size(), 1u);
   EXPECT_EQ((*found)->rows[0].verdict, "non-intrusive");
-  EXPECT_EQ((*found)->rows[0].ci_low, "0.99");
+  EXPECT_EQ((*found)->rows[0].ci_low, 0.99);
+  EXPECT_TRUE((*found)->rows[0].primary);
+  EXPECT_DOUBLE_EQ((*found)->p50_margin, 0.05) << "no verdict.json: the default margins";
+  EXPECT_TRUE((*found)->doses.empty());
+  // verdict.json beside it gives the margins and the control's doses, by threads; what is
+  // malformed there is left out, never thrown.
+  std::ofstream(root / "study" / "verdict.json") << R"({
+    "settings": {"p50_margin": 0.02, "tail_margin": "x"},
+    "control_doses": [{"condition": "t4", "threads": 4}, {"condition": "t1", "threads": 1},
+                      {"condition": "bad", "threads": -2}, {"threads": 8}, 7],
+    "detected_from_threads": 4})";
+  auto with_json = study_verdict(root, s);
+  ASSERT_TRUE(with_json.ok());
+  EXPECT_DOUBLE_EQ((*with_json)->p50_margin, 0.02);
+  EXPECT_DOUBLE_EQ((*with_json)->tail_margin, 0.01);
+  ASSERT_EQ((*with_json)->doses.size(), 2u);
+  EXPECT_EQ((*with_json)->doses[0].condition, "t1");
+  EXPECT_EQ((*with_json)->doses[1].threads, 4u);
+  EXPECT_EQ((*with_json)->detected_from_threads, 4u);
   // Opened at the study's condition, the study's verdict above it is not looked at.
   auto below = study_verdict(root / "study" / "managed", s);
   ASSERT_TRUE(below.ok());
