@@ -7,7 +7,7 @@ namespace gpuoverlap {
 namespace {
 
 // The scenario format's original example, verbatim: these fields must keep working as written.
-constexpr const char* kIssueExample = R"(name = "three-dispatches"
+constexpr const char* kThreeDispatchesExample = R"(name = "three-dispatches"
 description = "C waits for A while B, longer than A, runs between them"
 frames = 100
 warmup_frames = 10
@@ -67,8 +67,8 @@ depends_on = )" +
          c_deps + "\n" + extra_workload;
 }
 
-TEST(ScenarioParser, ParsesTheIssueExampleAsWritten) {
-  auto s = parse_scenario(kIssueExample, "example.toml");
+TEST(ScenarioParser, ParsesTheThreeDispatchesExampleAsWritten) {
+  auto s = parse_scenario(kThreeDispatchesExample, "example.toml");
   ASSERT_TRUE(s.ok()) << s.error().message;
   EXPECT_EQ(s->name, "three-dispatches");
   EXPECT_EQ(s->frames, 100u);
@@ -84,7 +84,7 @@ TEST(ScenarioParser, ParsesTheIssueExampleAsWritten) {
 }
 
 TEST(ScenarioParser, DependencyTableOverridesTheBarrier) {
-  std::string text = kIssueExample;
+  std::string text = kThreeDispatchesExample;
   const std::string plain = R"(depends_on = ["Compute A"])";
   text.replace(text.find(plain), plain.size(),
                R"(depends_on = [{ workload = "Compute A", barrier = "split" }])");
