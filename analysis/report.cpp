@@ -154,11 +154,18 @@ void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenar
                                             : "Shader");
     out += "| workload | frames | start | end | duration |\n|---|---|---|---|---|\n";
     std::string gaps;
+    auto cell = [&](const std::string& workload, const char* metric) {
+      for (const MetricSeries& m : series)
+        if (m.workload == workload && m.metric == metric) return spread(m.values_us);
+      return std::string("–");  // every frame's stamp disturbed on this clock
+    };
+    std::size_t disturbed = 0;
     for (std::size_t i = 0; i < series.size(); ++i) {
-      if (series[i].metric == "start" && i + 2 < series.size())
+      if (series[i].metric == "duration") disturbed += series[i].disturbed_frames;
+      if (series[i].metric == "start")
         out += fmt::format("| {} | {} | {} | {} | {} |\n", series[i].workload,
                            series[i].values_us.size(), spread(series[i].values_us),
-                           spread(series[i + 1].values_us), spread(series[i + 2].values_us));
+                           cell(series[i].workload, "end"), cell(series[i].workload, "duration"));
       if (series[i].metric == "gap")
         gaps += fmt::format("| {} → {} | {} | {} |\n", series[i].producer, series[i].workload,
                             series[i].barrier, spread(series[i].values_us));
@@ -168,6 +175,11 @@ void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenar
           "\nDependency gaps (consumer start − producer end):\n\n| dependency | barrier | gap "
           "|\n|---|---|---|\n" +
           gaps;
+    if (disturbed > 0)
+      out += fmt::format(
+          "\nLeft out: {} row{} whose poll stamps were disturbed (a detection window past the "
+          "run's tolerance: the poller lost its CPU; `poll_disturbed` in the records).\n",
+          disturbed, disturbed == 1 ? "" : "s");
     out += "\n";
   }
   if (const std::vector<VariantSwap> swaps = variant_swaps(s); !swaps.empty()) {

@@ -183,10 +183,11 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
     const auto table = read_csv(records.string(), kRecordColumns, /*allow_missing=*/true);
     for (std::size_t i = 0; i < kRecordColumns.size(); ++i) {
       // Columns appended after the first release: older results still load.
-      const bool appended_later = kRecordColumns[i] == "frame_t0_us" ||
-                                  kRecordColumns[i] == "clk_start_us" ||
-                                  kRecordColumns[i] == "clk_end_us" ||
-                                  kRecordColumns[i] == "flags" || kRecordColumns[i] == "variant";
+      const bool appended_later =
+          kRecordColumns[i] == "frame_t0_us" || kRecordColumns[i] == "clk_start_us" ||
+          kRecordColumns[i] == "clk_end_us" || kRecordColumns[i] == "flags" ||
+          kRecordColumns[i] == "variant" || kRecordColumns[i] == "poll_start_window_us" ||
+          kRecordColumns[i] == "poll_end_window_us" || kRecordColumns[i] == "poll_disturbed";
       if (!table.present[i] && !appended_later)
         return make_error(records.string() + ": missing column " + std::string(kRecordColumns[i]));
     }
@@ -209,6 +210,9 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
       record.flags = table.at(r, "flags");
       record.frame_t0_us = table.number(r, "frame_t0_us");
       record.variant = table.at(r, "variant").empty() ? 0 : table.unsigned_integer(r, "variant");
+      record.poll_start_window_us = table.number(r, "poll_start_window_us");
+      record.poll_end_window_us = table.number(r, "poll_end_window_us");
+      record.poll_disturbed = table.named(r, "poll_disturbed", kPollDisturbanceNames);
       if (std::find(s.workloads.begin(), s.workloads.end(), record.workload) == s.workloads.end())
         s.workloads.push_back(record.workload);
       if (s.name.empty()) s.name = table.at(r, "scenario");
@@ -361,39 +365,63 @@ std::optional<double> end_on(const LoadedRecord& r, Clock clock) {
 std::vector<MetricSeries> metric_series(const LoadedScenario& s, Clock clock) {
   auto start_of = [clock](const LoadedRecord& r) { return start_on(r, clock); };
   auto end_of = [clock](const LoadedRecord& r) { return end_on(r, clock); };
+  // On the poll clock a disturbed stamp (its window past the run's tolerance) says when the
+  // poller got its CPU back, not when the GPU wrote it: its frames are left out and counted.
+  auto disturbed = [clock](const LoadedRecord& r, std::uint32_t bit) {
+    return clock == Clock::poll && (r.poll_disturbed & bit) != 0;
+  };
   std::map<std::pair<std::uint32_t, std::string>, const LoadedRecord*> by_frame;
   for (const LoadedRecord& r : s.records)
     if (r.status == RecordStatus::ok) by_frame[{r.frame, r.workload}] = &r;
 
   std::vector<MetricSeries> out;
   for (const std::string& workload : s.workloads) {
-    MetricSeries start{workload, "start", "", "", {}}, end{workload, "end", "", "", {}},
-        duration{workload, "duration", "", "", {}};
+    MetricSeries start{workload, "start", "", "", {}, 0}, end{workload, "end", "", "", {}, 0},
+        duration{workload, "duration", "", "", {}, 0};
     std::map<std::string, MetricSeries> gaps;  // by producer
     for (const auto& [key, r] : by_frame) {
       if (key.second != workload) continue;
       const auto a = start_of(*r), b = end_of(*r);
       if (!a || !b) continue;
-      start.values_us.push_back(*a);
-      end.values_us.push_back(*b);
-      duration.values_us.push_back(*b - *a);
+      const bool start_disturbed = disturbed(*r, kPollStartDisturbed);
+      const bool end_disturbed = disturbed(*r, kPollEndDisturbed);
+      if (start_disturbed)
+        ++start.disturbed_frames;
+      else
+        start.values_us.push_back(*a);
+      if (end_disturbed)
+        ++end.disturbed_frames;
+      else
+        end.values_us.push_back(*b);
+      if (start_disturbed || end_disturbed)
+        ++duration.disturbed_frames;
+      else
+        duration.values_us.push_back(*b - *a);
       const auto producers = split(r->depends_on);
       const auto barriers = split(r->barrier);
       for (std::size_t i = 0; i < producers.size(); ++i) {
         const auto p = by_frame.find({key.first, producers[i]});
         if (p == by_frame.end() || !end_of(*p->second)) continue;
         auto& gap =
-            gaps.try_emplace(
-                    producers[i],
-                    MetricSeries{
-                        workload, "gap", producers[i], i < barriers.size() ? barriers[i] : "", {}})
+            gaps.try_emplace(producers[i], MetricSeries{workload,
+                                                        "gap",
+                                                        producers[i],
+                                                        i < barriers.size() ? barriers[i] : "",
+                                                        {},
+                                                        0})
                 .first->second;
-        gap.values_us.push_back(*a - *end_of(*p->second));
+        if (start_disturbed || disturbed(*p->second, kPollEndDisturbed))
+          ++gap.disturbed_frames;
+        else
+          gap.values_us.push_back(*a - *end_of(*p->second));
       }
     }
+    // A series whose every frame was disturbed has nothing to judge: left out, as one whose
+    // clock is missing.
     for (MetricSeries* m : {&start, &end, &duration})
       if (!m->values_us.empty()) out.push_back(std::move(*m));
-    for (auto& [producer, gap] : gaps) out.push_back(std::move(gap));
+    for (auto& [producer, gap] : gaps)
+      if (!gap.values_us.empty()) out.push_back(std::move(gap));
   }
   return out;
 }

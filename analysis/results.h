@@ -29,6 +29,10 @@ struct LoadedRecord {
   std::string depends_on, barrier;  // ';'-joined, as the CSV has them
   RecordStatus status = RecordStatus::ok;
   std::optional<double> poll_start_us, poll_end_us, ts_start_us, ts_end_us;
+  // The poll times' detection windows and the stamps judged disturbed (timeline/records.h,
+  // PollDisturbance bits); empty and 0 in results older than the columns.
+  std::optional<double> poll_start_window_us, poll_end_window_us;
+  std::uint32_t poll_disturbed = 0;
   std::optional<double> clk_start_us, clk_end_us;  // empty in results older than the columns
   std::string flags;                               // clock disagreements, "" when none
   std::uint64_t variant = 0;  // the committed background variant it ran; 0: build-time
@@ -112,13 +116,16 @@ std::string_view to_string(Clock clock);
 std::optional<double> start_on(const LoadedRecord& record, Clock clock);
 std::optional<double> end_on(const LoadedRecord& record, Clock clock);
 
-// Per-frame values of one metric, over the frames with status ok that have the clock.
+// Per-frame values of one metric, over the frames with status ok that have the clock; on the
+// poll clock without the frames whose stamps were disturbed (counted apart).
 struct MetricSeries {
   std::string workload;  // for a gap: the consumer
   std::string metric;    // "start", "end", "duration" or "gap"
   std::string producer;  // for a gap: the producer
   std::string barrier;   // for a gap: its barrier kind
   std::vector<double> values_us;
+  // Poll clock: frames left out because a stamp the value rests on was disturbed.
+  std::size_t disturbed_frames = 0;
 };
 
 std::vector<MetricSeries> metric_series(const LoadedScenario& scenario, Clock clock);

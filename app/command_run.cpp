@@ -18,6 +18,7 @@
 #include "core/atomic_file.h"
 #include "core/interrupt.h"
 #include "preemption/preemption_analysis.h"
+#include "queues/poller_placement.h"
 #include "scenarios/cpu_device_sizes.h"
 #include "scenarios/presets.h"
 #include "scenarios/suite_estimate.h"
@@ -88,6 +89,11 @@ int command_run(const RunArguments& args, const std::string& command_line) {
     if (args.study_max_rounds) s.study_max_rounds = std::max(*args.study_max_rounds, s.rounds);
   }
   if (Status s = apply_preemption_overrides(args, scenarios); !s) return fail(s.error());
+  auto placement = poller_placement(args.poller_core, *parse_poller_priority(args.poller_priority));
+  if (!placement) return fail(placement.error());
+  // Before the device is opened: its driver threads, like every thread after, leave the
+  // poller's CPU to it.
+  const nlohmann::json poller_meta = try_poller_placement(*placement);
   auto output = prepare_output(args.out.empty() ? default_out_directory() : args.out, args.replace,
                                estimated_results_bytes(scenarios));
   if (!output) return fail(output.error());
@@ -127,6 +133,9 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   options.run.stamp_memory =
       args.stamp_memory == "cached" ? StampMemory::cached : StampMemory::uncached;
   options.agreement = {args.flag_tolerance_us, args.flag_tolerance_pct / 100.0};
+  options.poll_window_tolerance_us = args.poll_window_tolerance_us;
+  options.run.poller = *placement;
+  options.extra_meta["poller"] = poller_meta;
   options.run.should_stop = interrupt_requested;
   if (args.stop_requested)
     options.run.should_stop = [stop = args.stop_requested] {

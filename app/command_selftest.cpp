@@ -11,11 +11,18 @@
 #include "core/atomic_file.h"
 #include "core/interrupt.h"
 #include "git_revision.h"
+#include "queues/poller_placement.h"
 #include "selftest/selftest.h"
 
 namespace gpuoverlap::commands {
 
-int command_selftest(const std::string& device_name, SelftestOptions options, bool replace) {
+int command_selftest(const std::string& device_name, SelftestOptions options, bool replace,
+                     int poller_core, const std::string& poller_priority) {
+  auto placement = poller_placement(poller_core, *parse_poller_priority(poller_priority));
+  if (!placement) return fail(placement.error());
+  options.poller = *placement;
+  // Before the device is opened (command_support.h).
+  const nlohmann::json poller_meta = try_poller_placement(options.poller);
   if (options.out_directory.empty())
     options.out_directory = std::filesystem::path(default_out_directory("-selftest"));
   auto output = prepare_output(options.out_directory, replace, 16ull << 20);
@@ -41,6 +48,7 @@ int command_selftest(const std::string& device_name, SelftestOptions options, bo
       {"device", device},
       {"tool", {{"name", "gpuoverlap"}, {"git_revision", GPUOVERLAP_GIT_REVISION}}},
       {"frames", options.frames},
+      {"poller", poller_meta},
       {"passed", outcome.passed()},
       {"failure", outcome.failure ? nlohmann::json(outcome.failure->message) : nullptr}};
   Status written =

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <iostream>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include "core/output_directory.h"
@@ -63,6 +64,15 @@ Result<PreparedOutput> prepare_output(const std::filesystem::path& path, bool re
   GPUOVERLAP_TRY(
       prepare_output_directory({.path = path, .replace = replace, .needed_bytes = needed_bytes}));
   return out;
+}
+
+nlohmann::json try_poller_placement(const PollerPlacement& placement) {
+  PollerGranted granted;
+  std::thread([&] { granted = place_this_thread(placement); }).join();
+  if (!granted.refused.empty())
+    std::cerr << "poller: " << granted.refused << "; it runs at " << describe(granted.scheduling)
+              << "\n";
+  return to_json(placement, granted, granted.cpu && reserve_poller_cpu(placement));
 }
 
 }  // namespace gpuoverlap::commands

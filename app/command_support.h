@@ -25,6 +25,12 @@ Result<DeviceChoice> pick_device(const GpuApi& api, const std::string& wanted);
 // (fsync + rename), so the process ends here.
 int finish(const ScenarioExecutor& executor, int status);
 
+// What the OS grants a stamp poller placed as asked, tried once on a thread of its own before
+// the run (each poller thread asks the same); a refusal is one line on stderr, and the run goes
+// on at what was granted. With a pinned CPU, the calling thread then leaves it to the poller
+// (reserve_poller_cpu): call it before the device is opened. Returns meta.json's "poller".
+nlohmann::json try_poller_placement(const PollerPlacement& placement);
+
 // The output folder before any GPU work (core/output_directory.h). On a later failure before
 // anything is measured, a folder this created and left empty is removed again.
 struct PreparedOutput {

@@ -43,6 +43,11 @@ struct RunArguments {
   std::optional<std::uint32_t> study_round_ms;  // override every study's round_ms
   double flag_tolerance_us = 10.0;
   double flag_tolerance_pct = 1.0;
+  // The stamp poller's CPU (-1: the default, poller_placement.h) and priority; the detection
+  // window beyond which a stamp is disturbed (nullopt: from the scenario's own windows).
+  int poller_core = -1;
+  std::string poller_priority = "normal";
+  std::optional<double> poll_window_tolerance_us;
   // Preemption scenarios: the load in a child process; overrides of the files' durations.
   bool load_process = false;
   std::optional<double> duration_ms, target_ms;
@@ -87,7 +92,9 @@ int command_report(const std::string& results_dir, const std::string& out_path);
 int command_run(const RunArguments& args, const std::string& command_line);
 int command_run_scripted(RunArguments args, const std::string& command_line);
 int command_run_live(RunArguments args, const std::string& command_line);
-int command_selftest(const std::string& device_name, SelftestOptions options, bool replace);
+// `poller_core` and `poller_priority` as run's --poller-core and --poller-priority.
+int command_selftest(const std::string& device_name, SelftestOptions options, bool replace,
+                     int poller_core, const std::string& poller_priority);
 int command_view(const ViewArguments& args);
 int command_load_process(const std::string& spec_json, std::size_t device_index,
                          const std::string& settings_json);

@@ -15,6 +15,7 @@
 #include "core/enum_names.h"
 #include "engine/executor.h"
 #include "git_revision.h"
+#include "queues/poller_placement.h"
 #include "scenarios/cpu_device_sizes.h"
 #include "scenarios/preemption_spec.h"
 #include "selftest/selftest.h"
@@ -167,6 +168,22 @@ int main(int argc, char** argv) {
                   "A row's clocks that differ by more than max(this, --flag-tolerance-pct of its "
                   "duration) get a flag in the records (default 10)")
       ->check(CLI::Range(0.0, 1e9));
+  run->add_option("--poller-core", run_args.poller_core,
+                  "Pin the stamp poller to this CPU (one of the process's affinity mask; the "
+                  "first is the one a game frame's pinned workers leave free) and keep the "
+                  "process's other threads off it. Default: unpinned")
+      ->check(CLI::Range(0, 4095));
+  run->add_option("--poller-priority", run_args.poller_priority,
+                  "The stamp poller's priority: normal (default), high (nice -10 / "
+                  "THREAD_PRIORITY_HIGHEST) or realtime (SCHED_FIFO / TIME_CRITICAL: give it a "
+                  "core of its own). Where the OS refuses, one line says so and the run goes on "
+                  "at what was granted (meta.json \"poller\")")
+      ->check(CLI::IsMember(all_names(kPollerPriorityNames)));
+  run->add_option("--poll-window-tolerance-us", run_args.poll_window_tolerance_us,
+                  "A poll stamp whose detection window is wider is flagged disturbed (records "
+                  "poll_disturbed, summary poll_disturbed). Default: 8 x the scenario's p10 "
+                  "window (a quiet pass or two), at least 2 us")
+      ->check(CLI::Range(0.0, 1e9));
   run->add_flag("--load-process", run_args.load_process,
                 "Preemption scenarios: run the load in a second gpuoverlap process (its own "
                 "device and queue, as another application), started and stopped by this one");
@@ -218,6 +235,17 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(3u, 100'000u));
   selftest->add_option("--rounds", selftest_options.ping_pong_rounds, "Ping-pong rounds")
       ->check(CLI::Range(1u, 1'000'000u));
+  int selftest_poller_core = -1;
+  std::string selftest_poller_priority = "normal";
+  selftest
+      ->add_option("--poller-core", selftest_poller_core,
+                   "Pin the stamp poller to this CPU and keep the process's other threads off "
+                   "it (as for run; default: unpinned)")
+      ->check(CLI::Range(0, 4095));
+  selftest
+      ->add_option("--poller-priority", selftest_poller_priority,
+                   "The stamp poller's priority: normal (default), high or realtime (as for run)")
+      ->check(CLI::IsMember(all_names(kPollerPriorityNames)));
   selftest
       ->add_option("--timeout-ms", selftest_options.frame_timeout_ms,
                    "Deadline per frame and for the ping-pong")
@@ -332,7 +360,8 @@ int main(int argc, char** argv) {
                                              : command_run(run_args, command_line);
     if (selftest->parsed()) {
       selftest_options.out_directory = selftest_out;
-      return command_selftest(selftest_device, selftest_options, selftest_replace);
+      return command_selftest(selftest_device, selftest_options, selftest_replace,
+                              selftest_poller_core, selftest_poller_priority);
     }
     if (compare->parsed()) {
       // CLI11 has checked the name against the same table.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "queues/poller_placement.h"
 #include "scenarios/scenario.h"
 #include "timeline/records.h"
 
@@ -69,6 +70,8 @@ struct RunSettings {
   // (StudySpec::round_ms): a condition that slows the frames measures fewer of them instead of
   // taking longer. 0: no limit.
   std::uint32_t measure_limit_ms = 0;
+  // Where the stamp pollers run (queues/poller_placement.h), checked where the run began.
+  PollerPlacement poller;
   // Polled between frames; true stops the scenario after the current frame, keeping what
   // was measured (ScenarioTimeline::failure says "interrupted").
   std::function<bool()> should_stop;

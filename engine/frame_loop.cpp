@@ -187,12 +187,13 @@ nlohmann::json scheduling_json(const ThreadScheduling& s, std::uint32_t threads,
 
 // The scheduling each kind of thread of this run ran under, read back from the threads (a
 // verdict on non-intrusiveness is about the OS scheduler, so what it was told is part of the
-// result). Called from the frame loop's thread, which is also the stamp poller's.
+// result). Called from the frame loop's thread; the stamp poller's placement is meta.json's
+// "poller" (poller_placement.h).
 nlohmann::json thread_scheduling_meta(const background::BackgroundSession* background,
                                       const jobs::JobSystem* job_system) {
   nlohmann::json threads;
-  threads["frame_loop_and_stamp_poller"] = scheduling_json(this_thread_scheduling(), 1, 0);
-  threads["frame_loop_and_stamp_poller"]["pinned"] = false;
+  threads["frame_loop"] = scheduling_json(this_thread_scheduling(), 1, 0);
+  threads["frame_loop"]["pinned"] = false;
   if (job_system) {
     if (const auto seen = job_system->worker_scheduling()) {
       threads["job_workers"] = scheduling_json(seen->first, seen->threads, seen->differing);
@@ -220,7 +221,7 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
   const std::vector<std::uint32_t> valid_bits =
       timestamp_valid_bits_per_workload(backend.facts(), scenario);
   double worst_deviation_ns = 0;
-  StampPoller poller;
+  StampPoller poller(settings.poller);
   if (settings.on_start) settings.on_start(scenario, to_json(backend.facts()));
   std::optional<std::int64_t> first_measured_t0_ns;
   std::vector<GpuCalibration> calibrations;  // one per measured frame, for the drift
@@ -478,16 +479,25 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
       }
       frame_record.cpu_submit_us = ns_to_us_since(cpu_submitted_ns, cpu_start_ns);
       frame_record.bg_held = held;
-      if (settings.stamping)
-        frame_record.poll_gap_max_us = static_cast<double>(polled.max_check_gap_ns) / 1000.0;
+      if (settings.stamping) {
+        frame_record.poll_gap_max_us = static_cast<double>(polled.max_scan_gap_ns) / 1000.0;
+        frame_record.poll_scans = polled.scans;
+        if (polled.cpu >= 0) frame_record.poller_cpu = polled.cpu;
+      }
       for (std::size_t w = 0; w < slots; ++w) {
         WorkloadFrameRecord r;
         r.frame_t0_us = ns_to_us_since(t0_ns, *first_measured_t0_ns);
         r.frame = measured_frame;
         r.workload = w;
         r.variant = bound[w];
-        if (polled.start_ns[w]) r.poll_start_us = ns_to_us_since(*polled.start_ns[w], t0_ns);
-        if (polled.end_ns[w]) r.poll_end_us = ns_to_us_since(*polled.end_ns[w], t0_ns);
+        if (polled.start_ns[w]) {
+          r.poll_start_us = ns_to_us_since(*polled.start_ns[w], t0_ns);
+          r.poll_start_window_us = static_cast<double>(polled.start_window_ns[w]) / 1000.0;
+        }
+        if (polled.end_ns[w]) {
+          r.poll_end_us = ns_to_us_since(*polled.end_ns[w], t0_ns);
+          r.poll_end_window_us = static_cast<double>(polled.end_window_ns[w]) / 1000.0;
+        }
         if (shader_clock && waited.status == GpuStatus::ok) {
           const std::uint32_t* slot = stamps.words + w * stamps.stride_words;
           r.clk_start_ticks =

@@ -288,7 +288,7 @@ PreemptionLoopOutcome PreemptionLoop::run() {
   const double shortest_ms = std::max(0.05, std::min(spec_.period_ms, spec_.target_ms / 4));
   const std::size_t capacity =
       words.size() * (static_cast<std::size_t>(spec_.duration_ms / shortest_ms) + 4096);
-  poller_.start(words, capacity);
+  poller_.start(words, capacity, settings_.poller);
 
   std::int64_t origin_ns = 0;
   auto fail = [&](const Error& e) {
@@ -402,8 +402,9 @@ PreemptionLoopOutcome PreemptionLoop::run() {
   meta["preemption"]["spec"] = preemption::to_json(spec_);
   meta["preemption"]["skipped_ticks"] = skipped_ticks_;
   meta["preemption"]["poller_overflowed"] = poller_.overflowed();
-  meta["preemption"]["poller_max_check_gap_us"] =
-      static_cast<double>(poller_.max_check_gap_ns()) / 1000.0;
+  meta["preemption"]["poller_max_scan_gap_us"] =
+      static_cast<double>(poller_.max_scan_gap_ns()) / 1000.0;
+  meta["preemption"]["poller_scans"] = poller_.scans();
   meta["clocks"]["timestamp"]["max_calibration_deviation_ns"] = worst_deviation_ns_;
   if (clocks)
     meta["clocks"]["shader_clock"]["verification"] = verify_shader_clock_timebase(timeline);
@@ -438,14 +439,22 @@ void PreemptionLoop::build_timeline(ScenarioTimeline& timeline,
       r.status = s.status;
       const auto start = seen.find({static_cast<std::uint32_t>(2 * w), s.sequence});
       const auto end = seen.find({static_cast<std::uint32_t>(2 * w + 1), s.sequence});
-      if (start != seen.end())
+      if (start != seen.end()) {
         r.poll_start_us = ns_to_us_since(start->second->seen_ns, s.submit_ns);
-      if (end != seen.end()) r.poll_end_us = ns_to_us_since(end->second->seen_ns, s.submit_ns);
+        r.poll_start_window_us = static_cast<double>(start->second->window_ns) / 1000.0;
+      }
+      if (end != seen.end()) {
+        r.poll_end_us = ns_to_us_since(end->second->seen_ns, s.submit_ns);
+        r.poll_end_window_us = static_cast<double>(end->second->window_ns) / 1000.0;
+      }
       // The first thread counts itself started, then stores its stamp; descheduled in between
       // (a CPU driver's thread can be), its stamp lands after the last thread's end stamp. The
-      // work had started by the time any thread finished, so the end bounds the start.
-      if (r.poll_start_us && r.poll_end_us && *r.poll_start_us > *r.poll_end_us)
+      // work had started by the time any thread finished, so the end bounds the start, with
+      // the end's window.
+      if (r.poll_start_us && r.poll_end_us && *r.poll_start_us > *r.poll_end_us) {
         r.poll_start_us = r.poll_end_us;
+        r.poll_start_window_us = r.poll_end_window_us;
+      }
       if (r.status == RecordStatus::ok && (!r.poll_start_us || !r.poll_end_us)) ++missed_stamps_;
       if (s.calibration) {
         if (clocks && start != seen.end() && end != seen.end() && start->second->clock_ticks &&

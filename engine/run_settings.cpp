@@ -15,7 +15,10 @@ nlohmann::json to_json(const RunSettings& settings) {
           {"shader_clock", settings.shader_clock},
           {"study_shares_device", settings.study_shares_device},
           {"washout_ms", settings.washout_ms},
-          {"measure_limit_ms", settings.measure_limit_ms}};
+          {"measure_limit_ms", settings.measure_limit_ms},
+          {"poller_cpu",
+           settings.poller.cpu ? nlohmann::json(*settings.poller.cpu) : nlohmann::json(nullptr)},
+          {"poller_priority", to_string(settings.poller.priority)}};
 }
 
 Result<RunSettings> run_settings_from_json(const nlohmann::json& json) {
@@ -54,6 +57,22 @@ Result<RunSettings> run_settings_from_json(const nlohmann::json& json) {
       (*memory != "cached" && *memory != "uncached"))
     return make_error("run settings: 'stamp_memory' must be \"cached\" or \"uncached\"");
   settings.stamp_memory = *memory == "cached" ? StampMemory::cached : StampMemory::uncached;
+  // The poller's CPU was checked against the affinity mask where the run began; the load
+  // process inherits that mask.
+  const auto cpu = json.find("poller_cpu");
+  if (cpu == json.end() ||
+      !(cpu->is_null() || (cpu->is_number_integer() && cpu->get<std::int64_t>() >= 0 &&
+                           cpu->get<std::int64_t>() < 4096)))
+    return make_error("run settings: 'poller_cpu' must be null or a CPU number");
+  if (!cpu->is_null()) settings.poller.cpu = cpu->get<int>();
+  const auto priority = json.find("poller_priority");
+  const auto parsed = priority != json.end() && priority->is_string()
+                          ? parse_poller_priority(priority->get<std::string>())
+                          : std::nullopt;
+  if (!parsed)
+    return make_error(
+        "run settings: 'poller_priority' must be \"normal\", \"high\" or \"realtime\"");
+  settings.poller.priority = *parsed;
   return settings;
 }
 

@@ -11,6 +11,7 @@
 #include <ctime>
 
 #include "core/atomic_file.h"
+#include "core/cpu_steal.h"
 #include "core/host_info.h"
 #include "git_revision.h"
 #include "jobs/cpu_spec.h"
@@ -209,7 +210,9 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
             << std::flush;
     };
     const std::string started = utc_now_iso8601();
+    const std::optional<CpuTimes> cpu_before = read_cpu_times();
     Result<ScenarioTimeline> timeline = executor.run(result.scenario, settings, progress);
+    const std::optional<CpuTimes> cpu_after = read_cpu_times();
     if (options.show_progress) log << "\r\033[K" << std::flush;
     result.seconds = seconds_since(scenario_start);
     estimate.finished(i, result.seconds);
@@ -241,6 +244,12 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
         {"relative", options.agreement.relative},
         {"flagged_rows", flagged},
         {"rows", timeline->records.size()}};
+    // The poll clock's uncertainty: each stamp's window judged, and what the host took from
+    // the poller (a hypervisor's steal over the scenario; Linux only).
+    meta["poll_window"] = mark_poll_disturbance(*timeline, options.poll_window_tolerance_us);
+    const std::optional<double> steal =
+        cpu_before && cpu_after ? steal_fraction(*cpu_before, *cpu_after) : std::nullopt;
+    meta["poll_window"]["cpu_steal"] = steal ? nlohmann::json(*steal) : nlohmann::json(nullptr);
     meta["tool"] = {{"name", "gpuoverlap"}, {"git_revision", GPUOVERLAP_GIT_REVISION}};
     meta["command_line"] = options.command_line;
     meta["started_at"] = started;

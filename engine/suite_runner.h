@@ -26,9 +26,12 @@ struct SuiteOptions {
   // each scenario's own (or the overrides above).
   RunSettings run;
   AgreementTolerance agreement;  // rows whose clocks differ by more are flagged
-  bool show_progress = false;    // a live "\r" progress line (terminals only)
-  bool write_run_json = true;    // OUT/run.json (the self-test writes its own index instead)
-  std::string command_line;      // recorded in meta.json
+  // A poll stamp whose detection window is wider is disturbed (mark_poll_disturbance);
+  // nullopt: the default, from the scenario's own windows.
+  std::optional<double> poll_window_tolerance_us;
+  bool show_progress = false;  // a live "\r" progress line (terminals only)
+  bool write_run_json = true;  // OUT/run.json (the self-test writes its own index instead)
+  std::string command_line;    // recorded in meta.json
   nlohmann::json extra_meta = nlohmann::json::object();  // merged into every meta.json
 };
 

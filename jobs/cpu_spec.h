@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/cpu_affinity.h"
 #include "core/enum_names.h"
 
 namespace gpuoverlap::jobs {
@@ -75,13 +76,10 @@ struct CpuFrameSpec {
   double cpu_ms_per_worker_share() const { return cpu_ms_per_frame / workers; }
 };
 
-// The CPUs this process may run on (its affinity mask; the hardware threads where there is
-// none), at least 1.
-std::uint32_t usable_cpus();
-// Their numbers, in increasing order (empty where the platform cannot say).
-std::vector<int> usable_cpu_ids();
-// Pins the calling thread to CPU `cpu`; false where the platform refuses.
-bool pin_current_thread(int cpu);
+// The CPUs and pinning (core/cpu_affinity.h), under the names this folder has always used.
+using gpuoverlap::pin_current_thread;
+using gpuoverlap::usable_cpu_ids;
+using gpuoverlap::usable_cpus;
 
 // One line for logs and `validate`, e.g. "15 workers (cores less the poller's), 60 jobs, 60 ms
 // of work per frame, a chain of 3, spin_then_sleep (50 us), 8 ms period, 2 frames in flight".

@@ -31,6 +31,10 @@ struct WorkloadTiming {
   // The whisker: p5 of the start to p95 of the end over every frame. Empty: none drawn.
   std::optional<double> whisker_start_us, whisker_end_us;
   bool flagged = false;  // its clocks disagree in the frame shown (records.csv flags)
+  // The frame shown, on the poll clock: each stamp's detection window and whether one was
+  // disturbed (records.csv poll_*_window_us, poll_disturbed). Empty otherwise.
+  std::optional<double> start_window_us, end_window_us;
+  bool disturbed = false;
   bool operator==(const WorkloadTiming&) const = default;
 };
 

@@ -15,12 +15,17 @@
 #include <thread>
 #include <vector>
 
+#include "queues/poller_placement.h"
+
 namespace gpuoverlap {
 
 struct SequenceEvent {
-  std::uint32_t word = 0;         // index into the watched words
-  std::uint32_t value = 0;        // the new number
-  std::int64_t seen_ns = 0;       // CLOCK_MONOTONIC_RAW when first seen
+  std::uint32_t word = 0;    // index into the watched words
+  std::uint32_t value = 0;   // the new number
+  std::int64_t seen_ns = 0;  // CLOCK_MONOTONIC_RAW when first seen
+  // The detection window (settling_spin.h): the number was written within this many ns
+  // before seen_ns.
+  std::int64_t window_ns = 0;
   std::uint64_t clock_ticks = 0;  // the word's clock pair (lo, hi) read right after; 0 if none
 };
 
@@ -38,15 +43,16 @@ class SequencePoller {
 
   // Starts the thread and returns once it spins (what the words hold now is the starting
   // point, not an event). At most `capacity` events are kept; more set overflowed().
-  void start(std::vector<Word> words, std::size_t capacity);
+  void start(std::vector<Word> words, std::size_t capacity, PollerPlacement placement = {});
 
   // Stops and joins the thread; returns the events in the order seen. Contract: started.
   std::vector<SequenceEvent> stop();
 
   bool overflowed() const { return overflowed_; }
-  // The longest pause between two checks of the stop flag (every 64 scans): how late an
-  // event could have been seen because the thread was descheduled.
-  std::int64_t max_check_gap_ns() const { return max_check_gap_ns_; }
+  // The longest pause between the starts of two passes over the words: how late an event
+  // could have been seen because the thread was descheduled. Read after stop().
+  std::int64_t max_scan_gap_ns() const { return max_scan_gap_ns_; }
+  std::uint64_t scans() const { return scans_; }
   // How many new numbers have been seen and timed so far (kept or dropped for capacity),
   // readable from any thread while polling: lets a writer wait until its number was seen
   // instead of guessing how long the poller may be descheduled.
@@ -59,7 +65,9 @@ class SequencePoller {
   std::vector<SequenceEvent> events_;
   std::size_t capacity_ = 0;
   bool overflowed_ = false;
-  std::int64_t max_check_gap_ns_ = 0;
+  std::int64_t max_scan_gap_ns_ = 0;
+  std::uint64_t scans_ = 0;
+  PollerPlacement placement_;
   std::thread thread_;
   std::atomic<bool> spinning_{false};
   std::atomic<bool> stop_{false};

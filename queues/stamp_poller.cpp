@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/clock.h"
+#include "core/cpu_affinity.h"
 #include "queues/settling_spin.h"
 
 namespace gpuoverlap {
@@ -19,6 +20,8 @@ void StampPoller::arm(const std::uint32_t* base, std::size_t stride_words, std::
   result_ = PollResult{};
   result_.start_ns.assign(slot_count, std::nullopt);
   result_.end_ns.assign(slot_count, std::nullopt);
+  result_.start_window_ns.assign(slot_count, 0);
+  result_.end_window_ns.assign(slot_count, 0);
   deadline_ns_.store(deadline_ns, std::memory_order_relaxed);
   spinning_.store(false, std::memory_order_relaxed);
   thread_ = std::thread([=, this] { poll_loop(base, stride_words, slot_count, frame); });
@@ -39,21 +42,28 @@ PollResult StampPoller::wait() {
 
 void StampPoller::poll_loop(const std::uint32_t* base, std::size_t stride_words,
                             std::size_t slot_count, std::uint32_t frame) {
+  if (placement_.cpu || placement_.priority != PollerPriority::normal)
+    place_this_thread(placement_);  // what a run gets was checked once, at its start
   std::size_t missing = slot_count * 2;
+  // Seen, not yet timed: the window's start is kept here until the time is known.
+  std::vector<std::int64_t> start_old_since(slot_count), end_old_since(slot_count);
+  const std::int64_t started_ns = monotonic_raw_ns();
   spinning_.store(true, std::memory_order_release);
-  // Hot loop (queues/settling_spin.h): one acquire load per missing word, one clock read only
-  // when something changed (and every 64 rounds for the deadline), so detection latency is a
-  // few loads.
-  auto scan = [&]() {
+  // Hot loop (queues/settling_spin.h): one acquire load per missing word and one clock read per
+  // pass, so detection latency is a few loads.
+  auto scan = [&](std::int64_t old_since_ns) {
+    if (pass_hook_) pass_hook_();
     bool changed = false;
     for (std::size_t slot = 0; slot < slot_count; ++slot) {
       const std::uint32_t* words = base + slot * stride_words;
       if (!result_.start_ns[slot] && __atomic_load_n(&words[0], __ATOMIC_ACQUIRE) == frame) {
         result_.start_ns[slot] = 0;  // seen; timed below
+        start_old_since[slot] = old_since_ns;
         changed = true;
       }
       if (!result_.end_ns[slot] && __atomic_load_n(&words[1], __ATOMIC_ACQUIRE) == frame) {
         result_.end_ns[slot] = 0;
+        end_old_since[slot] = old_since_ns;
         changed = true;
       }
     }
@@ -61,17 +71,25 @@ void StampPoller::poll_loop(const std::uint32_t* base, std::size_t stride_words,
   };
   auto time_new_stamps = [&](std::int64_t now_ns) {
     for (std::size_t slot = 0; slot < slot_count; ++slot) {
-      for (auto* stamp : {&result_.start_ns[slot], &result_.end_ns[slot]}) {
-        if (stamp->has_value() && **stamp == 0) {
-          **stamp = now_ns;
-          --missing;
-        }
+      if (result_.start_ns[slot] == 0) {
+        result_.start_ns[slot] = now_ns;
+        result_.start_window_ns[slot] = now_ns - start_old_since[slot];
+        --missing;
+      }
+      if (result_.end_ns[slot] == 0) {
+        result_.end_ns[slot] = now_ns;
+        result_.end_window_ns[slot] = now_ns - end_old_since[slot];
+        --missing;
       }
     }
   };
-  result_.max_check_gap_ns = spin_until_settled(
+  const SpinStats stats = spin_until_settled(
       scan, time_new_stamps, [&] { return missing == 0; },
-      [&](std::int64_t now_ns) { return now_ns > deadline_ns_.load(std::memory_order_relaxed); });
+      [&](std::int64_t now_ns) { return now_ns > deadline_ns_.load(std::memory_order_relaxed); },
+      started_ns);
+  result_.scans = stats.scans;
+  result_.max_scan_gap_ns = stats.max_scan_gap_ns;
+  result_.cpu = current_cpu();
   result_.timed_out = missing > 0;
 }
 

@@ -1,7 +1,8 @@
 // The CPU side of the stamp protocol (workloads/perlin.hlsl): a thread that spins on the
 // start/end words of every workload slot and records CLOCK_MONOTONIC_RAW when each word first
-// equals the frame number. API neutral: it reads plain memory (mapped by a backend, or a test
-// buffer written by another thread).
+// equals the frame number, with the window in which it changed. Each arm() starts a thread,
+// placed as the constructor's PollerPlacement asks. API neutral: it reads plain memory (mapped by a
+// backend, or a test buffer written by another thread).
 //
 // Contract: every word is only ever written with atomic stores (GPU atomics or __atomic_store
 // in tests), and the memory stays mapped until wait() returns.
@@ -10,24 +11,33 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <thread>
 #include <vector>
+
+#include "queues/poller_placement.h"
 
 namespace gpuoverlap {
 
 struct PollResult {
   std::vector<std::optional<std::int64_t>> start_ns;  // per slot, CLOCK_MONOTONIC_RAW
   std::vector<std::optional<std::int64_t>> end_ns;
+  // Per stamp seen, its detection window (settling_spin.h): the stamp was written within this
+  // many ns before its time above. 0 for a stamp not seen.
+  std::vector<std::int64_t> start_window_ns, end_window_ns;
   bool timed_out = false;  // the deadline passed with some stamp still missing
-  // The longest interval between two consecutive deadline checks (every 64 scans): when the
-  // thread was descheduled or starved, a stamp could have waited this long to be seen.
-  std::int64_t max_check_gap_ns = 0;
+  // The passes over the stamps and the longest interval between the starts of two of them:
+  // when the thread was descheduled or starved, a stamp could have waited this long to be seen.
+  std::uint64_t scans = 0;
+  std::int64_t max_scan_gap_ns = 0;
+  int cpu = -1;  // the CPU the thread ran on when it finished (-1: unknown)
 };
 
 class StampPoller {
  public:
   StampPoller() = default;
+  explicit StampPoller(PollerPlacement placement) : placement_(placement) {}
   StampPoller(const StampPoller&) = delete;
   StampPoller& operator=(const StampPoller&) = delete;
   ~StampPoller();
@@ -46,10 +56,17 @@ class StampPoller {
   // Joins the thread. Contract: armed.
   PollResult wait();
 
+  // Test hook: called by the polling thread at the start of every pass over the words, after
+  // the pass's clock read (a test stops the poller there to play a preempted thread). Set
+  // before arm(). Empty in the product.
+  void set_pass_hook(std::function<void()> hook) { pass_hook_ = std::move(hook); }
+
  private:
   void poll_loop(const std::uint32_t* base, std::size_t stride_words, std::size_t slot_count,
                  std::uint32_t frame);
 
+  PollerPlacement placement_;
+  std::function<void()> pass_hook_;
   std::thread thread_;
   std::atomic<bool> spinning_{false};
   std::atomic<std::int64_t> deadline_ns_{0};

@@ -36,6 +36,7 @@ struct SelftestOptions {
   // Sweeps stop growing a workload once its duration reaches this (keeps lavapipe bounded).
   double sweep_cap_us = 20'000;
   std::function<bool()> should_stop;
+  PollerPlacement poller;  // where the stamp poller runs (queues/poller_placement.h)
 };
 
 enum class Verdict { pass, fail, not_applicable, info };
@@ -75,6 +76,17 @@ struct SweepPoint {
 // The first point from which every doubling of x grows the duration by at least 1.3x: where
 // the GPU is full and more work queues up. nullopt when the sweep never saturates.
 std::optional<std::size_t> saturation_index(const std::vector<SweepPoint>& points);
+
+// The poll_detection rows of one stamp-memory configuration, from its timeline with its
+// stamps' disturbance marked (clock_agreement.h, mark_poll_disturbance): the detection latency
+// (poll time minus the shader clock written with the stamp) of the undisturbed stamps against
+// the precision targets; the disturbed share against its own target, with the likely cause
+// named when it fails (the host's steal, a poller without a core of its own, or one preempted
+// on its core, or one interrupted there with its priority raised); the p99 of every stamp and
+// the steal as information. `steal`: the host's steal over the measurement as a fraction
+// (nullopt: unknown); `poller`: where the poller ran.
+std::vector<CheckRow> detection_rows(const ScenarioTimeline& timeline, const std::string& config,
+                                     std::optional<double> steal, const PollerPlacement& poller);
 
 // Ordering violations in a timeline: a consumer that starts before its producer ends, on any
 // clock the two rows share. `clock` is "poll", "ts" or "clk".

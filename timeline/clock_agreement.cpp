@@ -1,6 +1,9 @@
 #include "timeline/clock_agreement.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <optional>
 
@@ -74,6 +77,38 @@ std::size_t flag_disagreements(ScenarioTimeline& timeline, const AgreementTolera
     if (r.disagreements) ++flagged;
   }
   return flagged;
+}
+
+nlohmann::json mark_poll_disturbance(ScenarioTimeline& timeline,
+                                     std::optional<double> tolerance_us) {
+  std::vector<double> windows;
+  for (const WorkloadFrameRecord& r : timeline.records)
+    for (const auto& w : {r.poll_start_window_us, r.poll_end_window_us})
+      if (w) windows.push_back(*w);
+  nlohmann::json out = {{"stamps", windows.size()}};
+  if (windows.empty()) return out;
+  const double p10 = *percentile(windows, 10);
+  const double tolerance =
+      tolerance_us.value_or(std::max(kDisturbanceWindowFactor * p10, kDisturbanceFloorUs));
+  std::size_t disturbed = 0;
+  for (WorkloadFrameRecord& r : timeline.records) {
+    r.poll_disturbed = 0;
+    if (r.poll_start_window_us && *r.poll_start_window_us > tolerance)
+      r.poll_disturbed |= kPollStartDisturbed;
+    if (r.poll_end_window_us && *r.poll_end_window_us > tolerance)
+      r.poll_disturbed |= kPollEndDisturbed;
+    disturbed += std::popcount(r.poll_disturbed);
+  }
+  out["tolerance_us"] = tolerance;
+  out["tolerance_from"] = tolerance_us ? std::string("--poll-window-tolerance-us")
+                                       : fmt::format("max({:g} x the p10 window, {:g} us)",
+                                                     kDisturbanceWindowFactor, kDisturbanceFloorUs);
+  out["window_p10_us"] = p10;
+  out["window_p50_us"] = *percentile(windows, 50);
+  out["window_p99_us"] = *percentile(windows, 99);
+  out["window_max_us"] = *percentile(windows, 100);
+  out["disturbed_stamps"] = disturbed;
+  return out;
 }
 
 nlohmann::json verify_shader_clock_timebase(ScenarioTimeline& timeline) {

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "timeline/records.h"
@@ -40,6 +41,21 @@ double row_tolerance_us(const WorkloadFrameRecord& record, const AgreementTolera
 // Sets `disagreements` on every ok row from the clocks it has. Returns the number of rows
 // flagged.
 std::size_t flag_disagreements(ScenarioTimeline& timeline, const AgreementTolerance& tolerance);
+
+// The poll clock's detection windows of a scenario judged: a stamp whose window exceeds the
+// tolerance is disturbed (its row's poll_disturbed bit). `tolerance_us`: nullopt for the
+// default, max(kDisturbanceWindowFactor x the p10 window of the scenario's stamps,
+// kDisturbanceFloorUs). The p10 window is a pass or two of a poller that kept its CPU: the scan
+// period this host gives, even where most stamps were disturbed (a positive control's threads
+// time-slicing the poller's core made the p50 window 4 ms on an H200). The floor is the
+// undisturbed detection precision the self-test asks for (p99 2 µs): a narrower window is no
+// disturbance. Returns meta.json's "poll_window": the tolerance and its origin, the windows'
+// p10/p50/p99/max, the stamps with a window and the disturbed ones. Rows without windows are
+// left alone.
+inline constexpr double kDisturbanceWindowFactor = 8.0;
+inline constexpr double kDisturbanceFloorUs = 2.0;
+nlohmann::json mark_poll_disturbance(ScenarioTimeline& timeline,
+                                     std::optional<double> tolerance_us);
 
 // Verifies the hypothesis that clk_*_us (converted from shader clock ticks as if they were
 // device timestamp ticks) are on the CPU clock: a stamping thread reads the clock before it

@@ -44,6 +44,10 @@ std::vector<std::vector<bool>> reachability(const Scenario& s) {
   return reach;
 }
 
+std::string count_text(const std::optional<std::size_t>& count) {
+  return count ? std::to_string(*count) : std::string();
+}
+
 }  // namespace
 
 std::vector<DependencyGapRow> dependency_gaps(const Scenario& s, const ScenarioTimeline& timeline) {
@@ -58,7 +62,9 @@ std::vector<DependencyGapRow> dependency_gaps(const Scenario& s, const ScenarioT
         row.consumer = c;
         row.index = i;
         row.clock = clock;
-        std::vector<double> gaps;
+        const bool poll = std::string_view(clock) == "poll";
+        std::vector<double> gaps, lows, highs;
+        std::size_t disturbed = 0;
         for (std::uint32_t f : frames) {
           const auto consumer = by_key.find({f, c});
           const auto producer = by_key.find({f, p});
@@ -66,8 +72,23 @@ std::vector<DependencyGapRow> dependency_gaps(const Scenario& s, const ScenarioT
           const auto start = start_on(*consumer->second, clock);
           const auto end = end_on(*producer->second, clock);
           if (!start || !end) continue;
+          if (poll && ((consumer->second->poll_disturbed & kPollStartDisturbed) ||
+                       (producer->second->poll_disturbed & kPollEndDisturbed))) {
+            ++disturbed;
+            continue;
+          }
           gaps.push_back(*start - *end);
           if (*start < *end) ++row.early_frames;
+          if (poll && consumer->second->poll_start_window_us &&
+              producer->second->poll_end_window_us) {
+            lows.push_back(*start - *end - *consumer->second->poll_start_window_us);
+            highs.push_back(*start - *end + *producer->second->poll_end_window_us);
+          }
+        }
+        if (poll) row.disturbed_frames = disturbed;
+        if (!lows.empty() && lows.size() == gaps.size()) {
+          row.gap_p50_low_us = percentile(lows, 50);
+          row.gap_p50_high_us = percentile(highs, 50);
         }
         if (gaps.empty()) continue;
         row.frames = gaps.size();
@@ -96,6 +117,8 @@ std::vector<OverlapRow> pairwise_overlap(const Scenario& s, const ScenarioTimeli
         row.same_queue = s.workloads[a].queue == s.workloads[b].queue;
         row.dependent = reach[a][b] || reach[b][a];
         row.clock = clock;
+        const bool poll = std::string_view(clock) == "poll";
+        std::size_t disturbed = 0;
         std::vector<double> fractions;
         for (std::uint32_t f : frames) {
           const auto ra = by_key.find({f, a});
@@ -104,6 +127,10 @@ std::vector<OverlapRow> pairwise_overlap(const Scenario& s, const ScenarioTimeli
           const auto sa = start_on(*ra->second, clock), ea = end_on(*ra->second, clock);
           const auto sb = start_on(*rb->second, clock), eb = end_on(*rb->second, clock);
           if (!sa || !ea || !sb || !eb) continue;
+          if (poll && (ra->second->poll_disturbed || rb->second->poll_disturbed)) {
+            ++disturbed;
+            continue;
+          }
           const double shorter = std::min(*ea - *sa, *eb - *sb);
           if (shorter <= 0) continue;
           const double both = std::min(*ea, *eb) - std::max(*sa, *sb);
@@ -111,6 +138,7 @@ std::vector<OverlapRow> pairwise_overlap(const Scenario& s, const ScenarioTimeli
           fractions.push_back(fraction);
           if (fraction > 0) ++row.overlapped_frames;
         }
+        if (poll) row.disturbed_frames = disturbed;
         if (fractions.empty()) continue;
         row.frames = fractions.size();
         row.overlap_p50 = percentile(fractions, 50);
@@ -145,7 +173,10 @@ std::string dependencies_csv(const Scenario& s, const std::vector<DependencyGapR
                                   csv_number(r.gap_us[2]),
                                   csv_number(r.gap_min_us),
                                   csv_number(r.gap_max_us),
-                                  std::to_string(r.early_frames)};
+                                  std::to_string(r.early_frames),
+                                  count_text(r.disturbed_frames),
+                                  csv_number(r.gap_p50_low_us),
+                                  csv_number(r.gap_p50_high_us)};
     const std::vector<std::string_view> views(std::begin(fields), std::end(fields));
     out += csv_line(views.data(), views.size());
   }
@@ -164,7 +195,8 @@ std::string overlap_csv(const Scenario& s, const std::vector<OverlapRow>& rows) 
                                   std::to_string(r.frames),
                                   std::to_string(r.overlapped_frames),
                                   csv_number(r.overlap_p50),
-                                  csv_number(r.overlap_max)};
+                                  csv_number(r.overlap_max),
+                                  count_text(r.disturbed_frames)};
     const std::vector<std::string_view> views(std::begin(fields), std::end(fields));
     out += csv_line(views.data(), views.size());
   }

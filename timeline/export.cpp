@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <bit>
 #include <system_error>
 
 #include "core/atomic_file.h"
@@ -61,15 +62,16 @@ std::string records_csv(const Scenario& s, const ScenarioTimeline& timeline) {
   for (const WorkloadFrameRecord& r : timeline.records) {
     const WorkloadSpec& w = s.workloads[r.workload];
     const QueueSpec& q = s.queues[w.queue];
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3f},{},{},{},{}\n",
-                       csv_field(s.name), r.frame, csv_field(w.name), csv_field(q.name),
-                       to_string(q.type), to_string(q.priority), to_string(w.kind), w.groups,
-                       w.iterations, csv_field(dependency_names(s, w)), barrier_names(w),
-                       csv_number(r.poll_start_us), csv_number(r.poll_end_us),
-                       csv_number(r.ts_start_us), csv_number(r.ts_end_us), to_string(r.status),
-                       r.frame_t0_us, csv_number(r.clk_start_us), csv_number(r.clk_end_us),
-                       csv_field(disagreement_names(r.disagreements)),
-                       r.variant ? std::to_string(r.variant) : std::string{});
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3f},{},{},{},{},{},{},{}\n",
+        csv_field(s.name), r.frame, csv_field(w.name), csv_field(q.name), to_string(q.type),
+        to_string(q.priority), to_string(w.kind), w.groups, w.iterations,
+        csv_field(dependency_names(s, w)), barrier_names(w), csv_number(r.poll_start_us),
+        csv_number(r.poll_end_us), csv_number(r.ts_start_us), csv_number(r.ts_end_us),
+        to_string(r.status), r.frame_t0_us, csv_number(r.clk_start_us), csv_number(r.clk_end_us),
+        csv_field(disagreement_names(r.disagreements)),
+        r.variant ? std::to_string(r.variant) : std::string{}, csv_number(r.poll_start_window_us),
+        csv_number(r.poll_end_window_us), csv_field(poll_disturbance_names(r.poll_disturbed)));
   }
   return out;
 }
@@ -97,6 +99,20 @@ std::vector<SummaryRow> summarize(const Scenario& s, const ScenarioTimeline& tim
       row.clock = std::string(clock);
       row.frames = starts.size();
       row.flagged_rows = flagged;
+      if (clock == "poll") {
+        std::size_t disturbed = 0;
+        std::vector<double> windows;
+        for (const WorkloadFrameRecord& r : timeline.records) {
+          if (r.workload != w) continue;
+          disturbed += std::popcount(r.poll_disturbed);
+          for (const auto& window : {r.poll_start_window_us, r.poll_end_window_us})
+            if (window) windows.push_back(*window);
+        }
+        if (!windows.empty()) {
+          row.poll_disturbed = disturbed;
+          row.poll_window_p99_us = percentile(windows, 99);
+        }
+      }
       for (int i = 0; i < 3; ++i) {
         row.start_us[i] = percentile(starts, kPercentiles[i]);
         row.end_us[i] = percentile(ends, kPercentiles[i]);
@@ -119,13 +135,15 @@ std::string summary_csv(const Scenario& s, const std::vector<SummaryRow>& rows) 
                        csv_number(r.end_us[2]), csv_number(r.duration_us[0]),
                        csv_number(r.duration_us[1]), csv_number(r.duration_us[2]), r.flagged_rows);
     if (r.preemption)
-      out += fmt::format("{},{},{},{},{},{},{}\n", csv_number(r.preemption->latency_us[0]),
+      out += fmt::format("{},{},{},{},{},{},{},", csv_number(r.preemption->latency_us[0]),
                          csv_number(r.preemption->latency_us[1]),
                          csv_number(r.preemption->latency_us[2]),
                          csv_number(r.preemption->latency_us[3]), r.preemption->deadline_misses,
                          csv_number(r.preemption->load_slowdown), r.preemption->classification);
     else
-      out += ",,,,,,\n";
+      out += ",,,,,,,";
+    out += fmt::format("{},{}\n", r.poll_disturbed ? std::to_string(*r.poll_disturbed) : "",
+                       csv_number(r.poll_window_p99_us));
   }
   return out;
 }
@@ -133,7 +151,7 @@ std::string summary_csv(const Scenario& s, const std::vector<SummaryRow>& rows) 
 std::string frames_csv(const Scenario& s, const ScenarioTimeline& timeline) {
   std::string out = csv_line(kFrameColumns);
   for (const FrameRecord& f : timeline.frames)
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                        csv_field(s.name), f.frame, csv_number(f.cpu_start_us),
                        csv_number(f.cpu_frame_us), csv_number(f.cpu_submit_us),
                        csv_number(f.submit_to_start_us), csv_number(f.poll_gap_max_us),
@@ -142,7 +160,9 @@ std::string frames_csv(const Scenario& s, const ScenarioTimeline& timeline) {
                        csv_number(f.gpu_span_us), csv_number(f.cpu_phase_us),
                        csv_number(f.critical_path_us), csv_number(f.wake_max_us),
                        f.cpu_phase_us ? std::to_string(f.workers_missed) : std::string(),
-                       csv_number(f.worker_busy_min_us), csv_number(f.worker_busy_max_us));
+                       csv_number(f.worker_busy_min_us), csv_number(f.worker_busy_max_us),
+                       f.poll_scans ? std::to_string(*f.poll_scans) : std::string(),
+                       f.poller_cpu ? std::to_string(*f.poller_cpu) : std::string());
   return out;
 }
 

@@ -1,8 +1,8 @@
 // Writes a scenario's results: records.csv, summary.csv, frames.csv, dependencies.csv,
-// overlap.csv, meta.json, trace.json.gz (Chrome trace events, gzip-compressed, see trace_export.h) and, with
-// background work, background.csv in one directory, each
-// through an atomic rename, so an interrupted run never leaves a half file.
-// Column lists are the documented contract (docs/output-format.md): append, never reorder.
+// overlap.csv, meta.json, trace.json.gz (Chrome trace events, gzip-compressed, see trace_export.h)
+// and, with background work, background.csv in one directory, each through an atomic rename, so an
+// interrupted run never leaves a half file. Column lists are the documented contract
+// (docs/output-format.md): append, never reorder.
 #pragma once
 
 #include <array>
@@ -17,24 +17,49 @@
 namespace gpuoverlap {
 
 // `variant`: the committed background variant the workload ran (the compile's number,
-// BackgroundSpec::bind_committed); empty for its build-time pipeline.
-inline constexpr std::array<std::string_view, 21> kRecordColumns = {
-    "scenario",    "frame",       "workload",   "queue",      "queue_type",  "priority",
-    "kind",        "groups",      "iterations", "depends_on", "barrier",     "poll_start_us",
-    "poll_end_us", "ts_start_us", "ts_end_us",  "status",     "frame_t0_us", "clk_start_us",
-    "clk_end_us",  "flags",       "variant"};
+// BackgroundSpec::bind_committed); empty for its build-time pipeline. `poll_*_window_us`: each
+// poll time's detection window; `poll_disturbed`: "start", "end", "start;end" for stamps whose
+// window exceeded the run's tolerance (meta.json "poll_window"). Results written before these
+// three columns have none.
+inline constexpr std::array<std::string_view, 24> kRecordColumns = {"scenario",
+                                                                    "frame",
+                                                                    "workload",
+                                                                    "queue",
+                                                                    "queue_type",
+                                                                    "priority",
+                                                                    "kind",
+                                                                    "groups",
+                                                                    "iterations",
+                                                                    "depends_on",
+                                                                    "barrier",
+                                                                    "poll_start_us",
+                                                                    "poll_end_us",
+                                                                    "ts_start_us",
+                                                                    "ts_end_us",
+                                                                    "status",
+                                                                    "frame_t0_us",
+                                                                    "clk_start_us",
+                                                                    "clk_end_us",
+                                                                    "flags",
+                                                                    "variant",
+                                                                    "poll_start_window_us",
+                                                                    "poll_end_window_us",
+                                                                    "poll_disturbed"};
 
 // The last seven columns are filled only on a preemption scenario's urgent rows
 // (preemption/preemption_analysis.h); empty elsewhere.
-inline constexpr std::array<std::string_view, 22> kSummaryColumns = {
-    "scenario",       "workload",       "queue",           "clock",           "frames",
-    "start_p5_us",    "start_p50_us",   "start_p95_us",    "end_p5_us",       "end_p50_us",
-    "end_p95_us",     "duration_p5_us", "duration_p50_us", "duration_p95_us", "flagged_rows",
-    "latency_p50_us", "latency_p95_us", "latency_p99_us",  "latency_max_us",  "deadline_misses",
-    "load_slowdown",  "preemption"};
+// `poll_disturbed` (the poll row only): the workload's stamps whose detection window exceeded
+// the run's tolerance; `poll_window_p99_us`: the p99 of its stamps' windows.
+inline constexpr std::array<std::string_view, 24> kSummaryColumns = {
+    "scenario",        "workload",        "queue",          "clock",
+    "frames",          "start_p5_us",     "start_p50_us",   "start_p95_us",
+    "end_p5_us",       "end_p50_us",      "end_p95_us",     "duration_p5_us",
+    "duration_p50_us", "duration_p95_us", "flagged_rows",   "latency_p50_us",
+    "latency_p95_us",  "latency_p99_us",  "latency_max_us", "deadline_misses",
+    "load_slowdown",   "preemption",      "poll_disturbed", "poll_window_p99_us"};
 
 // Appended, never reordered: readers of older runs find the first twelve.
-inline constexpr std::array<std::string_view, 21> kFrameColumns = {"scenario",
+inline constexpr std::array<std::string_view, 23> kFrameColumns = {"scenario",
                                                                    "frame",
                                                                    "cpu_start_us",
                                                                    "cpu_frame_us",
@@ -54,7 +79,9 @@ inline constexpr std::array<std::string_view, 21> kFrameColumns = {"scenario",
                                                                    "wake_max_us",
                                                                    "workers_missed",
                                                                    "worker_busy_min_us",
-                                                                   "worker_busy_max_us"};
+                                                                   "worker_busy_max_us",
+                                                                   "poll_scans",
+                                                                   "poller_cpu"};
 
 inline constexpr std::array<std::string_view, 14> kBackgroundColumns = {
     "scenario",  "id",       "kind",      "label",   "worker",     "boosted",  "idle_priority",
@@ -67,6 +94,9 @@ struct SummaryRow {
   std::size_t frames = 0;                                        // ok frames with this clock
   std::optional<double> start_us[3], end_us[3], duration_us[3];  // p5, p50, p95
   std::size_t flagged_rows = 0;  // the workload's rows whose clocks disagree (any clock)
+  // The poll row: the workload's disturbed stamps and the p99 of its stamps' windows.
+  std::optional<std::size_t> poll_disturbed;
+  std::optional<double> poll_window_p99_us;
   // A preemption scenario's urgent job on this clock: latency p50/p95/p99/max (µs), deadline
   // misses, the load's slowdown and the classification.
   struct Preemption {

@@ -40,6 +40,15 @@ struct WorkloadFrameRecord {
   std::size_t workload = 0;  // index into Scenario::workloads
   std::optional<double> poll_start_us;
   std::optional<double> poll_end_us;
+  // Each poll time's detection window (queues/settling_spin.h): the stamp was written within
+  // this many µs before it. Its uncertainty: a stamp seen 12 µs late has a window of at least
+  // 12 µs.
+  std::optional<double> poll_start_window_us;
+  std::optional<double> poll_end_window_us;
+  // PollDisturbance bits: stamps whose window exceeded the run's tolerance
+  // (mark_poll_disturbance). Still measured and written; analyses that rest on the poll clock
+  // report them apart.
+  std::uint32_t poll_disturbed = 0;
   std::optional<double> ts_start_us;
   std::optional<double> ts_end_us;
   // Shader clock (VK_KHR_shader_clock, device scope) read by the stamping threads, on the CPU
@@ -64,6 +73,17 @@ struct WorkloadFrameRecord {
   std::uint64_t variant = 0;
 };
 
+enum PollDisturbance : std::uint32_t { kPollStartDisturbed = 1u << 0, kPollEndDisturbed = 1u << 1 };
+// records.csv's `poll_disturbed`, one name per combination of the bits.
+inline constexpr EnumNames<std::uint32_t, 4> kPollDisturbanceNames{
+    {{0, ""},
+     {kPollStartDisturbed, "start"},
+     {kPollEndDisturbed, "end"},
+     {kPollStartDisturbed | kPollEndDisturbed, "start;end"}}};
+inline std::string_view poll_disturbance_names(std::uint32_t bits) {
+  return name_of(kPollDisturbanceNames, bits & 3u);
+}
+
 // A record's start or end on one clock: "poll", "ts" or "clk"; nullopt when that clock has
 // no value (or the name is none of the three).
 std::optional<double> start_on(const WorkloadFrameRecord& record, std::string_view clock);
@@ -82,10 +102,12 @@ struct FrameRecord {
   double cpu_submit_us = 0;  // recording and submitting the frame's command buffers only
   // Gate release (the moment the frame's work may start) to the first workload's start stamp.
   std::optional<double> submit_to_start_us;
-  // The poller's longest pause between two consecutive deadline checks (64 scans of the
-  // stamps): the worst delay this frame could add to detecting a stamp. A preempted or
-  // starved polling thread shows here first.
+  // The poller's longest interval between the starts of two passes over the stamps: the worst
+  // delay this frame could add to detecting a stamp. A preempted or starved polling thread
+  // shows here first. With it, the passes it made and the CPU it ended on.
   std::optional<double> poll_gap_max_us;
+  std::optional<std::uint64_t> poll_scans;
+  std::optional<int> poller_cpu;
   // Background compiles whose run overlapped this frame (cpu_start to its end), by kind.
   std::uint32_t bg_managed = 0;
   std::uint32_t bg_boosted = 0;

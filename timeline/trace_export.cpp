@@ -53,6 +53,11 @@ nlohmann::json chrome_trace(const Scenario& s, const ScenarioTimeline& timeline,
     const WorkloadSpec& w = s.workloads[r.workload];
     nlohmann::json args = {
         {"frame", r.frame}, {"start_us", *r.poll_start_us}, {"end_us", *r.poll_end_us}};
+    // Each poll time's uncertainty: written within this window before it.
+    if (r.poll_start_window_us) args["start_window_us"] = *r.poll_start_window_us;
+    if (r.poll_end_window_us) args["end_window_us"] = *r.poll_end_window_us;
+    if (r.poll_disturbed)
+      args["poll_disturbed"] = std::string(poll_disturbance_names(r.poll_disturbed));
     if (r.ts_start_us && r.ts_end_us) {
       args["ts_start_us"] = *r.ts_start_us;
       args["ts_end_us"] = *r.ts_end_us;

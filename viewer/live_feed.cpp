@@ -67,6 +67,11 @@ void LiveFeed::add_frame(const Scenario& scenario, const FrameRecord& frame,
     loaded.barrier = barrier_names(w);
     loaded.status = r.status;
     loaded.poll_start_us = r.poll_start_us, loaded.poll_end_us = r.poll_end_us;
+    // The disturbed bits are judged once the scenario has ended (its windows set the
+    // tolerance): a frame shown live has its windows and none yet.
+    loaded.poll_start_window_us = r.poll_start_window_us;
+    loaded.poll_end_window_us = r.poll_end_window_us;
+    loaded.poll_disturbed = r.poll_disturbed;
     loaded.ts_start_us = r.ts_start_us, loaded.ts_end_us = r.ts_end_us;
     loaded.clk_start_us = r.clk_start_us, loaded.clk_end_us = r.clk_end_us;
     loaded.flags = disagreement_names(r.disagreements);

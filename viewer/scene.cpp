@@ -110,7 +110,9 @@ layout::TimelineInput timeline_input(const LoadedScenario& scenario, Clock clock
   std::map<std::string, std::size_t> index;
   for (const std::string& name : scenario.workloads) {
     index[name] = input.workloads.size();
-    input.workloads.push_back({name, "", false, {}, {}, {}, {}, false});
+    layout::WorkloadTiming timing;
+    timing.name = name;
+    input.workloads.push_back(std::move(timing));
   }
   std::vector<std::vector<double>> starts(input.workloads.size()), ends(input.workloads.size());
   std::set<std::pair<std::string, std::string>> edges;
@@ -136,6 +138,11 @@ layout::TimelineInput timeline_input(const LoadedScenario& scenario, Clock clock
       w.start_us = start;
       w.end_us = end;
       w.flagged = !r.flags.empty();
+      if (clock == Clock::poll) {
+        w.start_window_us = r.poll_start_window_us;
+        w.end_window_us = r.poll_end_window_us;
+        w.disturbed = r.poll_disturbed != 0;
+      }
     }
   }
   for (std::size_t w = 0; w < input.workloads.size(); ++w) {

@@ -256,6 +256,9 @@ layout::TimelineLayout draw_timeline(ViewState& state, const layout::TimelineInp
     if (bar.flagged)  // outside the bar, so its fill stays the kind's colour
       draw->AddRect(at(bar.rect.x0 - 2, bar.rect.y0 - 2), at(bar.rect.x1 + 2, bar.rect.y1 + 2),
                     rgba(230, 40, 40), 0, 0, 2.0f);
+    else if (input.workloads[bar.workload].disturbed)  // a poll stamp seen late: amber
+      draw->AddRect(at(bar.rect.x0 - 2, bar.rect.y0 - 2), at(bar.rect.x1 + 2, bar.rect.y1 + 2),
+                    rgba(240, 170, 40), 0, 0, 2.0f);
     if (!bar.label.empty())
       draw->AddText(at(bar.rect.x0 + 3, bar.rect.y0 + 2), rgba(255, 255, 255), bar.label.c_str());
   }
@@ -276,6 +279,25 @@ layout::TimelineLayout draw_timeline(ViewState& state, const layout::TimelineInp
     draw->AddCircleFilled(at(arrow.x1, arrow.y1), 3.5f, color);
   }
   draw->PopClipRect();
+  // Hover over a bar: its times, and on the poll clock each stamp's detection window.
+  if (ImGui::IsItemHovered()) {
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    for (const layout::Bar& bar : layout.bars) {
+      if (mouse.x < origin.x + bar.rect.x0 || mouse.x > origin.x + bar.rect.x1 ||
+          mouse.y < origin.y + bar.rect.y0 || mouse.y > origin.y + bar.rect.y1)
+        continue;
+      const layout::WorkloadTiming& w = input.workloads[bar.workload];
+      std::string text =
+          fmt::format("{}: {:.3f} to {:.3f} us ({:.3f} us)", w.name, w.start_us.value_or(0),
+                      w.end_us.value_or(0), w.end_us.value_or(0) - w.start_us.value_or(0));
+      if (w.start_window_us && w.end_window_us)
+        text += fmt::format(
+            "\nwritten within {:.3f} us before its start and {:.3f} us before its end{}",
+            *w.start_window_us, *w.end_window_us,
+            w.disturbed ? " (disturbed: the poller lost its CPU around it)" : "");
+      ImGui::SetTooltip("%s", text.c_str());
+    }
+  }
   // Into window pixels, for the sidecar.
   for (layout::LaneBox& lane : layout.lanes) {
     lane.rect.x0 += origin.x, lane.rect.x1 += origin.x, lane.rect.y0 += origin.y,
@@ -1095,7 +1117,8 @@ nlohmann::json layout_json(const ViewState& state, const layout::TimelineLayout&
     bars.push_back({{"workload", state.input.workloads[b.workload].name},
                     {"rect", rect(b.rect)},
                     {"graphics", b.graphics},
-                    {"label", b.label}});
+                    {"label", b.label},
+                    {"disturbed", state.input.workloads[b.workload].disturbed}});
   for (const layout::LaneBox& l : drawn.lanes)
     lanes.push_back({{"label", l.label}, {"rect", rect(l.rect)}, {"queue_header", l.queue_header}});
   for (const layout::Arrow& a : drawn.arrows)

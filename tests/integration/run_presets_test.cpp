@@ -2,9 +2,12 @@
 // binary and checks what it writes. Only invariants are asserted, never timings: lavapipe has
 // one queue and cannot overlap anything, and a GPU's numbers are measured by benchmarks.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -654,7 +657,10 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
       EXPECT_FALSE(meta["host"]["cpu_model"].get<std::string>().empty());
       EXPECT_GT(meta["host"]["usable_cpus"].get<int>(), 0);
       const auto& threads = meta["threads"];
-      EXPECT_EQ(threads["frame_loop_and_stamp_poller"]["policy"], "SCHED_OTHER");
+      EXPECT_EQ(threads["frame_loop"]["policy"], "SCHED_OTHER");
+      // The poller: placed as asked (the default priority is normal) and read back.
+      EXPECT_EQ(meta["poller"]["priority_requested"], "normal");
+      EXPECT_EQ(meta["poller"]["scheduling"], "SCHED_OTHER, nice 0");
       EXPECT_EQ(threads["job_workers"]["policy"], "SCHED_OTHER");
       EXPECT_EQ(threads["job_workers"]["threads"], meta["cpu"]["workers"]);
       const std::string name(condition);
@@ -1186,6 +1192,112 @@ TEST(Cli, DeviceSelectionByBadNameFailsListingDevices) {
 
 namespace gpuoverlap {
 namespace {
+
+// Every stamp carries its detection window, and the run judges them: the records' window
+// columns, the disturbed stamps counted per workload, the poller's passes per frame and what it
+// was placed as in meta.json.
+TEST(Cli, EveryPollStampHasItsWindowAndDisturbedOnesAreCounted) {
+  const fs::path out = temp_path("windows");
+  fs::remove_all(out);
+  const auto r = run_gpuoverlap("run default --frames 8 --warmup 1 --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto meta = read_json(out / "default" / "meta.json");
+  const auto& window = meta["poll_window"];
+  const double tolerance = window["tolerance_us"];
+  EXPECT_GE(tolerance, 1.0) << window.dump();
+  const auto records = read_csv((out / "default" / "records.csv.gz").string(), kRecordColumns);
+  std::map<std::string, std::size_t> disturbed;
+  std::size_t stamps = 0, flagged = 0;
+  for (std::size_t i = 0; i < records.rows.size(); ++i) {
+    if (records.at(i, "status") != "ok") continue;
+    std::string expected;
+    bool borderline = false;  // within the file's rounding (3 decimals) of the tolerance
+    for (const char* side : {"start", "end"}) {
+      const auto at = records.number(i, std::string("poll_") + side + "_us");
+      const auto width = records.number(i, std::string("poll_") + side + "_window_us");
+      ASSERT_TRUE(at && width) << "line " << i + 2;
+      EXPECT_GE(*width, 0.0);
+      ++stamps;
+      borderline = borderline || std::fabs(*width - tolerance) <= 0.0005;
+      if (*width > tolerance) expected += expected.empty() ? side : std::string(";") + side;
+    }
+    if (!borderline) {
+      EXPECT_EQ(records.at(i, "poll_disturbed"), expected) << "line " << i + 2;
+    }
+    expected = records.at(i, "poll_disturbed");
+    flagged += std::count(expected.begin(), expected.end(), ';') + !expected.empty();
+    disturbed[records.at(i, "workload")] +=
+        std::count(expected.begin(), expected.end(), ';') + !expected.empty();
+  }
+  EXPECT_EQ(window["stamps"], stamps);
+  EXPECT_EQ(window["disturbed_stamps"], flagged);
+  const auto summary = read_csv((out / "default" / "summary.csv").string(), kSummaryColumns);
+  for (std::size_t i = 0; i < summary.rows.size(); ++i)
+    if (summary.at(i, "clock") == "poll") {
+      EXPECT_EQ(*summary.number(i, "poll_disturbed"),
+                static_cast<double>(disturbed[summary.at(i, "workload")]))
+          << summary.at(i, "workload");
+    } else {
+      EXPECT_EQ(summary.at(i, "poll_disturbed"), "");
+    }
+  const auto frames = read_csv((out / "default" / "frames.csv").string(), kFrameColumns);
+  for (std::size_t i = 0; i < frames.rows.size(); ++i) {
+    EXPECT_GT(*frames.number(i, "poll_scans"), 0.0);
+    EXPECT_GE(*frames.number(i, "poller_cpu"), 0.0);
+  }
+  EXPECT_EQ(meta["poller"]["priority_requested"], "normal");
+  EXPECT_TRUE(meta["poller"]["refused"].is_null());
+  fs::remove_all(out);
+}
+
+// --poller-core outside the affinity mask: one line naming the CPUs there, exit 2, before any
+// GPU work (no results folder). A priority the OS refuses: one line, and the run goes on at
+// what was granted, recorded.
+TEST(Cli, APollerCoreOutsideTheMaskIsRefusedAndARefusedPriorityIsRecorded) {
+  const fs::path out = temp_path("poller");
+  fs::remove_all(out);
+  const auto bad =
+      run_gpuoverlap("run default --frames 2 --poller-core 4095 --out " + out.string());
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--poller-core 4095: not a CPU this process may run on (its affinity "
+                            "mask has "),
+            std::string::npos)
+      << bad.output;
+  EXPECT_FALSE(fs::exists(out)) << "nothing was created";
+  // As root the priority would be granted: run without the capability to raise it.
+  const std::string without_nice =
+      ::geteuid() == 0 ? "setpriv --bounding-set=-sys_nice --inh-caps=-sys_nice " : "";
+  const auto refused = run_command(
+      without_nice + std::string(GPUOVERLAP_BINARY) +
+      " run default --frames 2 --warmup 0 --poller-priority realtime --out " + out.string());
+  ASSERT_EQ(refused.exit_code, 0) << refused.output;
+  EXPECT_NE(refused.output.find("poller: priority realtime was refused ("), std::string::npos)
+      << refused.output;
+  const auto meta = read_json(out / "default" / "meta.json");
+  EXPECT_EQ(meta["poller"]["priority_requested"], "realtime");
+  EXPECT_NE(meta["poller"]["refused"].get<std::string>().find("realtime"), std::string::npos);
+  EXPECT_EQ(meta["poller"]["scheduling"].get<std::string>().rfind("SCHED_OTHER", 0), 0u)
+      << "what was granted";
+  fs::remove_all(out);
+
+  // A CPU of the mask: the poller runs there, and the process's other threads leave it.
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  ASSERT_EQ(::sched_getaffinity(0, sizeof(mask), &mask), 0);
+  int last = -1;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &mask)) last = cpu;
+  const auto pinned = run_gpuoverlap("run default --frames 3 --warmup 0 --poller-core " +
+                                     std::to_string(last) + " --out " + out.string());
+  ASSERT_EQ(pinned.exit_code, 0) << pinned.output;
+  const auto pinned_meta = read_json(out / "default" / "meta.json");
+  EXPECT_EQ(pinned_meta["poller"]["cpu"], last);
+  EXPECT_EQ(pinned_meta["poller"]["cpu_reserved"], CPU_COUNT(&mask) > 1);
+  const auto frames = read_csv((out / "default" / "frames.csv").string(), kFrameColumns);
+  for (std::size_t i = 0; i < frames.rows.size(); ++i)
+    EXPECT_EQ(*frames.number(i, "poller_cpu"), static_cast<double>(last));
+  fs::remove_all(out);
+}
 
 TEST(Cli, NoTimestampsLeavesOnlyThePollClock) {
   const fs::path out = temp_path("nots");

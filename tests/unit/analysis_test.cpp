@@ -8,6 +8,7 @@
 #include "scenarios/scenario.h"
 #include "temp_dir.h"
 #include "timeline/export.h"
+#include "timeline/records.h"
 
 namespace gpuoverlap {
 namespace {
@@ -77,6 +78,30 @@ TEST(Metrics, StartEndDurationAndGapPerWorkload) {
   EXPECT_EQ(gap.barrier, "legacy");
   EXPECT_DOUBLE_EQ(gap.values_us[0], 3.0);
   EXPECT_TRUE(metric_series(synthetic("s", 50, 20, 5), Clock::ts).empty());  // no ts values
+}
+
+// On the poll clock a disturbed stamp's frame is left out of what rests on it and counted:
+// a late consumer start never reads as a slow barrier. Other clocks keep every frame.
+TEST(Metrics, DisturbedPollStampsAreLeftOutOfWhatRestsOnThem) {
+  LoadedScenario s = synthetic("s", 50, 20, 5, 0.0);
+  s.records[3].poll_disturbed = kPollStartDisturbed;  // frame 1, B's start
+  s.records[4].poll_disturbed = kPollEndDisturbed;    // frame 2, A's end
+  const auto series = metric_series(s, Clock::poll);
+  ASSERT_EQ(series.size(), 7u);
+  auto find = [&](const std::string& workload, const std::string& metric) {
+    for (const MetricSeries& m : series)
+      if (m.workload == workload && m.metric == metric) return &m;
+    return static_cast<const MetricSeries*>(nullptr);
+  };
+  EXPECT_EQ(find("A", "start")->values_us.size(), 5u);
+  EXPECT_EQ(find("A", "end")->values_us.size(), 4u);
+  EXPECT_EQ(find("A", "end")->disturbed_frames, 1u);
+  EXPECT_EQ(find("A", "duration")->values_us.size(), 4u);
+  EXPECT_EQ(find("B", "start")->values_us.size(), 4u);
+  EXPECT_EQ(find("B", "duration")->disturbed_frames, 1u);
+  const MetricSeries* gap = find("B", "gap");
+  EXPECT_EQ(gap->values_us.size(), 3u) << "B's start in frame 1 and A's end in frame 2";
+  EXPECT_EQ(gap->disturbed_frames, 2u);
 }
 
 TEST(Bootstrap, IntervalContainsTheTrueShiftAndExcludesZero) {

@@ -158,6 +158,10 @@ class KnownClocksExecutor : public ScenarioExecutor {
   bool overlap_chain = false;  // the chain's consumers start 5 µs before their producer ends
   double stamping_cost = 1.0;  // duration factor with stamps
   bool have_ping_pong = false;
+  // Every `disturb_every`-th frame's start stamp is seen this much late, with a window as
+  // wide: a poller that lost its CPU (0: none).
+  std::uint32_t disturb_every = 0;
+  double late_us = 40.0;
   std::vector<RunSettings> settings_seen;
 
   Result<ScenarioTimeline> run(const Scenario& s, const RunSettings& settings,
@@ -176,8 +180,11 @@ class KnownClocksExecutor : public ScenarioExecutor {
         r.ts_start_us = start - 0.5;
         r.ts_end_us = start + duration + 0.5;
         if (settings.stamping) {
-          r.poll_start_us = start + 0.6;
+          const bool late = disturb_every > 0 && f % disturb_every == 0;
+          r.poll_start_us = start + 0.6 + (late ? late_us : 0.0);
           r.poll_end_us = start + duration + 0.6;
+          r.poll_start_window_us = late ? late_us + 0.2 : 0.2;
+          r.poll_end_window_us = 0.2;
           r.clk_start_us = start;
           r.clk_end_us = start + duration;
         }
@@ -242,10 +249,15 @@ TEST_F(SelftestRun, EveryCheckPassesOnAnHonestDevice) {
   EXPECT_NEAR(*durations[1]->value, 1000.0, 100.0);
   for (const CheckRow* r : find(o, "clock_agreement", "poll-clk"))
     EXPECT_EQ(r->verdict, Verdict::pass);
-  // Detection: poll - clk = 0.6 µs on every stamp.
+  // Detection: poll - clk = 0.6 µs on every stamp, none disturbed.
   const auto detection = find(o, "poll_detection");
-  ASSERT_EQ(detection.size(), 8u);  // p50, p99, max, cpu steal for uncached and cached
-  EXPECT_EQ(detection[3]->metric, "cpu steal");
+  // p50 and p99 undisturbed, disturbed share, p99 all stamps, max, cpu steal; uncached, cached
+  ASSERT_EQ(detection.size(), 12u);
+  EXPECT_EQ(detection[0]->metric, "p50 undisturbed");
+  EXPECT_EQ(detection[2]->metric, "disturbed share");
+  EXPECT_EQ(detection[2]->verdict, Verdict::pass);
+  EXPECT_DOUBLE_EQ(*detection[2]->value, 0.0);
+  EXPECT_EQ(detection[5]->metric, "cpu steal");
   // Sized for a p99: 1000 stamps, whatever --frames says, with the statistic's interval.
   EXPECT_NE(detection[1]->detail.find("1000 stamps; 95% interval ["), std::string::npos)
       << detection[1]->detail;
@@ -256,6 +268,31 @@ TEST_F(SelftestRun, EveryCheckPassesOnAnHonestDevice) {
   // The sweeps ran without stamps (timestamps sufficed); the overhead pairs alternate.
   EXPECT_FALSE(executor.settings_seen.front().stamping);
   EXPECT_TRUE(fs::exists(options_.out_directory / "runs" / "ordering" / "records.csv.gz"));
+}
+
+// A poller that loses its CPU around one stamp in 20: the precision rows judge the other
+// stamps and pass; the disturbed share (5 %) fails on its own row, which names a cause; the
+// p99 of every stamp shows the late ones.
+TEST_F(SelftestRun, DisturbedStampsAreJudgedApartFromThePrecision) {
+  KnownClocksExecutor executor;
+  executor.disturb_every = 10;  // every 10th frame's start: 1 stamp in 20
+  const SelftestOutcome o = run_selftest(executor, options_, log_);
+  ASSERT_FALSE(o.failure) << o.failure->message;
+  const auto detection = find(o, "poll_detection");
+  ASSERT_EQ(detection.size(), 12u);
+  for (std::size_t config = 0; config < 2; ++config) {
+    const CheckRow* const* rows = &detection[config * 6];
+    EXPECT_EQ(rows[0]->verdict, Verdict::pass) << "p50 undisturbed";
+    EXPECT_NEAR(*rows[1]->value, 0.6, 1e-9) << "p99 undisturbed: the late stamps are apart";
+    EXPECT_EQ(rows[1]->verdict, Verdict::pass);
+    EXPECT_EQ(rows[2]->metric, "disturbed share");
+    EXPECT_NEAR(*rows[2]->value, 5.0, 1e-9);
+    EXPECT_EQ(rows[2]->verdict, Verdict::fail);
+    EXPECT_NE(rows[2]->detail.find("; cause: "), std::string::npos) << rows[2]->detail;
+    EXPECT_EQ(rows[3]->metric, "p99 all stamps");
+    EXPECT_GT(*rows[3]->value, 40.0) << "every stamp, the late ones too";
+  }
+  EXPECT_FALSE(o.passed());
 }
 
 TEST_F(SelftestRun, CatchesOverlapOverheadAndMissingProbes) {

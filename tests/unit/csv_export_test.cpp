@@ -7,10 +7,10 @@
 
 #include "analysis/csv_table.h"
 #include "core/atomic_file.h"
+#include "core/gzip.h"
 #include "scenarios/scenario.h"
 #include "timeline/clock_agreement.h"
 #include "timeline/export.h"
-#include "core/gzip.h"
 #include "unit/temp_dir.h"
 
 namespace gpuoverlap {

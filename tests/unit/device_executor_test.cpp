@@ -358,11 +358,14 @@ TEST(RunSettingsJson, RoundTripsEverySettingTheLoadProcessNeeds) {
   settings.study_shares_device = true;
   settings.washout_ms = 750;
   settings.measure_limit_ms = 1500;
+  settings.poller = {3, PollerPriority::realtime};
   auto back = run_settings_from_json(nlohmann::json::parse(to_json(settings).dump()));
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(to_json(*back), to_json(settings));
   EXPECT_EQ(back->stamp_memory, StampMemory::cached);
   EXPECT_EQ(back->frame_timeout_ms, 1234u);
+  EXPECT_EQ(back->poller.cpu, 3);
+  EXPECT_EQ(back->poller.priority, PollerPriority::realtime);
 }
 
 TEST(RunSettingsJson, RefusesMissingWrongTypedAndOutOfRangeValues) {
@@ -386,6 +389,9 @@ TEST(RunSettingsJson, RefusesMissingWrongTypedAndOutOfRangeValues) {
   EXPECT_NE(refused("stamping", nullptr).find("'stamping' must be true or false"),
             std::string::npos);
   EXPECT_NE(refused("stamp_memory", "device").find("'stamp_memory'"), std::string::npos);
+  EXPECT_NE(refused("poller_cpu", -1).find("'poller_cpu'"), std::string::npos);
+  EXPECT_NE(refused("poller_priority", "idle").find("'poller_priority'"), std::string::npos);
+  EXPECT_EQ(refused("poller_cpu", 2), "accepted");
   EXPECT_FALSE(run_settings_from_json(nlohmann::json::array()));
 }
 

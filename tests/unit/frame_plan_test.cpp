@@ -122,11 +122,45 @@ TEST(DependencyAnalysis, GapIsConsumerStartMinusProducerEnd) {
   const std::string csv = dependencies_csv(l.scenario, rows);
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "scenario,producer,consumer,barrier,cross_queue,d3d12,clock,frames,gap_p5_us,"
-            "gap_p50_us,gap_p95_us,gap_min_us,gap_max_us,early_frames");
+            "gap_p50_us,gap_p95_us,gap_min_us,gap_max_us,early_frames,disturbed_frames,"
+            "gap_p50_low_us,gap_p50_high_us");
   EXPECT_NE(csv.find("three-dispatches,Compute A,Compute C,legacy,false,TRANSITION "
                      "unordered_access -> non_pixel_shader_resource,poll,2,"),
             std::string::npos)
       << csv;
+}
+
+// On the poll clock a frame whose consumer start or producer end was disturbed is left out and
+// counted; the windows bound the p50 gap: the consumer may have started up to its start's
+// window earlier, the producer ended up to its end's window earlier.
+TEST(DependencyAnalysis, DisturbedStampsAreLeftOutAndTheWindowsBoundTheGap) {
+  Lab l = lab();
+  for (WorkloadFrameRecord& r : l.timeline.records) {
+    r.poll_start_window_us = 2.0;
+    r.poll_end_window_us = 3.0;
+  }
+  auto rows = dependency_gaps(l.scenario, l.timeline);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].disturbed_frames, 0u);
+  // Gaps 60 and -5: p50 27.5; lows 58 and -7 (p50 25.5), highs 63 and -2 (p50 30.5).
+  EXPECT_DOUBLE_EQ(*rows[0].gap_us[1], 27.5);
+  EXPECT_DOUBLE_EQ(*rows[0].gap_p50_low_us, 25.5);
+  EXPECT_DOUBLE_EQ(*rows[0].gap_p50_high_us, 30.5);
+  // Frame 1's consumer (C) start disturbed: only frame 0's gap is left.
+  l.timeline.records[5].poll_disturbed = kPollStartDisturbed;
+  rows = dependency_gaps(l.scenario, l.timeline);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].frames, 1u);
+  EXPECT_EQ(rows[0].disturbed_frames, 1u);
+  EXPECT_EQ(rows[0].early_frames, 0u) << "the broken frame's start was the disturbed one";
+  EXPECT_DOUBLE_EQ(*rows[0].gap_us[1], 60.0);
+  // The overlap of a pair with a disturbed stamp leaves that frame out too.
+  const auto overlaps = pairwise_overlap(l.scenario, l.timeline);
+  for (const OverlapRow& o : overlaps) {
+    const bool with_c = o.b == 2;
+    EXPECT_EQ(o.disturbed_frames, with_c ? 1u : 0u) << o.a << "," << o.b;
+    EXPECT_EQ(o.frames, with_c ? 1u : 2u) << o.a << "," << o.b;
+  }
 }
 
 TEST(DependencyAnalysis, OverlapIsSharedTimeOverTheShorterDuration) {

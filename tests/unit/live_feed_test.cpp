@@ -132,6 +132,9 @@ TEST_F(LiveAndDisk, DrawIdenticalScenes) {
       r.status = frame.status;
       r.frame_t0_us = 1000.0 * f;
       r.disagreements = f == 3 && w == 1 ? 1u : 0u;
+      r.poll_start_window_us = 0.125 * static_cast<double>(w + 1);
+      r.poll_end_window_us = f == 5 && w == 0 ? 12.5 : 0.25;
+      r.poll_disturbed = f == 5 && w == 0 ? kPollEndDisturbed : 0u;
       at_us = *r.poll_end_us + 2.625;
       records.push_back(r);
     }

@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <atomic>
 #include <thread>
 
 #include "core/clock.h"
+#include "timeline/clock_agreement.h"
 
 namespace gpuoverlap {
 namespace {
@@ -41,6 +43,95 @@ TEST(StampPoller, SeesEveryStampInCausalOrder) {
       }
     }
   }
+}
+
+// Each stamp's detection window holds its write: the writer reads the clock just before and
+// just after each store, and [seen - window, seen] must meet [before, after].
+TEST(StampPoller, EveryWindowContainsItsWriteTime) {
+  alignas(64) std::array<std::uint32_t, 4 * kStride> words{};
+  for (std::uint32_t frame = 1; frame <= 50; ++frame) {
+    StampPoller poller;
+    poller.arm(words.data(), kStride, 4, frame, monotonic_raw_ns() + 5'000'000'000);
+    std::array<std::pair<std::int64_t, std::int64_t>, 8> written{};  // [before, after] per word
+    std::thread gpu([&] {
+      for (std::size_t word = 0; word < 8; ++word) {
+        written[word].first = monotonic_raw_ns();
+        // Sequentially consistent: the store is visible to the poller before the clock is
+        // read again (a release store can wait in the store buffer past it).
+        __atomic_store_n(&words[(word / 2) * kStride + word % 2], frame, __ATOMIC_SEQ_CST);
+        written[word].second = monotonic_raw_ns();
+      }
+    });
+    gpu.join();
+    const PollResult r = poller.wait();
+    ASSERT_FALSE(r.timed_out);
+    EXPECT_GT(r.scans, 0u);
+    for (std::size_t word = 0; word < 8; ++word) {
+      const std::size_t slot = word / 2;
+      const std::int64_t seen = word % 2 ? *r.end_ns[slot] : *r.start_ns[slot];
+      const std::int64_t window = word % 2 ? r.end_window_ns[slot] : r.start_window_ns[slot];
+      EXPECT_GE(window, 0);
+      EXPECT_LE(seen - window, written[word].second) << "frame " << frame << " word " << word;
+      EXPECT_GE(seen, written[word].first) << "frame " << frame << " word " << word;
+    }
+  }
+}
+
+// A poller that loses its CPU for 5 ms (the hook plays the scheduler) while a stamp is written
+// sees it at least 5 ms after its window began: the window says how late it may be, and the
+// run's tolerance flags it disturbed.
+TEST(StampPoller, APollerStoppedFor5MsGivesWindowsOfAtLeast5Ms) {
+  alignas(64) std::array<std::uint32_t, kStride> words{};
+  StampPoller poller;
+  std::atomic<bool> stop_next{false}, stopped{false}, written{false};
+  poller.set_pass_hook([&] {
+    if (!stop_next.exchange(false)) return;
+    stopped.store(true);
+    while (!written.load()) std::this_thread::yield();  // the stamp lands while it is stopped
+    const std::int64_t until = monotonic_raw_ns() + 5'000'000;
+    while (monotonic_raw_ns() < until) std::this_thread::yield();
+  });
+  poller.arm(words.data(), kStride, 1, 1, monotonic_raw_ns() + 5'000'000'000);
+  stop_next.store(true);
+  while (!stopped.load()) std::this_thread::yield();
+  store(&words[0], 1);
+  store(&words[1], 1);
+  written.store(true);
+  const PollResult r = poller.wait();
+  ASSERT_FALSE(r.timed_out);
+  EXPECT_GE(r.start_window_ns[0], 5'000'000);
+  EXPECT_GE(r.end_window_ns[0], 5'000'000);
+  EXPECT_GE(r.max_scan_gap_ns, 5'000'000);
+
+  // As a run records it: both stamps flagged and counted, against the default tolerance.
+  ScenarioTimeline timeline;
+  for (std::uint32_t frame = 0; frame < 20; ++frame) {
+    WorkloadFrameRecord quiet;
+    quiet.frame = frame;
+    quiet.poll_start_window_us = 0.2;
+    quiet.poll_end_window_us = 0.3;
+    timeline.records.push_back(quiet);
+  }
+  timeline.records[7].poll_start_window_us = static_cast<double>(r.start_window_ns[0]) / 1000.0;
+  timeline.records[7].poll_end_window_us = static_cast<double>(r.end_window_ns[0]) / 1000.0;
+  const nlohmann::json judged = mark_poll_disturbance(timeline, std::nullopt);
+  EXPECT_EQ(judged["disturbed_stamps"], 2);
+  EXPECT_EQ(judged["stamps"], 40);
+  EXPECT_DOUBLE_EQ(judged["tolerance_us"].get<double>(), kDisturbanceFloorUs)
+      << "8 x the p10 window is under the floor: " << judged.dump();
+  EXPECT_EQ(timeline.records[7].poll_disturbed, kPollStartDisturbed | kPollEndDisturbed);
+  EXPECT_EQ(timeline.records[6].poll_disturbed, 0u);
+  // A tolerance given wins over the scenario's own windows.
+  EXPECT_EQ(mark_poll_disturbance(timeline, 0.25)["disturbed_stamps"], 21);
+  // A slower host's quiet windows set it (8 x the p10), however many stamps were disturbed:
+  // every end stamp time-sliced by 4 ms is disturbed, though they are half of all.
+  for (WorkloadFrameRecord& q : timeline.records) {
+    q.poll_start_window_us = 0.5;
+    q.poll_end_window_us = 4000.0;
+  }
+  const nlohmann::json sliced = mark_poll_disturbance(timeline, std::nullopt);
+  EXPECT_DOUBLE_EQ(sliced["tolerance_us"].get<double>(), 4.0) << sliced.dump();
+  EXPECT_EQ(sliced["disturbed_stamps"], 20);
 }
 
 TEST(StampPoller, OldFrameValuesDoNotCount) {

@@ -822,8 +822,8 @@ TEST(BackgroundExport, FramesAndBackgroundCsvUseTheRunsTimeOrigin) {
             "scenario,frame,cpu_start_us,cpu_frame_us,cpu_submit_us,submit_to_start_us,"
             "poll_gap_max_us,bg_managed,bg_boosted,bg_unmanaged,status,bg_held,"
             "frame_interval_us,stutter,gpu_span_us,cpu_phase_us,critical_path_us,wake_max_us,"
-            "workers_missed,worker_busy_min_us,worker_busy_max_us");
-  EXPECT_NE(frames.find("s,0,-3.000,100.000,20.000,,,0,0,0,ok,0,,0,,,,,,,\n"), std::string::npos)
+            "workers_missed,worker_busy_min_us,worker_busy_max_us,poll_scans,poller_cpu");
+  EXPECT_NE(frames.find("s,0,-3.000,100.000,20.000,,,0,0,0,ok,0,,0,,,,,,,,,\n"), std::string::npos)
       << frames;
   const std::string bg = background_csv(s, t);
   EXPECT_NE(bg.find("s,1,managed,\"compile #1 A, quoted\",0,0,1,-1000.000,-500.000,1000.000,"

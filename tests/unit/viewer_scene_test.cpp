@@ -69,6 +69,24 @@ TEST(ViewerScene, OneFrameIsDrawnFromItsRecordsWithLanesFromMeta) {
   EXPECT_EQ(in.dependencies[0].barrier, "split-event");
 }
 
+TEST(ViewerScene, AFrameOnThePollClockCarriesEachStampsWindowForTheHoverText) {
+  LoadedScenario s = three_frames();
+  for (LoadedRecord& r : s.records)
+    if (r.workload == "A" && r.frame == 1) {
+      r.poll_start_window_us = 0.25, r.poll_end_window_us = 14.5;
+      r.poll_disturbed = kPollEndDisturbed;
+    }
+  const layout::TimelineInput poll = timeline_input(s, Clock::poll, 1);
+  EXPECT_EQ(poll.workloads[0].start_window_us, 0.25);
+  EXPECT_EQ(poll.workloads[0].end_window_us, 14.5);
+  EXPECT_TRUE(poll.workloads[0].disturbed);
+  EXPECT_FALSE(poll.workloads[1].disturbed);
+  EXPECT_FALSE(timeline_input(s, Clock::ts, 1).workloads[0].start_window_us)
+      << "the windows are the poll clock's";
+  EXPECT_FALSE(timeline_input(s, Clock::poll, std::nullopt).workloads[0].disturbed)
+      << "medians are no frame";
+}
+
 TEST(ViewerScene, TheMediansAndEachClockComeFromTheOkRecords) {
   const LoadedScenario s = three_frames();
   const layout::TimelineInput medians = timeline_input(s, Clock::poll, std::nullopt);

@@ -1,0 +1,85 @@
+#include "core/cpu_affinity.h"
+
+#include <algorithm>
+#include <thread>
+
+#if defined(_WIN32)
+#include <windows.h>
+#else
+#include <pthread.h>
+#include <sched.h>
+#endif
+
+namespace gpuoverlap {
+
+std::uint32_t usable_cpus() {
+#if defined(_WIN32)
+  DWORD_PTR process_mask = 0, system_mask = 0;
+  if (GetProcessAffinityMask(GetCurrentProcess(), &process_mask, &system_mask) && process_mask) {
+    std::uint32_t count = 0;
+    for (; process_mask; process_mask &= process_mask - 1) ++count;
+    return count;
+  }
+#else
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+#endif
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::vector<int> usable_cpu_ids() {
+  std::vector<int> ids;
+#if defined(_WIN32)
+  DWORD_PTR process_mask = 0, system_mask = 0;
+  if (GetProcessAffinityMask(GetCurrentProcess(), &process_mask, &system_mask))
+    for (int cpu = 0; cpu < static_cast<int>(8 * sizeof(DWORD_PTR)); ++cpu)
+      if (process_mask & (DWORD_PTR{1} << cpu)) ids.push_back(cpu);
+#else
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &set)) ids.push_back(cpu);
+#endif
+  return ids;
+}
+
+bool pin_current_thread(int cpu) {
+#if defined(_WIN32)
+  if (cpu < 0 || cpu >= static_cast<int>(8 * sizeof(DWORD_PTR))) return false;
+  return SetThreadAffinityMask(GetCurrentThread(), DWORD_PTR{1} << cpu) != 0;
+#else
+  if (cpu < 0 || cpu >= CPU_SETSIZE) return false;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+#endif
+}
+
+int current_cpu() {
+#if defined(_WIN32)
+  return static_cast<int>(GetCurrentProcessorNumber());
+#else
+  return sched_getcpu();
+#endif
+}
+
+bool keep_this_thread_off(int cpu) {
+#if defined(_WIN32)
+  DWORD_PTR process_mask = 0, system_mask = 0;
+  if (!GetProcessAffinityMask(GetCurrentProcess(), &process_mask, &system_mask)) return false;
+  if (cpu >= 0 && cpu < static_cast<int>(8 * sizeof(DWORD_PTR)))
+    process_mask &= ~(DWORD_PTR{1} << cpu);
+  return process_mask != 0 && SetThreadAffinityMask(GetCurrentThread(), process_mask) != 0;
+#else
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return false;
+  if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_CLR(cpu, &set);
+  return CPU_COUNT(&set) > 0 && pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+#endif
+}
+
+}  // namespace gpuoverlap

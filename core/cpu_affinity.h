@@ -1,0 +1,23 @@
+// The CPUs this process may run on and a thread's place among them: what the game frame's
+// workers (jobs/) and the stamp poller (queues/) are pinned with, and what the results record.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace gpuoverlap {
+
+// The CPUs this process may run on (its affinity mask; the hardware threads where there is
+// none), at least 1.
+std::uint32_t usable_cpus();
+// Their numbers, in increasing order (empty where the platform cannot say).
+std::vector<int> usable_cpu_ids();
+// Pins the calling thread to CPU `cpu`; false where the platform refuses.
+bool pin_current_thread(int cpu);
+// The CPU the calling thread runs on now; -1 where the platform cannot say.
+int current_cpu();
+// Lets the calling thread run on every CPU of the process's mask but `cpu`; the threads it
+// creates afterwards inherit that. False where the platform refuses or no other CPU is left.
+bool keep_this_thread_off(int cpu);
+
+}  // namespace gpuoverlap

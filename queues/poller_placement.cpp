@@ -1,0 +1,104 @@
+#include "queues/poller_placement.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "core/cpu_affinity.h"
+
+#if defined(_WIN32)
+#include <windows.h>
+#else
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+namespace gpuoverlap {
+
+std::string_view to_string(PollerPriority priority) {
+  return name_of(kPollerPriorityNames, priority);
+}
+std::optional<PollerPriority> parse_poller_priority(std::string_view text) {
+  return value_of(kPollerPriorityNames, text);
+}
+
+namespace {
+
+// "" when granted, else why not.
+std::string raise_priority(PollerPriority priority) {
+  if (priority == PollerPriority::normal) return "";
+#if defined(_WIN32)
+  const int level =
+      priority == PollerPriority::high ? THREAD_PRIORITY_HIGHEST : THREAD_PRIORITY_TIME_CRITICAL;
+  if (SetThreadPriority(GetCurrentThread(), level)) return "";
+  return fmt::format("SetThreadPriority failed (error {})", GetLastError());
+#else
+  if (priority == PollerPriority::high) {
+    const auto tid = static_cast<id_t>(static_cast<pid_t>(syscall(SYS_gettid)));
+    if (setpriority(PRIO_PROCESS, tid, -10) == 0) return "";
+    return fmt::format("nice -10: {}", std::strerror(errno));
+  }
+  sched_param param{};
+  param.sched_priority = 1;
+  const int error = pthread_setschedparam(pthread_self(), SCHED_FIFO, &param);
+  if (error == 0) return "";
+  return fmt::format("SCHED_FIFO: {}", std::strerror(error));
+#endif
+}
+
+}  // namespace
+
+PollerGranted place_this_thread(const PollerPlacement& placement) {
+  PollerGranted granted;
+  std::string refused;
+  if (placement.cpu) {
+    if (pin_current_thread(*placement.cpu))
+      granted.cpu = placement.cpu;
+    else
+      refused = fmt::format("pinning to CPU {} was refused", *placement.cpu);
+  }
+  if (const std::string why = raise_priority(placement.priority); !why.empty())
+    refused += fmt::format("{}priority {} was refused ({})", refused.empty() ? "" : "; ",
+                           to_string(placement.priority), why);
+  granted.scheduling = this_thread_scheduling();
+  granted.refused = refused;
+  return granted;
+}
+
+Result<PollerPlacement> poller_placement(int requested_cpu, PollerPriority priority) {
+  PollerPlacement placement;
+  placement.priority = priority;
+  const std::vector<int> cpus = usable_cpu_ids();
+  if (requested_cpu < 0) return placement;
+  if (!cpus.empty() && std::find(cpus.begin(), cpus.end(), requested_cpu) == cpus.end()) {
+    std::string usable;
+    for (int cpu : cpus) usable += (usable.empty() ? "" : ",") + std::to_string(cpu);
+    return make_error(fmt::format(
+        "--poller-core {}: not a CPU this process may run on (its affinity mask has {})",
+        requested_cpu, usable));
+  }
+  placement.cpu = requested_cpu;
+  return placement;
+}
+
+bool reserve_poller_cpu(const PollerPlacement& placement) {
+  return placement.cpu && keep_this_thread_off(*placement.cpu);
+}
+
+nlohmann::json to_json(const PollerPlacement& asked, const PollerGranted& granted,
+                       bool cpu_reserved) {
+  return {{"cpu_requested", asked.cpu ? nlohmann::json(*asked.cpu) : nlohmann::json(nullptr)},
+          {"cpu", granted.cpu ? nlohmann::json(*granted.cpu) : nlohmann::json(nullptr)},
+          {"cpu_reserved", cpu_reserved},
+          {"priority_requested", to_string(asked.priority)},
+          {"scheduling", describe(granted.scheduling)},
+          {"refused",
+           granted.refused.empty() ? nlohmann::json(nullptr) : nlohmann::json(granted.refused)}};
+}
+
+}  // namespace gpuoverlap

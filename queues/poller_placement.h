@@ -1,0 +1,72 @@
+// Where the stamp poller runs: pinned to a CPU or not, at which priority. The poller is the
+// method's own clock: a poller that shares its core, or that the scheduler preempts, sees
+// stamps late, and the detection windows (settling_spin.h) show it. A core of its own and a
+// raised priority are how a busy host still gives clean stamps.
+//
+// Applied by each polling thread to itself as it starts (the threads are made per frame or per
+// run). What the OS grants is read back from the thread, never assumed: a refused priority is
+// a note, and the run goes on at what was granted.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/enum_names.h"
+#include "core/host_info.h"
+#include "core/result.h"
+
+namespace gpuoverlap {
+
+// normal: as the process's other threads; high: SCHED_OTHER at nice -10 on Linux,
+// THREAD_PRIORITY_HIGHEST on Windows; realtime: SCHED_FIFO priority 1 on Linux,
+// THREAD_PRIORITY_TIME_CRITICAL on Windows (a spinning real-time thread owns its core: give it
+// one of its own).
+enum class PollerPriority { normal, high, realtime };
+inline constexpr EnumNames<PollerPriority, 3> kPollerPriorityNames{
+    {{PollerPriority::normal, "normal"},
+     {PollerPriority::high, "high"},
+     {PollerPriority::realtime, "realtime"}}};
+std::string_view to_string(PollerPriority priority);
+std::optional<PollerPriority> parse_poller_priority(std::string_view text);
+
+struct PollerPlacement {
+  std::optional<int> cpu;  // pinned to this CPU; nullopt: wherever the scheduler puts it
+  PollerPriority priority = PollerPriority::normal;
+};
+
+// What a polling thread got: the CPU it is pinned to (nullopt: unpinned, asked or refused), its
+// scheduling read back, and one line per refusal ("" when everything asked was granted).
+struct PollerGranted {
+  std::optional<int> cpu;
+  ThreadScheduling scheduling;
+  std::string refused;
+};
+
+// Applies `placement` to the calling thread.
+PollerGranted place_this_thread(const PollerPlacement& placement);
+
+// Gives a pinned poller its CPU to itself within this process: the calling thread (the main
+// thread, before it opens the device or starts any other thread) leaves the poller's CPU, and
+// every thread made afterwards inherits that: the GPU driver's, the frame loop, the background
+// runtime's, a positive control's, a load process. (Measured on an H200 without it: a study's
+// control threads time-sliced the poller, 4 ms windows on most stamps.) The poller threads pin
+// themselves back onto it. True where it was done; false without a pinned CPU, or where the
+// platform refuses.
+bool reserve_poller_cpu(const PollerPlacement& placement);
+
+// The placement a run asks for, checked against this process's CPUs (untrusted: from the
+// command line). `requested_cpu`: -1 for the default, unpinned. (Pinned to the mask's first CPU
+// and that CPU kept from every other thread, an H200's study had clean stamps, but stopping its
+// background work took 91 s instead of seconds: the main job went from 56 to 142 s. Until that
+// is understood a CPU of its own is asked for, not given.) A CPU outside the mask is an input
+// Error naming the usable ones.
+Result<PollerPlacement> poller_placement(int requested_cpu, PollerPriority priority);
+
+// meta.json's "poller": what was asked, what a thread placed so got, and whether the process's
+// other threads were kept off its CPU (reserve_poller_cpu).
+nlohmann::json to_json(const PollerPlacement& asked, const PollerGranted& granted,
+                       bool cpu_reserved);
+
+}  // namespace gpuoverlap
