@@ -53,28 +53,30 @@ std::string raise_priority(PollerPriority priority) {
 
 }  // namespace
 
-PollerGranted place_this_thread(const PollerPlacement& placement) {
-  PollerGranted granted;
+std::string apply_placement(const PollerPlacement& placement) {
   std::string refused;
-  if (placement.cpu) {
-    if (pin_current_thread(*placement.cpu))
-      granted.cpu = placement.cpu;
-    else
-      refused = fmt::format("pinning to CPU {} was refused", *placement.cpu);
-  }
+  if (placement.cpu && !pin_current_thread(*placement.cpu))
+    refused = fmt::format("pinning to CPU {} was refused", *placement.cpu);
   if (const std::string why = raise_priority(placement.priority); !why.empty())
     refused += fmt::format("{}priority {} was refused ({})", refused.empty() ? "" : "; ",
                            to_string(placement.priority), why);
+  return refused;
+}
+
+PollerGranted place_this_thread(const PollerPlacement& placement) {
+  PollerGranted granted;
+  granted.refused = apply_placement(placement);
+  // Read back: a thread pinned to one CPU runs on it from the call on.
+  if (placement.cpu && current_cpu() == *placement.cpu) granted.cpu = placement.cpu;
   granted.scheduling = this_thread_scheduling();
-  granted.refused = refused;
   return granted;
 }
 
 Result<PollerPlacement> poller_placement(int requested_cpu, PollerPriority priority) {
   PollerPlacement placement;
   placement.priority = priority;
-  const std::vector<int> cpus = usable_cpu_ids();
   if (requested_cpu < 0) return placement;
+  const std::vector<int> cpus = usable_cpu_ids();
   if (!cpus.empty() && std::find(cpus.begin(), cpus.end(), requested_cpu) == cpus.end()) {
     std::string usable;
     for (int cpu : cpus) usable += (usable.empty() ? "" : ",") + std::to_string(cpu);

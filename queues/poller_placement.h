@@ -44,7 +44,12 @@ struct PollerGranted {
   std::string refused;
 };
 
-// Applies `placement` to the calling thread.
+// Pins and raises the calling thread as `placement` asks; returns what was refused, one line
+// ("" when all was granted; the default placement asks nothing). What each polling thread
+// does as it starts: what a run gets was read back once, by place_this_thread.
+std::string apply_placement(const PollerPlacement& placement);
+
+// apply_placement, then the thread's scheduling read back: what meta.json records.
 PollerGranted place_this_thread(const PollerPlacement& placement);
 
 // Gives a pinned poller its CPU to itself within this process: the calling thread (the main

@@ -38,10 +38,10 @@ std::vector<SequenceEvent> SequencePoller::stop() {
 }
 
 void SequencePoller::poll_loop() {
-  if (placement_.cpu || placement_.priority != PollerPriority::normal)
-    place_this_thread(placement_);  // what a run gets was checked once, at its start
+  apply_placement(placement_);  // what a run gets was read back once, at its start
   std::vector<std::uint32_t> last(words_.size());
   const std::int64_t started_ns = monotonic_raw_ns();
+  GPUOVERLAP_LOADS_AFTER_CLOCK();  // the starting values are read after the windows' start
   for (std::size_t i = 0; i < words_.size(); ++i)
     last[i] = __atomic_load_n(words_[i].address, __ATOMIC_ACQUIRE);
   spinning_.store(true, std::memory_order_release);

@@ -42,8 +42,7 @@ PollResult StampPoller::wait() {
 
 void StampPoller::poll_loop(const std::uint32_t* base, std::size_t stride_words,
                             std::size_t slot_count, std::uint32_t frame) {
-  if (placement_.cpu || placement_.priority != PollerPriority::normal)
-    place_this_thread(placement_);  // what a run gets was checked once, at its start
+  apply_placement(placement_);  // what a run gets was read back once, at its start
   std::size_t missing = slot_count * 2;
   // Seen, not yet timed: the window's start is kept here until the time is known.
   std::vector<std::int64_t> start_old_since(slot_count), end_old_since(slot_count);
