@@ -368,7 +368,7 @@ std::vector<MetricSeries> metric_series(const LoadedScenario& s, Clock clock) {
   // On the poll clock a disturbed stamp (its window past the run's tolerance) says when the
   // poller got its CPU back, not when the GPU wrote it: its frames are left out and counted.
   auto disturbed = [clock](const LoadedRecord& r, std::uint32_t bit) {
-    return clock == Clock::poll && (r.poll_disturbed & bit) != 0;
+    return disturbed_on(r.poll_disturbed, clock == Clock::poll, bit);
   };
   std::map<std::pair<std::uint32_t, std::string>, const LoadedRecord*> by_frame;
   for (const LoadedRecord& r : s.records)

@@ -56,6 +56,10 @@ std::vector<Endpoint> verdict_endpoints(const Scenario& s) {
   if (game) out.push_back({"cpu_frame_us", false, true, true, {}});
   for (const char* m : {"cpu_submit_us", "submit_to_start_us", "poll_gap_max_us"})
     out.push_back({m, false, true, true, {}});
+  // 1 for a frame with a stamp whose detection window was past the tolerance, else 0: the tail
+  // test at 0.5 compares the shares of such frames. Background work that takes the poller's
+  // CPU shows here, where the poll-clock metrics above leave those frames out.
+  out.push_back({"poll_disturbed", false, false, true, 0.5});
   for (const WorkloadSpec& w : s.workloads)
     out.push_back({"gpu_duration_us:" + w.name, false, true, true, {}});
   return out;
@@ -72,7 +76,18 @@ std::vector<std::pair<std::string, std::vector<double>>> verdict_metrics(
     for (auto& [name, values] : out)
       if (name == metric) values.push_back(*value);
   };
-  std::vector<bool> use(timeline.frames.empty() ? 0 : timeline.frames.back().frame + 1, false);
+  const std::size_t frame_slots = timeline.frames.empty() ? 0 : timeline.frames.back().frame + 1;
+  // Per frame, from its records: a disturbed start stamp, any disturbed stamp, and a workload
+  // without both timestamps (the frame's gpu_span_us is then on the poll clock).
+  std::vector<bool> start_disturbed(frame_slots, false), disturbed(frame_slots, false),
+      span_on_poll(frame_slots, false);
+  for (const WorkloadFrameRecord& r : timeline.records) {
+    if (r.frame >= frame_slots) continue;
+    start_disturbed[r.frame] = start_disturbed[r.frame] || (r.poll_disturbed & kPollStartDisturbed);
+    disturbed[r.frame] = disturbed[r.frame] || r.poll_disturbed != 0;
+    span_on_poll[r.frame] = span_on_poll[r.frame] || !r.ts_start_us || !r.ts_end_us;
+  }
+  std::vector<bool> use(frame_slots, false);
   for (const FrameRecord& f : timeline.frames) {
     if (f.status != RecordStatus::ok || !use_frame(f)) continue;
     use[f.frame] = true;
@@ -80,11 +95,14 @@ std::vector<std::pair<std::string, std::vector<double>>> verdict_metrics(
     add("critical_path_us", f.critical_path_us);
     add("wake_max_us", f.wake_max_us);
     add("frame_interval_us", f.frame_interval_us);
-    add("gpu_span_us", f.gpu_span_us);
+    // The poll clock's figures of a frame with a disturbed stamp say when the poller looked,
+    // not when the GPU wrote: left out, and counted by poll_disturbed.
+    if (!(span_on_poll[f.frame] && disturbed[f.frame])) add("gpu_span_us", f.gpu_span_us);
     add("cpu_frame_us", f.cpu_frame_us);
     add("cpu_submit_us", f.cpu_submit_us);
-    add("submit_to_start_us", f.submit_to_start_us);
+    if (!start_disturbed[f.frame]) add("submit_to_start_us", f.submit_to_start_us);
     add("poll_gap_max_us", f.poll_gap_max_us);
+    add("poll_disturbed", disturbed[f.frame] ? 1.0 : 0.0);
   }
   std::vector<std::vector<double>> durations(s.workloads.size());
   for (const WorkloadFrameRecord& r : timeline.records) {
@@ -186,7 +204,9 @@ VerdictRow judge_metric(const std::string& condition, const Endpoint& endpoint,
     if (b50 > 0 && c50 > 0) log_ratios.push_back(std::log(c50 / b50));
   }
   row.units = excesses.size();
-  if (excesses.size() < settings.min_units || log_ratios.size() < settings.min_units) {
+  // A tail-only endpoint may have medians of 0 (poll_disturbed): it needs no ratios.
+  if (excesses.size() < settings.min_units ||
+      (endpoint.median && log_ratios.size() < settings.min_units)) {
     row.verdict = endpoint.primary ? "inconclusive" : "diagnostic: unclear";
     row.note =
         fmt::format("{} units with at least {} frames on both sides{}; at least {} are needed",
@@ -207,19 +227,22 @@ VerdictRow judge_metric(const std::string& condition, const Endpoint& endpoint,
   auto t_high = [&](const SampleSpread& s) {
     return student_t_quantile_upper(settings.alpha, static_cast<double>(s.n - 1));
   };
-  row.ratio_p50 = std::exp(median.mean);
-  row.ci_low = std::exp(median.mean - t_low(median) * median.standard_error);
-  row.ci_high = std::exp(median.mean + t_high(median) * median.standard_error);
-  row.detectable_ratio =
-      std::exp(std::log1p(settings.p50_margin) + t_low(median) * median.standard_error);
+  const bool has_ratios = log_ratios.size() >= std::max<std::size_t>(1, settings.min_units);
+  if (has_ratios) {
+    row.ratio_p50 = std::exp(median.mean);
+    row.ci_low = std::exp(median.mean - t_low(median) * median.standard_error);
+    row.ci_high = std::exp(median.mean + t_high(median) * median.standard_error);
+    row.detectable_ratio =
+        std::exp(std::log1p(settings.p50_margin) + t_low(median) * median.standard_error);
+  }
   row.detectable_tail = std::min(1.0, settings.tail_margin + t_low(tail) * tail.standard_error);
   row.tail_excess = tail.mean;
   row.tail_ci_low = tail.mean - t_low(tail) * tail.standard_error;
   row.tail_ci_high = tail.mean + t_high(tail) * tail.standard_error;
 
-  row.effect_us = (*row.ratio_p50 - 1) * row.baseline_p50;
-  const double p50_diff_low = (*row.ci_low - 1) * row.baseline_p50;
-  const double p50_diff_high = (*row.ci_high - 1) * row.baseline_p50;
+  if (has_ratios) row.effect_us = (*row.ratio_p50 - 1) * row.baseline_p50;
+  const double p50_diff_low = has_ratios ? (*row.ci_low - 1) * row.baseline_p50 : 0;
+  const double p50_diff_high = has_ratios ? (*row.ci_high - 1) * row.baseline_p50 : 0;
   // A test the endpoint does not make is neither worse nor in the way of a fine call.
   const bool p50_worse = endpoint.median && *row.ci_low > 1 + settings.p50_margin &&
                          p50_diff_low > settings.min_difference_us;

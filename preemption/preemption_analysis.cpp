@@ -93,7 +93,11 @@ std::vector<UrgentRow> urgent_rows(const Scenario& s, const ScenarioTimeline& t)
       if (auto v = start_on(r, kClocks[c])) row.start_us[c] = r.frame_t0_us + *v;
       if (auto v = end_on(r, kClocks[c])) row.end_us[c] = r.frame_t0_us + *v;
     }
-    for (int c = 0; c < 3; ++c) {
+    row.poll_disturbed = r.poll_disturbed;
+    // A disturbed poll start says when the poller looked, not when the job started: the next
+    // clock gives the latency where it has the start.
+    const bool poll_late = disturbed_on(r.poll_disturbed, true, kPollStartDisturbed);
+    for (int c = poll_late && (row.start_us[1] || row.start_us[2]) ? 1 : 0; c < 3; ++c) {
       if (!row.start_us[c]) continue;
       row.latency_us = *row.start_us[c] - row.submit_us;
       row.latency_clock = std::string(kClocks[c]);
@@ -133,6 +137,10 @@ ClockSummary summarize_clock(const Scenario& s, const ScenarioTimeline& t, std::
     const auto start = start_on(r, clock), end = end_on(r, clock);
     if (r.status != RecordStatus::ok || !end || *end > period_us) ++out.deadline_misses;
     if (r.status != RecordStatus::ok || !start) continue;
+    if (disturbed_on(r.poll_disturbed, clock == "poll", kPollStartDisturbed)) {
+      ++out.disturbed;  // left out: when the poller looked, not when the job started
+      continue;
+    }
     latencies.push_back(*start);
     if (const LoadSpan* load = load_running_at(spans, r.frame_t0_us)) {
       ++running;
@@ -157,7 +165,9 @@ ClockSummary summarize_clock(const Scenario& s, const ScenarioTimeline& t, std::
 
   out.classification = classify(out.latency_us[2], s.preemption->period_ms);
   if (out.classification == "unmeasured") {
-    out.reason = "no urgent submission has a start on this clock";
+    out.reason = out.disturbed > 0
+                     ? "every urgent start on this clock was disturbed (the poller lost its CPU)"
+                     : "no urgent submission has a start on this clock";
   } else {
     out.reason = fmt::format("p99 latency {:.1f} us {} ", *out.latency_us[2],
                              out.classification == "preempts"
@@ -172,6 +182,10 @@ ClockSummary summarize_clock(const Scenario& s, const ScenarioTimeline& t, std::
           "for it to end",
           out.waited_for_load_pct, running);
   }
+  if (out.disturbed > 0)
+    out.reason += fmt::format(
+        "; {} submission{} with a disturbed poll stamp left out (the poller lost its CPU)",
+        out.disturbed, out.disturbed == 1 ? "" : "s");
   if (t.meta.value("compute_queue_shared", false))
     out.reason +=
         "; the COMPUTE queue shares the DIRECT queue's device queue here, so it "
@@ -204,12 +218,13 @@ std::string preemption_csv(const Scenario& s, const ScenarioTimeline& t) {
   const ProcessMode process = t.preemption ? t.preemption->process : spec.process;
   for (const UrgentRow& r : urgent_rows(s, t))
     out +=
-        fmt::format("{},{},{},{},{},{},{},{:.3f},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+        fmt::format("{},{},{},{},{},{},{},{:.3f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                     csv_field(s.name), r.submission, to_string(spec.load), to_string(spec.priority),
                     to_string(granted), to_string(process), spec.period_ms, r.submit_us,
                     csv_number(r.submit_call_us), csv_number(r.start_us[0]),
                     csv_number(r.end_us[0]), csv_number(r.start_us[1]), csv_number(r.end_us[1]),
-                    csv_number(r.start_us[2]), csv_number(r.end_us[2]), csv_number(r.latency_us),
+                    csv_number(r.start_us[2]), csv_number(r.end_us[2]),
+                    csv_field(poll_disturbance_names(r.poll_disturbed)), csv_number(r.latency_us),
                     r.latency_clock, csv_number(r.completion_us), r.deadline_met ? 1 : 0,
                     r.load_running ? 1 : 0, csv_number(r.load_remaining_us), to_string(r.status));
   return out;

@@ -22,12 +22,13 @@ struct Scenario;
 
 namespace preemption {
 
-inline constexpr std::array<std::string_view, 22> kPreemptionColumns = {
-    "scenario",          "submission",    "load",          "priority",       "priority_granted",
-    "process",           "period_ms",     "submit_us",     "submit_call_us", "poll_start_us",
-    "poll_end_us",       "ts_start_us",   "ts_end_us",     "clk_start_us",   "clk_end_us",
-    "latency_us",        "latency_clock", "completion_us", "deadline_met",   "load_running",
-    "load_remaining_us", "status"};
+// `poll_disturbed`: records.csv's, for the urgent job's poll stamps.
+inline constexpr std::array<std::string_view, 23> kPreemptionColumns = {
+    "scenario",       "submission",        "load",          "priority",       "priority_granted",
+    "process",        "period_ms",         "submit_us",     "submit_call_us", "poll_start_us",
+    "poll_end_us",    "ts_start_us",       "ts_end_us",     "clk_start_us",   "clk_end_us",
+    "poll_disturbed", "latency_us",        "latency_clock", "completion_us",  "deadline_met",
+    "load_running",   "load_remaining_us", "status"};
 
 // One urgent submission. Times are µs from the run's time origin (the first urgent submit).
 struct UrgentRow {
@@ -35,7 +36,9 @@ struct UrgentRow {
   double submit_us = 0;
   std::optional<double> submit_call_us;          // how long vkQueueSubmit2 took
   std::optional<double> start_us[3], end_us[3];  // poll, ts, clk
-  // Start minus submit on latency_clock: poll when it has the start, else ts, else clk.
+  std::uint32_t poll_disturbed = 0;  // PollDisturbance bits of the urgent job's poll stamps
+  // Start minus submit on latency_clock: poll when it has an undisturbed start, else ts, else
+  // clk, else the disturbed poll start.
   std::optional<double> latency_us;
   std::string latency_clock;
   std::optional<double> completion_us;  // end minus submit, same clock
@@ -63,6 +66,7 @@ struct ClockSummary {
   std::string clock;
   std::size_t submissions = 0;          // urgent submissions made
   std::size_t measured = 0;             // with a latency on this clock
+  std::size_t disturbed = 0;            // poll clock: left out, their start stamp disturbed
   std::optional<double> latency_us[4];  // p50, p95, p99, max
   std::size_t deadline_misses = 0;      // completed later than one period, or never
   std::optional<double> load_baseline_ms, load_contended_ms;  // medians

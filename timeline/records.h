@@ -88,6 +88,11 @@ inline std::string_view poll_disturbance_names(std::uint32_t bits) {
 // no value (or the name is none of the three).
 std::optional<double> start_on(const WorkloadFrameRecord& record, std::string_view clock);
 std::optional<double> end_on(const WorkloadFrameRecord& record, std::string_view clock);
+// Whether the stamps in `bits` (PollDisturbance) of a record are disturbed on `clock`: only
+// the poll clock rests on the poller, so on the others nothing is.
+inline bool disturbed_on(std::uint32_t poll_disturbed, bool on_poll_clock, std::uint32_t bits) {
+  return on_poll_clock && (poll_disturbed & bits) != 0;
+}
 
 // What the CPU saw of one measured frame (frames.csv), for the non-intrusiveness verdict:
 // the costs background work could inflate that are not a workload's own stamps.

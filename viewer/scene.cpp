@@ -298,7 +298,10 @@ std::optional<PreemptionGrid> preemption_grid(const LoadedRun& run, std::size_t 
       if (r.workload != "urgent") continue;  // preemption::make_scenario's name for it
       ++cell.submissions;
       const auto start = start_on(r, clock), end = end_on(r, clock);
-      if (r.status == RecordStatus::ok && start) latencies.push_back(*start);
+      // As summary.csv: a disturbed poll start is when the poller looked (left out).
+      if (r.status == RecordStatus::ok && start &&
+          !disturbed_on(r.poll_disturbed, clock == Clock::poll, kPollStartDisturbed))
+        latencies.push_back(*start);
       if (r.status != RecordStatus::ok || !end || (cell.period_us > 0 && *end > cell.period_us))
         ++cell.misses;
     }

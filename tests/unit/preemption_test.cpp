@@ -345,6 +345,55 @@ TEST(PreemptionAnalysis, CsvHasTheColumnsAndARowPerSubmission) {
   EXPECT_TRUE(urgent_row);
 }
 
+// A start the poller saw late (its window past the tolerance) is when the poller looked: the
+// poll clock's latencies leave it out and say so, and the row takes its latency from the
+// timestamps where they have the start.
+TEST(PreemptionAnalysis, ADisturbedPollStartIsLeftOutOfThePollLatencies) {
+  PreemptionSpec spec;
+  spec.period_ms = 10;
+  const Scenario s = make_scenario(spec, Role::both, "s");
+  ScenarioTimeline t = synthetic(
+      s, [](std::uint32_t) { return 30.0; }, 20);
+  std::size_t late = 0;
+  for (WorkloadFrameRecord& r : t.records) {
+    if (r.workload != 1) continue;
+    r.ts_start_us = 28;
+    r.ts_end_us = 48;
+    if (r.frame % 4 == 0) {  // seen 5 ms late
+      r.poll_start_us = 5'030;
+      r.poll_disturbed = kPollStartDisturbed;
+      ++late;
+    }
+  }
+  const ClockSummary poll = summarize_clock(s, t, "poll");
+  EXPECT_EQ(poll.disturbed, late);
+  EXPECT_EQ(poll.measured, 20 - late);
+  EXPECT_NEAR(*poll.latency_us[3], 30, 1e-9) << "the late starts are not the maximum";
+  EXPECT_EQ(poll.classification, "preempts");
+  EXPECT_NE(poll.reason.find("5 submissions with a disturbed poll stamp left out"),
+            std::string::npos)
+      << poll.reason;
+  const ClockSummary ts = summarize_clock(s, t, "ts");
+  EXPECT_EQ(ts.disturbed, 0u) << "the timestamps do not rest on the poller";
+  EXPECT_EQ(ts.measured, 20u);
+  for (const UrgentRow& row : urgent_rows(s, t)) {
+    EXPECT_EQ(row.latency_clock, row.submission % 4 == 0 ? "ts" : "poll");
+    EXPECT_NEAR(*row.latency_us, row.submission % 4 == 0 ? 28 : 30, 1e-9);
+  }
+  // Without timestamps the disturbed poll start is all there is: kept, and flagged.
+  for (WorkloadFrameRecord& r : t.records) r.ts_start_us.reset();
+  const std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                     ("preemption-late-" + std::to_string(getpid()) + ".csv");
+  std::ofstream(path) << preemption_csv(s, t);
+  const auto table = read_csv(path.string(), kPreemptionColumns);
+  std::filesystem::remove(path);
+  ASSERT_EQ(table.rows.size(), 20u);
+  EXPECT_EQ(table.at(0, "poll_disturbed"), "start");
+  EXPECT_EQ(table.at(0, "latency_clock"), "poll");
+  EXPECT_NEAR(*table.number(0, "latency_us"), 5'030, 1e-9);
+  EXPECT_EQ(table.at(1, "poll_disturbed"), "");
+}
+
 // Waits until the poller has seen `count` numbers in all; false past a generous deadline
 // (a poller that never sees a number is a failure, a slow one under sanitizers is not).
 bool wait_until_found(const SequencePoller& poller, std::uint64_t count) {

@@ -769,6 +769,40 @@ TEST(Verdict, TheControlsDoseResponseNamesTheSmallestDoseDetected) {
   EXPECT_EQ(row_of(*v, "managed", "cpu_frame_us").verdict, "non-intrusive");
 }
 
+// A frame whose start stamp the poller saw late (a disturbed window) says when the poller
+// looked, not when the GPU started: the poll-clock diagnostics leave it out, and the
+// poll_disturbed row counts such frames, so a condition that takes the poller's CPU still shows.
+TEST(Verdict, FramesWithADisturbedPollStampAreLeftOutAndCounted) {
+  const auto baseline =
+      condition("baseline", std::nullopt, normal_sample(1000, 20, 3000, 7), false);
+  const auto managed = condition("managed", managed_spec(), normal_sample(1000, 20, 3000, 8), true);
+  auto control = condition("unmanaged", unmanaged_spec(), normal_sample(1000, 20, 3000, 9), true);
+  std::size_t disturbed = 0;
+  for (std::size_t f = 0; f < control.timeline->frames.size(); f += 3) {
+    control.timeline->records[f].poll_disturbed = kPollStartDisturbed;
+    control.timeline->frames[f].submit_to_start_us = 500;  // seen 495 µs late
+    control.timeline->frames[f].gpu_span_us = 5000;
+    ++disturbed;
+  }
+  auto v = judge_study({&baseline, &managed, &control}, VerdictSettings{});
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  const VerdictRow& start = row_of(*v, "unmanaged", "submit_to_start_us");
+  EXPECT_EQ(start.frames, 3000 - disturbed);
+  EXPECT_EQ(start.p99, 5) << "no disturbed frame's late start is in the sample";
+  EXPECT_EQ(start.verdict, "diagnostic: within");
+  EXPECT_EQ(row_of(*v, "unmanaged", "gpu_span_us").frames, 3000 - disturbed)
+      << "no timestamps: the span is on the poll clock";
+  const VerdictRow& moved = row_of(*v, "unmanaged", "poll_disturbed");
+  EXPECT_EQ(moved.tests, "tail");
+  EXPECT_EQ(moved.frames, 3000u);
+  EXPECT_FALSE(moved.ratio_p50) << "a share of 0/1 frames has no median ratio";
+  EXPECT_NEAR(*moved.tail_rate, 1.0 / 3, 0.01);
+  EXPECT_EQ(moved.verdict, "diagnostic: worse");
+  EXPECT_EQ(row_of(*v, "managed", "poll_disturbed").verdict, "diagnostic: within");
+  EXPECT_EQ(row_of(*v, "managed", "submit_to_start_us").frames, 3000u);
+  EXPECT_EQ(v->tests, 4u) << "a diagnostic is no test";
+}
+
 TEST(Verdict, CsvHasTheDocumentedColumns) {
   const auto baseline = condition("baseline", std::nullopt, normal_sample(1000, 20, 50, 7), false);
   const auto managed = condition("managed", managed_spec(), normal_sample(1000, 20, 50, 8), true);
@@ -780,8 +814,8 @@ TEST(Verdict, CsvHasTheDocumentedColumns) {
             "ratio_p99,verdict,p99_ci_low,p99_ci_high,rank_p,frames,baseline_frames,control,"
             "note,tail_rate,baseline_tail_rate,tail_excess,tail_ci_low,tail_ci_high,units,"
             "detectable_ratio,detectable_tail,pairing,role,tests,effect_us,effect_share");
-  // 3 primary endpoints, 3 frame diagnostics and 1 workload, one condition.
-  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 7);
+  // 3 primary endpoints, 4 frame diagnostics and 1 workload, one condition.
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 8);
 }
 
 TEST(BackgroundActivity, CountsTheCompilesOverlappingEachFrame) {
