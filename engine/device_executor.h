@@ -33,7 +33,7 @@ class DeviceBackend {
   virtual Result<std::unique_ptr<ScenarioBackend>> open_scenario(const Scenario& scenario,
                                                                  const RunSettings& settings) = 0;
   virtual Result<PingPongResult> ping_pong(std::uint32_t rounds, StampMemory memory,
-                                           std::uint32_t timeout_ms) = 0;
+                                           RoundTripPath path, std::uint32_t timeout_ms) = 0;
   // This device's index among the API's devices (the load process opens the same one).
   virtual std::size_t device_index() const = 0;
   virtual ValidationMark validation_mark() const = 0;
@@ -50,9 +50,9 @@ class DeviceExecutor final : public ScenarioExecutor {
 
   Result<ScenarioTimeline> run(const Scenario& scenario, const RunSettings& settings,
                                const ProgressCallback& progress) override;
-  Result<PingPongResult> ping_pong(std::uint32_t rounds, StampMemory memory,
+  Result<PingPongResult> ping_pong(std::uint32_t rounds, StampMemory memory, RoundTripPath path,
                                    std::uint32_t timeout_ms) override {
-    return device_->ping_pong(rounds, memory, timeout_ms);
+    return device_->ping_pong(rounds, memory, path, timeout_ms);
   }
   Result<ScenarioTimeline> run_load_process(const Scenario& load_only, const RunSettings& settings,
                                             preemption::ParentLink& parent) override;

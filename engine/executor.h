@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/enum_names.h"
 #include "core/result.h"
 #include "queues/poller_placement.h"
 #include "scenarios/scenario.h"
@@ -104,8 +105,16 @@ Result<RunSettings> run_settings_from_json(const nlohmann::json& json);
 // Called after every frame (warm-up included) from the thread that called run().
 using ProgressCallback = std::function<void(std::uint32_t frames_done, std::uint32_t frames_total)>;
 
-// Host-GPU round trips of a flag ping-pong (the self-test): the CPU writes round r into
-// host-visible memory, one GPU thread that spins on it answers r, the CPU sees the answer.
+// How a self-test round trip reaches the GPU: `flag`, a host write that a spinning GPU thread
+// sees (what Vulkan does not promise while the shader runs); `semaphore`, vkSignalSemaphore
+// on a timeline semaphore that a waiting submission's command answers (what drivers do
+// promise, and how a frame's gate is released).
+enum class RoundTripPath { flag, semaphore };
+inline constexpr EnumNames<RoundTripPath, 2> kRoundTripPathNames{
+    {{RoundTripPath::flag, "flag"}, {RoundTripPath::semaphore, "semaphore"}}};
+
+// Host-GPU round trips (the self-test): the CPU posts round r, the GPU answers r into
+// host-visible memory, the CPU sees the answer.
 struct PingPongResult {
   std::vector<double> round_trip_us;  // per completed round, CPU write to CPU seeing the answer
   std::string memory;                 // the memory type's flags
@@ -128,11 +137,11 @@ class ScenarioExecutor {
   virtual Result<ScenarioTimeline> run(const Scenario& scenario, const RunSettings& settings,
                                        const ProgressCallback& progress) = 0;
 
-  // `rounds` ping-pongs in one dispatch; every wait ends by `timeout_ms`. Backends without it
-  // return an Error.
+  // `rounds` round trips on `path` (the flag's in one dispatch); every wait ends by
+  // `timeout_ms`. Backends without it return an Error.
   virtual Result<PingPongResult> ping_pong(std::uint32_t rounds, StampMemory memory,
-                                           std::uint32_t timeout_ms) {
-    (void)rounds, (void)memory, (void)timeout_ms;
+                                           RoundTripPath path, std::uint32_t timeout_ms) {
+    (void)rounds, (void)memory, (void)path, (void)timeout_ms;
     return make_error("this backend has no ping-pong probe");
   }
 

@@ -103,7 +103,7 @@ class Selftest {
   Status linearity();
   Status agreement();
   Status detection(StampMemory memory);
-  void round_trip(StampMemory memory);
+  void round_trip(StampMemory memory, RoundTripPath path);
   Status overhead();
   Status ordering();
   void add(CheckRow row) { outcome_.rows.push_back(std::move(row)); }
@@ -390,9 +390,11 @@ Status Selftest::detection(StampMemory memory) {
   return ok_status();
 }
 
-void Selftest::round_trip(StampMemory memory) {
-  const std::string config(to_string(memory));
-  auto result = executor_.ping_pong(options_.ping_pong_rounds, memory, options_.frame_timeout_ms);
+void Selftest::round_trip(StampMemory memory, RoundTripPath path) {
+  // The semaphore's memory is the stamps' default; its rounds-answered row names the type.
+  const std::string config(path == RoundTripPath::semaphore ? "semaphore" : to_string(memory));
+  auto result =
+      executor_.ping_pong(options_.ping_pong_rounds, memory, path, options_.frame_timeout_ms);
   if (!result) {
     add({"round_trip",
          "rounds answered",
@@ -430,7 +432,10 @@ void Selftest::round_trip(StampMemory memory) {
   if (rtt.empty()) return;
   for (const auto& [name, p] : {std::pair{"p50", 50.0}, {"p99", 99.0}, {"max", 100.0}})
     add({"round_trip", name, "cpu", config, *percentile(rtt, p), "us", "", Verdict::info,
-         "CPU writes the round, one GPU thread answers, the CPU sees it"});
+         path == RoundTripPath::semaphore
+             ? "CPU signals the timeline semaphore, the released submission fills the round "
+               "in, the CPU sees it"
+             : "CPU writes the round, one GPU thread answers, the CPU sees it"});
 }
 
 Status Selftest::overhead() {
@@ -517,9 +522,11 @@ SelftestOutcome Selftest::run() {
       {"poll detection, uncached stamp memory", [&] { return detection(StampMemory::uncached); }},
       {"poll detection, cached stamp memory", [&] { return detection(StampMemory::cached); }},
       {"ping-pong round trip, uncached",
-       [&] { return round_trip(StampMemory::uncached), ok_status(); }},
+       [&] { return round_trip(StampMemory::uncached, RoundTripPath::flag), ok_status(); }},
       {"ping-pong round trip, cached",
-       [&] { return round_trip(StampMemory::cached), ok_status(); }},
+       [&] { return round_trip(StampMemory::cached, RoundTripPath::flag), ok_status(); }},
+      {"round trip through a host-signalled semaphore, uncached",
+       [&] { return round_trip(StampMemory::uncached, RoundTripPath::semaphore), ok_status(); }},
       {"instrumentation overhead", [&] { return overhead(); }},
       {"ordering", [&] { return ordering(); }},
   };

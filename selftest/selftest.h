@@ -11,7 +11,8 @@
 //                    end and duration differences between poll, timestamp and shader clock.
 //   poll_detection   shader clock value written with a stamp against the CPU time at which
 //                    the poller saw it, with uncached and cached stamp memory.
-//   round_trip       host-GPU flag ping-pong, uncached and cached memory.
+//   round_trip       host-GPU flag ping-pong, uncached and cached memory, and the round trip
+//                    through a host-signalled timeline semaphore.
 //   overhead         the 1 ms workload with and without stamping, timestamp durations.
 //   ordering         a chain of dependent workloads never overlaps on any clock.
 #pragma once

@@ -136,10 +136,13 @@ class D3D12Device final : public DeviceBackend {
     }
     return std::unique_ptr<ScenarioBackend>(std::move(device));
   }
-  Result<PingPongResult> ping_pong(std::uint32_t, StampMemory, std::uint32_t) override {
-    return make_error(
-        "the ping-pong probe needs a shader that spins on host memory, which the D3D12 "
-        "backend does not have (it runs on Vulkan)");
+  Result<PingPongResult> ping_pong(std::uint32_t, StampMemory, RoundTripPath path,
+                                   std::uint32_t) override {
+    return make_error(path == RoundTripPath::flag
+                          ? "the ping-pong probe needs a shader that spins on host memory, which "
+                            "the D3D12 backend does not have (it runs on Vulkan)"
+                          : "the semaphore round trip is built on Vulkan only (its D3D12 twin, a "
+                            "fence signalled from the CPU, is not built)");
   }
   std::size_t device_index() const override { return index_; }
   ValidationMark validation_mark() const override { return {}; }

@@ -91,8 +91,9 @@ Status ScenarioDevice::create_stamp_buffer(Buffer& out, VkDeviceSize size, const
                                          (cached ? VK_MEMORY_PROPERTY_HOST_CACHED_BIT : 0);
   const VkMemoryPropertyFlags unwanted =
       VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | (cached ? 0 : VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
-  GPUOVERLAP_TRY(
-      create_buffer(out, size, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, required, 0, unwanted, what));
+  GPUOVERLAP_TRY(create_buffer(
+      out, size, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, required, 0,
+      unwanted, what));
   std::memset(out.mapped, 0, size);
   return ok_status();
 }

@@ -111,6 +111,10 @@ class ScenarioDevice final : public ScenarioBackend {
 
   Status create();
   Result<PingPongResult> ping_pong(std::uint32_t rounds, std::uint32_t timeout_ms);
+  // The round trip through a host-signalled timeline semaphore: every round is submitted at
+  // once, each waiting for its value; the CPU signals round r and spins until a fill the wait
+  // released has written r into the stamp memory.
+  Result<PingPongResult> semaphore_round_trip(std::uint32_t rounds, std::uint32_t timeout_ms);
   bool gpu_may_be_busy() const { return device_.gpu_may_be_busy; }
   void set_gpu_may_be_busy() override { device_.gpu_may_be_busy = true; }
 

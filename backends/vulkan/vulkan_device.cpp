@@ -7,7 +7,7 @@
 namespace gpuoverlap::vk {
 
 Result<PingPongResult> VulkanDevice::ping_pong(std::uint32_t rounds, StampMemory memory,
-                                               std::uint32_t timeout_ms) {
+                                               RoundTripPath path, std::uint32_t timeout_ms) {
   const PhysicalDeviceInfo& info = instance_.devices().at(device_index_);
   // The smallest scenario: one queue that runs compute, one workload (never run).
   Scenario probe;
@@ -20,8 +20,10 @@ Result<PingPongResult> VulkanDevice::ping_pong(std::uint32_t rounds, StampMemory
   settings.shader_clock = false;
   ScenarioDevice device(instance_, info, probe, settings);
   Status created = device.create();
-  Result<PingPongResult> result =
-      created ? device.ping_pong(rounds, timeout_ms) : Result<PingPongResult>(created.error());
+  Result<PingPongResult> result = !created ? Result<PingPongResult>(created.error())
+                                  : path == RoundTripPath::semaphore
+                                      ? device.semaphore_round_trip(rounds, timeout_ms)
+                                      : device.ping_pong(rounds, timeout_ms);
   abandoned_device_ = abandoned_device_ || device.gpu_may_be_busy();
   return result;
 }

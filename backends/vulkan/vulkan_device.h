@@ -20,7 +20,7 @@ class VulkanDevice final : public DeviceBackend {
 
   Result<std::unique_ptr<ScenarioBackend>> open_scenario(const Scenario& scenario,
                                                          const RunSettings& settings) override;
-  Result<PingPongResult> ping_pong(std::uint32_t rounds, StampMemory memory,
+  Result<PingPongResult> ping_pong(std::uint32_t rounds, StampMemory memory, RoundTripPath path,
                                    std::uint32_t timeout_ms) override;
   std::size_t device_index() const override { return device_index_; }
   ValidationMark validation_mark() const override;

@@ -158,6 +158,7 @@ class KnownClocksExecutor : public ScenarioExecutor {
   bool overlap_chain = false;  // the chain's consumers start 5 µs before their producer ends
   double stamping_cost = 1.0;  // duration factor with stamps
   bool have_ping_pong = false;
+  std::vector<RoundTripPath> paths_seen;
   // Every `disturb_every`-th frame's start stamp is seen this much late, with a window as
   // wide: a poller that lost its CPU (0: none).
   std::uint32_t disturb_every = 0;
@@ -195,11 +196,12 @@ class KnownClocksExecutor : public ScenarioExecutor {
     return t;
   }
 
-  Result<PingPongResult> ping_pong(std::uint32_t rounds, StampMemory memory,
+  Result<PingPongResult> ping_pong(std::uint32_t rounds, StampMemory memory, RoundTripPath path,
                                    std::uint32_t) override {
-    if (!have_ping_pong) return ScenarioExecutor::ping_pong(rounds, memory, 0);
+    if (!have_ping_pong) return ScenarioExecutor::ping_pong(rounds, memory, path, 0);
+    paths_seen.push_back(path);
     PingPongResult r;
-    r.round_trip_us.assign(rounds, 1.5);
+    r.round_trip_us.assign(rounds, path == RoundTripPath::semaphore ? 8.0 : 1.5);
     r.memory = std::string(to_string(memory));
     return r;
   }
@@ -262,7 +264,20 @@ TEST_F(SelftestRun, EveryCheckPassesOnAnHonestDevice) {
   EXPECT_NE(detection[1]->detail.find("1000 stamps; 95% interval ["), std::string::npos)
       << detection[1]->detail;
   EXPECT_NEAR(*detection[0]->value, 0.6, 1e-9);
-  EXPECT_EQ(find(o, "round_trip").front()->verdict, Verdict::pass);
+  // Round trips: the flag on both memories, then the host-signalled semaphore; each has its
+  // rounds answered and p50, p99, max.
+  const auto trips = find(o, "round_trip");
+  ASSERT_EQ(trips.size(), 12u);
+  for (const CheckRow* r : trips) {
+    if (r->metric == "rounds answered") {
+      EXPECT_EQ(r->verdict, Verdict::pass) << r->config;
+    }
+  }
+  EXPECT_EQ(trips[8]->config, "semaphore");
+  EXPECT_EQ(trips[9]->metric, "p50");
+  EXPECT_DOUBLE_EQ(*trips[9]->value, 8.0);
+  EXPECT_EQ(executor.paths_seen,
+            (std::vector{RoundTripPath::flag, RoundTripPath::flag, RoundTripPath::semaphore}));
   EXPECT_NEAR(*find(o, "overhead").front()->value, 1.0, 1e-9);
   for (const CheckRow* r : find(o, "ordering")) EXPECT_EQ(r->verdict, Verdict::pass);
   // The sweeps ran without stamps (timestamps sufficed); the overhead pairs alternate.

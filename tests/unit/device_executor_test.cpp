@@ -37,7 +37,8 @@ class FakeDevice final : public DeviceBackend {
     last = backend.get();
     return std::unique_ptr<ScenarioBackend>(std::move(backend));
   }
-  Result<PingPongResult> ping_pong(std::uint32_t, StampMemory, std::uint32_t) override {
+  Result<PingPongResult> ping_pong(std::uint32_t, StampMemory, RoundTripPath,
+                                   std::uint32_t) override {
     return make_error("no probe on the fake");
   }
   std::size_t device_index() const override { return 0; }
