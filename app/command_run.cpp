@@ -52,6 +52,12 @@ Status apply_preemption_overrides(const RunArguments& args, std::vector<Scenario
 int command_run(const RunArguments& args, const std::string& command_line) {
   if (args.scenarios.empty() && !args.all_presets)
     return fail(make_error("run: name at least one preset or scenario file, or pass --all"));
+  auto placement = poller_placement(args.poller_core, *parse_poller_priority(args.poller_priority));
+  if (!placement) return fail(placement.error());
+  // Before the scenarios are read, so that a game frame's "cores" are those left beside the
+  // poller's (its workers and the frame loop fill them), and before the device is opened: its
+  // driver threads, like every thread after, leave the poller's CPU to it.
+  const nlohmann::json poller_meta = try_poller_placement(*placement);
   // Every scenario is validated before any GPU work.
   std::vector<Scenario> scenarios;
   auto add = [&](Scenario&& s) -> Status {
@@ -89,11 +95,6 @@ int command_run(const RunArguments& args, const std::string& command_line) {
     if (args.study_max_rounds) s.study_max_rounds = std::max(*args.study_max_rounds, s.rounds);
   }
   if (Status s = apply_preemption_overrides(args, scenarios); !s) return fail(s.error());
-  auto placement = poller_placement(args.poller_core, *parse_poller_priority(args.poller_priority));
-  if (!placement) return fail(placement.error());
-  // Before the device is opened: its driver threads, like every thread after, leave the
-  // poller's CPU to it.
-  const nlohmann::json poller_meta = try_poller_placement(*placement);
   auto output = prepare_output(args.out.empty() ? default_out_directory() : args.out, args.replace,
                                estimated_results_bytes(scenarios));
   if (!output) return fail(output.error());

@@ -17,7 +17,7 @@
 namespace gpuoverlap::commands {
 
 int command_selftest(const std::string& device_name, SelftestOptions options, bool replace,
-                     int poller_core, const std::string& poller_priority) {
+                     const std::string& poller_core, const std::string& poller_priority) {
   auto placement = poller_placement(poller_core, *parse_poller_priority(poller_priority));
   if (!placement) return fail(placement.error());
   options.poller = *placement;

@@ -45,7 +45,7 @@ struct RunArguments {
   double flag_tolerance_pct = 1.0;
   // The stamp poller's CPU (-1: the default, poller_placement.h) and priority; the detection
   // window beyond which a stamp is disturbed (nullopt: from the scenario's own windows).
-  int poller_core = -1;
+  std::string poller_core = "auto";
   std::string poller_priority = "normal";
   std::optional<double> poll_window_tolerance_us;
   // Preemption scenarios: the load in a child process; overrides of the files' durations.
@@ -94,7 +94,7 @@ int command_run_scripted(RunArguments args, const std::string& command_line);
 int command_run_live(RunArguments args, const std::string& command_line);
 // `poller_core` and `poller_priority` as run's --poller-core and --poller-priority.
 int command_selftest(const std::string& device_name, SelftestOptions options, bool replace,
-                     int poller_core, const std::string& poller_priority);
+                     const std::string& poller_core, const std::string& poller_priority);
 int command_view(const ViewArguments& args);
 int command_load_process(const std::string& spec_json, std::size_t device_index,
                          const std::string& settings_json);

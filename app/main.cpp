@@ -169,10 +169,10 @@ int main(int argc, char** argv) {
                   "duration) get a flag in the records (default 10)")
       ->check(CLI::Range(0.0, 1e9));
   run->add_option("--poller-core", run_args.poller_core,
-                  "Pin the stamp poller to this CPU (one of the process's affinity mask; the "
-                  "first is the one a game frame's pinned workers leave free) and keep the "
-                  "process's other threads off it. Default: unpinned")
-      ->check(CLI::Range(0, 4095));
+                  "CPU|auto|none. Pin the stamp poller to this CPU (one of the process's "
+                  "affinity mask) and keep the process's other threads off it, so a game "
+                  "frame's workers leave it free. auto (default): the mask's first CPU where "
+                  "there are at least 4, else unpinned; none: unpinned");
   run->add_option("--poller-priority", run_args.poller_priority,
                   "The stamp poller's priority: normal (default), high (nice -10 / "
                   "THREAD_PRIORITY_HIGHEST) or realtime (SCHED_FIFO / TIME_CRITICAL: give it a "
@@ -233,15 +233,16 @@ int main(int argc, char** argv) {
                      "Delete the results already in --out first (only a folder gpuoverlap wrote)");
   selftest->add_option("--frames", selftest_options.frames, "Measured frames per measurement")
       ->check(CLI::Range(3u, 100'000u));
-  selftest->add_option("--rounds", selftest_options.ping_pong_rounds, "Ping-pong rounds")
-      ->check(CLI::Range(1u, 1'000'000u));
-  int selftest_poller_core = -1;
-  std::string selftest_poller_priority = "normal";
   selftest
-      ->add_option("--poller-core", selftest_poller_core,
-                   "Pin the stamp poller to this CPU and keep the process's other threads off "
-                   "it (as for run; default: unpinned)")
-      ->check(CLI::Range(0, 4095));
+      ->add_option("--rounds", selftest_options.ping_pong_rounds,
+                   "Round trips per probe (the flag ping-pong and the semaphore)")
+      ->check(CLI::Range(1u, 1'000'000u));
+  std::string selftest_poller_core = "auto";
+  std::string selftest_poller_priority = "normal";
+  selftest->add_option(
+      "--poller-core", selftest_poller_core,
+      "CPU|auto|none: the stamp poller's CPU, kept from the process's other threads "
+      "(as for run; default auto)");
   selftest
       ->add_option("--poller-priority", selftest_poller_priority,
                    "The stamp poller's priority: normal (default), high or realtime (as for run)")

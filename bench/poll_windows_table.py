@@ -3,7 +3,7 @@
 p50/p99, disturbed share, p99 of every stamp, steal), round trip and overhead verdicts; per
 scenario of the main job its stamps' windows and disturbed stamps (meta.json poll_window).
 
-Usage: poll_windows_table.py WORK_DIR   (the folder holding selftest-*/ and all/)
+Usage: poll_windows_table.py WORK_DIR   (the folder holding selftest-*/, all/ and all-unpinned/)
 """
 import csv
 import json
@@ -28,29 +28,37 @@ def cell(rows, check, metric, config):
 
 
 def main(work: Path):
-    print("| self-test | memory | p50 undisturbed µs | p99 undisturbed µs | disturbed % | "
-          "p99 all stamps µs | steal % | round trip | overhead | passed |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| self-test | poller CPU | memory | p50 undisturbed µs | p99 undisturbed µs | "
+          "disturbed % | p99 all stamps µs | steal % | flag round trip p50 µs | "
+          "semaphore round trip p50 / p99 µs | overhead | passed |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for folder in sorted(p for p in work.glob("selftest-*") if p.is_dir()):
         if not (folder / "selftest.csv").exists():
             print(f"| {folder.name} | – | no selftest.csv |||||||")
             continue
         rows = selftest_rows(folder)
-        passed = json.loads((folder / "selftest.json").read_text()).get("passed")
+        summary = json.loads((folder / "selftest.json").read_text())
+        passed = summary.get("passed")
+        poller = summary.get("poller", {}).get("cpu")
+        semaphore = (f"{cell(rows, 'round_trip', 'p50', 'semaphore')} / "
+                     f"{cell(rows, 'round_trip', 'p99', 'semaphore')}")
         for config in ("uncached", "cached"):
             rt = rows.get(("round_trip", "p50", config)) or rows.get(
                 ("round_trip", "rounds answered", config), {})
-            print(f"| {folder.name} | {config} | "
+            print(f"| {folder.name} | {'unpinned' if poller is None else poller} | {config} | "
                   f"{cell(rows, 'poll_detection', 'p50 undisturbed', config)} | "
                   f"{cell(rows, 'poll_detection', 'p99 undisturbed', config)} | "
                   f"{cell(rows, 'poll_detection', 'disturbed share', config)} | "
                   f"{cell(rows, 'poll_detection', 'p99 all stamps', config)} | "
                   f"{cell(rows, 'poll_detection', 'cpu steal', config)} | "
-                  f"{(rt.get('value') or 'n/a')} {rt.get('verdict', '')} | "
+                  f"{(rt.get('value') or 'n/a')} {rt.get('verdict', '')} | {semaphore} | "
                   f"{cell(rows, 'overhead', 'duration ratio stamped/unstamped p50', '1ms')} | {passed} |")
-    run = work / "all"
-    if (run / "run.json").exists():
-        print("\n| scenario | stamps | window p50 µs | window p99 µs | tolerance µs | disturbed | "
+    for name in ("all", "all-unpinned"):
+        run = work / name
+        if not (run / "run.json").exists():
+            continue
+        print(f"\n{name}:\n")
+        print("| scenario | stamps | window p50 µs | window p99 µs | tolerance µs | disturbed | "
               "steal % |")
         print("|---|---|---|---|---|---|---|")
         index = json.loads((run / "run.json").read_text())

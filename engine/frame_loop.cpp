@@ -189,8 +189,8 @@ nlohmann::json scheduling_json(const ThreadScheduling& s, std::uint32_t threads,
 // verdict on non-intrusiveness is about the OS scheduler, so what it was told is part of the
 // result). Called from the frame loop's thread; the stamp poller's placement is meta.json's
 // "poller" (poller_placement.h).
-nlohmann::json thread_scheduling_meta(const background::BackgroundSession* background,
-                                      const jobs::JobSystem* job_system) {
+// meta.json's "threads": the frame loop's and the workers' (read before the workers stop)...
+nlohmann::json thread_scheduling_meta(const jobs::JobSystem* job_system) {
   nlohmann::json threads;
   threads["frame_loop"] = scheduling_json(this_thread_scheduling(), 1, 0);
   threads["frame_loop"]["pinned"] = false;
@@ -200,10 +200,14 @@ nlohmann::json thread_scheduling_meta(const background::BackgroundSession* backg
       threads["job_workers"]["pinned"] = job_system->spec().pin_workers;
     }
   }
-  if (background)
-    for (const auto& [kind, seen] : background->thread_scheduling())
-      threads["background_" + kind] = scheduling_json(seen.first, seen.threads, seen.differing);
   return threads;
+}
+
+// ... and the background threads', once they stopped.
+void add_background_scheduling(nlohmann::json& threads,
+                               const background::BackgroundSession& background) {
+  for (const auto& [kind, seen] : background.thread_scheduling())
+    threads["background_" + kind] = scheduling_json(seen.first, seen.threads, seen.differing);
 }
 
 }  // namespace
@@ -563,18 +567,6 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
   const std::int64_t loop_end_ns = monotonic_raw_ns();
   if (first_measured_t0_ns) timeline.time_origin_ns = *first_measured_t0_ns;
   nlohmann::json meta = to_json(backend.facts());
-  if (background) {
-    const std::int64_t stop_start_ns = monotonic_raw_ns();
-    background->stop();
-    const double stop_wait_ms = static_cast<double>(monotonic_raw_ns() - stop_start_ns) / 1e6;
-    timeline.background_tasks = background->records();
-    meta["background"] = background_meta(*background, stop_wait_ms);
-    if (binds) {
-      meta["background"]["before_frames"] = before_frames;
-      meta["background"]["swaps"] = swaps;
-    }
-    annotate_background_activity(timeline);
-  }
   if (cpu) {
     nlohmann::json cpu_meta = jobs::to_json(*cpu);
     cpu_meta["busy_work_calibration"] = jobs::to_json(jobs::calibrate_once());
@@ -587,8 +579,25 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
     cpu_meta["stutters"] = stutters;
     meta["cpu"] = cpu_meta;
   }
-  meta["threads"] = thread_scheduling_meta(background, job_system.get());
+  meta["threads"] = thread_scheduling_meta(job_system.get());
+  // The workers stop before the background work: workers that spin (wait = "spin") hold every
+  // core but the poller's, so an idle-priority compile still in flight, which stopping waits
+  // for, would get no CPU until they stopped (7-29 s per scenario on the H100 machine with the
+  // poller on a CPU of its own).
   job_system.reset();  // joins the workers, also when a failure left a frame's jobs running
+  if (background) {
+    const std::int64_t stop_start_ns = monotonic_raw_ns();
+    background->stop();
+    const double stop_wait_ms = static_cast<double>(monotonic_raw_ns() - stop_start_ns) / 1e6;
+    timeline.background_tasks = background->records();
+    meta["background"] = background_meta(*background, stop_wait_ms);
+    if (binds) {
+      meta["background"]["before_frames"] = before_frames;
+      meta["background"]["swaps"] = swaps;
+    }
+    annotate_background_activity(timeline);
+    add_background_scheduling(meta["threads"], *background);
+  }
   // Where the scenario's time went (the executor adds opening and closing the device): the
   // frames before the measured ones (training, warm-up), the measured ones, and stopping the
   // background work and the workers after them.

@@ -36,8 +36,10 @@ inline constexpr std::uint32_t kMaxFramesInFlight = 2;
 
 struct CpuFrameSpec {
   // Worker threads. workers_from_cores: the scenario said "cores", resolved where it was parsed
-  // to the CPUs this process may run on (its affinity mask) less one, the core the stamp poller
-  // spins on.
+  // to the CPUs the parsing thread may run on, less one. `run` reserves the poller's CPU first
+  // (queues/poller_placement.h), so those exclude it and the one left is the frame loop's;
+  // with the poller unpinned, the one left is shared by the poller and the frame loop, which
+  // take turns.
   std::uint32_t workers = 1;
   bool workers_from_cores = false;
   // The frame's CPU work: jobs_per_frame jobs of equal size, cpu_ms_per_frame of busy work in

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 
 #include "core/cpu_affinity.h"
@@ -72,18 +73,31 @@ PollerGranted place_this_thread(const PollerPlacement& placement) {
   return granted;
 }
 
-Result<PollerPlacement> poller_placement(int requested_cpu, PollerPriority priority) {
+Result<PollerPlacement> poller_placement(std::string_view requested, PollerPriority priority) {
   PollerPlacement placement;
   placement.priority = priority;
-  if (requested_cpu < 0) return placement;
+  if (requested == "none") return placement;
   const std::vector<int> cpus = usable_cpu_ids();
-  if (!cpus.empty() && std::find(cpus.begin(), cpus.end(), requested_cpu) == cpus.end()) {
-    std::string usable;
-    for (int cpu : cpus) usable += (usable.empty() ? "" : ",") + std::to_string(cpu);
+  if (requested == "auto") {
+    if (cpus.size() >= kMinCpusForOwnPollerCore) {
+      placement.cpu = cpus.front();
+      placement.automatic = true;
+    }
+    return placement;
+  }
+  std::string usable;
+  for (int cpu : cpus) usable += (usable.empty() ? "" : ",") + std::to_string(cpu);
+  int requested_cpu = -1;
+  const auto [end, error] =
+      std::from_chars(requested.data(), requested.data() + requested.size(), requested_cpu);
+  if (error != std::errc() || end != requested.data() + requested.size() || requested_cpu < 0)
+    return make_error(fmt::format(
+        "--poller-core '{}': give a CPU number, auto or none (this process may run on {})",
+        requested, usable));
+  if (!cpus.empty() && std::find(cpus.begin(), cpus.end(), requested_cpu) == cpus.end())
     return make_error(fmt::format(
         "--poller-core {}: not a CPU this process may run on (its affinity mask has {})",
         requested_cpu, usable));
-  }
   placement.cpu = requested_cpu;
   return placement;
 }
@@ -94,7 +108,9 @@ bool reserve_poller_cpu(const PollerPlacement& placement) {
 
 nlohmann::json to_json(const PollerPlacement& asked, const PollerGranted& granted,
                        bool cpu_reserved) {
-  return {{"cpu_requested", asked.cpu ? nlohmann::json(*asked.cpu) : nlohmann::json(nullptr)},
+  return {{"cpu_requested", asked.automatic ? nlohmann::json("auto")
+                            : asked.cpu     ? nlohmann::json(*asked.cpu)
+                                            : nlohmann::json(nullptr)},
           {"cpu", granted.cpu ? nlohmann::json(*granted.cpu) : nlohmann::json(nullptr)},
           {"cpu_reserved", cpu_reserved},
           {"priority_requested", to_string(asked.priority)},

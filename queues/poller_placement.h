@@ -34,7 +34,13 @@ std::optional<PollerPriority> parse_poller_priority(std::string_view text);
 struct PollerPlacement {
   std::optional<int> cpu;  // pinned to this CPU; nullopt: wherever the scheduler puts it
   PollerPriority priority = PollerPriority::normal;
+  bool automatic = false;  // `cpu` is the default's choice (poller_placement), not asked for
 };
+
+// The fewest usable CPUs with which the default gives the poller one of its own: with fewer,
+// a reserved CPU would take half the machine or more from the work being measured (on a CPU
+// driver, the GPU work itself).
+inline constexpr std::size_t kMinCpusForOwnPollerCore = 4;
 
 // What a polling thread got: the CPU it is pinned to (nullopt: unpinned, asked or refused), its
 // scheduling read back, and one line per refusal ("" when everything asked was granted).
@@ -62,12 +68,13 @@ PollerGranted place_this_thread(const PollerPlacement& placement);
 bool reserve_poller_cpu(const PollerPlacement& placement);
 
 // The placement a run asks for, checked against this process's CPUs (untrusted: from the
-// command line). `requested_cpu`: -1 for the default, unpinned. (Pinned to the mask's first CPU
-// and that CPU kept from every other thread, an H200's study had clean stamps, but stopping its
-// background work took 91 s instead of seconds: the main job went from 56 to 142 s. Until that
-// is understood a CPU of its own is asked for, not given.) A CPU outside the mask is an input
-// Error naming the usable ones.
-Result<PollerPlacement> poller_placement(int requested_cpu, PollerPriority priority);
+// command line). `requested`: a CPU number; "none", unpinned; "auto" (the default), the first
+// CPU of the affinity mask where the mask has at least kMinCpusForOwnPollerCore, else
+// unpinned. (Unpinned under a game frame, whose workers spin on every other core, the H100's
+// and H200's pollers had windows of 0.1-4 ms on most stamps; on a CPU of their own, 0.3-0.5
+// µs.) A CPU outside the mask, or text that is none of these, is an input Error naming the
+// usable CPUs.
+Result<PollerPlacement> poller_placement(std::string_view requested, PollerPriority priority);
 
 // meta.json's "poller": what was asked, what a thread placed so got, and whether the process's
 // other threads were kept off its CPU (reserve_poller_cpu).

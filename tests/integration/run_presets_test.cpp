@@ -483,6 +483,14 @@ TEST_F(AllPresets, PreemptionRowsHoldTheInvariants) {
         EXPECT_TRUE(cls.empty());
         continue;
       }
+      if (cls == "unmeasured") {
+        // Only where the poller lost its CPU around every urgent start (lavapipe on a loaded
+        // machine): those starts are left out, and counted.
+        EXPECT_EQ(summary.at(r, "clock"), "poll");
+        EXPECT_GT(summary.number(r, "poll_disturbed").value_or(0), 0.0);
+        EXPECT_FALSE(summary.number(r, "latency_p50_us").has_value());
+        continue;
+      }
       EXPECT_TRUE(cls == "preempts" || cls == "coarse" || cls == "blocked") << cls;
       EXPECT_LE(*summary.number(r, "latency_p50_us"), *summary.number(r, "latency_p99_us"));
       EXPECT_LE(*summary.number(r, "latency_p99_us"), *summary.number(r, "latency_max_us"));
@@ -1263,6 +1271,13 @@ TEST(Cli, APollerCoreOutsideTheMaskIsRefusedAndARefusedPriorityIsRecorded) {
                             "mask has "),
             std::string::npos)
       << bad.output;
+  EXPECT_FALSE(fs::exists(out)) << "nothing was created";
+  const auto text =
+      run_gpuoverlap("run default --frames 2 --poller-core first --out " + out.string());
+  EXPECT_EQ(text.exit_code, 2) << text.output;
+  EXPECT_NE(text.output.find("--poller-core 'first': give a CPU number, auto or none"),
+            std::string::npos)
+      << text.output;
   EXPECT_FALSE(fs::exists(out)) << "nothing was created";
   // As root the priority would be granted: run without the capability to raise it.
   const std::string without_nice =

@@ -9,6 +9,8 @@
 #include <thread>
 
 #include "core/clock.h"
+#include "core/cpu_affinity.h"
+#include "queues/poller_placement.h"
 #include "timeline/clock_agreement.h"
 
 namespace gpuoverlap {
@@ -219,6 +221,48 @@ TEST(DeadlineDiagnosis, NamesWhatHappened) {
   f.device_lost = true;
   text = describe_missed_deadline(f);
   EXPECT_NE(text.find("frame 4: the device was lost"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace gpuoverlap
+
+namespace gpuoverlap {
+namespace {
+
+// The placement a command line asks for: a CPU of the mask, auto, none; anything else is
+// refused naming the usable CPUs. auto gives the mask's first CPU where there are enough to
+// spare one, else leaves the poller unpinned (a 2-core CI machine).
+TEST(PollerPlacement, AutoNoneOrACpuOfTheMaskAndNothingElse) {
+  const std::vector<int> cpus = usable_cpu_ids();
+  ASSERT_FALSE(cpus.empty());
+  const auto automatic = poller_placement("auto", PollerPriority::high);
+  ASSERT_TRUE(automatic.ok());
+  EXPECT_EQ(automatic->priority, PollerPriority::high);
+  if (cpus.size() >= kMinCpusForOwnPollerCore) {
+    EXPECT_EQ(automatic->cpu, cpus.front());
+    EXPECT_TRUE(automatic->automatic);
+  } else {
+    EXPECT_FALSE(automatic->cpu);
+    EXPECT_FALSE(automatic->automatic);
+  }
+  const auto none = poller_placement("none", PollerPriority::normal);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->cpu);
+  const auto last = poller_placement(std::to_string(cpus.back()), PollerPriority::normal);
+  ASSERT_TRUE(last.ok());
+  EXPECT_EQ(last->cpu, cpus.back());
+  EXPECT_FALSE(last->automatic);
+  for (const char* bad : {"x", "-1", "1.5", "", "3x"}) {
+    const auto refused = poller_placement(bad, PollerPriority::normal);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_NE(refused.error().message.find("give a CPU number, auto or none"), std::string::npos)
+        << refused.error().message;
+  }
+  const auto outside = poller_placement("4095", PollerPriority::normal);
+  ASSERT_FALSE(outside.ok());
+  EXPECT_NE(outside.error().message.find("not a CPU this process may run on"), std::string::npos);
+  const nlohmann::json meta = to_json(*automatic, PollerGranted{}, false);
+  EXPECT_EQ(meta["cpu_requested"], automatic->automatic ? nlohmann::json("auto") : nullptr);
 }
 
 }  // namespace
