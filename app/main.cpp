@@ -171,7 +171,8 @@ int main(int argc, char** argv) {
   run->add_option("--poller-core", run_args.poller_core,
                   "CPU|auto|none. Pin the stamp poller to this CPU (one of the process's "
                   "affinity mask) and keep the process's other threads off it, so a game "
-                  "frame's workers leave it free. auto (default): the mask's first CPU where "
+                  "frame's workers leave it free. auto (default): the mask's quietest CPU (fewest "
+                  "interrupts) where "
                   "there are at least 4, else unpinned; none: unpinned");
   run->add_option("--poller-priority", run_args.poller_priority,
                   "The stamp poller's priority: normal (default), high (nice -10 / "

@@ -29,9 +29,10 @@ def cell(rows, check, metric, config):
 
 def main(work: Path):
     print("| self-test | poller CPU | memory | p50 undisturbed µs | p99 undisturbed µs | "
-          "disturbed % | p99 all stamps µs | steal % | flag round trip p50 µs | "
+          "disturbed % | p99 all stamps µs | steal % | poller CPU interrupts /s | "
+          "flag round trip p50 µs | "
           "semaphore round trip p50 / p99 µs | overhead | passed |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for folder in sorted(p for p in work.glob("selftest-*") if p.is_dir()):
         if not (folder / "selftest.csv").exists():
             print(f"| {folder.name} | – | no selftest.csv |||||||")
@@ -51,6 +52,7 @@ def main(work: Path):
                   f"{cell(rows, 'poll_detection', 'disturbed share', config)} | "
                   f"{cell(rows, 'poll_detection', 'p99 all stamps', config)} | "
                   f"{cell(rows, 'poll_detection', 'cpu steal', config)} | "
+                  f"{cell(rows, 'poll_detection', 'poller cpu interrupts', config)} | "
                   f"{(rt.get('value') or 'n/a')} {rt.get('verdict', '')} | {semaphore} | "
                   f"{cell(rows, 'overhead', 'duration ratio stamped/unstamped p50', '1ms')} | {passed} |")
     for name in ("all", "all-unpinned"):

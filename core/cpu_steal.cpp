@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace gpuoverlap {
 
@@ -19,6 +20,39 @@ std::optional<CpuTimes> read_cpu_times() {
       label != "cpu")
     return std::nullopt;
   return CpuTimes{user + nice + system + irq + softirq, steal};
+}
+
+std::optional<std::uint64_t> interrupts_on_cpu(std::string_view text, int cpu) {
+  std::istringstream in{std::string(text)};
+  std::string header;
+  if (cpu < 0 || !std::getline(in, header)) return std::nullopt;
+  // The header names the columns: "CPU0 CPU1 ..." (offline CPUs have none).
+  std::istringstream names(header);
+  std::size_t columns = 0;
+  std::optional<std::size_t> column;
+  for (std::string name; names >> name; ++columns)
+    if (name == "CPU" + std::to_string(cpu)) column = columns;
+  if (!column) return std::nullopt;
+  std::uint64_t total = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::string label;
+    fields >> label;  // "0:", "LOC:", "ERR:" ...
+    // A source's counts, one per CPU; lines with fewer (ERR, MIS: one total) are skipped.
+    std::vector<std::uint64_t> counts;
+    for (std::uint64_t count = 0; counts.size() < columns && (fields >> count);)
+      counts.push_back(count);
+    if (counts.size() == columns) total += counts[*column];
+  }
+  return total;
+}
+
+std::optional<std::uint64_t> read_interrupts_on_cpu(int cpu) {
+  std::ifstream in("/proc/interrupts");
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return interrupts_on_cpu(text.str(), cpu);
 }
 
 std::optional<double> steal_fraction(const CpuTimes& before, const CpuTimes& after) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 namespace gpuoverlap {
 
@@ -19,5 +20,14 @@ std::optional<CpuTimes> read_cpu_times();
 
 // Steal over [before, after] as a fraction of busy + steal time; nullopt when nothing ran.
 std::optional<double> steal_fraction(const CpuTimes& before, const CpuTimes& after);
+
+// Interrupts served so far on one CPU, all sources summed (/proc/interrupts: device interrupts,
+// the local timer, function calls, TLB shootdowns...). Each takes a pinned poller off its CPU
+// for microseconds, more on a virtual machine (an exit to the hypervisor that steal does not
+// count). nullopt where the file is missing (not Linux) or has no column for `cpu`.
+std::optional<std::uint64_t> read_interrupts_on_cpu(int cpu);
+
+// The same from the text of /proc/interrupts (what the reader parses; tests feed it).
+std::optional<std::uint64_t> interrupts_on_cpu(std::string_view proc_interrupts, int cpu);
 
 }  // namespace gpuoverlap

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/cpu_affinity.h"
+#include "core/cpu_steal.h"
 
 #if defined(_WIN32)
 #include <windows.h>
@@ -73,6 +74,16 @@ PollerGranted place_this_thread(const PollerPlacement& placement) {
   return granted;
 }
 
+int quietest_cpu(const std::vector<int>& cpus) {
+  int best = cpus.front();
+  std::optional<std::uint64_t> fewest;
+  for (int cpu : cpus) {
+    const auto count = read_interrupts_on_cpu(cpu);
+    if (count && (!fewest || *count < *fewest)) fewest = count, best = cpu;
+  }
+  return best;
+}
+
 Result<PollerPlacement> poller_placement(std::string_view requested, PollerPriority priority) {
   PollerPlacement placement;
   placement.priority = priority;
@@ -80,7 +91,7 @@ Result<PollerPlacement> poller_placement(std::string_view requested, PollerPrior
   const std::vector<int> cpus = usable_cpu_ids();
   if (requested == "auto") {
     if (cpus.size() >= kMinCpusForOwnPollerCore) {
-      placement.cpu = cpus.front();
+      placement.cpu = quietest_cpu(cpus);
       placement.automatic = true;
     }
     return placement;

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/enum_names.h"
 #include "core/host_info.h"
@@ -68,13 +69,18 @@ PollerGranted place_this_thread(const PollerPlacement& placement);
 bool reserve_poller_cpu(const PollerPlacement& placement);
 
 // The placement a run asks for, checked against this process's CPUs (untrusted: from the
-// command line). `requested`: a CPU number; "none", unpinned; "auto" (the default), the first
-// CPU of the affinity mask where the mask has at least kMinCpusForOwnPollerCore, else
-// unpinned. (Unpinned under a game frame, whose workers spin on every other core, the H100's
-// and H200's pollers had windows of 0.1-4 ms on most stamps; on a CPU of their own, 0.3-0.5
-// µs.) A CPU outside the mask, or text that is none of these, is an input Error naming the
-// usable CPUs.
+// command line). `requested`: a CPU number; "none", unpinned; "auto" (the default), the
+// quietest CPU of the affinity mask (quietest_cpu) where the mask has at least
+// kMinCpusForOwnPollerCore, else unpinned. (Unpinned under a game frame, whose workers spin on
+// every other core, the H100's and H200's pollers had windows of 0.1-4 ms on most stamps; on a CPU
+// of their own, 0.3-0.5 µs.) A CPU outside the mask, or text that is none of these, is an input
+// Error naming the usable CPUs.
 Result<PollerPlacement> poller_placement(std::string_view requested, PollerPriority priority);
+
+// Of `cpus` (not empty), the one that has served the fewest interrupts since boot
+// (/proc/interrupts; the first where that is unknown): each interrupt takes a pinned poller off
+// its CPU, and devices' interrupts are routed to a few CPUs.
+int quietest_cpu(const std::vector<int>& cpus);
 
 // meta.json's "poller": what was asked, what a thread placed so got, and whether the process's
 // other threads were kept off its CPU (reserve_poller_cpu).

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/atomic_file.h"
+#include "core/clock.h"
 #include "core/cpu_steal.h"
 #include "engine/suite_runner.h"
 #include "scenarios/frame_plan.h"
@@ -378,14 +379,28 @@ Status Selftest::detection(StampMemory memory) {
   // Two stamps per frame of the 1 ms workload of the agreement check.
   const std::uint32_t frames = (kDetectionStamps + 1) / 2;
   const std::optional<CpuTimes> cpu_before = read_cpu_times();
+  // A pinned poller's CPU: what interrupted it there.
+  const std::optional<int> poller_cpu = options_.poller.cpu;
+  // Read as plain numbers (-1: unknown): GCC takes optionals compared here for uninitialised.
+  auto interrupts_now = [&]() -> std::int64_t {
+    const auto count = poller_cpu ? read_interrupts_on_cpu(*poller_cpu) : std::nullopt;
+    return count ? static_cast<std::int64_t>(*count) : -1;
+  };
+  const std::int64_t interrupts_before = interrupts_now();
+  const std::int64_t before_ns = monotonic_raw_ns();
   auto timeline = measure(single_workload("detection-" + config, kSizedGroups, one_ms_iterations_),
                           true, memory, frames);
+  const double seconds = static_cast<double>(monotonic_raw_ns() - before_ns) / 1e9;
+  const std::int64_t interrupts_after = interrupts_now();
   const std::optional<CpuTimes> cpu_after = read_cpu_times();
   if (!timeline) return not_applicable(timeline.error().message), ok_status();
   if (auto refused = clock_refusal(*timeline)) return not_applicable(*refused), ok_status();
   std::optional<double> steal;
   if (cpu_before && cpu_after) steal = steal_fraction(*cpu_before, *cpu_after);
-  for (CheckRow& row : detection_rows(*timeline, config, steal, options_.poller))
+  std::optional<double> interrupts_per_s;
+  if (interrupts_before >= 0 && interrupts_after >= interrupts_before && seconds > 0)
+    interrupts_per_s = static_cast<double>(interrupts_after - interrupts_before) / seconds;
+  for (CheckRow& row : detection_rows(*timeline, config, steal, options_.poller, interrupts_per_s))
     add(std::move(row));
   return ok_status();
 }
@@ -581,7 +596,8 @@ std::optional<std::size_t> saturation_index(const std::vector<SweepPoint>& point
 }
 
 std::vector<CheckRow> detection_rows(const ScenarioTimeline& timeline, const std::string& config,
-                                     std::optional<double> steal, const PollerPlacement& poller) {
+                                     std::optional<double> steal, const PollerPlacement& poller,
+                                     std::optional<double> interrupts_per_s) {
   std::vector<CheckRow> rows;
   std::vector<double> all, undisturbed;
   std::size_t stamps = 0, disturbed = 0;
@@ -650,6 +666,16 @@ std::vector<CheckRow> detection_rows(const ScenarioTimeline& timeline, const std
         detail +=
             "; cause: the poller shares its CPU with other threads (unpinned): --poller-core "
             "gives it one of its own";
+      else if (interrupts_per_s)
+        detail += fmt::format(
+            "; cause: interrupts on the poller's own CPU ({:.0f} per second during the run; on "
+            "a virtual machine each is an exit to the hypervisor, which steal does not count){}: "
+            "an isolated core (isolcpus, nohz_full, irqaffinity at boot) keeps them off",
+            *interrupts_per_s,
+            poller.priority == PollerPriority::normal
+                ? ", or other processes' threads there (--poller-priority high or realtime "
+                  "keeps those off)"
+                : "");
       else if (poller.priority == PollerPriority::normal)
         detail +=
             "; cause: the poller was preempted or interrupted on its own CPU: "
@@ -677,6 +703,13 @@ std::vector<CheckRow> detection_rows(const ScenarioTimeline& timeline, const std
                                      "time: the poller is descheduled by the host, so its "
                                      "latency has a tail no code can remove"
                                    : "none: not a virtual machine, or an idle host"});
+  rows.push_back({"poll_detection", "poller cpu interrupts", "cpu", config, interrupts_per_s, "/s",
+                  "", Verdict::info,
+                  interrupts_per_s ? fmt::format("on CPU {}, every source (/proc/interrupts): "
+                                                 "each takes the poller off its CPU",
+                                                 *poller.cpu)
+                  : poller.cpu     ? std::string("not known (no /proc/interrupts column)")
+                                   : std::string("the poller is unpinned")});
   return rows;
 }
 

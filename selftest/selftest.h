@@ -84,10 +84,13 @@ std::optional<std::size_t> saturation_index(const std::vector<SweepPoint>& point
 // the precision targets; the disturbed share against its own target, with the likely cause
 // named when it fails (the host's steal, a poller without a core of its own, or one preempted
 // on its core, or one interrupted there with its priority raised); the p99 of every stamp and
-// the steal as information. `steal`: the host's steal over the measurement as a fraction
-// (nullopt: unknown); `poller`: where the poller ran.
+// the steal and the interrupts on a pinned poller's CPU as information. `steal`: the host's
+// steal over the measurement as a fraction (nullopt: unknown); `poller`: where the poller ran;
+// `interrupts_per_s`: on its CPU during the measurement (nullopt: unpinned or unknown), which
+// names the cause of a pinned poller's disturbances.
 std::vector<CheckRow> detection_rows(const ScenarioTimeline& timeline, const std::string& config,
-                                     std::optional<double> steal, const PollerPlacement& poller);
+                                     std::optional<double> steal, const PollerPlacement& poller,
+                                     std::optional<double> interrupts_per_s = std::nullopt);
 
 // Ordering violations in a timeline: a consumer that starts before its producer ends, on any
 // clock the two rows share. `clock` is "poll", "ts" or "clk".

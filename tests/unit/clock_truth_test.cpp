@@ -253,8 +253,9 @@ TEST_F(SelftestRun, EveryCheckPassesOnAnHonestDevice) {
     EXPECT_EQ(r->verdict, Verdict::pass);
   // Detection: poll - clk = 0.6 µs on every stamp, none disturbed.
   const auto detection = find(o, "poll_detection");
-  // p50 and p99 undisturbed, disturbed share, p99 all stamps, max, cpu steal; uncached, cached
-  ASSERT_EQ(detection.size(), 12u);
+  // p50 and p99 undisturbed, disturbed share, p99 all stamps, max, cpu steal, poller cpu
+  // interrupts; uncached, cached
+  ASSERT_EQ(detection.size(), 14u);
   EXPECT_EQ(detection[0]->metric, "p50 undisturbed");
   EXPECT_EQ(detection[2]->metric, "disturbed share");
   EXPECT_EQ(detection[2]->verdict, Verdict::pass);
@@ -294,9 +295,9 @@ TEST_F(SelftestRun, DisturbedStampsAreJudgedApartFromThePrecision) {
   const SelftestOutcome o = run_selftest(executor, options_, log_);
   ASSERT_FALSE(o.failure) << o.failure->message;
   const auto detection = find(o, "poll_detection");
-  ASSERT_EQ(detection.size(), 12u);
+  ASSERT_EQ(detection.size(), 14u);
   for (std::size_t config = 0; config < 2; ++config) {
-    const CheckRow* const* rows = &detection[config * 6];
+    const CheckRow* const* rows = &detection[config * 7];
     EXPECT_EQ(rows[0]->verdict, Verdict::pass) << "p50 undisturbed";
     EXPECT_NEAR(*rows[1]->value, 0.6, 1e-9) << "p99 undisturbed: the late stamps are apart";
     EXPECT_EQ(rows[1]->verdict, Verdict::pass);
@@ -308,6 +309,43 @@ TEST_F(SelftestRun, DisturbedStampsAreJudgedApartFromThePrecision) {
     EXPECT_GT(*rows[3]->value, 40.0) << "every stamp, the late ones too";
   }
   EXPECT_FALSE(o.passed());
+}
+
+// A pinned poller's disturbances with no steal: the interrupts counted on its CPU are the
+// cause named, with their rate; unpinned, the row says there is no CPU to count.
+TEST(SelftestDetection, APinnedPollersDisturbancesAreNamedByTheInterruptsOnItsCpu) {
+  ScenarioTimeline t;
+  for (std::uint32_t f = 0; f < 100; ++f) {
+    WorkloadFrameRecord r;
+    r.frame = f;
+    r.clk_start_us = 10, r.clk_end_us = 1010;
+    r.poll_start_us = 10.5, r.poll_end_us = 1010.5;
+    r.poll_start_window_us = r.poll_end_window_us = 0.2;
+    if (f % 10 == 0) {
+      r.poll_start_us = 30.5;
+      r.poll_start_window_us = 20.2;
+      r.poll_disturbed = kPollStartDisturbed;
+    }
+    t.records.push_back(r);
+  }
+  PollerPlacement pinned;
+  pinned.cpu = 3;
+  const auto rows = detection_rows(t, "uncached", 0.0, pinned, 1234.4);
+  ASSERT_EQ(rows.size(), 7u);
+  EXPECT_EQ(rows[2].metric, "disturbed share");
+  EXPECT_EQ(rows[2].verdict, Verdict::fail);
+  EXPECT_NE(rows[2].detail.find("cause: interrupts on the poller's own CPU (1234 per second"),
+            std::string::npos)
+      << rows[2].detail;
+  EXPECT_NE(rows[2].detail.find("other processes' threads there"), std::string::npos)
+      << "at normal priority those may have run there too";
+  EXPECT_EQ(rows[6].metric, "poller cpu interrupts");
+  EXPECT_DOUBLE_EQ(*rows[6].value, 1234.4);
+  EXPECT_NE(rows[6].detail.find("on CPU 3"), std::string::npos);
+  const auto unpinned = detection_rows(t, "uncached", 0.0, PollerPlacement{});
+  EXPECT_NE(unpinned[2].detail.find("(unpinned)"), std::string::npos) << unpinned[2].detail;
+  EXPECT_FALSE(unpinned[6].value);
+  EXPECT_EQ(unpinned[6].detail, "the poller is unpinned");
 }
 
 TEST_F(SelftestRun, CatchesOverlapOverheadAndMissingProbes) {

@@ -105,6 +105,7 @@ TEST(Statistics, PercentileIntervalCoversTheTruePercentile) {
 }  // namespace
 }  // namespace gpuoverlap
 
+#include "core/cpu_affinity.h"
 #include "core/cpu_steal.h"
 
 namespace gpuoverlap {
@@ -121,6 +122,29 @@ TEST(CpuSteal, FractionOfBusyAndStolenTime) {
   ASSERT_TRUE(b.has_value());
   EXPECT_GE(b->busy_ticks, a->busy_ticks);
   EXPECT_GE(b->steal_ticks, a->steal_ticks);
+}
+
+// /proc/interrupts: a header of CPU columns, then a line per source with a count per CPU;
+// ERR and MIS have one total and are not a CPU's; offline CPUs have no column.
+TEST(CpuInterrupts, OneCpusColumnSummedOverEverySource) {
+  const std::string text =
+      "           CPU0       CPU1       CPU3\n"
+      "  0:         44          0          0   IO-APIC    2-edge      timer\n"
+      " 24:          5        700         10   PCI-MSI 65536-edge      nvme0q0\n"
+      "LOC:      20000      30000      40000   Local timer interrupts\n"
+      "CAL:        100        200        300   Function call interrupts\n"
+      "ERR:          7\n"
+      "MIS:          0\n";
+  EXPECT_EQ(interrupts_on_cpu(text, 0), 44u + 5 + 20000 + 100);
+  EXPECT_EQ(interrupts_on_cpu(text, 1), 0u + 700 + 30000 + 200);
+  EXPECT_EQ(interrupts_on_cpu(text, 3), 0u + 10 + 40000 + 300) << "the third column is CPU3";
+  EXPECT_FALSE(interrupts_on_cpu(text, 2)) << "offline: no column";
+  EXPECT_FALSE(interrupts_on_cpu(text, -1));
+  EXPECT_FALSE(interrupts_on_cpu("", 0));
+  // On Linux the first CPU of the mask has a column, and its count only grows.
+  const auto before = read_interrupts_on_cpu(usable_cpu_ids().front());
+  ASSERT_TRUE(before.has_value());
+  EXPECT_GE(*read_interrupts_on_cpu(usable_cpu_ids().front()), *before);
 }
 
 }  // namespace
