@@ -55,11 +55,13 @@ class BackgroundSession::Source final : public TaskSource {
   BackgroundSession& session_;
 };
 
-BackgroundSession::BackgroundSession(const BackgroundSpec& spec, PipelineBuilder builder)
+BackgroundSession::BackgroundSession(const BackgroundSpec& spec, PipelineBuilder builder,
+                                     bool idle_priority)
     : spec_(spec), builder_(std::move(builder)), source_(std::make_unique<Source>(*this)) {
   ProcessorSettings settings;
   settings.max_concurrent = spec_.max_concurrent;
   settings.developer_mode = spec_.developer_mode;
+  settings.idle_priority = idle_priority;
   processor_ = std::make_unique<BackgroundProcessor>(settings, source_.get());
 }
 

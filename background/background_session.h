@@ -97,8 +97,10 @@ struct WorkflowOutcome {
 
 class BackgroundSession {
  public:
-  // Contract: `spec` was validated by the scenario parser.
-  BackgroundSession(const BackgroundSpec& spec, PipelineBuilder builder);
+  // Contract: `spec` was validated by the scenario parser. `idle_priority`: the compile threads
+  // lower themselves to SCHED_IDLE, as the runtime does; tests of the session's logic turn it
+  // off, because on a loaded machine an idle thread may get no CPU for a minute.
+  BackgroundSession(const BackgroundSpec& spec, PipelineBuilder builder, bool idle_priority = true);
   ~BackgroundSession();  // stop()
   BackgroundSession(const BackgroundSession&) = delete;
   BackgroundSession& operator=(const BackgroundSession&) = delete;
