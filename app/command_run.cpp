@@ -52,6 +52,8 @@ Status apply_preemption_overrides(const RunArguments& args, std::vector<Scenario
 int command_run(const RunArguments& args, const std::string& command_line) {
   if (args.scenarios.empty() && !args.all_presets)
     return fail(make_error("run: name at least one preset or scenario file, or pass --all"));
+  if (args.history)
+    if (Status usable = check_history_location(*args.history); !usable) return fail(usable.error());
   auto placement = poller_placement(args.poller_core, *parse_poller_priority(args.poller_priority));
   if (!placement) return fail(placement.error());
   // Before the scenarios are read, so that a game frame's "cores" are those left beside the
@@ -193,6 +195,7 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   } else if (outcome.failure) {
     status = problem_found(outcome.failure->message);
   }
+  if (args.history) status = keep_run_in_history(*args.history, options.out_directory, status);
   return finish(*executor, status);
 }
 

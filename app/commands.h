@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -53,6 +54,9 @@ struct RunArguments {
   std::optional<double> duration_ms, target_ms;
   bool full_size = false;  // no smaller defaults on a CPU device
   bool replace = false;    // an existing results folder at --out is emptied first
+  // --history [DB]: keep the run in the results history once it completed (DB empty:
+  // GPUOVERLAP_DB).
+  std::optional<std::string> history;
   // --live: the viewer watches the run (command_run_live sets these; RunSettings::on_frame).
   bool live = false;
   std::string live_screenshot;
@@ -96,6 +100,28 @@ int command_run_live(RunArguments args, const std::string& command_line);
 int command_selftest(const std::string& device_name, SelftestOptions options, bool replace,
                      const std::string& poller_core, const std::string& poller_priority);
 int command_view(const ViewArguments& args);
+
+// `gpuoverlap history ingest|list|trend|regressions`: `db` is --db, else GPUOVERLAP_DB.
+struct HistoryArguments {
+  std::string db;
+  std::vector<std::string> results;  // ingest: the results folders
+  bool machines = false;             // list: the machines instead of the runs
+  // trend: the series (empty: any); regressions: which metrics, how far back, how new.
+  std::string scenario, series, metric = "duration_p50_us", clock;
+  std::int64_t machine = 0;
+  std::string metric_suffix = "_p50_us";
+  std::size_t window = 60, newest = 1;
+  double alpha = 0.01;
+  std::string csv;  // trend: also as CSV to this file ('-': standard output), for plots/plot.py
+};
+int command_history_ingest(const HistoryArguments& args);
+// `run --history`: checks the location before any GPU work, and keeps the results folder a
+// run wrote (what to say, and the status to return).
+Status check_history_location(const std::string& db);
+int keep_run_in_history(const std::string& db, const std::filesystem::path& results, int status);
+int command_history_list(const HistoryArguments& args);
+int command_history_trend(const HistoryArguments& args);
+int command_history_regressions(const HistoryArguments& args);
 int command_load_process(const std::string& spec_json, std::size_t device_index,
                          const std::string& settings_json);
 

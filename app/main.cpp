@@ -134,6 +134,10 @@ int main(int argc, char** argv) {
   run->add_option("--out", run_args.out,
                   "Output directory (default: results/<date-time>/); created and checked "
                   "(writable, free space) before any GPU work; an existing one must be empty");
+  run->add_option("--history", run_args.history,
+                  "Keep the run in the results history once it completed: a SQLite file or "
+                  "postgresql://... (no value: $GPUOVERLAP_DB; docs/history.md)")
+      ->expected(0, 1);
   run->add_flag("--replace", run_args.replace,
                 "Delete the results already in --out first (only a folder gpuoverlap wrote)");
   run->add_option("--timeout-ms", run_args.timeout_ms,
@@ -334,6 +338,72 @@ int main(int argc, char** argv) {
   view->add_option("--height", view_height, "Window height in pixels (default 860)")
       ->check(CLI::Range(300, 8192));
 
+  HistoryArguments history_args;
+  auto* history = app.add_subcommand(
+      "history",
+      "The results history: runs kept in a database (a SQLite file, or PostgreSQL for a team), "
+      "one schema on both (docs/history.md). Its place: --db, else the GPUOVERLAP_DB "
+      "environment variable");
+  history->require_subcommand(1);
+  const char* db_help =
+      "The history: a SQLite file (made if missing) or postgresql://user@host/dbname (default: "
+      "$GPUOVERLAP_DB)";
+  auto* history_ingest = history->add_subcommand(
+      "ingest",
+      "Keep results folders written by gpuoverlap run: the machine, the run and its summaries "
+      "per scenario, one transaction per run; a run kept already is left as it is");
+  history_ingest->add_option("results", history_args.results, "Results folders")->required();
+  history_ingest->add_option("--db", history_args.db, db_help);
+  auto* history_list =
+      history->add_subcommand("list", "The runs kept, oldest first (or the machines)");
+  history_list->add_option("--db", history_args.db, db_help);
+  history_list->add_flag("--machines", history_args.machines,
+                         "List the machines (GPU, driver, API, OS, CPU) instead");
+  auto* history_trend = history->add_subcommand(
+      "trend",
+      "A series run by run (a metric of a scenario's workload on one clock and machine), with "
+      "its change points (E-divisive means, docs/history.md)");
+  auto* history_regressions = history->add_subcommand(
+      "regressions",
+      "Change points in every series, newest first, with the run where each began and the step "
+      "with its interval; exit 1 when a step up (worse: every metric kept is a time) begins in "
+      "the newest --newest runs of its series");
+  for (CLI::App* command : {history_trend, history_regressions}) {
+    command->add_option("--db", history_args.db, db_help);
+    command->add_option("--scenario", history_args.scenario,
+                        "The scenario, as run.json names it (default: every one)");
+    command->add_option("--series", history_args.series,
+                        "The workload, or \"frame\" for the frame-level figures (default: every "
+                        "one)");
+    command->add_option("--clock", history_args.clock,
+                        "poll, ts, clk, or cpu for the frame-level figures (default: every one)");
+    command
+        ->add_option("--machine", history_args.machine,
+                     "The machine's id (history list --machines; default: every one)")
+        ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 62));
+    command
+        ->add_option("--window", history_args.window,
+                     "Judge the newest N runs of each series (default 60)")
+        ->check(CLI::Range(std::size_t{8}, std::size_t{100000}));
+    command
+        ->add_option("--alpha", history_args.alpha,
+                     "The permutation test's level per split (default 0.01)")
+        ->check(CLI::Range(0.0001, 0.5));
+  }
+  history_trend->add_option("--csv", history_args.csv,
+                            "Also write the series as CSV to this file ('-': standard output "
+                            "alone), which `plots/plot.py history FILE` draws");
+  history_trend->add_option("--metric", history_args.metric,
+                            "duration_p50_us (default), duration_p99_us, frame_interval_p50_us, "
+                            "frame_interval_p99_us");
+  history_regressions->add_option(
+      "--metric-suffix", history_args.metric_suffix,
+      "Judge the metrics whose name ends so (default _p50_us: the medians)");
+  history_regressions
+      ->add_option("--newest", history_args.newest,
+                   "A step up that begins in the newest N runs of its series fails (default 1)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
+
   // Internal: the child of run --load-process. Not listed in --help.
   std::string load_spec;
   std::size_t load_device = 0;
@@ -344,6 +414,8 @@ int main(int argc, char** argv) {
   load_process->add_option("--settings", load_settings)->required();
 
   for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
+    command->footer(kExitStatusHelp);
+  for (CLI::App* command : {history_ingest, history_list, history_trend, history_regressions})
     command->footer(kExitStatusHelp);
   try {
     app.parse(argc, argv);
@@ -388,6 +460,10 @@ int main(int argc, char** argv) {
       if (view_clock_option->count() > 0) view_args.clock = value_of(kClockNames, view_clock);
       return command_view(view_args);
     }
+    if (history_ingest->parsed()) return command_history_ingest(history_args);
+    if (history_list->parsed()) return command_history_list(history_args);
+    if (history_trend->parsed()) return command_history_trend(history_args);
+    if (history_regressions->parsed()) return command_history_regressions(history_args);
     if (load_process->parsed()) return command_load_process(load_spec, load_device, load_settings);
   } catch (const std::exception& e) {
     return fail(

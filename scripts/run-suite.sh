@@ -17,7 +17,9 @@ while [ -e "$out" ]; do
   n=$((n + 1))
 done
 status=0
-"$root/build/gpuoverlap" run --all --priority-fallback --out "$out" "$@" || status=$?
+# Every completed run is kept in the results history beside the results (docs/history.md).
+"$root/build/gpuoverlap" run --all --priority-fallback --out "$out" \
+  --history "${GPUOVERLAP_DB:-$root/results/history.sqlite}" "$@" || status=$?
 # Plot and report whatever was measured, also after a failure (its scenarios' files are
 # written). A plot or report that fails is said, and fails the job, after the other is made.
 if [ -f "$out/run.json" ]; then
@@ -27,4 +29,5 @@ if [ -f "$out/run.json" ]; then
 fi
 echo "report: $out/report.md (answers first; every scenario: report-details.md)   plots: $out/plots   data and trace.json.gz per scenario: $out/<scenario>/"
 echo "browse every frame: $root/build/gpuoverlap view $out   (needs a display; see docs/viewer.md)"
+echo "this machine's runs so far: $root/build/gpuoverlap history list --db ${GPUOVERLAP_DB:-$root/results/history.sqlite}"
 exit "$status"

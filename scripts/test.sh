@@ -11,6 +11,14 @@ jobs=$(nproc)
 
 echo "== build and test (RelWithDebInfo)"
 BUILD_TYPE=RelWithDebInfo "$root/scripts/setup.sh" "$root/build-test" -DGPUOVERLAP_TESTS=ON
+
+# The results history's tests run on SQLite and on this throwaway PostgreSQL server, stopped
+# and removed however the script ends.
+pg=$("$root/scripts/pg-throwaway.sh" start)
+pg_dir=$(head -1 <<<"$pg")
+trap '"$root/scripts/pg-throwaway.sh" stop "$pg_dir"' EXIT
+export GPUOVERLAP_TEST_POSTGRESQL=$(tail -1 <<<"$pg")
+echo "PostgreSQL for the history tests: $GPUOVERLAP_TEST_POSTGRESQL"
 ctest --test-dir "$root/build-test" --output-on-failure -j"$jobs"
 
 echo "== Windows build (mingw-w64) under Wine: what needs no GPU, against the Linux build"

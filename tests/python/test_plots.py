@@ -155,3 +155,45 @@ def test_preemption_gets_its_plot_instead_of_a_frame_timeline(tmp_path):
     result = run_plot(results, "--out", out)
     assert result.returncode == 2 and "missing column" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+HISTORY_HEADER = ("machine,scenario,series,metric,clock,run,started_at,value,low,high,"
+                  "change_step,change_low,change_high\n")
+
+
+def test_history_draws_a_panel_per_series_and_marks_change_points(tmp_path):
+    # As `gpuoverlap history trend --csv` writes it: two machines, one step on machine 1.
+    rows = [HISTORY_HEADER]
+    for run in range(1, 13):
+        step = run >= 7
+        rows.append(f"1,default,Compute A,duration_p50_us,ts,{run},2026-11-{run:02d}T00:00:00Z,"
+                    f"{105.0 if step else 100.0},99,{107 if step else 101},"
+                    f"{'0.05,0.03,0.07' if run == 7 else ',,'}\n")
+        rows.append(f"2,default,Compute A,duration_p50_us,ts,{100 + run},"
+                    f"2026-11-{run:02d}T01:00:00Z,80,,,,,\n")
+    rows.append("1,default,frame,frame_interval_p50_us,cpu,1,2026-11-01T00:00:00Z,8000,,,,,\n")
+    csv = tmp_path / "trend.csv"
+    csv.write_text("".join(rows))
+    result = run_plot("history", csv)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "trend.png").stat().st_size > 0
+    assert result.stdout.strip() == str(tmp_path / "trend.png")
+    svg = run_plot("history", csv, "--out", tmp_path / "trend.svg")
+    assert svg.returncode == 0, svg.stderr
+    assert "Compute A" in (tmp_path / "trend.svg").read_text()
+
+
+def test_history_input_that_is_not_a_trend_is_named(tmp_path):
+    csv = tmp_path / "other.csv"
+    csv.write_text("machine,scenario\n1,x\n")
+    result = run_plot("history", csv)
+    assert result.returncode == 2
+    assert "missing column(s)" in result.stderr and "history trend --csv" in result.stderr
+    empty = tmp_path / "empty.csv"
+    empty.write_text(HISTORY_HEADER)
+    assert run_plot("history", empty).returncode == 2
+    bad = tmp_path / "bad.csv"
+    bad.write_text(HISTORY_HEADER + "1,s,w,m,ts,1,t,nan,,,,,\n")
+    result = run_plot("history", bad)
+    assert result.returncode == 2 and "not a finite number" in result.stderr
+    assert run_plot("history", csv, "--out", tmp_path / "x.gif").returncode == 2

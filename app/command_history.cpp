@@ -1,0 +1,256 @@
+// `gpuoverlap history`: runs kept in a database (history/), and listed from it.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+#include "app/commands.h"
+#include "app/exit_status.h"
+
+#if GPUOVERLAP_HAS_HISTORY
+#include "analysis/results.h"
+#include "core/atomic_file.h"
+#include "history/change_points.h"
+#include "history/history_store.h"
+#include "timeline/export.h"
+#endif
+
+namespace gpuoverlap::commands {
+
+#if GPUOVERLAP_HAS_HISTORY
+namespace {
+
+// --db, else GPUOVERLAP_DB: where the history is (validated here, at the edge).
+Result<history::Location> location_of(const std::string& db) {
+  const char* from_environment = std::getenv("GPUOVERLAP_DB");
+  return history::parse_location(!db.empty() ? db : from_environment ? from_environment : "");
+}
+
+Result<history::Store> open_history(const std::string& db) {
+  auto location = location_of(db);
+  if (!location) return location.error();
+  return history::Store::open(*location);
+}
+
+}  // namespace
+
+int command_history_ingest(const HistoryArguments& args) {
+  // Every folder is read and checked before anything is written: a damaged one stops the
+  // command with nothing kept.
+  std::vector<history::RunRow> rows;
+  for (const std::string& directory : args.results) {
+    auto run = load_results(directory);
+    if (!run) return fail(run.error());
+    auto row = history::run_row(*run);
+    if (!row) return fail(row.error());
+    rows.push_back(std::move(*row));
+  }
+  auto store = open_history(args.db);
+  if (!store) return fail(store.error());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    auto kept = store->ingest(rows[i]);
+    if (!kept) return fail(kept.error().with_context(args.results[i] + ": "));
+    std::cout << (kept->added
+                      ? fmt::format("run {}: kept {} ({} scenarios, {} metrics)", kept->run_id,
+                                    args.results[i], rows[i].scenarios, kept->metrics)
+                      : fmt::format("run {}: {} was kept already", kept->run_id, args.results[i]))
+              << "\n";
+  }
+  std::cout << "history: " << store->location().shown << "\n";
+  return kExitOk;
+}
+
+Status check_history_location(const std::string& db) {
+  auto location = location_of(db);
+  if (!location) return location.error();
+  return ok_status();
+}
+
+int keep_run_in_history(const std::string& db, const std::filesystem::path& results, int status) {
+  // Only a run that completed: a failed or interrupted one would put a partial run in its
+  // series.
+  if (status != kExitOk) {
+    std::cerr << "history: not kept (the run did not complete)\n";
+    return status;
+  }
+  auto run = load_results(results);
+  if (!run) return fail(run.error().with_context("history: "));
+  auto row = history::run_row(*run);
+  if (!row) return fail(row.error().with_context("history: "));
+  auto store = open_history(db);
+  if (!store) return fail(store.error());
+  auto kept = store->ingest(*row);
+  if (!kept) return fail(kept.error());
+  std::cout << fmt::format("history: run {} in {}\n", kept->run_id, store->location().shown);
+  return kExitOk;
+}
+
+int command_history_list(const HistoryArguments& args) {
+  auto store = open_history(args.db);
+  if (!store) return fail(store.error());
+  if (args.machines) {
+    auto machines = store->machines();
+    if (!machines) return fail(machines.error());
+    std::cout << fmt::format("{:>4}  {:>5}  {:<32} {:<24} {:<7} {}\n", "id", "runs", "gpu",
+                             "driver", "api", "os, cpu");
+    for (const history::MachineEntry& m : *machines)
+      std::cout << fmt::format(
+          "{:>4}  {:>5}  {:<32} {:<24} {:<7} {}, {} ({} CPUs)\n", m.id, m.runs, m.fingerprint.gpu,
+          m.fingerprint.driver, m.fingerprint.api, m.fingerprint.os, m.fingerprint.cpu,
+          m.fingerprint.cpu_cores ? std::to_string(*m.fingerprint.cpu_cores) : std::string("?"));
+    return kExitOk;
+  }
+  auto runs = store->runs();
+  if (!runs) return fail(runs.error());
+  std::cout << fmt::format("{:>4}  {:<20}  {:>7}  {:>9}  {:>7}  {:<14} {}\n", "id", "started",
+                           "machine", "scenarios", "metrics", "revision", "folder");
+  for (const history::RunEntry& r : *runs)
+    std::cout << fmt::format("{:>4}  {:<20}  {:>7}  {:>9}  {:>7}  {:<14} {}\n", r.id, r.started_at,
+                             r.machine_id, r.scenarios, r.metrics, r.tool_revision, r.directory);
+  return kExitOk;
+}
+
+namespace {
+
+std::string series_name(const history::SeriesKey& k) {
+  return fmt::format("{} · {} · {} · {} · machine {}", k.scenario, k.series, k.metric, k.clock,
+                     k.machine_id);
+}
+
+std::string step_text(const history::ChangePoint& c) {
+  return fmt::format("{:+.1f} % [{:+.1f}, {:+.1f}] ({:.4g} -> {:.4g}, p {:.3f})", 100 * c.step,
+                     100 * c.step_low, 100 * c.step_high, c.before, c.after, c.p_value);
+}
+
+std::vector<double> values_of(const history::Series& s) {
+  std::vector<double> values;
+  for (const history::SeriesPoint& p : s.points) values.push_back(p.value);
+  return values;
+}
+
+}  // namespace
+
+int command_history_trend(const HistoryArguments& args) {
+  auto store = open_history(args.db);
+  if (!store) return fail(store.error());
+  const history::SeriesKey match{args.machine, args.scenario, args.series, args.metric, args.clock};
+  auto found = store->series(match, "", args.window);
+  if (!found) return fail(found.error());
+  if (found->empty())
+    return fail(make_error(
+        "history trend: no series matches (see `gpuoverlap history list`; --scenario, "
+        "--series, --metric and --clock name it, as report.md and summary.csv spell them)"));
+  history::ChangePointSettings settings;
+  settings.alpha = args.alpha;
+  const bool csv_only = args.csv == "-";
+  std::string csv =
+      "machine,scenario,series,metric,clock,run,started_at,value,low,high,change_step,"
+      "change_low,change_high\n";
+  std::ostringstream table;
+  for (const history::Series& s : *found) {
+    const auto points = history::change_points(values_of(s), settings);
+    table << series_name(s.key) << '\n';
+    table << fmt::format("  {:>5}  {:<20}  {:>12}  {:>25}\n", "run", "started", "value",
+                         "interval");
+    for (std::size_t i = 0; i < s.points.size(); ++i) {
+      const history::SeriesPoint& p = s.points[i];
+      const std::string interval =
+          p.low || p.high ? fmt::format("[{}, {}]", p.low ? fmt::format("{:.4g}", *p.low) : "-",
+                                        p.high ? fmt::format("{:.4g}", *p.high) : "-")
+                          : std::string();
+      std::string line = fmt::format("  {:>5}  {:<20}  {:>12.4g}  {:>25}", p.run_id, p.started_at,
+                                     p.value, interval);
+      const history::ChangePoint* change = nullptr;
+      for (const history::ChangePoint& c : points)
+        if (c.index == i) change = &c;
+      if (change) line += "  <- change " + step_text(*change);
+      table << line << '\n';
+      auto number = [](const std::optional<double>& v) {
+        return v ? fmt::format("{}", *v) : std::string();
+      };
+      csv +=
+          fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.key.machine_id,
+                      csv_field(s.key.scenario), csv_field(s.key.series), csv_field(s.key.metric),
+                      csv_field(s.key.clock), p.run_id, csv_field(p.started_at), p.value,
+                      number(p.low), number(p.high), change ? fmt::format("{}", change->step) : "",
+                      change ? fmt::format("{}", change->step_low) : "",
+                      change ? fmt::format("{}", change->step_high) : "");
+    }
+  }
+  if (csv_only) {
+    std::cout << csv;
+    return kExitOk;
+  }
+  std::cout << table.str();
+  if (!args.csv.empty())
+    if (Status s = write_file_atomically(args.csv, csv); !s) return fail(s.error());
+  return kExitOk;
+}
+
+int command_history_regressions(const HistoryArguments& args) {
+  auto store = open_history(args.db);
+  if (!store) return fail(store.error());
+  const history::SeriesKey match{args.machine, args.scenario, args.series, "", args.clock};
+  auto found = store->series(match, args.metric_suffix, args.window);
+  if (!found) return fail(found.error());
+  struct Found {
+    const history::Series* series;
+    history::ChangePoint point;
+    bool recent;
+  };
+  std::vector<Found> all;
+  history::ChangePointSettings settings;
+  settings.alpha = args.alpha;
+  for (const history::Series& s : *found)
+    for (const history::ChangePoint& c : history::change_points(values_of(s), settings))
+      all.push_back({&s, c, c.index + args.newest >= s.points.size()});
+  // Newest first: by the start of the run where each began.
+  std::sort(all.begin(), all.end(), [](const Found& a, const Found& b) {
+    return a.series->points[a.point.index].started_at > b.series->points[b.point.index].started_at;
+  });
+  std::size_t worse_recent = 0;
+  for (const Found& f : all) {
+    const history::SeriesPoint& at = f.series->points[f.point.index];
+    // Every metric kept is a time: up is worse, when the whole interval is above 0.
+    const bool worse = f.point.step_low > 0;
+    worse_recent += worse && f.recent;
+    std::cout << fmt::format("{:<7} run {:>5} ({})  {}  {}{}\n", worse ? "WORSE" : "moved",
+                             at.run_id, at.started_at, series_name(f.series->key),
+                             step_text(f.point), f.recent ? "  [newest]" : "");
+  }
+  std::cout << fmt::format(
+      "{} change point{} in {} series (the newest {} runs of each, alpha {}); {} worse in the "
+      "newest {} run{}\n",
+      all.size(), all.size() == 1 ? "" : "s", found->size(), args.window, args.alpha, worse_recent,
+      args.newest, args.newest == 1 ? "" : "s");
+  return worse_recent > 0 ? kExitFailed : kExitOk;
+}
+
+#else
+
+int command_history_trend(const HistoryArguments& args) { return command_history_ingest(args); }
+int command_history_regressions(const HistoryArguments& args) {
+  return command_history_ingest(args);
+}
+
+Status check_history_location(const std::string&) {
+  return make_error("--history: not in this build (the Windows build has no SOCI)");
+}
+
+int keep_run_in_history(const std::string&, const std::filesystem::path&, int) {
+  return command_history_ingest(HistoryArguments{});
+}
+
+int command_history_ingest(const HistoryArguments&) {
+  return fail(
+      make_error("history: not in this build (the Windows build has no SOCI); keep the "
+                 "results on Linux",
+                 ErrorCategory::environment));
+}
+int command_history_list(const HistoryArguments& args) { return command_history_ingest(args); }
+
+#endif
+
+}  // namespace gpuoverlap::commands

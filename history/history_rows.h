@@ -1,0 +1,74 @@
+// What one results folder contributes to the results history, without a database: the machine
+// it ran on (a fingerprint), the run (its content key, when, with what), and per scenario the
+// summaries users compare across runs. Read through the one typed results model
+// (analysis/results.h), as every other reader does. No database, no GPU API: unit-tested
+// alone, and the store (history_store.h) writes exactly these.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/results.h"
+#include "core/result.h"
+
+namespace gpuoverlap::history {
+
+// Where a run ran. Two runs on the same GPU model, driver, API, OS and CPU have the same
+// fingerprint: their series are one. Fields the results lack (older results) read "?".
+struct MachineFingerprint {
+  std::string gpu;  // "NVIDIA H100 80GB HBM3"
+  std::optional<std::int64_t> vendor_id, device_id;
+  std::string driver;                     // "NVIDIA 580.159.04"
+  std::string api;                        // "Vulkan", "D3D12"
+  std::string os;                         // "Linux 6.18.44-..."
+  std::string cpu;                        // "Intel(R) Xeon(R) Processor"
+  std::optional<std::int64_t> cpu_cores;  // kept, not part of the key: older results lack it
+  // One text of the fields above but the CPU count, the key the store finds a machine by.
+  std::string key() const;
+  bool operator==(const MachineFingerprint&) const = default;
+};
+
+// The fingerprint from a scenario's meta.json ("device", "host").
+MachineFingerprint machine_of(const nlohmann::json& meta);
+
+// One summary number of one scenario: `series` is a workload (or "frame" for the frame-level
+// figures), `metric` what of it ("duration_p50_us", "duration_p99_us", "frame_interval_p99_us"
+// ...), on `clock` ("poll", "ts", "clk"; "cpu" for the CPU's own figures). `low` and `high`:
+// its distribution-free 95 % interval where it has one; `frames`: how many values it is of.
+struct MetricRow {
+  std::string scenario, series, metric, clock;
+  double value = 0;
+  std::optional<double> low, high;
+  std::int64_t frames = 0;
+  bool operator==(const MetricRow&) const = default;
+};
+
+struct RunRow {
+  std::string content_key;  // content_key(): the same results give the same key
+  std::string started_at;   // run.json's, else the first scenario's meta.json's; "?" if none
+  std::string tool_revision;
+  std::string command_line;
+  std::string directory;  // the results folder as given, made absolute
+  std::int64_t scenarios = 0;
+  MachineFingerprint machine;
+  std::vector<MetricRow> metrics;
+};
+
+// A run's content key: FNV-1a 64 over run.json and every scenario's meta.json and
+// summary.csv, in the order run.json lists them, as 16 hex digits. Ingesting the same results
+// twice, from wherever they were copied to, finds the same key.
+Result<std::string> content_key(const LoadedRun& run);
+
+// The summaries of every scenario: per workload and clock its duration's p50 (with its
+// interval) and p99; per scenario with frames.csv the frame interval's p50 and p99 on the CPU.
+std::vector<MetricRow> metric_rows(const LoadedRun& run);
+
+// Everything above for one loaded results folder. An Error (input) when the folder has no
+// scenario, or its scenarios ran on different machines (two `--device` runs in one folder are
+// ingested as their own runs, once they are written so).
+Result<RunRow> run_row(const LoadedRun& run);
+
+}  // namespace gpuoverlap::history

@@ -1,0 +1,319 @@
+// The results history (history/): what a results folder contributes, and the store on both
+// engines. Every store test runs on SQLite (a temporary file) and on PostgreSQL: a database of
+// its own, made on the server GPUOVERLAP_TEST_POSTGRESQL names (a URI "postgresql://.../DB?..."
+// of a role that may create databases; scripts/test.sh starts a throwaway cluster with
+// scripts/pg-throwaway.sh and sets it). Without it the PostgreSQL cases fail, saying so.
+#include <gtest/gtest.h>
+#include <soci/postgresql/soci-postgresql.h>
+#include <soci/soci.h>
+#include <soci/sqlite3/soci-sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "history/history_rows.h"
+#include "history/history_store.h"
+
+namespace gpuoverlap::history {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(HistoryLocation, AFileOrAPostgresqlUriAndNothingElse) {
+  const auto file = parse_location("results/history.sqlite");
+  ASSERT_TRUE(file.ok());
+  EXPECT_EQ(file->engine, Engine::sqlite);
+  EXPECT_EQ(file->shown, "results/history.sqlite");
+  const auto spaced = parse_location("my \"runs\".sqlite");
+  ASSERT_TRUE(spaced.ok());
+  EXPECT_EQ(spaced->connect, "db=\"my \\\"runs\\\".sqlite\" timeout=30");
+  const auto server = parse_location("postgresql://gpu:secret@db.example/history");
+  ASSERT_TRUE(server.ok());
+  EXPECT_EQ(server->engine, Engine::postgresql);
+  EXPECT_EQ(server->shown, "postgresql://gpu:***@db.example/history") << "no password shown";
+  EXPECT_TRUE(parse_location("postgres://db/h").ok());
+  for (const char* bad : {"", "postgresql://", "postgresql:///", "mysql://db/h", "a\nb"}) {
+    const auto refused = parse_location(bad);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_EQ(refused.error().category, ErrorCategory::input) << bad;
+  }
+}
+
+TEST(HistoryRows, TheMachineIsTheDeviceTheDriverAndTheHost) {
+  const nlohmann::json meta = {
+      {"device",
+       {{"name", "NVIDIA H100 80GB HBM3"},
+        {"vendor_id", 4318},
+        {"device_id", 9008},
+        {"driver_name", "NVIDIA"},
+        {"driver_info", "580.159.04"},
+        {"api", "Vulkan"}}},
+      {"host", {{"kernel", "Linux 6.18"}, {"cpu_model", "Xeon"}, {"logical_cpus", 16}}}};
+  const MachineFingerprint m = machine_of(meta);
+  EXPECT_EQ(m.gpu, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(m.vendor_id, 4318);
+  EXPECT_EQ(m.driver, "NVIDIA 580.159.04");
+  EXPECT_EQ(m.api, "Vulkan");
+  EXPECT_EQ(m.os, "Linux 6.18");
+  EXPECT_EQ(m.cpu_cores, 16);
+  EXPECT_EQ(m.key(), "NVIDIA H100 80GB HBM3|4318|9008|NVIDIA 580.159.04|Vulkan|Linux 6.18|Xeon")
+      << "the CPU count is kept, but results from before it was recorded are the same machine";
+  // Results older than the keys: every field says it is unknown, none is invented.
+  const MachineFingerprint old = machine_of(nlohmann::json::object());
+  EXPECT_EQ(old.gpu, "?");
+  EXPECT_FALSE(old.vendor_id);
+  EXPECT_EQ(old.driver, "?");
+  EXPECT_EQ(old.api, "Vulkan") << "results before the key were Vulkan's";
+}
+
+// A results folder of one scenario with the files the key covers.
+fs::path write_results(const std::string& name, const std::string& summary) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("gpuoverlap-history-" + std::to_string(::getpid()) + "-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir / "s");
+  std::ofstream(dir / "run.json") << R"({"started_at":"2026-11-26T00:00:00Z"})";
+  std::ofstream(dir / "s" / "meta.json") << "{}";
+  std::ofstream(dir / "s" / "summary.csv") << summary;
+  return dir;
+}
+
+TEST(HistoryRows, TheContentKeyFollowsTheFilesNotWhereTheyAre) {
+  LoadedRun a, b, c;
+  a.directory = write_results("a", "x,1\n");
+  b.directory = write_results("b", "x,1\n");
+  c.directory = write_results("c", "x,2\n");
+  for (LoadedRun* run : {&a, &b, &c}) {
+    LoadedScenario s;
+    s.name = "s";
+    s.directory = run->directory / "s";
+    run->scenarios.push_back(s);
+  }
+  const auto ka = content_key(a), kb = content_key(b), kc = content_key(c);
+  ASSERT_TRUE(ka.ok() && kb.ok() && kc.ok());
+  EXPECT_EQ(ka->size(), 16u);
+  EXPECT_EQ(*ka, *kb) << "the same results copied elsewhere";
+  EXPECT_NE(*ka, *kc) << "one summary number changed";
+  for (const LoadedRun* run : {&a, &b, &c}) fs::remove_all(run->directory);
+}
+
+// A run as the store takes it, with names that are SQL in another context: data here.
+RunRow sample_run(const std::string& key, const std::string& gpu = "GPU 'A'; --") {
+  RunRow run;
+  run.content_key = key;
+  run.started_at = "2026-11-26T00:00:00Z";
+  run.tool_revision = "abc";
+  run.command_line = "gpuoverlap run --all";
+  run.directory = "/results/" + key;
+  run.scenarios = 2;
+  run.machine.gpu = gpu;
+  run.machine.vendor_id = 4318;
+  run.machine.driver = "NVIDIA 580";
+  run.machine.api = "Vulkan";
+  run.machine.os = "Linux";
+  run.machine.cpu = "Xeon";
+  run.metrics = {
+      {"it's; DROP TABLE runs; --", "Compute A", "duration_p50_us", "ts", 101.5, 99.0, 104.0, 200},
+      {"it's; DROP TABLE runs; --", "Compute A", "duration_p99_us", "ts", 130.0, {}, {}, 200},
+      {"default", "\"quoted\"", "duration_p50_us", "poll", 55.0, {}, 60.0, 10}};
+  return run;
+}
+
+class HistoryStore : public ::testing::TestWithParam<Engine> {
+ protected:
+  void SetUp() override {
+    static std::atomic<int> counter{0};
+    const std::string name =
+        "gpuoverlap_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+    if (GetParam() == Engine::sqlite) {
+      file_ = fs::temp_directory_path() / (name + ".sqlite");
+      fs::remove(file_);
+      text_ = file_.string();
+      return;
+    }
+    const char* server = std::getenv("GPUOVERLAP_TEST_POSTGRESQL");
+    ASSERT_NE(server, nullptr)
+        << "GPUOVERLAP_TEST_POSTGRESQL is not set: run scripts/test.sh, or start a server with "
+           "scripts/pg-throwaway.sh start and export the URI it prints";
+    server_ = server;
+    // A database of this test's own: "postgresql://.../DB?..." with DB replaced.
+    const std::size_t slash = server_.find('/', server_.find("://") + 3);
+    ASSERT_NE(slash, std::string::npos) << server_;
+    const std::size_t query = server_.find('?', slash);
+    text_ = server_.substr(0, slash + 1) + name +
+            (query == std::string::npos ? "" : server_.substr(query));
+    database_ = name;
+    soci::session admin(soci::postgresql, server_);
+    admin << "CREATE DATABASE " + name;  // a name made above, not input
+  }
+  void TearDown() override {
+    if (!file_.empty()) {
+      for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(file_.string() + suffix);
+    } else if (!database_.empty()) {
+      soci::session admin(soci::postgresql, server_);
+      admin << "DROP DATABASE IF EXISTS " + database_ + " WITH (FORCE)";
+    }
+  }
+  Store open() {
+    auto location = parse_location(text_);
+    EXPECT_TRUE(location.ok());
+    auto store = Store::open(*location);
+    if (!store.ok()) throw std::runtime_error(store.error().message);
+    return std::move(*store);
+  }
+  fs::path file_;
+  std::string server_, database_, text_;
+};
+
+TEST_P(HistoryStore, ARunIsKeptOnceWithItsMachineAndMetrics) {
+  Store store = open();
+  EXPECT_EQ(store.schema_version(), kSchemaVersion);
+  const RunRow run = sample_run("k1");
+  const auto first = store.ingest(run);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_TRUE(first->added);
+  EXPECT_EQ(first->metrics, 3u);
+  const auto again = store.ingest(run);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_FALSE(again->added) << "the same content key changes nothing";
+  EXPECT_EQ(again->run_id, first->run_id);
+  // A second run on the same machine: one machine, two runs.
+  ASSERT_TRUE(store.ingest(sample_run("k2")).ok());
+  Store reopened = open();  // and it is all there after reopening
+  const auto runs = reopened.runs();
+  ASSERT_TRUE(runs.ok()) << runs.error().message;
+  ASSERT_EQ(runs->size(), 2u);
+  EXPECT_EQ((*runs)[0].content_key, "k1");
+  EXPECT_EQ((*runs)[0].metrics, 3);
+  EXPECT_EQ((*runs)[0].command_line, "gpuoverlap run --all");
+  const auto machines = reopened.machines();
+  ASSERT_TRUE(machines.ok()) << machines.error().message;
+  ASSERT_EQ(machines->size(), 1u);
+  EXPECT_EQ((*machines)[0].fingerprint, run.machine) << "names with quotes are data";
+  EXPECT_EQ((*machines)[0].runs, 2);
+  const auto metrics = reopened.metrics(first->run_id);
+  ASSERT_TRUE(metrics.ok()) << metrics.error().message;
+  std::vector<MetricRow> expected = run.metrics;
+  std::sort(expected.begin(), expected.end(), [](const MetricRow& a, const MetricRow& b) {
+    return std::tie(a.scenario, a.series, a.metric, a.clock) <
+           std::tie(b.scenario, b.series, b.metric, b.clock);
+  });
+  EXPECT_EQ(*metrics, expected) << "every number, interval side and NULL as it went in";
+}
+
+// Two processes' worth of ingests at once, each with its own connection: the same runs from
+// both sides and different ones. None lost, none doubled.
+TEST_P(HistoryStore, IngestsAtOnceLoseAndDoubleNothing) {
+  { Store create = open(); }  // the schema first, as a user's first ingest would
+  std::atomic<int> failures{0};
+  auto ingest = [&](int side) {
+    Store store = open();
+    for (int i = 0; i < 10; ++i) {
+      if (!store.ingest(sample_run("shared-" + std::to_string(i))).ok()) ++failures;
+      if (!store
+               .ingest(sample_run("own-" + std::to_string(side) + "-" + std::to_string(i),
+                                  "GPU " + std::to_string(side)))
+               .ok())
+        ++failures;
+    }
+  };
+  std::thread a(ingest, 0), b(ingest, 1);
+  a.join();
+  b.join();
+  EXPECT_EQ(failures.load(), 0);
+  Store store = open();
+  const auto runs = store.runs();
+  ASSERT_TRUE(runs.ok()) << runs.error().message;
+  EXPECT_EQ(runs->size(), 30u);
+  for (const RunEntry& r : *runs) EXPECT_EQ(r.metrics, 3) << r.content_key;
+  const auto machines = store.machines();
+  ASSERT_TRUE(machines.ok());
+  EXPECT_EQ(machines->size(), 3u);
+}
+
+TEST_P(HistoryStore, ADatabaseNewerThanThisBinaryIsRefused) {
+  { Store create = open(); }
+  {
+    const auto location = parse_location(text_);
+    soci::session raw = location->engine == Engine::sqlite
+                            ? soci::session(soci::sqlite3, location->connect)
+                            : soci::session(soci::postgresql, location->connect);
+    raw << "INSERT INTO schema_version (version) VALUES (" + std::to_string(kSchemaVersion + 1) +
+               ")";
+  }
+  const auto refused = Store::open(*parse_location(text_));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().category, ErrorCategory::input);
+  EXPECT_NE(refused.error().message.find("newer than this gpuoverlap knows"), std::string::npos)
+      << refused.error().message;
+}
+
+// A process killed in the middle of an ingest (everything written, nothing committed) leaves
+// no trace: no run, no machine; ingesting again succeeds.
+TEST_P(HistoryStore, AnIngestKilledBeforeItsCommitLeavesNothing) {
+  { Store create = open(); }
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(ready[0]);
+    try {
+      Store store = open();
+      store.set_before_commit([&] {
+        const char byte = 1;
+        if (::write(ready[1], &byte, 1) != 1) ::_exit(3);
+        for (;;) ::pause();  // until killed
+      });
+      (void)store.ingest(sample_run("killed"));
+    } catch (...) {
+    }
+    ::_exit(2);  // the hook never ran: the parent sees the pipe close without a byte
+  }
+  ::close(ready[1]);
+  char byte = 0;
+  const ssize_t got = ::read(ready[0], &byte, 1);  // the child is inside its transaction
+  ::close(ready[0]);
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_EQ(got, 1) << "the child did not reach its commit";
+  EXPECT_TRUE(WIFSIGNALED(status));
+  Store store = open();
+  const auto runs = store.runs();
+  ASSERT_TRUE(runs.ok()) << runs.error().message;
+  EXPECT_TRUE(runs->empty());
+  const auto machines = store.machines();
+  ASSERT_TRUE(machines.ok());
+  EXPECT_TRUE(machines->empty()) << "the machine went in with the run, and out with it";
+  const auto again = store.ingest(sample_run("killed"));
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_TRUE(again->added);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, HistoryStore,
+                         ::testing::Values(Engine::sqlite, Engine::postgresql),
+                         [](const ::testing::TestParamInfo<Engine>& info) {
+                           return info.param == Engine::sqlite ? "SQLite" : "PostgreSQL";
+                         });
+
+TEST(HistoryStoreFaults, AnUnreachableServerOrAnUnwritableFileIsTheEnvironments) {
+  const auto server = Store::open(*parse_location("postgresql://nobody@127.0.0.1:1/none"));
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.error().category, ErrorCategory::environment);
+  EXPECT_NE(server.error().message.find("could not open it"), std::string::npos)
+      << server.error().message;
+  const auto file = Store::open(*parse_location("/proc/gpuoverlap-history.sqlite"));
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.error().category, ErrorCategory::environment);
+}
+
+}  // namespace
+}  // namespace gpuoverlap::history
