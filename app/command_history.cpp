@@ -2,9 +2,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <sstream>
+#include <tuple>
 
 #include "app/commands.h"
 #include "app/exit_status.h"
@@ -12,6 +15,7 @@
 #if GPUOVERLAP_HAS_HISTORY
 #include "analysis/results.h"
 #include "core/atomic_file.h"
+#include "history/against_history.h"
 #include "history/change_points.h"
 #include "history/history_store.h"
 #include "timeline/export.h"
@@ -75,8 +79,10 @@ int keep_run_in_history(const std::string& db, const std::filesystem::path& resu
     std::cerr << "history: not kept (the run did not complete)\n";
     return status;
   }
+  // The folder this run has just written: unreadable now is the machine's doing.
   auto run = load_results(results);
-  if (!run) return fail(run.error().with_context("history: "));
+  if (!run)
+    return fail(run.error().with_context("history: ").with_category(ErrorCategory::environment));
   auto row = history::run_row(*run);
   if (!row) return fail(row.error().with_context("history: "));
   auto store = open_history(db);
@@ -189,6 +195,58 @@ int command_history_trend(const HistoryArguments& args) {
   return kExitOk;
 }
 
+int command_history_compare(const HistoryArguments& args) {
+  if (args.results.size() != 1)
+    return fail(make_error("compare against the history: name one results folder"));
+  auto run = load_results(args.results.front());
+  if (!run) return fail(run.error());
+  auto row = history::run_row(*run);
+  if (!row) return fail(row.error());
+  auto store = open_history(args.db);
+  if (!store) return fail(store.error());
+  auto machine = store->machine_id(row->machine);
+  if (!machine) return fail(machine.error());
+  if (!*machine)
+    return fail(make_error(fmt::format(
+        "{}: the history has no run of this machine ({}) to compare with: ingest some first",
+        args.results.front(), row->machine.key())));
+  // Its own earlier ingest, if any, is not part of what it is judged against.
+  std::int64_t own_run = 0;
+  if (auto runs = store->runs(); runs)
+    for (const history::RunEntry& r : *runs)
+      if (r.content_key == row->content_key) own_run = r.id;
+  auto found = store->series(history::SeriesKey{**machine, "", "", "", ""}, "", args.last + 1);
+  if (!found) return fail(found.error());
+  history::PastValues past;
+  for (const history::Series& s : *found) {
+    std::vector<double>& values = past[{s.key.scenario, s.key.series, s.key.metric, s.key.clock}];
+    for (const history::SeriesPoint& p : s.points)
+      if (p.run_id != own_run) values.push_back(p.value);
+    if (values.size() > args.last) values.erase(values.begin(), values.end() - args.last);
+  }
+  std::size_t changed = 0, judged = 0;
+  const auto judgements = history::judge_against(row->metrics, past, args.threshold_pct);
+  std::cout << fmt::format("{:<64} {:>10} {:>24} {:>10} {:>8}  {}\n", "metric", "median",
+                           "[min, max] (runs)", "this run", "change", "verdict");
+  for (const history::Judgement& j : judgements) {
+    judged += j.judged;
+    changed += j.changed;
+    if (!j.changed) continue;
+    const history::MetricRow& m = j.metric;
+    std::cout << fmt::format(
+        "{:<64} {:>10.4g} {:>24} {:>10.4g} {:>+7.1f}%  {}\n",
+        fmt::format("{} · {} · {} · {}", m.scenario, m.series, m.metric, m.clock), *j.median,
+        fmt::format("[{:.4g}, {:.4g}] ({})", *j.low, *j.high, j.runs), m.value, 100 * *j.change,
+        *j.change > 0 ? "CHANGED (slower)" : "CHANGED (faster)");
+  }
+  std::cout << fmt::format(
+      "{} of {} metrics changed against the last {} runs of machine {} (beyond {} % from their "
+      "median and outside all of them); {} with fewer than {} earlier runs not judged\n",
+      changed, judged, args.last, **machine, args.threshold_pct, judgements.size() - judged,
+      history::kMinPastRuns);
+  return changed > 0 ? kExitFailed : kExitOk;
+}
+
 int command_history_regressions(const HistoryArguments& args) {
   auto store = open_history(args.db);
   if (!store) return fail(store.error());
@@ -231,12 +289,14 @@ int command_history_regressions(const HistoryArguments& args) {
 #else
 
 int command_history_trend(const HistoryArguments& args) { return command_history_ingest(args); }
+int command_history_compare(const HistoryArguments& args) { return command_history_ingest(args); }
 int command_history_regressions(const HistoryArguments& args) {
   return command_history_ingest(args);
 }
 
 Status check_history_location(const std::string&) {
-  return make_error("--history: not in this build (the Windows build has no SOCI)");
+  return make_error("--history: not in this build (the Windows build has no SOCI)",
+                    ErrorCategory::environment);
 }
 
 int keep_run_in_history(const std::string&, const std::filesystem::path&, int) {

@@ -23,6 +23,8 @@ int command_selftest(const std::string& device_name, SelftestOptions options, bo
   options.poller = *placement;
   // Before the device is opened (command_support.h).
   const nlohmann::json poller_meta = try_poller_placement(options.poller);
+  // A CPU the OS refused is not the poller's: its interrupts would name a cause elsewhere.
+  if (poller_meta["cpu"].is_null()) options.poller.cpu.reset();
   if (options.out_directory.empty())
     options.out_directory = std::filesystem::path(default_out_directory("-selftest"));
   auto output = prepare_output(options.out_directory, replace, 16ull << 20);

@@ -113,6 +113,9 @@ struct HistoryArguments {
   std::size_t window = 60, newest = 1;
   double alpha = 0.01;
   std::string csv;  // trend: also as CSV to this file ('-': standard output), for plots/plot.py
+  // compare: the run's metrics against the last `last` runs of its machine.
+  std::size_t last = 10;
+  double threshold_pct = 5.0;
 };
 int command_history_ingest(const HistoryArguments& args);
 // `run --history`: checks the location before any GPU work, and keeps the results folder a
@@ -121,6 +124,7 @@ Status check_history_location(const std::string& db);
 int keep_run_in_history(const std::string& db, const std::filesystem::path& results, int status);
 int command_history_list(const HistoryArguments& args);
 int command_history_trend(const HistoryArguments& args);
+int command_history_compare(const HistoryArguments& args);
 int command_history_regressions(const HistoryArguments& args);
 int command_load_process(const std::string& spec_json, std::size_t device_index,
                          const std::string& settings_json);

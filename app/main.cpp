@@ -13,6 +13,7 @@
 #include "app/commands.h"
 #include "app/exit_status.h"
 #include "core/enum_names.h"
+#include "core/redact.h"
 #include "engine/executor.h"
 #include "git_revision.h"
 #include "queues/poller_placement.h"
@@ -56,8 +57,9 @@ constexpr const char* kExitStatusHelp =
 int main(int argc, char** argv) {
   using namespace gpuoverlap;
   using namespace gpuoverlap::commands;
+  // Recorded in every results folder and the history: a password in a database URI is not.
   std::string command_line;
-  for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + without_password(argv[i]);
 
   CLI::App app{
       "gpuoverlap: measures GPU queue overlap, barrier cost and preemption from inside the work.\n"
@@ -292,6 +294,17 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(all_names(kClockNames)));
   compare->add_option("--csv", compare_csv_path,
                       "Also write the comparison as CSV to this file ('-': standard output)");
+  bool compare_against_history = false;
+  HistoryArguments compare_history;
+  compare->add_flag("--against-history", compare_against_history,
+                    "Judge one results folder (the positional) against the last --last runs of "
+                    "its machine in the results history (--db; docs/history.md)");
+  compare->add_option("--db", compare_history.db,
+                      "With --against-history: the history (default: $GPUOVERLAP_DB)");
+  compare
+      ->add_option("--last", compare_history.last,
+                   "With --against-history: how many of the machine's runs (default 10)")
+      ->check(CLI::Range(std::size_t{3}, std::size_t{100000}));
 
   std::string report_dir, report_out;
   auto* report = app.add_subcommand("report",
@@ -363,6 +376,21 @@ int main(int argc, char** argv) {
       "trend",
       "A series run by run (a metric of a scenario's workload on one clock and machine), with "
       "its change points (E-divisive means, docs/history.md)");
+  auto* history_compare = history->add_subcommand(
+      "compare",
+      "Judge a results folder against the last --last runs of its machine: exit 1 when a "
+      "metric moved beyond --threshold-pct from their median and outside all of them");
+  history_compare->add_option("results", history_args.results, "Results folder")
+      ->required()
+      ->expected(1);
+  history_compare->add_option("--db", history_args.db, db_help);
+  history_compare
+      ->add_option("--last", history_args.last, "How many of the machine's runs (default 10)")
+      ->check(CLI::Range(std::size_t{3}, std::size_t{100000}));
+  history_compare
+      ->add_option("--threshold-pct", history_args.threshold_pct,
+                   "Smallest change from the runs' median that fails (default 5)")
+      ->check(CLI::Range(0.0, 1000.0));
   auto* history_regressions = history->add_subcommand(
       "regressions",
       "Change points in every series, newest first, with the run where each began and the step "
@@ -383,12 +411,14 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 62));
     command
         ->add_option("--window", history_args.window,
-                     "Judge the newest N runs of each series (default 60)")
-        ->check(CLI::Range(std::size_t{8}, std::size_t{100000}));
+                     "Judge the newest N runs of each series (default 60; 12 to 1000: fewer "
+                     "cannot reach the test's level, more costs N^2)")
+        ->check(CLI::Range(std::size_t{12}, std::size_t{1000}));
     command
         ->add_option("--alpha", history_args.alpha,
-                     "The permutation test's level per split (default 0.01)")
-        ->check(CLI::Range(0.0001, 0.5));
+                     "The permutation test's level per split (default 0.01; at least 0.005, the "
+                     "smallest p 199 shuffles can give)")
+        ->check(CLI::Range(0.005, 0.5));
   }
   history_trend->add_option("--csv", history_args.csv,
                             "Also write the series as CSV to this file ('-': standard output "
@@ -415,7 +445,8 @@ int main(int argc, char** argv) {
 
   for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
     command->footer(kExitStatusHelp);
-  for (CLI::App* command : {history_ingest, history_list, history_trend, history_regressions})
+  for (CLI::App* command :
+       {history_ingest, history_list, history_trend, history_compare, history_regressions})
     command->footer(kExitStatusHelp);
   try {
     app.parse(argc, argv);
@@ -436,6 +467,14 @@ int main(int argc, char** argv) {
       selftest_options.out_directory = selftest_out;
       return command_selftest(selftest_device, selftest_options, selftest_replace,
                               selftest_poller_core, selftest_poller_priority);
+    }
+    if (compare->parsed() && compare_against_history) {
+      if (baseline_dir.empty() || !candidate_dir.empty() || !baseline_dirs.empty() ||
+          !candidate_dirs.empty())
+        return fail(make_error("compare --against-history: name one results folder, alone"));
+      compare_history.results = {baseline_dir};
+      if (threshold_option->count() > 0) compare_history.threshold_pct = compare_threshold_pct;
+      return command_history_compare(compare_history);
     }
     if (compare->parsed()) {
       // CLI11 has checked the name against the same table.
@@ -463,6 +502,7 @@ int main(int argc, char** argv) {
     if (history_ingest->parsed()) return command_history_ingest(history_args);
     if (history_list->parsed()) return command_history_list(history_args);
     if (history_trend->parsed()) return command_history_trend(history_args);
+    if (history_compare->parsed()) return command_history_compare(history_args);
     if (history_regressions->parsed()) return command_history_regressions(history_args);
     if (load_process->parsed()) return command_load_process(load_spec, load_device, load_settings);
   } catch (const std::exception& e) {

@@ -47,12 +47,17 @@ std::optional<std::uint64_t> interrupts_on_cpu(std::string_view text, int cpu) {
   return total;
 }
 
-std::optional<std::uint64_t> read_interrupts_on_cpu(int cpu) {
+std::optional<std::string> read_proc_interrupts() {
   std::ifstream in("/proc/interrupts");
   if (!in) return std::nullopt;
   std::ostringstream text;
   text << in.rdbuf();
-  return interrupts_on_cpu(text.str(), cpu);
+  return text.str();
+}
+
+std::optional<std::uint64_t> read_interrupts_on_cpu(int cpu) {
+  const auto text = read_proc_interrupts();
+  return text ? interrupts_on_cpu(*text, cpu) : std::nullopt;
 }
 
 std::optional<double> steal_fraction(const CpuTimes& before, const CpuTimes& after) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace gpuoverlap {
@@ -29,5 +30,7 @@ std::optional<std::uint64_t> read_interrupts_on_cpu(int cpu);
 
 // The same from the text of /proc/interrupts (what the reader parses; tests feed it).
 std::optional<std::uint64_t> interrupts_on_cpu(std::string_view proc_interrupts, int cpu);
+// /proc/interrupts' text, read once for several CPUs; nullopt where it is missing.
+std::optional<std::string> read_proc_interrupts();
 
 }  // namespace gpuoverlap

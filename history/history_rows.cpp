@@ -103,11 +103,17 @@ Result<std::string> content_key(const LoadedRun& run) {
 std::vector<MetricRow> metric_rows(const LoadedRun& run) {
   std::vector<MetricRow> out;
   for (const LoadedScenario& s : run.scenarios) {
+    // A preemption scenario's urgent job starts from its submission: its start is the
+    // latency (preemption/preemption_analysis.h).
+    const bool preemption = s.meta.is_object() && s.meta.contains("preemption");
     for (const Clock clock : {Clock::poll, Clock::ts, Clock::clk})
-      for (const MetricSeries& series : metric_series(s, clock))
+      for (const MetricSeries& series : metric_series(s, clock)) {
+        const std::string clock_name(to_string(clock));
         if (series.metric == "duration")
-          add_percentiles(out, s.name, series.workload, "duration", std::string(to_string(clock)),
-                          series.values_us);
+          add_percentiles(out, s.name, series.workload, "duration", clock_name, series.values_us);
+        if (preemption && series.metric == "start" && series.workload == "urgent")
+          add_percentiles(out, s.name, series.workload, "latency", clock_name, series.values_us);
+      }
     std::vector<double> intervals;
     for (const LoadedFrame& f : s.frames)
       if (f.ok && f.frame_interval_us) intervals.push_back(*f.frame_interval_us);

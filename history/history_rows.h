@@ -63,7 +63,9 @@ struct RunRow {
 Result<std::string> content_key(const LoadedRun& run);
 
 // The summaries of every scenario: per workload and clock its duration's p50 (with its
-// interval) and p99; per scenario with frames.csv the frame interval's p50 and p99 on the CPU.
+// interval) and p99; in a preemption scenario the urgent job's latency (submit to its first
+// thread) the same way; per scenario with frames.csv the frame interval's p50 and p99 on the
+// CPU.
 std::vector<MetricRow> metric_rows(const LoadedRun& run);
 
 // Everything above for one loaded results folder. An Error (input) when the folder has no

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <ctime>
 
+#include "core/redact.h"
+
 namespace gpuoverlap::history {
 
 namespace {
@@ -107,13 +109,7 @@ Result<Location> parse_location(std::string_view text) {
                       text));
     out.engine = Engine::postgresql;
     out.connect = std::string(text);
-    // The password, if the URI carries one, is not repeated in messages.
-    out.shown = out.connect;
-    const std::size_t scheme_end = out.shown.find("://") + 3;
-    const std::size_t at = out.shown.find('@', scheme_end);
-    const std::size_t colon = out.shown.find(':', scheme_end);
-    if (at != std::string::npos && colon != std::string::npos && colon < at)
-      out.shown.replace(colon + 1, at - colon - 1, "***");
+    out.shown = without_password(out.connect);
     return out;
   }
   if (text.find("://") != std::string_view::npos)
@@ -121,13 +117,14 @@ Result<Location> parse_location(std::string_view text) {
         "--db {}: not a history location (a SQLite file path, or postgresql://...)", text));
   out.engine = Engine::sqlite;
   out.shown = std::string(text);
-  // SOCI's sqlite3 back end reads "db=... timeout=..."; a path with spaces is quoted.
-  std::string quoted;
-  for (char c : text) {
-    if (c == '"') quoted += '\\';
-    quoted += c;
-  }
-  out.connect = fmt::format("db=\"{}\" timeout={}", quoted, kBusyTimeoutS);
+  // SOCI's sqlite3 back end reads "db=\"...\" timeout=..." and has no escape for a quote, and
+  // trims spaces: such a path would open another file.
+  if (text.find('"') != std::string_view::npos || text.front() == ' ' || text.back() == ' ')
+    return make_error(fmt::format(
+        "--db '{}': a history file's path may not hold a double quote or begin or end with a "
+        "space",
+        text));
+  out.connect = fmt::format("db=\"{}\" timeout={}", text, kBusyTimeoutS);
   return out;
 }
 
@@ -163,7 +160,27 @@ Result<Store> Store::open(const Location& location) {
 Status Store::migrate() {
   soci::session& sql = *session_;
   try {
-    soci::transaction transaction(sql);
+    // Two processes opening a new history at once: one migrates, the other waits and finds it
+    // done. SQLite: a write lock from the start (BEGIN IMMEDIATE; the busy timeout waits).
+    // PostgreSQL: concurrent CREATE TABLE IF NOT EXISTS is not safe, so a transaction-scoped
+    // advisory lock (its key: "gpuoverlap" in ASCII) comes first.
+    if (location_.engine == Engine::sqlite)
+      sql << "BEGIN IMMEDIATE";
+    else
+      sql << "BEGIN";
+    struct RollBackUnlessCommitted {
+      soci::session& sql;
+      bool committed = false;
+      ~RollBackUnlessCommitted() {
+        if (committed) return;
+        try {
+          sql << "ROLLBACK";
+        } catch (...) {
+        }
+      }
+    } guard{sql};
+    if (location_.engine == Engine::postgresql)
+      sql << "SELECT pg_advisory_xact_lock(7453010354462467952)";
     sql << "CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)";
     long long version = 0;
     soci::indicator known = soci::i_null;
@@ -178,7 +195,8 @@ Status Store::migrate() {
       for (const std::string& statement : migration_1(location_.engine)) sql << statement;
       sql << "INSERT INTO schema_version (version) VALUES (1)";
     }
-    transaction.commit();
+    sql << "COMMIT";
+    guard.committed = true;
     schema_version_ = kSchemaVersion;
   } catch (const std::exception& e) {
     return database_error(location_, "could not set up its tables", e);
@@ -209,6 +227,7 @@ Result<IngestOutcome> Store::ingest(const RunRow& run) {
     long long machine_id = 0;
     sql << "SELECT id FROM machines WHERE fingerprint = :fingerprint", soci::use(key),
         soci::into(machine_id);
+    if (!sql.got_data()) throw soci::soci_error("the machine row just written is not there");
     const std::string ingested_at = utc_now();
     const long long scenarios = run.scenarios;
     soci::statement insert_run =
@@ -312,29 +331,45 @@ Result<std::vector<MachineEntry>> Store::machines() {
   return out;
 }
 
+Result<std::optional<std::int64_t>> Store::machine_id(const MachineFingerprint& machine) {
+  try {
+    const std::string key = machine.key();
+    long long id = 0;
+    soci::indicator found = soci::i_null;
+    *session_ << "SELECT id FROM machines WHERE fingerprint = :fingerprint", soci::use(key),
+        soci::into(id, found);
+    if (!session_->got_data() || found != soci::i_ok) return std::optional<std::int64_t>();
+    return std::optional<std::int64_t>(id);
+  } catch (const std::exception& e) {
+    return database_error(location_, "could not look up a machine", e);
+  }
+}
+
 Result<std::vector<Series>> Store::series(const SeriesKey& match, std::string_view metric_suffix,
                                           std::size_t newest) {
   std::vector<Series> out;
   try {
     // Every filter a bound parameter; an empty one matches everything.
     const long long machine = match.machine_id;
-    const std::string suffix_pattern = "%" + std::string(metric_suffix);
     soci::rowset<soci::row> rows =
         (session_->prepare
              << "SELECT r.machine_id, x.scenario, x.series, x.metric, x.clock, r.id, "
                 "r.started_at, x.value, x.low, x.high FROM metrics x JOIN runs r ON r.id = "
-                "x.run_id WHERE (:machine = 0 OR r.machine_id = :machine2) AND (:scenario = '' "
+                "x.run_id WHERE (CAST(:machine AS BIGINT) = 0 OR r.machine_id = :machine2) AND "
+                "(:scenario = '' "
                 "OR x.scenario = :scenario2) AND (:series = '' OR x.series = :series2) AND "
                 "(:metric = '' OR x.metric = :metric2) AND (:clock = '' OR x.clock = :clock2) "
-                "AND x.metric LIKE :suffix ORDER BY r.machine_id, x.scenario, x.series, "
+                "ORDER BY r.machine_id, x.scenario, x.series, "
                 "x.metric, x.clock, r.started_at, r.id",
          soci::use(machine, "machine"), soci::use(machine, "machine2"),
          soci::use(match.scenario, "scenario"), soci::use(match.scenario, "scenario2"),
          soci::use(match.series, "series"), soci::use(match.series, "series2"),
          soci::use(match.metric, "metric"), soci::use(match.metric, "metric2"),
-         soci::use(match.clock, "clock"), soci::use(match.clock, "clock2"),
-         soci::use(suffix_pattern, "suffix"));
+         soci::use(match.clock, "clock"), soci::use(match.clock, "clock2"));
     for (const soci::row& row : rows) {
+      // The suffix here, not in SQL: LIKE makes '_' a wildcard, and SQLite's ignores case
+      // where PostgreSQL's does not.
+      if (!row.get<std::string>(3).ends_with(metric_suffix)) continue;
       SeriesKey key{integer_at(row, 0), row.get<std::string>(1), row.get<std::string>(2),
                     row.get<std::string>(3), row.get<std::string>(4)};
       if (out.empty() || !(out.back().key == key)) out.push_back({std::move(key), {}});

@@ -96,6 +96,8 @@ class Store {
   Result<std::vector<MachineEntry>> machines();
   // The metrics of one run, in (scenario, series, metric, clock) order.
   Result<std::vector<MetricRow>> metrics(std::int64_t run_id);
+  // The id of the machine with this fingerprint's key; nullopt when the history has none.
+  Result<std::optional<std::int64_t>> machine_id(const MachineFingerprint& machine);
   // Every series whose metric ends with `metric_suffix` ("" for all), each with its newest
   // `newest` points at most (0: all), ordered by machine, scenario, series, metric, clock.
   // Names match exactly where given (empty: any).

@@ -76,9 +76,11 @@ PollerGranted place_this_thread(const PollerPlacement& placement) {
 
 int quietest_cpu(const std::vector<int>& cpus) {
   int best = cpus.front();
+  const std::optional<std::string> text = read_proc_interrupts();
+  if (!text) return best;
   std::optional<std::uint64_t> fewest;
   for (int cpu : cpus) {
-    const auto count = read_interrupts_on_cpu(cpu);
+    const auto count = interrupts_on_cpu(*text, cpu);
     if (count && (!fewest || *count < *fewest)) fewest = count, best = cpu;
   }
   return best;
@@ -90,6 +92,11 @@ Result<PollerPlacement> poller_placement(std::string_view requested, PollerPrior
   if (requested == "none") return placement;
   const std::vector<int> cpus = usable_cpu_ids();
   if (requested == "auto") {
+#if defined(_WIN32)
+    // Windows gives a new thread the process's affinity, not its creator's: the other threads
+    // could not be kept off the poller's CPU, so the default leaves it unpinned there.
+    return placement;
+#endif
     if (cpus.size() >= kMinCpusForOwnPollerCore) {
       placement.cpu = quietest_cpu(cpus);
       placement.automatic = true;

@@ -71,10 +71,11 @@ bool reserve_poller_cpu(const PollerPlacement& placement);
 // The placement a run asks for, checked against this process's CPUs (untrusted: from the
 // command line). `requested`: a CPU number; "none", unpinned; "auto" (the default), the
 // quietest CPU of the affinity mask (quietest_cpu) where the mask has at least
-// kMinCpusForOwnPollerCore, else unpinned. (Unpinned under a game frame, whose workers spin on
-// every other core, the H100's and H200's pollers had windows of 0.1-4 ms on most stamps; on a CPU
-// of their own, 0.3-0.5 µs.) A CPU outside the mask, or text that is none of these, is an input
-// Error naming the usable CPUs.
+// kMinCpusForOwnPollerCore, else unpinned; on Windows always unpinned (a new thread takes the
+// process's affinity there, so the others could not be kept off). (Unpinned under a game frame,
+// whose workers spin on every other core, the H100's and H200's pollers had windows of 0.1-4 ms on
+// most stamps; on a CPU of their own, 0.3-0.5 µs.) A CPU outside the mask, or text that is none of
+// these, is an input Error naming the usable CPUs.
 Result<PollerPlacement> poller_placement(std::string_view requested, PollerPriority priority);
 
 // Of `cpus` (not empty), the one that has served the fewest interrupts since boot

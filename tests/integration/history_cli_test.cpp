@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "run_binary.h"
 
@@ -21,7 +22,7 @@ fs::path scratch(const std::string& name) {
 TEST(HistoryCli, ARunIsKeptOnceListedAndItsSeriesJudged) {
   const fs::path out = scratch("run"), db = scratch("h.sqlite");
   fs::remove_all(out);
-  fs::remove(db);
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
   ASSERT_EQ(run_gpuoverlap("run default --frames 4 --warmup 1 --out " + out.string()).exit_code, 0);
   const auto kept = run_gpuoverlap("history ingest " + out.string() + " --db " + db.string());
   ASSERT_EQ(kept.exit_code, 0) << kept.output;
@@ -56,13 +57,38 @@ TEST(HistoryCli, ARunIsKeptOnceListedAndItsSeriesJudged) {
   EXPECT_TRUE(fs::exists(png));
   fs::remove(csv);
   fs::remove(png);
-  // `run --history`: a completed run keeps itself.
+  // compare --against-history: the same results copied as three earlier runs (another start
+  // time each, so another content key), then the first judged against them: identical
+  // values are inside their range, nothing changed.
+  for (int copy = 1; copy <= 3; ++copy) {
+    const fs::path earlier = scratch("earlier-" + std::to_string(copy));
+    fs::remove_all(earlier);
+    fs::copy(out, earlier, fs::copy_options::recursive);
+    std::ofstream(earlier / "run.json")
+        << "{\"started_at\":\"2026-01-0" << copy << "T00:00:00Z\",\"scenarios\":[{\"name\":"
+        << "\"default\",\"directory\":\"default\",\"status\":\"ok\"}]}";
+    const auto copied =
+        run_gpuoverlap("history ingest " + earlier.string() + " --db " + db.string());
+    ASSERT_EQ(copied.exit_code, 0) << copied.output;
+    fs::remove_all(earlier);
+  }
+  const auto against =
+      run_gpuoverlap("compare " + out.string() + " --against-history --db " + db.string());
+  EXPECT_EQ(against.exit_code, 0) << against.output;
+  EXPECT_NE(against.output.find("0 of "), std::string::npos) << against.output;
+  EXPECT_NE(against.output.find(" metrics changed against the last 10 runs of machine 1"),
+            std::string::npos)
+      << against.output;
+  const auto alone = run_gpuoverlap("compare " + out.string() + " " + out.string() +
+                                    " --against-history --db " + db.string());
+  EXPECT_EQ(alone.exit_code, 2) << alone.output;
+  // `run --history`: a completed run keeps itself, after the four above.
   const fs::path second = scratch("second");
   fs::remove_all(second);
   const auto run_kept = run_gpuoverlap("run default --frames 4 --warmup 1 --out " +
                                        second.string() + " --history " + db.string());
   ASSERT_EQ(run_kept.exit_code, 0) << run_kept.output;
-  EXPECT_NE(run_kept.output.find("history: run 2 in " + db.string()), std::string::npos)
+  EXPECT_NE(run_kept.output.find("history: run 5 in " + db.string()), std::string::npos)
       << run_kept.output;
   fs::remove_all(second);
   const auto none = run_gpuoverlap("history trend --scenario nothing-like-it --db " + db.string());

@@ -84,3 +84,40 @@ TEST(ChangePoints, ShortOrDegenerateSeriesHaveNone) {
 
 }  // namespace
 }  // namespace gpuoverlap::history
+
+#include "history/against_history.h"
+
+namespace gpuoverlap::history {
+namespace {
+
+// A run against its machine's last runs: changed only beyond the threshold from their median
+// and outside all of them; fewer than three earlier runs are not judged.
+TEST(AgainstHistory, ChangedMeansBeyondTheThresholdAndOutsideEveryEarlierRun) {
+  const PastValues past = {
+      {{"s", "A", "duration_p50_us", "ts"}, {100, 102, 98, 101, 99}},
+      {{"s", "B", "duration_p50_us", "ts"}, {100, 130, 70}},  // a machine that always spread
+      {{"s", "C", "duration_p50_us", "ts"}, {100, 100}}};
+  const std::vector<MetricRow> run = {{"s", "A", "duration_p50_us", "ts", 108, {}, {}, 10},
+                                      {"s", "A", "duration_p50_us", "poll", 108, {}, {}, 10},
+                                      {"s", "B", "duration_p50_us", "ts", 120, {}, {}, 10},
+                                      {"s", "C", "duration_p50_us", "ts", 150, {}, {}, 10}};
+  const auto j = judge_against(run, past, 5.0);
+  ASSERT_EQ(j.size(), 4u);
+  EXPECT_TRUE(j[0].judged);
+  EXPECT_TRUE(j[0].changed) << "8 % above the median of 100, above the highest (102)";
+  EXPECT_DOUBLE_EQ(*j[0].median, 100);
+  EXPECT_NEAR(*j[0].change, 0.08, 1e-12);
+  EXPECT_EQ(j[0].runs, 5u);
+  EXPECT_FALSE(j[1].judged) << "no earlier run on the poll clock";
+  EXPECT_TRUE(j[2].judged);
+  EXPECT_FALSE(j[2].changed) << "20 % from the median, but inside what the machine did";
+  EXPECT_FALSE(j[3].judged) << "two earlier runs are too few";
+  EXPECT_FALSE(judge_against(run, past, 10.0)[0].changed) << "8 % is within a 10 % threshold";
+  const std::vector<MetricRow> faster = {{"s", "A", "duration_p50_us", "ts", 90, {}, {}, 10}};
+  const auto f = judge_against(faster, past, 5.0);
+  EXPECT_TRUE(f[0].changed);
+  EXPECT_LT(*f[0].change, 0);
+}
+
+}  // namespace
+}  // namespace gpuoverlap::history

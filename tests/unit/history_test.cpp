@@ -18,6 +18,7 @@
 #include <fstream>
 #include <thread>
 
+#include "core/redact.h"
 #include "history/history_rows.h"
 #include "history/history_store.h"
 
@@ -31,15 +32,20 @@ TEST(HistoryLocation, AFileOrAPostgresqlUriAndNothingElse) {
   ASSERT_TRUE(file.ok());
   EXPECT_EQ(file->engine, Engine::sqlite);
   EXPECT_EQ(file->shown, "results/history.sqlite");
-  const auto spaced = parse_location("my \"runs\".sqlite");
+  const auto spaced = parse_location("my runs.sqlite");
   ASSERT_TRUE(spaced.ok());
-  EXPECT_EQ(spaced->connect, "db=\"my \\\"runs\\\".sqlite\" timeout=30");
+  EXPECT_EQ(spaced->connect, "db=\"my runs.sqlite\" timeout=30");
   const auto server = parse_location("postgresql://gpu:secret@db.example/history");
   ASSERT_TRUE(server.ok());
   EXPECT_EQ(server->engine, Engine::postgresql);
   EXPECT_EQ(server->shown, "postgresql://gpu:***@db.example/history") << "no password shown";
   EXPECT_TRUE(parse_location("postgres://db/h").ok());
-  for (const char* bad : {"", "postgresql://", "postgresql:///", "mysql://db/h", "a\nb"}) {
+  EXPECT_EQ(parse_location("postgresql://db/h?user=u&password=x@y&sslmode=require")->shown,
+            "postgresql://db/h?user=u&password=***&sslmode=require");
+  EXPECT_EQ(without_password("--history=postgresql://a:b@c/d"), "--history=postgresql://a:***@c/d");
+  EXPECT_EQ(without_password("/results/a:b@c"), "/results/a:b@c");
+  for (const char* bad : {"", "postgresql://", "postgresql:///", "mysql://db/h", "a\nb",
+                          "my \"runs\".sqlite", " lead.sqlite", "trail.sqlite "}) {
     const auto refused = parse_location(bad);
     ASSERT_FALSE(refused.ok()) << bad;
     EXPECT_EQ(refused.error().category, ErrorCategory::input) << bad;
@@ -211,7 +217,7 @@ TEST_P(HistoryStore, ARunIsKeptOnceWithItsMachineAndMetrics) {
 // Two processes' worth of ingests at once, each with its own connection: the same runs from
 // both sides and different ones. None lost, none doubled.
 TEST_P(HistoryStore, IngestsAtOnceLoseAndDoubleNothing) {
-  { Store create = open(); }  // the schema first, as a user's first ingest would
+  // Both open a history that does not exist yet: one makes its tables, the other waits.
   std::atomic<int> failures{0};
   auto ingest = [&](int side) {
     Store store = open();
@@ -236,6 +242,40 @@ TEST_P(HistoryStore, IngestsAtOnceLoseAndDoubleNothing) {
   const auto machines = store.machines();
   ASSERT_TRUE(machines.ok());
   EXPECT_EQ(machines->size(), 3u);
+}
+
+// A series: one machine's values of one metric, oldest first, the newest N; a suffix filter
+// taken literally ('_' is no wildcard), on both engines alike.
+TEST_P(HistoryStore, SeriesAreOneMachinesValuesOldestFirst) {
+  Store store = open();
+  for (int i = 0; i < 5; ++i) {
+    RunRow run = sample_run("s" + std::to_string(i));
+    run.started_at = "2026-11-2" + std::to_string(5 - i) + "T00:00:00Z";  // ingested newest first
+    run.metrics[0].value = 100 + i;
+    ASSERT_TRUE(store.ingest(run).ok());
+  }
+  ASSERT_TRUE(store.ingest(sample_run("other", "Another GPU")).ok());
+  const auto machine = store.machine_id(sample_run("x").machine);
+  ASSERT_TRUE(machine.ok() && machine->has_value());
+  const SeriesKey key{**machine, "it's; DROP TABLE runs; --", "Compute A", "duration_p50_us", "ts"};
+  const auto found = store.series(key, "", 3);
+  ASSERT_TRUE(found.ok()) << found.error().message;
+  ASSERT_EQ(found->size(), 1u);
+  ASSERT_EQ((*found)[0].points.size(), 3u) << "the newest three";
+  EXPECT_EQ((*found)[0].points[0].value, 102) << "oldest first: started 2026-11-23";
+  EXPECT_EQ((*found)[0].points[2].value, 100) << "the run started last";
+  EXPECT_EQ((*found)[0].points[0].low, 99.0);
+  const auto every = store.series(SeriesKey{}, "", 0);
+  ASSERT_TRUE(every.ok());
+  EXPECT_EQ(every->size(), 6u) << "3 series on each of 2 machines";
+  const auto medians = store.series(SeriesKey{}, "_p50_us", 0);
+  ASSERT_TRUE(medians.ok());
+  EXPECT_EQ(medians->size(), 4u);
+  EXPECT_TRUE(store.series(SeriesKey{}, "xp50_us", 0)->empty()) << "'_' is not a wildcard";
+  EXPECT_TRUE(store.series(SeriesKey{}, "_P50_US", 0)->empty()) << "case counts, on both";
+  const auto none = store.machine_id(sample_run("x", "No such GPU").machine);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
 }
 
 TEST_P(HistoryStore, ADatabaseNewerThanThisBinaryIsRefused) {
