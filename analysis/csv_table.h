@@ -23,6 +23,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -88,6 +89,13 @@ struct CsvTable {
     return "line " + std::to_string(row + 2) + ", column " + std::string(column);
   }
 };
+
+// A read_csv failure as one line naming the file once: the errors of reading the file name it
+// already, the parser's name a line and column only.
+inline std::string csv_failure(const std::string& path, const std::exception& e) {
+  const std::string what = e.what();
+  return what.starts_with(path) ? what : path + ": " + what;
+}
 
 // Throws io::error::* (e.g. a missing or extra column) on a header that does not fit.
 template <std::size_t N>

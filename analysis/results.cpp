@@ -219,7 +219,7 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
       s.records.push_back(std::move(record));
     }
   } catch (const std::exception& e) {  // io::error::* and the checks of csv_table.h
-    return make_error(records.string() + ": " + e.what());
+    return make_error(csv_failure(records.string(), e));
   }
   if (s.name.empty())
     s.name = s.meta.value("scenario", nlohmann::json::object())
@@ -256,7 +256,7 @@ Result<std::vector<LoadedFrame>> load_frames(const std::filesystem::path& frames
       frames.push_back(f);
     }
   } catch (const std::exception& e) {  // io::error::* and the checks of csv_table.h
-    return make_error(frames_csv.string() + ": " + e.what());
+    return make_error(csv_failure(frames_csv.string(), e));
   }
   return frames;
 }
@@ -350,6 +350,39 @@ Result<LoadedRun> load_results(const std::filesystem::path& directory) {
     run.scenarios.push_back(std::move(*s));
   }
   return run;
+}
+
+bool is_selftest(const std::filesystem::path& directory) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(directory / "selftest.json", ec) &&
+         !std::filesystem::exists(directory / "run.json", ec);
+}
+
+Result<LoadedSelftest> load_selftest(const std::filesystem::path& directory) {
+  LoadedSelftest out;
+  out.directory = directory;
+  auto summary = read_json(directory / "selftest.json");
+  if (!summary) return summary.error();
+  GPUOVERLAP_TRY(check_fields(*summary,
+                              {{"/device", JsonType::object},
+                               {"/host", JsonType::object},
+                               {"/tool", JsonType::object},
+                               {"/started_at", JsonType::string},
+                               {"/command_line", JsonType::string},
+                               {"/passed", JsonType::boolean}},
+                              (directory / "selftest.json").string()));
+  out.summary = std::move(*summary);
+  const std::string csv = (directory / "selftest.csv").string();
+  try {
+    const auto table = read_csv(csv, kSelftestColumns);
+    for (std::size_t r = 0; r < table.rows.size(); ++r)
+      out.rows.push_back({table.at(r, "check"), table.at(r, "metric"), table.at(r, "clock"),
+                          table.at(r, "config"), table.number(r, "value"), table.at(r, "unit"),
+                          table.at(r, "target"), table.at(r, "verdict")});
+  } catch (const std::exception& e) {
+    return make_error(csv_failure(csv, e));
+  }
+  return out;
 }
 
 std::optional<double> start_on(const LoadedRecord& r, Clock clock) {

@@ -4,6 +4,7 @@
 // producer end), per clock. Shared by `compare` and `report`, so both count the same way.
 #pragma once
 
+#include <array>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -94,6 +95,24 @@ bool has_records(const std::filesystem::path& directory);
 // A directory written by `gpuoverlap run --out` (with run.json), or one scenario directory.
 Result<LoadedRun> load_results(const std::filesystem::path& directory);
 Result<LoadedScenario> load_scenario_results(const std::filesystem::path& directory);
+
+// A folder written by `gpuoverlap selftest`: selftest.json (the device, host, start and
+// command line) and selftest.csv, whose columns are these (selftest_csv writes them).
+inline constexpr std::array<std::string_view, 9> kSelftestColumns = {
+    "check", "metric", "clock", "config", "value", "unit", "target", "verdict", "detail"};
+struct LoadedSelftestRow {
+  std::string check, metric, clock, config;
+  std::optional<double> value;  // empty where the check had nothing to measure
+  std::string unit, target, verdict;
+};
+struct LoadedSelftest {
+  std::filesystem::path directory;
+  nlohmann::json summary;  // selftest.json
+  std::vector<LoadedSelftestRow> rows;
+};
+// Whether `directory` is a self-test's results: selftest.json and no run.json.
+bool is_selftest(const std::filesystem::path& directory);
+Result<LoadedSelftest> load_selftest(const std::filesystem::path& directory);
 
 // A run.json `directory` entry, resolved under `root`. It is untrusted (results folders are
 // sent around with bug reports): absolute paths and paths that climb out of `root` are errors.

@@ -38,6 +38,18 @@ Result<history::Store> open_history(const std::string& db) {
   return history::Store::open(*location);
 }
 
+// What a results folder contributes: a run's (run.json or one scenario) or a self-test's.
+Result<history::RunRow> row_of(const std::filesystem::path& directory) {
+  if (is_selftest(directory)) {
+    auto selftest = load_selftest(directory);
+    if (!selftest) return selftest.error();
+    return history::run_row(*selftest);
+  }
+  auto run = load_results(directory);
+  if (!run) return run.error();
+  return history::run_row(*run);
+}
+
 }  // namespace
 
 int command_history_ingest(const HistoryArguments& args) {
@@ -45,9 +57,7 @@ int command_history_ingest(const HistoryArguments& args) {
   // command with nothing kept.
   std::vector<history::RunRow> rows;
   for (const std::string& directory : args.results) {
-    auto run = load_results(directory);
-    if (!run) return fail(run.error());
-    auto row = history::run_row(*run);
+    auto row = row_of(directory);
     if (!row) return fail(row.error());
     rows.push_back(std::move(*row));
   }
@@ -130,6 +140,19 @@ std::string step_text(const history::ChangePoint& c) {
                      100 * c.step_low, 100 * c.step_high, c.before, c.after, c.p_value);
 }
 
+// A change as its metric reads it: worse or better where the metric has a direction.
+std::string change_word(const std::string& metric, double change) {
+  switch (history::better_of(metric)) {
+    case history::Better::lower:
+      return change > 0 ? "CHANGED (worse)" : "CHANGED (better)";
+    case history::Better::higher:
+      return change < 0 ? "CHANGED (worse)" : "CHANGED (better)";
+    case history::Better::neither:
+      break;
+  }
+  return "CHANGED";
+}
+
 std::vector<double> values_of(const history::Series& s) {
   std::vector<double> values;
   for (const history::SeriesPoint& p : s.points) values.push_back(p.value);
@@ -198,9 +221,7 @@ int command_history_trend(const HistoryArguments& args) {
 int command_history_compare(const HistoryArguments& args) {
   if (args.results.size() != 1)
     return fail(make_error("compare against the history: name one results folder"));
-  auto run = load_results(args.results.front());
-  if (!run) return fail(run.error());
-  auto row = history::run_row(*run);
+  auto row = row_of(args.results.front());
   if (!row) return fail(row.error());
   auto store = open_history(args.db);
   if (!store) return fail(store.error());
@@ -237,7 +258,7 @@ int command_history_compare(const HistoryArguments& args) {
         "{:<64} {:>10.4g} {:>24} {:>10.4g} {:>+7.1f}%  {}\n",
         fmt::format("{} · {} · {} · {}", m.scenario, m.series, m.metric, m.clock), *j.median,
         fmt::format("[{:.4g}, {:.4g}] ({})", *j.low, *j.high, j.runs), m.value, 100 * *j.change,
-        *j.change > 0 ? "CHANGED (slower)" : "CHANGED (faster)");
+        change_word(m.metric, *j.change));
   }
   std::cout << fmt::format(
       "{} of {} metrics changed against the last {} runs of machine {} (beyond {} % from their "
@@ -271,8 +292,9 @@ int command_history_regressions(const HistoryArguments& args) {
   std::size_t worse_recent = 0;
   for (const Found& f : all) {
     const history::SeriesPoint& at = f.series->points[f.point.index];
-    // Every metric kept is a time: up is worse, when the whole interval is above 0.
-    const bool worse = f.point.step_low > 0;
+    // Worse where the metric has a direction and the whole interval lies on its bad side.
+    const bool worse =
+        history::step_is_worse(f.series->key.metric, f.point.step_low, f.point.step_high);
     worse_recent += worse && f.recent;
     std::cout << fmt::format("{:<7} run {:>5} ({})  {}  {}{}\n", worse ? "WORSE" : "moved",
                              at.run_id, at.started_at, series_name(f.series->key),

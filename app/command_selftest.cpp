@@ -10,6 +10,7 @@
 #include "app/exit_status.h"
 #include "core/atomic_file.h"
 #include "core/interrupt.h"
+#include "engine/suite_runner.h"
 #include "git_revision.h"
 #include "queues/poller_placement.h"
 #include "selftest/selftest.h"
@@ -17,7 +18,9 @@
 namespace gpuoverlap::commands {
 
 int command_selftest(const std::string& device_name, SelftestOptions options, bool replace,
-                     const std::string& poller_core, const std::string& poller_priority) {
+                     const std::string& poller_core, const std::string& poller_priority,
+                     const std::string& command_line) {
+  const std::string started_at = utc_now_iso8601();
   auto placement = poller_placement(poller_core, *parse_poller_priority(poller_priority));
   if (!placement) return fail(placement.error());
   options.poller = *placement;
@@ -46,8 +49,13 @@ int command_selftest(const std::string& device_name, SelftestOptions options, bo
   const std::string table = selftest_table(outcome.rows);
   std::cout << "\n" << table;
   const nlohmann::json device = (*api)->devices()[chosen->index].description;
+  // The device, host, start and command line as a run's meta.json and run.json give them: the
+  // results history keeps a self-test as a run of its machine (history/history_rows.h).
   nlohmann::json summary = {
       {"device", device},
+      {"host", host_description()},
+      {"started_at", started_at},
+      {"command_line", command_line},
       {"tool", {{"name", "gpuoverlap"}, {"git_revision", GPUOVERLAP_GIT_REVISION}}},
       {"frames", options.frames},
       {"poller", poller_meta},

@@ -97,8 +97,10 @@ int command_run(const RunArguments& args, const std::string& command_line);
 int command_run_scripted(RunArguments args, const std::string& command_line);
 int command_run_live(RunArguments args, const std::string& command_line);
 // `poller_core` and `poller_priority` as run's --poller-core and --poller-priority.
+// `command_line` is recorded in selftest.json, as run records its own in run.json.
 int command_selftest(const std::string& device_name, SelftestOptions options, bool replace,
-                     const std::string& poller_core, const std::string& poller_priority);
+                     const std::string& poller_core, const std::string& poller_priority,
+                     const std::string& command_line);
 int command_view(const ViewArguments& args);
 
 // `gpuoverlap history ingest|list|trend|regressions`: `db` is --db, else GPUOVERLAP_DB.

@@ -466,7 +466,7 @@ int main(int argc, char** argv) {
     if (selftest->parsed()) {
       selftest_options.out_directory = selftest_out;
       return command_selftest(selftest_device, selftest_options, selftest_replace,
-                              selftest_poller_core, selftest_poller_priority);
+                              selftest_poller_core, selftest_poller_priority, command_line);
     }
     if (compare->parsed() && compare_against_history) {
       if (baseline_dir.empty() || !candidate_dir.empty() || !baseline_dirs.empty() ||

@@ -23,32 +23,6 @@ namespace gpuoverlap {
 
 namespace {
 
-std::string utc_now_iso8601() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-#if defined(_WIN32)
-  gmtime_s(&tm, &now);
-#else
-  gmtime_r(&now, &tm);
-#endif
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
-
-nlohmann::json host_description() {
-  const HostInfo host = describe_host();
-  nlohmann::json j = {{"hostname", host.hostname},
-                      {"kernel", host.kernel},
-                      {"machine", host.machine},
-                      {"cpu_model", host.cpu_model},
-                      {"logical_cpus", host.logical_cpus},
-                      // The CPUs this process may run on: what the game foreground's workers
-                      // and the background threads share.
-                      {"usable_cpus", jobs::usable_cpus()}};
-  return j;
-}
-
 nlohmann::json scenario_description(const Scenario& s) {
   const FramePlan& plan = frame_plan_of(s);
   nlohmann::json queues = nlohmann::json::array();
@@ -138,6 +112,32 @@ Status write_run_json(const SuiteOptions& options, const std::string& started_at
 }
 
 }  // namespace
+
+std::string utc_now_iso8601() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+#if defined(_WIN32)
+  gmtime_s(&tm, &now);
+#else
+  gmtime_r(&now, &tm);
+#endif
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+nlohmann::json host_description() {
+  const HostInfo host = describe_host();
+  nlohmann::json j = {{"hostname", host.hostname},
+                      {"kernel", host.kernel},
+                      {"machine", host.machine},
+                      {"cpu_model", host.cpu_model},
+                      {"logical_cpus", host.logical_cpus},
+                      // The CPUs this process may run on: what the game foreground's workers
+                      // and the background threads share.
+                      {"usable_cpus", jobs::usable_cpus()}};
+  return j;
+}
 
 SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& given,
                        const SuiteOptions& options, std::ostream& log, const MoreScenarios& more) {

@@ -56,6 +56,12 @@ struct SuiteOutcome {
 // scenarios it returns are validated.
 using MoreScenarios = std::function<std::vector<Scenario>(const SuiteOutcome&)>;
 
+// The time now in UTC as results record it ("2026-11-26T09:17:22Z": started_at, finished_at).
+std::string utc_now_iso8601();
+// The host as results record it (meta.json's "host"): its name, kernel, CPU model, logical
+// CPUs and the CPUs this process may run on. The history's machine fingerprint reads it.
+nlohmann::json host_description();
+
 // Contract: scenarios are validated. Progress and per-scenario lines go to `log`.
 SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& scenarios,
                        const SuiteOptions& options, std::ostream& log,

@@ -3,8 +3,13 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
+#include "analysis/answers.h"
+#include "analysis/csv_table.h"
+#include "analysis/verdict.h"
 #include "timeline/statistics.h"
 
 namespace gpuoverlap::history {
@@ -64,6 +69,99 @@ void add_percentiles(std::vector<MetricRow>& out, const std::string& scenario,
                  std::nullopt, frames});
 }
 
+bool ends_with(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+// A share of frames in %, with Wilson's 95 % interval.
+void add_share(std::vector<MetricRow>& out, const std::string& scenario, const std::string& metric,
+               const std::string& clock, std::size_t hits, std::size_t frames) {
+  if (frames == 0) return;
+  const ShareInterval interval = wilson_interval(hits, frames);
+  out.push_back({scenario, "frame", metric, clock,
+                 100.0 * static_cast<double>(hits) / static_cast<double>(frames),
+                 100.0 * interval.low, 100.0 * interval.high, static_cast<std::int64_t>(frames)});
+}
+
+// The report's first two answers as numbers: the share of frames in which a DIRECT and a COMPUTE
+// workload overlapped (where the scenario has both) and in which two workloads of one queue did
+// (where a queue has two), on the answer clock.
+void add_overlap_shares(std::vector<MetricRow>& out, const std::string& scenario,
+                        const LoadedScenario& s, Clock clock) {
+  std::set<QueueType> types;
+  std::map<std::string, std::set<std::string>> workloads_of_queue;
+  for (const LoadedRecord& r : s.records) {
+    if (r.status != RecordStatus::ok) continue;
+    types.insert(r.queue_type);
+    workloads_of_queue[r.queue].insert(r.workload);
+  }
+  const std::string clock_name(to_string(clock));
+  if (types.size() > 1) {
+    const OverlapCount cross = direct_compute_overlap(s, clock);
+    add_share(out, scenario, "cross_queue_overlap_pct", clock_name, cross.overlapped, cross.frames);
+  }
+  if (std::any_of(workloads_of_queue.begin(), workloads_of_queue.end(),
+                  [](const auto& q) { return q.second.size() > 1; })) {
+    const OverlapCount same = same_queue_overlap(s, clock);
+    add_share(out, scenario, "same_queue_overlap_pct", clock_name, same.overlapped, same.frames);
+  }
+}
+
+// A study's primary endpoints per condition from verdict.csv (older files without `role`:
+// every metric): the median's ratio and the tail's excess in points, each with its bounds,
+// and the decision; and each condition's compile rate from verdict.json.
+Status add_study(std::vector<MetricRow>& out, const LoadedRun& run, const StudyFile& study) {
+  const std::filesystem::path file = run.directory / study.name / "verdict.csv";
+  std::error_code ec;
+  if (std::filesystem::exists(file, ec)) {
+    try {
+      const auto rows = read_csv(file.string(), kVerdictColumns, /*allow_missing=*/true);
+      const bool has_role = rows.present[rows.index("role")];
+      for (std::size_t r = 0; r < rows.rows.size(); ++r) {
+        if (has_role && rows.at(r, "role") != "primary") continue;
+        const std::string condition = rows.at(r, "condition");
+        const std::string endpoint = rows.at(r, "metric");
+        const auto frames = static_cast<std::int64_t>(rows.unsigned_integer(r, "frames"));
+        if (const auto ratio = rows.number(r, "ratio_p50"))
+          out.push_back({study.name, condition, endpoint + ":ratio_p50", "study", *ratio,
+                         rows.number(r, "ci_low"), rows.number(r, "ci_high"), frames});
+        if (const auto tail = rows.number(r, "tail_excess")) {
+          auto points = [](std::optional<double> v) {
+            return v ? std::optional<double>(100.0 * *v) : std::nullopt;
+          };
+          out.push_back({study.name, condition, endpoint + ":tail_excess_pts", "study",
+                         100.0 * *tail, points(rows.number(r, "tail_ci_low")),
+                         points(rows.number(r, "tail_ci_high")), frames});
+        }
+        if (const auto code = decision_code(rows.at(r, "verdict")))
+          out.push_back({study.name, condition, endpoint + ":decision", "study", *code,
+                         std::nullopt, std::nullopt, frames});
+      }
+    } catch (const std::exception& e) {
+      return make_error(csv_failure(file.string(), e));
+    }
+  }
+  if (!study.verdict.is_object()) return ok_status();
+  for (const auto& c : study.verdict.value("conditions", nlohmann::json::array())) {
+    if (!c.is_object() || !c.value("condition", nlohmann::json()).is_string()) continue;
+    const std::string condition = c["condition"].get<std::string>();
+    const auto frames_field = c.value("frames", nlohmann::json());
+    const std::int64_t frames =
+        frames_field.is_number_integer() ? frames_field.get<std::int64_t>() : 0;
+    // The condition's own decision, over its primary endpoints.
+    const auto verdict = c.value("verdict", nlohmann::json());
+    if (const auto code =
+            verdict.is_string() ? decision_code(verdict.get<std::string>()) : std::nullopt)
+      out.push_back(
+          {study.name, condition, "decision", "study", *code, std::nullopt, std::nullopt, frames});
+    const auto progress = c.value("progress", nlohmann::json::object());
+    if (progress.is_object() && progress.value("compiles_per_s", nlohmann::json()).is_number())
+      out.push_back({study.name, condition, "compiles_per_s", "cpu",
+                     progress["compiles_per_s"].get<double>(), std::nullopt, std::nullopt, frames});
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 std::string MachineFingerprint::key() const {
@@ -100,7 +198,33 @@ Result<std::string> content_key(const LoadedRun& run) {
   return fmt::format("{:016x}", hash.state);
 }
 
-std::vector<MetricRow> metric_rows(const LoadedRun& run) {
+Better better_of(std::string_view metric) {
+  for (std::string_view lower : {"_us", "_ms", ":ratio_p50", ":tail_excess_pts", "decision"})
+    if (ends_with(metric, lower)) return Better::lower;
+  if (ends_with(metric, "_overlap_pct") || metric == "compiles_per_s") return Better::higher;
+  return Better::neither;
+}
+
+bool step_is_worse(std::string_view metric, double step_low, double step_high) {
+  switch (better_of(metric)) {
+    case Better::lower:
+      return step_low > 0;
+    case Better::higher:
+      return step_high < 0;
+    case Better::neither:
+      return false;
+  }
+  return false;
+}
+
+std::optional<double> decision_code(std::string_view verdict) {
+  if (verdict == "non-intrusive") return 0.0;
+  if (verdict.starts_with("inconclusive")) return 1.0;
+  if (verdict == "intrusive") return 2.0;
+  return std::nullopt;  // a diagnostic's word, or none
+}
+
+Result<std::vector<MetricRow>> metric_rows(const LoadedRun& run) {
   std::vector<MetricRow> out;
   for (const LoadedScenario& s : run.scenarios) {
     // A preemption scenario's urgent job starts from its submission: its start is the
@@ -118,7 +242,15 @@ std::vector<MetricRow> metric_rows(const LoadedRun& run) {
     for (const LoadedFrame& f : s.frames)
       if (f.ok && f.frame_interval_us) intervals.push_back(*f.frame_interval_us);
     add_percentiles(out, s.name, "frame", "frame_interval", "cpu", intervals);
+    if (!is_top_level(run, s) || preemption) continue;
+    if (const std::optional<Clock> clock = answer_clock(s))
+      add_overlap_shares(out, s.name, s, *clock);
   }
+  // What each barrier costs: the gap from producer to consumer (analysis/answers.h).
+  for (const BarrierGap& gap : barrier_gaps(run))
+    add_percentiles(out, gap.scenario, gap.producer + " > " + gap.consumer, "barrier_gap",
+                    std::string(to_string(gap.clock)), gap.values_us);
+  for (const StudyFile& study : read_studies(run)) GPUOVERLAP_TRY(add_study(out, run, study));
   return out;
 }
 
@@ -149,7 +281,39 @@ Result<RunRow> run_row(const LoadedRun& run) {
   const std::filesystem::path absolute = std::filesystem::absolute(run.directory, ec);
   row.directory = (ec ? run.directory : absolute).lexically_normal().string();
   row.scenarios = static_cast<std::int64_t>(run.scenarios.size());
-  row.metrics = metric_rows(run);
+  auto metrics = metric_rows(run);
+  if (!metrics) return metrics.error();
+  row.metrics = std::move(*metrics);
+  return row;
+}
+
+Result<RunRow> run_row(const LoadedSelftest& selftest) {
+  RunRow row;
+  Fnv1a hash;
+  for (const char* file : {"selftest.json", "selftest.csv"})
+    GPUOVERLAP_TRY(add_file(hash, selftest.directory, selftest.directory / file));
+  row.content_key = fmt::format("{:016x}", hash.state);
+  row.machine = machine_of(selftest.summary);
+  row.started_at = text_at(selftest.summary, "started_at");
+  row.tool_revision = text_at(selftest.summary.value("tool", nlohmann::json()), "git_revision");
+  row.command_line = text_at(selftest.summary, "command_line");
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(selftest.directory, ec);
+  row.directory = (ec ? selftest.directory : absolute).lexically_normal().string();
+  row.scenarios = 1;
+  // One row per (check, configuration, metric, clock); a repeated one keeps its first value.
+  std::set<std::tuple<std::string, std::string, std::string>> seen;
+  for (const LoadedSelftestRow& r : selftest.rows) {
+    if (!r.value) continue;
+    const std::string series = r.config.empty() ? r.check : r.check + " " + r.config;
+    const std::string metric = r.unit.empty() ? r.metric : r.metric + " [" + r.unit + "]";
+    const std::string clock = r.clock.empty() ? "-" : r.clock;
+    if (!seen.insert({series, metric, clock}).second) continue;
+    row.metrics.push_back(
+        {"selftest", series, metric, clock, *r.value, std::nullopt, std::nullopt, 0});
+  }
+  if (row.metrics.empty())
+    return make_error(selftest.directory.string() + ": the self-test measured nothing to keep");
   return row;
 }
 

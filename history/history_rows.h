@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/results.h"
@@ -37,7 +38,8 @@ MachineFingerprint machine_of(const nlohmann::json& meta);
 // One summary number of one scenario: `series` is a workload (or "frame" for the frame-level
 // figures), `metric` what of it ("duration_p50_us", "duration_p99_us", "frame_interval_p99_us"
 // ...), on `clock` ("poll", "ts", "clk"; "cpu" for the CPU's own figures). `low` and `high`:
-// its distribution-free 95 % interval where it has one; `frames`: how many values it is of.
+// its 95 % interval where it has one; `frames`: how many values it is of. docs/history.md
+// lists every metric a run contributes.
 struct MetricRow {
   std::string scenario, series, metric, clock;
   double value = 0;
@@ -57,6 +59,19 @@ struct RunRow {
   std::vector<MetricRow> metrics;
 };
 
+// Which way a metric is better, from its name: times ("_us", "_ms"), a study's ratios, tail
+// excess and decision are better lower; overlap shares and compile rates higher; self-test rows
+// (an R², a count) neither: a step in them is reported, never called worse.
+enum class Better { lower, higher, neither };
+Better better_of(std::string_view metric);
+// Whether a change point's step (its 95 % interval, after / before - 1) is worse for `metric`.
+bool step_is_worse(std::string_view metric, double step_low, double step_high);
+
+// A study's decision as a number, for its series ("decision" of a condition, "<endpoint>:decision"
+// of one of its primary endpoints): 0 non-intrusive, 1 inconclusive (with or without power),
+// 2 intrusive.
+std::optional<double> decision_code(std::string_view verdict);
+
 // A run's content key: FNV-1a 64 over run.json and every scenario's meta.json and
 // summary.csv, in the order run.json lists them, as 16 hex digits. Ingesting the same results
 // twice, from wherever they were copied to, finds the same key.
@@ -65,12 +80,20 @@ Result<std::string> content_key(const LoadedRun& run);
 // The summaries of every scenario: per workload and clock its duration's p50 (with its
 // interval) and p99; in a preemption scenario the urgent job's latency (submit to its first
 // thread) the same way; per scenario with frames.csv the frame interval's p50 and p99 on the
-// CPU.
-std::vector<MetricRow> metric_rows(const LoadedRun& run);
+// CPU; per scenario at the top level its overlap shares and each dependency's gap (what its
+// barrier costs) on the report's answer clock; per study condition its primary endpoints'
+// effects and decisions (verdict.csv) and its compile rate (verdict.json). An Error (input)
+// where a study's verdict.csv is damaged.
+Result<std::vector<MetricRow>> metric_rows(const LoadedRun& run);
 
 // Everything above for one loaded results folder. An Error (input) when the folder has no
 // scenario, or its scenarios ran on different machines (two `--device` runs in one folder are
 // ingested as their own runs, once they are written so).
 Result<RunRow> run_row(const LoadedRun& run);
+
+// What a self-test's folder contributes: its machine, a content key over selftest.json and
+// selftest.csv, and each row with a value as a metric of scenario "selftest" (series: the
+// check and its configuration; metric: what was measured and its unit; clock: the row's).
+Result<RunRow> run_row(const LoadedSelftest& selftest);
 
 }  // namespace gpuoverlap::history

@@ -101,4 +101,13 @@ std::optional<LinearFit> linear_fit(const std::vector<double>& x, const std::vec
   return fit;
 }
 
+ShareInterval wilson_interval(std::size_t hits, std::size_t trials, double z) {
+  const double n = static_cast<double>(trials);
+  const double share = static_cast<double>(hits) / n;
+  const double z2 = z * z;
+  const double centre = (share + z2 / (2 * n)) / (1 + z2 / n);
+  const double half = z / (1 + z2 / n) * std::sqrt(share * (1 - share) / n + z2 / (4 * n * n));
+  return {std::max(0.0, centre - half), std::min(1.0, centre + half)};
+}
+
 }  // namespace gpuoverlap

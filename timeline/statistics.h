@@ -28,6 +28,15 @@ struct PercentileInterval {
 PercentileInterval percentile_interval(std::vector<double> values, double p,
                                        double confidence = 0.95);
 
+// Wilson's score interval of a share: `hits` of `trials`, as a fraction in [0, 1]; `z` the
+// normal quantile of the two-sided level (1.96: 95 %). Unlike the normal approximation it stays
+// inside [0, 1] and is not empty at 0 or 1 hits, where overlap shares often are. Contract:
+// hits <= trials, trials > 0.
+struct ShareInterval {
+  double low = 0, high = 0;
+};
+ShareInterval wilson_interval(std::size_t hits, std::size_t trials, double z = 1.959964);
+
 // y = slope * x + intercept by ordinary least squares. r_squared is 1 - SS_res / SS_tot
 // (1 when y is constant and fitted exactly). nullopt with fewer than two points or when all
 // x are equal. Contract: x.size() == y.size().

@@ -142,7 +142,14 @@ TEST_F(AllPresets, TheHistoryKeepsTheWholeSuite) {
        {"--scenario default --series \"Compute A\" --clock ts",
         "--scenario preemption-matrix/big-dispatch-normal --series urgent --clock ts --metric "
         "latency_p50_us",
-        "--scenario game-frame --series frame --clock cpu --metric frame_interval_p99_us"}) {
+        "--scenario game-frame --series frame --clock cpu --metric frame_interval_p99_us",
+        // The report's answers: overlap, what a barrier costs, the study's decisions.
+        "--scenario default --series frame --metric cross_queue_overlap_pct",
+        "--scenario no-barriers --series frame --metric same_queue_overlap_pct",
+        "--scenario barrier-cost --series \"P legacy > C legacy\" --metric barrier_gap_p50_us",
+        "--scenario non-intrusiveness --series unmanaged --metric decision --clock study",
+        "--scenario non-intrusiveness --series managed --metric frame_interval_us:ratio_p50",
+        "--scenario non-intrusiveness --series managed --metric compiles_per_s --clock cpu"}) {
     const auto trend =
         run_gpuoverlap(std::string("history trend ") + series + " --db " + db.string());
     EXPECT_EQ(trend.exit_code, 0) << series << "\n" << trend.output;
@@ -150,6 +157,18 @@ TEST_F(AllPresets, TheHistoryKeepsTheWholeSuite) {
   const auto judged = run_gpuoverlap("history regressions --db " + db.string());
   EXPECT_EQ(judged.exit_code, 0) << judged.output << "one run has no change point";
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
+  // A study whose verdict.csv is damaged: the run is refused whole, nothing written.
+  const fs::path damaged = temp_path("all-damaged");
+  fs::remove_all(damaged);
+  fs::copy(*out_, damaged, fs::copy_options::recursive);
+  std::ofstream(damaged / "non-intrusiveness" / "verdict.csv", std::ios::app)
+      << "managed,frame_interval_us,x,1,1,1,1,1,1,1,intrusive\n";
+  const auto refused =
+      run_gpuoverlap("history ingest " + damaged.string() + " --db " + db.string());
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("verdict.csv"), std::string::npos) << refused.output;
+  EXPECT_FALSE(fs::exists(db)) << "a damaged folder is found before the history is opened";
+  fs::remove_all(damaged);
 }
 
 // report, compare and plot.py on the output of `run --all` itself (studies, matrices).

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "analysis/results.h"
 #include "scenarios/scenario.h"
 #include "selftest/selftest.h"
 #include "timeline/clock_agreement.h"
@@ -383,6 +384,11 @@ TEST(SelftestCsv, OneLinePerRowWithVerdicts) {
             "check,metric,clock,config,value,unit,target,verdict,detail\n"
             "poll_detection,p50,poll-clk,uncached,0.6,us,<= 2,pass,n\n"
             "round_trip,rounds answered,cpu,cached,,,== 5,n/a,\"no probe, here\"\n");
+  // The columns the results model reads it with (analysis/results.h) are these.
+  std::string header;
+  for (std::string_view column : kSelftestColumns)
+    header += (header.empty() ? "" : ",") + std::string(column);
+  EXPECT_EQ(selftest_csv({}), header + "\n");
 }
 
 }  // namespace

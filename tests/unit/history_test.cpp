@@ -110,6 +110,161 @@ TEST(HistoryRows, TheContentKeyFollowsTheFilesNotWhereTheyAre) {
   for (const LoadedRun* run : {&a, &b, &c}) fs::remove_all(run->directory);
 }
 
+// One ok record of a synthetic scenario, on the timestamp clock.
+LoadedRecord record(std::uint32_t frame, const std::string& workload, const std::string& queue,
+                    QueueType type, double start_us, double end_us,
+                    const std::string& depends_on = "", const std::string& barrier = "") {
+  LoadedRecord r;
+  r.frame = frame;
+  r.workload = workload;
+  r.queue = queue;
+  r.queue_type = type;
+  r.depends_on = depends_on;
+  r.barrier = barrier;
+  r.ts_start_us = start_us;
+  r.ts_end_us = end_us;
+  return r;
+}
+
+const MetricRow* find_metric(const std::vector<MetricRow>& rows, const std::string& series,
+                             const std::string& metric) {
+  for (const MetricRow& m : rows)
+    if (m.series == series && m.metric == metric) return &m;
+  return nullptr;
+}
+
+// The report's answers as series: A (DIRECT) and B (COMPUTE) overlap in frame 0 only; C waits
+// for A behind a barrier on the same queue, 2 µs after it in frame 0 and 4 µs in frame 1.
+TEST(HistoryRows, OverlapSharesAndBarrierGapsOnTheAnswerClock) {
+  LoadedRun run;
+  run.directory = "/results/run";
+  LoadedScenario s;
+  s.name = "default";
+  s.directory = run.directory / "default";
+  s.meta = nlohmann::json::object();
+  s.workloads = {"A", "B", "C"};
+  s.records = {record(0, "A", "direct", QueueType::direct, 0, 10),
+               record(0, "B", "compute", QueueType::compute, 5, 15),
+               record(0, "C", "direct", QueueType::direct, 12, 20, "A", "legacy"),
+               record(1, "A", "direct", QueueType::direct, 0, 10),
+               record(1, "B", "compute", QueueType::compute, 30, 40),
+               record(1, "C", "direct", QueueType::direct, 14, 20, "A", "legacy")};
+  run.scenarios.push_back(s);
+  const auto rows = metric_rows(run);
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  const MetricRow* cross = find_metric(*rows, "frame", "cross_queue_overlap_pct");
+  ASSERT_NE(cross, nullptr);
+  EXPECT_EQ(cross->clock, "ts") << "timestamps are the answer clock where a scenario has them";
+  EXPECT_DOUBLE_EQ(cross->value, 50.0);
+  EXPECT_EQ(cross->frames, 2);
+  ASSERT_TRUE(cross->low && cross->high);
+  EXPECT_NEAR(*cross->low, 9.45, 0.01) << "Wilson's interval of 1 in 2";
+  EXPECT_NEAR(*cross->high, 90.55, 0.01);
+  const MetricRow* same = find_metric(*rows, "frame", "same_queue_overlap_pct");
+  ASSERT_NE(same, nullptr) << "A and C share the DIRECT queue";
+  EXPECT_DOUBLE_EQ(same->value, 0.0);
+  const MetricRow* gap = find_metric(*rows, "A > C", "barrier_gap_p50_us");
+  ASSERT_NE(gap, nullptr);
+  EXPECT_DOUBLE_EQ(gap->value, 3.0);
+  EXPECT_EQ(gap->frames, 2);
+  EXPECT_NE(find_metric(*rows, "A > C", "barrier_gap_p99_us"), nullptr);
+  // Within a study or a matrix a scenario is not asked the report's questions.
+  run.scenarios.front().directory = run.directory / "study" / "round-1";
+  const auto nested = metric_rows(run);
+  ASSERT_TRUE(nested.ok());
+  EXPECT_EQ(find_metric(*nested, "frame", "cross_queue_overlap_pct"), nullptr);
+  EXPECT_EQ(find_metric(*nested, "A > C", "barrier_gap_p50_us"), nullptr);
+  EXPECT_NE(find_metric(*nested, "A", "duration_p50_us"), nullptr);
+}
+
+TEST(HistoryRows, EachMetricSaysWhichWayIsWorse) {
+  EXPECT_EQ(better_of("duration_p50_us"), Better::lower);
+  EXPECT_EQ(better_of("frame_interval_us:ratio_p50"), Better::lower);
+  EXPECT_EQ(better_of("gpu_span_us:tail_excess_pts"), Better::lower);
+  EXPECT_EQ(better_of("decision"), Better::lower);
+  EXPECT_EQ(better_of("cross_queue_overlap_pct"), Better::higher);
+  EXPECT_EQ(better_of("compiles_per_s"), Better::higher);
+  EXPECT_EQ(better_of("duration vs iterations R^2"), Better::neither);
+  EXPECT_EQ(better_of("start |poll-ts| p50 [us]"), Better::neither) << "self-test rows";
+  EXPECT_TRUE(step_is_worse("latency_p50_us", 0.02, 0.08));
+  EXPECT_FALSE(step_is_worse("latency_p50_us", -0.01, 0.08)) << "an interval across 0";
+  EXPECT_FALSE(step_is_worse("latency_p50_us", -0.08, -0.02)) << "faster";
+  EXPECT_TRUE(step_is_worse("cross_queue_overlap_pct", -0.5, -0.2)) << "less overlap";
+  EXPECT_FALSE(step_is_worse("cross_queue_overlap_pct", 0.2, 0.5));
+  EXPECT_FALSE(step_is_worse("duration vs groups R^2", 0.2, 0.5));
+  EXPECT_EQ(decision_code("non-intrusive"), 0.0);
+  EXPECT_EQ(decision_code("inconclusive (no power)"), 1.0);
+  EXPECT_EQ(decision_code("intrusive"), 2.0);
+  EXPECT_FALSE(decision_code("diagnostic: worse"));
+}
+
+// A self-test's folder as `gpuoverlap selftest` writes it.
+fs::path write_selftest(const std::string& name, const std::string& csv,
+                        const std::string& host = R"({"kernel":"Linux 6.18","cpu_model":"Xeon"})") {
+  const fs::path dir = fs::temp_directory_path() /
+                       ("gpuoverlap-history-selftest-" + std::to_string(::getpid()) + "-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "selftest.json")
+      << R"({"device":{"name":"NVIDIA H100","vendor_id":4318,"device_id":9008,)"
+      << R"("driver_name":"NVIDIA","driver_info":"580"},"host":)" << host
+      << R"(,"tool":{"git_revision":"abc"},"started_at":"2026-11-26T08:00:00Z",)"
+      << R"("command_line":"gpuoverlap selftest","passed":true})";
+  std::ofstream(dir / "selftest.csv") << csv;
+  return dir;
+}
+
+TEST(HistoryRows, ASelftestIsARunOfItsMachine) {
+  const std::string header = "check,metric,clock,config,value,unit,target,verdict,detail\n";
+  const fs::path dir = write_selftest(
+      "ok", header +
+                "poll_detection,detection p99,poll-clk,uncached,1.2,us,<= 2,pass,1000 stamps\n"
+                "poll_detection,detection p99,poll-clk,uncached,9,us,<= 2,fail,a repeat\n"
+                "round_trip,round trip p50,cpu,semaphore,8.4,us,,info,\n"
+                "linearity,saturation groups,,\"64 iterations, 1..4096 groups\",32,groups,,info,\n"
+                "round_trip,rounds answered,cpu,cached,,,== 1000,n/a,no probe\n");
+  ASSERT_TRUE(is_selftest(dir));
+  const auto loaded = load_selftest(dir);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  const auto row = run_row(*loaded);
+  ASSERT_TRUE(row.ok()) << row.error().message;
+  EXPECT_EQ(row->machine.gpu, "NVIDIA H100");
+  EXPECT_EQ(row->machine.os, "Linux 6.18") << "the same machine as its runs";
+  EXPECT_EQ(row->started_at, "2026-11-26T08:00:00Z");
+  EXPECT_EQ(row->tool_revision, "abc");
+  EXPECT_EQ(row->command_line, "gpuoverlap selftest");
+  ASSERT_EQ(row->metrics.size(), 3u) << "a row without a value and a repeat are not kept";
+  EXPECT_EQ(row->metrics[0], (MetricRow{"selftest",
+                                        "poll_detection uncached",
+                                        "detection p99 [us]",
+                                        "poll-clk",
+                                        1.2,
+                                        {},
+                                        {},
+                                        0}));
+  EXPECT_EQ(row->metrics[2].series, "linearity 64 iterations, 1..4096 groups");
+  EXPECT_EQ(row->metrics[2].clock, "-");
+  const auto again = run_row(*load_selftest(dir));
+  EXPECT_EQ(again->content_key, row->content_key);
+  // Damaged: a value that is not a number, a missing column, a host that is not an object.
+  const fs::path bad_number =
+      write_selftest("nan", header + "poll_detection,p99,poll-clk,uncached,fast,us,,info,\n");
+  const auto refused = load_selftest(bad_number);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("selftest.csv: line 2, column value"), std::string::npos)
+      << refused.error().message;
+  const fs::path bad_header = write_selftest("header", "check,metric\npoll,p99\n");
+  EXPECT_FALSE(load_selftest(bad_header).ok());
+  const fs::path bad_host = write_selftest("host", header, "\"Linux\"");
+  const auto host = load_selftest(bad_host);
+  ASSERT_FALSE(host.ok());
+  EXPECT_NE(host.error().message.find("'host' must be an object"), std::string::npos)
+      << host.error().message;
+  const fs::path empty = write_selftest("empty", header);
+  EXPECT_FALSE(run_row(*load_selftest(empty)).ok()) << "nothing measured, nothing kept";
+  for (const fs::path& d : {dir, bad_number, bad_header, bad_host, empty}) fs::remove_all(d);
+}
+
 // A run as the store takes it, with names that are SQL in another context: data here.
 RunRow sample_run(const std::string& key, const std::string& gpu = "GPU 'A'; --") {
   RunRow run;

@@ -71,6 +71,22 @@ TEST(Statistics, PercentileWithoutSomeValuesIsThePercentileOfTheRest) {
   EXPECT_FALSE(percentile_without(removed, removed, 99)) << "nothing left";
 }
 
+// Wilson's score interval against values computed by hand (z = 1.959964).
+TEST(Statistics, WilsonIntervalOfAShare) {
+  const ShareInterval half = wilson_interval(1, 2);
+  EXPECT_NEAR(half.low, 0.0945, 1e-4);
+  EXPECT_NEAR(half.high, 0.9055, 1e-4);
+  const ShareInterval none = wilson_interval(0, 20);
+  EXPECT_EQ(none.low, 0.0) << "never below 0";
+  EXPECT_NEAR(none.high, 0.1611, 1e-4) << "and not empty at 0 hits";
+  const ShareInterval all = wilson_interval(20, 20);
+  EXPECT_NEAR(all.low, 0.8389, 1e-4);
+  EXPECT_EQ(all.high, 1.0);
+  const ShareInterval many = wilson_interval(300, 1000);
+  EXPECT_NEAR(many.low, 0.2724, 1e-4);
+  EXPECT_NEAR(many.high, 0.3291, 1e-4);
+}
+
 TEST(Statistics, PercentileIntervalFromOrderStatistics) {
   std::vector<double> ranks(1000);
   for (std::size_t i = 0; i < ranks.size(); ++i) ranks[i] = double(ranks.size() - i);  // 1000..1
