@@ -282,9 +282,12 @@ int command_history_regressions(const HistoryArguments& args) {
   std::vector<Found> all;
   history::ChangePointSettings settings;
   settings.alpha = args.alpha;
-  for (const history::Series& s : *found)
-    for (const history::ChangePoint& c : history::change_points(values_of(s), settings))
-      all.push_back({&s, c, c.index + args.newest >= s.points.size()});
+  std::vector<std::vector<double>> values;
+  for (const history::Series& s : *found) values.push_back(values_of(s));
+  const auto points = history::change_points_of_each(values, settings);
+  for (std::size_t i = 0; i < found->size(); ++i)
+    for (const history::ChangePoint& c : points[i])
+      all.push_back({&(*found)[i], c, c.index + args.newest >= (*found)[i].points.size()});
   // Newest first: by the start of the run where each began.
   std::sort(all.begin(), all.end(), [](const Found& a, const Found& b) {
     return a.series->points[a.point.index].started_at > b.series->points[b.point.index].started_at;

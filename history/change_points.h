@@ -44,4 +44,11 @@ struct ChangePoint {
 std::vector<ChangePoint> change_points(const std::vector<double>& values,
                                        const ChangePointSettings& settings = {});
 
+// change_points() of every series, out[i] of series[i], on up to `threads` threads (0: as many
+// as the hardware runs at once). The answer is the one of calling change_points() on each in
+// turn: every series' shuffles start from the seed, whichever thread judges it.
+std::vector<std::vector<ChangePoint>> change_points_of_each(
+    const std::vector<std::vector<double>>& series, const ChangePointSettings& settings = {},
+    unsigned threads = 0);
+
 }  // namespace gpuoverlap::history

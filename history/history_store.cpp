@@ -59,6 +59,22 @@ std::vector<std::string> migration_1(Engine engine) {
       "CREATE INDEX IF NOT EXISTS runs_by_machine ON runs (machine_id, started_at)"};
 }
 
+// Version 2: a series' newest runs found through an index. A metric row carries its run's
+// machine and start (copied from runs, which they never change), so that one index in series
+// order, newest last, holds everything `series()` seeks by; v1 rows get them from their runs.
+std::vector<std::string> migration_2() {
+  return {"ALTER TABLE metrics ADD COLUMN machine_id BIGINT",
+          "ALTER TABLE metrics ADD COLUMN started_at TEXT",
+          "UPDATE metrics SET machine_id = (SELECT r.machine_id FROM runs r WHERE r.id = "
+          "metrics.run_id), started_at = (SELECT r.started_at FROM runs r WHERE r.id = "
+          "metrics.run_id)",
+          "CREATE INDEX IF NOT EXISTS metrics_by_series_newest ON metrics (machine_id, scenario, "
+          "series, metric, clock, started_at, run_id)",
+          // Superseded by the one above; kept, it lured PostgreSQL into a merge join over the
+          // whole table instead of one range per series.
+          "DROP INDEX IF EXISTS metrics_by_series"};
+}
+
 soci::indicator present(bool has) { return has ? soci::i_ok : soci::i_null; }
 
 // A number column as the engines hand it back: SQLite types an expression (COUNT) by its
@@ -195,6 +211,10 @@ Status Store::migrate() {
       for (const std::string& statement : migration_1(location_.engine)) sql << statement;
       sql << "INSERT INTO schema_version (version) VALUES (1)";
     }
+    if (version < 2) {
+      for (const std::string& statement : migration_2()) sql << statement;
+      sql << "INSERT INTO schema_version (version) VALUES (2)";
+    }
     sql << "COMMIT";
     guard.committed = true;
     schema_version_ = kSchemaVersion;
@@ -250,7 +270,8 @@ Result<IngestOutcome> Store::ingest(const RunRow& run) {
     }
     if (!run.metrics.empty()) {
       const std::size_t n = run.metrics.size();
-      std::vector<long long> run_ids(n, run_id), frames(n);
+      std::vector<long long> run_ids(n, run_id), machine_ids(n, machine_id), frames(n);
+      std::vector<std::string> started_at(n, run.started_at);
       std::vector<std::string> scenario(n), series(n), metric(n), clock(n);
       std::vector<double> value(n), low(n), high(n);
       std::vector<soci::indicator> low_ok(n), high_ok(n);
@@ -262,11 +283,11 @@ Result<IngestOutcome> Store::ingest(const RunRow& run) {
         high[i] = r.high.value_or(0), high_ok[i] = present(r.high.has_value());
       }
       sql << "INSERT INTO metrics (run_id, scenario, series, metric, clock, value, low, high, "
-             "frames) VALUES (:run, :scenario, :series, :metric, :clock, :value, :low, :high, "
-             ":frames)",
+             "frames, machine_id, started_at) VALUES (:run, :scenario, :series, :metric, :clock, "
+             ":value, :low, :high, :frames, :machine, :started)",
           soci::use(run_ids), soci::use(scenario), soci::use(series), soci::use(metric),
           soci::use(clock), soci::use(value), soci::use(low, low_ok), soci::use(high, high_ok),
-          soci::use(frames);
+          soci::use(frames), soci::use(machine_ids), soci::use(started_at);
       out.metrics = n;
     }
     if (before_commit_) before_commit_();
@@ -349,27 +370,49 @@ Result<std::vector<Series>> Store::series(const SeriesKey& match, std::string_vi
                                           std::size_t newest) {
   std::vector<Series> out;
   try {
-    // Every filter a bound parameter; an empty one matches everything.
+    // One query: the series that match (a walk of metrics_by_series_newest), for each the
+    // start of its newest-th newest run (a seek in that index; '' for all of them), then its
+    // rows from there on (a range of that index: no OR in the join, which PostgreSQL would
+    // answer with a merge join over the whole table). MATERIALIZED (SQLite 3.35, PostgreSQL
+    // 12) keeps the seek once per series, not once per row. Reading only those keeps a long
+    // history's cost that of its newest runs. Every filter a bound parameter; an empty one matches
+    // everything. The suffix is compared literally (LIKE makes '_' a wildcard, and SQLite's ignores
+    // case where PostgreSQL's does not); substr() of a start before the text's is never equal to a
+    // longer suffix.
     const long long machine = match.machine_id;
+    const long long all = newest == 0 ? 1 : 0;
+    const long long skip = newest == 0 ? 0 : static_cast<long long>(newest) - 1;
+    const std::string suffix(metric_suffix);
     soci::rowset<soci::row> rows =
         (session_->prepare
-             << "SELECT r.machine_id, x.scenario, x.series, x.metric, x.clock, r.id, "
-                "r.started_at, x.value, x.low, x.high FROM metrics x JOIN runs r ON r.id = "
-                "x.run_id WHERE (CAST(:machine AS BIGINT) = 0 OR r.machine_id = :machine2) AND "
-                "(:scenario = '' "
-                "OR x.scenario = :scenario2) AND (:series = '' OR x.series = :series2) AND "
-                "(:metric = '' OR x.metric = :metric2) AND (:clock = '' OR x.clock = :clock2) "
-                "ORDER BY r.machine_id, x.scenario, x.series, "
-                "x.metric, x.clock, r.started_at, r.id",
+             << "WITH matching AS (SELECT machine_id, scenario, series, metric, clock FROM "
+                "metrics WHERE (CAST(:machine AS BIGINT) = 0 OR machine_id = :machine2) AND "
+                "(:scenario = '' OR scenario = :scenario2) AND (:series = '' OR series = "
+                ":series2) AND (:metric = '' OR metric = :metric2) AND (:clock = '' OR clock = "
+                ":clock2) AND substr(metric, length(metric) - length(CAST(:suffix AS TEXT)) + 1) "
+                "= :suffix2 GROUP BY machine_id, scenario, series, metric, clock), "
+                "newest AS MATERIALIZED (SELECT k.machine_id, k.scenario, k.series, k.metric, "
+                "k.clock, "
+                "CASE WHEN CAST(:all AS BIGINT) = 1 THEN '' ELSE COALESCE((SELECT "
+                "y.started_at FROM metrics y WHERE y.machine_id = k.machine_id AND y.scenario = "
+                "k.scenario AND y.series = k.series AND y.metric = k.metric AND y.clock = "
+                "k.clock ORDER BY y.started_at DESC, y.run_id DESC LIMIT 1 OFFSET CAST(:skip AS "
+                "BIGINT)), '') END AS since FROM matching k) "
+                "SELECT x.machine_id, x.scenario, x.series, x.metric, x.clock, x.run_id, "
+                "x.started_at, x.value, x.low, x.high FROM newest k JOIN metrics x ON "
+                "x.machine_id = k.machine_id AND x.scenario = k.scenario AND x.series = "
+                "k.series AND x.metric = k.metric AND x.clock = k.clock AND x.started_at >= "
+                "k.since "
+                "ORDER BY x.machine_id, x.scenario, x.series, x.metric, x.clock, x.started_at, "
+                "x.run_id",
          soci::use(machine, "machine"), soci::use(machine, "machine2"),
          soci::use(match.scenario, "scenario"), soci::use(match.scenario, "scenario2"),
          soci::use(match.series, "series"), soci::use(match.series, "series2"),
          soci::use(match.metric, "metric"), soci::use(match.metric, "metric2"),
-         soci::use(match.clock, "clock"), soci::use(match.clock, "clock2"));
+         soci::use(match.clock, "clock"), soci::use(match.clock, "clock2"),
+         soci::use(suffix, "suffix"), soci::use(suffix, "suffix2"), soci::use(skip, "skip"),
+         soci::use(all, "all"));
     for (const soci::row& row : rows) {
-      // The suffix here, not in SQL: LIKE makes '_' a wildcard, and SQLite's ignores case
-      // where PostgreSQL's does not.
-      if (!row.get<std::string>(3).ends_with(metric_suffix)) continue;
       SeriesKey key{integer_at(row, 0), row.get<std::string>(1), row.get<std::string>(2),
                     row.get<std::string>(3), row.get<std::string>(4)};
       if (out.empty() || !(out.back().key == key)) out.push_back({std::move(key), {}});
@@ -384,6 +427,8 @@ Result<std::vector<Series>> Store::series(const SeriesKey& match, std::string_vi
   } catch (const std::exception& e) {
     return database_error(location_, "could not read its series", e);
   }
+  // Runs that started in the same second as the newest-th newest come along: the run id
+  // settles which of them are in.
   if (newest > 0)
     for (Series& s : out)
       if (s.points.size() > newest)

@@ -31,7 +31,7 @@ class session;
 
 namespace gpuoverlap::history {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 enum class Engine { sqlite, postgresql };
 

@@ -450,6 +450,68 @@ TEST_P(HistoryStore, ADatabaseNewerThanThisBinaryIsRefused) {
       << refused.error().message;
 }
 
+// A history that a version-1 gpuoverlap made, with a run in it: opening it migrates it to this
+// version, its series read as before, and ingests go on.
+TEST_P(HistoryStore, AVersion1HistoryIsMigrated) {
+  {
+    const auto location = parse_location(text_);
+    soci::session raw = location->engine == Engine::sqlite
+                            ? soci::session(soci::sqlite3, location->connect)
+                            : soci::session(soci::postgresql, location->connect);
+    const std::string id =
+        location->engine == Engine::sqlite ? "id INTEGER PRIMARY KEY" : "id BIGSERIAL PRIMARY KEY";
+    // Version 1's schema, as its migration wrote it.
+    raw << "CREATE TABLE schema_version (version BIGINT NOT NULL)";
+    raw << "INSERT INTO schema_version (version) VALUES (1)";
+    raw << "CREATE TABLE machines (" + id +
+               ", fingerprint TEXT NOT NULL UNIQUE, gpu TEXT NOT NULL, vendor_id BIGINT, "
+               "device_id BIGINT, driver TEXT NOT NULL, api TEXT NOT NULL, os TEXT NOT NULL, "
+               "cpu TEXT NOT NULL, cpu_cores BIGINT)";
+    raw << "CREATE TABLE runs (" + id +
+               ", content_key TEXT NOT NULL UNIQUE, machine_id BIGINT NOT NULL REFERENCES "
+               "machines(id), started_at TEXT NOT NULL, tool_revision TEXT NOT NULL, "
+               "command_line TEXT NOT NULL, directory TEXT NOT NULL, scenarios BIGINT NOT NULL, "
+               "ingested_at TEXT NOT NULL)";
+    raw << "CREATE TABLE metrics (run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE "
+           "CASCADE, scenario TEXT NOT NULL, series TEXT NOT NULL, metric TEXT NOT NULL, clock "
+           "TEXT NOT NULL, value DOUBLE PRECISION NOT NULL, low DOUBLE PRECISION, high DOUBLE "
+           "PRECISION, frames BIGINT NOT NULL, PRIMARY KEY (run_id, scenario, series, metric, "
+           "clock))";
+    raw << "CREATE INDEX metrics_by_series ON metrics (scenario, series, metric, clock)";
+    raw << "CREATE INDEX runs_by_machine ON runs (machine_id, started_at)";
+    raw << "INSERT INTO machines (fingerprint, gpu, driver, api, os, cpu) VALUES ('m', 'GPU', "
+           "'d', 'Vulkan', 'Linux', 'Xeon')";
+    for (int i = 0; i < 3; ++i) {
+      // Kept newest first: the series orders by when each run started.
+      raw << "INSERT INTO runs (content_key, machine_id, started_at, tool_revision, "
+             "command_line, directory, scenarios, ingested_at) VALUES ('v1-" +
+                 std::to_string(i) + "', 1, '2026-11-0" + std::to_string(5 - i) +
+                 "T00:00:00Z', 'r', 'c', 'd', 1, 'now')";
+      raw << "INSERT INTO metrics (run_id, scenario, series, metric, clock, value, frames) "
+             "SELECT id, 'default', 'Compute A', 'duration_p50_us', 'ts', " +
+                 std::to_string(100 + i) + ", 10 FROM runs WHERE content_key = 'v1-" +
+                 std::to_string(i) + "'";
+    }
+  }
+  Store store = open();
+  EXPECT_EQ(store.schema_version(), kSchemaVersion);
+  const auto found = store.series(SeriesKey{}, "_p50_us", 2);
+  ASSERT_TRUE(found.ok()) << found.error().message;
+  ASSERT_EQ(found->size(), 1u);
+  EXPECT_EQ((*found)[0].key, (SeriesKey{1, "default", "Compute A", "duration_p50_us", "ts"}));
+  ASSERT_EQ((*found)[0].points.size(), 2u) << "the newest two";
+  EXPECT_EQ((*found)[0].points[0].value, 101);
+  EXPECT_EQ((*found)[0].points[0].started_at, "2026-11-04T00:00:00Z");
+  EXPECT_EQ((*found)[0].points[1].value, 100);
+  ASSERT_TRUE(store.ingest(sample_run("after")).ok());
+  Store reopened = open();  // migrated once: opening again changes nothing
+  EXPECT_EQ(reopened.schema_version(), kSchemaVersion);
+  const auto every = reopened.series(SeriesKey{}, "", 0);
+  ASSERT_TRUE(every.ok()) << every.error().message;
+  EXPECT_EQ(every->size(), 4u) << "the v1 series and the three of the run ingested after";
+  EXPECT_EQ(every->front().points.size(), 3u);
+}
+
 // A process killed in the middle of an ingest (everything written, nothing committed) leaves
 // no trace: no run, no machine; ingesting again succeeds.
 TEST_P(HistoryStore, AnIngestKilledBeforeItsCommitLeavesNothing) {
