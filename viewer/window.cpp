@@ -1281,8 +1281,9 @@ void draw_history(HistoryView& h) {
   ImGui::Begin("gpuoverlap view --db", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                    ImGuiWindowFlags_NoBringToFrontOnFocus);
-  ImGui::Text("history: %s: %zu runs on %zu machines", h.data.shown.c_str(), h.data.runs.size(),
-              h.runs.rows.size());
+  ImGui::Text("history: %s: %zu run%s on %zu machine%s", h.data.shown.c_str(), h.data.runs.size(),
+              h.data.runs.size() == 1 ? "" : "s", h.runs.rows.size(),
+              h.runs.rows.size() == 1 ? "" : "s");
   if (!h.message.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", h.message.c_str());
   ImGui::Separator();
   if (ImGui::CollapsingHeader("runs per machine (click a run to open its folder)",
