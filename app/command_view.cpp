@@ -15,6 +15,22 @@ namespace gpuoverlap::commands {
 int command_view(const ViewArguments& args) {
 #if GPUOVERLAP_HAS_VIEWER
   viewer::ViewOptions options;
+  // A folder or a history, one of them: each is a whole view of its own.
+  if (args.db && !args.results.empty())
+    return fail(
+        make_error("view: a results folder or --db DB, not both (a run of the history "
+                   "opens from the history's window)"));
+  if (!args.db && args.results.empty())
+    return fail(make_error("view: name a results folder, or a results history with --db DB"));
+  if (args.db) {
+    if (args.scenario || args.frame || args.clock)
+      return fail(make_error(
+          "view --db: --scenario, --frame and --clock are for a results folder; the history's "
+          "window chooses its series from lists"));
+    auto location = history::parse_location(*args.db);
+    if (!location) return fail(location.error().with_context("view: "));
+    options.history = std::move(*location);
+  }
   options.results = args.results;
   if (!args.candidate.empty()) options.candidate = args.candidate;
   options.scenario = args.scenario;

@@ -78,6 +78,7 @@ struct RunArguments {
 struct ViewArguments {
   std::string results;
   std::string candidate;
+  std::optional<std::string> db;  // --db: a results history instead of a folder
   std::optional<std::string> scenario;
   std::optional<std::uint32_t> frame;
   std::optional<Clock> clock;

@@ -326,9 +326,11 @@ int main(int argc, char** argv) {
       "view",
       "Open the Dear ImGui viewer on a results folder: every frame of every scenario as a "
       "timeline per queue (bars, p5-p95 whiskers, dependency arrows), the frame-time history, "
-      "the dependency gaps, the device and queue priorities. Needs a display (xvfb-run works)");
-  std::string view_candidate;
-  view->add_option("results", view_dir, "Results directory written by gpuoverlap run")->required();
+      "the dependency gaps, the device and queue priorities; or, with --db, a results "
+      "history: the runs per machine on a time axis and a series' trend with its change points "
+      "(click a run to open its folder). Needs a display (xvfb-run works)");
+  std::string view_candidate, view_db;
+  view->add_option("results", view_dir, "Results directory written by gpuoverlap run");
   view->add_option("candidate", view_candidate,
                    "A second results directory: shown below the first (A/B), with compare's "
                    "table for the scenario shown");
@@ -340,6 +342,10 @@ int main(int argc, char** argv) {
       view->add_option("--clock", view_clock,
                        "The clock shown first: poll, ts or clk (default: ts where recorded)")
           ->check(CLI::IsMember(all_names(kClockNames)));
+  auto* view_db_option = view->add_option(
+      "--db", view_db,
+      "Show this results history instead of a folder: a SQLite file or postgresql://... "
+      "(docs/history.md, \"In the viewer\")");
   view->add_option("--screenshot", view_screenshot,
                    "Render, write the window to this PNG (and FILE.layout.json: what was drawn "
                    "where) and exit");
@@ -490,6 +496,7 @@ int main(int argc, char** argv) {
       ViewArguments view_args;
       view_args.results = view_dir;
       view_args.candidate = view_candidate;
+      if (view_db_option->count() > 0) view_args.db = view_db;
       view_args.screenshot = view_screenshot;
       view_args.exit_after_frames = view_exit_after;
       view_args.width_px = view_width;

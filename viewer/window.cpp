@@ -13,11 +13,13 @@
 #include <cmath>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "analysis/compare.h"
 #include "core/atomic_file.h"
 #include "live/live_edits.h"
 #include "timeline/statistics.h"
+#include "viewer/history_scene.h"
 #include "viewer/live_feed.h"
 #include "viewer/png_image.h"
 #include "viewer/scene.h"
@@ -38,6 +40,28 @@ struct SecondFolder {
   std::optional<CompareResult> compare;
   Clock compared_on = Clock::poll;
 };
+
+// `view --db DB`: the history as read when the window opened, the series chosen, and what was
+// last drawn (in window pixels, for the screenshot's sidecar and for clicks).
+struct HistoryView {
+  HistoryData data;
+  RunsScene runs;
+  std::vector<std::vector<bool>> present;  // per row and mark: its folder, when the view opened
+  history::SeriesKey choice;
+  SeriesMenus menus;
+  std::optional<TrendScene> trend;
+  std::string message;  // a folder no longer present, or one that could not be opened
+  std::optional<std::filesystem::path> open_pending;  // a mark clicked: opened after the frame
+  RunsLayout runs_drawn;
+  TrendLayout trend_drawn;
+  bool shown = true;  // false while a run's folder is shown
+};
+
+void choose_series(HistoryView& h) {
+  h.menus = series_menus(h.data.series, h.choice);
+  const history::Series* s = find_series(h.data.series, h.choice);
+  h.trend = s ? std::optional<TrendScene>(trend_scene(*s)) : std::nullopt;
+}
 
 // What the window shows; every change of scenario, clock or frame rebuilds what is drawn.
 struct ViewState {
@@ -75,7 +99,8 @@ struct ViewState {
   live::LiveEdits::Outcome save_outcome;
   // The scenario list as drawn (scene.h, scenario_tree), rebuilt when the run's list changes.
   std::vector<ScenarioTreeNode> tree;
-  std::size_t tree_of = 0;  // the number of scenarios it was built from
+  std::size_t tree_of = 0;             // the number of scenarios it was built from
+  std::optional<HistoryView> history;  // `view --db`: the history, and the run opened from it
 };
 
 void refresh_tree(ViewState& state) {
@@ -976,6 +1001,11 @@ layout::TimelineLayout draw_ui(ViewState& state, live::LiveEdits* edits) {
   ImGui::Begin("gpuoverlap view", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                    ImGuiWindowFlags_NoBringToFrontOnFocus);
+  if (state.history) {
+    if (ImGui::Button("back to the history")) state.history->shown = true;
+    ImGui::SameLine();
+    ImGui::Text("%s", state.run.directory.string().c_str());
+  }
   for (const std::string& line : state.device) ImGui::TextUnformatted(line.c_str());
   if (!state.live_status.empty()) {
     ImGui::TextUnformatted(state.live_status.c_str());
@@ -1106,6 +1136,235 @@ layout::TimelineLayout draw_ui(ViewState& state, live::LiveEdits* edits) {
     rebuild(state);
   }
   return drawn;
+}
+
+// One of the trend's lists as a combo box; true when another entry was picked.
+template <class T, class Text>
+bool choice_combo(const char* label, T& choice, const std::vector<T>& options, Text text) {
+  bool picked = false;
+  ImGui::SetNextItemWidth(190);
+  if (ImGui::BeginCombo(label, text(choice).c_str())) {
+    for (const T& option : options)
+      if (ImGui::Selectable(text(option).c_str(), option == choice) && !(option == choice)) {
+        choice = option;
+        picked = true;
+      }
+    ImGui::EndCombo();
+  }
+  return picked;
+}
+
+void draw_runs(HistoryView& h) {
+  constexpr double kLabelPx = 380, kRowPx = 26, kTickRowPx = 22, kMarkRadiusPx = 5;
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float width = std::max(ImGui::GetContentRegionAvail().x, 500.0f);
+  const double rows_px = kRowPx * static_cast<double>(std::max<std::size_t>(h.runs.rows.size(), 1));
+  ImGui::InvisibleButton("runs", ImVec2(width, static_cast<float>(rows_px + kTickRowPx)));
+  const bool hovered = ImGui::IsItemHovered(), clicked = ImGui::IsItemClicked();
+  h.runs_drawn = runs_layout(h.runs, {origin.x, origin.y, origin.x + width, origin.y + rows_px},
+                             kLabelPx, kRowPx);
+  const RunsLayout& l = h.runs_drawn;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  auto v = [](double x, double y) { return ImVec2(static_cast<float>(x), static_cast<float>(y)); };
+  for (std::size_t r = 0; r < l.rows.size(); ++r) {
+    const layout::Rect& row = l.rows[r];
+    draw->AddRectFilled(v(row.x0, row.y0), v(row.x1, row.y1),
+                        r % 2 ? rgba(40, 40, 46) : rgba(32, 32, 37));
+    draw->PushClipRect(v(row.x0, row.y0), v(l.plot.x0 - 6, row.y1), true);
+    draw->AddText(v(row.x0 + 4, row.y0 + 5), rgba(220, 220, 220), h.runs.rows[r].label.c_str());
+    draw->PopClipRect();
+    draw->AddLine(v(l.plot.x0, (row.y0 + row.y1) / 2), v(l.plot.x1, (row.y0 + row.y1) / 2),
+                  rgba(80, 80, 90));
+  }
+  for (const AxisTick& t : l.ticks) {
+    draw->AddLine(v(t.at, l.plot.y0), v(t.at, l.plot.y1 + 4), rgba(90, 90, 100));
+    const float text_px = ImGui::CalcTextSize(t.label.c_str()).x;
+    const double x = std::clamp(t.at - text_px / 2, l.plot.x0, l.plot.x1 - text_px);
+    draw->AddText(v(x, l.plot.y1 + 4), rgba(170, 170, 170), t.label.c_str());
+  }
+  // A run whose folder is still there is filled; one whose folder is gone, an outline.
+  for (const MarkPlace& m : l.marks) {
+    if (h.present[m.row][m.mark])
+      draw->AddCircleFilled(v(m.x, m.y), kMarkRadiusPx, rgba(70, 130, 220));
+    else
+      draw->AddCircle(v(m.x, m.y), kMarkRadiusPx, rgba(160, 160, 160), 0, 1.5f);
+  }
+  if (!hovered) return;
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  const auto under = mark_at(l, mouse.x, mouse.y, kMarkRadiusPx + 2);
+  if (!under) return;
+  const RunMark& mark = h.runs.rows[under->row].marks[under->mark];
+  ImGui::SetTooltip("%s\n(click: open the folder)", mark_text(mark).c_str());
+  if (!clicked) return;
+  std::error_code ec;
+  const RunOpening opening = open_run(mark, std::filesystem::is_directory(mark.directory, ec));
+  h.message = opening.message;
+  h.open_pending = opening.open;
+}
+
+void draw_trend(HistoryView& h) {
+  if (h.data.series.empty()) {
+    ImGui::TextUnformatted("the history holds no series");
+    return;
+  }
+  bool picked = false;
+  picked |= choice_combo("machine", h.choice.machine_id, h.menus.machines,
+                         [](std::int64_t id) { return fmt::format("machine {}", id); });
+  const auto same = [](const std::string& t) { return t; };
+  ImGui::SameLine();
+  picked |= choice_combo("scenario", h.choice.scenario, h.menus.scenarios, same);
+  ImGui::SameLine();
+  picked |= choice_combo("series", h.choice.series, h.menus.series, same);
+  picked |= choice_combo("metric", h.choice.metric, h.menus.metrics, same);
+  ImGui::SameLine();
+  picked |= choice_combo("clock", h.choice.clock, h.menus.clocks, same);
+  if (picked) choose_series(h);
+  h.trend_drawn = {};
+  if (!h.trend) return;
+  const TrendScene& t = *h.trend;
+  ImGui::Text("%s: %zu runs, %zu change point%s", t.title.c_str(), t.points.size(),
+              t.changes.size(), t.changes.size() == 1 ? "" : "s");
+  constexpr double kAxisPx = 80, kPlotPx = 260;
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float width = std::max(ImGui::GetContentRegionAvail().x, 500.0f);
+  ImGui::InvisibleButton("trend", ImVec2(width, static_cast<float>(kPlotPx)));
+  const bool hovered = ImGui::IsItemHovered();
+  h.trend_drawn = trend_layout(
+      t, {origin.x + kAxisPx, origin.y + 6, origin.x + width - 10, origin.y + kPlotPx - 6});
+  const TrendLayout& l = h.trend_drawn;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  auto v = [](double x, double y) { return ImVec2(static_cast<float>(x), static_cast<float>(y)); };
+  draw->AddRectFilled(v(l.plot.x0, l.plot.y0), v(l.plot.x1, l.plot.y1), rgba(28, 28, 33));
+  for (const AxisTick& tick : l.y_ticks) {
+    draw->AddLine(v(l.plot.x0, tick.at), v(l.plot.x1, tick.at), rgba(55, 55, 62));
+    const float text_px = ImGui::CalcTextSize(tick.label.c_str()).x;
+    draw->AddText(v(l.plot.x0 - 6 - text_px, tick.at - 7), rgba(170, 170, 170), tick.label.c_str());
+  }
+  // The 95 % band: a quad between neighbouring points that both have their interval.
+  for (std::size_t i = 0; i + 1 < l.points.size(); ++i) {
+    const TrendPointPlace &a = l.points[i], &b = l.points[i + 1];
+    if (a.y_low && a.y_high && b.y_low && b.y_high)
+      draw->AddQuadFilled(v(a.x, *a.y_high), v(b.x, *b.y_high), v(b.x, *b.y_low), v(a.x, *a.y_low),
+                          rgba(70, 130, 220, 70));
+  }
+  for (const TrendPointPlace& p : l.points)
+    if (p.y_low && p.y_high)
+      draw->AddLine(v(p.x, *p.y_low), v(p.x, *p.y_high), rgba(70, 130, 220, 140));
+  for (const LevelSegment& s : l.levels)
+    draw->AddLine(v(s.x0, s.y), v(s.x1, s.y), rgba(230, 200, 60), 1.5f);
+  for (std::size_t i = 0; i + 1 < l.points.size(); ++i)
+    draw->AddLine(v(l.points[i].x, l.points[i].y), v(l.points[i + 1].x, l.points[i + 1].y),
+                  rgba(220, 220, 220), 1.5f);
+  for (const TrendPointPlace& p : l.points)
+    draw->AddCircleFilled(v(p.x, p.y), 3, rgba(230, 230, 230));
+  for (const ChangeMark& c : l.changes) {
+    draw->AddLine(v(c.x, l.plot.y0), v(c.x, l.plot.y1), rgba(230, 70, 70), 2);
+    draw->AddText(v(c.x + 4, l.plot.y0 + 2), rgba(230, 70, 70), c.label.c_str());
+  }
+  if (!hovered || l.points.empty()) return;
+  // The run under the pointer's column.
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  std::size_t nearest = 0;
+  for (std::size_t i = 1; i < l.points.size(); ++i)
+    if (std::abs(l.points[i].x - mouse.x) < std::abs(l.points[nearest].x - mouse.x)) nearest = i;
+  const history::SeriesPoint& p = t.points[nearest];
+  ImGui::SetTooltip(
+      "run %lld, started %s\n%.4g%s", static_cast<long long>(p.run_id), p.started_at.c_str(),
+      p.value, p.low && p.high ? fmt::format(" [{:.4g}, {:.4g}]", *p.low, *p.high).c_str() : "");
+}
+
+// `view --db`: the history's window (the runs per machine, then a series' trend).
+void draw_history(HistoryView& h) {
+  const ImGuiViewport* viewport = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(viewport->Pos);
+  ImGui::SetNextWindowSize(viewport->Size);
+  ImGui::Begin("gpuoverlap view --db", nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                   ImGuiWindowFlags_NoBringToFrontOnFocus);
+  ImGui::Text("history: %s: %zu run%s on %zu machine%s", h.data.shown.c_str(), h.data.runs.size(),
+              h.data.runs.size() == 1 ? "" : "s", h.runs.rows.size(),
+              h.runs.rows.size() == 1 ? "" : "s");
+  if (!h.message.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", h.message.c_str());
+  ImGui::Separator();
+  if (ImGui::CollapsingHeader("runs per machine (click a run to open its folder)",
+                              ImGuiTreeNodeFlags_DefaultOpen)) {
+    draw_runs(h);
+    if (h.runs.undated)
+      ImGui::Text("%zu run%s without a readable start time, not placed", h.runs.undated,
+                  h.runs.undated == 1 ? "" : "s");
+  }
+  if (ImGui::CollapsingHeader("trend", ImGuiTreeNodeFlags_DefaultOpen)) draw_trend(h);
+  ImGui::End();
+}
+
+nlohmann::json history_json(const HistoryView& h, int width, int height) {
+  auto point = [](double x, double y) { return nlohmann::json{x, y}; };
+  auto rect = [](const layout::Rect& r) { return nlohmann::json{r.x0, r.y0, r.x1, r.y1}; };
+  nlohmann::json rows = nlohmann::json::array();
+  for (std::size_t r = 0; r < h.runs.rows.size(); ++r) {
+    const MachineRow& row = h.runs.rows[r];
+    nlohmann::json marks = nlohmann::json::array();
+    for (const MarkPlace& m : h.runs_drawn.marks)
+      if (m.row == r) {
+        const RunMark& mark = row.marks[m.mark];
+        marks.push_back({{"run_id", mark.run_id},
+                         {"started_at", mark.started_at},
+                         {"directory", mark.directory},
+                         {"present", static_cast<bool>(h.present[r][m.mark])},
+                         {"at", point(m.x, m.y)}});
+      }
+    nlohmann::json entry = {{"machine_id", row.machine_id}, {"label", row.label}, {"marks", marks}};
+    if (r < h.runs_drawn.rows.size()) entry["rect"] = rect(h.runs_drawn.rows[r]);
+    rows.push_back(entry);
+  }
+  nlohmann::json ticks = nlohmann::json::array();
+  for (const AxisTick& t : h.runs_drawn.ticks) ticks.push_back({{"x", t.at}, {"label", t.label}});
+  nlohmann::json trend = nullptr;
+  if (h.trend) {
+    const TrendScene& t = *h.trend;
+    nlohmann::json points = nlohmann::json::array(), changes = nlohmann::json::array();
+    for (std::size_t i = 0; i < t.points.size() && i < h.trend_drawn.points.size(); ++i) {
+      const history::SeriesPoint& p = t.points[i];
+      const TrendPointPlace& at = h.trend_drawn.points[i];
+      points.push_back({{"run_id", p.run_id},
+                        {"value", p.value},
+                        {"low", p.low ? nlohmann::json(*p.low) : nlohmann::json(nullptr)},
+                        {"high", p.high ? nlohmann::json(*p.high) : nlohmann::json(nullptr)},
+                        {"at", point(at.x, at.y)}});
+    }
+    for (const ChangeMark& c : h.trend_drawn.changes)
+      changes.push_back({{"index", c.index},
+                         {"run_id", t.points[c.index].run_id},
+                         {"x", c.x},
+                         {"label", c.label}});
+    trend = {{"title", t.title},
+             {"machine_id", t.key.machine_id},
+             {"scenario", t.key.scenario},
+             {"series", t.key.series},
+             {"metric", t.key.metric},
+             {"clock", t.key.clock},
+             {"band", t.band},
+             {"range", {t.low, t.high}},
+             {"plot", rect(h.trend_drawn.plot)},
+             {"points", points},
+             {"change_points", changes}};
+  }
+  return {{"mode", "history"},
+          {"history", h.data.shown},
+          {"width", width},
+          {"height", height},
+          {"runs", h.data.runs.size()},
+          {"machine_rows", rows},
+          {"undated_runs", h.runs.undated},
+          {"time_axis", {{"begin_s", h.runs.begin_s}, {"end_s", h.runs.end_s}, {"ticks", ticks}}},
+          {"menus",
+           {{"machines", h.menus.machines},
+            {"scenarios", h.menus.scenarios},
+            {"series", h.menus.series},
+            {"metrics", h.menus.metrics},
+            {"clocks", h.menus.clocks}}},
+          {"trend", trend},
+          {"message", h.message}};
 }
 
 nlohmann::json layout_json(const ViewState& state, const layout::TimelineLayout& drawn, int width,
@@ -1263,6 +1522,51 @@ int load_folder(const ViewOptions& options, ViewState& state, std::ostream& err)
   return 0;
 }
 
+// `view --db`: the history read before any window, each run's folder looked at once.
+int load_history(const history::Location& location, ViewState& state, std::ostream& err) {
+  auto data = read_history(location);
+  if (!data) {
+    err << "view: " << data.error().message << "\n";
+    return data.error().category == ErrorCategory::environment ? 3 : 2;
+  }
+  HistoryView h;
+  h.data = std::move(*data);
+  h.runs = runs_scene(h.data);
+  for (const MachineRow& row : h.runs.rows) {
+    std::vector<bool> present;
+    for (const RunMark& mark : row.marks) {
+      std::error_code ec;
+      present.push_back(std::filesystem::is_directory(mark.directory, ec));
+    }
+    h.present.push_back(std::move(present));
+  }
+  h.choice = default_choice(h.data.series);
+  choose_series(h);
+  state.history = std::move(h);
+  return 0;
+}
+
+// A run's folder clicked in the history: shown as `view RESULTS_DIR` shows it, the history
+// kept for "back to the history". A folder that cannot be read leaves the history shown,
+// saying why.
+void open_from_history(ViewState& state, const std::filesystem::path& folder) {
+  ViewOptions options;
+  options.results = folder;
+  ViewState opened;
+  std::ostringstream why;
+  if (load_folder(options, opened, why) != 0) {
+    std::string text = why.str();
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    state.history->message = text;
+    return;
+  }
+  opened.history = std::move(state.history);
+  opened.history->shown = false;
+  opened.history->message.clear();
+  state = std::move(opened);
+  rebuild(state);
+}
+
 }  // namespace
 
 bool display_available(std::string& why) {
@@ -1279,8 +1583,11 @@ bool display_available(std::string& why) {
 
 int run_viewer(const ViewOptions& options, std::ostream& out, std::ostream& err) {
   ViewState state;
-  if (!options.live)
+  if (options.history) {
+    if (const int status = load_history(*options.history, state, err); status != 0) return status;
+  } else if (!options.live) {
     if (const int status = load_folder(options, state, err); status != 0) return status;
+  }
 
   glfwSetErrorCallback(on_glfw_error);
   if (!glfwInit()) {
@@ -1290,8 +1597,9 @@ int run_viewer(const ViewOptions& options, std::ostream& out, std::ostream& err)
   }
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
-  const std::string title = options.live ? std::string("gpuoverlap run --live")
-                                         : "gpuoverlap view " + options.results.string();
+  const std::string title = options.live      ? std::string("gpuoverlap run --live")
+                            : options.history ? "gpuoverlap view --db " + options.history->shown
+                                              : "gpuoverlap view " + options.results.string();
   GLFWwindow* window =
       glfwCreateWindow(options.width_px, options.height_px, title.c_str(), nullptr, nullptr);
   if (!window) {
@@ -1328,7 +1636,12 @@ int run_viewer(const ViewOptions& options, std::ostream& out, std::ostream& err)
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
-    const layout::TimelineLayout drawn = draw_ui(state, options.edits);
+    const bool history_shown = state.history && state.history->shown;
+    layout::TimelineLayout drawn;
+    if (history_shown)
+      draw_history(*state.history);
+    else
+      drawn = draw_ui(state, options.edits);
     ImGui::Render();
     int width = 0, height = 0;
     glfwGetFramebufferSize(window, &width, &height);
@@ -1339,7 +1652,17 @@ int run_viewer(const ViewOptions& options, std::ostream& out, std::ostream& err)
     const bool ready =
         options.live ? rendered_after_end >= frames_before_shot : rendered >= frames_before_shot;
     if (options.screenshot && ready) {
-      if (state.run.scenarios.empty()) {
+      if (history_shown) {
+        if (Status s = write_screenshot(*options.screenshot,
+                                        history_json(*state.history, width, height), width, height);
+            !s) {
+          err << "view: " << s.error().message << "\n";
+          status = 3;
+        } else {
+          out << "screenshot: " << options.screenshot->string() << " (" << width << "x" << height
+              << ")\n";
+        }
+      } else if (state.run.scenarios.empty()) {
         err << "view: the run measured no frame to show\n";
         status = 3;
       } else if (Status s = write_screenshot(
@@ -1354,6 +1677,12 @@ int run_viewer(const ViewOptions& options, std::ostream& out, std::ostream& err)
       break;
     }
     glfwSwapBuffers(window);
+    // A run clicked in the history: its folder from the next frame on.
+    if (state.history && state.history->open_pending) {
+      const std::filesystem::path folder = *state.history->open_pending;
+      state.history->open_pending.reset();
+      open_from_history(state, folder);
+    }
   }
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();

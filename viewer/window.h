@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analysis/results.h"
+#include "history/history_store.h"
 
 namespace gpuoverlap::live {
 class LiveEdits;
@@ -23,6 +24,9 @@ class LiveFeed;
 
 struct ViewOptions {
   std::filesystem::path results;  // a results folder (with run.json) or one scenario's folder
+  // `view --db DB`: a results history instead of `results` (unused then): the runs per machine
+  // and a series' trend (history_scene.h); clicking a run opens its folder as `results` would.
+  std::optional<history::Location> history;
   // A/B: a second folder, shown below the first (the same scenario, frame and time range) with
   // `compare`'s table for the scenario shown.
   std::optional<std::filesystem::path> candidate;
@@ -51,8 +55,9 @@ struct ViewOptions {
 bool display_available(std::string& why);
 
 // The exit status, as the command line's: 0; 2 when the results, the scenario, the frame or
-// the clock asked for cannot be used, or there is no display (one line says so); 3 when the
-// screenshot cannot be written.
+// the clock asked for cannot be used, the history is not there, or there is no display (one
+// line says so); 3 when the history cannot be read (an unreachable server) or the screenshot
+// cannot be written.
 int run_viewer(const ViewOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace gpuoverlap::viewer

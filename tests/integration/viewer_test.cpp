@@ -475,6 +475,106 @@ TEST(ViewerPreemption, TheUrgentLatenciesAreEveryUrgentJobOfPreemptionCsv) {
   fs::remove(shot.string() + ".layout.json");
 }
 
+// `view --db`: the shared run kept in a SQLite history with an earlier copy of it whose folder
+// is gone since; the screenshot's sidecar has the machine's row, a mark per run (the one whose
+// folder is there filled in the PNG, the other not), and the default series' trend.
+TEST_F(Viewer, AHistoryShowsItsMachineRowItsRunsAndATrend) {
+  const fs::path db = temp_dir("history.sqlite"), earlier = temp_dir("earlier"),
+                 shot = temp_dir("history.png");
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
+  auto r = run_gpuoverlap("history ingest " + out_->string() + " --db " + db.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // The same results as an earlier run (another start, so another content key), then removed.
+  fs::remove_all(earlier);
+  fs::copy(*out_, earlier, fs::copy_options::recursive);
+  std::ofstream(earlier / "run.json")
+      << R"({"started_at":"2026-01-01T00:00:00Z","scenarios":[{"name":"default",)"
+      << R"("directory":"default","status":"ok"}]})";
+  r = run_gpuoverlap("history ingest " + earlier.string() + " --db " + db.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  fs::remove_all(earlier);
+
+  r = run_gpuoverlap_on_display("view --db " + db.string() + " --screenshot " + shot.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("screenshot: " + shot.string()), std::string::npos) << r.output;
+  const auto image = viewer::read_png(shot);
+  ASSERT_TRUE(image.ok()) << image.error().message;
+  const auto layout = read_json_file(shot.string() + ".layout.json");
+  EXPECT_EQ(layout["mode"], "history");
+  EXPECT_EQ(layout["runs"], 2);
+  ASSERT_EQ(layout["machine_rows"].size(), 1u) << layout.dump(1);
+  const auto& row = layout["machine_rows"][0];
+  EXPECT_EQ(row["label"].get<std::string>().rfind("machine 1: ", 0), 0u) << row["label"];
+  ASSERT_EQ(row["marks"].size(), 2u);
+  const std::string kept = fs::absolute(*out_).lexically_normal().string();
+  std::size_t present = 0, gone = 0;
+  for (const auto& mark : row["marks"]) {
+    SCOPED_TRACE(mark.dump());
+    const double x = mark["at"][0], y = mark["at"][1];
+    EXPECT_GE(y, row["rect"][1].get<double>()) << "in its machine's row";
+    EXPECT_LE(y, row["rect"][3].get<double>());
+    ASSERT_TRUE(x > 0 && y > 0 && x < image->width && y < image->height);
+    const std::uint8_t* pixel = image->at(static_cast<int>(x), static_cast<int>(y));
+    if (mark["directory"] == kept) {
+      EXPECT_TRUE(mark["present"].get<bool>());
+      EXPECT_TRUE(same_rgb(pixel, 70, 130, 220)) << "a run whose folder is there is filled";
+      ++present;
+    } else {
+      EXPECT_FALSE(mark["present"].get<bool>());
+      EXPECT_EQ(mark["started_at"], "2026-01-01T00:00:00Z");
+      EXPECT_FALSE(same_rgb(pixel, 70, 130, 220)) << "a run whose folder is gone is an outline";
+      ++gone;
+    }
+  }
+  EXPECT_EQ(present, 1u);
+  EXPECT_EQ(gone, 1u);
+  // The earlier run is to the left of the later one on the time axis.
+  const auto& marks = row["marks"];
+  const bool first_is_earlier = marks[0]["started_at"] == "2026-01-01T00:00:00Z";
+  EXPECT_LT(marks[first_is_earlier ? 0 : 1]["at"][0].get<double>(),
+            marks[first_is_earlier ? 1 : 0]["at"][0].get<double>());
+  // The first median series of the run, a point per run, inside the picture.
+  const auto& trend = layout["trend"];
+  ASSERT_TRUE(trend.is_object()) << layout.dump(1);
+  EXPECT_EQ(trend["scenario"], "default");
+  EXPECT_EQ(trend["machine_id"], 1);
+  const std::string metric = trend["metric"];
+  EXPECT_TRUE(metric.ends_with("_p50_us")) << metric;
+  ASSERT_EQ(trend["points"].size(), 2u);
+  for (const auto& point : trend["points"]) {
+    EXPECT_GE(point["at"][0].get<double>(), trend["plot"][0].get<double>());
+    EXPECT_LE(point["at"][0].get<double>(), trend["plot"][2].get<double>());
+    EXPECT_LT(point["at"][1].get<double>(), image->height);
+  }
+  EXPECT_TRUE(trend["change_points"].empty()) << "two runs are too few to judge";
+  EXPECT_NE(std::find(layout["menus"]["scenarios"].begin(), layout["menus"]["scenarios"].end(),
+                      "default"),
+            layout["menus"]["scenarios"].end());
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
+  fs::remove(shot);
+  fs::remove(shot.string() + ".layout.json");
+}
+
+TEST_F(Viewer, AHistoryIsRefusedWithAFolderAndIsNeverMadeByTheViewer) {
+  const std::string view = "env -u DISPLAY " + std::string(GPUOVERLAP_BINARY) + " view ";
+  const fs::path missing = temp_dir("no-such-history.sqlite");
+  fs::remove(missing);
+  auto r = run_command(view + out_->string() + " --db " + missing.string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("a results folder or --db DB, not both"), std::string::npos) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  r = run_command(view + "--db " + missing.string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("no results history at " + missing.string()), std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(missing)) << "a viewer only reads";
+  r = run_command(view);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("name a results folder, or a results history with --db DB"),
+            std::string::npos)
+      << r.output;
+}
+
 TEST_F(Viewer, WithoutADisplayItSaysSoInOneLineAndExitsTwo) {
   const auto r = run_command("env -u DISPLAY -u WAYLAND_DISPLAY " + std::string(GPUOVERLAP_BINARY) +
                              " view " + out_->string());
