@@ -22,6 +22,11 @@ constexpr int kBusyTimeoutS = 30;
 // the input was validated before it got here, so what remains is the database's state).
 Error database_error(const Location& at, std::string_view what, const std::exception& e) {
   std::string message = e.what();
+  // SOCI appends the statement and every bound value: the cause is before it, and the values
+  // are the user's data, not the failure.
+  if (const std::size_t statement = message.find(" while executing \"");
+      statement != std::string::npos)
+    message.erase(statement);
   while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
   return make_error(fmt::format("history {}: {}: {}", at.shown, what, message),
                     ErrorCategory::environment);

@@ -7,6 +7,7 @@
 #include <soci/postgresql/soci-postgresql.h>
 #include <soci/soci.h>
 #include <soci/sqlite3/soci-sqlite3.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +17,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <thread>
 
 #include "core/redact.h"
@@ -570,6 +573,107 @@ TEST(HistoryStoreFaults, AnUnreachableServerOrAnUnwritableFileIsTheEnvironments)
   const auto file = Store::open(*parse_location("/proc/gpuoverlap-history.sqlite"));
   ASSERT_FALSE(file.ok());
   EXPECT_EQ(file.error().category, ErrorCategory::environment);
+}
+
+// Runs `body` in a child process and returns its exit status (100: it did not exit).
+int in_child(const std::function<int()>& body) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    int status = 101;
+    try {
+      status = body();
+    } catch (...) {
+    }
+    ::_exit(status);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
+}
+
+// A SQLite history that exists, with one run in it.
+fs::path history_with_one_run(const std::string& name) {
+  const fs::path file =
+      fs::temp_directory_path() / ("gpuoverlap-faults-" + std::to_string(::getpid()) + name);
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(file.string() + suffix);
+  auto store = Store::open(*parse_location(file.string()));
+  EXPECT_TRUE(store.ok());
+  EXPECT_TRUE(store->ingest(sample_run("first")).ok());
+  return file;
+}
+
+std::size_t runs_in(const fs::path& file) {
+  auto store = Store::open(*parse_location(file.string()));
+  EXPECT_TRUE(store.ok()) << store.error().message;
+  auto runs = store->runs();
+  EXPECT_TRUE(runs.ok());
+  return runs.ok() ? runs->size() : 0;
+}
+
+// The child's failure, as a status: 10 refused at open, 11 at ingest (both the environment's,
+// naming the file), 0 written, 12 any other failure; the message goes to `message_file`.
+int ingest_status(const fs::path& file, const RunRow& run, const fs::path& message_file) {
+  auto note = [&](const Error& e, int status) {
+    std::ofstream(message_file) << e.message;
+    return e.category == ErrorCategory::environment &&
+                   e.message.find(file.string()) != std::string::npos
+               ? status
+               : 12;
+  };
+  auto store = Store::open(*parse_location(file.string()));
+  if (!store.ok()) return note(store.error(), 10);
+  auto kept = store->ingest(run);
+  return kept.ok() ? 0 : note(kept.error(), 11);
+}
+
+// A history the user may read but not write: one line naming it, the environment's failure
+// (exit 3 from the command), the runs in it untouched. Root writes any file whatever its mode,
+// so the child drops to nobody first.
+TEST(HistoryStoreFaults, AReadOnlyFileIsRefusedAndKeepsItsRuns) {
+  const fs::path file = history_with_one_run("-read-only.sqlite");
+  const fs::path message = file.string() + ".message";
+  fs::permissions(file, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  const int status = in_child([&] {
+    if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) return 13;
+    return ingest_status(file, sample_run("second"), message);
+  });
+  std::ifstream in(message);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(status == 10 || status == 11) << status << ": " << text;
+  EXPECT_NE(text.find("readonly"), std::string::npos) << text;
+  EXPECT_EQ(text.find("INSERT"), std::string::npos) << "the cause, not the statement: " << text;
+  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(runs_in(file), 1u);
+  for (const char* suffix : {"", "-wal", "-shm", ".message"}) fs::remove(file.string() + suffix);
+}
+
+// A disk that fills up mid-ingest (a file size limit, which holds for root too): the run is
+// refused whole, the history keeps what it had, and once there is room the run goes in.
+TEST(HistoryStoreFaults, AFullDiskLeavesNoHalfWrittenRun) {
+  const fs::path file = history_with_one_run("-full.sqlite");
+  const fs::path message = file.string() + ".message";
+  RunRow big = sample_run("big");
+  big.metrics.clear();
+  for (int i = 0; i < 20000; ++i)
+    big.metrics.push_back({"scenario " + std::to_string(i % 50), "workload " + std::to_string(i),
+                           "duration_p50_us", "ts", 100.0 + i, 99.0, 101.0 + i, 200});
+  const auto limit_bytes = static_cast<rlim_t>(fs::file_size(file) + (64 << 10));
+  const int status = in_child([&] {
+    std::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails (EFBIG) instead of killing
+    const rlimit limit{limit_bytes, limit_bytes};
+    if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) return 13;
+    return ingest_status(file, big, message);
+  });
+  std::ifstream in(message);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(status, 11) << text;
+  EXPECT_EQ(runs_in(file), 1u) << "nothing of the big run";
+  auto store = Store::open(*parse_location(file.string()));
+  ASSERT_TRUE(store.ok());
+  const auto kept = store->ingest(big);
+  ASSERT_TRUE(kept.ok()) << kept.error().message;
+  EXPECT_EQ(kept->metrics, 20000u);
+  for (const char* suffix : {"", "-wal", "-shm", ".message"}) fs::remove(file.string() + suffix);
 }
 
 }  // namespace
