@@ -337,6 +337,13 @@ Result<LoadedRun> load_results(const std::filesystem::path& directory) {
       run.run,
       {{"/scenarios", JsonType::array, JsonType::object}, {"/failure", JsonType::object_or_null}},
       where));
+  // A run on several devices has the same scenarios once per device: each is named with its
+  // device's folder in front ("gpu1/default"), as its directory is.
+  GPUOVERLAP_TRY(check_fields(run.run, {{"/devices", JsonType::array, JsonType::object}}, where));
+  std::vector<std::string> device_prefixes;
+  for (const auto& device : run.run.value("devices", nlohmann::json::array()))
+    if (device.value("directory", nlohmann::json()).is_string())
+      device_prefixes.push_back(device["directory"].get<std::string>() + "/");
   const nlohmann::json scenarios = run.run.value("scenarios", nlohmann::json::array());
   for (const auto& entry : scenarios) {
     if (!entry.value("directory", nlohmann::json("")).is_string())
@@ -347,9 +354,30 @@ Result<LoadedRun> load_results(const std::filesystem::path& directory) {
     if (!inside) return inside.error().with_context(where + ": ");
     auto s = load_scenario_results(*inside);
     if (!s) return s.error();
+    for (const std::string& prefix : device_prefixes)
+      if (sub.starts_with(prefix)) s->name = prefix + s->name;
     run.scenarios.push_back(std::move(*s));
   }
   return run;
+}
+
+Result<std::vector<std::filesystem::path>> device_folders(const std::filesystem::path& directory) {
+  std::vector<std::filesystem::path> out;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(directory / "run.json", ec)) return out;
+  auto run = read_json(directory / "run.json");
+  if (!run) return run.error();
+  const std::string where = (directory / "run.json").string();
+  GPUOVERLAP_TRY(check_fields(*run, {{"/devices", JsonType::array, JsonType::object}}, where));
+  for (const auto& device : run->value("devices", nlohmann::json::array())) {
+    const auto folder = device.value("directory", nlohmann::json());
+    if (!folder.is_string() || folder.get<std::string>().empty())
+      return make_error(where + ": a 'devices' entry without a 'directory'");
+    auto inside = scenario_directory(directory, folder.get<std::string>());
+    if (!inside) return inside.error().with_context(where + ": ");
+    out.push_back(*inside);
+  }
+  return out;
 }
 
 bool is_selftest(const std::filesystem::path& directory) {

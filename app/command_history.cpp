@@ -56,20 +56,29 @@ int command_history_ingest(const HistoryArguments& args) {
   // Every folder is read and checked before anything is written: a damaged one stops the
   // command with nothing kept.
   std::vector<history::RunRow> rows;
+  std::vector<std::string> folders;  // of each row, for the messages
   for (const std::string& directory : args.results) {
-    auto row = row_of(directory);
-    if (!row) return fail(row.error());
-    rows.push_back(std::move(*row));
+    // A run on several devices is one run of each device's machine.
+    auto devices = device_folders(directory);
+    if (!devices) return fail(devices.error());
+    std::vector<std::filesystem::path> each = *devices;
+    if (each.empty()) each.push_back(directory);
+    for (const std::filesystem::path& folder : each) {
+      auto row = row_of(folder);
+      if (!row) return fail(row.error());
+      rows.push_back(std::move(*row));
+      folders.push_back(folder.string());
+    }
   }
   auto store = open_history(args.db);
   if (!store) return fail(store.error());
   for (std::size_t i = 0; i < rows.size(); ++i) {
     auto kept = store->ingest(rows[i]);
-    if (!kept) return fail(kept.error().with_context(args.results[i] + ": "));
+    if (!kept) return fail(kept.error().with_context(folders[i] + ": "));
     std::cout << (kept->added
                       ? fmt::format("run {}: kept {} ({} scenarios, {} metrics)", kept->run_id,
-                                    args.results[i], rows[i].scenarios, kept->metrics)
-                      : fmt::format("run {}: {} was kept already", kept->run_id, args.results[i]))
+                                    folders[i], rows[i].scenarios, kept->metrics)
+                      : fmt::format("run {}: {} was kept already", kept->run_id, folders[i]))
               << "\n";
   }
   std::cout << "history: " << store->location().shown << "\n";
@@ -109,12 +118,13 @@ int command_history_list(const HistoryArguments& args) {
   if (args.machines) {
     auto machines = store->machines();
     if (!machines) return fail(machines.error());
-    std::cout << fmt::format("{:>4}  {:>5}  {:<32} {:<24} {:<7} {}\n", "id", "runs", "gpu",
-                             "driver", "api", "os, cpu");
+    std::cout << fmt::format("{:>4}  {:>5}  {:<32} {:<36} {:<24} {:<7} {}\n", "id", "runs", "gpu",
+                             "device uuid", "driver", "api", "os, cpu");
     for (const history::MachineEntry& m : *machines)
       std::cout << fmt::format(
-          "{:>4}  {:>5}  {:<32} {:<24} {:<7} {}, {} ({} CPUs)\n", m.id, m.runs, m.fingerprint.gpu,
-          m.fingerprint.driver, m.fingerprint.api, m.fingerprint.os, m.fingerprint.cpu,
+          "{:>4}  {:>5}  {:<32} {:<36} {:<24} {:<7} {}, {} ({} CPUs)\n", m.id, m.runs,
+          m.fingerprint.gpu, m.fingerprint.device_uuid, m.fingerprint.driver, m.fingerprint.api,
+          m.fingerprint.os, m.fingerprint.cpu,
           m.fingerprint.cpu_cores ? std::to_string(*m.fingerprint.cpu_cores) : std::string("?"));
     return kExitOk;
   }

@@ -1,14 +1,65 @@
 // `gpuoverlap report`: a results folder as Markdown, the page and its details beside it.
+#include <fmt/format.h>
+
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string>
 
+#include "analysis/devices_report.h"
 #include "analysis/report.h"
 #include "app/commands.h"
 #include "app/exit_status.h"
 #include "core/atomic_file.h"
 
 namespace gpuoverlap::commands {
+
+namespace {
+
+int report_devices(const std::filesystem::path& root,
+                   const std::vector<std::filesystem::path>& folders,
+                   const std::filesystem::path& target, const std::filesystem::path& details_target,
+                   bool to_stdout) {
+  std::vector<DeviceResults> devices;
+  nlohmann::json entries = nlohmann::json::array();
+  {
+    std::ifstream in(root / "run.json");
+    const auto run_json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (run_json.is_object() && run_json.contains("devices")) entries = run_json["devices"];
+  }
+  std::string details = "# gpuoverlap report: the devices' details\n\n";
+  for (std::size_t i = 0; i < folders.size(); ++i) {
+    auto run = load_results(folders[i]);
+    if (!run) return fail(run.error());
+    const std::string folder = folders[i].lexically_relative(root).generic_string();
+    nlohmann::json device = i < entries.size() && entries[i].is_object()
+                                ? entries[i].value("device", nlohmann::json::object())
+                                : nlohmann::json::object();
+    if (!to_stdout) {
+      const ReportPages pages = markdown_report(*run);
+      if (Status s = write_file_atomically(folders[i] / "report-details.md", pages.details); !s)
+        return fail(s.error());
+      if (Status s = write_file_atomically(folders[i] / "report.md", pages.page); !s)
+        return fail(s.error());
+    }
+    details += fmt::format("- [{0}/report-details.md]({0}/report-details.md)\n", folder);
+    devices.push_back({folder, device, std::move(*run)});
+  }
+  const std::string page = devices_report(devices);
+  if (to_stdout) {
+    std::cout << page;
+    return kExitOk;
+  }
+  if (Status s = write_file_atomically(details_target, details); !s) return fail(s.error());
+  if (Status s = write_file_atomically(target, page); !s) return fail(s.error());
+  std::cout << target.string() << "\n" << details_target.string() << "\n";
+  for (const DeviceResults& d : devices)
+    std::cout << (root / d.folder / "report.md").string() << "\n";
+  return kExitOk;
+}
+
+}  // namespace
 
 int command_report(const std::string& results_dir, const std::string& out_path) {
   const std::filesystem::path target = out_path.empty()
@@ -23,6 +74,12 @@ int command_report(const std::string& results_dir, const std::string& out_path) 
       if (Status usable = check_output_file(path); !usable)
         return fail(make_error(usable.error().message + " ('--out -' is standard output)",
                                usable.error().category));
+  // A run on several devices: each device's folder gets its own report, and the run's folder
+  // one page with the devices side by side.
+  auto devices = device_folders(results_dir);
+  if (!devices) return fail(devices.error());
+  if (!devices->empty())
+    return report_devices(results_dir, *devices, target, details_target, out_path == "-");
   auto run = load_results(results_dir);
   if (!run) return fail(run.error());
   if (out_path == "-") {

@@ -31,15 +31,34 @@ Result<std::unique_ptr<GpuApi>> open_api(bool validation, bool synchronization) 
   return open_gpu_api({.validation = validation, .synchronization_validation = synchronization});
 }
 
-Result<DeviceChoice> pick_device(const GpuApi& api, const std::string& wanted) {
+namespace {
+
+std::vector<DeviceCandidate> candidates_of(const GpuApi& api) {
   std::vector<DeviceCandidate> candidates;
   for (const DeviceFacts& d : api.devices()) candidates.push_back(d.candidate);
-  auto chosen = choose_device(candidates, wanted);
-  if (!chosen) return chosen.error();
-  const DeviceFacts& device = api.devices()[chosen->index];
-  std::cerr << fmt::format("device {}: {} ({}; driver {} {})\n", chosen->index,
-                           device.candidate.name, chosen->reason, device.driver_name,
+  return candidates;
+}
+
+void announce(const GpuApi& api, const DeviceChoice& chosen) {
+  const DeviceFacts& device = api.devices()[chosen.index];
+  std::cerr << fmt::format("device {}: {} ({}; driver {} {})\n", chosen.index,
+                           device.candidate.name, chosen.reason, device.driver_name,
                            device.driver_info);
+}
+
+}  // namespace
+
+Result<DeviceChoice> pick_device(const GpuApi& api, const std::string& wanted) {
+  auto chosen = choose_device(candidates_of(api), wanted);
+  if (!chosen) return chosen.error();
+  announce(api, *chosen);
+  return chosen;
+}
+
+Result<DeviceChoices> pick_devices(const GpuApi& api, const std::vector<std::string>& requests) {
+  auto chosen = choose_devices(candidates_of(api), requests);
+  if (!chosen) return chosen.error();
+  for (const DeviceChoice& c : chosen->devices) announce(api, c);
   return chosen;
 }
 
@@ -49,6 +68,11 @@ int finish(const ScenarioExecutor& executor, int status) {
     std::cerr.flush();
     std::_Exit(status);
   }
+  return status;
+}
+
+int finish(const std::vector<std::unique_ptr<ScenarioExecutor>>& executors, int status) {
+  for (const auto& executor : executors) finish(*executor, status);
   return status;
 }
 

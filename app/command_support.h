@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backends/backends.h"
 #include "core/result.h"
@@ -19,11 +20,15 @@ Result<std::unique_ptr<GpuApi>> open_api(bool validation, bool synchronization =
 
 // The device for a command that runs work: chosen, announced on stderr.
 Result<DeviceChoice> pick_device(const GpuApi& api, const std::string& wanted);
+// The devices of `run --device` (each occurrence of the option one request; see
+// choose_devices): chosen, each announced on stderr.
+Result<DeviceChoices> pick_devices(const GpuApi& api, const std::vector<std::string>& requests);
 
 // After a device was abandoned with work possibly still running on it, tearing down the
 // instance or unloading the driver under it can crash. Every result file is already written
 // (fsync + rename), so the process ends here.
 int finish(const ScenarioExecutor& executor, int status);
+int finish(const std::vector<std::unique_ptr<ScenarioExecutor>>& executors, int status);
 
 // What the OS grants a stamp poller placed as asked, tried once on a thread of its own before
 // the run (each poller thread asks the same); a refusal is one line on stderr, and the run goes

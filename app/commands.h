@@ -25,7 +25,9 @@ struct RunArguments {
   std::vector<std::string> scenarios;
   bool all_presets = false;
   std::optional<std::uint32_t> frames, warmup;
-  std::string device;
+  // Each --device given: one device (an index or a name substring), "all", or a list "0,2";
+  // empty: the default device (queues/device_selection.h).
+  std::vector<std::string> devices;
   std::string out;
   std::uint32_t timeout_ms = kDefaultFrameTimeoutMs;
   bool priority_fallback = false;

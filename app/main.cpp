@@ -130,9 +130,13 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, 1'000'000u));
   run->add_option("--warmup", run_args.warmup, "Warm-up frames, dropped (overrides the file)")
       ->check(CLI::Range(0u, 1'000'000u));
-  run->add_option("--device", run_args.device,
+  run->add_option("--device", run_args.devices,
                   "Device index or case-insensitive name substring (default: first discrete GPU, "
-                  "else integrated, else lavapipe)");
+                  "else integrated, else lavapipe); all: every GPU, one after the other; a list "
+                  "such as 0,2: those devices. With all or a list each device's results go to "
+                  "OUT/gpu<index>/ and OUT/run.json lists them (docs/multi-gpu.md)")
+      ->take_all()
+      ->expected(1);
   run->add_option("--out", run_args.out,
                   "Output directory (default: results/<date-time>/); created and checked "
                   "(writable, free space) before any GPU work; an existing one must be empty");

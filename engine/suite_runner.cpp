@@ -86,27 +86,31 @@ nlohmann::json error_json(const Error& e) {
   return j;
 }
 
-Status write_run_json(const SuiteOptions& options, const std::string& started_at,
-                      const SuiteOutcome& outcome) {
-  if (!options.write_run_json) return ok_status();
+// run.json's entry of each scenario, its directory relative to `root`.
+nlohmann::json scenario_entries(const SuiteOutcome& outcome, const std::filesystem::path& root) {
   nlohmann::json scenarios = nlohmann::json::array();
   for (const auto& s : outcome.scenarios)
     scenarios.push_back(
         {{"name", s.scenario.name},
          // Relative to the results root: a study's or matrix's scenarios are nested
          // (<study>/<condition>/round-<r>), so the last component alone names nothing.
-         {"directory",
-          s.written ? s.directory.lexically_relative(options.out_directory).generic_string() : ""},
+         {"directory", s.written ? s.directory.lexically_relative(root).generic_string() : ""},
          {"status", s.failure ? "failed" : "ok"},
          {"seconds", std::round(s.seconds * 10) / 10},
          // Writing its files, after `seconds` (meta.json's phases_ms split those).
          {"write_seconds", std::round(s.write_seconds * 100) / 100},
          {"failure", s.failure ? error_json(*s.failure) : nlohmann::json(nullptr)}});
+  return scenarios;
+}
+
+Status write_run_json(const SuiteOptions& options, const std::string& started_at,
+                      const SuiteOutcome& outcome) {
+  if (!options.write_run_json) return ok_status();
   nlohmann::json run = {
       {"started_at", started_at},
       {"command_line", options.command_line},
       {"tool", {{"name", "gpuoverlap"}, {"git_revision", GPUOVERLAP_GIT_REVISION}}},
-      {"scenarios", scenarios},
+      {"scenarios", scenario_entries(outcome, options.out_directory)},
       {"failure", outcome.failure ? error_json(*outcome.failure) : nlohmann::json(nullptr)}};
   return write_file_atomically(options.out_directory / "run.json", run.dump(2) + "\n");
 }
@@ -362,6 +366,31 @@ std::string summary_table(const SuiteOutcome& outcome) {
   }
   if (!out.empty()) out += "\n  times in microseconds from the frame's gate release\n";
   return out;
+}
+
+Status write_devices_run_json(const std::filesystem::path& out, const std::string& started_at,
+                              const std::string& command_line, const std::vector<DeviceRun>& runs) {
+  nlohmann::json devices = nlohmann::json::array();
+  nlohmann::json scenarios = nlohmann::json::array();
+  nlohmann::json failure = nullptr;
+  for (const DeviceRun& run : runs) {
+    devices.push_back(
+        {{"index", run.index},
+         {"directory", run.directory.lexically_relative(out).generic_string()},
+         {"device", run.device},
+         {"status", run.outcome.failure ? "failed" : "ok"},
+         {"failure", run.outcome.failure ? error_json(*run.outcome.failure) : nlohmann::json()}});
+    for (auto& entry : scenario_entries(run.outcome, out)) scenarios.push_back(std::move(entry));
+    if (failure.is_null() && run.outcome.failure) failure = error_json(*run.outcome.failure);
+  }
+  const nlohmann::json run = {
+      {"started_at", started_at},
+      {"command_line", command_line},
+      {"tool", {{"name", "gpuoverlap"}, {"git_revision", GPUOVERLAP_GIT_REVISION}}},
+      {"devices", devices},
+      {"scenarios", scenarios},
+      {"failure", failure}};
+  return write_file_atomically(out / "run.json", run.dump(2) + "\n");
 }
 
 }  // namespace gpuoverlap

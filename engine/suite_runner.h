@@ -56,6 +56,20 @@ struct SuiteOutcome {
 // scenarios it returns are validated.
 using MoreScenarios = std::function<std::vector<Scenario>(const SuiteOutcome&)>;
 
+// One device's part of a run on several devices (`run --device all` or a list).
+struct DeviceRun {
+  std::size_t index = 0;            // the API's device index
+  std::filesystem::path directory;  // its results folder, OUT/gpu<index>: a results folder alone
+  nlohmann::json device;            // as its meta.json's "device"
+  SuiteOutcome outcome;
+};
+// OUT/run.json of a run on several devices: `devices` (index, folder, device, status) and every
+// scenario of every device relative to OUT ("gpu0/default"), so that a reader of OUT sees them
+// all; each device's folder has its own run.json as well. `failure`: the first device's that
+// failed; the other devices ran on.
+Status write_devices_run_json(const std::filesystem::path& out, const std::string& started_at,
+                              const std::string& command_line, const std::vector<DeviceRun>& runs);
+
 // The time now in UTC as results record it ("2026-11-26T09:17:22Z": started_at, finished_at).
 std::string utc_now_iso8601();
 // The host as results record it (meta.json's "host"): its name, kernel, CPU model, logical

@@ -168,8 +168,8 @@ std::string MachineFingerprint::key() const {
   auto number = [](const std::optional<std::int64_t>& v) {
     return v ? std::to_string(*v) : std::string("?");
   };
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}", gpu, number(vendor_id), number(device_id), driver, api,
-                     os, cpu);
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", gpu, number(vendor_id), number(device_id), driver,
+                     api, os, cpu, device_uuid);
 }
 
 MachineFingerprint machine_of(const nlohmann::json& meta) {
@@ -186,6 +186,7 @@ MachineFingerprint machine_of(const nlohmann::json& meta) {
   m.os = text_at(host, "kernel");
   m.cpu = text_at(host, "cpu_model");
   m.cpu_cores = integer_at(host, "logical_cpus");
+  m.device_uuid = text_at(device, "uuid");
   return m;
 }
 

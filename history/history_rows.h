@@ -27,7 +27,11 @@ struct MachineFingerprint {
   std::string os;                         // "Linux 6.18.44-..."
   std::string cpu;                        // "Intel(R) Xeon(R) Processor"
   std::optional<std::int64_t> cpu_cores;  // kept, not part of the key: older results lack it
-  // One text of the fields above but the CPU count, the key the store finds a machine by.
+  // Which physical GPU: meta.json's device "uuid" (Vulkan's device UUID), so that the GPUs of
+  // one host, and one model on two hosts, are machines of their own; "?" in older results and
+  // on D3D12 (whose adapter LUID changes at every boot).
+  std::string device_uuid = "?";
+  // One text of the fields but the CPU count, the key the store finds a machine by.
   std::string key() const;
   bool operator==(const MachineFingerprint&) const = default;
 };

@@ -80,6 +80,12 @@ std::vector<std::string> migration_2() {
           "DROP INDEX IF EXISTS metrics_by_series"};
 }
 
+// Version 3: the physical device of a machine (its Vulkan device UUID), so that two GPUs of one
+// host, or one model on two hosts, are machines of their own. Older rows and results read "?".
+std::vector<std::string> migration_3() {
+  return {"ALTER TABLE machines ADD COLUMN device_uuid TEXT NOT NULL DEFAULT '?'"};
+}
+
 soci::indicator present(bool has) { return has ? soci::i_ok : soci::i_null; }
 
 // A number column as the engines hand it back: SQLite types an expression (COUNT) by its
@@ -220,6 +226,10 @@ Status Store::migrate() {
       for (const std::string& statement : migration_2()) sql << statement;
       sql << "INSERT INTO schema_version (version) VALUES (2)";
     }
+    if (version < 3) {
+      for (const std::string& statement : migration_3()) sql << statement;
+      sql << "INSERT INTO schema_version (version) VALUES (3)";
+    }
     sql << "COMMIT";
     guard.committed = true;
     schema_version_ = kSchemaVersion;
@@ -244,11 +254,11 @@ Result<IngestOutcome> Store::ingest(const RunRow& run) {
                     device_ok = present(m.device_id.has_value()),
                     cores_ok = present(m.cpu_cores.has_value());
     sql << "INSERT INTO machines (fingerprint, gpu, vendor_id, device_id, driver, api, os, cpu, "
-           "cpu_cores) VALUES (:fingerprint, :gpu, :vendor, :device, :driver, :api, :os, :cpu, "
-           ":cores) ON CONFLICT (fingerprint) DO NOTHING",
+           "cpu_cores, device_uuid) VALUES (:fingerprint, :gpu, :vendor, :device, :driver, :api, "
+           ":os, :cpu, :cores, :uuid) ON CONFLICT (fingerprint) DO NOTHING",
         soci::use(key), soci::use(m.gpu), soci::use(vendor, vendor_ok),
         soci::use(device, device_ok), soci::use(m.driver), soci::use(m.api), soci::use(m.os),
-        soci::use(m.cpu), soci::use(cores, cores_ok);
+        soci::use(m.cpu), soci::use(cores, cores_ok), soci::use(m.device_uuid);
     long long machine_id = 0;
     sql << "SELECT id FROM machines WHERE fingerprint = :fingerprint", soci::use(key),
         soci::into(machine_id);
@@ -336,7 +346,7 @@ Result<std::vector<MachineEntry>> Store::machines() {
     soci::rowset<soci::row> rows =
         (session_->prepare << "SELECT m.id, m.gpu, m.vendor_id, m.device_id, m.driver, m.api, "
                               "m.os, m.cpu, m.cpu_cores, (SELECT COUNT(*) FROM runs r WHERE "
-                              "r.machine_id = m.id) FROM machines m ORDER BY m.id");
+                              "r.machine_id = m.id), m.device_uuid FROM machines m ORDER BY m.id");
     for (const soci::row& row : rows) {
       MachineEntry e;
       e.id = integer_at(row, 0);
@@ -349,6 +359,7 @@ Result<std::vector<MachineEntry>> Store::machines() {
       e.fingerprint.cpu = row.get<std::string>(7);
       e.fingerprint.cpu_cores = optional_integer_at(row, 8);
       e.runs = integer_at(row, 9);
+      e.fingerprint.device_uuid = row.get<std::string>(10);
       out.push_back(std::move(e));
     }
   } catch (const std::exception& e) {

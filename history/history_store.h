@@ -31,7 +31,7 @@ class session;
 
 namespace gpuoverlap::history {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 enum class Engine { sqlite, postgresql };
 

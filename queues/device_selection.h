@@ -27,4 +27,20 @@ struct DeviceChoice {
 Result<DeviceChoice> choose_device(const std::vector<DeviceCandidate>& candidates,
                                    const std::string& request);
 
+// What `--device` asks of a run, each occurrence of the option one entry of `requests`:
+// - none: the one device of choose_device's default rule;
+// - one request without a comma and other than "all": that device, as choose_device;
+// - "all": every GPU (discrete, integrated, virtual); software devices such as lavapipe only
+//   where there is no GPU;
+// - "A,B,...": those devices in that order, each entry an index or a name substring.
+// `several` says the run keeps each device's results in a folder of its own (all or a list,
+// even of one device). Refused, naming the devices present: an empty list or entry, a device
+// named twice, a device that does not exist, the option given twice.
+struct DeviceChoices {
+  std::vector<DeviceChoice> devices;
+  bool several = false;
+};
+Result<DeviceChoices> choose_devices(const std::vector<DeviceCandidate>& candidates,
+                                     const std::vector<std::string>& requests);
+
 }  // namespace gpuoverlap

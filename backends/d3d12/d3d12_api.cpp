@@ -218,14 +218,18 @@ Result<std::unique_ptr<GpuApi>> open_d3d12(const GpuApiOptions& options) {
     facts.candidate.name = utf8(desc.Description);
     facts.driver_name = "D3D12 user-mode driver";
     facts.driver_info = driver_version(adapter.get());
-    facts.description = {{"name", facts.candidate.name},
-                         {"vendor_id", desc.VendorId},
-                         {"device_id", desc.DeviceId},
-                         {"dedicated_video_memory_mib", desc.DedicatedVideoMemory >> 20},
-                         {"driver_name", facts.driver_name},
-                         {"driver_info", facts.driver_info},
-                         {"api", "D3D12"},
-                         {"runtime", runtime}};
+    facts.description = {
+        {"name", facts.candidate.name},
+        {"vendor_id", desc.VendorId},
+        {"device_id", desc.DeviceId},
+        {"dedicated_video_memory_mib", desc.DedicatedVideoMemory >> 20},
+        {"driver_name", facts.driver_name},
+        {"driver_info", facts.driver_info},
+        {"api", "D3D12"},
+        {"runtime", runtime},
+        // Which adapter of the machine, until it restarts (D3D12 has no UUID).
+        {"luid", fmt::format("{:08x}-{:08x}", static_cast<std::uint32_t>(desc.AdapterLuid.HighPart),
+                             desc.AdapterLuid.LowPart)}};
     ComPtr<ID3D12Device> device;
     const HRESULT created = D3D12CreateDevice(adapter.get(), D3D_FEATURE_LEVEL_11_0,
                                               __uuidof(ID3D12Device), device.receive_void());

@@ -1,5 +1,7 @@
 #include "backends/vulkan/vulkan_instance.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <cstring>
 
@@ -74,7 +76,11 @@ std::string queue_flags_text(VkQueueFlags flags) {
 
 nlohmann::json PhysicalDeviceInfo::describe() const {
   const auto api = properties.apiVersion;
-  return {
+  std::string uuid;
+  for (std::size_t i = 0; i < VK_UUID_SIZE; ++i)
+    uuid +=
+        fmt::format("{}{:02x}", i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "", id.deviceUUID[i]);
+  nlohmann::json out = {
       {"name", properties.deviceName},
       {"api", "Vulkan"},
       {"type", device_type_name(properties.deviceType)},
@@ -87,7 +93,13 @@ nlohmann::json PhysicalDeviceInfo::describe() const {
       {"driver_info", driver.driverInfo},
       {"driver_version_raw", properties.driverVersion},
       {"timestamp_period_ns", properties.limits.timestampPeriod},
+      {"uuid", uuid},
   };
+  // Domain:bus:device.function, as lspci and nvidia-smi print it.
+  if (pci_bus_info)
+    out["pci_address"] = fmt::format("{:04x}:{:02x}:{:02x}.{:x}", pci.pciDomain, pci.pciBus,
+                                     pci.pciDevice, pci.pciFunction);
+  return out;
 }
 
 VKAPI_ATTR VkBool32 VKAPI_CALL Instance::on_message(
@@ -163,19 +175,27 @@ Result<std::unique_ptr<Instance>> Instance::create(bool validation, bool synchro
   for (VkPhysicalDevice handle : handles) {
     PhysicalDeviceInfo d;
     d.handle = handle;
-    d.driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
-    VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &d.driver};
-    vkGetPhysicalDeviceProperties2(handle, &props);
-    d.properties = props.properties;
-    std::uint32_t family_count = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(handle, &family_count, nullptr);
-    d.families.resize(family_count);
-    vkGetPhysicalDeviceQueueFamilyProperties(handle, &family_count, d.families.data());
     std::uint32_t ext_count = 0;
     vkEnumerateDeviceExtensionProperties(handle, nullptr, &ext_count, nullptr);
     std::vector<VkExtensionProperties> exts(ext_count);
     vkEnumerateDeviceExtensionProperties(handle, nullptr, &ext_count, exts.data());
     for (const auto& e : exts) d.extensions.emplace_back(e.extensionName);
+    d.pci_bus_info = d.has_extension(VK_EXT_PCI_BUS_INFO_EXTENSION_NAME);
+    d.driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
+    d.id.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES;
+    d.pci.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT;
+    d.driver.pNext = &d.id;
+    if (d.pci_bus_info) d.id.pNext = &d.pci;
+    VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &d.driver};
+    vkGetPhysicalDeviceProperties2(handle, &props);
+    // The chain points into `d`, which moves into the list below.
+    d.driver.pNext = nullptr;
+    d.id.pNext = nullptr;
+    d.properties = props.properties;
+    std::uint32_t family_count = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(handle, &family_count, nullptr);
+    d.families.resize(family_count);
+    vkGetPhysicalDeviceQueueFamilyProperties(handle, &family_count, d.families.data());
     d.global_priority = d.has_extension(VK_KHR_GLOBAL_PRIORITY_EXTENSION_NAME) ||
                         d.has_extension(VK_EXT_GLOBAL_PRIORITY_EXTENSION_NAME);
     d.calibrated_timestamps = d.has_extension(VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);

@@ -20,6 +20,10 @@ struct PhysicalDeviceInfo {
   VkPhysicalDevice handle = VK_NULL_HANDLE;
   VkPhysicalDeviceProperties properties{};
   VkPhysicalDeviceDriverProperties driver{};
+  VkPhysicalDeviceIDProperties id{};  // deviceUUID: which GPU of a host, across runs
+  // The PCI address where VK_EXT_pci_bus_info is supported (pci_bus_info: false otherwise).
+  VkPhysicalDevicePCIBusInfoPropertiesEXT pci{};
+  bool pci_bus_info = false;
   std::vector<VkQueueFamilyProperties> families;
   std::vector<std::string> extensions;
   bool global_priority = false;        // VK_KHR_ or VK_EXT_global_priority

@@ -148,12 +148,23 @@ TEST_F(AllPresets, TheHistoryKeepsTheWholeSuite) {
         "--scenario no-barriers --series frame --metric same_queue_overlap_pct",
         "--scenario barrier-cost --series \"P legacy > C legacy\" --metric barrier_gap_p50_us",
         "--scenario non-intrusiveness --series unmanaged --metric decision --clock study",
-        "--scenario non-intrusiveness --series managed --metric frame_interval_us:ratio_p50",
         "--scenario non-intrusiveness --series managed --metric compiles_per_s --clock cpu"}) {
     const auto trend =
         run_gpuoverlap(std::string("history trend ") + series + " --db " + db.string());
     EXPECT_EQ(trend.exit_code, 0) << series << "\n" << trend.output;
   }
+  // A primary endpoint's effect, as verdict.csv has it.
+  const auto verdicts = read_csv((*out_ / "non-intrusiveness" / "verdict.csv").string(),
+                                 kVerdictColumns, /*allow_missing=*/true);
+  std::string effect;
+  for (std::size_t r = 0; r < verdicts.rows.size() && effect.empty(); ++r)
+    if (verdicts.at(r, "role") == "primary" && verdicts.number(r, "ratio_p50"))
+      effect = "--series \"" + verdicts.at(r, "condition") + "\" --metric " +
+               verdicts.at(r, "metric") + ":ratio_p50";
+  ASSERT_FALSE(effect.empty()) << "no primary endpoint with a ratio";
+  const auto effect_trend = run_gpuoverlap("history trend --scenario non-intrusiveness " + effect +
+                                           " --clock study --db " + db.string());
+  EXPECT_EQ(effect_trend.exit_code, 0) << effect << "\n" << effect_trend.output;
   const auto judged = run_gpuoverlap("history regressions --db " + db.string());
   EXPECT_EQ(judged.exit_code, 0) << judged.output << "one run has no change point";
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);

@@ -72,8 +72,13 @@ TEST(HistoryRows, TheMachineIsTheDeviceTheDriverAndTheHost) {
   EXPECT_EQ(m.api, "Vulkan");
   EXPECT_EQ(m.os, "Linux 6.18");
   EXPECT_EQ(m.cpu_cores, 16);
-  EXPECT_EQ(m.key(), "NVIDIA H100 80GB HBM3|4318|9008|NVIDIA 580.159.04|Vulkan|Linux 6.18|Xeon")
+  EXPECT_EQ(m.key(), "NVIDIA H100 80GB HBM3|4318|9008|NVIDIA 580.159.04|Vulkan|Linux 6.18|Xeon|?")
       << "the CPU count is kept, but results from before it was recorded are the same machine";
+  // Two GPUs of one host: the same model, driver and host, machines of their own.
+  nlohmann::json second = meta;
+  second["device"]["uuid"] = "b1e5c3a8-0000-1111-2222-333344445555";
+  EXPECT_EQ(machine_of(second).device_uuid, "b1e5c3a8-0000-1111-2222-333344445555");
+  EXPECT_NE(machine_of(second).key(), m.key());
   // Results older than the keys: every field says it is unknown, none is invented.
   const MachineFingerprint old = machine_of(nlohmann::json::object());
   EXPECT_EQ(old.gpu, "?");

@@ -1,0 +1,207 @@
+#include "analysis/devices_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
+
+#include "analysis/answers.h"
+#include "timeline/statistics.h"
+
+namespace gpuoverlap {
+
+namespace {
+
+// One cell: a value with its 95 % interval where it has one.
+struct Cell {
+  double value = 0;
+  std::optional<double> low, high;
+  std::string text;
+};
+using Row = std::vector<std::optional<Cell>>;  // a cell per device
+
+std::optional<Cell> median_cell(const std::vector<double>& values_us, const std::string& suffix) {
+  if (values_us.empty()) return std::nullopt;
+  const PercentileInterval interval = percentile_interval(values_us, 50);
+  Cell c;
+  c.value = *percentile(values_us, 50);
+  c.low = interval.low;
+  c.high = interval.high;
+  c.text = fmt::format("{:.4g} µs", c.value);
+  if (c.low && c.high) c.text += fmt::format(" [{:.4g}, {:.4g}]", *c.low, *c.high);
+  c.text += suffix;
+  return c;
+}
+
+std::optional<Cell> share_cell(const OverlapCount& count, Clock clock) {
+  if (count.frames == 0) return std::nullopt;
+  const ShareInterval interval = wilson_interval(count.overlapped, count.frames);
+  Cell c;
+  c.value = 100.0 * static_cast<double>(count.overlapped) / static_cast<double>(count.frames);
+  c.low = 100.0 * interval.low;
+  c.high = 100.0 * interval.high;
+  c.text = fmt::format("{:.0f} % [{:.0f}, {:.0f}] of {} frames ({})", c.value, *c.low, *c.high,
+                       count.frames, to_string(clock));
+  return c;
+}
+
+// Apart: two devices' intervals that do not overlap.
+bool apart(const Row& row) {
+  for (std::size_t i = 0; i < row.size(); ++i)
+    for (std::size_t j = i + 1; j < row.size(); ++j) {
+      const auto& a = row[i];
+      const auto& b = row[j];
+      if (a && b && a->low && a->high && b->low && b->high &&
+          (*a->high < *b->low || *b->high < *a->low))
+        return true;
+    }
+  return false;
+}
+
+const LoadedScenario* top_level(const LoadedRun& run, const std::string& name) {
+  for (const LoadedScenario& s : run.scenarios)
+    if (is_top_level(run, s) && relative_of(run, s) == name) return &s;
+  return nullptr;
+}
+
+// A table: a row per label in first-seen order, a column per device, and "apart" where the
+// intervals say so. Rows come from `cells(device) -> [(label, cell)]`.
+void add_table(std::string& out, const std::vector<DeviceResults>& devices,
+               const std::string& first_column,
+               const std::function<std::vector<std::pair<std::string, std::optional<Cell>>>(
+                   const DeviceResults&)>& cells) {
+  std::vector<std::string> labels;
+  std::map<std::string, Row> rows;
+  for (std::size_t d = 0; d < devices.size(); ++d)
+    for (auto& [label, cell] : cells(devices[d])) {
+      auto [it, added] = rows.try_emplace(label, Row(devices.size()));
+      if (added) labels.push_back(label);
+      it->second[d] = std::move(cell);
+    }
+  if (labels.empty()) {
+    out += "Not run on these devices.\n\n";
+    return;
+  }
+  out += "| " + first_column + " |";
+  for (const DeviceResults& d : devices) out += " " + d.folder + " |";
+  out += " apart |\n|---|";
+  for (std::size_t i = 0; i < devices.size(); ++i) out += "---|";
+  out += "---|\n";
+  for (const std::string& label : labels) {
+    const Row& row = rows.at(label);
+    out += "| " + label + " |";
+    for (const auto& cell : row) out += " " + (cell ? cell->text : std::string("–")) + " |";
+    out += apart(row) ? " **yes** |\n" : " |\n";
+  }
+  out += "\n";
+}
+
+std::string text_of(const nlohmann::json& object, const char* key) {
+  if (!object.is_object() || !object.contains(key) || !object[key].is_string()) return "?";
+  return object[key].get<std::string>();
+}
+
+}  // namespace
+
+std::string devices_report(const std::vector<DeviceResults>& devices) {
+  std::string out = fmt::format("# gpuoverlap report: {} devices side by side\n\n", devices.size());
+  out +=
+      "Each device's folder is a results folder of its own, with its own report. Below, one "
+      "table per question with a column per device; **apart** marks a row where two devices' "
+      "95 % intervals (of the median, or of a share) do not overlap: a difference beyond what "
+      "either device's own run-to-run noise explains.\n\n";
+  out += "| folder | device | UUID | PCI | driver | scenarios | report |\n";
+  out += "|---|---|---|---|---|---|---|\n";
+  for (const DeviceResults& d : devices)
+    out +=
+        fmt::format("| {} | {} | {} | {} | {} {} | {} | [{}/report.md]({}/report.md) |\n", d.folder,
+                    text_of(d.device, "name"), text_of(d.device, "uuid"),
+                    text_of(d.device, "pci_address"), text_of(d.device, "driver_name"),
+                    text_of(d.device, "driver_info"), d.run.scenarios.size(), d.folder, d.folder);
+  out += "\n";
+
+  auto overlap = [](const std::string& scenario, bool cross) {
+    return [scenario, cross](const DeviceResults& d) {
+      std::vector<std::pair<std::string, std::optional<Cell>>> cells;
+      const LoadedScenario* s = top_level(d.run, scenario);
+      const std::optional<Clock> clock = s ? answer_clock(*s) : std::nullopt;
+      if (clock)
+        cells.emplace_back(
+            "`" + scenario + "`",
+            share_cell(cross ? direct_compute_overlap(*s, *clock) : same_queue_overlap(*s, *clock),
+                       *clock));
+      return cells;
+    };
+  };
+  out +=
+      "## Does DIRECT overlap COMPUTE?\n\nFrames where a DIRECT and a COMPUTE workload ran at "
+      "once.\n\n";
+  add_table(out, devices, "scenario", overlap("default", true));
+  out +=
+      "## Do dispatches on one queue overlap?\n\nFrames where two workloads of one queue ran "
+      "at once.\n\n";
+  add_table(out, devices, "scenario", overlap("no-barriers", false));
+
+  out +=
+      "## What does each barrier cost?\n\nThe gap from producer end to consumer start, "
+      "median.\n\n";
+  add_table(out, devices, "scenario · dependency (barrier)", [](const DeviceResults& d) {
+    std::vector<std::pair<std::string, std::optional<Cell>>> cells;
+    for (const BarrierGap& g : barrier_gaps(d.run))
+      cells.emplace_back(
+          fmt::format("`{}` · {} > {} ({})", g.scenario, g.producer, g.consumer, g.barrier),
+          median_cell(g.values_us, fmt::format(" ({})", to_string(g.clock))));
+    return cells;
+  });
+
+  out +=
+      "## How fast does high-priority compute get the GPU?\n\nThe urgent job's latency from "
+      "its submission, p50 and p99.\n\n";
+  add_table(out, devices, "scenario", [](const DeviceResults& d) {
+    std::vector<std::pair<std::string, std::optional<Cell>>> cells;
+    for (const PreemptionCell& c : preemption_cells(d.run).cells) {
+      Cell cell;
+      cell.value = c.p50_us;
+      cell.text = fmt::format("{:.4g} / {:.4g} µs ({})", c.p50_us, c.p99_us, c.clock);
+      cells.emplace_back("`" + c.relative + "`", cell);
+    }
+    return cells;
+  });
+
+  out += "## Is background processing non-intrusive?\n\nEach study condition's decision.\n\n";
+  add_table(out, devices, "study · condition", [](const DeviceResults& d) {
+    std::vector<std::pair<std::string, std::optional<Cell>>> cells;
+    for (const StudyFile& study : read_studies(d.run)) {
+      if (!study.verdict.is_object()) continue;
+      for (const auto& c : study.verdict.value("conditions", nlohmann::json::array())) {
+        if (!c.is_object()) continue;
+        Cell cell;
+        cell.text = text_of(c, "verdict");
+        cells.emplace_back("`" + study.name + "` · " + text_of(c, "condition"), cell);
+      }
+    }
+    return cells;
+  });
+
+  out +=
+      "## Each workload's duration\n\nMedian on the scenario's answer clock (timestamps where "
+      "there are, else the poll clock), scenarios at the top level.\n\n";
+  add_table(out, devices, "scenario · workload", [](const DeviceResults& d) {
+    std::vector<std::pair<std::string, std::optional<Cell>>> cells;
+    for (const LoadedScenario& s : d.run.scenarios) {
+      if (!is_top_level(d.run, s)) continue;
+      const std::optional<Clock> clock = answer_clock(s);
+      if (!clock) continue;
+      for (const MetricSeries& m : metric_series(s, *clock))
+        if (m.metric == "duration")
+          cells.emplace_back(fmt::format("`{}` · {}", relative_of(d.run, s), m.workload),
+                             median_cell(m.values_us, fmt::format(" ({})", to_string(*clock))));
+    }
+    return cells;
+  });
+  return out;
+}
+
+}  // namespace gpuoverlap

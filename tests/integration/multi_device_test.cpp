@@ -1,0 +1,168 @@
+// `run --device all` and device lists on the real binary. The Vulkan loader is given lavapipe's
+// ICD twice, so this machine has two devices: a run on both keeps each device's results in a
+// folder of its own, one run.json lists them, and every tool reads the output. Bad lists are
+// refused before any GPU work, naming the devices present.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "run_binary.h"
+
+namespace gpuoverlap {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path scratch(const std::string& name) {
+  return fs::temp_directory_path() /
+         ("gpuoverlap-multi-device-" + std::to_string(::getpid()) + "-" + name);
+}
+
+nlohmann::json read_json(const fs::path& file) {
+  std::ifstream in(file);
+  return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+}
+
+std::string read_text(const fs::path& file) {
+  std::ifstream in(file);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Lavapipe twice: two devices, as on a host with two GPUs of one model.
+class TwoDevices : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    second_icd_ = new fs::path(scratch("lvp2.json"));
+    fs::copy_file("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", *second_icd_,
+                  fs::copy_options::overwrite_existing);
+    out_ = new fs::path(scratch("run"));
+    fs::remove_all(*out_);
+    result_ = new CommandResult(run_gpuoverlap_with(
+        "run default barrier-cost --frames 4 --warmup 1 --device all --out " + out_->string()));
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(*out_);
+    fs::remove(*second_icd_);
+    delete out_;
+    delete result_;
+    delete second_icd_;
+  }
+  static std::string env() {
+    return "VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json:" + second_icd_->string() +
+           " ";
+  }
+  static CommandResult run_gpuoverlap_with(const std::string& arguments) {
+    return run_command(env() + GPUOVERLAP_BINARY + " " + arguments);
+  }
+  static fs::path* second_icd_;
+  static fs::path* out_;
+  static CommandResult* result_;
+};
+fs::path* TwoDevices::second_icd_ = nullptr;
+fs::path* TwoDevices::out_ = nullptr;
+CommandResult* TwoDevices::result_ = nullptr;
+
+TEST_F(TwoDevices, AllRunsEveryDeviceEachInAFolderOfItsOwn) {
+  ASSERT_EQ(result_->exit_code, 0) << result_->output;
+  const auto run = read_json(*out_ / "run.json");
+  ASSERT_TRUE(run.is_object());
+  ASSERT_EQ(run["devices"].size(), 2u) << run.dump(2);
+  for (int index = 0; index < 2; ++index) {
+    const nlohmann::json& device = run["devices"][index];
+    const std::string folder = "gpu" + std::to_string(index);
+    EXPECT_EQ(device["index"], index);
+    EXPECT_EQ(device["directory"], folder);
+    EXPECT_EQ(device["status"], "ok");
+    EXPECT_FALSE(device["device"]["uuid"].get<std::string>().empty());
+    // Each device's folder is a results folder of its own.
+    const auto own = read_json(*out_ / folder / "run.json");
+    ASSERT_EQ(own["scenarios"].size(), 2u);
+    EXPECT_EQ(own["scenarios"][0]["directory"], "default");
+    const auto meta = read_json(*out_ / folder / "default" / "meta.json");
+    EXPECT_EQ(meta["device_index"], index);
+    EXPECT_EQ(meta["device"]["uuid"], device["device"]["uuid"]);
+  }
+  std::vector<std::string> directories;
+  for (const auto& s : run["scenarios"]) directories.push_back(s["directory"]);
+  EXPECT_EQ(directories, (std::vector<std::string>{"gpu0/default", "gpu0/barrier-cost",
+                                                   "gpu1/default", "gpu1/barrier-cost"}));
+}
+
+TEST_F(TwoDevices, EveryToolReadsTheRun) {
+  ASSERT_EQ(result_->exit_code, 0) << result_->output;
+  const auto report = run_gpuoverlap("report " + out_->string());
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  const std::string page = read_text(*out_ / "report.md");
+  EXPECT_NE(page.find("# gpuoverlap report: 2 devices side by side"), std::string::npos) << page;
+  EXPECT_NE(page.find("| scenario · workload | gpu0 | gpu1 | apart |"), std::string::npos) << page;
+  EXPECT_NE(page.find("| `default` · Compute A |"), std::string::npos) << page;
+  EXPECT_NE(page.find("[gpu1/report.md](gpu1/report.md)"), std::string::npos) << page;
+  EXPECT_TRUE(fs::exists(*out_ / "gpu0" / "report.md"));
+  EXPECT_TRUE(fs::exists(*out_ / "gpu1" / "report-details.md"));
+  const auto compared =
+      run_gpuoverlap("compare " + (*out_ / "gpu0").string() + " " + (*out_ / "gpu1").string());
+  EXPECT_TRUE(compared.exit_code == 0 || compared.exit_code == 1) << compared.output;
+  // Which rows there are depends on the frames a loaded machine left undisturbed: the table is
+  // there, judged.
+  EXPECT_NE(compared.output.find("metrics changed beyond"), std::string::npos) << compared.output;
+  const fs::path plots = scratch("plots");
+  const auto plotted = run_command("/usr/bin/python3 " + std::string(GPUOVERLAP_SOURCE_DIR) +
+                                   "/plots/plot.py " + out_->string() + " --out " + plots.string());
+  EXPECT_EQ(plotted.exit_code, 0) << plotted.output;
+  EXPECT_TRUE(fs::exists(plots / "gpu1" / "default")) << plotted.output;
+  fs::remove_all(plots);
+  const fs::path db = scratch("h.sqlite");
+  fs::remove(db);
+  const auto kept = run_gpuoverlap("history ingest " + out_->string() + " --db " + db.string());
+  ASSERT_EQ(kept.exit_code, 0) << kept.output;
+  EXPECT_NE(kept.output.find("run 1: kept " + (*out_ / "gpu0").string()), std::string::npos)
+      << kept.output;
+  EXPECT_NE(kept.output.find("run 2: kept " + (*out_ / "gpu1").string()), std::string::npos)
+      << kept.output;
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
+  const fs::path shot = scratch("view.png");
+  const auto viewed = run_gpuoverlap_on_display(
+      "view " + out_->string() + " --scenario gpu1/default --screenshot " + shot.string());
+  EXPECT_EQ(viewed.exit_code, 0) << viewed.output;
+  EXPECT_TRUE(fs::exists(shot));
+  fs::remove(shot);
+  fs::remove(shot.string() + ".layout.json");
+}
+
+TEST_F(TwoDevices, AListRunsThoseDevicesInItsOrder) {
+  const fs::path out = scratch("list");
+  fs::remove_all(out);
+  const auto r =
+      run_gpuoverlap_with("run default --frames 2 --warmup 0 --device 1 --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(out / "default" / "records.csv.gz")) << "one device: the usual layout";
+  fs::remove_all(out);
+  const auto listed =
+      run_gpuoverlap_with("run default --frames 2 --warmup 0 --device 1,0 --out " + out.string());
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  const auto run = read_json(out / "run.json");
+  ASSERT_EQ(run["devices"].size(), 2u);
+  EXPECT_EQ(run["devices"][0]["directory"], "gpu1");
+  EXPECT_EQ(run["devices"][1]["directory"], "gpu0");
+  fs::remove_all(out);
+}
+
+TEST_F(TwoDevices, BadListsAreRefusedBeforeAnyWorkNamingTheDevices) {
+  const fs::path out = scratch("never");
+  for (const char* bad : {"--device 7", "--device 0,0", "--device all --device 1", "--device ''",
+                          "--device 0,", "--device nothing-like-it,1"}) {
+    fs::remove_all(out);
+    const auto r = run_gpuoverlap_with(std::string("run default --frames 2 ") + bad + " --out " +
+                                       out.string());
+    EXPECT_EQ(r.exit_code, 2) << bad << "\n" << r.output;
+    EXPECT_NE(r.output.find("devices: 0: llvmpipe"), std::string::npos) << bad << "\n" << r.output;
+    EXPECT_NE(r.output.find("1: llvmpipe"), std::string::npos) << bad << "\n" << r.output;
+    EXPECT_FALSE(fs::exists(out)) << bad << ": nothing made";
+  }
+}
+
+}  // namespace
+}  // namespace gpuoverlap
