@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <optional>
@@ -19,6 +20,7 @@ struct Cell {
   double value = 0;
   std::optional<double> low, high;
   std::string text;
+  bool share = false;  // a share in %, else a time in µs
 };
 using Row = std::vector<std::optional<Cell>>;  // a cell per device
 
@@ -44,19 +46,29 @@ std::optional<Cell> share_cell(const OverlapCount& count, Clock clock) {
   c.high = 100.0 * interval.high;
   c.text = fmt::format("{:.0f} % [{:.0f}, {:.0f}] of {} frames ({})", c.value, *c.low, *c.high,
                        count.frames, to_string(clock));
+  c.share = true;
   return c;
 }
 
-// Apart: two devices' intervals that do not overlap.
+// Apart: two devices whose intervals do not overlap, by more than `compare` calls a change
+// (kApartShare of the smaller time and kApartMinUs; kApartPoints for a share). Intervals alone
+// would call a difference of one timer tick between two GPUs of one model apart, which is
+// real but of no consequence.
+constexpr double kApartShare = 0.10, kApartMinUs = 1.0, kApartPoints = 10.0;
+
+bool apart(const std::optional<Cell>& a, const std::optional<Cell>& b) {
+  if (!a || !b || !a->low || !a->high || !b->low || !b->high) return false;
+  if (!(*a->high < *b->low || *b->high < *a->low)) return false;
+  const double difference = std::abs(a->value - b->value);
+  if (a->share) return difference >= kApartPoints;
+  return difference >= std::max(kApartShare * std::min(std::abs(a->value), std::abs(b->value)),
+                                kApartMinUs);
+}
+
 bool apart(const Row& row) {
   for (std::size_t i = 0; i < row.size(); ++i)
-    for (std::size_t j = i + 1; j < row.size(); ++j) {
-      const auto& a = row[i];
-      const auto& b = row[j];
-      if (a && b && a->low && a->high && b->low && b->high &&
-          (*a->high < *b->low || *b->high < *a->low))
-        return true;
-    }
+    for (std::size_t j = i + 1; j < row.size(); ++j)
+      if (apart(row[i], row[j])) return true;
   return false;
 }
 
@@ -110,8 +122,10 @@ std::string devices_report(const std::vector<DeviceResults>& devices) {
   out +=
       "Each device's folder is a results folder of its own, with its own report. Below, one "
       "table per question with a column per device; **apart** marks a row where two devices' "
-      "95 % intervals (of the median, or of a share) do not overlap: a difference beyond what "
-      "either device's own run-to-run noise explains.\n\n";
+      "95 % intervals (of the median, or of a share) do not overlap and their difference is "
+      "one `compare` would call (10 % and 1 µs; 10 points for a share). The intervals are over "
+      "frames of one run each: they cannot see how runs differ from run to run (a schedule that "
+      "changes between runs); for a gate, compare several runs per device.\n\n";
   out += "| folder | device | UUID | PCI | driver | scenarios | report |\n";
   out += "|---|---|---|---|---|---|---|\n";
   for (const DeviceResults& d : devices)
