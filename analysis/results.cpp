@@ -166,13 +166,10 @@ std::string platform_of(const nlohmann::json& meta) {
          ", host " + field(host, "kernel");
 }
 
-Result<LoadedScenario> load_scenario_results(const std::filesystem::path& directory) {
-  LoadedScenario s;
-  s.directory = directory;
-  auto meta = read_json(directory / "meta.json");
-  if (!meta) return meta.error();
-  GPUOVERLAP_TRY(check_meta(*meta, (directory / "meta.json").string()));
-  s.meta = *meta;
+namespace {
+
+// records.csv(.gz) of `directory` into `s`: its records, workloads and name.
+Status load_records(const std::filesystem::path& directory, LoadedScenario& s) {
   // records.csv.gz since results were compressed; records.csv before (and by hand).
   std::filesystem::path records = directory / "records.csv.gz";
   std::error_code exists_ec;
@@ -221,6 +218,40 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
   } catch (const std::exception& e) {  // io::error::* and the checks of csv_table.h
     return make_error(csv_failure(records.string(), e));
   }
+  return ok_status();
+}
+
+// A scenario directory whose records were never kept but whose summary is (RecordsRequired::no).
+bool summary_only(const std::filesystem::path& directory) {
+  std::error_code ec;
+  return !has_records(directory) &&
+         std::filesystem::is_regular_file(directory / "summary.csv", ec) &&
+         std::filesystem::is_regular_file(directory / "meta.json", ec);
+}
+
+}  // namespace
+
+Result<LoadedScenario> load_scenario_results(const std::filesystem::path& directory,
+                                             RecordsRequired records_required) {
+  LoadedScenario s;
+  s.directory = directory;
+  auto meta = read_json(directory / "meta.json");
+  if (!meta) return meta.error();
+  GPUOVERLAP_TRY(check_meta(*meta, (directory / "meta.json").string()));
+  s.meta = *meta;
+  if (records_required == RecordsRequired::no && summary_only(directory)) {
+    auto summary = load_summary(directory / "summary.csv");
+    if (!summary) return summary.error();
+    s.has_records = false;
+    s.summary = std::move(*summary);
+    for (const LoadedSummaryRow& row : s.summary)
+      if (std::find(s.workloads.begin(), s.workloads.end(), row.workload) == s.workloads.end())
+        s.workloads.push_back(row.workload);
+    // summary.csv names its scenario in each row, as records.csv does.
+    if (!s.summary.empty()) s.name = s.summary.front().scenario;
+  } else {
+    GPUOVERLAP_TRY(load_records(directory, s));
+  }
   if (s.name.empty())
     s.name = s.meta.value("scenario", nlohmann::json::object())
                  .value("name", directory.filename().string());
@@ -232,6 +263,36 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
     s.frames = std::move(*loaded);
   }
   return s;
+}
+
+Result<std::vector<LoadedSummaryRow>> load_summary(const std::filesystem::path& summary_csv) {
+  std::vector<LoadedSummaryRow> rows;
+  try {
+    // The first fourteen columns are in every summary.csv ever written; the rest were
+    // appended later (flagged_rows, the preemption columns, then the poll disturbance).
+    const auto table = read_csv(summary_csv.string(), kSummaryColumns, /*allow_missing=*/true);
+    for (std::size_t i = 0; i < 14; ++i)
+      if (!table.present[i])
+        return make_error(summary_csv.string() + ": missing column " +
+                          std::string(kSummaryColumns[i]));
+    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+      LoadedSummaryRow row;
+      row.scenario = table.at(r, "scenario");
+      row.workload = table.at(r, "workload");
+      row.queue = table.at(r, "queue");
+      row.clock = table.named(r, "clock", kClockNames);
+      row.frames = table.unsigned_integer(r, "frames");
+      row.duration_p50_us = table.number(r, "duration_p50_us");
+      row.latency_p50_us = table.number(r, "latency_p50_us");
+      row.latency_p99_us = table.number(r, "latency_p99_us");
+      if (!table.at(r, "poll_disturbed").empty())
+        row.poll_disturbed = table.unsigned_integer(r, "poll_disturbed");
+      rows.push_back(std::move(row));
+    }
+  } catch (const std::exception& e) {  // io::error::* and the checks of csv_table.h
+    return make_error(csv_failure(summary_csv.string(), e));
+  }
+  return rows;
 }
 
 Result<std::vector<LoadedFrame>> load_frames(const std::filesystem::path& frames_csv) {
@@ -314,14 +375,19 @@ bool has_records(const std::filesystem::path& directory) {
          std::filesystem::exists(directory / "records.csv", ec);
 }
 
-Result<LoadedRun> load_results(const std::filesystem::path& directory) {
+Result<LoadedRun> load_results(const std::filesystem::path& directory,
+                               RecordsRequired records_required) {
   LoadedRun run;
   run.directory = directory;
   std::error_code ec;
   if (!std::filesystem::is_directory(directory, ec))
     return make_error(directory.string() + ": not a directory");
-  if (has_records(directory)) {
-    auto s = load_scenario_results(directory);
+  // One scenario's directory: with its records, or (where the reader does without them) with
+  // its summary and no run.json.
+  if (has_records(directory) ||
+      (records_required == RecordsRequired::no && summary_only(directory) &&
+       !std::filesystem::exists(directory / "run.json", ec))) {
+    auto s = load_scenario_results(directory, records_required);
     if (!s) return s.error();
     run.scenarios.push_back(std::move(*s));
     return run;
@@ -352,7 +418,7 @@ Result<LoadedRun> load_results(const std::filesystem::path& directory) {
     if (sub.empty()) continue;  // failed before writing anything
     auto inside = scenario_directory(directory, sub);
     if (!inside) return inside.error().with_context(where + ": ");
-    auto s = load_scenario_results(*inside);
+    auto s = load_scenario_results(*inside, records_required);
     if (!s) return s.error();
     for (const std::string& prefix : device_prefixes)
       if (sub.starts_with(prefix)) s->name = prefix + s->name;

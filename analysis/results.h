@@ -19,6 +19,11 @@
 
 namespace gpuoverlap {
 
+enum class Clock { poll, ts, clk };
+inline constexpr EnumNames<Clock, 3> kClockNames{
+    {{Clock::poll, "poll"}, {Clock::ts, "ts"}, {Clock::clk, "clk"}}};
+std::string_view to_string(Clock clock);
+
 // One row of records.csv.gz as every reader sees it, from disk or from a live run
 // (viewer/live_feed.cpp): names as text, what the engine has as enums as the same enums
 // (timeline/records.h, queues/, workloads/), so that no reader compares a status as a string.
@@ -53,6 +58,26 @@ struct LoadedFrame {
   bool operator==(const LoadedFrame&) const = default;
 };
 
+// One row of summary.csv (timeline/export.h, kSummaryColumns): one workload on one clock, as
+// `run` summarized it from the records it wrote. Only what a reader without the records uses;
+// results older than a column leave it empty.
+struct LoadedSummaryRow {
+  std::string scenario, workload, queue;
+  Clock clock = Clock::poll;
+  std::size_t frames = 0;  // ok frames with the clock (its disturbed stamps included)
+  std::optional<double> duration_p50_us;
+  // A preemption scenario's urgent job: submission to its first thread, over its ok
+  // submissions with a start on the clock (on poll without the disturbed starts).
+  std::optional<double> latency_p50_us, latency_p99_us;
+  // The poll row: the workload's stamps judged disturbed (empty before the column).
+  std::optional<std::size_t> poll_disturbed;
+  bool operator==(const LoadedSummaryRow&) const = default;
+};
+
+// summary.csv of one scenario (untrusted: a missing column among the first fourteen, which
+// every version wrote, an unknown clock or a bad number is an Error naming the file).
+Result<std::vector<LoadedSummaryRow>> load_summary(const std::filesystem::path& summary_csv);
+
 struct LoadedScenario {
   std::string name;
   std::filesystem::path directory;
@@ -60,6 +85,10 @@ struct LoadedScenario {
   std::vector<LoadedRecord> records;
   std::vector<std::string> workloads;  // in the scenario's order
   std::vector<LoadedFrame> frames;     // frames.csv; empty where a scenario has none
+  // false: its records were never kept (loaded with RecordsRequired::no); `records` is empty
+  // and `summary` holds its summary.csv instead.
+  bool has_records = true;
+  std::vector<LoadedSummaryRow> summary;  // read only where has_records is false
 };
 
 // frames.csv of one scenario (untrusted: a missing column or a bad number is an Error naming
@@ -92,9 +121,21 @@ struct LoadedRun {
 // results written before the table was compressed have).
 bool has_records(const std::filesystem::path& directory);
 
-// A directory written by `gpuoverlap run --out` (with run.json), or one scenario directory.
-Result<LoadedRun> load_results(const std::filesystem::path& directory);
-Result<LoadedScenario> load_scenario_results(const std::filesystem::path& directory);
+// Whether a reader needs each scenario's records. Every reader does (report, compare, the
+// viewer: what they show rests on the frames) but the history's ingest, which keeps what
+// summary.csv gives of a scenario whose records were never kept (many results under
+// docs/results/ were committed so). With `no`, a scenario directory without records but with
+// meta.json and summary.csv loads with has_records false; one without summary.csv either is
+// refused as with `yes`.
+enum class RecordsRequired { yes, no };
+
+// A directory written by `gpuoverlap run --out` (with run.json), or one scenario directory
+// (with records; with RecordsRequired::no also one with meta.json and summary.csv and no
+// run.json).
+Result<LoadedRun> load_results(const std::filesystem::path& directory,
+                               RecordsRequired records = RecordsRequired::yes);
+Result<LoadedScenario> load_scenario_results(const std::filesystem::path& directory,
+                                             RecordsRequired records = RecordsRequired::yes);
 
 // A folder written by `gpuoverlap selftest`: selftest.json (the device, host, start and
 // command line) and selftest.csv, whose columns are these (selftest_csv writes them).
@@ -130,11 +171,6 @@ std::string api_of(const nlohmann::json& meta);
 // Where a scenario ran, in one line: "D3D12 feature level 11_0 on llvmpipe (...), runtime Wine
 // 8.0 d3d12.dll (vkd3d on Vulkan), host Wine 8.0". Fields missing from meta read "?".
 std::string platform_of(const nlohmann::json& meta);
-
-enum class Clock { poll, ts, clk };
-inline constexpr EnumNames<Clock, 3> kClockNames{
-    {{Clock::poll, "poll"}, {Clock::ts, "ts"}, {Clock::clk, "clk"}}};
-std::string_view to_string(Clock clock);
 
 // A loaded record's start or end on one clock; nullopt where that clock has no value.
 std::optional<double> start_on(const LoadedRecord& record, Clock clock);

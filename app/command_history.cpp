@@ -38,14 +38,16 @@ Result<history::Store> open_history(const std::string& db) {
   return history::Store::open(*location);
 }
 
-// What a results folder contributes: a run's (run.json or one scenario) or a self-test's.
+// What a results folder contributes: a run's (run.json or one scenario) or a self-test's. A
+// scenario whose records were never kept contributes its summary.csv's numbers (the only
+// reader that does without records: a history of what was measured, not a report of it).
 Result<history::RunRow> row_of(const std::filesystem::path& directory) {
   if (is_selftest(directory)) {
     auto selftest = load_selftest(directory);
     if (!selftest) return selftest.error();
     return history::run_row(*selftest);
   }
-  auto run = load_results(directory);
+  auto run = load_results(directory, RecordsRequired::no);
   if (!run) return run.error();
   return history::run_row(*run);
 }

@@ -75,7 +75,8 @@ done
 # 3. Every results folder, once per distinct content (run.json and every file the reader
 # takes below it: meta.json, summary.csv, records, frames.csv). A results folder holds a
 # run.json; the oldest results (before run.json was written) are scenario folders with a
-# meta.json and no run.json above them, each read as a run of its own.
+# meta.json and no run.json above them, each read as a run of its own. A folder whose records
+# were never committed is kept from its summaries (docs/history.md).
 results_folders() {
   "$py" - "$1" <<'PY'
 import os, sys
@@ -93,7 +94,11 @@ for d in metas:
         up = os.path.dirname(up)
     if up == root:
         found.add(d)
-print("\n".join(sorted(found)))
+# The copies with records first: a copy without them (slimmed later) is the same run (the
+# same content key), which the history then finds kept already, with the records' numbers.
+def has_records(d):
+    return any(f.startswith("records.csv") for _, _, files in os.walk(d) for f in files)
+print("\n".join(sorted(found, key=lambda d: (not has_records(d), d))))
 PY
 }
 fingerprint() {
@@ -120,7 +125,7 @@ while IFS= read -r dir; do
   line=${line//"$work/"/}
   printf '%s [%s] exit %s: %s\n' "$rel" "$snapshot" "$status" "$line" >> "$out/ingest.log"
   echo "$rel	$snapshot	$status	$line" >> "$out/attempts.tmp"
-done < <(results_folders "$work" | sort)
+done < <(results_folders "$work")
 
 # Per folder (its path under docs/results): ingested if any copy was, else why not (the first
 # refusal, the folder's own path taken out of it); then the counts by reason.

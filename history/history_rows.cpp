@@ -69,6 +69,46 @@ void add_percentiles(std::vector<MetricRow>& out, const std::string& scenario,
                  std::nullopt, frames});
 }
 
+// A preemption scenario's urgent job's latency on `clock`, as the preemption analysis counts
+// it (preemption::summarize_clock, and so summary.csv and the report): each ok submission with
+// a start on the clock, from its submission to that start (a record's start is relative to
+// its submission); on poll without the starts judged disturbed. Unlike a duration it needs no
+// end: a job whose end the poller missed still started.
+std::vector<double> urgent_latencies_us(const LoadedScenario& s, Clock clock) {
+  std::vector<double> latencies;
+  for (const LoadedRecord& r : s.records) {
+    if (r.workload != "urgent" || r.status != RecordStatus::ok) continue;
+    const std::optional<double> start = start_on(r, clock);
+    if (!start || disturbed_on(r.poll_disturbed, clock == Clock::poll, kPollStartDisturbed))
+      continue;
+    latencies.push_back(*start);
+  }
+  return latencies;
+}
+
+// A scenario whose records were never kept: what its summary.csv gives, under the names the
+// records give (docs/history.md). Per workload and clock its duration p50, and a preemption
+// scenario's urgent latency p50 and p99; no duration p99 (summary.csv keeps p5 and p95) and
+// no interval (that needs the values). `frames`: the summary's, the ok frames with the clock.
+// A poll row whose stamps were judged disturbed is left out: summary.csv's duration counts
+// their frames, which the records path leaves out, so the two would not be one series.
+void add_summary(std::vector<MetricRow>& out, const LoadedScenario& s, bool preemption) {
+  for (const LoadedSummaryRow& row : s.summary) {
+    const std::string clock(to_string(row.clock));
+    const auto frames = static_cast<std::int64_t>(row.frames);
+    if (row.duration_p50_us && !(row.clock == Clock::poll && row.poll_disturbed.value_or(0) > 0))
+      out.push_back({s.name, row.workload, "duration_p50_us", clock, *row.duration_p50_us,
+                     std::nullopt, std::nullopt, frames});
+    if (!preemption || row.workload != "urgent") continue;
+    if (row.latency_p50_us)
+      out.push_back({s.name, row.workload, "latency_p50_us", clock, *row.latency_p50_us,
+                     std::nullopt, std::nullopt, frames});
+    if (row.latency_p99_us)
+      out.push_back({s.name, row.workload, "latency_p99_us", clock, *row.latency_p99_us,
+                     std::nullopt, std::nullopt, frames});
+  }
+}
+
 bool ends_with(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
@@ -231,14 +271,17 @@ Result<std::vector<MetricRow>> metric_rows(const LoadedRun& run) {
     // A preemption scenario's urgent job starts from its submission: its start is the
     // latency (preemption/preemption_analysis.h).
     const bool preemption = s.meta.is_object() && s.meta.contains("preemption");
-    for (const Clock clock : {Clock::poll, Clock::ts, Clock::clk})
-      for (const MetricSeries& series : metric_series(s, clock)) {
-        const std::string clock_name(to_string(clock));
+    if (!s.has_records) add_summary(out, s, preemption);
+    for (const Clock clock : {Clock::poll, Clock::ts, Clock::clk}) {
+      if (!s.has_records) continue;  // no records: its summary's, above
+      const std::string clock_name(to_string(clock));
+      for (const MetricSeries& series : metric_series(s, clock))
         if (series.metric == "duration")
           add_percentiles(out, s.name, series.workload, "duration", clock_name, series.values_us);
-        if (preemption && series.metric == "start" && series.workload == "urgent")
-          add_percentiles(out, s.name, series.workload, "latency", clock_name, series.values_us);
-      }
+      if (preemption)
+        add_percentiles(out, s.name, "urgent", "latency", clock_name,
+                        urgent_latencies_us(s, clock));
+    }
     std::vector<double> intervals;
     for (const LoadedFrame& f : s.frames)
       if (f.ok && f.frame_interval_us) intervals.push_back(*f.frame_interval_us);

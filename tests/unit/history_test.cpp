@@ -185,6 +185,156 @@ TEST(HistoryRows, OverlapSharesAndBarrierGapsOnTheAnswerClock) {
   EXPECT_NE(find_metric(*nested, "A", "duration_p50_us"), nullptr);
 }
 
+// A scenario whose records were never committed (as many under docs/results/ were): only the
+// history's ingest reads it, from summary.csv; every other reader refuses it as before.
+TEST(HistoryRows, AScenarioWithoutRecordsKeepsItsSummarysNumbers) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("gpuoverlap-history-" + std::to_string(::getpid()) + "-slim");
+  fs::remove_all(dir);
+  fs::create_directories(dir / "matrix" / "cell");
+  fs::create_directories(dir / "default");
+  std::ofstream(dir / "run.json")
+      << R"({"started_at":"2026-11-23T00:00:00Z","scenarios":[{"directory":"default"},)"
+      << R"({"directory":"matrix/cell"}]})";
+  // The oldest summary.csv: fourteen columns, no preemption and no disturbance columns.
+  std::ofstream(dir / "default" / "meta.json") << R"({"scenario":{"name":"default"}})";
+  std::ofstream(dir / "default" / "summary.csv")
+      << "scenario,workload,queue,clock,frames,start_p5_us,start_p50_us,start_p95_us,end_p5_us,"
+         "end_p50_us,end_p95_us,duration_p5_us,duration_p50_us,duration_p95_us\n"
+         "default,Compute A,direct,poll,100,1,2,3,4,5,6,49.5,50.25,51\n"
+         "default,Compute A,direct,ts,98,1,2,3,4,5,6,50.5,51.125,52\n";
+  std::ofstream(dir / "default" / "frames.csv")
+      << "scenario,frame,cpu_start_us,cpu_frame_us,cpu_submit_us,submit_to_start_us,"
+         "poll_gap_max_us,bg_managed,bg_boosted,bg_unmanaged,status,bg_held,frame_interval_us\n"
+         "default,0,0,1,1,1,1,0,0,0,ok,0,\n"
+         "default,1,0,1,1,1,1,0,0,0,ok,0,1000\n"
+         "default,2,0,1,1,1,1,0,0,0,ok,0,3000\n";
+  // Today's, of a preemption cell: the load's poll row had disturbed stamps.
+  std::ofstream(dir / "matrix" / "cell" / "meta.json")
+      << R"({"scenario":{"name":"matrix/cell"},"preemption":{}})";
+  std::ofstream(dir / "matrix" / "cell" / "summary.csv")
+      << "scenario,workload,queue,clock,frames,start_p5_us,start_p50_us,start_p95_us,end_p5_us,"
+         "end_p50_us,end_p95_us,duration_p5_us,duration_p50_us,duration_p95_us,flagged_rows,"
+         "latency_p50_us,latency_p95_us,latency_p99_us,latency_max_us,deadline_misses,"
+         "load_slowdown,preemption,poll_disturbed,poll_window_p99_us\n"
+         "matrix/cell,load,load,poll,40,1,2,3,4,5,6,7,8000,9,0,,,,,,,,3,12.5\n"
+         "matrix/cell,load,load,ts,40,1,2,3,4,5,6,7,8100,9,0,,,,,,,,,\n"
+         "matrix/cell,urgent,urgent,poll,30,1,2,3,4,5,6,7,20,9,0,310.5,360,369,370,0,1.0,"
+         "coarse,0,8.5\n";
+
+  // Every reader but the history's ingest refuses it, as it always has.
+  const auto refused = load_results(dir);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("records.csv.gz"), std::string::npos)
+      << refused.error().message;
+  const auto run = load_results(dir, RecordsRequired::no);
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  ASSERT_EQ(run->scenarios.size(), 2u);
+  const LoadedScenario& plain = run->scenarios[0];
+  EXPECT_FALSE(plain.has_records);
+  EXPECT_TRUE(plain.records.empty());
+  EXPECT_EQ(plain.name, "default");
+  EXPECT_EQ(plain.workloads, std::vector<std::string>{"Compute A"});
+  EXPECT_EQ(plain.frames.size(), 3u);
+  const auto rows = metric_rows(*run);
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  auto find = [&](const std::string& scenario, const std::string& series, const std::string& metric,
+                  const std::string& clock) -> const MetricRow* {
+    for (const MetricRow& m : *rows)
+      if (m.scenario == scenario && m.series == series && m.metric == metric && m.clock == clock)
+        return &m;
+    return nullptr;
+  };
+  const MetricRow* poll = find("default", "Compute A", "duration_p50_us", "poll");
+  ASSERT_NE(poll, nullptr);
+  EXPECT_DOUBLE_EQ(poll->value, 50.25);
+  EXPECT_EQ(poll->frames, 100);
+  EXPECT_FALSE(poll->low || poll->high) << "a summary keeps no interval";
+  const MetricRow* ts = find("default", "Compute A", "duration_p50_us", "ts");
+  ASSERT_NE(ts, nullptr);
+  EXPECT_DOUBLE_EQ(ts->value, 51.125);
+  EXPECT_EQ(ts->frames, 98);
+  EXPECT_EQ(find("default", "Compute A", "duration_p99_us", "poll"), nullptr)
+      << "summary.csv has p5 and p95, no p99";
+  const MetricRow* interval = find("default", "frame", "frame_interval_p50_us", "cpu");
+  ASSERT_NE(interval, nullptr) << "frames.csv is read as with records";
+  EXPECT_DOUBLE_EQ(interval->value, 2000.0);
+  EXPECT_EQ(find("matrix/cell", "load", "duration_p50_us", "poll"), nullptr)
+      << "the summary counted the disturbed frames the records path leaves out";
+  ASSERT_NE(find("matrix/cell", "load", "duration_p50_us", "ts"), nullptr);
+  const MetricRow* latency = find("matrix/cell", "urgent", "latency_p50_us", "poll");
+  ASSERT_NE(latency, nullptr);
+  EXPECT_DOUBLE_EQ(latency->value, 310.5);
+  const MetricRow* tail = find("matrix/cell", "urgent", "latency_p99_us", "poll");
+  ASSERT_NE(tail, nullptr);
+  EXPECT_DOUBLE_EQ(tail->value, 369.0);
+  for (const MetricRow& m : *rows)
+    EXPECT_EQ(m.metric.find("overlap"), std::string::npos)
+        << "no records, no overlap: " << m.metric;
+  const auto row = run_row(*run);
+  ASSERT_TRUE(row.ok()) << row.error().message;
+  EXPECT_EQ(row->started_at, "2026-11-23T00:00:00Z");
+
+  // One scenario's directory without run.json is a run of its own, as one with records is.
+  const auto alone = load_results(dir / "default", RecordsRequired::no);
+  ASSERT_TRUE(alone.ok()) << alone.error().message;
+  ASSERT_EQ(alone->scenarios.size(), 1u);
+  EXPECT_FALSE(alone->scenarios[0].has_records);
+  const auto alone_refused = load_results(dir / "default");
+  ASSERT_FALSE(alone_refused.ok());
+  EXPECT_NE(alone_refused.error().message.find("no run.json and no records.csv.gz"),
+            std::string::npos)
+      << alone_refused.error().message;
+
+  // Without summary.csv either, nothing to keep: refused as without RecordsRequired::no.
+  fs::remove(dir / "default" / "summary.csv");
+  const auto bare = load_results(dir, RecordsRequired::no);
+  ASSERT_FALSE(bare.ok());
+  EXPECT_NE(bare.error().message.find("records.csv.gz"), std::string::npos) << bare.error().message;
+  // A damaged summary is refused naming its file, line and column.
+  std::ofstream(dir / "default" / "summary.csv")
+      << "scenario,workload,queue,clock,frames,start_p5_us,start_p50_us,start_p95_us,end_p5_us,"
+         "end_p50_us,end_p95_us,duration_p5_us,duration_p50_us,duration_p95_us\n"
+         "default,Compute A,direct,sundial,100,1,2,3,4,5,6,49.5,50.25,51\n";
+  const auto damaged = load_results(dir, RecordsRequired::no);
+  ASSERT_FALSE(damaged.ok());
+  EXPECT_NE(damaged.error().message.find("summary.csv"), std::string::npos)
+      << damaged.error().message;
+  EXPECT_NE(damaged.error().message.find("sundial"), std::string::npos) << damaged.error().message;
+  std::ofstream(dir / "default" / "summary.csv") << "scenario,workload,clock\n";
+  const auto short_columns = load_results(dir, RecordsRequired::no);
+  ASSERT_FALSE(short_columns.ok());
+  EXPECT_NE(short_columns.error().message.find("missing column"), std::string::npos)
+      << short_columns.error().message;
+  fs::remove_all(dir);
+}
+
+// A preemption scenario's urgent latency from its records counts as the preemption analysis
+// (and so summary.csv) does: an ok submission's start needs no end.
+TEST(HistoryRows, AnUrgentStartWithoutItsEndIsStillALatency) {
+  LoadedRun run;
+  run.directory = "/results/run";
+  LoadedScenario s;
+  s.name = "cell";
+  s.directory = run.directory / "cell";
+  s.meta = {{"preemption", nlohmann::json::object()}};
+  s.workloads = {"urgent"};
+  for (std::uint32_t frame = 0; frame < 3; ++frame)
+    s.records.push_back(record(frame, "urgent", "urgent", QueueType::compute, 100.0 * (frame + 1),
+                               100.0 * (frame + 1) + 5));
+  s.records.back().ts_end_us.reset();  // its end was never seen
+  run.scenarios.push_back(s);
+  const auto rows = metric_rows(run);
+  ASSERT_TRUE(rows.ok());
+  const MetricRow* latency = find_metric(*rows, "urgent", "latency_p50_us");
+  ASSERT_NE(latency, nullptr);
+  EXPECT_EQ(latency->frames, 3);
+  EXPECT_DOUBLE_EQ(latency->value, 200.0);
+  const MetricRow* duration = find_metric(*rows, "urgent", "duration_p50_us");
+  ASSERT_NE(duration, nullptr);
+  EXPECT_EQ(duration->frames, 2) << "a duration needs both ends";
+}
+
 TEST(HistoryRows, EachMetricSaysWhichWayIsWorse) {
   EXPECT_EQ(better_of("duration_p50_us"), Better::lower);
   EXPECT_EQ(better_of("frame_interval_us:ratio_p50"), Better::lower);
