@@ -61,8 +61,8 @@ bool apart(const std::optional<Cell>& a, const std::optional<Cell>& b) {
   if (!(*a->high < *b->low || *b->high < *a->low)) return false;
   const double difference = std::abs(a->value - b->value);
   if (a->share) return difference >= kApartPoints;
-  return difference >= std::max(kApartShare * std::min(std::abs(a->value), std::abs(b->value)),
-                                kApartMinUs);
+  return difference >=
+         std::max(kApartShare * std::min(std::abs(a->value), std::abs(b->value)), kApartMinUs);
 }
 
 bool apart(const Row& row) {

@@ -103,9 +103,12 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   if (!api) return fail(api.error());
   auto choices = pick_devices(**api, args.devices);
   if (!choices) return fail(choices.error());
+  if (choices->several && (args.on_scenarios || args.on_frame))
+    return fail(make_error("--live and --script run on one device: give --device one device"));
   auto output = prepare_output(args.out.empty() ? default_out_directory() : args.out, args.replace,
                                estimated_results_bytes(scenarios) * choices->devices.size());
   if (!output) return fail(output.error());
+  announce_devices(**api, *choices);
   install_interrupt_handler();
   const VerdictSettings verdict_settings{.p50_margin = args.verdict_margin_pct / 100.0,
                                          .tail_margin = args.verdict_tail_margin_pct / 100.0};
@@ -153,8 +156,12 @@ int command_run(const RunArguments& args, const std::string& command_line) {
     options.run.on_frame = args.on_frame;
     options.run.on_start = args.on_start;
     options.run.end_requested = args.end_requested;
+    // A live session's refusal (one device: see above) leaves no folder behind.
     if (args.on_scenarios)
-      if (Status usable = args.on_scenarios(on_device); !usable) return fail(usable.error());
+      if (Status usable = args.on_scenarios(on_device); !usable) {
+        output->discard_if_empty();
+        return fail(usable.error());
+      }
     const DeviceFacts& facts = (*api)->devices()[chosen.index];
     if (args.on_device)
       args.on_device({{"api", (*api)->name()},

@@ -56,10 +56,11 @@ Result<DeviceChoice> pick_device(const GpuApi& api, const std::string& wanted) {
 }
 
 Result<DeviceChoices> pick_devices(const GpuApi& api, const std::vector<std::string>& requests) {
-  auto chosen = choose_devices(candidates_of(api), requests);
-  if (!chosen) return chosen.error();
-  for (const DeviceChoice& c : chosen->devices) announce(api, c);
-  return chosen;
+  return choose_devices(candidates_of(api), requests);
+}
+
+void announce_devices(const GpuApi& api, const DeviceChoices& choices) {
+  for (const DeviceChoice& c : choices.devices) announce(api, c);
 }
 
 int finish(const ScenarioExecutor& executor, int status) {

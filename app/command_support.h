@@ -21,8 +21,10 @@ Result<std::unique_ptr<GpuApi>> open_api(bool validation, bool synchronization =
 // The device for a command that runs work: chosen, announced on stderr.
 Result<DeviceChoice> pick_device(const GpuApi& api, const std::string& wanted);
 // The devices of `run --device` (each occurrence of the option one request; see
-// choose_devices): chosen, each announced on stderr.
+// choose_devices), chosen without a word: `announce_devices` says them once the output folder
+// is made.
 Result<DeviceChoices> pick_devices(const GpuApi& api, const std::vector<std::string>& requests);
+void announce_devices(const GpuApi& api, const DeviceChoices& choices);
 
 // After a device was abandoned with work possibly still running on it, tearing down the
 // instance or unloading the driver under it can crash. Every result file is already written

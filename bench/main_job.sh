@@ -18,15 +18,8 @@ mkdir -p "$work"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw --format=csv > "$work/nvidia-smi.csv" 2>&1
 gpuoverlap devices > "$work/devices.txt" 2>&1
 summary="$work/summary.txt"
-timed() {  # timed NAME COMMAND...: runs it, logs stdout+stderr, records exit status and wall time
-  local name=$1; shift
-  local start=$EPOCHREALTIME
-  "$@" > "$work/$name.log" 2>&1
-  local status=$?
-  local end=$EPOCHREALTIME
-  printf '%-16s exit %d  wall %.1f s\n' "$name" "$status" \
-    "$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')" | tee -a "$summary"
-}
+# shellcheck source=bench/timed.sh
+. "$(dirname "$0")/timed.sh"
 timed run-all gpuoverlap run --all --priority-fallback --out "$work/all"
 timed selftest gpuoverlap selftest --out "$work/selftest"
 timed no-timestamps gpuoverlap run default three-dispatches no-barriers --no-timestamps \

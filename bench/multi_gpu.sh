@@ -16,15 +16,8 @@ mkdir -p "$work"
 nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version --format=csv > "$work/nvidia-smi.csv" 2>&1
 gpuoverlap devices > "$work/devices.txt" 2>&1
 summary="$work/summary.txt"
-timed() {  # timed NAME COMMAND...: runs it, logs stdout+stderr, records exit status and wall time
-  local name=$1; shift
-  local start=$EPOCHREALTIME
-  "$@" > "$work/$name.log" 2>&1
-  local status=$?
-  local end=$EPOCHREALTIME
-  printf '%-16s exit %d  wall %.2f s\n' "$name" "$status" \
-    "$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')" | tee -a "$summary"
-}
+# shellcheck source=bench/timed.sh
+. "$(dirname "$0")/timed.sh"
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 for ((i = 0; i < gpus; i++)); do
   timed "single-$i" gpuoverlap run --all --priority-fallback --device "$i" --out "$work/single-$i"

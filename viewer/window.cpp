@@ -993,14 +993,19 @@ void draw_experiment(ViewState& state, live::LiveEdits& edits) {
                          "%s", outcome.text.c_str());
 }
 
-// One frame of the UI; returns the timeline as drawn.
-layout::TimelineLayout draw_ui(ViewState& state, live::LiveEdits* edits) {
+// The view's one window: the whole viewport, without decoration, never raised over another.
+void begin_whole_viewport(const char* name) {
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(viewport->Pos);
   ImGui::SetNextWindowSize(viewport->Size);
-  ImGui::Begin("gpuoverlap view", nullptr,
+  ImGui::Begin(name, nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                    ImGuiWindowFlags_NoBringToFrontOnFocus);
+}
+
+// One frame of the UI; returns the timeline as drawn.
+layout::TimelineLayout draw_ui(ViewState& state, live::LiveEdits* edits) {
+  begin_whole_viewport("gpuoverlap view");
   if (state.history) {
     if (ImGui::Button("back to the history")) state.history->shown = true;
     ImGui::SameLine();
@@ -1275,12 +1280,7 @@ void draw_trend(HistoryView& h) {
 
 // `view --db`: the history's window (the runs per machine, then a series' trend).
 void draw_history(HistoryView& h) {
-  const ImGuiViewport* viewport = ImGui::GetMainViewport();
-  ImGui::SetNextWindowPos(viewport->Pos);
-  ImGui::SetNextWindowSize(viewport->Size);
-  ImGui::Begin("gpuoverlap view --db", nullptr,
-               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
-                   ImGuiWindowFlags_NoBringToFrontOnFocus);
+  begin_whole_viewport("gpuoverlap view --db");
   ImGui::Text("history: %s: %zu run%s on %zu machine%s", h.data.shown.c_str(), h.data.runs.size(),
               h.data.runs.size() == 1 ? "" : "s", h.runs.rows.size(),
               h.runs.rows.size() == 1 ? "" : "s");

@@ -150,6 +150,29 @@ TEST_F(TwoDevices, AListRunsThoseDevicesInItsOrder) {
   fs::remove_all(out);
 }
 
+// A device whose frame is past its deadline stops its own scenarios, with the reason recorded;
+// the next device still runs. Three dispatches take tens of ms on lavapipe, far past 1 ms.
+TEST_F(TwoDevices, AFailedDeviceStopsItsOwnScenariosAndTheOthersRun) {
+  const fs::path out = scratch("timeout");
+  fs::remove_all(out);
+  const auto r = run_gpuoverlap_with(
+      "run three-dispatches --frames 3 --warmup 0 --timeout-ms 1 "
+      "--device 0,1 --out " +
+      out.string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const auto run = read_json(out / "run.json");
+  ASSERT_EQ(run["devices"].size(), 2u) << r.output;
+  for (const auto& device : run["devices"]) {
+    EXPECT_EQ(device["status"], "failed") << device.dump();
+    EXPECT_EQ(device["failure"]["api_code_name"], "VK_TIMEOUT") << device.dump();
+  }
+  EXPECT_EQ(read_json(out / "gpu1" / "three-dispatches" / "meta.json")["failure"]["api_code_name"],
+            "VK_TIMEOUT")
+      << "device 1 ran after device 0 had failed";
+  EXPECT_FALSE(run["failure"].is_null());
+  fs::remove_all(out);
+}
+
 TEST_F(TwoDevices, BadListsAreRefusedBeforeAnyWorkNamingTheDevices) {
   const fs::path out = scratch("never");
   for (const char* bad : {"--device 7", "--device 0,0", "--device all --device 1", "--device ''",

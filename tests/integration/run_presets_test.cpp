@@ -153,15 +153,17 @@ TEST_F(AllPresets, TheHistoryKeepsTheWholeSuite) {
         run_gpuoverlap(std::string("history trend ") + series + " --db " + db.string());
     EXPECT_EQ(trend.exit_code, 0) << series << "\n" << trend.output;
   }
-  // A primary endpoint's effect, as verdict.csv has it.
+  // A primary endpoint's decision, as verdict.csv has it (its ratio too where it has one: a
+  // study without the power to decide may have none).
   const auto verdicts = read_csv((*out_ / "non-intrusiveness" / "verdict.csv").string(),
                                  kVerdictColumns, /*allow_missing=*/true);
   std::string effect;
   for (std::size_t r = 0; r < verdicts.rows.size() && effect.empty(); ++r)
-    if (verdicts.at(r, "role") == "primary" && verdicts.number(r, "ratio_p50"))
+    if (verdicts.at(r, "role") == "primary")
       effect = "--series \"" + verdicts.at(r, "condition") + "\" --metric " +
-               verdicts.at(r, "metric") + ":ratio_p50";
-  ASSERT_FALSE(effect.empty()) << "no primary endpoint with a ratio";
+               verdicts.at(r, "metric") +
+               (verdicts.number(r, "ratio_p50") ? ":ratio_p50" : ":decision");
+  ASSERT_FALSE(effect.empty()) << "no primary endpoint in verdict.csv";
   const auto effect_trend = run_gpuoverlap("history trend --scenario non-intrusiveness " + effect +
                                            " --clock study --db " + db.string());
   EXPECT_EQ(effect_trend.exit_code, 0) << effect << "\n" << effect_trend.output;
