@@ -118,7 +118,8 @@ std::string text_of(const nlohmann::json& object, const char* key) {
 }  // namespace
 
 std::string devices_report(const std::vector<DeviceResults>& devices) {
-  std::string out = fmt::format("# gpuoverlap report: {} devices side by side\n\n", devices.size());
+  std::string out = fmt::format("# gpuoverlap report: {} device{} side by side\n\n", devices.size(),
+                                devices.size() == 1 ? "" : "s");
   out +=
       "Each device's folder is a results folder of its own, with its own report. Below, one "
       "table per question with a column per device; **apart** marks a row where two devices' "

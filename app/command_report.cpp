@@ -55,7 +55,8 @@ int report_devices(const std::filesystem::path& root,
   if (Status s = write_file_atomically(target, page); !s) return fail(s.error());
   std::cout << target.string() << "\n" << details_target.string() << "\n";
   for (const DeviceResults& d : devices)
-    std::cout << (root / d.folder / "report.md").string() << "\n";
+    std::cout << (root / d.folder / "report.md").string() << "\n"
+              << (root / d.folder / "report-details.md").string() << "\n";
   return kExitOk;
 }
 

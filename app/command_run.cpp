@@ -226,8 +226,9 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   if (choices->several) {
     if (Status s = write_devices_run_json(output->path, started_at, command_line, device_runs); !s)
       status = fail(s.error());
-    std::cout << "results: " << output->path.string() << " (" << device_runs.size()
-              << " devices, each in its gpu<index> folder)\n";
+    std::cout << fmt::format("results: {} ({} device{}, each in its gpu<index> folder)\n",
+                             output->path.string(), device_runs.size(),
+                             device_runs.size() == 1 ? "" : "s");
   }
   if ((*api)->validation_errors() > 0) {
     status = problem_found(
