@@ -28,7 +28,15 @@ Error database_error(const Location& at, std::string_view what, const std::excep
       statement != std::string::npos)
     message.erase(statement);
   while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
-  return make_error(fmt::format("history {}: {}: {}", at.shown, what, message),
+  // libpq's reasons come on lines of their own ("Cannot establish connection to the
+  // database.\nconnection to server ... failed: FATAL:  role ... does not exist"): one line.
+  std::string line;
+  for (const char c : message) {
+    const char space = c == '\n' || c == '\t' ? ' ' : c;
+    if (space == ' ' && !line.empty() && line.back() == ' ') continue;
+    line += space;
+  }
+  return make_error(fmt::format("history {}: {}: {}", at.shown, what, line),
                     ErrorCategory::environment);
 }
 

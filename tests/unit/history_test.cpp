@@ -730,6 +730,33 @@ TEST(HistoryStoreFaults, AnUnreachableServerOrAnUnwritableFileIsTheEnvironments)
   EXPECT_EQ(file.error().category, ErrorCategory::environment);
 }
 
+// Wrong credentials on a server that is there: the environment's failure, one line naming the
+// role, the password never shown.
+TEST(HistoryStoreFaults, WrongCredentialsAreTheEnvironmentsWithoutThePassword) {
+  const char* server = std::getenv("GPUOVERLAP_TEST_POSTGRESQL");
+  ASSERT_NE(server, nullptr) << "GPUOVERLAP_TEST_POSTGRESQL is not set: run scripts/test.sh";
+  std::string uri = server;
+  // Another role, with a password: "...?host=DIR&user=postgres" -> "...&user=ROLE&password=..."
+  const std::size_t user = uri.find("user=");
+  if (user != std::string::npos) {
+    const std::size_t end = uri.find('&', user);
+    uri.erase(user, end == std::string::npos ? std::string::npos : end - user + 1);
+    if (!uri.empty() && (uri.back() == '&' || uri.back() == '?')) uri.pop_back();
+  }
+  uri += (uri.find('?') == std::string::npos ? "?" : "&");
+  uri += "user=gpuoverlap_no_such_role&password=not-the-password";
+  const auto location = parse_location(uri);
+  ASSERT_TRUE(location.ok()) << location.error().message;
+  const auto refused = Store::open(*location);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().category, ErrorCategory::environment);
+  EXPECT_NE(refused.error().message.find("gpuoverlap_no_such_role"), std::string::npos)
+      << refused.error().message;
+  EXPECT_EQ(refused.error().message.find("not-the-password"), std::string::npos)
+      << refused.error().message;
+  EXPECT_EQ(refused.error().message.find('\n'), std::string::npos) << refused.error().message;
+}
+
 // Runs `body` in a child process and returns its exit status (100: it did not exit).
 int in_child(const std::function<int()>& body) {
   const pid_t child = ::fork();
