@@ -427,8 +427,8 @@ Result<LoadedRun> load_results(const std::filesystem::path& directory,
   return run;
 }
 
-Result<std::vector<std::filesystem::path>> device_folders(const std::filesystem::path& directory) {
-  std::vector<std::filesystem::path> out;
+Result<std::vector<DeviceFolder>> device_folders(const std::filesystem::path& directory) {
+  std::vector<DeviceFolder> out;
   std::error_code ec;
   if (!std::filesystem::is_regular_file(directory / "run.json", ec)) return out;
   auto run = read_json(directory / "run.json");
@@ -436,12 +436,15 @@ Result<std::vector<std::filesystem::path>> device_folders(const std::filesystem:
   const std::string where = (directory / "run.json").string();
   GPUOVERLAP_TRY(check_fields(*run, {{"/devices", JsonType::array, JsonType::object}}, where));
   for (const auto& device : run->value("devices", nlohmann::json::array())) {
+    const auto described = device.value("device", nlohmann::json::object());
+    if (!described.is_object())
+      return make_error(where + ": a 'devices' entry whose 'device' is not an object");
     const auto folder = device.value("directory", nlohmann::json());
     if (!folder.is_string() || folder.get<std::string>().empty())
       return make_error(where + ": a 'devices' entry without a 'directory'");
     auto inside = scenario_directory(directory, folder.get<std::string>());
     if (!inside) return inside.error().with_context(where + ": ");
-    out.push_back(*inside);
+    out.push_back({*inside, described});
   }
   return out;
 }

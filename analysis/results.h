@@ -158,7 +158,11 @@ Result<LoadedSelftest> load_selftest(const std::filesystem::path& directory);
 // The device folders of a run on several devices (`run --device all` or a list: run.json's
 // `devices`, each a results folder of its own), resolved under `directory`; empty for a run on
 // one device, a lone scenario or a self-test.
-Result<std::vector<std::filesystem::path>> device_folders(const std::filesystem::path& directory);
+struct DeviceFolder {
+  std::filesystem::path directory;
+  nlohmann::json device = nlohmann::json::object();  // as its meta.json's "device"
+};
+Result<std::vector<DeviceFolder>> device_folders(const std::filesystem::path& directory);
 
 // A run.json `directory` entry, resolved under `root`. It is untrusted (results folders are
 // sent around with bug reports): absolute paths and paths that climb out of `root` are errors.

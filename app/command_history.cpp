@@ -63,7 +63,8 @@ int command_history_ingest(const HistoryArguments& args) {
     // A run on several devices is one run of each device's machine.
     auto devices = device_folders(directory);
     if (!devices) return fail(devices.error());
-    std::vector<std::filesystem::path> each = *devices;
+    std::vector<std::filesystem::path> each;
+    for (const DeviceFolder& device : *devices) each.push_back(device.directory);
     if (each.empty()) each.push_back(directory);
     for (const std::filesystem::path& folder : each) {
       auto row = row_of(folder);

@@ -2,9 +2,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "analysis/devices_report.h"
@@ -17,34 +15,24 @@ namespace gpuoverlap::commands {
 
 namespace {
 
-int report_devices(const std::filesystem::path& root,
-                   const std::vector<std::filesystem::path>& folders,
+int report_devices(const std::filesystem::path& root, const std::vector<DeviceFolder>& folders,
                    const std::filesystem::path& target, const std::filesystem::path& details_target,
                    bool to_stdout) {
   std::vector<DeviceResults> devices;
-  nlohmann::json entries = nlohmann::json::array();
-  {
-    std::ifstream in(root / "run.json");
-    const auto run_json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (run_json.is_object() && run_json.contains("devices")) entries = run_json["devices"];
-  }
   std::string details = "# gpuoverlap report: the devices' details\n\n";
-  for (std::size_t i = 0; i < folders.size(); ++i) {
-    auto run = load_results(folders[i]);
+  for (const DeviceFolder& each : folders) {
+    auto run = load_results(each.directory);
     if (!run) return fail(run.error());
-    const std::string folder = folders[i].lexically_relative(root).generic_string();
-    nlohmann::json device = i < entries.size() && entries[i].is_object()
-                                ? entries[i].value("device", nlohmann::json::object())
-                                : nlohmann::json::object();
+    const std::string folder = each.directory.lexically_relative(root).generic_string();
     if (!to_stdout) {
       const ReportPages pages = markdown_report(*run);
-      if (Status s = write_file_atomically(folders[i] / "report-details.md", pages.details); !s)
+      if (Status s = write_file_atomically(each.directory / "report-details.md", pages.details); !s)
         return fail(s.error());
-      if (Status s = write_file_atomically(folders[i] / "report.md", pages.page); !s)
+      if (Status s = write_file_atomically(each.directory / "report.md", pages.page); !s)
         return fail(s.error());
     }
     details += fmt::format("- [{0}/report-details.md]({0}/report-details.md)\n", folder);
-    devices.push_back({folder, device, std::move(*run)});
+    devices.push_back({folder, each.device, std::move(*run)});
   }
   const std::string page = devices_report(devices);
   if (to_stdout) {

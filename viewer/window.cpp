@@ -1652,22 +1652,15 @@ int run_viewer(const ViewOptions& options, std::ostream& out, std::ostream& err)
     const bool ready =
         options.live ? rendered_after_end >= frames_before_shot : rendered >= frames_before_shot;
     if (options.screenshot && ready) {
-      if (history_shown) {
-        if (Status s = write_screenshot(*options.screenshot,
-                                        history_json(*state.history, width, height), width, height);
-            !s) {
-          err << "view: " << s.error().message << "\n";
-          status = 3;
-        } else {
-          out << "screenshot: " << options.screenshot->string() << " (" << width << "x" << height
-              << ")\n";
-        }
-      } else if (state.run.scenarios.empty()) {
+      if (!history_shown && state.run.scenarios.empty()) {
         err << "view: the run measured no frame to show\n";
         status = 3;
-      } else if (Status s = write_screenshot(
-                     *options.screenshot, layout_json(state, drawn, width, height), width, height);
-                 !s) {
+        break;
+      }
+      // The sidecar says what was drawn where: the history's window or a run's.
+      const nlohmann::json sidecar = history_shown ? history_json(*state.history, width, height)
+                                                   : layout_json(state, drawn, width, height);
+      if (Status s = write_screenshot(*options.screenshot, sidecar, width, height); !s) {
         err << "view: " << s.error().message << "\n";
         status = 3;
       } else {
