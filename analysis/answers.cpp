@@ -7,6 +7,7 @@
 #include <set>
 
 #include "analysis/csv_table.h"
+#include "analysis/verdict.h"
 #include "core/input_file.h"
 #include "timeline/export.h"
 #include "timeline/statistics.h"
@@ -206,8 +207,11 @@ void answer_barriers(std::string& out, const LoadedRun& run) {
 }
 
 void answer_background(std::string& out, const LoadedRun& run,
-                       const std::vector<StudyFile>& studies) {
+                       const std::vector<StudyFile>& all_studies) {
   out += "**4. Is background processing non-intrusive?** ";
+  std::vector<StudyFile> studies;
+  std::copy_if(all_studies.begin(), all_studies.end(), std::back_inserter(studies),
+               [](const StudyFile& f) { return !f.neighbours; });
   if (studies.empty()) {
     out += "Not measured: run `non-intrusiveness`.\n\n";
     return;
@@ -412,7 +416,9 @@ std::vector<StudyFile> read_studies(const LoadedRun& run) {
     if (std::any_of(studies.begin(), studies.end(),
                     [&](const StudyFile& f) { return f.name == name; }))
       continue;
-    StudyFile file{name, nullptr};
+    const auto about = scenario["study"];
+    StudyFile file{name, nullptr,
+                   about.is_object() && about.value("kind", std::string()) == "neighbours"};
     if (auto text = read_input_file(run.directory / name / "verdict.json", kMaxJsonFileBytes)) {
       nlohmann::json v = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
       if (v.is_object() && v.contains("conditions") && v["conditions"].is_array())
@@ -427,6 +433,68 @@ ReportInputs read_report_inputs(const LoadedRun& run) {
   return {read_studies(run), preemption_cells(run)};
 }
 
+namespace {
+
+// Only in a device's folder of `run --concurrency-rounds`.
+void answer_neighbours(std::string& out, const LoadedRun& run,
+                       const std::vector<StudyFile>& studies) {
+  std::string answers;
+  for (const StudyFile& study : studies)
+    if (study.neighbours)
+      answers += fmt::format("{}`{}`: {}", answers.empty() ? "" : " ", study.name,
+                             neighbours_answer(run, study));
+  if (answers.empty()) return;
+  out +=
+      "**6. Does the other devices' work disturb this one's?** This device with the run's "
+      "other devices running the same scenario, against it alone. " +
+      answers + "\n\n";
+}
+
+}  // namespace
+
+std::string neighbours_answer(const LoadedRun& run, const StudyFile& study) {
+  const nlohmann::json& v = study.verdict;
+  if (v.is_null())
+    return fmt::format("no verdict (`{}/verdict.json` is missing or unreadable).", study.name);
+  std::string decision = "?";
+  for (const auto& c : v["conditions"])
+    if (c.is_object() && c.value("condition", std::string()) == "together")
+      decision = c.value("verdict", std::string("?"));
+  decision = decision == "intrusive"       ? "**disturbed**"
+             : decision == "non-intrusive" ? "**not disturbed**"
+                                           : decision;
+  std::string effects;
+  try {
+    const auto rows = read_csv((run.directory / study.name / "verdict.csv").string(),
+                               kVerdictColumns, /*allow_missing=*/true);
+    for (std::size_t r = 0; r < rows.rows.size(); ++r) {
+      if (rows.at(r, "role") != "primary") continue;
+      const auto ratio = rows.number(r, "ratio_p50");
+      const auto low = rows.number(r, "ci_low");
+      const auto high = rows.number(r, "ci_high");
+      const auto tail = rows.number(r, "tail_excess");
+      const std::string tests = rows.at(r, "tests");
+      std::string effect = rows.at(r, "metric");
+      if (tests.find("median") != std::string::npos && ratio)
+        effect += fmt::format(" ×{:.3f}", *ratio) +
+                  (low && high ? fmt::format(" [{:.3f}, {:.3f}]", *low, *high) : "");
+      else if (tail)
+        effect += fmt::format(" tail {:+.1f} pts", 100.0 * *tail);
+      else
+        continue;
+      effects += (effects.empty() ? "" : ", ") + effect;
+    }
+  } catch (const std::exception& e) {
+    effects = fmt::format("`{}/verdict.csv`: {}", study.name, e.what());
+  }
+  const auto progress = v.value("progress", nlohmann::json::object());
+  const std::string rounds = progress.is_object() && progress.contains("rounds_run")
+                                 ? fmt::format("{} rounds", progress["rounds_run"].dump())
+                                 : "";
+  return fmt::format("{} ({}{}{}).", decision, effects,
+                     effects.empty() || rounds.empty() ? "" : "; ", rounds);
+}
+
 std::string answers_section(const LoadedRun& run, const ReportInputs& inputs) {
   std::string out = "## Answers\n\n";
   answer_direct_compute(out, run);
@@ -434,6 +502,7 @@ std::string answers_section(const LoadedRun& run, const ReportInputs& inputs) {
   answer_barriers(out, run);
   answer_background(out, run, inputs.studies);
   answer_preemption(out, run, inputs.preemption);
+  answer_neighbours(out, run, inputs.studies);
   return out;
 }
 

@@ -65,11 +65,18 @@ bool is_top_level(const LoadedRun& run, const LoadedScenario& s);
 // A study of the run: its folder under the results (the first folder of its scenarios) and
 // its verdict.json, parsed; null where the file is missing, unreadable or has no `conditions`
 // list. In run order.
+// `neighbours`: a study of neighbours (run --concurrency-rounds: this device with the run's
+// other devices busy against alone), not of background work.
 struct StudyFile {
   std::string name;
   nlohmann::json verdict;
+  bool neighbours = false;
 };
 std::vector<StudyFile> read_studies(const LoadedRun& run);
+
+// A study of neighbours' answer in one line of Markdown: "**not disturbed** (cpu_frame_us
+// ×1.002 [0.998, 1.006], …; 3 rounds)" from its verdict.csv's primary rows, or why there is none.
+std::string neighbours_answer(const LoadedRun& run, const StudyFile& study);
 
 // What report.md reads beside the records, read once and shared by the answers, the tables
 // and the details page.

@@ -189,7 +189,7 @@ std::string devices_report(const std::vector<DeviceResults>& devices) {
   add_table(out, devices, "study · condition", [](const DeviceResults& d) {
     std::vector<std::pair<std::string, std::optional<Cell>>> cells;
     for (const StudyFile& study : read_studies(d.run)) {
-      if (!study.verdict.is_object()) continue;
+      if (!study.verdict.is_object() || study.neighbours) continue;
       for (const auto& c : study.verdict.value("conditions", nlohmann::json::array())) {
         if (!c.is_object()) continue;
         Cell cell;
@@ -199,6 +199,27 @@ std::string devices_report(const std::vector<DeviceResults>& devices) {
     }
     return cells;
   });
+
+  // Only a run with --concurrency-rounds has studies of neighbours.
+  bool neighbours = false;
+  for (const DeviceResults& d : devices)
+    for (const StudyFile& study : read_studies(d.run)) neighbours = neighbours || study.neighbours;
+  if (neighbours) {
+    out +=
+        "## Does one GPU's work disturb another's?\n\nEach device with the others running the "
+        "same scenario against it alone, rounds interleaved, with the study's statistics "
+        "(median ratio with its interval per frame-level endpoint; docs/multi-gpu.md).\n\n";
+    add_table(out, devices, "scenario", [](const DeviceResults& d) {
+      std::vector<std::pair<std::string, std::optional<Cell>>> cells;
+      for (const StudyFile& study : read_studies(d.run)) {
+        if (!study.neighbours) continue;
+        Cell cell;
+        cell.text = neighbours_answer(d.run, study);
+        cells.emplace_back("`" + study.name + "`", cell);
+      }
+      return cells;
+    });
+  }
 
   out +=
       "## Each workload's duration\n\nMedian on the scenario's answer clock (timestamps where "

@@ -269,7 +269,15 @@ void study_tables(std::string& out, const LoadedRun& run, const std::vector<Stud
   for (const StudyFile& file : studies) {
     const std::string& study = file.name;
     const nlohmann::json& verdict = file.verdict;
-    out += fmt::format("## Background processing: study `{}`\n\n", study);
+    if (file.neighbours)
+      out += fmt::format(
+          "## Neighbours: study `{}`\n\nThis device with the run's other devices running the "
+          "same scenario (`together`) against it alone (`alone`, the baseline), rounds "
+          "interleaved: a verdict of **intrusive** means the other devices' work disturbs this "
+          "one's. The compiles/s column does not apply here.\n\n",
+          study);
+    else
+      out += fmt::format("## Background processing: study `{}`\n\n", study);
     std::optional<CsvTable<kVerdictColumns.size()>> rows;
     try {
       rows = read_csv((run.directory / study / "verdict.csv").string(), kVerdictColumns,

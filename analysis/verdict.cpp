@@ -289,11 +289,15 @@ bool any_frame(const FrameRecord&) { return true; }
 // The units of one condition: its rounds paired with the baseline's by round number, or, for a
 // study of one round, `blocks` blocks of consecutive frames of each. An alternating condition
 // (alternate_frames > 0) is its own baseline: each pair of adjacent blocks of each of its runs.
+// `block`: the condition's alternate_frames (0: none). `condition_side`: the condition's frames
+// that are evidence (those its background work overlapped; every frame in a study of
+// neighbours).
 std::vector<Unit> units_of(const std::vector<const ScenarioOutcome*>& baseline_rounds,
                            const std::vector<const ScenarioOutcome*>& rounds,
-                           const std::string& gpu_clock, const VerdictSettings& settings) {
+                           const std::string& gpu_clock, const VerdictSettings& settings,
+                           std::uint32_t block, bool (*condition_side)(const FrameRecord&)) {
   std::vector<Unit> units;
-  if (const std::uint32_t block = alternate_frames(rounds.front()->scenario); block > 0) {
+  if (block > 0) {
     for (const ScenarioOutcome* c : rounds) {
       const std::uint32_t frames = frame_count(*c);
       for (std::uint32_t first = 0; first < frames; first += 2 * block)
@@ -313,9 +317,9 @@ std::vector<Unit> units_of(const std::vector<const ScenarioOutcome*>& baseline_r
       units.push_back(
           {verdict_metrics(b.scenario, *b.timeline, gpu_clock,
                            in_range(any_frame, k * b_frames / blocks, (k + 1) * b_frames / blocks)),
-           verdict_metrics(c.scenario, *c.timeline, gpu_clock,
-                           in_range(background_overlapped, k * c_frames / blocks,
-                                    (k + 1) * c_frames / blocks))});
+           verdict_metrics(
+               c.scenario, *c.timeline, gpu_clock,
+               in_range(condition_side, k * c_frames / blocks, (k + 1) * c_frames / blocks))});
     return units;
   }
   for (const ScenarioOutcome* c : rounds) {
@@ -324,7 +328,7 @@ std::vector<Unit> units_of(const std::vector<const ScenarioOutcome*>& baseline_r
         [&](const ScenarioOutcome* o) { return o->scenario.round == c->scenario.round; });
     if (b == baseline_rounds.end()) continue;
     units.push_back({verdict_metrics((*b)->scenario, *(*b)->timeline, gpu_clock, any_frame),
-                     verdict_metrics(c->scenario, *c->timeline, gpu_clock, background_overlapped)});
+                     verdict_metrics(c->scenario, *c->timeline, gpu_clock, condition_side)});
   }
   return units;
 }
@@ -392,9 +396,15 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
   // Conditions in first-seen order, each with its rounds.
   std::vector<std::pair<std::string, std::vector<const ScenarioOutcome*>>> conditions;
   std::string baseline_name;
+  // A study of neighbours (engine/concurrent_suite.h): the device alone is the baseline, and
+  // every frame of a condition is evidence, as no background work marks the frames it touched.
+  const bool neighbours = !outcomes.empty() && outcomes.front()->scenario.neighbours_study;
+  bool (*const evidence)(const FrameRecord&) = neighbours ? any_frame : background_overlapped;
   for (const ScenarioOutcome* o : outcomes) {
     if (!o->timeline) return make_error("condition '" + o->scenario.condition + "' has no results");
-    if (!o->scenario.background) {
+    if (o->scenario.neighbours_study != neighbours)
+      return make_error("a study of neighbours mixed with one of background work");
+    if (neighbours ? o->scenario.condition == "alone" : !o->scenario.background) {
       if (!baseline_name.empty() && baseline_name != o->scenario.condition)
         return make_error("two baseline conditions ('" + baseline_name + "' and '" +
                           o->scenario.condition + "')");
@@ -410,7 +420,9 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
       return make_error("condition '" + o->scenario.condition + "' given twice");
     it->second.push_back(o);
   }
-  if (baseline_name.empty()) return make_error("no baseline condition (one without [background])");
+  if (baseline_name.empty())
+    return make_error(neighbours ? "no baseline condition (the device alone)"
+                                 : "no baseline condition (one without [background])");
   const auto& baseline = *std::find_if(conditions.begin(), conditions.end(),
                                        [&](const auto& c) { return c.first == baseline_name; });
   out.study = outcomes.front()->scenario.study;
@@ -441,22 +453,23 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
     if (name == baseline_name) continue;
     ConditionVerdict cv;
     cv.condition = name;
-    cv.control_threads = rounds.front()->scenario.background->unmanaged_threads;
+    const auto& background = rounds.front()->scenario.background;
+    cv.control_threads = background && !neighbours ? background->unmanaged_threads : 0;
     cv.control = cv.control_threads > 0;
     for (const ScenarioOutcome* r : rounds) {
       cv.frames += r->timeline->frames.size();
       for (const FrameRecord& f : r->timeline->frames)
-        if (background_overlapped(f)) ++cv.active_frames;
+        if (evidence(f)) ++cv.active_frames;
     }
     out.has_control = out.has_control || cv.control;
-    const std::uint32_t block = alternate_frames(rounds.front()->scenario);
-    const Samples metrics =
-        pooled_metrics(rounds, out.gpu_clock, block ? running_side : background_overlapped);
+    const std::uint32_t block = neighbours ? 0 : alternate_frames(rounds.front()->scenario);
+    const Samples metrics = pooled_metrics(rounds, out.gpu_clock, block ? running_side : evidence);
     // An alternating condition's baseline is its own held blocks.
     const Samples own_baseline =
         block ? pooled_metrics(rounds, out.gpu_clock, held_side) : Samples{};
     const Samples& reference = block ? own_baseline : baseline_metrics;
-    const std::vector<Unit> units = units_of(baseline.second, rounds, out.gpu_clock, settings);
+    const std::vector<Unit> units =
+        units_of(baseline.second, rounds, out.gpu_clock, settings, block, evidence);
     const std::size_t count = std::min({metrics.size(), reference.size(), endpoints.size()});
     std::vector<VerdictRow> judged;
     for (std::size_t m = 0; m < count; ++m) {
@@ -533,9 +546,24 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
     if (cv.control && (!control_rate || cv.control_threads < control_rate->control_threads))
       control_rate = &cv.progress;
   for (ConditionVerdict& cv : out.conditions) {
-    if (cv.control || cv.verdict != "non-intrusive") continue;
+    if (neighbours || cv.control || cv.verdict != "non-intrusive") continue;
     cv.starved = cv.progress.compiles == 0 ||
                  (control_rate && cv.progress.compiles_per_s < 0.05 * control_rate->compiles_per_s);
+  }
+  if (neighbours) {
+    std::size_t baseline_frames = 0;
+    for (const ScenarioOutcome* r : baseline.second) baseline_frames += r->timeline->frames.size();
+    for (const ConditionVerdict& cv : out.conditions)
+      out.summary += fmt::format(
+          "{}: {} ({} frames with the other devices running it, against {} alone)\n", cv.condition,
+          cv.verdict == "intrusive"       ? "disturbed by the other devices"
+          : cv.verdict == "non-intrusive" ? "not disturbed by the other devices"
+                                          : cv.verdict,
+          cv.frames, baseline_frames);
+    out.summary +=
+        "a study of neighbours has no positive control: \"not disturbed\" holds within the "
+        "margins, for effects at least verdict.csv's detectable_ratio\n";
+    return out;
   }
   for (const ConditionVerdict& cv : out.conditions) {
     std::string rate = fmt::format("{:.1f} compiles/s", cv.progress.compiles_per_s);
@@ -737,6 +765,8 @@ StudyProgress study_progress(const std::vector<const ScenarioOutcome*>& outcomes
     p.stop = "decided";
   else if (s.rounds <= 1)
     p.stop = state + "; a study of one round is not extended";
+  else if (s.neighbours_study)
+    p.stop = state + "; a study of neighbours runs the rounds --concurrency-rounds gives";
   else if (s.study_budget_s <= 0)
     p.stop = state + "; no budget for more rounds (budget_s = 0)";
   else if (p.rounds >= s.study_max_rounds)

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <iostream>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "analysis/report.h"
@@ -17,6 +19,7 @@
 #include "app/exit_status.h"
 #include "core/atomic_file.h"
 #include "core/interrupt.h"
+#include "engine/concurrent_suite.h"
 #include "engine/suite_runner.h"
 #include "preemption/preemption_analysis.h"
 #include "queues/poller_placement.h"
@@ -55,12 +58,47 @@ int command_run(const RunArguments& args, const std::string& command_line) {
     return fail(make_error("run: name at least one preset or scenario file, or pass --all"));
   if (args.history)
     if (Status usable = check_history_location(*args.history); !usable) return fail(usable.error());
-  auto placement = poller_placement(args.poller_core, *parse_poller_priority(args.poller_priority));
-  if (!placement) return fail(placement.error());
-  // Before the scenarios are read, so that a game frame's "cores" are those left beside the
-  // poller's (its workers and the frame loop fill them), and before the device is opened: its
-  // driver threads, like every thread after, leave the poller's CPU to it.
-  const nlohmann::json poller_meta = try_poller_placement(*placement);
+  const PollerPriority poller_priority = *parse_poller_priority(args.poller_priority);
+  std::unique_ptr<GpuApi> api;
+  DeviceChoices choices;
+  // The devices are chosen silently; a list that names none is refused with nothing made.
+  auto choose_devices = [&]() -> Status {
+    auto opened = open_api(args.validation, args.sync_validation);
+    if (!opened) return opened.error();
+    api = std::move(*opened);
+    auto picked = pick_devices(*api, args.devices);
+    if (!picked) return picked.error();
+    choices = std::move(*picked);
+    return ok_status();
+  };
+  // One poller placement per device that runs at once (one, unless --concurrent), tried and
+  // its CPU reserved before the scenarios are read, so that a game frame's "cores" are those
+  // left beside the pollers' (its workers and the frame loop fill them), and before any device
+  // is opened: its driver threads, like every thread after, leave the pollers' CPUs to them.
+  // --concurrent must know its devices first: the instance is opened before the reservation
+  // then (threads a driver makes for an instance are not kept off; those of a device are).
+  std::vector<PollerPlacement> placements;
+  std::vector<nlohmann::json> poller_meta;
+  if (args.concurrent) {
+    if (Status chosen = choose_devices(); !chosen) return fail(chosen.error());
+    if (!choices.several)
+      return fail(make_error(
+          "--concurrent runs several devices at once: give --device all or a list such as 0,1"));
+    if (args.concurrency_rounds > 0 && choices.devices.size() < 2)
+      return fail(make_error(fmt::format(
+          "--concurrency-rounds compares a device alone with the others busy: it needs two "
+          "devices or more, and {} was chosen",
+          api->devices()[choices.devices.front().index].candidate.name)));
+    auto placed = poller_placements(args.poller_core, poller_priority, choices.devices.size());
+    if (!placed) return fail(placed.error());
+    placements = std::move(*placed);
+    poller_meta = try_poller_placements(placements);
+  } else {
+    auto placed = poller_placement(args.poller_core, poller_priority);
+    if (!placed) return fail(placed.error());
+    placements = {*placed};
+    poller_meta = {try_poller_placement(*placed)};
+  }
   // Every scenario is validated before any GPU work.
   std::vector<Scenario> scenarios;
   auto add = [&](Scenario&& s) -> Status {
@@ -98,30 +136,54 @@ int command_run(const RunArguments& args, const std::string& command_line) {
     if (args.study_max_rounds) s.study_max_rounds = std::max(*args.study_max_rounds, s.rounds);
   }
   if (Status s = apply_preemption_overrides(args, scenarios); !s) return fail(s.error());
-  // The devices before the output folder: a list that names none is refused with nothing made.
-  auto api = open_api(args.validation, args.sync_validation);
-  if (!api) return fail(api.error());
-  auto choices = pick_devices(**api, args.devices);
-  if (!choices) return fail(choices.error());
-  if (choices->several && (args.on_scenarios || args.on_frame))
+  if (!api)
+    if (Status chosen = choose_devices(); !chosen) return fail(chosen.error());
+  if (choices.several && (args.on_scenarios || args.on_frame))
     return fail(make_error("--live and --script run on one device: give --device one device"));
+  // Each device's scenarios: all of them, or as the concurrent plan has them.
+  std::optional<ConcurrencyPlan> plan;
+  if (args.concurrent) {
+    auto planned = plan_concurrent(scenarios, choices.devices.size(), args.concurrency_rounds);
+    if (!planned) return fail(planned.error());
+    plan = std::move(*planned);
+  }
+  auto scenarios_of = [&](std::size_t slot) -> const std::vector<Scenario>& {
+    return plan ? plan->scenarios[slot] : scenarios;
+  };
+  std::uint64_t needed_bytes = 0;
+  for (std::size_t slot = 0; slot < choices.devices.size(); ++slot)
+    needed_bytes += estimated_results_bytes(scenarios_of(slot));
   auto output = prepare_output(args.out.empty() ? default_out_directory() : args.out, args.replace,
-                               estimated_results_bytes(scenarios) * choices->devices.size());
+                               needed_bytes);
   if (!output) return fail(output.error());
-  announce_devices(**api, *choices);
+  announce_devices(*api, choices);
+  if (plan && !plan->together_only.empty())
+    std::cerr << fmt::format(
+        "--concurrency-rounds: {} run together once, outside the question (studies and "
+        "preemption scenarios): {}\n",
+        plan->together_only.size(), fmt::join(plan->together_only, ", "));
   install_interrupt_handler();
   const VerdictSettings verdict_settings{.p50_margin = args.verdict_margin_pct / 100.0,
                                          .tail_margin = args.verdict_tail_margin_pct / 100.0};
   const std::string started_at = utc_now_iso8601();
 
-  // One device's run: its scenarios sized for it, its results in `out`, its tables and verdicts.
-  // Returns its exit status; its executor is kept in `executors` until the process ends.
-  std::vector<std::unique_ptr<ScenarioExecutor>> executors;
-  auto run_on = [&](const DeviceChoice& chosen, const std::filesystem::path& out,
-                    SuiteOutcome& outcome) -> int {
-    std::vector<Scenario> on_device = scenarios;
+  // What one device runs: its scenarios, its poller (the slot's, with --concurrent), its
+  // executor, the hook that holds it in step with the others, and where its text goes.
+  struct DeviceJob {
+    const DeviceChoice& chosen;
+    std::size_t slot = 0;  // its place in choices.devices
+    std::filesystem::path out;
+    ScenarioExecutor& executor;
+    std::function<nlohmann::json(std::size_t, const Scenario&)> before_scenario;
+    std::ostream& text;  // the tables and verdicts (stdout)
+    std::ostream& log;   // progress and notes (stderr)
+  };
+  // One device's run: its scenarios sized for it, its results in job.out, its tables and
+  // verdicts. Returns its exit status.
+  auto run_on = [&](const DeviceJob& job, SuiteOutcome& outcome) -> int {
+    std::vector<Scenario> on_device = scenarios_of(job.slot);
     const bool cpu_device =
-        (*api)->devices()[chosen.index].candidate.device_class == DeviceClass::cpu;
+        api->devices()[job.chosen.index].candidate.device_class == DeviceClass::cpu;
     SizeProfile sizes = files_sizes(args.full_size ? "--full-size" : "the device is not the CPU");
     if (cpu_device && !args.full_size) {
       sizes = apply_cpu_device_sizes(on_device, {.frames = args.frames.has_value(),
@@ -130,10 +192,10 @@ int command_run(const RunArguments& args, const std::string& command_line) {
                                                  .target_ms = args.target_ms.has_value(),
                                                  .study_budget = args.study_budget_s.has_value(),
                                                  .study_round = args.study_round_ms.has_value()});
-      if (!sizes.log_line.empty()) std::cerr << sizes.log_line << "\n";
+      if (!sizes.log_line.empty()) job.log << sizes.log_line << "\n";
     }
     SuiteOptions options;
-    options.out_directory = out;
+    options.out_directory = job.out;
     options.warmup_frames = args.warmup;
     options.run.frame_timeout_ms = args.timeout_ms;
     options.run.priority_fallback = args.priority_fallback;
@@ -146,8 +208,9 @@ int command_run(const RunArguments& args, const std::string& command_line) {
         args.stamp_memory == "cached" ? StampMemory::cached : StampMemory::uncached;
     options.agreement = {args.flag_tolerance_us, args.flag_tolerance_pct / 100.0};
     options.poll_window_tolerance_us = args.poll_window_tolerance_us;
-    options.run.poller = *placement;
-    options.extra_meta["poller"] = poller_meta;
+    const std::size_t poller = plan ? job.slot : 0;
+    options.run.poller = placements[poller];
+    options.extra_meta["poller"] = poller_meta[poller];
     options.run.should_stop = interrupt_requested;
     if (args.stop_requested)
       options.run.should_stop = [stop = args.stop_requested] {
@@ -162,32 +225,33 @@ int command_run(const RunArguments& args, const std::string& command_line) {
         output->discard_if_empty();
         return fail(usable.error());
       }
-    const DeviceFacts& facts = (*api)->devices()[chosen.index];
+    const DeviceFacts& facts = api->devices()[job.chosen.index];
     if (args.on_device)
-      args.on_device({{"api", (*api)->name()},
+      args.on_device({{"api", api->name()},
                       {"name", facts.candidate.name},
                       {"driver_name", facts.driver_name},
                       {"driver_info", facts.driver_info}});
-    options.show_progress = isatty(STDERR_FILENO) != 0;
+    // A "\r" progress line on a terminal; devices that run at once log whole lines instead.
+    options.show_progress = !plan && isatty(STDERR_FILENO) != 0;
     options.command_line = command_line;
-    options.extra_meta["device_choice"] = chosen.reason;
-    options.extra_meta["device_index"] = chosen.index;
+    options.extra_meta["device_choice"] = job.chosen.reason;
+    options.extra_meta["device_index"] = job.chosen.index;
     options.extra_meta["sizes"] = sizes.meta;
-    executors.push_back((*api)->executor(chosen.index));
-    ScenarioExecutor& executor = *executors.back();
+    options.before_scenario = job.before_scenario;
     // An undecided study gets another round while its budget lasts (analysis/verdict.h).
-    outcome = run_suite(executor, on_device, options, std::cerr, [&](const SuiteOutcome& so_far) {
-      std::vector<Scenario> more = next_study_rounds(so_far, verdict_settings, std::cerr);
+    outcome = run_suite(job.executor, on_device, options, job.log, [&](const SuiteOutcome& so_far) {
+      std::vector<Scenario> more = next_study_rounds(so_far, verdict_settings, job.log);
       if (more.empty() && args.next_version) more = args.next_version(so_far);
       return more;
     });
-    std::cout << summary_table(outcome);
-    std::cout << preemption_summary_table(outcome);
-    std::cout << variant_swap_lines(outcome);
-    Status verdicts = write_study_verdicts(outcome, out, verdict_settings, std::cout);
-    if (const std::string session = live_session_csv(outcome, out); !session.empty() && verdicts)
-      verdicts = write_file_atomically(out / "live-session.csv", session);
-    std::cout << "results: " << out.string() << "\n";
+    job.text << summary_table(outcome);
+    job.text << preemption_summary_table(outcome);
+    job.text << variant_swap_lines(outcome);
+    Status verdicts = write_study_verdicts(outcome, job.out, verdict_settings, job.text);
+    if (const std::string session = live_session_csv(outcome, job.out);
+        !session.empty() && verdicts)
+      verdicts = write_file_atomically(job.out / "live-session.csv", session);
+    job.text << "results: " << job.out.string() << "\n";
     // Whatever kept the verdicts from being written, the results are incomplete: the
     // environment's (analysis/ leaves its own errors untagged).
     if (!verdicts) return fail(verdicts.error().with_category(ErrorCategory::environment));
@@ -197,48 +261,118 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   };
 
   int status = kExitOk;
-  std::vector<DeviceRun> device_runs;
-  for (const DeviceChoice& chosen : choices->devices) {
-    if (interrupt_requested()) break;
-    const std::filesystem::path out =
-        choices->several ? output->path / fmt::format("gpu{}", chosen.index) : output->path;
-    if (choices->several) {
-      std::error_code ec;
-      std::filesystem::create_directories(out, ec);
-      if (ec)
-        return fail(make_error(out.string() + ": could not be made: " + ec.message(),
-                               ErrorCategory::environment));
-      std::cerr << fmt::format("--- device {} of {}: {} -> {}\n", device_runs.size() + 1,
-                               choices->devices.size(),
-                               (*api)->devices()[chosen.index].candidate.name, out.string());
-    }
-    DeviceRun run{chosen.index, out, (*api)->devices()[chosen.index].description, {}};
-    const int device_status = run_on(chosen, out, run.outcome);
-    // A device that failed stops its own scenarios only: the others still run; the worst
-    // status is the run's (an interruption ends them all).
+  // A device that failed stops its own scenarios only: the others still run; the worst status
+  // is the run's (an interruption ends them all).
+  auto take_status = [&](int device_status) {
     if (device_status != kExitOk && (status == kExitOk || device_status == kExitInterrupted))
       status = device_status;
-    device_runs.push_back(std::move(run));
-    if (args.history && choices->several && device_status == kExitOk)
-      if (const int kept = keep_run_in_history(*args.history, out, device_status); kept != kExitOk)
-        status = status == kExitOk ? kept : status;
+  };
+  auto device_folder = [&](const DeviceChoice& chosen) -> Result<std::filesystem::path> {
+    if (!choices.several) return output->path;
+    const std::filesystem::path out = output->path / fmt::format("gpu{}", chosen.index);
+    std::error_code ec;
+    std::filesystem::create_directories(out, ec);
+    if (ec)
+      return make_error(out.string() + ": could not be made: " + ec.message(),
+                        ErrorCategory::environment);
+    return out;
+  };
+  std::vector<std::unique_ptr<ScenarioExecutor>> executors;  // kept until the process ends
+  std::vector<DeviceRun> device_runs;
+  std::vector<int> device_statuses;
+  if (!plan) {
+    for (const DeviceChoice& chosen : choices.devices) {
+      if (interrupt_requested()) break;
+      auto out = device_folder(chosen);
+      if (!out) return fail(out.error());
+      if (choices.several)
+        std::cerr << fmt::format("--- device {} of {}: {} -> {}\n", device_runs.size() + 1,
+                                 choices.devices.size(),
+                                 api->devices()[chosen.index].candidate.name, out->string());
+      DeviceRun run{chosen.index, *out, api->devices()[chosen.index].description, {}};
+      executors.push_back(api->executor(chosen.index));
+      device_statuses.push_back(
+          run_on({chosen, device_runs.size(), *out, *executors.back(), {}, std::cout, std::cerr},
+                 run.outcome));
+      take_status(device_statuses.back());
+      device_runs.push_back(std::move(run));
+    }
+  } else {
+    // Every device at once, a thread each, in step (engine/concurrent_suite.h). A neighbour is
+    // waited for at most half an hour per scenario: its own frame deadlines end a hang first.
+    DeviceLockstep lockstep(*plan, std::chrono::minutes(30), interrupt_requested);
+    std::vector<std::unique_ptr<PrefixedLines>> logs;
+    std::vector<std::ostringstream> texts(choices.devices.size());
+    for (const DeviceChoice& chosen : choices.devices) {
+      auto out = device_folder(chosen);
+      if (!out) return fail(out.error());
+      device_runs.push_back({chosen.index, *out, api->devices()[chosen.index].description, {}});
+      executors.push_back(api->executor(chosen.index));
+      logs.push_back(
+          std::make_unique<PrefixedLines>(std::cerr, fmt::format("[gpu{}] ", chosen.index)));
+    }
+    std::cerr << fmt::format(
+        "--- {} devices at once{}, each scenario started together on all of them\n",
+        choices.devices.size(),
+        plan->rounds > 0 ? fmt::format(" ({} concurrency rounds: each frame scenario also alone "
+                                       "on each device)",
+                                       plan->rounds)
+                         : "");
+    device_statuses.assign(choices.devices.size(), kExitOk);
+    std::vector<std::thread> threads;
+    for (std::size_t slot = 0; slot < choices.devices.size(); ++slot)
+      threads.emplace_back([&, slot] {
+        try {
+          device_statuses[slot] =
+              run_on({choices.devices[slot], slot, device_runs[slot].directory, *executors[slot],
+                      lockstep.before_scenario(slot), texts[slot], *logs[slot]},
+                     device_runs[slot].outcome);
+        } catch (const std::exception& e) {
+          device_statuses[slot] =
+              fail(make_error(fmt::format("device {}: {}", choices.devices[slot].index, e.what()),
+                              ErrorCategory::environment));
+        }
+        lockstep.done(slot);
+      });
+    for (std::thread& t : threads) t.join();
+    logs.clear();
+    for (std::size_t slot = 0; slot < choices.devices.size(); ++slot) {
+      std::cout << fmt::format("--- device gpu{}: {}\n", choices.devices[slot].index,
+                               api->devices()[choices.devices[slot].index].candidate.name)
+                << texts[slot].str();
+      take_status(device_statuses[slot]);
+    }
   }
-  if (choices->several) {
-    if (Status s = write_devices_run_json(output->path, started_at, command_line, device_runs); !s)
+  if (args.history && choices.several)
+    for (std::size_t i = 0; i < device_runs.size(); ++i)
+      if (device_statuses[i] == kExitOk)
+        if (const int kept =
+                keep_run_in_history(*args.history, device_runs[i].directory, device_statuses[i]);
+            kept != kExitOk)
+          status = status == kExitOk ? kept : status;
+  if (choices.several) {
+    nlohmann::json concurrent = nullptr;
+    if (plan)
+      concurrent = {{"rounds", plan->rounds},
+                    {"studied", plan->studied},
+                    {"together_only", plan->together_only}};
+    if (Status s =
+            write_devices_run_json(output->path, started_at, command_line, device_runs, concurrent);
+        !s)
       status = fail(s.error());
-    std::cout << fmt::format("results: {} ({} device{}, each in its gpu<index> folder)\n",
+    std::cout << fmt::format("results: {} ({} device{}{}, each in its gpu<index> folder)\n",
                              output->path.string(), device_runs.size(),
-                             device_runs.size() == 1 ? "" : "s");
+                             device_runs.size() == 1 ? "" : "s", plan ? " at once" : "");
   }
-  if ((*api)->validation_errors() > 0) {
-    status = problem_found(
-        fmt::format("{} {} validation errors, {} of them synchronization "
-                    "hazards (see above)",
-                    (*api)->validation_errors(), (*api)->name(), (*api)->sync_hazards()));
+  if (api->validation_errors() > 0) {
+    status =
+        problem_found(fmt::format("{} {} validation errors, {} of them synchronization "
+                                  "hazards (see above)",
+                                  api->validation_errors(), api->name(), api->sync_hazards()));
   } else if (interrupt_requested()) {
     status = interrupted("interrupted; the frames measured so far are written");
   }
-  if (args.history && !choices->several)
+  if (args.history && !choices.several)
     status = keep_run_in_history(*args.history, output->path, status);
   return finish(executors, status);
 }

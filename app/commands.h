@@ -28,6 +28,10 @@ struct RunArguments {
   // Each --device given: one device (an index or a name substring), "all", or a list "0,2";
   // empty: the default device (queues/device_selection.h).
   std::vector<std::string> devices;
+  // With several devices: all at once, in step (engine/concurrent_suite.h), and with
+  // concurrency_rounds > 0 each frame scenario as a study of neighbours.
+  bool concurrent = false;
+  std::uint32_t concurrency_rounds = 0;
   std::string out;
   std::uint32_t timeout_ms = kDefaultFrameTimeoutMs;
   bool priority_fallback = false;

@@ -14,6 +14,7 @@
 #include "app/exit_status.h"
 #include "core/enum_names.h"
 #include "core/redact.h"
+#include "engine/concurrent_suite.h"
 #include "engine/executor.h"
 #include "git_revision.h"
 #include "queues/poller_placement.h"
@@ -137,6 +138,19 @@ int main(int argc, char** argv) {
                   "OUT/gpu<index>/ and OUT/run.json lists them (docs/multi-gpu.md)")
       ->take_all()
       ->expected(1);
+  CLI::Option* concurrent = run->add_flag(
+      "--concurrent", run_args.concurrent,
+      "With several devices: run every scenario on all of them at once, a thread and a poller "
+      "(on a CPU of its own) per device, each scenario started together once every device has "
+      "finished the one before (docs/multi-gpu.md)");
+  run->add_option("--concurrency-rounds", run_args.concurrency_rounds,
+                  "With --concurrent: answer whether one device's work disturbs another's. Each "
+                  "frame scenario runs in this many rounds (3 or more), each round on all devices "
+                  "together and on each device alone while the others wait; each device's "
+                  "together-against-alone verdict goes to gpu<index>/<scenario>/verdict.csv, "
+                  "and report OUT puts them side by side")
+      ->check(CLI::Range(kMinConcurrencyRounds, kMaxConcurrencyRounds))
+      ->needs(concurrent);
   run->add_option("--out", run_args.out,
                   "Output directory (default: results/<date-time>/); created and checked "
                   "(writable, free space) before any GPU work; an existing one must be empty");
@@ -183,7 +197,9 @@ int main(int argc, char** argv) {
                   "affinity mask) and keep the process's other threads off it, so a game "
                   "frame's workers leave it free. auto (default): the mask's quietest CPU (fewest "
                   "interrupts) where "
-                  "there are at least 4, else unpinned; none: unpinned");
+                  "there are at least 4, else unpinned; none: unpinned. With --concurrent, one "
+                  "CPU per device (a list such as 2,3); auto takes the quietest where 3 are left "
+                  "beside them");
   run->add_option("--poller-priority", run_args.poller_priority,
                   "The stamp poller's priority: normal (default), high (nice -10 / "
                   "THREAD_PRIORITY_HIGHEST) or realtime (SCHED_FIFO / TIME_CRITICAL: give it a "

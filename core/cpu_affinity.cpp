@@ -66,18 +66,22 @@ int current_cpu() {
 #endif
 }
 
-bool keep_this_thread_off(int cpu) {
+bool keep_this_thread_off(int cpu) { return keep_this_thread_off(std::vector<int>{cpu}); }
+
+bool keep_this_thread_off(const std::vector<int>& cpus) {
 #if defined(_WIN32)
   DWORD_PTR process_mask = 0, system_mask = 0;
   if (!GetProcessAffinityMask(GetCurrentProcess(), &process_mask, &system_mask)) return false;
-  if (cpu >= 0 && cpu < static_cast<int>(8 * sizeof(DWORD_PTR)))
-    process_mask &= ~(DWORD_PTR{1} << cpu);
+  for (const int cpu : cpus)
+    if (cpu >= 0 && cpu < static_cast<int>(8 * sizeof(DWORD_PTR)))
+      process_mask &= ~(DWORD_PTR{1} << cpu);
   return process_mask != 0 && SetThreadAffinityMask(GetCurrentThread(), process_mask) != 0;
 #else
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof(set), &set) != 0) return false;
-  if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_CLR(cpu, &set);
+  for (const int cpu : cpus)
+    if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_CLR(cpu, &set);
   return CPU_COUNT(&set) > 0 && pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
 #endif
 }

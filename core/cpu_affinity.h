@@ -19,5 +19,7 @@ int current_cpu();
 // Lets the calling thread run on every CPU of the process's mask but `cpu`; the threads it
 // creates afterwards inherit that. False where the platform refuses or no other CPU is left.
 bool keep_this_thread_off(int cpu);
+// The same for several CPUs at once (one poller per device of a concurrent run).
+bool keep_this_thread_off(const std::vector<int>& cpus);
 
 }  // namespace gpuoverlap

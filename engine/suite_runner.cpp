@@ -11,6 +11,7 @@
 #include <ctime>
 
 #include "core/atomic_file.h"
+#include "core/clock.h"
 #include "core/cpu_steal.h"
 #include "core/host_info.h"
 #include "git_revision.h"
@@ -68,8 +69,11 @@ nlohmann::json scenario_description(const Scenario& s) {
                         {"workloads", workloads}};
   if (s.preemption) out["preemption"] = preemption::to_json(*s.preemption);
   if (!s.study.empty())
-    out["study"] = {
-        {"name", s.study}, {"condition", s.condition}, {"round", s.round}, {"rounds", s.rounds}};
+    out["study"] = {{"name", s.study},
+                    {"condition", s.condition},
+                    {"round", s.round},
+                    {"rounds", s.rounds},
+                    {"kind", s.neighbours_study ? "neighbours" : "background"}};
   if (s.background) out["background"] = background::to_json(*s.background);
   out["timestamps"] = s.timestamps;
   if (s.live)
@@ -179,6 +183,8 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     }
     ScenarioOutcome result;
     result.scenario = scenarios[i];
+    const nlohmann::json hook_meta =
+        options.before_scenario ? options.before_scenario(i, result.scenario) : nlohmann::json();
     const auto scenario_start = std::chrono::steady_clock::now();
     result.directory = options.out_directory / result.scenario.name;
     RunSettings settings = options.run;
@@ -215,7 +221,9 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     };
     const std::string started = utc_now_iso8601();
     const std::optional<CpuTimes> cpu_before = read_cpu_times();
+    const std::int64_t run_start_ns = monotonic_ns();
     Result<ScenarioTimeline> timeline = executor.run(result.scenario, settings, progress);
+    const std::int64_t run_end_ns = monotonic_ns();
     const std::optional<CpuTimes> cpu_after = read_cpu_times();
     if (options.show_progress) log << "\r\033[K" << std::flush;
     result.seconds = seconds_since(scenario_start);
@@ -256,8 +264,12 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     meta["poll_window"]["cpu_steal"] = steal ? nlohmann::json(*steal) : nlohmann::json(nullptr);
     meta["tool"] = {{"name", "gpuoverlap"}, {"git_revision", GPUOVERLAP_GIT_REVISION}};
     meta["command_line"] = options.command_line;
+    if (hook_meta.is_object()) meta.update(hook_meta);
     meta["started_at"] = started;
     meta["finished_at"] = utc_now_iso8601();
+    // The executor's run on the stamps' CPU clock: which scenarios of one process (devices run
+    // at once) ran at the same time, to the microsecond.
+    meta["run_span_ns"] = {{"start", run_start_ns}, {"end", run_end_ns}};
     meta["host"] = host_description();
     meta["time_origin"] =
         "each frame's gate release t0 on CLOCK_MONOTONIC_RAW; times in microseconds";
@@ -369,7 +381,8 @@ std::string summary_table(const SuiteOutcome& outcome) {
 }
 
 Status write_devices_run_json(const std::filesystem::path& out, const std::string& started_at,
-                              const std::string& command_line, const std::vector<DeviceRun>& runs) {
+                              const std::string& command_line, const std::vector<DeviceRun>& runs,
+                              const nlohmann::json& concurrent) {
   nlohmann::json devices = nlohmann::json::array();
   nlohmann::json scenarios = nlohmann::json::array();
   nlohmann::json failure = nullptr;
@@ -388,6 +401,7 @@ Status write_devices_run_json(const std::filesystem::path& out, const std::strin
       {"command_line", command_line},
       {"tool", {{"name", "gpuoverlap"}, {"git_revision", GPUOVERLAP_GIT_REVISION}}},
       {"devices", devices},
+      {"concurrent", concurrent},
       {"scenarios", scenarios},
       {"failure", failure}};
   return write_file_atomically(out / "run.json", run.dump(2) + "\n");

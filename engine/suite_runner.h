@@ -33,6 +33,11 @@ struct SuiteOptions {
   bool write_run_json = true;  // OUT/run.json (the self-test writes its own index instead)
   std::string command_line;    // recorded in meta.json
   nlohmann::json extra_meta = nlohmann::json::object();  // merged into every meta.json
+  // Called before each scenario, before its line is logged and its wall time starts, with its
+  // index in this run (a study's added rounds count on) and the scenario. It may block: a run on
+  // several devices at once waits there for the other devices (engine/concurrent_suite.h).
+  // What it returns is merged into the scenario's meta.json (null: nothing).
+  std::function<nlohmann::json(std::size_t index, const Scenario& scenario)> before_scenario;
 };
 
 struct ScenarioOutcome {
@@ -67,8 +72,11 @@ struct DeviceRun {
 // scenario of every device relative to OUT ("gpu0/default"), so that a reader of OUT sees them
 // all; each device's folder has its own run.json as well. `failure`: the first device's that
 // failed; the other devices ran on.
+// `concurrent`: the run's "concurrent" entry (run --concurrent: its rounds, the studies of
+// neighbours, the scenarios run together only), null for a run one device after another.
 Status write_devices_run_json(const std::filesystem::path& out, const std::string& started_at,
-                              const std::string& command_line, const std::vector<DeviceRun>& runs);
+                              const std::string& command_line, const std::vector<DeviceRun>& runs,
+                              const nlohmann::json& concurrent = nullptr);
 
 // The time now in UTC as results record it ("2026-11-26T09:17:22Z": started_at, finished_at).
 std::string utc_now_iso8601();

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <limits>
 
 #include "core/cpu_affinity.h"
 #include "core/cpu_steal.h"
@@ -74,17 +75,33 @@ PollerGranted place_this_thread(const PollerPlacement& placement) {
   return granted;
 }
 
-int quietest_cpu(const std::vector<int>& cpus) {
-  int best = cpus.front();
+namespace {
+
+// Of `cpus`, `count` of them, those that served the fewest interrupts first (in their order
+// where that is unknown).
+std::vector<int> quietest_cpus(const std::vector<int>& cpus, std::size_t count) {
   const std::optional<std::string> text = read_proc_interrupts();
-  if (!text) return best;
-  std::optional<std::uint64_t> fewest;
-  for (int cpu : cpus) {
-    const auto count = interrupts_on_cpu(*text, cpu);
-    if (count && (!fewest || *count < *fewest)) fewest = count, best = cpu;
+  std::vector<std::pair<std::uint64_t, int>> ranked;
+  for (std::size_t i = 0; i < cpus.size(); ++i) {
+    const auto interrupts = text ? interrupts_on_cpu(*text, cpus[i]) : std::nullopt;
+    ranked.emplace_back(interrupts.value_or(std::numeric_limits<std::uint64_t>::max()), cpus[i]);
   }
-  return best;
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<int> out;
+  for (std::size_t i = 0; i < count && i < ranked.size(); ++i) out.push_back(ranked[i].second);
+  return out;
 }
+
+std::string cpu_list(const std::vector<int>& cpus) {
+  std::string out;
+  for (int cpu : cpus) out += (out.empty() ? "" : ",") + std::to_string(cpu);
+  return out;
+}
+
+}  // namespace
+
+int quietest_cpu(const std::vector<int>& cpus) { return quietest_cpus(cpus, 1).front(); }
 
 Result<PollerPlacement> poller_placement(std::string_view requested, PollerPriority priority) {
   PollerPlacement placement;
@@ -103,8 +120,7 @@ Result<PollerPlacement> poller_placement(std::string_view requested, PollerPrior
     }
     return placement;
   }
-  std::string usable;
-  for (int cpu : cpus) usable += (usable.empty() ? "" : ",") + std::to_string(cpu);
+  const std::string usable = cpu_list(cpus);
   int requested_cpu = -1;
   const auto [end, error] =
       std::from_chars(requested.data(), requested.data() + requested.size(), requested_cpu);
@@ -122,6 +138,67 @@ Result<PollerPlacement> poller_placement(std::string_view requested, PollerPrior
 
 bool reserve_poller_cpu(const PollerPlacement& placement) {
   return placement.cpu && keep_this_thread_off(*placement.cpu);
+}
+
+Result<std::vector<PollerPlacement>> poller_placements(std::string_view requested,
+                                                       PollerPriority priority, std::size_t count) {
+  if (count <= 1) {
+    auto one = poller_placement(requested, priority);
+    if (!one) return one.error();
+    return std::vector<PollerPlacement>(count, *one);
+  }
+  std::vector<PollerPlacement> placements(count);
+  for (PollerPlacement& p : placements) p.priority = priority;
+  if (requested == "none") return placements;
+  const std::vector<int> cpus = usable_cpu_ids();
+  if (requested == "auto") {
+#if defined(_WIN32)
+    return placements;  // as poller_placement: the other threads could not be kept off
+#endif
+    if (cpus.size() >= count + kMinCpusForOwnPollerCore - 1) {
+      const std::vector<int> chosen = quietest_cpus(cpus, count);
+      for (std::size_t i = 0; i < count; ++i) {
+        placements[i].cpu = chosen[i];
+        placements[i].automatic = true;
+      }
+    }
+    return placements;
+  }
+  std::vector<int> listed;
+  std::string_view rest = requested;
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view entry = rest.substr(0, comma);
+    const bool a_number = !entry.empty() && std::all_of(entry.begin(), entry.end(), [](char c) {
+      return c >= '0' && c <= '9';
+    });
+    auto one =
+        a_number ? poller_placement(entry, priority) : Result<PollerPlacement>(make_error(""));
+    if (!one || !one->cpu)
+      return make_error(fmt::format(
+          "--poller-core '{}': give auto, none or {} CPUs, one per device, such as {} (this "
+          "process may run on {})",
+          requested, count, cpu_list(quietest_cpus(cpus, count)), cpu_list(cpus)));
+    if (std::find(listed.begin(), listed.end(), *one->cpu) != listed.end())
+      return make_error(fmt::format(
+          "--poller-core '{}': CPU {} is listed twice; each device's poller needs its own",
+          requested, *one->cpu));
+    listed.push_back(*one->cpu);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  if (listed.size() != count)
+    return make_error(fmt::format("--poller-core '{}': {} CPUs for {} devices; give one per device",
+                                  requested, listed.size(), count));
+  for (std::size_t i = 0; i < count; ++i) placements[i].cpu = listed[i];
+  return placements;
+}
+
+bool reserve_poller_cpus(const std::vector<PollerPlacement>& placements) {
+  std::vector<int> cpus;
+  for (const PollerPlacement& p : placements)
+    if (p.cpu) cpus.push_back(*p.cpu);
+  return !cpus.empty() && keep_this_thread_off(cpus);
 }
 
 nlohmann::json to_json(const PollerPlacement& asked, const PollerGranted& granted,

@@ -67,6 +67,9 @@ PollerGranted place_this_thread(const PollerPlacement& placement);
 // themselves back onto it. True where it was done; false without a pinned CPU, or where the
 // platform refuses.
 bool reserve_poller_cpu(const PollerPlacement& placement);
+// The same for pollers that run at once: every pinned one's CPU is kept free; false where none
+// is pinned or the platform refuses.
+bool reserve_poller_cpus(const std::vector<PollerPlacement>& placements);
 
 // The placement a run asks for, checked against this process's CPUs (untrusted: from the
 // command line). `requested`: a CPU number; "none", unpinned; "auto" (the default), the
@@ -77,6 +80,14 @@ bool reserve_poller_cpu(const PollerPlacement& placement);
 // most stamps; on a CPU of their own, 0.3-0.5 µs.) A CPU outside the mask, or text that is none of
 // these, is an input Error naming the usable CPUs.
 Result<PollerPlacement> poller_placement(std::string_view requested, PollerPriority priority);
+
+// The placements of `count` pollers that run at once (`run --concurrent`: one per device), each
+// on a CPU of its own. `requested`: "none", all unpinned; "auto", the `count` quietest CPUs where
+// the mask has at least count + kMinCpusForOwnPollerCore - 1 (the work keeps three or more),
+// else all unpinned (on Windows always unpinned); a comma-separated list of `count` distinct
+// CPUs of the mask, in device order. Anything else is an input Error naming the usable CPUs.
+Result<std::vector<PollerPlacement>> poller_placements(std::string_view requested,
+                                                       PollerPriority priority, std::size_t count);
 
 // Of `cpus` (not empty), the one that has served the fewest interrupts since boot
 // (/proc/interrupts; the first where that is unknown): each interrupt takes a pinned poller off

@@ -91,6 +91,11 @@ struct Scenario {
   double study_budget_s = 0;
   std::uint32_t study_max_rounds = 0;
   std::uint32_t study_round_ms = 0;  // StudySpec::round_ms (0: none)
+  // A study of neighbours (`run --concurrency-rounds`, engine/concurrent_suite.h), not of
+  // background work: its conditions are "alone" (the baseline: the device measured while the
+  // run's other devices are idle) and "together" (while they run the same scenario). Never
+  // read from a file.
+  bool neighbours_study = false;
   // Set when the scenario is a version of a `run --live` session after the first: an edit
   // made in the viewer while the previous version ran (scenarios/scenario_edit.h). The
   // version is named "<first>-edit-<version - 1>" and written to that directory.

@@ -866,5 +866,47 @@ TEST(BackgroundExport, FramesAndBackgroundCsvUseTheRunsTimeOrigin) {
       << bg;
 }
 
+// A study of neighbours (run --concurrency-rounds): "alone" is the baseline, though neither
+// condition has background work, and every frame is evidence. A device 30 % slower with its
+// neighbours busy is disturbed; one 1 % slower is not.
+std::vector<ScenarioOutcome> neighbour_rounds(const std::string& condition,
+                                              const std::vector<double>& level, double factor,
+                                              std::uint64_t seed) {
+  auto out = rounds_of(condition, std::nullopt, level, factor, seed);
+  for (ScenarioOutcome& o : out) o.scenario.neighbours_study = true;
+  return out;
+}
+
+TEST(Verdict, AStudyOfNeighboursJudgesTogetherAgainstAlone) {
+  const std::vector<double> drift = {900, 1000, 1100, 1000};
+  auto alone = neighbour_rounds("alone", drift, 1.0, 500);
+  auto slowed = neighbour_rounds("together", drift, 1.3, 600);
+  auto v = judge_study(all_of({&slowed, &alone}), VerdictSettings{});
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  EXPECT_EQ(v->baseline, "alone");
+  ASSERT_EQ(v->conditions.size(), 1u);
+  EXPECT_EQ(v->conditions[0].condition, "together");
+  EXPECT_EQ(v->conditions[0].verdict, "intrusive");
+  EXPECT_EQ(v->conditions[0].active_frames, v->conditions[0].frames);
+  EXPECT_FALSE(v->has_control);
+  EXPECT_NE(v->summary.find("disturbed by the other devices"), std::string::npos) << v->summary;
+
+  auto calm = neighbour_rounds("together", drift, 1.01, 700);
+  auto w = judge_study(all_of({&alone, &calm}), VerdictSettings{});
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  EXPECT_EQ(w->conditions[0].verdict, "non-intrusive");
+  EXPECT_FALSE(w->conditions[0].starved);  // no background work to starve
+  EXPECT_NE(w->summary.find("not disturbed by the other devices"), std::string::npos);
+
+  // Never extended: the plan fixed every device's rounds.
+  std::vector<const ScenarioOutcome*> outcomes = all_of({&alone, &calm});
+  EXPECT_FALSE(study_progress(outcomes, *w).stop.empty());
+
+  // Without the device alone there is no baseline; mixed with background work, no study.
+  EXPECT_FALSE(judge_study(all_of({&calm}), VerdictSettings{}).ok());
+  auto background = rounds_of("managed", managed_spec(), drift, 1.0, 800);
+  EXPECT_FALSE(judge_study(all_of({&alone, &background}), VerdictSettings{}).ok());
+}
+
 }  // namespace
 }  // namespace gpuoverlap

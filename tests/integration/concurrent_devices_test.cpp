@@ -1,0 +1,222 @@
+// `run --concurrent` on the real binary, on two devices: lavapipe's ICD given to the Vulkan
+// loader twice. Lavapipe cannot tell whether one device disturbs another (its two devices share
+// the same CPUs), so these tests assert what holds on any host: a step starts only once every
+// earlier step has ended on every device, a device measured alone ran while the other was idle,
+// each device's study of neighbours is judged, and every tool reads the output.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "run_binary.h"
+
+namespace gpuoverlap {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path scratch(const std::string& name) {
+  return fs::temp_directory_path() /
+         ("gpuoverlap-concurrent-" + std::to_string(::getpid()) + "-" + name);
+}
+
+nlohmann::json read_json(const fs::path& file) {
+  std::ifstream in(file);
+  return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+}
+
+std::string read_text(const fs::path& file) {
+  std::ifstream in(file);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// One scenario as a device ran it: its step in the run and when it ran on the CPU clock.
+struct Ran {
+  std::string device, name;
+  std::uint64_t step = 0;
+  bool alone = false;
+  std::int64_t start_ns = 0, end_ns = 0;
+};
+
+// Every scenario of every device of a concurrent run, from each folder's run.json and the
+// scenarios' meta.json.
+std::vector<Ran> scenarios_run(const fs::path& out) {
+  std::vector<Ran> all;
+  const auto run = read_json(out / "run.json");
+  for (const auto& device : run["devices"]) {
+    const std::string folder = device["directory"];
+    const auto own = read_json(out / folder / "run.json");
+    for (const auto& s : own["scenarios"]) {
+      const auto meta = read_json(out / folder / s["directory"].get<std::string>() / "meta.json");
+      EXPECT_TRUE(meta["concurrent"]["in_step"].get<bool>()) << folder << " " << s["name"];
+      all.push_back({folder, s["name"], meta["concurrent"]["step"], meta["concurrent"]["alone"],
+                     meta["run_span_ns"]["start"], meta["run_span_ns"]["end"]});
+    }
+  }
+  return all;
+}
+
+class ConcurrentDevices : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    second_icd_ = new fs::path(scratch("lvp2.json"));
+    fs::copy_file("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", *second_icd_,
+                  fs::copy_options::overwrite_existing);
+    out_ = new fs::path(scratch("rounds"));
+    fs::remove_all(*out_);
+    result_ =
+        new CommandResult(run_with("run default --frames 12 --warmup 1 --device all --concurrent "
+                                   "--concurrency-rounds 3 --out " +
+                                   out_->string()));
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(*out_);
+    fs::remove(*second_icd_);
+    delete out_;
+    delete result_;
+    delete second_icd_;
+  }
+  static CommandResult run_with(const std::string& arguments) {
+    return run_command("VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json:" +
+                       second_icd_->string() + " " + GPUOVERLAP_BINARY + " " + arguments);
+  }
+  static fs::path* second_icd_;
+  static fs::path* out_;
+  static CommandResult* result_;
+};
+fs::path* ConcurrentDevices::second_icd_ = nullptr;
+fs::path* ConcurrentDevices::out_ = nullptr;
+CommandResult* ConcurrentDevices::result_ = nullptr;
+
+TEST_F(ConcurrentDevices, EachDeviceRunsTogetherAndAloneAndIsJudged) {
+  ASSERT_EQ(result_->exit_code, 0) << result_->output;
+  const auto run = read_json(*out_ / "run.json");
+  ASSERT_EQ(run["devices"].size(), 2u) << run.dump(2);
+  EXPECT_EQ(run["concurrent"]["rounds"], 3);
+  EXPECT_EQ(run["concurrent"]["studied"], nlohmann::json::array({"default"}));
+  for (const char* folder : {"gpu0", "gpu1"}) {
+    const auto verdict = read_json(*out_ / folder / "default" / "verdict.json");
+    ASSERT_TRUE(verdict.is_object()) << folder;
+    EXPECT_EQ(verdict["baseline"], "alone");
+    ASSERT_EQ(verdict["conditions"].size(), 1u);
+    EXPECT_EQ(verdict["conditions"][0]["condition"], "together");
+    EXPECT_EQ(verdict["progress"]["rounds_run"], 3);
+    for (const char* condition : {"alone", "together"})
+      for (int round = 1; round <= 3; ++round) {
+        const auto meta = read_json(*out_ / folder / "default" / condition /
+                                    ("round-" + std::to_string(round)) / "meta.json");
+        EXPECT_EQ(meta["scenario"]["study"]["kind"], "neighbours");
+        EXPECT_EQ(meta["concurrent"]["alone"], std::string(condition) == "alone");
+      }
+  }
+  // The run's log says which device each line is of.
+  EXPECT_NE(result_->output.find("[gpu1] "), std::string::npos) << result_->output;
+}
+
+// The gate's promise: a step starts only after every earlier step ended on every device, so a
+// device alone ran while the other was idle, and together rounds started together.
+TEST_F(ConcurrentDevices, AStepStartsOnlyOnceEveryEarlierStepHasEnded) {
+  ASSERT_EQ(result_->exit_code, 0) << result_->output;
+  const std::vector<Ran> all = scenarios_run(*out_);
+  ASSERT_EQ(all.size(), 12u);  // per device: 3 together + 3 alone
+  std::size_t alone = 0;
+  for (const Ran& a : all)
+    for (const Ran& b : all) {
+      if (a.device == b.device) continue;
+      if (a.step < b.step) {
+        EXPECT_LE(a.end_ns, b.start_ns) << a.name << " then " << b.name;
+      }
+      if (a.alone) {
+        EXPECT_NE(a.step, b.step) << "another device ran in " << a.name << "'s step";
+      }
+    }
+  for (const Ran& a : all) alone += a.alone ? 1 : 0;
+  EXPECT_EQ(alone, 6u);
+}
+
+TEST_F(ConcurrentDevices, EveryToolReadsTheRun) {
+  ASSERT_EQ(result_->exit_code, 0) << result_->output;
+  const auto report = run_gpuoverlap("report " + out_->string());
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  const std::string page = read_text(*out_ / "report.md");
+  EXPECT_NE(page.find("## Does one GPU's work disturb another's?"), std::string::npos) << page;
+  EXPECT_NE(page.find("| `default` |"), std::string::npos) << page;
+  const std::string own = read_text(*out_ / "gpu1" / "report.md");
+  EXPECT_NE(own.find("**6. Does the other devices' work disturb this one's?**"), std::string::npos)
+      << own;
+  EXPECT_NE(own.find("## Neighbours: study `default`"), std::string::npos) << own;
+  EXPECT_EQ(own.find("**4. Is background processing non-intrusive?** `default`"), std::string::npos)
+      << "a study of neighbours is no background study";
+  const auto compared =
+      run_gpuoverlap("compare " + (*out_ / "gpu0").string() + " " + (*out_ / "gpu1").string());
+  EXPECT_TRUE(compared.exit_code == 0 || compared.exit_code == 1) << compared.output;
+  const fs::path plots = scratch("plots");
+  const auto plotted = run_command("/usr/bin/python3 " + std::string(GPUOVERLAP_SOURCE_DIR) +
+                                   "/plots/plot.py " + out_->string() + " --out " + plots.string());
+  EXPECT_EQ(plotted.exit_code, 0) << plotted.output;
+  EXPECT_TRUE(fs::exists(plots / "gpu0" / "default")) << plotted.output;
+  fs::remove_all(plots);
+  const fs::path db = scratch("h.sqlite");
+  fs::remove(db);
+  const auto kept = run_gpuoverlap("history ingest " + out_->string() + " --db " + db.string());
+  ASSERT_EQ(kept.exit_code, 0) << kept.output;
+  const auto listed = run_gpuoverlap("history trend --db " + db.string() +
+                                     " --scenario default --series together --metric decision");
+  EXPECT_EQ(listed.exit_code, 0) << listed.output;
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
+  const fs::path shot = scratch("view.png");
+  const auto viewed = run_gpuoverlap_on_display("view " + out_->string() +
+                                                " --scenario gpu1/default/together/round-1 "
+                                                "--screenshot " +
+                                                shot.string());
+  EXPECT_EQ(viewed.exit_code, 0) << viewed.output;
+  EXPECT_TRUE(fs::exists(shot));
+  fs::remove(shot);
+  fs::remove(shot.string() + ".layout.json");
+}
+
+// Without rounds every scenario runs once on both devices, each started together.
+TEST_F(ConcurrentDevices, WithoutRoundsEachScenarioRunsOnEveryDeviceInStep) {
+  const fs::path out = scratch("plain");
+  fs::remove_all(out);
+  const auto r = run_with(
+      "run default barrier-cost --frames 3 --warmup 0 --device 0,1 "
+      "--concurrent --out " +
+      out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto run = read_json(out / "run.json");
+  EXPECT_EQ(run["concurrent"]["rounds"], 0);
+  const std::vector<Ran> all = scenarios_run(out);
+  ASSERT_EQ(all.size(), 4u);
+  for (const Ran& a : all) {
+    EXPECT_FALSE(a.alone);
+    for (const Ran& b : all)
+      if (a.device != b.device && a.step < b.step) {
+        EXPECT_LE(a.end_ns, b.start_ns) << a.name << " then " << b.name;
+      }
+  }
+  fs::remove_all(out);
+}
+
+TEST_F(ConcurrentDevices, BadRequestsAreRefusedBeforeAnyWork) {
+  const fs::path out = scratch("never");
+  const std::vector<std::pair<std::string, std::string>> refusals = {
+      {"--concurrent --device 0", "several devices"},
+      {"--concurrency-rounds 3 --device all", "--concurrent"},
+      {"--concurrent --concurrency-rounds 2 --device all", "--concurrency-rounds"},
+      {"--concurrent --device all --poller-core 0", "one per device"},
+      {"--concurrent --device all --poller-core 0,0", "twice"},
+  };
+  for (const auto& [arguments, reason] : refusals) {
+    fs::remove_all(out);
+    const auto r = run_with("run default --frames 2 " + arguments + " --out " + out.string());
+    EXPECT_EQ(r.exit_code, 2) << arguments << "\n" << r.output;
+    EXPECT_NE(r.output.find(reason), std::string::npos) << arguments << "\n" << r.output;
+    EXPECT_FALSE(fs::exists(out)) << arguments << ": nothing made";
+  }
+}
+
+}  // namespace
+}  // namespace gpuoverlap
