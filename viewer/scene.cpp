@@ -411,6 +411,76 @@ std::vector<std::string> device_lines(const nlohmann::json& meta) {
   return out;
 }
 
+std::vector<RunDevice> run_devices(const LoadedRun& run) {
+  std::vector<RunDevice> out;
+  if (!run.run.is_object()) return out;
+  const auto devices = run.run.find("devices");
+  if (devices == run.run.end() || !devices->is_array()) return out;
+  for (const nlohmann::json& d : *devices) {
+    if (!d.is_object() || !d.contains("directory") || !d["directory"].is_string() ||
+        d["directory"].get<std::string>().empty())
+      continue;
+    out.push_back(
+        {d["directory"].get<std::string>(), text_of(d.value("device", nlohmann::json()), "name")});
+  }
+  return out;
+}
+
+DeviceScenarioName split_device(const std::vector<RunDevice>& devices, const std::string& name) {
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    const std::string prefix = devices[d].folder + "/";
+    if (name.size() > prefix.size() && name.starts_with(prefix))
+      return {d, name.substr(prefix.size())};
+  }
+  return {std::nullopt, name};
+}
+
+std::optional<std::size_t> find_scenario(const LoadedRun& run,
+                                         const std::vector<RunDevice>& devices,
+                                         const std::string& name) {
+  for (std::size_t i = 0; i < run.scenarios.size(); ++i)
+    if (run.scenarios[i].name == name) return i;
+  for (const RunDevice& device : devices)
+    for (std::size_t i = 0; i < run.scenarios.size(); ++i)
+      if (run.scenarios[i].name == device.folder + "/" + name) return i;
+  return std::nullopt;
+}
+
+std::vector<DeviceBand> device_bands(const LoadedRun& run, const std::vector<RunDevice>& devices,
+                                     std::size_t scenario, Clock clock,
+                                     std::optional<std::uint32_t> frame) {
+  std::vector<DeviceBand> out;
+  if (devices.empty() || scenario >= run.scenarios.size()) return out;
+  const DeviceScenarioName chosen = split_device(devices, run.scenarios[scenario].name);
+  if (!chosen.device) return out;  // a scenario of no device's folder: shown alone
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    DeviceBand band;
+    band.device = d;
+    band.label = devices[d].folder + ": " + devices[d].name;
+    for (std::size_t i = 0; i < run.scenarios.size() && !band.scenario; ++i)
+      if (run.scenarios[i].name == devices[d].folder + "/" + chosen.name) band.scenario = i;
+    if (band.scenario) {
+      const LoadedScenario& s = run.scenarios[*band.scenario];
+      const auto frames = frame_numbers(s);
+      if (frame && std::binary_search(frames.begin(), frames.end(), *frame)) band.frame = frame;
+      const auto clocks = available_clocks(s);
+      band.has_clock = std::find(clocks.begin(), clocks.end(), clock) != clocks.end();
+      band.input = timeline_input(s, clock, band.frame);
+    }
+    out.push_back(std::move(band));
+  }
+  return out;
+}
+
+layout::View fit_bands(const std::vector<DeviceBand>& bands, layout::View view) {
+  layout::TimelineInput all;
+  for (const DeviceBand& band : bands)
+    if (band.input)
+      all.workloads.insert(all.workloads.end(), band.input->workloads.begin(),
+                           band.input->workloads.end());
+  return layout::fit(all, view);
+}
+
 std::size_t ScenarioTreeNode::leaves() const {
   std::size_t n = scenario ? 1 : 0;
   for (const ScenarioTreeNode& c : children) n += c.leaves();

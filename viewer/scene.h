@@ -144,6 +144,57 @@ std::vector<DoseSeries> dose_response(const StudyVerdictTable& table);
 Result<std::optional<StudyVerdictTable>> study_verdict(const std::filesystem::path& root,
                                                        const LoadedScenario& scenario);
 
+// A run on several devices (`run --device all` or a list: docs/multi-gpu.md): its devices in
+// run.json's order, each with the folder that prefixes its scenarios' names ("gpu1" of
+// "gpu1/default", as analysis/results.h names them) and the device's name (run.json's
+// "device"."name", "?" where missing). run.json is untrusted: an entry without a folder is left
+// out. Empty for a run on one device, a lone scenario and a live run.
+struct RunDevice {
+  std::string folder;
+  std::string name;
+  bool operator==(const RunDevice&) const = default;
+};
+std::vector<RunDevice> run_devices(const LoadedRun& run);
+
+// A scenario's name split at its device's folder: the device (an index into `devices`) and the
+// name below the folder ("default" of "gpu1/default"); no device and the whole name where no
+// device's folder prefixes it.
+struct DeviceScenarioName {
+  std::optional<std::size_t> device;
+  std::string name;
+  bool operator==(const DeviceScenarioName&) const = default;
+};
+DeviceScenarioName split_device(const std::vector<RunDevice>& devices, const std::string& name);
+
+// The scenario `name` asks for (`view --scenario`): the scenario of that exact name; else, in a
+// run on several devices, the first device's scenario of that name below its folder ("default"
+// finds "gpu0/default"). An index into run.scenarios; nullopt: none.
+std::optional<std::size_t> find_scenario(const LoadedRun& run,
+                                         const std::vector<RunDevice>& devices,
+                                         const std::string& name);
+
+// The devices of a run on several devices stacked, one band per device in `devices`' order,
+// each showing the scenario of the same name below its folder as `scenario` (an index into
+// run.scenarios: the one chosen, on any device). Each band's timeline is `timeline_input` of
+// its own scenario on `clock`, so its times are from its own device's frame start; `frame`
+// where that scenario has the frame, else its medians (nullopt `frame`: the medians for all).
+// A device without the scenario (it failed before it) has a band without input. Empty when
+// `devices` is, and when `scenario` is below no device's folder.
+struct DeviceBand {
+  std::size_t device = 0;               // into `devices`
+  std::string label;                    // "gpu1: NVIDIA H100 80GB HBM3"
+  std::optional<std::size_t> scenario;  // into LoadedRun::scenarios; nullopt: not on this device
+  std::optional<std::uint32_t> frame;   // the frame shown; nullopt: the medians
+  bool has_clock = false;               // the scenario has a value on `clock`
+  std::optional<layout::TimelineInput> input;  // nullopt where there is no scenario
+};
+std::vector<DeviceBand> device_bands(const LoadedRun& run, const std::vector<RunDevice>& devices,
+                                     std::size_t scenario, Clock clock,
+                                     std::optional<std::uint32_t> frame);
+
+// One time range for every band (a shared time axis): layout::fit over all their workloads.
+layout::View fit_bands(const std::vector<DeviceBand>& bands, layout::View view);
+
 // The scenario list as a tree: names split at '/' (a study's "study/condition/round-r", a
 // matrix's "matrix/cell"), groups in the order their first scenario ran. A leaf names the
 // scenario by its index in the run; a group has none.

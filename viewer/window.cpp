@@ -101,7 +101,26 @@ struct ViewState {
   std::vector<ScenarioTreeNode> tree;
   std::size_t tree_of = 0;             // the number of scenarios it was built from
   std::optional<HistoryView> history;  // `view --db`: the history, and the run opened from it
+  // A run on several devices (scene.h, run_devices): its devices, and the scenario shown as a
+  // band per device, one above the other. Empty for any other folder, live, and with a second
+  // folder (A/B shows one device's scenario against B's).
+  std::vector<RunDevice> devices;
+  std::vector<DeviceBand> bands;
+  nlohmann::json bands_drawn = nlohmann::json::array();  // each band as drawn, for the sidecar
 };
+
+// The frame the controls ask for; nullopt: the medians.
+std::optional<std::uint32_t> frame_asked(const ViewState& state) {
+  if (state.medians || state.frames.empty()) return std::nullopt;
+  return state.frames[static_cast<std::size_t>(state.frame_index)];
+}
+
+// Whether the timeline shows scenario `index`: the one chosen, or the same on another device.
+bool shown_in_timeline(const ViewState& state, std::size_t index) {
+  if (index == state.scenario) return true;
+  return std::any_of(state.bands.begin(), state.bands.end(),
+                     [&](const DeviceBand& band) { return band.scenario == index; });
+}
 
 void refresh_tree(ViewState& state) {
   if (state.tree_of == state.run.scenarios.size() && !state.tree.empty()) return;
@@ -111,12 +130,16 @@ void refresh_tree(ViewState& state) {
   state.tree_of = names.size();
 }
 
-nlohmann::json tree_json(const std::vector<ScenarioTreeNode>& nodes) {
+// The tree for the sidecar; a leaf the timeline shows (on any device) is marked "shown".
+nlohmann::json tree_json(const ViewState& state, const std::vector<ScenarioTreeNode>& nodes) {
   nlohmann::json out = nlohmann::json::array();
   for (const ScenarioTreeNode& n : nodes) {
     nlohmann::json node = {{"label", n.label}};
-    if (n.scenario) node["scenario"] = *n.scenario;
-    if (!n.children.empty()) node["children"] = tree_json(n.children);
+    if (n.scenario) {
+      node["scenario"] = *n.scenario;
+      if (shown_in_timeline(state, *n.scenario)) node["shown"] = true;
+    }
+    if (!n.children.empty()) node["children"] = tree_json(state, n.children);
     out.push_back(node);
   }
   return out;
@@ -141,10 +164,9 @@ void select_scenario(ViewState& state, std::size_t index, std::optional<Clock> c
 
 void rebuild(ViewState& state) {
   const LoadedScenario& s = state.run.scenarios[state.scenario];
-  std::optional<std::uint32_t> frame;
-  if (!state.medians && !state.frames.empty())
-    frame = state.frames[static_cast<std::size_t>(state.frame_index)];
+  const std::optional<std::uint32_t> frame = frame_asked(state);
   state.input = timeline_input(s, state.clock, frame);
+  state.bands = device_bands(state.run, state.devices, state.scenario, state.clock, frame);
   if (state.second) {
     SecondFolder& b = *state.second;
     b.input.reset();
@@ -174,7 +196,8 @@ void rebuild(ViewState& state) {
   state.latencies = urgent_latencies(s, state.clock);
   if (state.fit_pending) {
     const double width = state.view.width_px;
-    state.view = layout::fit(state.input, state.view);
+    state.view = state.bands.empty() ? layout::fit(state.input, state.view)
+                                     : fit_bands(state.bands, state.view);
     state.view.width_px = width;
     state.fit_pending = false;
   }
@@ -336,6 +359,86 @@ layout::TimelineLayout draw_timeline(ViewState& state, const layout::TimelineInp
     a.x0 += origin.x, a.x1 += origin.x, a.y0 += origin.y, a.y1 += origin.y;
   }
   return layout;
+}
+
+// A timeline as drawn (window pixels), for the sidecar: its lanes, bars and arrows, each bar
+// and arrow naming its workloads.
+nlohmann::json timeline_json(const layout::TimelineInput& input,
+                             const layout::TimelineLayout& drawn) {
+  nlohmann::json bars = nlohmann::json::array(), lanes = nlohmann::json::array(),
+                 arrows = nlohmann::json::array();
+  auto rect = [](const layout::Rect& r) { return nlohmann::json{r.x0, r.y0, r.x1, r.y1}; };
+  for (const layout::Bar& b : drawn.bars)
+    bars.push_back({{"workload", input.workloads[b.workload].name},
+                    {"rect", rect(b.rect)},
+                    {"graphics", b.graphics},
+                    {"label", b.label},
+                    {"disturbed", input.workloads[b.workload].disturbed}});
+  for (const layout::LaneBox& l : drawn.lanes)
+    lanes.push_back({{"label", l.label}, {"rect", rect(l.rect)}, {"queue_header", l.queue_header}});
+  for (const layout::Arrow& a : drawn.arrows)
+    arrows.push_back({{"producer", input.workloads[a.producer].name},
+                      {"consumer", input.workloads[a.consumer].name},
+                      {"from", {a.x0, a.y0}},
+                      {"to", {a.x1, a.y1}},
+                      {"split", a.split}});
+  return {{"lanes", lanes}, {"bars", bars}, {"arrows", arrows}};
+}
+
+// A run on several devices: the scenario shown on every device, a band per device one above
+// the other on one time range (zoom and pan move them all), each headed by its device's folder
+// and name and what it shows. Returns the chosen scenario's band as drawn (the sidecar's
+// "bars"); every band goes to `state.bands_drawn` (the sidecar's "devices").
+layout::TimelineLayout draw_device_bands(ViewState& state) {
+  layout::TimelineLayout chosen;
+  state.bands_drawn = nlohmann::json::array();
+  const std::optional<std::uint32_t> asked = frame_asked(state);
+  const std::string clock(to_string(state.clock));
+  const float band_px = state.bands.size() > 1 ? 100 : 240;
+  for (std::size_t b = 0; b < state.bands.size(); ++b) {
+    const DeviceBand& band = state.bands[b];
+    const ImVec2 top = ImGui::GetCursorScreenPos();
+    std::string shows;
+    if (!band.scenario)
+      shows = "this scenario did not run on this device";
+    else if (!band.has_clock)
+      shows = fmt::format("{}: no value on the {} clock", state.run.scenarios[*band.scenario].name,
+                          clock);
+    else if (band.frame)
+      shows = fmt::format("{}, frame {}", state.run.scenarios[*band.scenario].name, *band.frame);
+    else
+      shows = fmt::format("{}, medians over all frames{}", state.run.scenarios[*band.scenario].name,
+                          asked ? fmt::format(" (it has no frame {})", *asked) : "");
+    ImGui::TextColored(
+        band.scenario == state.scenario ? ImVec4(1, 0.9f, 0.4f, 1) : ImVec4(0.85f, 0.85f, 0.85f, 1),
+        "%s", band.label.c_str());
+    ImGui::SameLine();
+    ImGui::TextUnformatted(shows.c_str());
+    nlohmann::json drawn_json = {{"lanes", nlohmann::json::array()},
+                                 {"bars", nlohmann::json::array()},
+                                 {"arrows", nlohmann::json::array()}};
+    if (band.input) {
+      const layout::TimelineLayout drawn =
+          draw_timeline(state, *band.input, fmt::format("timeline-{}", b).c_str(), band_px);
+      drawn_json = timeline_json(*band.input, drawn);
+      if (band.scenario == state.scenario) chosen = drawn;
+    }
+    const ImVec2 bottom = ImGui::GetItemRectMax();
+    drawn_json.update(
+        {{"folder", state.devices[band.device].folder},
+         {"device", state.devices[band.device].name},
+         {"label", band.label},
+         {"text", shows},
+         {"scenario", band.scenario ? nlohmann::json(state.run.scenarios[*band.scenario].name)
+                                    : nlohmann::json(nullptr)},
+         {"chosen", band.scenario == state.scenario},
+         {"frame", band.frame ? nlohmann::json(*band.frame) : nlohmann::json(nullptr)},
+         {"clock", clock},
+         {"has_clock", band.has_clock},
+         {"rect", {top.x, top.y, bottom.x, bottom.y}}});
+    state.bands_drawn.push_back(std::move(drawn_json));
+  }
+  return chosen;
 }
 
 void draw_gaps(const ViewState& state) {
@@ -1033,13 +1136,19 @@ layout::TimelineLayout draw_ui(ViewState& state, live::LiveEdits* edits) {
   const std::function<void(const ScenarioTreeNode&)> draw_node = [&](const ScenarioTreeNode& n) {
     ImGui::PushID(&n);
     if (n.scenario && n.children.empty()) {
-      if (ImGui::Selectable(n.label.c_str(), *n.scenario == state.scenario) &&
+      // Shown on any device: every device's leaf of the scenario is selected.
+      if (ImGui::Selectable(n.label.c_str(), shown_in_timeline(state, *n.scenario)) &&
           *n.scenario != state.scenario) {
         select_scenario(state, *n.scenario, std::nullopt);
         changed = true;
       }
     } else {
-      if (n.contains(state.scenario)) ImGui::SetNextItemOpen(true, ImGuiCond_Once);
+      const bool holds_shown =
+          n.contains(state.scenario) ||
+          std::any_of(state.bands.begin(), state.bands.end(), [&](const DeviceBand& band) {
+            return band.scenario && n.contains(*band.scenario);
+          });
+      if (holds_shown) ImGui::SetNextItemOpen(true, ImGuiCond_Once);
       if (ImGui::TreeNode("group", "%s (%zu)", n.label.c_str(), n.leaves())) {
         for (const ScenarioTreeNode& c : n.children) draw_node(c);
         ImGui::TreePop();
@@ -1052,7 +1161,12 @@ layout::TimelineLayout draw_ui(ViewState& state, live::LiveEdits* edits) {
   ImGui::SameLine();
   ImGui::BeginChild("main");
   const LoadedScenario& s = state.run.scenarios[state.scenario];
-  ImGui::Text("%s: %zu frames", s.name.c_str(), state.frames.size());
+  if (state.bands.empty())
+    ImGui::Text("%s: %zu frames", s.name.c_str(), state.frames.size());
+  else  // the controls' frames and the panes below the timelines are the chosen device's
+    ImGui::Text("%s on %zu devices; below: %s, %zu frames",
+                split_device(state.devices, s.name).name.c_str(), state.bands.size(),
+                s.name.c_str(), state.frames.size());
   ImGui::SameLine();
   for (Clock clock : state.clocks) {
     ImGui::SameLine();
@@ -1091,7 +1205,9 @@ layout::TimelineLayout draw_ui(ViewState& state, live::LiveEdits* edits) {
         0.0f, FLT_MAX, ImVec2(ImGui::GetContentRegionAvail().x, 60));
   if (!state.frame_time.empty()) ImGui::TextWrapped("%s", state.frame_time.c_str());
   layout::TimelineLayout drawn;
-  if (!state.second) {
+  if (!state.bands.empty()) {
+    drawn = draw_device_bands(state);
+  } else if (!state.second) {
     drawn = draw_timeline(state, state.input, "timeline", 240);
   } else {
     // A/B: one time range for both, so the same place means the same time.
@@ -1369,23 +1485,8 @@ nlohmann::json history_json(const HistoryView& h, int width, int height) {
 
 nlohmann::json layout_json(const ViewState& state, const layout::TimelineLayout& drawn, int width,
                            int height) {
-  nlohmann::json bars = nlohmann::json::array(), lanes = nlohmann::json::array(),
-                 arrows = nlohmann::json::array();
+  const nlohmann::json timeline = timeline_json(state.input, drawn);
   auto rect = [](const layout::Rect& r) { return nlohmann::json{r.x0, r.y0, r.x1, r.y1}; };
-  for (const layout::Bar& b : drawn.bars)
-    bars.push_back({{"workload", state.input.workloads[b.workload].name},
-                    {"rect", rect(b.rect)},
-                    {"graphics", b.graphics},
-                    {"label", b.label},
-                    {"disturbed", state.input.workloads[b.workload].disturbed}});
-  for (const layout::LaneBox& l : drawn.lanes)
-    lanes.push_back({{"label", l.label}, {"rect", rect(l.rect)}, {"queue_header", l.queue_header}});
-  for (const layout::Arrow& a : drawn.arrows)
-    arrows.push_back({{"producer", state.input.workloads[a.producer].name},
-                      {"consumer", state.input.workloads[a.consumer].name},
-                      {"from", {a.x0, a.y0}},
-                      {"to", {a.x1, a.y1}},
-                      {"split", a.split}});
   nlohmann::json overlap = nlohmann::json::array();
   for (const OverlapCell& c : state.overlap)
     overlap.push_back({{"a", c.a}, {"b", c.b}, {"frames", c.frames}, {"overlapped", c.overlapped}});
@@ -1427,15 +1528,16 @@ nlohmann::json layout_json(const ViewState& state, const layout::TimelineLayout&
       {"width", width},
       {"height", height},
       {"view_us", {state.view.begin_us, state.view.end_us}},
-      {"lanes", lanes},
-      {"bars", bars},
-      {"arrows", arrows},
+      {"lanes", timeline["lanes"]},
+      {"bars", timeline["bars"]},
+      {"arrows", timeline["arrows"]},
+      {"devices", state.bands.empty() ? nlohmann::json(nullptr) : state.bands_drawn},
       {"overlap", overlap},
       {"verdict", verdict},
       {"b", second},
       {"urgent_latency", latency},
       {"device_lines", state.device},
-      {"scenario_tree", tree_json(state.tree)},
+      {"scenario_tree", tree_json(state, state.tree)},
       {"overlap_grid", state.grids_drawn.value("overlap_grid", nlohmann::json())},
       {"preemption_grid", state.grids_drawn.value("preemption_grid", nlohmann::json())},
       {"forest", state.grids_drawn.value("forest", nlohmann::json())},
@@ -1474,19 +1576,19 @@ int load_folder(const ViewOptions& options, ViewState& state, std::ostream& err)
     err << "view: " << options.results.string() << " holds no scenario results\n";
     return 2;
   }
+  state.devices = run_devices(state.run);
   std::size_t first = 0;
   if (options.scenario) {
-    const auto it =
-        std::find_if(state.run.scenarios.begin(), state.run.scenarios.end(),
-                     [&](const LoadedScenario& s) { return s.name == *options.scenario; });
-    if (it == state.run.scenarios.end()) {
+    // On several devices, a name without its device folder is the first device's.
+    const auto found = find_scenario(state.run, state.devices, *options.scenario);
+    if (!found) {
       err << "view: no scenario '" << *options.scenario << "' in " << options.results.string()
           << "; it has:";
       for (const LoadedScenario& s : state.run.scenarios) err << " " << s.name;
       err << "\n";
       return 2;
     }
-    first = static_cast<std::size_t>(it - state.run.scenarios.begin());
+    first = *found;
   }
   select_scenario(state, first, options.clock);
   if (options.clock &&
@@ -1518,6 +1620,7 @@ int load_folder(const ViewOptions& options, ViewState& state, std::ostream& err)
       return 2;
     }
     state.second = SecondFolder{*options.candidate, std::move(*second), {}, {}, Clock::poll};
+    state.devices.clear();  // A/B: one device's scenario against B's
   }
   return 0;
 }

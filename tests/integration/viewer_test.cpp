@@ -167,6 +167,7 @@ TEST_F(Viewer, AScreenshotShowsEachWorkloadsBarWhereItsRecordsPutIt) {
   EXPECT_EQ(layout["frame"], 2);
   // Timestamps: lavapipe's poll clock, on a loaded machine, can make work look instant.
   EXPECT_EQ(layout["clock"], "ts");
+  EXPECT_TRUE(layout["devices"].is_null()) << "a run on one device: one timeline, no bands";
   expect_screenshot_matches_records(shot, *out_ / "default");
   fs::remove(shot);
   fs::remove(shot.string() + ".layout.json");

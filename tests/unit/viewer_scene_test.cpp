@@ -102,6 +102,103 @@ TEST(ViewerScene, TheMediansAndEachClockComeFromTheOkRecords) {
   EXPECT_EQ(spans[2].span_us, 220 - 20);
 }
 
+// A run on three devices as `run --device all` writes it (analysis/results.h names each
+// scenario with its device's folder in front): gpu1 ran `default` later in its frame and has
+// no frame 1; gpu2 has no `default` (it failed before it).
+LoadedRun three_devices() {
+  LoadedRun run;
+  run.run = nlohmann::json::parse(R"({"devices": [
+    {"index": 0, "directory": "gpu0", "device": {"name": "NVIDIA H100"}, "status": "ok"},
+    {"index": 1, "directory": "gpu1", "device": {"name": "NVIDIA H200"}, "status": "ok"},
+    {"index": 2, "directory": "gpu2", "device": {}, "status": "failed"},
+    {"index": 3, "device": {"name": "no folder"}}]})");
+  LoadedScenario first = three_frames();
+  first.name = "gpu0/default";
+  LoadedScenario other = three_frames();
+  other.name = "gpu0/other";
+  LoadedScenario later = three_frames();
+  later.name = "gpu1/default";
+  std::erase_if(later.records, [](const LoadedRecord& r) { return r.frame == 1; });
+  for (LoadedRecord& r : later.records) *r.poll_start_us += 1000, *r.poll_end_us += 1000;
+  LoadedScenario failed = three_frames();
+  failed.name = "gpu2/other";
+  run.scenarios = {first, other, later, failed};
+  return run;
+}
+
+TEST(ViewerDevices, ARunOnSeveralDevicesNamesEachDevicesFolderAndName) {
+  const LoadedRun run = three_devices();
+  const std::vector<RunDevice> devices = run_devices(run);
+  EXPECT_EQ(devices, (std::vector<RunDevice>{
+                         {"gpu0", "NVIDIA H100"}, {"gpu1", "NVIDIA H200"}, {"gpu2", "?"}}))
+      << "an entry without a folder is left out; a device without a name reads ?";
+  EXPECT_EQ(split_device(devices, "gpu1/default"), (DeviceScenarioName{1, "default"}));
+  EXPECT_EQ(split_device(devices, "gpu0/study/managed/round-1"),
+            (DeviceScenarioName{0, "study/managed/round-1"}));
+  EXPECT_EQ(split_device(devices, "gpu10/default"),
+            (DeviceScenarioName{std::nullopt, "gpu10/default"}));
+  EXPECT_EQ(split_device(devices, "default"), (DeviceScenarioName{std::nullopt, "default"}));
+  // A run on one device, a lone scenario: no devices, whatever the names.
+  LoadedRun one;
+  one.scenarios = {three_frames()};
+  EXPECT_TRUE(run_devices(one).empty());
+  for (const char* hostile :
+       {R"({"devices": 3})", R"({"devices": [1, null, {"directory": 7}]})", "[]", "null"}) {
+    one.run = nlohmann::json::parse(hostile);
+    EXPECT_TRUE(run_devices(one).empty()) << hostile;
+  }
+}
+
+TEST(ViewerDevices, AScenarioIsFoundByItsNameOrByItsNameBelowTheFirstDevicesFolder) {
+  const LoadedRun run = three_devices();
+  const auto devices = run_devices(run);
+  EXPECT_EQ(find_scenario(run, devices, "gpu1/default"), 2u);
+  EXPECT_EQ(find_scenario(run, devices, "default"), 0u) << "the first device's";
+  EXPECT_EQ(find_scenario(run, devices, "other"), 1u);
+  EXPECT_FALSE(find_scenario(run, devices, "nothing"));
+  EXPECT_FALSE(find_scenario(run, {}, "default")) << "a run on one device: names as they are";
+}
+
+TEST(ViewerDevices, EveryDeviceShowsTheScenarioChosenOnAnyDeviceFromItsOwnFrameStart) {
+  const LoadedRun run = three_devices();
+  const auto devices = run_devices(run);
+  for (std::size_t chosen : {std::size_t{0}, std::size_t{2}}) {
+    SCOPED_TRACE(run.scenarios[chosen].name);
+    const std::vector<DeviceBand> bands = device_bands(run, devices, chosen, Clock::poll, 1);
+    ASSERT_EQ(bands.size(), 3u) << "a band per device, in run.json's order";
+    EXPECT_EQ(bands[0].label, "gpu0: NVIDIA H100");
+    EXPECT_EQ(bands[1].label, "gpu1: NVIDIA H200");
+    EXPECT_EQ(bands[2].label, "gpu2: ?");
+    EXPECT_EQ(bands[0].scenario, 0u);
+    EXPECT_EQ(bands[1].scenario, 2u);
+    EXPECT_FALSE(bands[2].scenario) << "gpu2 has no default";
+    EXPECT_FALSE(bands[2].input);
+    // gpu0 has frame 1; gpu1 has not, and shows its medians.
+    EXPECT_EQ(bands[0].frame, 1u);
+    EXPECT_FALSE(bands[1].frame);
+    ASSERT_TRUE(bands[0].input && bands[1].input);
+    EXPECT_EQ(*bands[0].input, timeline_input(run.scenarios[0], Clock::poll, 1));
+    EXPECT_EQ(*bands[1].input, timeline_input(run.scenarios[2], Clock::poll, std::nullopt));
+    EXPECT_EQ(*bands[0].input->workloads[0].start_us, 10) << "frame 1 of gpu0";
+    EXPECT_EQ(*bands[1].input->workloads[0].start_us, 1010)
+        << "gpu1's medians, from its own frames' starts";
+    EXPECT_TRUE(bands[0].has_clock && bands[1].has_clock);
+  }
+  // The medians for all; a clock a device has no value on is said.
+  const auto medians = device_bands(run, devices, 0, Clock::clk, std::nullopt);
+  EXPECT_FALSE(medians[0].frame);
+  EXPECT_FALSE(medians[0].has_clock);
+  // One time range for all: it holds gpu0's work from 0 us and gpu1's to 1220 us.
+  const layout::View view = fit_bands(device_bands(run, devices, 0, Clock::poll, 1), {});
+  EXPECT_LE(view.begin_us, 0);
+  EXPECT_GE(view.end_us, 1220);
+  // A run on one device, and a scenario below no device's folder: no bands (shown alone).
+  EXPECT_TRUE(device_bands(run, {}, 0, Clock::poll, 1).empty());
+  LoadedRun odd = run;
+  odd.scenarios[0].name = "default";
+  EXPECT_TRUE(device_bands(odd, devices, 0, Clock::poll, 1).empty());
+}
+
 TEST(ViewerScene, DeviceLinesNameTheDeviceDriverAndEachQueuesPriority) {
   const auto lines = device_lines(three_frames().meta);
   ASSERT_EQ(lines.size(), 3u);
