@@ -473,16 +473,22 @@ std::string neighbours_answer(const LoadedRun& run, const StudyFile& study) {
       const auto low = rows.number(r, "ci_low");
       const auto high = rows.number(r, "ci_high");
       const auto tail = rows.number(r, "tail_excess");
+      const auto tail_low = rows.number(r, "tail_ci_low");
+      const auto tail_high = rows.number(r, "tail_ci_high");
       const std::string tests = rows.at(r, "tests");
-      std::string effect = rows.at(r, "metric");
+      // Both of what the endpoint tests, each with its interval: an inconclusive call shows
+      // which straddles its margin.
+      std::string effect;
       if (tests.find("median") != std::string::npos && ratio)
         effect += fmt::format(" ×{:.3f}", *ratio) +
                   (low && high ? fmt::format(" [{:.3f}, {:.3f}]", *low, *high) : "");
-      else if (tail)
-        effect += fmt::format(" tail {:+.1f} pts", 100.0 * *tail);
-      else
-        continue;
-      effects += (effects.empty() ? "" : ", ") + effect;
+      if (tests.find("tail") != std::string::npos && tail)
+        effect += fmt::format(" tail {:+.1f} pts", 100.0 * *tail) +
+                  (tail_low && tail_high
+                       ? fmt::format(" [{:+.1f}, {:+.1f}]", 100.0 * *tail_low, 100.0 * *tail_high)
+                       : "");
+      if (effect.empty()) continue;
+      effects += (effects.empty() ? "" : ", ") + rows.at(r, "metric") + effect;
     }
   } catch (const std::exception& e) {
     effects = fmt::format("`{}/verdict.csv`: {}", study.name, e.what());

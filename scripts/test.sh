@@ -40,11 +40,11 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
   ASAN_OPTIONS=detect_leaks=1 ctest --test-dir "$root/build-asan" --output-on-failure -j"$jobs" -LE integration
   ASAN_OPTIONS=detect_leaks=0 ctest --test-dir "$root/build-asan" --output-on-failure -j"$jobs" -L integration
 
-  echo "== ThreadSanitizer (the threaded parts: pollers, the loops and executor on a fake backend, runner, and the executor on the device, the live viewer's hand-over)"
+  echo "== ThreadSanitizer (the threaded parts: pollers, the loops and executor on a fake backend, runner, devices at once, and the executor on the device, the live viewer's hand-over)"
   BUILD_TYPE=Debug "$root/scripts/setup.sh" "$root/build-tsan" -DGPUOVERLAP_TESTS=ON \
     -DGPUOVERLAP_SANITIZE=thread
   TSAN_OPTIONS="halt_on_error=1 suppressions=$root/tests/tsan.supp" \
-    ctest --test-dir "$root/build-tsan" --output-on-failure -j"$jobs" -R 'StampPoller|SequencePoller|JobSystem|FrameLoop|PreemptionLoop|DeviceExecutor|LoadProcess|SuiteRunner|BackgroundProcessor|BackgroundSession|VariantSlot|AllPresets|Background\.|Verdict|LiveFeed|LiveEdits|LiveScript|ViewerLive'
+    ctest --test-dir "$root/build-tsan" --output-on-failure -j"$jobs" -R 'StampPoller|SequencePoller|JobSystem|FrameLoop|PreemptionLoop|DeviceExecutor|LoadProcess|SuiteRunner|StepGate|ConcurrencyPlan|ConcurrentDevices|BackgroundProcessor|BackgroundSession|VariantSlot|AllPresets|Background\.|Verdict|LiveFeed|LiveEdits|LiveScript|ViewerLive'
 
   echo "== fuzzing: the scenario parser and the results readers (clang, ASan + UBSan)"
   "$root/scripts/fuzz.sh"
