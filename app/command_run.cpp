@@ -18,9 +18,11 @@
 #include "app/commands.h"
 #include "app/exit_status.h"
 #include "core/atomic_file.h"
+#include "core/cpu_affinity.h"
 #include "core/interrupt.h"
 #include "engine/concurrent_suite.h"
 #include "engine/suite_runner.h"
+#include "jobs/cpu_spec.h"
 #include "preemption/preemption_analysis.h"
 #include "queues/poller_placement.h"
 #include "scenarios/cpu_device_sizes.h"
@@ -79,6 +81,7 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   // then (threads a driver makes for an instance are not kept off; those of a device are).
   std::vector<PollerPlacement> placements;
   std::vector<nlohmann::json> poller_meta;
+  std::vector<std::vector<int>> cpu_shares;  // --split-cpus: each device's CPUs
   if (args.concurrent) {
     if (Status chosen = choose_devices(); !chosen) return fail(chosen.error());
     if (!choices.several)
@@ -93,6 +96,17 @@ int command_run(const RunArguments& args, const std::string& command_line) {
     if (!placed) return fail(placed.error());
     placements = std::move(*placed);
     poller_meta = try_poller_placements(placements);
+    // The CPUs left beside the pollers (this thread's, after the reservation), a share each.
+    if (args.split_cpus) {
+#if defined(_WIN32)
+      return fail(make_error(
+          "--split-cpus: on Windows a new thread takes the process's CPUs, not its creator's, so "
+          "a device's threads cannot be kept to a share"));
+#endif
+      auto shares = split_cpus(usable_cpu_ids(), choices.devices.size());
+      if (!shares) return fail(shares.error());
+      cpu_shares = std::move(*shares);
+    }
   } else {
     auto placed = poller_placement(args.poller_core, poller_priority);
     if (!placed) return fail(placed.error());
@@ -194,6 +208,11 @@ int command_run(const RunArguments& args, const std::string& command_line) {
                                                  .study_round = args.study_round_ms.has_value()});
       if (!sizes.log_line.empty()) job.log << sizes.log_line << "\n";
     }
+    // A game frame's "cores" are the device's share (its thread keeps to it: see below).
+    if (!cpu_shares.empty())
+      for (Scenario& s : on_device)
+        if (s.cpu)
+          jobs::resolve_cores(*s.cpu, static_cast<std::uint32_t>(cpu_shares[job.slot].size()));
     SuiteOptions options;
     options.out_directory = job.out;
     options.warmup_frames = args.warmup;
@@ -237,6 +256,7 @@ int command_run(const RunArguments& args, const std::string& command_line) {
     options.extra_meta["device_choice"] = job.chosen.reason;
     options.extra_meta["device_index"] = job.chosen.index;
     options.extra_meta["sizes"] = sizes.meta;
+    if (!cpu_shares.empty()) options.extra_meta["cpu_share"] = cpu_shares[job.slot];
     options.before_scenario = job.before_scenario;
     // An undecided study gets another round while its budget lasts (analysis/verdict.h).
     outcome = run_suite(job.executor, on_device, options, job.log, [&](const SuiteOutcome& so_far) {
@@ -322,6 +342,11 @@ int command_run(const RunArguments& args, const std::string& command_line) {
     std::vector<std::thread> threads;
     for (std::size_t slot = 0; slot < choices.devices.size(); ++slot)
       threads.emplace_back([&, slot] {
+        // Before its device is opened: the driver's threads, the frame loop and the workers
+        // made from here on keep to the share.
+        if (!cpu_shares.empty() && !restrict_this_thread_to(cpu_shares[slot]))
+          *logs[slot] << "--split-cpus: keeping this device's threads to its CPUs was refused; "
+                         "they run on every CPU but the pollers'\n";
         try {
           device_statuses[slot] =
               run_on({choices.devices[slot], slot, device_runs[slot].directory, *executors[slot],

@@ -32,6 +32,7 @@ struct RunArguments {
   // concurrency_rounds > 0 each frame scenario as a study of neighbours.
   bool concurrent = false;
   std::uint32_t concurrency_rounds = 0;
+  bool split_cpus = false;  // each device's threads on a share of the CPUs of its own
   std::string out;
   std::uint32_t timeout_ms = kDefaultFrameTimeoutMs;
   bool priority_fallback = false;

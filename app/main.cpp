@@ -151,6 +151,12 @@ int main(int argc, char** argv) {
                   "and report OUT puts them side by side")
       ->check(CLI::Range(kMinConcurrencyRounds, kMaxConcurrencyRounds))
       ->needs(concurrent);
+  run->add_flag("--split-cpus", run_args.split_cpus,
+                "With --concurrent: give each device's threads (frame loop, a game frame's "
+                "workers, background compiles, the driver's) a share of the CPUs left beside the "
+                "pollers, so that CPU-bound scenarios do not compete across devices; a game "
+                "frame's \"cores\" are then its share. Linux only")
+      ->needs(concurrent);
   run->add_option("--out", run_args.out,
                   "Output directory (default: results/<date-time>/); created and checked "
                   "(writable, free space) before any GPU work; an existing one must be empty");

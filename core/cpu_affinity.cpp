@@ -86,4 +86,20 @@ bool keep_this_thread_off(const std::vector<int>& cpus) {
 #endif
 }
 
+bool restrict_this_thread_to(const std::vector<int>& cpus) {
+  if (cpus.empty()) return false;
+#if defined(_WIN32)
+  DWORD_PTR mask = 0;
+  for (const int cpu : cpus)
+    if (cpu >= 0 && cpu < static_cast<int>(8 * sizeof(DWORD_PTR))) mask |= DWORD_PTR{1} << cpu;
+  return mask != 0 && SetThreadAffinityMask(GetCurrentThread(), mask) != 0;
+#else
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (const int cpu : cpus)
+    if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &set);
+  return CPU_COUNT(&set) > 0 && pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+#endif
+}
+
 }  // namespace gpuoverlap

@@ -21,5 +21,9 @@ int current_cpu();
 bool keep_this_thread_off(int cpu);
 // The same for several CPUs at once (one poller per device of a concurrent run).
 bool keep_this_thread_off(const std::vector<int>& cpus);
+// Lets the calling thread run on `cpus` only (a device's share in `run --concurrent
+// --split-cpus`); the threads it creates afterwards inherit that on Linux, not on Windows (a new
+// thread takes the process's affinity there). False where the platform refuses.
+bool restrict_this_thread_to(const std::vector<int>& cpus);
 
 }  // namespace gpuoverlap

@@ -73,6 +73,23 @@ Result<ConcurrencyPlan> plan_concurrent(const std::vector<Scenario>& scenarios, 
   return plan;
 }
 
+Result<std::vector<std::vector<int>>> split_cpus(const std::vector<int>& cpus,
+                                                 std::size_t parts) {
+  if (parts == 0 || cpus.size() < 2 * parts)
+    return make_error(fmt::format(
+        "--split-cpus: {} CPUs beside the pollers for {} devices; each device needs two or more",
+        cpus.size(), parts));
+  std::vector<std::vector<int>> shares(parts);
+  std::size_t next = 0;
+  for (std::size_t p = 0; p < parts; ++p) {
+    const std::size_t size = cpus.size() / parts + (p < cpus.size() % parts ? 1 : 0);
+    shares[p].assign(cpus.begin() + static_cast<std::ptrdiff_t>(next),
+                     cpus.begin() + static_cast<std::ptrdiff_t>(next + size));
+    next += size;
+  }
+  return shares;
+}
+
 DeviceLockstep::DeviceLockstep(const ConcurrencyPlan& plan,
                                std::chrono::milliseconds neighbour_wait_limit,
                                std::function<bool()> should_stop)

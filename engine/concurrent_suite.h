@@ -56,6 +56,12 @@ struct ConcurrencyPlan {
 Result<ConcurrencyPlan> plan_concurrent(const std::vector<Scenario>& scenarios, std::size_t devices,
                                         std::uint32_t rounds);
 
+// `run --concurrent --split-cpus`: `cpus` (the CPUs left beside the pollers) split into `parts`
+// shares of consecutive CPUs, their sizes at most one apart, one per device, so that a CPU-bound
+// scenario on one device does not compete with another's. An input Error where a share would
+// have fewer than two CPUs (a game frame's workers and its frame loop).
+Result<std::vector<std::vector<int>>> split_cpus(const std::vector<int>& cpus, std::size_t parts);
+
 // Holds a plan's devices in step. Each device's thread gives its run_suite the hook
 // `before_scenario(device)` and calls `done(device)` when its run_suite returns (a device that
 // failed stops its own scenarios; the others no longer wait for it).

@@ -11,6 +11,15 @@ std::optional<WaitMode> parse_wait_mode(std::string_view text) {
   return value_of(kWaitModeNames, text);
 }
 
+void resolve_cores(CpuFrameSpec& spec, std::uint32_t usable) {
+  if (!spec.workers_from_cores) return;
+  spec.workers = std::max(1u, usable - std::min(usable, 1u));
+  if (spec.jobs_per_worker)
+    spec.jobs_per_frame = std::clamp(*spec.jobs_per_worker * spec.workers, spec.critical_jobs,
+                                     kMaxJobsPerFrame);
+  if (spec.cpu_ms_per_worker) spec.cpu_ms_per_frame = *spec.cpu_ms_per_worker * spec.workers;
+}
+
 std::string describe(const CpuFrameSpec& s) {
   std::string out = fmt::format("{} worker{}{}, {} jobs, {:.3g} ms of work per frame", s.workers,
                                 s.workers == 1 ? "" : "s",

@@ -83,6 +83,12 @@ using gpuoverlap::pin_current_thread;
 using gpuoverlap::usable_cpu_ids;
 using gpuoverlap::usable_cpus;
 
+// "cores" resolved again for a thread that may run on `usable` CPUs (a device's share of them,
+// `run --concurrent --split-cpus`): a spec whose workers came from "cores" gets `usable` less
+// one, and totals the file gave per worker scale with them (at least critical_jobs jobs, at most
+// kMaxJobsPerFrame). A spec with a count of workers is left as it is.
+void resolve_cores(CpuFrameSpec& spec, std::uint32_t usable);
+
 // One line for logs and `validate`, e.g. "15 workers (cores less the poller's), 60 jobs, 60 ms
 // of work per frame, a chain of 3, spin_then_sleep (50 us), 8 ms period, 2 frames in flight".
 std::string describe(const CpuFrameSpec& spec);

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "run_binary.h"
 
@@ -208,8 +209,13 @@ TEST_F(ConcurrentDevices, BadRequestsAreRefusedBeforeAnyWork) {
       {"--concurrent --concurrency-rounds 2 --device all", "--concurrency-rounds"},
       {"--concurrent --device all --poller-core 0", "one per device"},
       {"--concurrent --device all --poller-core 0,0", "twice"},
+      {"--split-cpus --device all", "--concurrent"},
   };
-  for (const auto& [arguments, reason] : refusals) {
+  // Two CPUs cannot be split in two shares of two (a machine with four or more can).
+  std::vector<std::pair<std::string, std::string>> all = refusals;
+  if (std::thread::hardware_concurrency() < 4)
+    all.emplace_back("--concurrent --split-cpus --device all", "each device needs two or more");
+  for (const auto& [arguments, reason] : all) {
     fs::remove_all(out);
     const auto r = run_with("run default --frames 2 " + arguments + " --out " + out.string());
     EXPECT_EQ(r.exit_code, 2) << arguments << "\n" << r.output;

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "core/cpu_affinity.h"
+#include "jobs/cpu_spec.h"
 #include "queues/poller_placement.h"
 #include "scenarios/presets.h"
 
@@ -205,6 +206,49 @@ TEST(PollerPlacements, OneCpuPerPollerListedOrChosenAndRefusedWhenShort) {
     auto refused = poller_placements(bad, PollerPriority::normal, 2);
     EXPECT_FALSE(refused.ok()) << bad;
   }
+}
+
+
+TEST(SplitCpus, ConsecutiveSharesAtMostOneApartAndTwoOrMoreEach) {
+  auto shares = split_cpus({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13}, 2);
+  ASSERT_TRUE(shares.ok()) << shares.error().message;
+  EXPECT_EQ((*shares)[0], (std::vector<int>{0, 1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ((*shares)[1], (std::vector<int>{7, 8, 9, 10, 12, 13}));
+  auto four = split_cpus({2, 3, 4, 5, 6, 7, 8, 9, 10}, 4);
+  ASSERT_TRUE(four.ok());
+  std::set<int> seen;
+  for (const auto& share : *four) {
+    EXPECT_GE(share.size(), 2u);
+    EXPECT_LE(share.size(), 3u);
+    for (int cpu : share) EXPECT_TRUE(seen.insert(cpu).second) << cpu << " in two shares";
+  }
+  EXPECT_EQ(seen.size(), 9u);
+  auto short_of_cpus = split_cpus({0, 1, 2}, 2);
+  ASSERT_FALSE(short_of_cpus.ok());
+  EXPECT_NE(short_of_cpus.error().message.find("--split-cpus"), std::string::npos);
+}
+
+// A game frame's "cores" resolved for a device's share: its workers follow, and totals given
+// per worker scale with them; a count of workers stays.
+TEST(SplitCpus, AGameFramesCoresAreItsShare) {
+  jobs::CpuFrameSpec from_cores;
+  from_cores.workers_from_cores = true;
+  from_cores.workers = 31;
+  from_cores.jobs_per_worker = 4;
+  from_cores.cpu_ms_per_worker = 0.5;
+  jobs::resolve_cores(from_cores, 15);
+  EXPECT_EQ(from_cores.workers, 14u);
+  EXPECT_EQ(from_cores.jobs_per_frame, 56u);
+  EXPECT_DOUBLE_EQ(from_cores.cpu_ms_per_frame, 7.0);
+  jobs::CpuFrameSpec totals;
+  totals.workers_from_cores = true;
+  jobs::resolve_cores(totals, 2);
+  EXPECT_EQ(totals.workers, 1u);
+  EXPECT_EQ(totals.jobs_per_frame, 60u) << "a total given per frame stays";
+  jobs::CpuFrameSpec counted;
+  counted.workers = 8;
+  jobs::resolve_cores(counted, 3);
+  EXPECT_EQ(counted.workers, 8u);
 }
 
 }  // namespace
