@@ -4,7 +4,8 @@
 # graphics stack needs one). Installs what it needs (idempotent; sudo when not root). The
 # exit status is the program's.
 #
-# WINE_RUN_PREFIX (default build-windows/wine-prefix) and GPUOVERLAP_EXE override the paths.
+# WINE_RUN_PREFIX (default build-windows/wine-prefix) and GPUOVERLAP_EXE override the paths;
+# WINE_RUN_VK_ICD_FILENAMES the Vulkan drivers under D3D12 (default lavapipe's).
 # Hazard: a wineserver started from a pipe keeps the pipe open, so every wine command here
 # reads /dev/null and writes to files or the terminal, never into $(...).
 set -euo pipefail
@@ -19,7 +20,7 @@ packages=(wine wine64 libwine xvfb xauth mesa-vulkan-drivers libvulkan1)
 ensure_packages wine-run "${packages[@]}"
 
 export WINEPREFIX=$prefix WINEARCH=win64 WINEDEBUG=${WINEDEBUG:--all}
-export VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json
+export VK_ICD_FILENAMES=${WINE_RUN_VK_ICD_FILENAMES:-/usr/share/vulkan/icd.d/lvp_icd.x86_64.json}
 export VK_DRIVER_FILES=$VK_ICD_FILENAMES
 
 # A display of our own, on the first free number from 90; gone when this script ends.

@@ -3,7 +3,8 @@ what needs no GPU behaves as on Linux, byte for byte where the output is the sam
 list, validation and its explanation in D3D12 terms, refusals of bad input, and report and
 compare on results the Linux build wrote; and the D3D12 device Wine offers, with what its
 runtime lacks reported as such; and the D3D12 backend running the presets (vkd3d on
-lavapipe), asserting the same invariants as on Vulkan.
+lavapipe), asserting the same invariants as on Vulkan; and --device all and --concurrent on the
+one adapter Wine offers.
 
 Needs GPUOVERLAP_BINARY (the Linux build, for the reference outputs and the results) and the
 Windows build in build-windows/ (GPUOVERLAP_EXE overrides)."""
@@ -28,9 +29,10 @@ def linux(*args, cwd=None):
     return subprocess.run([LINUX, *args], capture_output=True, text=True, timeout=600, cwd=cwd)
 
 
-def windows(*args, cwd=None):
+def windows(*args, cwd=None, env=None):
     return subprocess.run([str(WINE_RUN), *args], capture_output=True, text=True, timeout=600,
-                          stdin=subprocess.DEVNULL, cwd=cwd)
+                          stdin=subprocess.DEVNULL, cwd=cwd,
+                          env=None if env is None else {**os.environ, **env})
 
 
 def lines(text):
@@ -402,3 +404,105 @@ def test_the_viewer_is_not_in_the_windows_build_and_says_so(linux_results):
     assert ours.returncode == 3, ours.stderr
     assert 'this build has no viewer' in ours.stderr
     assert len(lines(ours.stderr.strip())) == 1, ours.stderr
+
+
+# A run on several devices (docs/multi-gpu.md) on the Windows build. Wine 8's DXGI has one
+# adapter whatever the Vulkan drivers under it: wined3d makes a single adapter, and on Xvfb
+# (no XRandR providers) Wine's display driver reports a single GPU. So under Wine the Windows
+# build sees the one-device forms: --device all on that adapter, a list naming a second refused.
+LAVAPIPE_ICD = '/usr/share/vulkan/icd.d/lvp_icd.x86_64.json'
+
+
+def test_dxgi_lists_one_adapter_where_vulkan_has_two(tmp_path):
+    second = tmp_path / 'lvp2.json'
+    second.write_text(pathlib.Path(LAVAPIPE_ICD).read_text())
+    icds = LAVAPIPE_ICD + ':' + str(second)
+    vulkan = subprocess.run([LINUX, 'devices', '--json'], capture_output=True, text=True,
+                            timeout=600, env={**os.environ, 'VK_ICD_FILENAMES': icds})
+    assert vulkan.returncode == 0, vulkan.stderr
+    assert len(json.loads(vulkan.stdout)) == 2
+    d3d12 = windows('devices', '--json', env={'WINE_RUN_VK_ICD_FILENAMES': icds})
+    assert d3d12.returncode == 0, d3d12.stderr
+    assert [d['api'] for d in json.loads(d3d12.stdout)] == ['D3D12']
+
+
+def the_adapter():
+    result = windows('devices', '--json')
+    assert result.returncode == 0, result.stderr
+    adapters = json.loads(result.stdout)
+    assert len(adapters) == 1
+    return adapters[0]
+
+
+def assert_one_device_layout(out, adapter):
+    """OUT/gpu0 and OUT/run.json, as on a host with one GPU: the run.json lists the device and
+    its scenarios by folder, and every scenario's meta.json names the D3D12 adapter."""
+    assert sorted(p.name for p in out.iterdir()) == ['gpu0', 'run.json']
+    run = json.loads((out / 'run.json').read_text())
+    assert [(d['index'], d['directory'], d['status']) for d in run['devices']] == [
+        (0, 'gpu0', 'ok')]
+    device = run['devices'][0]['device']
+    assert device['api'] == 'D3D12' and device['luid'] == adapter['luid']
+    assert device['name'] == adapter['name']
+    assert [(s['directory'], s['status']) for s in run['scenarios']] == [('gpu0/default', 'ok')]
+    own = json.loads((out / 'gpu0' / 'run.json').read_text())
+    assert [(s['directory'], s['status']) for s in own['scenarios']] == [('default', 'ok')]
+    meta = json.loads((out / 'gpu0' / 'default' / 'meta.json').read_text())
+    assert meta['device']['api'] == 'D3D12'
+    assert meta['device']['luid'] == adapter['luid'] and meta['device_index'] == 0
+    assert len(read_csv(out / 'gpu0' / 'default' / 'records.csv.gz')) == 3 * len(
+        meta['scenario']['workloads'])
+    return run, meta
+
+
+def test_device_all_runs_on_the_one_adapter_in_a_folder_of_its_own(tmp_path):
+    adapter = the_adapter()
+    out = tmp_path / 'all'
+    made = windows('run', 'default', '--frames', '3', '--warmup', '0', '--device', 'all',
+                   *KEEP_EVERY_POLL_FRAME, '--out', windows_path(out))
+    assert made.returncode == 0, made.stdout + made.stderr
+    run, _ = assert_one_device_layout(out, adapter)
+    assert run['concurrent'] is None
+    # The Linux tools read it as a run on several devices, of one.
+    report = linux('report', str(out))
+    assert report.returncode == 0, report.stderr
+    text = (out / 'report.md').read_text()
+    assert text.startswith('# gpuoverlap report: 1 device side by side')
+    assert '| gpu0 | ' + adapter['name'] + ' | ' in text
+    assert (out / 'gpu0' / 'report.md').is_file()
+
+
+def test_concurrent_on_the_one_adapter_keeps_the_layout_and_says_where_it_stood(tmp_path):
+    adapter = the_adapter()
+    out = tmp_path / 'at-once'
+    made = windows('run', 'default', '--frames', '3', '--warmup', '0', '--device', 'all',
+                   '--concurrent', *KEEP_EVERY_POLL_FRAME, '--out', windows_path(out))
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert '[gpu0] [1/1] default: ok' in made.stderr
+    run, meta = assert_one_device_layout(out, adapter)
+    assert run['concurrent'] == {'rounds': 0, 'studied': [], 'together_only': []}
+    where = dict(meta['concurrent'])
+    assert where.pop('waited_ms') >= 0
+    assert where == {'alone': False, 'devices': 1, 'in_step': True, 'step': 1}
+    assert meta['run_span_ns']['start'] <= meta['run_span_ns']['end']
+    report = linux('report', str(out))
+    assert report.returncode == 0, report.stderr
+    assert (out / 'report.md').read_text().startswith('# gpuoverlap report: 1 device side by side')
+
+
+@pytest.mark.parametrize('arguments, reason', [
+    (['--device', '0,1'], '--device 1: no such device index (devices: 0: '),
+    (['--device', '0,0'], '--device 0,0: device 0 is named twice (devices: 0: '),
+    (['--concurrent'], '--concurrent runs several devices at once'),
+    (['--device', '0', '--concurrent'], '--concurrent runs several devices at once'),
+    (['--device', 'all', '--concurrent', '--concurrency-rounds', '3', '--frames', '6'],
+     '--concurrency-rounds compares a device alone with the others busy: it needs two '
+     'devices or more'),
+])
+def test_what_needs_a_second_adapter_is_refused_with_nothing_made(tmp_path, arguments, reason):
+    out = tmp_path / 'never'
+    result = windows('run', 'default', *arguments, '--out', windows_path(out))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert reason in result.stderr and result.stdout == ''
+    assert len(lines(result.stderr.strip())) == 1, result.stderr
+    assert not out.exists()
