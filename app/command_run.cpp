@@ -332,8 +332,8 @@ int command_run(const RunArguments& args, const std::string& command_line) {
           std::make_unique<PrefixedLines>(std::cerr, fmt::format("[gpu{}] ", chosen.index)));
     }
     std::cerr << fmt::format(
-        "--- {} devices at once{}, each scenario started together on all of them\n",
-        choices.devices.size(),
+        "--- {} device{} at once{}, each scenario started together on all of them\n",
+        choices.devices.size(), choices.devices.size() == 1 ? "" : "s",
         plan->rounds > 0 ? fmt::format(" ({} concurrency rounds: each frame scenario also alone "
                                        "on each device)",
                                        plan->rounds)

@@ -8,11 +8,13 @@
 #   4. `report` of both (side by side, the concurrency answer).
 # Keeps reports, run.json and meta.json files, verdicts, summaries and logs (no per-frame
 # records) in $OUT/concurrent-gpus-$PART.tar.xz. PART: wall (steps 1, 2 and its report),
-# neighbours (step 3 and its report) or all (default). ROUNDS (default 10) and FRAMES (default
+# neighbours (step 3 and its report), split (steps 1 and 2, then step 2 and the game frame's
+# step 3 with --split-cpus: each device on its own share of the CPUs) or all (default: 1-4).
+# ROUNDS (default 10) and FRAMES (default
 # 5000, per condition over all rounds) size step 3; the paced game frame gets GAME_FRAMES
 # (default 1200) over ROUNDS.
 # Usage, with the gpuoverlap binary on PATH, from the repository root:
-#   OUT=OUT_DIR [PART=wall|neighbours] bench/concurrent_gpus.sh
+#   OUT=OUT_DIR [PART=wall|neighbours|split|all] bench/concurrent_gpus.sh
 set -uo pipefail
 shopt -s nullglob
 out=${OUT:-/tmp/gpuoverlap-out}
@@ -33,7 +35,18 @@ if [[ $part != neighbours ]]; then
     --out "$work/concurrent"
   timed report-concurrent gpuoverlap report "$work/concurrent"
 fi
-if [[ $part != wall ]]; then
+if [[ $part == split ]]; then
+  # Each device's threads on its own share of the CPUs: the CPU-bound scenarios no longer
+  # compete across devices.
+  timed concurrent-split gpuoverlap run --all --priority-fallback --device all --concurrent \
+    --split-cpus --out "$work/concurrent-split"
+  timed report-concurrent-split gpuoverlap report "$work/concurrent-split"
+  timed neighbours-game-split gpuoverlap run game-frame --priority-fallback --device all \
+    --concurrent --split-cpus --concurrency-rounds "${ROUNDS:-10}" \
+    --frames "${GAME_FRAMES:-1200}" --out "$work/neighbours-game-split"
+  timed report-neighbours-game-split gpuoverlap report "$work/neighbours-game-split"
+fi
+if [[ $part == neighbours || $part == all ]]; then
   # The presets whose frames overlap work (studies and preemption are not part of the question).
   presets="default default-legacy default-enhanced default-enhanced-sync-all default-split-collapsed
     default-split-event no-barriers three-dispatches three-dispatches-legacy
