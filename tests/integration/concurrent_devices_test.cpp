@@ -11,27 +11,20 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "results_tools.h"
 #include "run_binary.h"
+#include "two_lavapipes.h"
 
 namespace gpuoverlap {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path scratch(const std::string& name) {
-  return fs::temp_directory_path() /
-         ("gpuoverlap-concurrent-" + std::to_string(::getpid()) + "-" + name);
-}
+fs::path scratch(const std::string& name) { return scratch_path("concurrent", name); }
 
-nlohmann::json read_json(const fs::path& file) {
-  std::ifstream in(file);
-  return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-}
+nlohmann::json read_json(const fs::path& file) { return read_json_or_discarded(file); }
 
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+std::string read_text(const fs::path& file) { return read_text_file(file); }
 
 // One scenario as a device ran it: its step in the run and when it ran on the CPU clock.
 struct Ran {
@@ -62,9 +55,7 @@ std::vector<Ran> scenarios_run(const fs::path& out) {
 class ConcurrentDevices : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    second_icd_ = new fs::path(scratch("lvp2.json"));
-    fs::copy_file("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", *second_icd_,
-                  fs::copy_options::overwrite_existing);
+    devices_ = new TwoLavapipes("concurrent");
     out_ = new fs::path(scratch("rounds"));
     fs::remove_all(*out_);
     result_ =
@@ -74,20 +65,16 @@ class ConcurrentDevices : public ::testing::Test {
   }
   static void TearDownTestSuite() {
     fs::remove_all(*out_);
-    fs::remove(*second_icd_);
     delete out_;
     delete result_;
-    delete second_icd_;
+    delete devices_;
   }
-  static CommandResult run_with(const std::string& arguments) {
-    return run_command("VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json:" +
-                       second_icd_->string() + " " + GPUOVERLAP_BINARY + " " + arguments);
-  }
-  static fs::path* second_icd_;
+  static CommandResult run_with(const std::string& arguments) { return devices_->run(arguments); }
+  static TwoLavapipes* devices_;
   static fs::path* out_;
   static CommandResult* result_;
 };
-fs::path* ConcurrentDevices::second_icd_ = nullptr;
+TwoLavapipes* ConcurrentDevices::devices_ = nullptr;
 fs::path* ConcurrentDevices::out_ = nullptr;
 CommandResult* ConcurrentDevices::result_ = nullptr;
 

@@ -12,8 +12,10 @@
 #include <set>
 
 #include "analysis/csv_table.h"
+#include "results_tools.h"
 #include "run_binary.h"
 #include "timeline/export.h"
+#include "two_lavapipes.h"
 #include "viewer/png_image.h"
 
 namespace gpuoverlap {
@@ -21,28 +23,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path scratch(const std::string& name) {
-  return fs::temp_directory_path() /
-         ("gpuoverlap-multi-device-" + std::to_string(::getpid()) + "-" + name);
-}
+fs::path scratch(const std::string& name) { return scratch_path("multi-device", name); }
 
-nlohmann::json read_json(const fs::path& file) {
-  std::ifstream in(file);
-  return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-}
+nlohmann::json read_json(const fs::path& file) { return read_json_or_discarded(file); }
 
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+std::string read_text(const fs::path& file) { return read_text_file(file); }
 
 // Lavapipe twice: two devices, as on a host with two GPUs of one model.
 class TwoDevices : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    second_icd_ = new fs::path(scratch("lvp2.json"));
-    fs::copy_file("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", *second_icd_,
-                  fs::copy_options::overwrite_existing);
+    devices_ = new TwoLavapipes("multi-device");
     out_ = new fs::path(scratch("run"));
     fs::remove_all(*out_);
     result_ = new CommandResult(run_gpuoverlap_with(
@@ -50,23 +41,18 @@ class TwoDevices : public ::testing::Test {
   }
   static void TearDownTestSuite() {
     fs::remove_all(*out_);
-    fs::remove(*second_icd_);
     delete out_;
     delete result_;
-    delete second_icd_;
-  }
-  static std::string env() {
-    return "VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json:" + second_icd_->string() +
-           " ";
+    delete devices_;
   }
   static CommandResult run_gpuoverlap_with(const std::string& arguments) {
-    return run_command(env() + GPUOVERLAP_BINARY + " " + arguments);
+    return devices_->run(arguments);
   }
-  static fs::path* second_icd_;
+  static TwoLavapipes* devices_;
   static fs::path* out_;
   static CommandResult* result_;
 };
-fs::path* TwoDevices::second_icd_ = nullptr;
+TwoLavapipes* TwoDevices::devices_ = nullptr;
 fs::path* TwoDevices::out_ = nullptr;
 CommandResult* TwoDevices::result_ = nullptr;
 
