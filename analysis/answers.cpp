@@ -452,6 +452,26 @@ void answer_neighbours(std::string& out, const LoadedRun& run,
 
 }  // namespace
 
+std::string endpoint_effect(const CsvTable<kVerdictColumns.size()>& v, std::size_t r,
+                            bool intervals) {
+  const std::string tests = v.present[v.index("tests")] ? v.at(r, "tests") : "median+tail";
+  const auto ratio = v.number(r, "ratio_p50");
+  const auto tail = v.number(r, "tail_excess");
+  auto interval = [&](const char* low, const char* high, double scale, const char* format) {
+    const auto l = v.number(r, low), h = v.number(r, high);
+    return intervals && l && h ? fmt::format(fmt::runtime(format), scale * *l, scale * *h)
+                               : std::string();
+  };
+  std::string effect;
+  if (tests.find("median") != std::string::npos && ratio)
+    effect +=
+        fmt::format(" ×{:.3f}", *ratio) + interval("ci_low", "ci_high", 1, " [{:.3f}, {:.3f}]");
+  if (tests.find("tail") != std::string::npos && tail)
+    effect += fmt::format("{} tail {:+.1f} pts", effect.empty() ? "" : ",", 100.0 * *tail) +
+              interval("tail_ci_low", "tail_ci_high", 100, " [{:+.1f}, {:+.1f}]");
+  return effect;
+}
+
 std::string neighbours_answer(const LoadedRun& run, const StudyFile& study) {
   const nlohmann::json& v = study.verdict;
   if (v.is_null())
@@ -469,26 +489,9 @@ std::string neighbours_answer(const LoadedRun& run, const StudyFile& study) {
                                kVerdictColumns, /*allow_missing=*/true);
     for (std::size_t r = 0; r < rows.rows.size(); ++r) {
       if (rows.at(r, "role") != "primary") continue;
-      const auto ratio = rows.number(r, "ratio_p50");
-      const auto low = rows.number(r, "ci_low");
-      const auto high = rows.number(r, "ci_high");
-      const auto tail = rows.number(r, "tail_excess");
-      const auto tail_low = rows.number(r, "tail_ci_low");
-      const auto tail_high = rows.number(r, "tail_ci_high");
-      const std::string tests = rows.at(r, "tests");
-      // Both of what the endpoint tests, each with its interval: an inconclusive call shows
-      // which straddles its margin.
-      std::string effect;
-      if (tests.find("median") != std::string::npos && ratio)
-        effect += fmt::format(" ×{:.3f}", *ratio) +
-                  (low && high ? fmt::format(" [{:.3f}, {:.3f}]", *low, *high) : "");
-      if (tests.find("tail") != std::string::npos && tail)
-        effect += fmt::format(" tail {:+.1f} pts", 100.0 * *tail) +
-                  (tail_low && tail_high
-                       ? fmt::format(" [{:+.1f}, {:+.1f}]", 100.0 * *tail_low, 100.0 * *tail_high)
-                       : "");
+      const std::string effect = endpoint_effect(rows, r, /*intervals=*/true);
       if (effect.empty()) continue;
-      effects += (effects.empty() ? "" : ", ") + rows.at(r, "metric") + effect;
+      effects += (effects.empty() ? "" : "; ") + rows.at(r, "metric") + effect;
     }
   } catch (const std::exception& e) {
     effects = fmt::format("`{}/verdict.csv`: {}", study.name, e.what());

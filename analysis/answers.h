@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "analysis/csv_table.h"
 #include "analysis/results.h"
+#include "analysis/verdict.h"
 
 namespace gpuoverlap {
 
@@ -73,6 +75,13 @@ struct StudyFile {
   bool neighbours = false;
 };
 std::vector<StudyFile> read_studies(const LoadedRun& run);
+
+// A verdict.csv row's effect as text, what its endpoint tests: the median's ratio where it tests
+// that, the tail's excess where it tests that (older files without `tests`: both), each with its
+// interval when `intervals` (" ×1.008 [0.980, 1.026], tail +0.5 pts [-0.2, +1.2]"); "" when
+// neither has a value.
+std::string endpoint_effect(const CsvTable<kVerdictColumns.size()>& table, std::size_t row,
+                            bool intervals);
 
 // A study of neighbours' answer in one line of Markdown: "**not disturbed** (cpu_frame_us
 // ×1.002 [0.998, 1.006], …; 3 rounds)" from its verdict.csv's primary rows, or why there is none.

@@ -186,9 +186,12 @@ std::string devices_report(const std::vector<DeviceResults>& devices) {
   });
 
   out += "## Is background processing non-intrusive?\n\nEach study condition's decision.\n\n";
-  add_table(out, devices, "study · condition", [](const DeviceResults& d) {
+  // Each device's studies (their verdict.json files), read once for the tables below.
+  std::map<const DeviceResults*, std::vector<StudyFile>> studies;
+  for (const DeviceResults& d : devices) studies[&d] = read_studies(d.run);
+  add_table(out, devices, "study · condition", [&](const DeviceResults& d) {
     std::vector<std::pair<std::string, std::optional<Cell>>> cells;
-    for (const StudyFile& study : read_studies(d.run)) {
+    for (const StudyFile& study : studies.at(&d)) {
       if (!study.verdict.is_object() || study.neighbours) continue;
       for (const auto& c : study.verdict.value("conditions", nlohmann::json::array())) {
         if (!c.is_object()) continue;
@@ -202,16 +205,16 @@ std::string devices_report(const std::vector<DeviceResults>& devices) {
 
   // Only a run with --concurrency-rounds has studies of neighbours.
   bool neighbours = false;
-  for (const DeviceResults& d : devices)
-    for (const StudyFile& study : read_studies(d.run)) neighbours = neighbours || study.neighbours;
+  for (const auto& [device, files] : studies)
+    for (const StudyFile& study : files) neighbours = neighbours || study.neighbours;
   if (neighbours) {
     out +=
         "## Does one GPU's work disturb another's?\n\nEach device with the others running the "
         "same scenario against it alone, rounds interleaved, with the study's statistics "
         "(median ratio with its interval per frame-level endpoint; docs/multi-gpu.md).\n\n";
-    add_table(out, devices, "scenario", [](const DeviceResults& d) {
+    add_table(out, devices, "scenario", [&](const DeviceResults& d) {
       std::vector<std::pair<std::string, std::optional<Cell>>> cells;
-      for (const StudyFile& study : read_studies(d.run)) {
+      for (const StudyFile& study : studies.at(&d)) {
         if (!study.neighbours) continue;
         Cell cell;
         cell.text = neighbours_answer(d.run, study);

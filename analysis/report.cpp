@@ -246,20 +246,12 @@ void time_section(std::string& out, const LoadedRun& run) {
   out += ".\n\n";
 }
 
-// One verdict.csv cell of the study table: the decision and its effect ("**intrusive** ×1.08,
-// tail +9.3 pts"). The median's ratio where the endpoint tests it, the tail's excess where it
-// tests that.
+// One verdict.csv cell of the study table: the decision and its effect ("**intrusive** ×1.080,
+// tail +9.3 pts").
 std::string endpoint_cell(const CsvTable<kVerdictColumns.size()>& v, std::size_t r) {
   std::string cell = v.at(r, "verdict");
   if (cell == "intrusive") cell = "**intrusive**";
-  const std::string tests = v.present[v.index("tests")] ? v.at(r, "tests") : "median+tail";
-  const auto ratio = v.number(r, "ratio_p50");
-  const auto tail = v.number(r, "tail_excess");
-  if (tests.find("median") != std::string::npos && ratio) cell += fmt::format(" ×{:.3f}", *ratio);
-  if (tests.find("tail") != std::string::npos && tail)
-    cell += fmt::format("{} tail {:+.1f} pts", tests == "median+tail" && ratio ? "," : "",
-                        100.0 * *tail);
-  return cell;
+  return cell + endpoint_effect(v, r, /*intervals=*/false);
 }
 
 // Per study: conditions × primary endpoints (decision and effect), progress, the control's

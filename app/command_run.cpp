@@ -79,9 +79,6 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   // is opened: its driver threads, like every thread after, leave the pollers' CPUs to them.
   // --concurrent must know its devices first: the instance is opened before the reservation
   // then (threads a driver makes for an instance are not kept off; those of a device are).
-  std::vector<PollerPlacement> placements;
-  std::vector<nlohmann::json> poller_meta;
-  std::vector<std::vector<int>> cpu_shares;  // --split-cpus: each device's CPUs
   if (args.concurrent) {
     if (Status chosen = choose_devices(); !chosen) return fail(chosen.error());
     if (!choices.several)
@@ -92,26 +89,24 @@ int command_run(const RunArguments& args, const std::string& command_line) {
           "--concurrency-rounds compares a device alone with the others busy: it needs two "
           "devices or more, and {} was chosen",
           api->devices()[choices.devices.front().index].candidate.name)));
-    auto placed = poller_placements(args.poller_core, poller_priority, choices.devices.size());
-    if (!placed) return fail(placed.error());
-    placements = std::move(*placed);
-    poller_meta = try_poller_placements(placements);
-    // The CPUs left beside the pollers (this thread's, after the reservation), a share each.
-    if (args.split_cpus) {
+  }
+  // One poller at a time, or one per device at once.
+  auto placed = poller_placements(args.poller_core, poller_priority,
+                                  args.concurrent ? choices.devices.size() : 1);
+  if (!placed) return fail(placed.error());
+  const std::vector<PollerPlacement> placements = std::move(*placed);
+  const std::vector<nlohmann::json> poller_meta = try_poller_placements(placements);
+  // The CPUs left beside the pollers (this thread's, after the reservation), a share each.
+  std::vector<std::vector<int>> cpu_shares;  // --split-cpus: each device's CPUs
+  if (args.split_cpus) {
 #if defined(_WIN32)
-      return fail(make_error(
-          "--split-cpus: on Windows a new thread takes the process's CPUs, not its creator's, so "
-          "a device's threads cannot be kept to a share"));
+    return fail(make_error(
+        "--split-cpus: on Windows a new thread takes the process's CPUs, not its creator's, so "
+        "a device's threads cannot be kept to a share"));
 #endif
-      auto shares = split_cpus(usable_cpu_ids(), choices.devices.size());
-      if (!shares) return fail(shares.error());
-      cpu_shares = std::move(*shares);
-    }
-  } else {
-    auto placed = poller_placement(args.poller_core, poller_priority);
-    if (!placed) return fail(placed.error());
-    placements = {*placed};
-    poller_meta = {try_poller_placement(*placed)};
+    auto shares = split_cpus(usable_cpu_ids(), choices.devices.size());
+    if (!shares) return fail(shares.error());
+    cpu_shares = std::move(*shares);
   }
   // Every scenario is validated before any GPU work.
   std::vector<Scenario> scenarios;

@@ -93,12 +93,7 @@ Result<PreparedOutput> prepare_output(const std::filesystem::path& path, bool re
 }
 
 nlohmann::json try_poller_placement(const PollerPlacement& placement) {
-  PollerGranted granted;
-  std::thread([&] { granted = place_this_thread(placement); }).join();
-  if (!granted.refused.empty())
-    std::cerr << "poller: " << granted.refused << "; it runs at " << describe(granted.scheduling)
-              << "\n";
-  return to_json(placement, granted, granted.cpu && reserve_poller_cpu(placement));
+  return try_poller_placements({placement}).front();
 }
 
 std::vector<nlohmann::json> try_poller_placements(const std::vector<PollerPlacement>& placements) {
@@ -106,8 +101,10 @@ std::vector<nlohmann::json> try_poller_placements(const std::vector<PollerPlacem
   for (std::size_t i = 0; i < placements.size(); ++i) {
     std::thread([&] { granted[i] = place_this_thread(placements[i]); }).join();
     if (!granted[i].refused.empty())
-      std::cerr << "poller " << i + 1 << ": " << granted[i].refused << "; it runs at "
-                << describe(granted[i].scheduling) << "\n";
+      std::cerr << (placements.size() == 1 ? std::string("poller")
+                                           : fmt::format("poller {}", i + 1))
+                << ": " << granted[i].refused << "; it runs at " << describe(granted[i].scheduling)
+                << "\n";
   }
   bool all_pinned = !placements.empty();
   for (const PollerGranted& g : granted) all_pinned = all_pinned && g.cpu.has_value();

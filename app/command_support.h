@@ -37,7 +37,7 @@ int finish(const std::vector<std::unique_ptr<ScenarioExecutor>>& executors, int 
 // What the OS grants a stamp poller placed as asked, tried once on a thread of its own before
 // the run (each poller thread asks the same); a refusal is one line on stderr, and the run goes
 // on at what was granted. With a pinned CPU, the calling thread then leaves it to the poller
-// (reserve_poller_cpu): call it before the device is opened. Returns meta.json's "poller".
+// (reserve_poller_cpus): call it before the device is opened. Returns meta.json's "poller".
 nlohmann::json try_poller_placement(const PollerPlacement& placement);
 // The same for pollers that run at once (`run --concurrent`): each tried, then every pinned CPU
 // left to its poller at once. Returns each one's meta.json "poller", in order.

@@ -136,10 +136,6 @@ Result<PollerPlacement> poller_placement(std::string_view requested, PollerPrior
   return placement;
 }
 
-bool reserve_poller_cpu(const PollerPlacement& placement) {
-  return placement.cpu && keep_this_thread_off(*placement.cpu);
-}
-
 Result<std::vector<PollerPlacement>> poller_placements(std::string_view requested,
                                                        PollerPriority priority, std::size_t count) {
   if (count <= 1) {

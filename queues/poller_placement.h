@@ -65,10 +65,8 @@ PollerGranted place_this_thread(const PollerPlacement& placement);
 // runtime's, a positive control's, a load process. (Measured on an H200 without it: a study's
 // control threads time-sliced the poller, 4 ms windows on most stamps.) The poller threads pin
 // themselves back onto it. True where it was done; false without a pinned CPU, or where the
-// platform refuses.
-bool reserve_poller_cpu(const PollerPlacement& placement);
-// The same for pollers that run at once: every pinned one's CPU is kept free; false where none
-// is pinned or the platform refuses.
+// platform refuses. Several pollers that run at once (one per device): every pinned one's CPU
+// is kept free.
 bool reserve_poller_cpus(const std::vector<PollerPlacement>& placements);
 
 // The placement a run asks for, checked against this process's CPUs (untrusted: from the
@@ -95,7 +93,7 @@ Result<std::vector<PollerPlacement>> poller_placements(std::string_view requeste
 int quietest_cpu(const std::vector<int>& cpus);
 
 // meta.json's "poller": what was asked, what a thread placed so got, and whether the process's
-// other threads were kept off its CPU (reserve_poller_cpu).
+// other threads were kept off its CPU (reserve_poller_cpus).
 nlohmann::json to_json(const PollerPlacement& asked, const PollerGranted& granted,
                        bool cpu_reserved);
 
