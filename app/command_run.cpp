@@ -97,7 +97,7 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   const std::vector<PollerPlacement> placements = std::move(*placed);
   const std::vector<nlohmann::json> poller_meta = try_poller_placements(placements);
   // The CPUs left beside the pollers (this thread's, after the reservation), a share each.
-  std::vector<std::vector<int>> cpu_shares;  // --split-cpus: each device's CPUs
+  std::vector<std::vector<int>> cpu_shares;  // each device's CPUs; empty: all of them
   if (args.split_cpus) {
 #if defined(_WIN32)
     return fail(make_error(
@@ -107,6 +107,19 @@ int command_run(const RunArguments& args, const std::string& command_line) {
     auto shares = split_cpus(usable_cpu_ids(), choices.devices.size());
     if (!shares) return fail(shares.error());
     cpu_shares = std::move(*shares);
+  } else if (args.concurrent && !args.shared_cpus && choices.devices.size() > 1) {
+    // Split by default: two CPU-bound scenarios (a game frame fills every core) sharing the
+    // cores slow each other down more than the GPUs do (docs/multi-gpu.md, "CPUs").
+#if defined(_WIN32)
+    std::cerr << "--concurrent: the devices share the CPUs (on Windows a device's threads "
+                 "cannot be kept to a share)\n";
+#else
+    if (auto shares = split_cpus(usable_cpu_ids(), choices.devices.size()))
+      cpu_shares = std::move(*shares);
+    else
+      std::cerr << fmt::format("--concurrent: the devices share the CPUs ({})\n",
+                               shares.error().message);
+#endif
   }
   // Every scenario is validated before any GPU work.
   std::vector<Scenario> scenarios;
@@ -340,7 +353,7 @@ int command_run(const RunArguments& args, const std::string& command_line) {
         // Before its device is opened: the driver's threads, the frame loop and the workers
         // made from here on keep to the share.
         if (!cpu_shares.empty() && !restrict_this_thread_to(cpu_shares[slot]))
-          *logs[slot] << "--split-cpus: keeping this device's threads to its CPUs was refused; "
+          *logs[slot] << "keeping this device's threads to its CPUs was refused; "
                          "they run on every CPU but the pollers'\n";
         try {
           device_statuses[slot] =
@@ -374,6 +387,7 @@ int command_run(const RunArguments& args, const std::string& command_line) {
     nlohmann::json concurrent = nullptr;
     if (plan)
       concurrent = {{"rounds", plan->rounds},
+                    {"cpus", cpu_shares.empty() ? "shared" : "split"},
                     {"studied", plan->studied},
                     {"together_only", plan->together_only}};
     if (Status s =

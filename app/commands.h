@@ -32,7 +32,11 @@ struct RunArguments {
   // concurrency_rounds > 0 each frame scenario as a study of neighbours.
   bool concurrent = false;
   std::uint32_t concurrency_rounds = 0;
-  bool split_cpus = false;  // each device's threads on a share of the CPUs of its own
+  // With --concurrent, each device's threads on a share of the CPUs of its own: by default
+  // where every share gets two CPUs or more (Linux), always (--split-cpus: refused where it
+  // cannot), or never (--shared-cpus).
+  bool split_cpus = false;
+  bool shared_cpus = false;
   std::string out;
   std::uint32_t timeout_ms = kDefaultFrameTimeoutMs;
   bool priority_fallback = false;

@@ -151,12 +151,21 @@ int main(int argc, char** argv) {
                   "and report OUT puts them side by side")
       ->check(CLI::Range(kMinConcurrencyRounds, kMaxConcurrencyRounds))
       ->needs(concurrent);
-  run->add_flag("--split-cpus", run_args.split_cpus,
-                "With --concurrent: give each device's threads (frame loop, a game frame's "
-                "workers, background compiles, the driver's) a share of the CPUs left beside the "
-                "pollers, so that CPU-bound scenarios do not compete across devices; a game "
-                "frame's \"cores\" are then its share. Linux only")
-      ->needs(concurrent);
+  CLI::Option* split_cpus =
+      run->add_flag("--split-cpus", run_args.split_cpus,
+                    "With --concurrent: give each device's threads (frame loop, a game frame's "
+                    "workers, background compiles, the driver's) a share of the CPUs left beside "
+                    "the pollers, so that CPU-bound scenarios do not compete across devices; a "
+                    "game frame's \"cores\" are then its share. The default with --concurrent "
+                    "where every share gets two CPUs or more (Linux); this flag refuses to run "
+                    "otherwise")
+          ->needs(concurrent);
+  run->add_flag("--shared-cpus", run_args.shared_cpus,
+                "With --concurrent: let every device's threads run on every CPU but the "
+                "pollers', as in a run on one device, so that the devices compete for the "
+                "cores (what a host running several GPU jobs at once sees)")
+      ->needs(concurrent)
+      ->excludes(split_cpus);
   run->add_option("--out", run_args.out,
                   "Output directory (default: results/<date-time>/); created and checked "
                   "(writable, free space) before any GPU work; an existing one must be empty");

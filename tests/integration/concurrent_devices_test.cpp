@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "results_tools.h"
@@ -103,6 +104,36 @@ TEST_F(ConcurrentDevices, EachDeviceRunsTogetherAndAloneAndIsJudged) {
   EXPECT_NE(result_->output.find("[gpu1] "), std::string::npos) << result_->output;
 }
 
+// By default each device gets a share of the CPUs of its own where every share gets two or more
+// (a game frame then fills its share, not the host), else they share the CPUs and the run says
+// why. Either way run.json and every meta.json tell which.
+TEST_F(ConcurrentDevices, EachDeviceGetsCpusOfItsOwnWhereTheyGoRound) {
+  ASSERT_EQ(result_->exit_code, 0) << result_->output;
+  const auto run = read_json(*out_ / "run.json");
+  const std::string cpus = run["concurrent"]["cpus"];
+  std::vector<std::set<int>> shares;
+  for (const char* folder : {"gpu0", "gpu1"}) {
+    const auto meta = read_json(*out_ / folder / "default" / "together" / "round-1" / "meta.json");
+    EXPECT_EQ(meta.contains("cpu_share"), cpus == "split") << folder << " " << cpus;
+    if (meta.contains("cpu_share"))
+      shares.emplace_back(meta["cpu_share"].begin(), meta["cpu_share"].end());
+  }
+  if (cpus == "split") {
+    ASSERT_EQ(shares.size(), 2u);
+    for (int cpu : shares[0]) EXPECT_FALSE(shares[1].contains(cpu)) << "CPU " << cpu << " twice";
+    EXPECT_GE(shares[0].size(), 2u);
+    EXPECT_GE(shares[1].size(), 2u);
+  } else {
+    EXPECT_EQ(cpus, "shared");
+    EXPECT_NE(result_->output.find("the devices share the CPUs"), std::string::npos)
+        << result_->output;
+  }
+  // Two CPUs (and a poller pinned beside them) cannot give two devices two CPUs each.
+  if (std::thread::hardware_concurrency() < 4) {
+    EXPECT_EQ(cpus, "shared");
+  }
+}
+
 // The gate's promise: a step starts only after every earlier step ended on every device, so a
 // device alone ran while the other was idle, and together rounds started together.
 TEST_F(ConcurrentDevices, AStepStartsOnlyOnceEveryEarlierStepHasEnded) {
@@ -171,11 +202,15 @@ TEST_F(ConcurrentDevices, WithoutRoundsEachScenarioRunsOnEveryDeviceInStep) {
   fs::remove_all(out);
   const auto r = run_with(
       "run default barrier-cost --frames 3 --warmup 0 --device 0,1 "
-      "--concurrent --out " +
+      "--concurrent --shared-cpus --out " +
       out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto run = read_json(out / "run.json");
   EXPECT_EQ(run["concurrent"]["rounds"], 0);
+  EXPECT_EQ(run["concurrent"]["cpus"], "shared");
+  EXPECT_EQ(r.output.find("the devices share the CPUs"), std::string::npos)
+      << "asked for: nothing to explain\n"
+      << r.output;
   const std::vector<Ran> all = scenarios_run(out);
   ASSERT_EQ(all.size(), 4u);
   for (const Ran& a : all) {
@@ -197,6 +232,8 @@ TEST_F(ConcurrentDevices, BadRequestsAreRefusedBeforeAnyWork) {
       {"--concurrent --device all --poller-core 0", "one per device"},
       {"--concurrent --device all --poller-core 0,0", "twice"},
       {"--split-cpus --device all", "--concurrent"},
+      {"--shared-cpus --device all", "--concurrent"},
+      {"--concurrent --device all --split-cpus --shared-cpus", "excludes"},
   };
   // Two CPUs cannot be split in two shares of two (a machine with four or more can).
   std::vector<std::pair<std::string, std::string>> all = refusals;
