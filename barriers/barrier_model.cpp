@@ -1,5 +1,7 @@
 #include "barriers/barrier_model.h"
 
+#include <string>
+
 #include "barriers/d3d12_names.h"
 
 namespace gpuoverlap {
@@ -60,8 +62,11 @@ std::string describe(const D3D12Barrier& barrier) {
     std::string text = "TRANSITION";
     if (legacy->Flags == D3D12_RESOURCE_BARRIER_FLAG_BEGIN_ONLY) text += "(BEGIN_ONLY)";
     if (legacy->Flags == D3D12_RESOURCE_BARRIER_FLAG_END_ONLY) text += "(END_ONLY)";
-    return text + " " + resource_states_name(legacy->Transition.StateBefore) + " -> " +
-           resource_states_name(legacy->Transition.StateAfter);
+    text += " " + resource_states_name(legacy->Transition.StateBefore) + " -> " +
+            resource_states_name(legacy->Transition.StateAfter);
+    if (legacy->Transition.Subresource != D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES)
+      text += " subresource " + std::to_string(legacy->Transition.Subresource);
+    return text;
   }
   const auto& enhanced = std::get<EnhancedBarrier>(barrier);
   if (const auto* g = std::get_if<D3D12_GLOBAL_BARRIER>(&enhanced))
@@ -69,17 +74,25 @@ std::string describe(const D3D12Barrier& barrier) {
   if (const auto* b = std::get_if<D3D12_BUFFER_BARRIER>(&enhanced))
     return "BUFFER " + sync_access(*b);
   const auto& t = std::get<D3D12_TEXTURE_BARRIER>(enhanced);
-  return "TEXTURE " + sync_access(t) + " layout " + barrier_layout_name(t.LayoutBefore) + " -> " +
-         barrier_layout_name(t.LayoutAfter);
+  std::string text = "TEXTURE " + sync_access(t) + " layout " +
+                     barrier_layout_name(t.LayoutBefore) + " -> " +
+                     barrier_layout_name(t.LayoutAfter);
+  if (!covers_all(t.Subresources))
+    text += " mips " + std::to_string(t.Subresources.IndexOrFirstMipLevel) + "+" +
+            std::to_string(t.Subresources.NumMipLevels) + " slices " +
+            std::to_string(t.Subresources.FirstArraySlice) + "+" +
+            std::to_string(t.Subresources.NumArraySlices);
+  return text;
 }
 
 D3D12_RESOURCE_BARRIER legacy_transition(D3D12_RESOURCE_STATES before, D3D12_RESOURCE_STATES after,
-                                         D3D12_RESOURCE_BARRIER_FLAGS flags) {
+                                         D3D12_RESOURCE_BARRIER_FLAGS flags,
+                                         std::uint32_t subresource) {
   D3D12_RESOURCE_BARRIER b{};
   b.Type = D3D12_RESOURCE_BARRIER_TYPE_TRANSITION;
   b.Flags = flags;
   b.Transition.pResource = nullptr;
-  b.Transition.Subresource = D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES;
+  b.Transition.Subresource = subresource;
   b.Transition.StateBefore = before;
   b.Transition.StateAfter = after;
   return b;

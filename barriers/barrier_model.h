@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,6 +58,40 @@ inline bool is_enhanced(BarrierKind kind) {
   return kind == BarrierKind::enhanced || kind == BarrierKind::enhanced_split;
 }
 
+// The mips and array slices of a texture a barrier covers, as a scenario asks for them: a
+// dimension left empty is all of it. gpuoverlap's formats have one plane, so planes are not
+// part of it.
+struct SubresourceRequest {
+  struct Span {
+    std::uint32_t first = 0, count = 1;
+    bool operator==(const Span&) const = default;
+  };
+  std::optional<Span> mips, slices;
+  bool operator==(const SubresourceRequest&) const = default;
+};
+
+// No texture has more mips or array slices than this (D3D12's 2048 slices; 15 mips of 16384).
+inline constexpr std::int64_t kMaxSubresourceSpan = 2048;
+
+// The mips and slices a texture has. A render target (a graphics workload's output) has one
+// of each.
+struct TextureExtent {
+  std::uint32_t mips = 1, slices = 1;
+};
+inline constexpr TextureExtent kRenderTargetExtent{1, 1};
+
+// A resolved range: every count is at least one and the range lies inside its texture.
+struct SubresourceRange {
+  std::uint32_t first_mip = 0, mip_count = 1, first_slice = 0, slice_count = 1;
+  bool operator==(const SubresourceRange&) const = default;
+};
+
+// D3D12CalcSubresource of a one-plane texture: the index a legacy TRANSITION names.
+inline constexpr std::uint32_t subresource_index(std::uint32_t mip, std::uint32_t slice,
+                                                 std::uint32_t mips) {
+  return mip + slice * mips;
+}
+
 // What a dependency asks for. Every optional left empty is derived by the planner from the
 // producer's and consumer's kinds and from the state the resource is in at that point.
 struct BarrierRequest {
@@ -70,6 +105,9 @@ struct BarrierRequest {
   std::optional<D3D12_BARRIER_SYNC> sync_before, sync_after;
   std::optional<D3D12_BARRIER_ACCESS> access_before, access_after;
   std::optional<D3D12_BARRIER_LAYOUT> layout_before, layout_after;
+  // legacy, split, enhanced, enhanced-split on a texture: the subresources the barrier covers
+  // (legacy: one TRANSITION per subresource, as D3D12 requires); empty: all of them.
+  std::optional<SubresourceRequest> subresources;
 };
 
 // The kind as results name it: "legacy", "split-event", "enhanced-split-collapsed", ...
@@ -89,11 +127,18 @@ using D3D12Barrier = std::variant<D3D12_RESOURCE_BARRIER, EnhancedBarrier>;
 
 std::string describe(const D3D12Barrier& barrier);  // e.g. "TRANSITION unordered_access -> ..."
 
-// A TRANSITION of every subresource, its resource left null (the dependency's producer output
-// is filled in by the backend that records it).
+// A TRANSITION of `subresource` (default: every one), its resource left null (the dependency's
+// producer output is filled in by the backend that records it).
 D3D12_RESOURCE_BARRIER legacy_transition(
     D3D12_RESOURCE_STATES before, D3D12_RESOURCE_STATES after,
-    D3D12_RESOURCE_BARRIER_FLAGS flags = D3D12_RESOURCE_BARRIER_FLAG_NONE);
+    D3D12_RESOURCE_BARRIER_FLAGS flags = D3D12_RESOURCE_BARRIER_FLAG_NONE,
+    std::uint32_t subresource = D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES);
+
+// Every subresource of a texture, as an enhanced TEXTURE barrier names it.
+inline constexpr D3D12_BARRIER_SUBRESOURCE_RANGE kAllSubresources{0xffffffffu, 0, 0, 0, 0, 0};
+inline bool covers_all(const D3D12_BARRIER_SUBRESOURCE_RANGE& range) {
+  return range.IndexOrFirstMipLevel == 0xffffffffu && range.NumMipLevels == 0;
+}
 
 struct LegacyTransition {
   D3D12_RESOURCE_STATES before;

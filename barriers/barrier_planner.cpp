@@ -73,7 +73,8 @@ struct EnhancedFields {
   D3D12_BARRIER_LAYOUT layout_before, layout_after;
 };
 
-EnhancedBarrier make_enhanced(const EnhancedFields& f) {
+EnhancedBarrier make_enhanced(const EnhancedFields& f,
+                              const std::optional<SubresourceRange>& range) {
   switch (f.type) {
     case D3D12_BARRIER_TYPE_GLOBAL:
       return D3D12_GLOBAL_BARRIER{f.sync_before, f.sync_after, f.access_before, f.access_after};
@@ -92,7 +93,10 @@ EnhancedBarrier make_enhanced(const EnhancedFields& f) {
   t.LayoutBefore = f.layout_before;
   t.LayoutAfter = f.layout_after;
   t.pResource = nullptr;
-  t.Subresources = {0xffffffffu, 0, 0, 0, 0, 0};  // all subresources
+  t.Subresources = kAllSubresources;
+  if (range)
+    t.Subresources = {
+        range->first_mip, range->mip_count, range->first_slice, range->slice_count, 0, 1};
   t.Flags = D3D12_TEXTURE_BARRIER_FLAG_NONE;
   return t;
 }
@@ -119,6 +123,8 @@ class Planner {
     out.barrier_queue = on_consumer_queue ? c.queue : p.queue;
     out.barrier_queue_type = on_consumer_queue ? c.queue_type : p.queue_type;
     out.resource = output_of(p.kind);
+    if (out.resource == ResourceKind::texture) out.extent = kRenderTargetExtent;
+    if (d.request.subresources) resolve_subresources(*d.request.subresources, out);
     out.reads_output = d.request.reads_output.value_or(d.request.kind != BarrierKind::none);
     const Placement full_at =
         on_consumer_queue ? Placement::before_consumer : Placement::after_producer;
@@ -183,6 +189,44 @@ class Planner {
     for (const auto& f : findings) plan_.findings.push_back({index_, f});
   }
 
+  // A range is checked against the output it names: buffers have one subresource, a GLOBAL
+  // barrier names no resource, and a range must lie inside the texture and cover the
+  // subresource the producer wrote (mip 0, slice 0 of a render target), or it orders nothing.
+  void resolve_subresources(const SubresourceRequest& q, DependencyPlan& out) {
+    if (out.resource == ResourceKind::buffer) {
+      error("subresource-buffer",
+            "subresources name mips and array slices of a texture; the producer writes a buffer, "
+            "which has one subresource");
+      return;
+    }
+    if (q == SubresourceRequest{}) return;  // all of them, as without the key
+    const SubresourceRequest::Span mips =
+        q.mips.value_or(SubresourceRequest::Span{0, out.extent.mips});
+    const SubresourceRequest::Span slices =
+        q.slices.value_or(SubresourceRequest::Span{0, out.extent.slices});
+    auto outside = [](const SubresourceRequest::Span& span, std::uint32_t size) {
+      return span.count == 0 || span.first >= size || span.count > size - span.first;
+    };
+    const auto span_text = [](const SubresourceRequest::Span& span) {
+      return "[" + std::to_string(span.first) + ", " + std::to_string(span.count) + "]";
+    };
+    if (outside(mips, out.extent.mips) || outside(slices, out.extent.slices)) {
+      error("subresource-range", "subresources mips " + span_text(mips) + ", slices " +
+                                     span_text(slices) + " lie outside the texture (" +
+                                     std::to_string(out.extent.mips) + " mip(s), " +
+                                     std::to_string(out.extent.slices) + " slice(s))");
+      return;
+    }
+    if (mips.first > 0 || slices.first > 0) {
+      error("subresource-uncovered", "subresources mips " + span_text(mips) + ", slices " +
+                                         span_text(slices) + " leave out mip 0, slice 0, which '" +
+                                         workloads_[out.producer].name +
+                                         "' writes: the barrier would not order its write");
+      return;
+    }
+    out.subresources = SubresourceRange{mips.first, mips.count, slices.first, slices.count};
+  }
+
   void plan_uav(TrackedResource& r, DependencyPlan& out, Placement at) {
     if (r.kind == ResourceKind::texture) {
       error("uav-texture",
@@ -226,16 +270,30 @@ class Planner {
       return;
     }
     add_findings(check_legacy_transition(before, after, out.barrier_queue_type, r.kind));
-    if (is_split(q.kind) && !out.cross_queue) {
-      out.barriers.push_back(
-          {Placement::after_producer,
-           legacy_transition(before, after, D3D12_RESOURCE_BARRIER_FLAG_BEGIN_ONLY)});
-      out.barriers.push_back(
-          {Placement::before_consumer,
-           legacy_transition(before, after, D3D12_RESOURCE_BARRIER_FLAG_END_ONLY)});
-    } else {
-      out.barriers.push_back(
-          {at, legacy_transition(before, after, D3D12_RESOURCE_BARRIER_FLAG_NONE)});
+    // D3D12's legacy barriers name one subresource or all: a range is one TRANSITION each.
+    std::vector<std::uint32_t> subresources{D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES};
+    if (out.subresources) {
+      subresources.clear();
+      const SubresourceRange& range = *out.subresources;
+      for (std::uint32_t slice = range.first_slice; slice < range.first_slice + range.slice_count;
+           ++slice)
+        for (std::uint32_t mip = range.first_mip; mip < range.first_mip + range.mip_count; ++mip)
+          subresources.push_back(subresource_index(mip, slice, out.extent.mips));
+    }
+    const bool split = is_split(q.kind) && !out.cross_queue;
+    for (const std::uint32_t subresource : subresources) {
+      if (split) {
+        out.barriers.push_back(
+            {Placement::after_producer,
+             legacy_transition(before, after, D3D12_RESOURCE_BARRIER_FLAG_BEGIN_ONLY,
+                               subresource)});
+        out.barriers.push_back(
+            {Placement::before_consumer,
+             legacy_transition(before, after, D3D12_RESOURCE_BARRIER_FLAG_END_ONLY, subresource)});
+      } else {
+        out.barriers.push_back(
+            {at, legacy_transition(before, after, D3D12_RESOURCE_BARRIER_FLAG_NONE, subresource)});
+      }
     }
     r.state = after;
     if (r.kind == ResourceKind::texture) r.layout = layout_for_legacy_state(after);
@@ -267,6 +325,10 @@ class Planner {
     f.layout_after = q.layout_after.value_or(texture_barrier ? D3D12_BARRIER_LAYOUT_SHADER_RESOURCE
                                                              : D3D12_BARRIER_LAYOUT_UNDEFINED);
 
+    if (f.type == D3D12_BARRIER_TYPE_GLOBAL && q.subresources)
+      error("subresource-global",
+            "a GLOBAL barrier names no resource, so it has no subresources; use a TEXTURE "
+            "barrier");
     add_findings(check_enhanced_barrier(f.type, f.sync_before, f.sync_after, f.access_before,
                                         f.access_after, f.layout_before, f.layout_after,
                                         out.barrier_queue_type, r.kind));
@@ -317,10 +379,10 @@ class Planner {
       EnhancedFields begin = f, end = f;
       begin.sync_after = D3D12_BARRIER_SYNC_SPLIT;
       end.sync_before = D3D12_BARRIER_SYNC_SPLIT;
-      out.barriers.push_back({Placement::after_producer, make_enhanced(begin)});
-      out.barriers.push_back({Placement::before_consumer, make_enhanced(end)});
+      out.barriers.push_back({Placement::after_producer, make_enhanced(begin, out.subresources)});
+      out.barriers.push_back({Placement::before_consumer, make_enhanced(end, out.subresources)});
     } else {
-      out.barriers.push_back({at, make_enhanced(f)});
+      out.barriers.push_back({at, make_enhanced(f, out.subresources)});
     }
     if (texture_barrier) r.layout = f.layout_after;
     r.access = f.access_after;

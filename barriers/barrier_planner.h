@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,10 @@ struct DependencyPlan {
   QueueType barrier_queue_type = QueueType::direct;
   bool reads_output = true;  // the consumer's shader reads the producer's output
   ResourceKind resource = ResourceKind::buffer;  // the producer's output
+  TextureExtent extent;                          // a texture's mips and slices
+  // The subresources the barriers cover, where the dependency names them (textures only);
+  // none: all of them.
+  std::optional<SubresourceRange> subresources;
   // A texture's layout when the consumer reads it (what its descriptor must name).
   D3D12_BARRIER_LAYOUT layout_at_consumer = D3D12_BARRIER_LAYOUT_UNDEFINED;
   std::vector<PlacedBarrier> barriers;  // in recording order

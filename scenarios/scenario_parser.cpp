@@ -665,7 +665,7 @@ class Parser {
     GPUOVERLAP_TRY(only_keys(t,
                              {"workload", "barrier", "split_policy", "reads_output", "state_before",
                               "state_after", "type", "sync_before", "sync_after", "access_before",
-                              "access_after", "layout_before", "layout_after"},
+                              "access_after", "layout_before", "layout_after", "subresources"},
                              where));
     auto name = string_field(t, "workload", where, true, &node);
     if (!name) return name.error();
@@ -713,6 +713,15 @@ class Parser {
                                barrier_layout_names(), request.layout_before));
     GPUOVERLAP_TRY(d3d12_field(t, "layout_after", where, &node, parse_barrier_layout,
                                barrier_layout_names(), request.layout_after));
+    if (const toml::node* sub = t.get("subresources")) {
+      if (request.kind == BarrierKind::none || request.kind == BarrierKind::uav)
+        return error_at(sub, "subresources in " + where +
+                                 " name what a transition covers; barrier '" +
+                                 std::string(to_string(request.kind)) + "' has none");
+      auto parsed = parse_subresources(*sub, where);
+      if (!parsed) return parsed.error();
+      request.subresources = *parsed;
+    }
     const bool legacy_fields = request.state_before || request.state_after;
     const bool enhanced_fields = request.type || request.sync_before || request.sync_after ||
                                  request.access_before || request.access_after ||
@@ -726,6 +735,40 @@ class Parser {
                                  " describe enhanced barriers; barrier is '" +
                                  std::string(to_string(request.kind)) + "'");
     return ok_status();
+  }
+
+  // subresources = { mips = [first, count], slices = [first, count] }: either key may be left
+  // out (all mips, all slices). Whether the range fits the texture is the barrier planner's
+  // rule (subresource-range), where the texture is known.
+  Result<SubresourceRequest> parse_subresources(const toml::node& node, const std::string& where) {
+    const std::string what = "'subresources' in " + where;
+    const toml::table* table = node.as_table();
+    if (!table)
+      return error_at(&node, what +
+                                 " must be a table: { mips = [first, count], slices = [first, "
+                                 "count] }");
+    GPUOVERLAP_TRY(only_keys(*table, {"mips", "slices"}, what));
+    SubresourceRequest request;
+    for (const char* key : {"mips", "slices"}) {
+      const toml::node* value = table->get(key);
+      if (!value) continue;
+      const toml::array* pair = value->as_array();
+      const std::string named = "'" + std::string(key) + "' of " + what;
+      if (!pair || pair->size() != 2 || !(*pair)[0].is_integer() || !(*pair)[1].is_integer())
+        return error_at(value, named + " must be [first, count], two integers");
+      const std::int64_t first = *(*pair)[0].value<std::int64_t>();
+      const std::int64_t count = *(*pair)[1].value<std::int64_t>();
+      if (first < 0 || first >= kMaxSubresourceSpan)
+        return error_at(value, named + ": first is " + std::to_string(first) +
+                                   "; it must be 0 to " + std::to_string(kMaxSubresourceSpan - 1));
+      if (count < 1 || count > kMaxSubresourceSpan)
+        return error_at(value, named + ": count is " + std::to_string(count) +
+                                   "; it must be 1 to " + std::to_string(kMaxSubresourceSpan));
+      const SubresourceRequest::Span span{static_cast<std::uint32_t>(first),
+                                          static_cast<std::uint32_t>(count)};
+      (std::string_view(key) == "mips" ? request.mips : request.slices) = span;
+    }
+    return request;
   }
 
   Status parse_queues(const toml::table& root, Scenario& s) {

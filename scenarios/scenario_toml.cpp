@@ -97,6 +97,17 @@ std::string dependency_table(const Scenario& s, const DependencySpec& d) {
   field("access_after", b.access_after, barrier_access_name);
   field("layout_before", b.layout_before, barrier_layout_name);
   field("layout_after", b.layout_after, barrier_layout_name);
+  if (b.subresources) {
+    std::string spans;
+    auto span = [&](const char* key, const std::optional<SubresourceRequest::Span>& value) {
+      if (!value) return;
+      spans += fmt::format("{}{} = [{}, {}]", spans.empty() ? "" : ", ", key, value->first,
+                           value->count);
+    };
+    span("mips", b.subresources->mips);
+    span("slices", b.subresources->slices);
+    out += ", subresources = { " + spans + (spans.empty() ? "}" : " }");
+  }
   return out + " }";
 }
 

@@ -156,8 +156,7 @@ void ScenarioDevice::record_enhanced_barriers(std::size_t segment,
       buffers.push_back(filled);
     } else {
       D3D12_TEXTURE_BARRIER filled = std::get<D3D12_TEXTURE_BARRIER>(barrier);
-      filled.pResource = resource;
-      filled.Subresources = {0xFFFFFFFFu, 0, 0, 0, 0, 0};  // every subresource
+      filled.pResource = resource;  // its subresources are the planner's
       textures.push_back(filled);
     }
   }

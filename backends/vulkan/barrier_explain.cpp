@@ -83,6 +83,10 @@ std::string vulkan_text(const BarrierDesc& d) {
       fmt::format("{} barrier: {} -> {}", target, stage_text(d.src), stage_text(d.dst));
   if (d.target == BarrierDesc::Target::image)
     text += fmt::format(", layout {} -> {}", layout_name(d.old_layout), layout_name(d.new_layout));
+  if (d.target == BarrierDesc::Target::image &&
+      (d.mip_count != VK_REMAINING_MIP_LEVELS || d.layer_count != VK_REMAINING_ARRAY_LAYERS))
+    text += fmt::format(", mips {}+{} layers {}+{}", d.base_mip, d.mip_count, d.base_layer,
+                        d.layer_count);
   return text;
 }
 
@@ -91,14 +95,12 @@ std::string vulkan_text(const BarrierDesc& d) {
 std::vector<std::string> explain_dependency(const DependencyPlan& dependency) {
   std::vector<std::string> lines;
   const DependencyOps ops = translate(dependency);
-  if (ops.set_event_after_producer)
-    lines.push_back("Vulkan after producer: vkCmdSetEvent2, " +
-                    vulkan_text(*ops.set_event_after_producer));
+  for (const auto& b : ops.set_event_after_producer)
+    lines.push_back("Vulkan after producer: vkCmdSetEvent2, " + vulkan_text(b));
   for (const auto& b : ops.barriers_after_producer)
     lines.push_back("Vulkan after producer: vkCmdPipelineBarrier2, " + vulkan_text(b));
-  if (ops.wait_event_before_consumer)
-    lines.push_back("Vulkan before consumer: vkCmdWaitEvents2, " +
-                    vulkan_text(*ops.wait_event_before_consumer));
+  for (const auto& b : ops.wait_event_before_consumer)
+    lines.push_back("Vulkan before consumer: vkCmdWaitEvents2, " + vulkan_text(b));
   for (const auto& b : ops.barriers_before_consumer)
     lines.push_back("Vulkan before consumer: vkCmdPipelineBarrier2, " + vulkan_text(b));
   return lines;

@@ -167,7 +167,8 @@ BarrierDesc::Target target_of(ResourceKind resource) {
                                           : BarrierDesc::Target::image;
 }
 
-BarrierDesc legacy_desc(const D3D12_RESOURCE_BARRIER& b, ResourceKind resource, QueueType queue) {
+BarrierDesc legacy_desc(const D3D12_RESOURCE_BARRIER& b, ResourceKind resource,
+                        TextureExtent extent, QueueType queue) {
   BarrierDesc desc;
   if (b.Type == D3D12_RESOURCE_BARRIER_TYPE_UAV) {
     desc.src = desc.dst = scope_for_state(D3D12_RESOURCE_STATE_UNORDERED_ACCESS, queue);
@@ -181,6 +182,11 @@ BarrierDesc legacy_desc(const D3D12_RESOURCE_BARRIER& b, ResourceKind resource, 
   if (desc.target == BarrierDesc::Target::image) {
     desc.old_layout = t.old_layout;
     desc.new_layout = t.new_layout;
+    if (b.Transition.Subresource != D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES) {
+      desc.base_mip = b.Transition.Subresource % extent.mips;
+      desc.base_layer = b.Transition.Subresource / extent.mips;
+      desc.mip_count = desc.layer_count = 1;
+    }
   }
   return desc;
 }
@@ -204,13 +210,19 @@ BarrierDesc enhanced_desc(const EnhancedBarrier& e, QueueType queue) {
     sync_access(t, queue, desc);
     desc.old_layout = layout_for_barrier_layout(t.LayoutBefore);
     desc.new_layout = layout_for_barrier_layout(t.LayoutAfter);
+    if (!covers_all(t.Subresources)) {
+      desc.base_mip = t.Subresources.IndexOrFirstMipLevel;
+      desc.mip_count = t.Subresources.NumMipLevels;
+      desc.base_layer = t.Subresources.FirstArraySlice;
+      desc.layer_count = t.Subresources.NumArraySlices;
+    }
   }
   return desc;
 }
 
-BarrierDesc desc_of(const D3D12Barrier& barrier, ResourceKind resource, QueueType queue) {
+BarrierDesc desc_of(const D3D12Barrier& barrier, const DependencyPlan& plan, QueueType queue) {
   if (const auto* legacy = std::get_if<D3D12_RESOURCE_BARRIER>(&barrier))
-    return legacy_desc(*legacy, resource, queue);
+    return legacy_desc(*legacy, plan.resource, plan.extent, queue);
   return enhanced_desc(std::get<EnhancedBarrier>(barrier), queue);
 }
 
@@ -219,24 +231,28 @@ BarrierDesc desc_of(const D3D12Barrier& barrier, ResourceKind resource, QueueTyp
 DependencyOps translate(const DependencyPlan& plan) {
   DependencyOps ops;
   const QueueType queue = plan.barrier_queue_type;
-  if (is_split(plan.kind) && plan.barriers.size() == 2) {
-    // The pair's halves: BEGIN carries the "before" side, END the "after" side (for SYNC_SPLIT
-    // the other side of each half is SPLIT, which names no stage).
-    const BarrierDesc begin = desc_of(plan.barriers[0].barrier, plan.resource, queue);
-    const BarrierDesc end = desc_of(plan.barriers[1].barrier, plan.resource, queue);
-    BarrierDesc whole = begin;
-    whole.dst = end.dst;
-    whole.new_layout = end.new_layout;
+  if (is_split(plan.kind) && !plan.cross_queue && !plan.barriers.empty()) {
+    // The pairs' halves, in the planner's order (BEGIN, END per subresource): BEGIN carries the
+    // "before" side, END the "after" side (for SYNC_SPLIT the other side of each half is
+    // SPLIT, which names no stage).
+    std::vector<BarrierDesc> pairs;
+    for (std::size_t i = 0; i + 1 < plan.barriers.size(); i += 2) {
+      BarrierDesc whole = desc_of(plan.barriers[i].barrier, plan, queue);
+      const BarrierDesc end = desc_of(plan.barriers[i + 1].barrier, plan, queue);
+      whole.dst = end.dst;
+      whole.new_layout = end.new_layout;
+      pairs.push_back(whole);
+    }
     if (plan.split_policy == SplitPolicy::event) {
-      ops.set_event_after_producer = whole;
-      ops.wait_event_before_consumer = whole;
+      ops.set_event_after_producer = pairs;
+      ops.wait_event_before_consumer = pairs;
     } else {
-      ops.barriers_before_consumer.push_back(whole);
+      ops.barriers_before_consumer = pairs;
     }
     return ops;
   }
   for (const PlacedBarrier& placed : plan.barriers) {
-    const BarrierDesc desc = desc_of(placed.barrier, plan.resource, queue);
+    const BarrierDesc desc = desc_of(placed.barrier, plan, queue);
     if (placed.placement == Placement::after_producer)
       ops.barriers_after_producer.push_back(desc);
     else

@@ -12,6 +12,7 @@
 
 #include <vulkan/vulkan_core.h>
 
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -56,18 +57,24 @@ struct BarrierDesc {
   SyncScope src, dst;
   VkImageLayout old_layout = VK_IMAGE_LAYOUT_UNDEFINED;  // image only
   VkImageLayout new_layout = VK_IMAGE_LAYOUT_UNDEFINED;
+  // image only: the mips and layers covered (aspect: color), from the D3D12 barrier's
+  // subresources; every one by default.
+  std::uint32_t base_mip = 0, mip_count = VK_REMAINING_MIP_LEVELS;
+  std::uint32_t base_layer = 0, layer_count = VK_REMAINING_ARRAY_LAYERS;
 };
 
-// What one dependency records, by place. set_event/wait_event carry the same description
-// (Vulkan requires the two dependency infos to match).
+// What one dependency records, by place. set_event/wait_event carry the same descriptions, one
+// per subresource range of the split pair (Vulkan requires the two dependency infos to match);
+// empty when the dependency records no event.
 struct DependencyOps {
-  std::optional<BarrierDesc> set_event_after_producer;
+  std::vector<BarrierDesc> set_event_after_producer;
   std::vector<BarrierDesc> barriers_after_producer;
-  std::optional<BarrierDesc> wait_event_before_consumer;
+  std::vector<BarrierDesc> wait_event_before_consumer;
   std::vector<BarrierDesc> barriers_before_consumer;
 };
 
-// Translates on the dependency's barrier queue with its split policy.
+// Translates on the dependency's barrier queue with its split policy; a legacy TRANSITION of one
+// subresource becomes that mip and layer by the plan's texture extent.
 DependencyOps translate(const DependencyPlan& plan);
 
 }  // namespace gpuoverlap::vk

@@ -55,7 +55,8 @@ void fill_dependency(RecordedDependency& out, const std::vector<BarrierDesc>& de
         b.newLayout = d.new_layout;
         b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
         b.image = image;
-        b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+        b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, d.base_mip, d.mip_count, d.base_layer,
+                              d.layer_count};
         out.images.push_back(b);
         break;
       }
@@ -81,10 +82,11 @@ void ScenarioDevice::record_barriers(VkCommandBuffer cmd, const std::vector<Barr
 
 // A split pair's halves: vkCmdSetEvent2 after the producer, vkCmdWaitEvents2 before the
 // consumer, with one and the same dependency (Vulkan requires them to match).
-void ScenarioDevice::record_event(VkCommandBuffer cmd, VkEvent event, const BarrierDesc& desc,
-                                  std::size_t producer, bool set) const {
+void ScenarioDevice::record_event(VkCommandBuffer cmd, VkEvent event,
+                                  const std::vector<BarrierDesc>& descs, std::size_t producer,
+                                  bool set) const {
   RecordedDependency dependency;
-  fill_dependency(dependency, {desc}, outputs_[producer].buffer, targets_[producer].image);
+  fill_dependency(dependency, descs, outputs_[producer].buffer, targets_[producer].image);
   if (set)
     vkCmdSetEvent2(cmd, event, &dependency.info);
   else
@@ -154,8 +156,8 @@ void ScenarioDevice::record_workload(VkCommandBuffer cmd, std::size_t w, std::ui
   for (std::size_t i = 0; i < plan_.barriers.dependencies.size(); ++i) {
     if (plan_.barriers.dependencies[i].consumer != w) continue;
     const std::size_t producer = plan_.barriers.dependencies[i].producer;
-    if (ops_[i].wait_event_before_consumer)
-      record_event(cmd, events_[i], *ops_[i].wait_event_before_consumer, producer, false);
+    if (!ops_[i].wait_event_before_consumer.empty())
+      record_event(cmd, events_[i], ops_[i].wait_event_before_consumer, producer, false);
     record_barriers(cmd, ops_[i].barriers_before_consumer, producer);
   }
   if (timestamps)
@@ -169,8 +171,8 @@ void ScenarioDevice::record_workload(VkCommandBuffer cmd, std::size_t w, std::ui
                          static_cast<std::uint32_t>(2 * w + 1));
   for (std::size_t i = 0; i < plan_.barriers.dependencies.size(); ++i) {
     if (plan_.barriers.dependencies[i].producer != w) continue;
-    if (ops_[i].set_event_after_producer)
-      record_event(cmd, events_[i], *ops_[i].set_event_after_producer, w, true);
+    if (!ops_[i].set_event_after_producer.empty())
+      record_event(cmd, events_[i], ops_[i].set_event_after_producer, w, true);
     record_barriers(cmd, ops_[i].barriers_after_producer, w);
   }
 }

@@ -233,7 +233,7 @@ Status ScenarioDevice::create_queue_objects() {
   events_.resize(plan_.barriers.dependencies.size());
   for (std::size_t i = 0; i < plan_.barriers.dependencies.size(); ++i) {
     ops_.push_back(translate(plan_.barriers.dependencies[i]));
-    if (!ops_.back().set_event_after_producer) continue;
+    if (ops_.back().set_event_after_producer.empty()) continue;
     VkEventCreateInfo ei{VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
     ei.flags = VK_EVENT_CREATE_DEVICE_ONLY_BIT;
     GPUOVERLAP_VK(vkCreateEvent(device_, &ei, nullptr, events_[i].receive(device_)));

@@ -185,7 +185,7 @@ class ScenarioDevice final : public ScenarioBackend {
                      std::uint32_t draws) const;
   void record_barriers(VkCommandBuffer cmd, const std::vector<BarrierDesc>& descs,
                        std::size_t producer) const;
-  void record_event(VkCommandBuffer cmd, VkEvent event, const BarrierDesc& desc,
+  void record_event(VkCommandBuffer cmd, VkEvent event, const std::vector<BarrierDesc>& descs,
                     std::size_t producer, bool set) const;
   Status submit_frame_commands(std::uint32_t frame);
   // `spec`'s background session over this device's compute pipeline (none without one).

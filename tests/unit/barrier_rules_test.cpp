@@ -301,6 +301,59 @@ TEST(Planner, ASecondReaderNeedsNoSecondTransition) {
   EXPECT_FALSE(again.dependencies[1].note.empty());
 }
 
+// subresources: a texture's range, inside it, covering what the producer wrote; legacy barriers
+// name each subresource by its index, enhanced TEXTURE barriers the range.
+TEST(Planner, SubresourcesAreATexturesRangeThatCoversTheWrite) {
+  using Span = SubresourceRequest::Span;
+  auto with = [](BarrierKind kind, SubresourceRequest range) {
+    auto r = request(kind);
+    r.subresources = range;
+    return r;
+  };
+  const SubresourceRequest mip0{Span{0, 1}, Span{0, 1}};
+  const auto legacy = plan_barriers(two_queues(), {{1, 2, with(BarrierKind::legacy, mip0)}});
+  EXPECT_TRUE(legacy.findings.empty());
+  ASSERT_EQ(legacy.dependencies[0].barriers.size(), 1u);
+  EXPECT_EQ(std::get<D3D12_RESOURCE_BARRIER>(legacy.dependencies[0].barriers[0].barrier)
+                .Transition.Subresource,
+            0u);
+  ASSERT_TRUE(legacy.dependencies[0].subresources);
+  EXPECT_EQ(*legacy.dependencies[0].subresources, (SubresourceRange{0, 1, 0, 1}));
+  const auto split = plan_barriers(two_queues(), {{1, 2, with(BarrierKind::split, mip0)}});
+  ASSERT_EQ(split.dependencies[0].barriers.size(), 2u);  // BEGIN and END of subresource 0
+  EXPECT_EQ(std::get<D3D12_RESOURCE_BARRIER>(split.dependencies[0].barriers[1].barrier)
+                .Transition.Subresource,
+            0u);
+  const auto enhanced =
+      plan_barriers(two_queues(), {{1, 2, with(BarrierKind::enhanced, {Span{0, 1}, {}})}});
+  EXPECT_TRUE(enhanced.findings.empty());
+  const auto& t = std::get<D3D12_TEXTURE_BARRIER>(
+      std::get<EnhancedBarrier>(enhanced.dependencies[0].barriers[0].barrier));
+  EXPECT_EQ(t.Subresources.IndexOrFirstMipLevel, 0u);
+  EXPECT_EQ(t.Subresources.NumMipLevels, 1u);
+  EXPECT_EQ(t.Subresources.NumArraySlices, 1u);
+  EXPECT_EQ(t.Subresources.NumPlanes, 1u);
+  // Without the key: every subresource, as before.
+  const auto all = plan_barriers(two_queues(), {{1, 2, request(BarrierKind::legacy)}});
+  EXPECT_EQ(std::get<D3D12_RESOURCE_BARRIER>(all.dependencies[0].barriers[0].barrier)
+                .Transition.Subresource,
+            D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES);
+  EXPECT_FALSE(all.dependencies[0].subresources);
+  // A render target has one mip and one slice.
+  EXPECT_TRUE(
+      plan_has(plan_barriers(two_queues(), {{1, 2, with(BarrierKind::legacy, {Span{0, 2}, {}})}}),
+               "subresource-range"));
+  EXPECT_TRUE(
+      plan_has(plan_barriers(two_queues(), {{1, 2, with(BarrierKind::enhanced, {{}, Span{1, 1}})}}),
+               "subresource-range"));
+  // A buffer has one subresource; a GLOBAL barrier names no resource.
+  EXPECT_TRUE(plan_has(plan_barriers(two_queues(), {{0, 2, with(BarrierKind::legacy, mip0)}}),
+                       "subresource-buffer"));
+  auto global = with(BarrierKind::enhanced, mip0);
+  global.type = D3D12_BARRIER_TYPE_GLOBAL;
+  EXPECT_TRUE(plan_has(plan_barriers(two_queues(), {{1, 2, global}}), "subresource-global"));
+}
+
 TEST(Planner, StateBeforeMustBeTheTrackedState) {
   auto r = request(BarrierKind::legacy);
   r.state_before = D3D12_RESOURCE_STATE_COPY_DEST;

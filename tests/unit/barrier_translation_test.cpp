@@ -118,10 +118,12 @@ TEST(EnhancedTranslation, AccessesAndLayoutsMapAsDesigned) {
 // Translates one planned dependency of `kind` between a dispatch (or draw) and a dispatch on
 // one direct queue.
 DependencyOps ops_for(BarrierKind kind, SplitPolicy policy,
-                      WorkloadKind producer = WorkloadKind::compute) {
+                      WorkloadKind producer = WorkloadKind::compute,
+                      std::optional<SubresourceRequest> subresources = std::nullopt) {
   BarrierRequest request;
   request.kind = kind;
   request.split_policy = policy;
+  request.subresources = subresources;
   const auto plan = plan_barriers(
       {{"P", producer, 0, QueueType::direct}, {"C", WorkloadKind::compute, 0, QueueType::direct}},
       {{0, 1, request}});
@@ -131,11 +133,12 @@ DependencyOps ops_for(BarrierKind kind, SplitPolicy policy,
 
 TEST(SplitTranslation, EventPolicySetsAfterTheProducerAndWaitsWithTheSameDependency) {
   const auto ops = ops_for(BarrierKind::split, SplitPolicy::event);
-  ASSERT_TRUE(ops.set_event_after_producer && ops.wait_event_before_consumer);
+  ASSERT_EQ(ops.set_event_after_producer.size(), 1u);
+  ASSERT_EQ(ops.wait_event_before_consumer.size(), 1u);
   EXPECT_TRUE(ops.barriers_before_consumer.empty());
   EXPECT_TRUE(ops.barriers_after_producer.empty());
-  const BarrierDesc& set = *ops.set_event_after_producer;
-  const BarrierDesc& wait = *ops.wait_event_before_consumer;
+  const BarrierDesc& set = ops.set_event_after_producer[0];
+  const BarrierDesc& wait = ops.wait_event_before_consumer[0];
   EXPECT_EQ(set.target, BarrierDesc::Target::buffer);
   EXPECT_EQ(set.src.stages, wait.src.stages);
   EXPECT_EQ(set.dst.stages, wait.dst.stages);
@@ -146,7 +149,8 @@ TEST(SplitTranslation, EventPolicySetsAfterTheProducerAndWaitsWithTheSameDepende
 
 TEST(SplitTranslation, CollapsedPolicyIsOneBarrierBeforeTheConsumer) {
   const auto collapsed = ops_for(BarrierKind::split, SplitPolicy::collapsed);
-  EXPECT_FALSE(collapsed.set_event_after_producer || collapsed.wait_event_before_consumer);
+  EXPECT_TRUE(collapsed.set_event_after_producer.empty());
+  EXPECT_TRUE(collapsed.wait_event_before_consumer.empty());
   ASSERT_EQ(collapsed.barriers_before_consumer.size(), 1u);
   // ... the very barrier a legacy transition records.
   const auto legacy = ops_for(BarrierKind::legacy, SplitPolicy::event);
@@ -159,13 +163,43 @@ TEST(SplitTranslation, CollapsedPolicyIsOneBarrierBeforeTheConsumer) {
 
 TEST(SplitTranslation, EnhancedSplitJoinsItsHalvesAcrossSplit) {
   const auto ops = ops_for(BarrierKind::enhanced_split, SplitPolicy::event, WorkloadKind::graphics);
-  ASSERT_TRUE(ops.set_event_after_producer);
-  const BarrierDesc& d = *ops.set_event_after_producer;
+  ASSERT_EQ(ops.set_event_after_producer.size(), 1u);
+  const BarrierDesc& d = ops.set_event_after_producer[0];
   EXPECT_EQ(d.target, BarrierDesc::Target::image);
   EXPECT_EQ(d.src.stages, VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT);
   EXPECT_EQ(d.dst.stages, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT);
   EXPECT_EQ(d.old_layout, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
   EXPECT_EQ(d.new_layout, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+}
+
+// A barrier covers every mip and layer unless the dependency names its subresources; then
+// Vulkan's range is D3D12's, whether one enhanced TEXTURE barrier names it or a legacy
+// TRANSITION names the subresource's index.
+TEST(SubresourceTranslation, TheImageRangeIsTheDependencysSubresources) {
+  for (BarrierKind kind : {BarrierKind::legacy, BarrierKind::enhanced}) {
+    const auto all = ops_for(kind, SplitPolicy::event, WorkloadKind::graphics);
+    ASSERT_EQ(all.barriers_before_consumer.size(), 1u) << to_string(kind);
+    const BarrierDesc& every = all.barriers_before_consumer[0];
+    EXPECT_EQ(every.base_mip, 0u);
+    EXPECT_EQ(every.mip_count, VK_REMAINING_MIP_LEVELS);
+    EXPECT_EQ(every.layer_count, VK_REMAINING_ARRAY_LAYERS);
+    const auto one = ops_for(kind, SplitPolicy::event, WorkloadKind::graphics,
+                             SubresourceRequest{SubresourceRequest::Span{0, 1}, std::nullopt});
+    ASSERT_EQ(one.barriers_before_consumer.size(), 1u) << to_string(kind);
+    const BarrierDesc& named = one.barriers_before_consumer[0];
+    EXPECT_EQ(named.base_mip, 0u);
+    EXPECT_EQ(named.mip_count, 1u) << to_string(kind);
+    EXPECT_EQ(named.base_layer, 0u);
+    EXPECT_EQ(named.layer_count, 1u) << to_string(kind);
+    EXPECT_EQ(named.new_layout, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+  }
+  // A split pair with a range: one event, each half with the range.
+  const auto split = ops_for(BarrierKind::split, SplitPolicy::event, WorkloadKind::graphics,
+                             SubresourceRequest{SubresourceRequest::Span{0, 1}, std::nullopt});
+  ASSERT_EQ(split.set_event_after_producer.size(), 1u);
+  ASSERT_EQ(split.wait_event_before_consumer.size(), 1u);
+  EXPECT_EQ(split.set_event_after_producer[0].mip_count, 1u);
+  EXPECT_EQ(split.wait_event_before_consumer[0].layer_count, 1u);
 }
 
 TEST(EnhancedTranslation, PreciseBarrierNamesOnlyTheStagesInvolved) {

@@ -50,6 +50,7 @@ void expect_same_scenario(const Scenario& a, const Scenario& b, const std::strin
       EXPECT_EQ(r.access_after, t.access_after);
       EXPECT_EQ(r.layout_before, t.layout_before);
       EXPECT_EQ(r.layout_after, t.layout_after);
+      EXPECT_EQ(r.subresources, t.subresources);
     }
   }
   ASSERT_EQ(a.background.has_value(), b.background.has_value());
@@ -120,7 +121,7 @@ depends_on = ["B", { workload = "A a", barrier = "enhanced", sync_before = "comp
 [[workload]]
 name = "D"
 queue = "the direct"
-depends_on = [{ workload = "A a", barrier = "enhanced-split", split_policy = "event" }, { workload = "B", barrier = "split" }]
+depends_on = [{ workload = "A a", barrier = "enhanced-split", split_policy = "event" }, { workload = "B", barrier = "split", subresources = { mips = [0, 1] } }]
 
 [background]
 action = "commit_results"

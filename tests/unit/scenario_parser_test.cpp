@@ -259,6 +259,47 @@ TEST(ScenarioParser, RejectsBarrierDetailsThatDoNotFitOrBreakTheRules) {
   EXPECT_NE(rule.find("[barrier-type-resource]"), std::string::npos) << rule;
 }
 
+// subresources = { mips = [first, count], slices = [first, count] } on a transition; the
+// planner checks the range against the texture (barrier_rules_test.cpp).
+TEST(ScenarioParser, ReadsSubresourcesAndRefusesMalformedOnes) {
+  const std::string draw = R"(
+[[workload]]
+name = "G"
+queue = "direct"
+kind = "graphics"
+[[workload]]
+name = "R"
+queue = "direct"
+depends_on = )";
+  auto scenario = [&](const std::string& table) { return two_queues(draw + "[" + table + "]"); };
+  auto parsed = parse_scenario(
+      scenario(R"({ workload = "G", barrier = "enhanced", subresources = { mips = [0, 1] } })"),
+      "test.toml");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  const auto& request = parsed->workloads.back().depends_on.at(0).barrier;
+  ASSERT_TRUE(request.subresources);
+  EXPECT_EQ(request.subresources->mips, (SubresourceRequest::Span{0, 1}));
+  EXPECT_FALSE(request.subresources->slices);
+  auto refused = [&](const std::string& table, const std::string& reason) {
+    const std::string message = error_of(scenario(table));
+    EXPECT_NE(message.find(reason), std::string::npos) << table << "\n" << message;
+    EXPECT_NE(message.find("test.toml:"), std::string::npos) << message;
+  };
+  refused(R"({ workload = "G", subresources = [0, 1] })", "must be a table");
+  refused(R"({ workload = "G", subresources = { levels = [0, 1] } })", "unknown key 'levels'");
+  refused(R"({ workload = "G", subresources = { mips = [0] } })", "[first, count]");
+  refused(R"({ workload = "G", subresources = { mips = [0, "1"] } })", "[first, count]");
+  refused(R"({ workload = "G", subresources = { mips = [0, 0] } })", "count is 0");
+  refused(R"({ workload = "G", subresources = { slices = [-1, 1] } })", "first is -1");
+  refused(R"({ workload = "G", barrier = "uav", subresources = { mips = [0, 1] } })",
+          "barrier 'uav' has none");
+  refused(R"({ workload = "G", barrier = "none", subresources = { mips = [0, 1] } })",
+          "barrier 'none' has none");
+  // The planner's rules, with their ids: a render target has one mip; a buffer none.
+  refused(R"({ workload = "G", subresources = { mips = [0, 2] } })", "[subresource-range]");
+  refused(R"({ workload = "A", subresources = { mips = [0, 1] } })", "[subresource-buffer]");
+}
+
 TEST(ScenarioParser, WarningsAreKeptNotFatal) {
   auto s = parse_scenario(
       two_queues("", R"([{ workload = "A", barrier = "enhanced", access_before = "common" }])"),
