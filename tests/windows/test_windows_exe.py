@@ -228,6 +228,30 @@ def test_enhanced_barriers_are_refused_with_the_runtimes_reason(tmp_path):
     assert reason in run['failure']['message'] and run['failure']['api_code_name'] == 'E_NOTIMPL'
 
 
+def test_legacy_barriers_on_a_subresource_range_run_on_d3d12(tmp_path):
+    # The legacy half of tests/data/subresource-ranges.toml (Wine has no enhanced barriers):
+    # one TRANSITION of subresource 0, plain and split, each ordering its draw before its reader.
+    text = (ROOT / 'tests' / 'data' / 'subresource-ranges.toml').read_text()
+    scenario = tmp_path / 'ranges.toml'
+    scenario.write_text(text[:text.index('[[workload]]\nname = "G3"')])
+    explained = windows('validate', windows_path(scenario), '--explain')
+    assert explained.returncode == 0, explained.stdout + explained.stderr
+    assert ('TRANSITION(BEGIN_ONLY) render_target -> non_pixel_shader_resource subresource 0'
+            in explained.stdout)
+    out = tmp_path / 'out'
+    result = windows('run', windows_path(scenario), '--out', windows_path(out))
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = read_csv(out / 'subresource-ranges' / 'records.csv.gz')
+    by_key = {(r['frame'], r['workload']): r for r in rows}
+    ordered = 0
+    for r in rows:
+        if r['workload'].startswith('C'):
+            producer = by_key[(r['frame'], 'G' + r['workload'][1:])]
+            assert float(producer['poll_end_us']) <= float(r['poll_start_us']), (producer, r)
+            ordered += 1
+    assert ordered == 2 * 2  # two frames, two readers
+
+
 def test_background_work_is_refused_where_d3dcompile_cannot_compile_the_variants(tmp_path):
     # Wine's D3DCompile (vkd3d 1.6) cannot parse perlin.hlsl's RW buffers: the scenario stops
     # before its first frame with the compiler's own message, never runs with failing compiles.
