@@ -1,5 +1,8 @@
 #include "barriers/barrier_planner.h"
 
+#include <algorithm>
+#include <limits>
+
 #include "barriers/d3d12_names.h"
 
 namespace gpuoverlap {
@@ -103,27 +106,49 @@ EnhancedBarrier make_enhanced(const EnhancedFields& f,
 
 class Planner {
  public:
-  Planner(const std::vector<PlannerWorkload>& workloads, BarrierPlan& plan)
-      : workloads_(workloads), plan_(plan) {
+  Planner(const std::vector<PlannerWorkload>& workloads,
+          const std::vector<PlannerTexture>& textures, BarrierPlan& plan)
+      : workloads_(workloads), textures_(textures), plan_(plan) {
     for (const auto& w : workloads) tracked_.push_back(after_producer(w.kind));
     at_signal_ = tracked_;
+    // Every subresource of a declared texture starts the frame in RENDER_TARGET, unwritten.
+    for (const PlannerTexture& t : textures) {
+      TrackedResource start = after_producer(WorkloadKind::graphics);
+      start.written = false;
+      subresources_.emplace_back(std::size_t{t.extent.mips} * t.extent.slices, start);
+    }
+    for (std::size_t w = 0; w < workloads.size(); ++w)
+      if (workloads[w].target) draws_.push_back(w);
+    std::stable_sort(draws_.begin(), draws_.end(), [&](std::size_t a, std::size_t b) {
+      return workloads[a].position < workloads[b].position;
+    });
   }
 
   void add(std::size_t index, const PlannerDependency& d) {
     index_ = index;
     const PlannerWorkload& p = workloads_[d.producer];
     const PlannerWorkload& c = workloads_[d.consumer];
+    const bool on_consumer_queue = !barrier_after_producer(p, c);
+    // The draws into declared textures that ran before this barrier is recorded: before the
+    // consumer's own draw, or right after the producer's.
+    draw_until(on_consumer_queue ? 2 * c.position : 2 * p.position + 1);
+    index_ = index;
     DependencyPlan out;
     out.producer = d.producer;
     out.consumer = d.consumer;
     out.kind = d.request.kind;
     out.split_policy = d.request.split_policy;
     out.cross_queue = p.queue != c.queue;
-    const bool on_consumer_queue = !barrier_after_producer(p, c);
     out.barrier_queue = on_consumer_queue ? c.queue : p.queue;
     out.barrier_queue_type = on_consumer_queue ? c.queue_type : p.queue_type;
     out.resource = output_of(p.kind);
     if (out.resource == ResourceKind::texture) out.extent = kRenderTargetExtent;
+    if (p.target) {
+      out.texture = p.target->texture;
+      out.extent = textures_[p.target->texture].extent;
+      // By default a barrier on a declared texture covers what its producer drew.
+      out.subresources = SubresourceRange{p.target->mip, 1, p.target->slice, 1};
+    }
     if (d.request.subresources) resolve_subresources(*d.request.subresources, out);
     out.reads_output = d.request.reads_output.value_or(d.request.kind != BarrierKind::none);
     const Placement full_at =
@@ -139,7 +164,13 @@ class Planner {
     // states have no layout behind them).
     TrackedResource fenced_copy = at_signal_[d.producer];
     const bool consumer_side_of_fence = out.cross_queue && on_consumer_queue;
-    TrackedResource& r = consumer_side_of_fence ? fenced_copy : tracked_[d.producer];
+    // A declared texture's subresources in the range, which must stand in one state.
+    std::vector<TrackedResource*> covered;
+    if (out.texture) covered = covered_subresources(out);
+    TrackedResource texture_copy = covered.empty() ? TrackedResource{} : *covered.front();
+    TrackedResource& r = !covered.empty()         ? texture_copy
+                         : consumer_side_of_fence ? fenced_copy
+                                                  : tracked_[d.producer];
     const ConsumerRead read = read_by(c.kind);
     switch (d.request.kind) {
       case BarrierKind::none:
@@ -165,18 +196,75 @@ class Planner {
         plan_enhanced(d, r, read, out, full_at);
         break;
     }
+    for (TrackedResource* sub : covered) *sub = r;
     if (r.kind == ResourceKind::texture) out.layout_at_consumer = r.layout;
     if (out.cross_queue && !on_consumer_queue) at_signal_[d.producer] = r;
     plan_.dependencies.push_back(std::move(out));
   }
 
   void finish() {
+    draw_until(std::numeric_limits<std::size_t>::max());
     for (const TrackedResource& r : tracked_)
       plan_.final_layouts.push_back(
           r.kind == ResourceKind::texture ? r.layout : D3D12_BARRIER_LAYOUT_UNDEFINED);
+    for (const auto& texture : subresources_) {
+      plan_.texture_final_layouts.emplace_back();
+      plan_.texture_final_states.emplace_back();
+      for (const TrackedResource& sub : texture) {
+        plan_.texture_final_layouts.back().push_back(sub.layout);
+        plan_.texture_final_states.back().push_back(sub.state);
+      }
+    }
   }
 
  private:
+  // Draws into declared textures whose place (2 x position) lies before `key`: each needs its
+  // subresource in RENDER_TARGET, and leaves it written.
+  void draw_until(std::size_t key) {
+    while (next_draw_ < draws_.size() && 2 * workloads_[draws_[next_draw_]].position < key) {
+      const std::size_t w = draws_[next_draw_++];
+      const TextureTarget& target = *workloads_[w].target;
+      const PlannerTexture& texture = textures_[target.texture];
+      TrackedResource& sub = subresources_[target.texture][subresource_index(
+          target.mip, target.slice, texture.extent.mips)];
+      if (sub.layout != D3D12_BARRIER_LAYOUT_RENDER_TARGET) {
+        plan_.findings.push_back(
+            {index_,
+             {BarrierFinding::Severity::error, "target-state",
+              "'" + workloads_[w].name + "' renders into mip " + std::to_string(target.mip) +
+                  ", slice " + std::to_string(target.slice) + " of '" + texture.name +
+                  "', which an earlier barrier left in layout " + barrier_layout_name(sub.layout) +
+                  "; a draw needs RENDER_TARGET (name the subresources that barrier covers)"}});
+      }
+      sub = after_producer(WorkloadKind::graphics);
+    }
+  }
+
+  // The tracked subresources of `out`'s range on its declared texture, after checking that they
+  // stand in one state (a barrier names one StateBefore or LayoutBefore for all of them).
+  std::vector<TrackedResource*> covered_subresources(const DependencyPlan& out) {
+    std::vector<TrackedResource*> covered;
+    const SubresourceRange range =
+        out.subresources.value_or(SubresourceRange{0, out.extent.mips, 0, out.extent.slices});
+    auto& texture = subresources_[*out.texture];
+    for (std::uint32_t slice = range.first_slice; slice < range.first_slice + range.slice_count;
+         ++slice)
+      for (std::uint32_t mip = range.first_mip; mip < range.first_mip + range.mip_count; ++mip) {
+        TrackedResource* sub = &texture[subresource_index(mip, slice, out.extent.mips)];
+        if (!covered.empty() &&
+            (sub->state != covered.front()->state || sub->layout != covered.front()->layout)) {
+          error("subresource-states",
+                "the subresources cover mip " + std::to_string(mip) + ", slice " +
+                    std::to_string(slice) + " in layout " + barrier_layout_name(sub->layout) +
+                    " and others in " + barrier_layout_name(covered.front()->layout) +
+                    "; one barrier has one layout before: name a range per layout");
+          return {covered.front()};
+        }
+        covered.push_back(sub);
+      }
+    return covered;
+  }
+
   void error(std::string rule, std::string message) {
     plan_.findings.push_back(
         {index_, {BarrierFinding::Severity::error, std::move(rule), std::move(message)}});
@@ -199,7 +287,7 @@ class Planner {
             "which has one subresource");
       return;
     }
-    if (q == SubresourceRequest{}) return;  // all of them, as without the key
+    if (q == SubresourceRequest{} && !out.texture) return;  // all of them, as without the key
     const SubresourceRequest::Span mips =
         q.mips.value_or(SubresourceRequest::Span{0, out.extent.mips});
     const SubresourceRequest::Span slices =
@@ -217,10 +305,17 @@ class Planner {
                                      std::to_string(out.extent.slices) + " slice(s))");
       return;
     }
-    if (mips.first > 0 || slices.first > 0) {
+    const PlannerWorkload& producer = workloads_[out.producer];
+    const std::uint32_t drawn_mip = producer.target ? producer.target->mip : 0;
+    const std::uint32_t drawn_slice = producer.target ? producer.target->slice : 0;
+    auto inside = [](const SubresourceRequest::Span& span, std::uint32_t index) {
+      return index >= span.first && index - span.first < span.count;
+    };
+    if (!inside(mips, drawn_mip) || !inside(slices, drawn_slice)) {
       error("subresource-uncovered", "subresources mips " + span_text(mips) + ", slices " +
-                                         span_text(slices) + " leave out mip 0, slice 0, which '" +
-                                         workloads_[out.producer].name +
+                                         span_text(slices) + " leave out mip " +
+                                         std::to_string(drawn_mip) + ", slice " +
+                                         std::to_string(drawn_slice) + ", which '" + producer.name +
                                          "' writes: the barrier would not order its write");
       return;
     }
@@ -394,7 +489,11 @@ class Planner {
   }
 
   const std::vector<PlannerWorkload>& workloads_;
+  const std::vector<PlannerTexture>& textures_;
   BarrierPlan& plan_;
+  std::vector<std::vector<TrackedResource>> subresources_;  // per texture, per subresource
+  std::vector<std::size_t> draws_;  // workloads drawing into a texture, in execution order
+  std::size_t next_draw_ = 0;
   std::vector<TrackedResource> tracked_;
   std::vector<TrackedResource> at_signal_;  // per producer: as its fence is signalled
   std::size_t index_ = 0;
@@ -403,9 +502,10 @@ class Planner {
 }  // namespace
 
 BarrierPlan plan_barriers(const std::vector<PlannerWorkload>& workloads,
-                          const std::vector<PlannerDependency>& dependencies) {
+                          const std::vector<PlannerDependency>& dependencies,
+                          const std::vector<PlannerTexture>& textures) {
   BarrierPlan plan;
-  Planner planner(workloads, plan);
+  Planner planner(workloads, textures, plan);
   for (std::size_t i = 0; i < dependencies.size(); ++i) planner.add(i, dependencies[i]);
   planner.finish();
   return plan;

@@ -15,6 +15,7 @@
 
 #include "barriers/barrier_model.h"
 #include "barriers/barrier_rules.h"
+#include "resources/texture.h"
 
 namespace gpuoverlap {
 
@@ -23,6 +24,17 @@ struct PlannerWorkload {
   WorkloadKind kind = WorkloadKind::compute;
   std::size_t queue = 0;
   QueueType queue_type = QueueType::direct;
+  // A draw into a declared texture's subresource (its output) instead of its own target.
+  std::optional<TextureTarget> target;
+  // Its place in the frame's execution order (scenarios/frame_plan.h): when it draws, against
+  // the barriers recorded before and after it.
+  std::size_t position = 0;
+};
+
+// A declared texture ([[texture]]): its name for messages and its subresources.
+struct PlannerTexture {
+  std::string name;
+  TextureExtent extent;
 };
 
 struct PlannerDependency {
@@ -47,7 +59,10 @@ struct DependencyPlan {
   QueueType barrier_queue_type = QueueType::direct;
   bool reads_output = true;  // the consumer's shader reads the producer's output
   ResourceKind resource = ResourceKind::buffer;  // the producer's output
-  TextureExtent extent;                          // a texture's mips and slices
+  // The declared texture the producer rendered into (index into the planner's textures); none:
+  // the producer's own output.
+  std::optional<std::size_t> texture;
+  TextureExtent extent;  // a texture's mips and slices
   // The subresources the barriers cover, where the dependency names them (textures only);
   // none: all of them.
   std::optional<SubresourceRange> subresources;
@@ -68,6 +83,10 @@ struct BarrierPlan {
   // Per workload: the layout its render target ends the frame in (UNDEFINED for buffers);
   // the executor brings it back to RENDER_TARGET before the next frame.
   std::vector<D3D12_BARRIER_LAYOUT> final_layouts;
+  // Per declared texture, per subresource (subresource_index order): the layout and the
+  // legacy state it ends the frame in; the executor brings each back to RENDER_TARGET.
+  std::vector<std::vector<D3D12_BARRIER_LAYOUT>> texture_final_layouts;
+  std::vector<std::vector<D3D12_RESOURCE_STATES>> texture_final_states;
   bool has_errors() const;
 };
 
@@ -82,7 +101,11 @@ bool barrier_after_producer(const PlannerWorkload& producer, const PlannerWorklo
 // any other right before its consumer, in an execution order of the workloads
 // (scenarios/frame_plan.h computes it). A cross-queue dependency may not be split (events do
 // not cross queues).
+// Every subresource of a declared texture starts the frame in RENDER_TARGET; a draw into one
+// needs it there (target-state), and a barrier on a texture covers the subresource its producer
+// drew (by default just that one) in one state (subresource-states).
 BarrierPlan plan_barriers(const std::vector<PlannerWorkload>& workloads,
-                          const std::vector<PlannerDependency>& dependencies);
+                          const std::vector<PlannerDependency>& dependencies,
+                          const std::vector<PlannerTexture>& textures = {});
 
 }  // namespace gpuoverlap

@@ -130,13 +130,18 @@ FramePlan plan_frame(const Scenario& s) {
   }
 
   // Barriers, in execution order.
-  std::vector<PlannerWorkload> workloads;
-  for (const WorkloadSpec& w : s.workloads)
-    workloads.push_back({w.name, w.kind, w.queue, s.queues[w.queue].type});
   // In recording order of the barriers (barrier_planner.h): at the consumer's position, or
   // half a step after the producer's for a barrier recorded before a fence signal.
   std::vector<std::size_t> position(n);
   for (std::size_t i = 0; i < n; ++i) position[plan.execution_order[i]] = i;
+  std::vector<PlannerWorkload> workloads;
+  for (std::size_t w = 0; w < n; ++w) {
+    const WorkloadSpec& spec = s.workloads[w];
+    workloads.push_back(
+        {spec.name, spec.kind, spec.queue, s.queues[spec.queue].type, spec.target, position[w]});
+  }
+  std::vector<PlannerTexture> textures;
+  for (const TextureSpec& t : s.textures) textures.push_back({t.name, {t.mips, t.slices}});
   struct Ref {
     double key;
     std::size_t consumer, index;
@@ -158,7 +163,7 @@ FramePlan plan_frame(const Scenario& s) {
                             s.workloads[r.consumer].depends_on[r.index].barrier});
     plan.dependency_refs.emplace_back(r.consumer, r.index);
   }
-  plan.barriers = plan_barriers(workloads, dependencies);
+  plan.barriers = plan_barriers(workloads, dependencies, textures);
   // perlin.hlsl binds 4 producer buffers and 4 producer render targets per consumer.
   constexpr std::size_t kMaxReadsPerKind = 4;
   for (std::size_t c = 0; c < n; ++c) {

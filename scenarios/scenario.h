@@ -15,6 +15,7 @@
 #include "core/result.h"
 #include "jobs/cpu_spec.h"
 #include "queues/queue_model.h"
+#include "resources/texture.h"
 #include "scenarios/preemption_spec.h"
 #include "workloads/workload.h"
 
@@ -47,6 +48,10 @@ struct WorkloadSpec {
   std::uint32_t groups = kDefaultGroups;
   std::uint32_t iterations = kDefaultIterations;
   std::vector<DependencySpec> depends_on;
+  // A draw that renders into a declared texture's subresource instead of a render target of
+  // its own; its pixels are that mip's (groups does not apply). Consumers read that
+  // subresource.
+  std::optional<TextureTarget> target;
 };
 
 inline constexpr std::size_t kMaxWorkloadsPerScenario = 64;
@@ -69,6 +74,7 @@ struct Scenario {
   bool timestamps = true;
   std::vector<std::string> warnings;  // barrier-rule warnings found while parsing
   std::vector<QueueSpec> queues;
+  std::vector<TextureSpec> textures;    // [[texture]], in file order
   std::vector<WorkloadSpec> workloads;  // in recording order per queue
   // Background work during the scenario ([background]); none when absent.
   std::optional<background::BackgroundSpec> background;

@@ -350,7 +350,7 @@ class Parser {
     GPUOVERLAP_TRY(
         only_keys(root,
                   {"name", "description", "frames", "warmup_frames", "barrier", "split_policy",
-                   "timestamps", "queues", "workload", "background", "cpu"},
+                   "timestamps", "queues", "texture", "workload", "background", "cpu"},
                   "the scenario"));
     auto name = directory_name(root, "name", "the scenario", nullptr);
     if (!name) return name.error();
@@ -385,6 +385,7 @@ class Parser {
     if (!timestamps) return timestamps.error();
     s.timestamps = *timestamps;
     GPUOVERLAP_TRY(parse_queues(root, s));
+    GPUOVERLAP_TRY(parse_textures(root, s));
     GPUOVERLAP_TRY(parse_workloads(root, s));
     GPUOVERLAP_TRY(check_graph(s));
     if (const toml::node* node = root.get("background")) {
@@ -818,6 +819,96 @@ class Parser {
     return ok_status();
   }
 
+  // [[texture]]: name, format, width, height, mips, slices (resources/texture.h).
+  Status parse_textures(const toml::table& root, Scenario& s) {
+    const toml::node* node = root.get("texture");
+    if (!node) return ok_status();
+    const toml::array* array = node->as_array();
+    if (!array) return error_at(node, "'texture' must be an array of [[texture]] tables");
+    if (array->size() > kMaxTexturesPerScenario)
+      return error_at(node, "at most " + std::to_string(kMaxTexturesPerScenario) +
+                                " textures per scenario, got " + std::to_string(array->size()));
+    for (const toml::node& element : *array) {
+      const toml::table* t = element.as_table();
+      if (!t) return error_at(&element, "each [[texture]] must be a table");
+      const std::string where = "[[texture]] #" + std::to_string(s.textures.size() + 1);
+      GPUOVERLAP_TRY(only_keys(*t, {"name", "format", "width", "height", "mips", "slices"}, where));
+      TextureSpec spec;
+      auto name = string_field(*t, "name", where, true, &element);
+      if (!name) return name.error();
+      if (const std::string problem = label_problem(*name); !problem.empty())
+        return error_at(t->get("name"),
+                        where + ": name '" + printable_name(*name) + "' " + problem);
+      for (const auto& other : s.textures)
+        if (other.name == *name)
+          return error_at(t->get("name"), "duplicate texture name '" + *name + "'");
+      spec.name = *name;
+      const std::string named = "texture '" + spec.name + "'";
+      auto format = string_field(*t, "format", named, false, &element);
+      if (!format) return format.error();
+      if (!format->empty()) {
+        auto parsed = parse_texture_format(*format);
+        if (!parsed)
+          return error_at(t->get("format"), "unknown format '" + *format + "' (" +
+                                                names_list(kTextureFormatNames) + ")");
+        spec.format = *parsed;
+      }
+      for (const char* key : {"width", "height"})
+        if (!t->get(key)) return error_at(&element, named + " needs '" + key + "'");
+      auto width = int_field(*t, "width", named, 1, kMaxTextureSize, 1);
+      if (!width) return width.error();
+      auto height = int_field(*t, "height", named, 1, kMaxTextureSize, 1);
+      if (!height) return height.error();
+      spec.width = *width;
+      spec.height = *height;
+      const std::uint32_t full = full_mip_count(spec.width, spec.height);
+      auto mips = int_field(*t, "mips", named, 1, full, 1);
+      if (!mips) return mips.error();
+      auto slices = int_field(*t, "slices", named, 1, kMaxTextureSlices, 1);
+      if (!slices) return slices.error();
+      spec.mips = *mips;
+      spec.slices = *slices;
+      if (texture_bytes(spec) > kMaxTextureBytes)
+        return error_at(&element, named + " takes " + std::to_string(texture_bytes(spec) >> 20) +
+                                      " MiB; at most " + std::to_string(kMaxTextureBytes >> 20) +
+                                      " MiB per texture");
+      s.textures.push_back(std::move(spec));
+    }
+    return ok_status();
+  }
+
+  // target = { texture = NAME, mip = M, slice = S } on a draw (mip and slice default to 0).
+  Result<TextureTarget> parse_target(const toml::node& node, const Scenario& s,
+                                     const std::string& named) {
+    const std::string where = "'target' of " + named;
+    const toml::table* t = node.as_table();
+    if (!t)
+      return error_at(&node, where + " must be a table: { texture = NAME, mip = M, slice = S }");
+    GPUOVERLAP_TRY(only_keys(*t, {"texture", "mip", "slice"}, where));
+    auto texture = string_field(*t, "texture", where, true, &node);
+    if (!texture) return texture.error();
+    TextureTarget target{s.textures.size(), 0, 0};
+    for (std::size_t i = 0; i < s.textures.size(); ++i)
+      if (s.textures[i].name == *texture) target.texture = i;
+    if (target.texture == s.textures.size())
+      return error_at(t->get("texture"),
+                      where + " names undeclared texture '" + printable_name(*texture) + "'");
+    const TextureSpec& spec = s.textures[target.texture];
+    auto mip = int_field(
+        *t, "mip",
+        where + " (texture '" + spec.name + "' has " + std::to_string(spec.mips) + " mips)", 0,
+        spec.mips - 1, 0);
+    if (!mip) return mip.error();
+    auto slice = int_field(
+        *t, "slice",
+        where + " (texture '" + spec.name + "' has " + std::to_string(spec.slices) + " slices)", 0,
+        spec.slices - 1, 0);
+    if (!slice) return slice.error();
+    target.mip = *mip;
+    target.slice = *slice;
+    return target;
+  }
+
   Status parse_workloads(const toml::table& root, Scenario& s) {
     const toml::node* node = root.get("workload");
     if (!node) return error_at(nullptr, "the scenario needs at least one [[workload]]");
@@ -838,8 +929,8 @@ class Parser {
       const toml::table* w = element.as_table();
       if (!w) return error_at(&element, "each [[workload]] must be a table");
       const std::string where = "[[workload]] #" + std::to_string(s.workloads.size() + 1);
-      GPUOVERLAP_TRY(
-          only_keys(*w, {"name", "queue", "kind", "groups", "iterations", "depends_on"}, where));
+      GPUOVERLAP_TRY(only_keys(
+          *w, {"name", "queue", "kind", "groups", "iterations", "target", "depends_on"}, where));
       WorkloadSpec spec;
       auto name = string_field(*w, "name", where, true, &element);
       if (!name) return name.error();
@@ -880,6 +971,24 @@ class Parser {
       auto iterations = int_field(*w, "iterations", named, 1, kMaxIterations, kDefaultIterations);
       if (!iterations) return iterations.error();
       spec.iterations = *iterations;
+      if (const toml::node* target = w->get("target")) {
+        if (spec.kind != WorkloadKind::graphics)
+          return error_at(target, named + " has a target, but only draws render into a texture");
+        if (w->get("groups"))
+          return error_at(w->get("groups"), named +
+                                                " renders into a texture: its pixels are "
+                                                "the target mip's, so 'groups' does not apply");
+        auto parsed = parse_target(*target, s, named);
+        if (!parsed) return parsed.error();
+        for (const WorkloadSpec& other : s.workloads)
+          if (other.target && other.target->texture == parsed->texture &&
+              other.target->mip == parsed->mip && other.target->slice == parsed->slice)
+            return error_at(target, named + " renders into mip " + std::to_string(parsed->mip) +
+                                        ", slice " + std::to_string(parsed->slice) + " of '" +
+                                        s.textures[parsed->texture].name + "', as '" + other.name +
+                                        "' does: one draw per subresource");
+        spec.target = *parsed;
+      }
 
       pending.emplace_back();
       if (const toml::node* deps = w->get("depends_on")) {

@@ -124,12 +124,21 @@ std::string to_toml(const Scenario& s) {
   for (const QueueSpec& q : s.queues)
     out += fmt::format("\n[queues.{}]\ntype = {}\npriority = {}\n", toml_string(q.name),
                        toml_string(to_string(q.type)), toml_string(to_string(q.priority)));
-  for (const WorkloadSpec& w : s.workloads) {
+  for (const TextureSpec& t : s.textures)
     out += fmt::format(
-        "\n[[workload]]\nname = {}\nqueue = {}\nkind = {}\ngroups = {}\n"
-        "iterations = {}\n",
-        toml_string(w.name), toml_string(s.queues[w.queue].name), toml_string(to_string(w.kind)),
-        w.groups, w.iterations);
+        "\n[[texture]]\nname = {}\nformat = {}\nwidth = {}\nheight = {}\nmips = {}\n"
+        "slices = {}\n",
+        toml_string(t.name), toml_string(to_string(t.format)), t.width, t.height, t.mips, t.slices);
+  for (const WorkloadSpec& w : s.workloads) {
+    out += fmt::format("\n[[workload]]\nname = {}\nqueue = {}\nkind = {}\n", toml_string(w.name),
+                       toml_string(s.queues[w.queue].name), toml_string(to_string(w.kind)));
+    if (w.target)
+      out += fmt::format("target = {{ texture = {}, mip = {}, slice = {} }}\n",
+                         toml_string(s.textures[w.target->texture].name), w.target->mip,
+                         w.target->slice);
+    else
+      out += fmt::format("groups = {}\n", w.groups);
+    out += fmt::format("iterations = {}\n", w.iterations);
     if (w.depends_on.empty()) continue;
     out += "depends_on = [\n";
     for (const DependencySpec& d : w.depends_on) out += "  " + dependency_table(s, d) + ",\n";

@@ -354,6 +354,87 @@ TEST(Planner, SubresourcesAreATexturesRangeThatCoversTheWrite) {
   EXPECT_TRUE(plan_has(plan_barriers(two_queues(), {{1, 2, global}}), "subresource-global"));
 }
 
+// A mip chain on a declared texture: each level's draw reads the level before. The planner tracks
+// every subresource: a barrier covers by default the mip its producer drew, a draw needs its mip
+// in RENDER_TARGET, and one barrier covers subresources of one layout.
+std::vector<PlannerWorkload> mip_chain(std::size_t levels) {
+  std::vector<PlannerWorkload> draws;
+  for (std::size_t m = 0; m < levels; ++m)
+    draws.push_back({"M" + std::to_string(m), WorkloadKind::graphics, 0, QueueType::direct,
+                     TextureTarget{0, static_cast<std::uint32_t>(m), 0}, m});
+  return draws;
+}
+const std::vector<PlannerTexture> kChain = {{"T", {3, 1}}};
+
+TEST(Planner, AMipChainTransitionsEachMipItsProducerDrew) {
+  const auto legacy = plan_barriers(
+      mip_chain(3), {{0, 1, request(BarrierKind::legacy)}, {1, 2, request(BarrierKind::legacy)}},
+      kChain);
+  EXPECT_TRUE(legacy.findings.empty()) << legacy.findings[0].finding.message;
+  for (std::uint32_t level = 0; level < 2; ++level) {
+    const DependencyPlan& d = legacy.dependencies[level];
+    EXPECT_EQ(d.texture, std::optional<std::size_t>{0});
+    ASSERT_EQ(d.barriers.size(), 1u);
+    const auto& t = std::get<D3D12_RESOURCE_BARRIER>(d.barriers[0].barrier);
+    EXPECT_EQ(t.Transition.Subresource, level);
+    EXPECT_EQ(t.Transition.StateBefore, D3D12_RESOURCE_STATE_RENDER_TARGET);
+    EXPECT_EQ(t.Transition.StateAfter, D3D12_RESOURCE_STATE_PIXEL_SHADER_RESOURCE);
+    EXPECT_EQ(d.layout_at_consumer, D3D12_BARRIER_LAYOUT_SHADER_RESOURCE);
+  }
+  ASSERT_EQ(legacy.texture_final_layouts.size(), 1u);
+  EXPECT_EQ(legacy.texture_final_layouts[0],
+            (std::vector<D3D12_BARRIER_LAYOUT>{D3D12_BARRIER_LAYOUT_SHADER_RESOURCE,
+                                               D3D12_BARRIER_LAYOUT_SHADER_RESOURCE,
+                                               D3D12_BARRIER_LAYOUT_RENDER_TARGET}));
+  const auto enhanced = plan_barriers(mip_chain(3),
+                                      {{0, 1, request(BarrierKind::enhanced)},
+                                       {1, 2, request(BarrierKind::enhanced)}},
+                                      kChain);
+  EXPECT_TRUE(enhanced.findings.empty());
+  const auto& t = std::get<D3D12_TEXTURE_BARRIER>(
+      std::get<EnhancedBarrier>(enhanced.dependencies[1].barriers[0].barrier));
+  EXPECT_EQ(t.Subresources.IndexOrFirstMipLevel, 1u);
+  EXPECT_EQ(t.Subresources.NumMipLevels, 1u);
+  EXPECT_EQ(t.LayoutBefore, D3D12_BARRIER_LAYOUT_RENDER_TARGET);
+  EXPECT_EQ(t.SyncAfter, D3D12_BARRIER_SYNC_PIXEL_SHADING);
+}
+
+TEST(Planner, TextureRangesMustLeaveDrawsTheirTargetAndStandInOneLayout) {
+  using Span = SubresourceRequest::Span;
+  auto ranged = [](BarrierKind kind, SubresourceRequest range) {
+    auto r = request(kind);
+    r.subresources = range;
+    return r;
+  };
+  // Every mip after M0's draw: M1 and M2 would draw into shader resources.
+  const auto whole =
+      plan_barriers(mip_chain(3), {{0, 1, ranged(BarrierKind::legacy, {})}}, kChain);
+  EXPECT_TRUE(plan_has(whole, "target-state"));
+  // Mips 0 and 1 after M1's draw: mip 0 is a shader resource by then, mip 1 a render target.
+  const auto mixed = plan_barriers(mip_chain(3),
+                                   {{0, 1, request(BarrierKind::legacy)},
+                                    {1, 2, ranged(BarrierKind::legacy, {Span{0, 2}, {}})}},
+                                   kChain);
+  EXPECT_TRUE(plan_has(mixed, "subresource-states"));
+  // A range without the mip M1 drew orders nothing.
+  const auto uncovered = plan_barriers(
+      mip_chain(3), {{1, 2, ranged(BarrierKind::enhanced, {Span{0, 1}, {}})}}, kChain);
+  EXPECT_TRUE(plan_has(uncovered, "subresource-uncovered"));
+  EXPECT_TRUE(plan_has(plan_barriers(mip_chain(3),
+                                     {{1, 2, ranged(BarrierKind::enhanced, {Span{1, 3}, {}})}},
+                                     kChain),
+                       "subresource-range"));
+  // The mips M1 and M2 drew, after both: one barrier for both is fine.
+  auto reader = mip_chain(3);
+  reader.push_back({"R", WorkloadKind::compute, 0, QueueType::direct, std::nullopt, 3});
+  const auto both = plan_barriers(
+      reader,
+      {{0, 1, request(BarrierKind::legacy)}, {2, 3, ranged(BarrierKind::legacy, {Span{1, 2}, {}})}},
+      kChain);
+  EXPECT_TRUE(both.findings.empty()) << both.findings[0].finding.message;
+  EXPECT_EQ(both.dependencies[1].barriers.size(), 2u);  // one TRANSITION per mip
+}
+
 TEST(Planner, StateBeforeMustBeTheTrackedState) {
   auto r = request(BarrierKind::legacy);
   r.state_before = D3D12_RESOURCE_STATE_COPY_DEST;
