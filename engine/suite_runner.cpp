@@ -51,13 +51,18 @@ nlohmann::json scenario_description(const Scenario& s) {
       if (!planned.note.empty()) dep["note"] = planned.note;
       deps.push_back(dep);
     }
-    workloads.push_back({{"name", w.name},
-                         {"queue", s.queues[w.queue].name},
-                         {"kind", to_string(w.kind)},
-                         {"groups", w.groups},
-                         {"threads", thread_count(w.groups)},
-                         {"iterations", w.iterations},
-                         {"depends_on", deps}});
+    nlohmann::json workload = {{"name", w.name},
+                               {"queue", s.queues[w.queue].name},
+                               {"kind", to_string(w.kind)},
+                               {"groups", w.groups},
+                               {"threads", workload_shape(s, workloads.size()).threads},
+                               {"iterations", w.iterations},
+                               {"depends_on", deps}};
+    if (w.target)
+      workload["target"] = {{"texture", s.textures[w.target->texture].name},
+                            {"mip", w.target->mip},
+                            {"slice", w.target->slice}};
+    workloads.push_back(workload);
   }
   nlohmann::json out = {{"name", s.name},
                         {"description", s.description},
@@ -67,6 +72,17 @@ nlohmann::json scenario_description(const Scenario& s) {
                         {"warnings", s.warnings},
                         {"queues", queues},
                         {"workloads", workloads}};
+  if (!s.textures.empty()) {
+    nlohmann::json textures = nlohmann::json::array();
+    for (const TextureSpec& t : s.textures)
+      textures.push_back({{"name", t.name},
+                          {"format", to_string(t.format)},
+                          {"width", t.width},
+                          {"height", t.height},
+                          {"mips", t.mips},
+                          {"slices", t.slices}});
+    out["textures"] = textures;
+  }
   if (s.preemption) out["preemption"] = preemption::to_json(*s.preemption);
   if (!s.study.empty())
     out["study"] = {{"name", s.study},

@@ -123,6 +123,10 @@ struct Scenario {
   std::vector<std::size_t> workloads_on(std::size_t queue) const;
 };
 
+// The threads (pixels) workload `w` runs: its groups, or for a draw into a declared texture that
+// mip's pixels.
+WorkloadShape workload_shape(const Scenario& scenario, std::size_t w);
+
 // Parses and validates TOML text. `source_name` names the file in every message, which reads
 // "<source_name>:<line>: <reason>".
 Result<Scenario> parse_scenario(std::string_view toml_text, const std::string& source_name);

@@ -17,6 +17,14 @@
 
 namespace gpuoverlap {
 
+WorkloadShape workload_shape(const Scenario& scenario, std::size_t w) {
+  const WorkloadSpec& spec = scenario.workloads[w];
+  if (!spec.target) return groups_shape(spec.groups);
+  const TextureSpec& texture = scenario.textures[spec.target->texture];
+  const std::uint32_t width = mip_size(texture.width, spec.target->mip);
+  return {width * mip_size(texture.height, spec.target->mip), width};
+}
+
 std::vector<std::size_t> Scenario::workloads_on(std::size_t queue) const {
   std::vector<std::size_t> indices;
   for (std::size_t i = 0; i < workloads.size(); ++i)

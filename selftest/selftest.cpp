@@ -61,7 +61,7 @@ Scenario single_workload(const std::string& name, std::uint32_t groups, std::uin
   s.source = "selftest";
   s.description = "self-test measurement";
   s.queues.push_back({"direct", QueueType::direct, QueuePriority::normal});
-  s.workloads.push_back({"work", 0, WorkloadKind::compute, groups, iterations, {}});
+  s.workloads.push_back({"work", 0, WorkloadKind::compute, groups, iterations, {}, std::nullopt});
   attach_frame_plan(s);
   return s;
 }

@@ -51,12 +51,22 @@ struct PerlinParams {
 };
 static_assert(sizeof(PerlinParams) == 7 * sizeof(std::uint32_t), "perlin.hlsl's Params");
 
-// A frame workload of `groups` x 1024 threads at `frame` (one draw covers its target).
-inline constexpr PerlinParams frame_params(std::uint32_t slot, std::uint32_t groups,
+// How many threads (a draw: pixels) a frame workload runs, and the width a draw's pixels are
+// numbered by: `groups` x 1024 on a 1024-wide render target of its own, or a texture mip's
+// pixels (scenarios/scenario.h, workload_shape).
+struct WorkloadShape {
+  std::uint32_t threads = 0;
+  std::uint32_t width = kRenderTargetWidth;
+};
+inline constexpr WorkloadShape groups_shape(std::uint32_t groups) {
+  return {thread_count(groups), kRenderTargetWidth};
+}
+
+// A frame workload of `shape` at `frame` (one draw covers its target).
+inline constexpr PerlinParams frame_params(std::uint32_t slot, WorkloadShape shape,
                                            std::uint32_t iterations, std::uint32_t frame,
                                            bool stamping, std::uint32_t producers) {
-  return {frame,    slot, thread_count(groups), iterations, kRenderTargetWidth, stamping ? 1u : 0u,
-          producers};
+  return {frame, slot, shape.threads, iterations, shape.width, stamping ? 1u : 0u, producers};
 }
 
 // A preemption stream's part, stamped with the submission's sequence and reading no

@@ -189,8 +189,8 @@ void ScenarioDevice::record_workload(ID3D12GraphicsCommandList* list, std::size_
   if (timestamps)
     list->EndQuery(gpu_.queries.get(), D3D12_QUERY_TYPE_TIMESTAMP, static_cast<UINT>(2 * w));
   const RootConstants constants =
-      frame_params(static_cast<std::uint32_t>(w), spec.groups, spec.iterations, frame,
-                   settings_.stamping, producers_[w]);
+      frame_params(static_cast<std::uint32_t>(w), workload_shape(scenario_, w), spec.iterations,
+                   frame, settings_.stamping, producers_[w]);
   record_perlin(list, w, constants, 1);
   if (timestamps)
     list->EndQuery(gpu_.queries.get(), D3D12_QUERY_TYPE_TIMESTAMP, static_cast<UINT>(2 * w + 1));

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 namespace gpuoverlap::vk {
 
@@ -106,6 +107,15 @@ struct Image {
   OwnedImage image;
   OwnedImageView view;
   std::uint32_t width = 0, height = 0;
+};
+
+// A declared texture ([[texture]]): its memory, and a 2-D view of each subresource (in
+// subresource_index order), which a draw renders into and a consumer samples.
+struct TextureImage {
+  OwnedMemory memory;
+  OwnedImage image;
+  std::vector<OwnedImageView> views;
+  VkFormat format = VK_FORMAT_UNDEFINED;
 };
 
 }  // namespace gpuoverlap::vk

@@ -111,7 +111,7 @@ Status ScenarioDevice::create_pipelines() {
   VkPipelineDynamicStateCreateInfo dynamic{VK_STRUCTURE_TYPE_PIPELINE_DYNAMIC_STATE_CREATE_INFO};
   dynamic.dynamicStateCount = 2;
   dynamic.pDynamicStates = dynamic_states;
-  const VkFormat format = VK_FORMAT_R32_SFLOAT;
+  VkFormat format = VK_FORMAT_R32_SFLOAT;
   VkPipelineRenderingCreateInfo rendering{VK_STRUCTURE_TYPE_PIPELINE_RENDERING_CREATE_INFO};
   rendering.colorAttachmentCount = 1;
   rendering.pColorAttachmentFormats = &format;
@@ -128,7 +128,25 @@ Status ScenarioDevice::create_pipelines() {
   gi.layout = pipeline_layout_;
   GPUOVERLAP_VK(vkCreateGraphicsPipelines(device_, VK_NULL_HANDLE, 1, &gi, nullptr,
                                           graphics_pipeline_.receive(device_)));
+  // The same pipeline for each other format a draw renders into (dynamic rendering names the
+  // attachment's format in the pipeline). Only the red channel is written in every format.
+  for (const TextureImage& texture : textures_) {
+    if (texture.format == VK_FORMAT_R32_SFLOAT ||
+        graphics_pipeline_for(texture.format) != graphics_pipeline_)
+      continue;
+    format = texture.format;
+    OwnedPipeline pipeline;
+    GPUOVERLAP_VK(vkCreateGraphicsPipelines(device_, VK_NULL_HANDLE, 1, &gi, nullptr,
+                                            pipeline.receive(device_)));
+    format_pipelines_.emplace_back(texture.format, std::move(pipeline));
+  }
   return ok_status();
+}
+
+VkPipeline ScenarioDevice::graphics_pipeline_for(VkFormat format) const {
+  for (const auto& [other, pipeline] : format_pipelines_)
+    if (other == format) return pipeline;
+  return graphics_pipeline_;
 }
 
 Status ScenarioDevice::create_descriptors() {
@@ -164,7 +182,7 @@ Status ScenarioDevice::create_descriptors() {
       if (d.resource == ResourceKind::buffer)
         buffers[4 + producer_buffers++] = {outputs_[d.producer].buffer, 0, VK_WHOLE_SIZE};
       else
-        images[producer_targets++] = {VK_NULL_HANDLE, targets_[d.producer].view,
+        images[producer_targets++] = {VK_NULL_HANDLE, draw_target(d.producer).view,
                                       layout_for_barrier_layout(d.layout_at_consumer)};
     }
     producers_[w] = producer_buffers | (producer_targets << 4);

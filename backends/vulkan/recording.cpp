@@ -76,7 +76,7 @@ void ScenarioDevice::record_barriers(VkCommandBuffer cmd, const std::vector<Barr
                                      std::size_t producer) const {
   if (descs.empty()) return;
   RecordedDependency dependency;
-  fill_dependency(dependency, descs, outputs_[producer].buffer, targets_[producer].image);
+  fill_dependency(dependency, descs, outputs_[producer].buffer, draw_target(producer).image);
   vkCmdPipelineBarrier2(cmd, &dependency.info);
 }
 
@@ -86,7 +86,7 @@ void ScenarioDevice::record_event(VkCommandBuffer cmd, VkEvent event,
                                   const std::vector<BarrierDesc>& descs, std::size_t producer,
                                   bool set) const {
   RecordedDependency dependency;
-  fill_dependency(dependency, descs, outputs_[producer].buffer, targets_[producer].image);
+  fill_dependency(dependency, descs, outputs_[producer].buffer, draw_target(producer).image);
   if (set)
     vkCmdSetEvent2(cmd, event, &dependency.info);
   else
@@ -111,7 +111,7 @@ void ScenarioDevice::record_perlin(VkCommandBuffer cmd, std::size_t w, const Pus
     vkCmdDispatch(cmd, pc.thread_count / kThreadsPerDispatchGroup, 1, 1);
     return;
   }
-  const Image& target = targets_[w];
+  const DrawTarget target = draw_target(w);
   VkRenderingAttachmentInfo color{VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO};
   color.imageView = target.view;
   color.imageLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
@@ -123,7 +123,7 @@ void ScenarioDevice::record_perlin(VkCommandBuffer cmd, std::size_t w, const Pus
   ri.colorAttachmentCount = 1;
   ri.pColorAttachments = &color;
   vkCmdBeginRendering(cmd, &ri);
-  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, graphics_pipeline_);
+  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, graphics_pipeline_for(target.format));
   vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline_layout_, 0, 1, &sets_[w],
                           0, nullptr);
   vkCmdPushConstants(cmd, pipeline_layout_, kPushStages, 0, sizeof(pc), &pc);
@@ -136,7 +136,8 @@ void ScenarioDevice::record_perlin(VkCommandBuffer cmd, std::size_t w, const Pus
   vkCmdEndRendering(cmd);
 }
 
-VkImageMemoryBarrier2 to_color_attachment(VkImage image, VkImageLayout old_layout) {
+VkImageMemoryBarrier2 to_color_attachment(VkImage image, VkImageLayout old_layout,
+                                          std::uint32_t mip, std::uint32_t layer) {
   VkImageMemoryBarrier2 b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
   b.srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
   b.srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT;
@@ -146,7 +147,7 @@ VkImageMemoryBarrier2 to_color_attachment(VkImage image, VkImageLayout old_layou
   b.newLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
   b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
   b.image = image;
-  b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+  b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, mip, 1, layer, 1};
   return b;
 }
 
@@ -163,8 +164,8 @@ void ScenarioDevice::record_workload(VkCommandBuffer cmd, std::size_t w, std::ui
   if (timestamps)
     vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, queries_,
                          static_cast<std::uint32_t>(2 * w));
-  const PushConstants pc = frame_params(static_cast<std::uint32_t>(w), spec.groups, spec.iterations,
-                                        frame, settings_.stamping, producers_[w]);
+  const PushConstants pc = frame_params(static_cast<std::uint32_t>(w), workload_shape(scenario_, w),
+                                        spec.iterations, frame, settings_.stamping, producers_[w]);
   record_perlin(cmd, w, pc, 1);
   if (timestamps)
     vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_BOTTOM_OF_PIPE_BIT, queries_,
@@ -194,8 +195,19 @@ Status ScenarioDevice::record_frame(std::uint32_t frame) {
       vkCmdFillBuffer(q.prepare, counters_.buffer, w * slot_stride_, kSlotBytes, 0);
       vkCmdResetQueryPool(q.prepare, queries_, static_cast<std::uint32_t>(2 * w), 2);
       if (targets_[w].image && target_layouts_[w] != VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL) {
-        target_barriers.push_back(to_color_attachment(targets_[w].image, target_layouts_[w]));
+        target_barriers.push_back(to_color_attachment(targets_[w].image, target_layouts_[w], 0, 0));
       }
+    }
+    // Declared textures: each subresource a draw on this queue renders into.
+    for (std::size_t w : q.workloads) {
+      const auto& target = scenario_.workloads[w].target;
+      if (!target) continue;
+      const std::uint32_t sub =
+          subresource_index(target->mip, target->slice, scenario_.textures[target->texture].mips);
+      const VkImageLayout layout = texture_layouts_[target->texture][sub];
+      if (layout != VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL)
+        target_barriers.push_back(to_color_attachment(textures_[target->texture].image, layout,
+                                                      target->mip, target->slice));
     }
     for (std::size_t i = 0; i < events_.size(); ++i)
       if (events_[i] && scenario_.workloads[plan_.barriers.dependencies[i].consumer].queue == qi)
@@ -229,6 +241,10 @@ Status ScenarioDevice::record_frame(std::uint32_t frame) {
   for (std::size_t w = 0; w < targets_.size(); ++w)
     if (targets_[w].image)
       target_layouts_[w] = layout_for_barrier_layout(plan_.barriers.final_layouts[w]);
+  for (std::size_t t = 0; t < textures_.size(); ++t)
+    for (std::size_t sub = 0; sub < texture_layouts_[t].size(); ++sub)
+      texture_layouts_[t][sub] =
+          layout_for_barrier_layout(plan_.barriers.texture_final_layouts[t][sub]);
   return ok_status();
 }
 

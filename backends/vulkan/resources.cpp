@@ -132,6 +132,70 @@ Status ScenarioDevice::create_image(Image& out, std::uint32_t width, std::uint32
   return ok_status();
 }
 
+VkFormat vulkan_format(TextureFormat format) {
+  switch (format) {
+    case TextureFormat::rgba8:
+      return VK_FORMAT_R8G8B8A8_UNORM;
+    case TextureFormat::rgba16f:
+      return VK_FORMAT_R16G16B16A16_SFLOAT;
+    case TextureFormat::r32f:
+      break;
+  }
+  return VK_FORMAT_R32_SFLOAT;
+}
+
+Status ScenarioDevice::create_texture(TextureImage& out, const TextureSpec& spec) {
+  out.format = vulkan_format(spec.format);
+  VkImageCreateInfo ii{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
+  ii.imageType = VK_IMAGE_TYPE_2D;
+  ii.format = out.format;
+  ii.extent = {spec.width, spec.height, 1};
+  ii.mipLevels = spec.mips;
+  ii.arrayLayers = spec.slices;
+  ii.samples = VK_SAMPLE_COUNT_1_BIT;
+  ii.tiling = VK_IMAGE_TILING_OPTIMAL;
+  ii.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_SAMPLED_BIT;
+  ii.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  if (families_in_use_.size() > 1) {
+    ii.sharingMode = VK_SHARING_MODE_CONCURRENT;
+    ii.queueFamilyIndexCount = static_cast<std::uint32_t>(families_in_use_.size());
+    ii.pQueueFamilyIndices = families_in_use_.data();
+  }
+  GPUOVERLAP_VK(vkCreateImage(device_, &ii, nullptr, out.image.receive(device_)));
+  VkMemoryRequirements req;
+  vkGetImageMemoryRequirements(device_, out.image, &req);
+  std::uint32_t memory_type = 0;
+  GPUOVERLAP_TRY(allocate_memory(out.memory, memory_type, req, 0,
+                                 VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, "texture"));
+  GPUOVERLAP_VK(vkBindImageMemory(device_, out.image, out.memory, 0));
+  out.views.resize(spec.subresources());
+  for (std::uint32_t slice = 0; slice < spec.slices; ++slice)
+    for (std::uint32_t mip = 0; mip < spec.mips; ++mip) {
+      VkImageViewCreateInfo vi{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+      vi.image = out.image;
+      vi.viewType = VK_IMAGE_VIEW_TYPE_2D;
+      vi.format = out.format;
+      vi.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, mip, 1, slice, 1};
+      GPUOVERLAP_VK(
+          vkCreateImageView(device_, &vi, nullptr,
+                            out.views[subresource_index(mip, slice, spec.mips)].receive(device_)));
+    }
+  return ok_status();
+}
+
+ScenarioDevice::DrawTarget ScenarioDevice::draw_target(std::size_t w) const {
+  const WorkloadSpec& spec = scenario_.workloads[w];
+  if (!spec.target)
+    return {targets_[w].image, targets_[w].view, targets_[w].width, targets_[w].height,
+            VK_FORMAT_R32_SFLOAT};
+  const TextureSpec& texture = scenario_.textures[spec.target->texture];
+  const TextureImage& image = textures_[spec.target->texture];
+  return {image.image,
+          image.views[subresource_index(spec.target->mip, spec.target->slice, texture.mips)],
+          mip_size(texture.width, spec.target->mip), mip_size(texture.height, spec.target->mip),
+          image.format};
+}
+
 // Fills the input buffer through a staging buffer, so the noise reads device memory.
 Status ScenarioDevice::upload_input() {
   // Freed on every return path, except when the GPU may still read them.

@@ -50,6 +50,10 @@ Status ScenarioDevice::check_features() {
   if (!f13.dynamicRendering) missing += " dynamicRendering";
   if (!f12.timelineSemaphore) missing += " timelineSemaphore";
   if (!f.features.fragmentStoresAndAtomics) missing += " fragmentStoresAndAtomics";
+  // A consumer reads texel (thread % 1024, 0) of its producer's subresource; a texture's mip may
+  // be narrower, and robust image access makes those reads zero instead of undefined.
+  if (!scenario_.textures.empty() && !f13.robustImageAccess)
+    missing += " robustImageAccess (for the scenario's textures)";
   if (!missing.empty())
     return make_error(std::string("device '") + info_.properties.deviceName +
                       "' lacks required features:" + missing);
@@ -108,6 +112,7 @@ Status ScenarioDevice::create_device() {
                                        facts_.shader_clock.recorded ? &clock_features : nullptr};
   f13.synchronization2 = VK_TRUE;
   f13.dynamicRendering = VK_TRUE;
+  f13.robustImageAccess = scenario_.textures.empty() ? VK_FALSE : VK_TRUE;
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &f13};
   f12.timelineSemaphore = VK_TRUE;
   VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f12};
@@ -356,8 +361,14 @@ Status ScenarioDevice::create() {
                                    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, 0,
                                    VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
                                    VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, "output buffer"));
-    else
+    else if (!spec.target)
       GPUOVERLAP_TRY(create_image(targets_[w], kRenderTargetWidth, spec.groups));
+  }
+  textures_.resize(scenario_.textures.size());
+  texture_layouts_.clear();
+  for (std::size_t t = 0; t < textures_.size(); ++t) {
+    GPUOVERLAP_TRY(create_texture(textures_[t], scenario_.textures[t]));
+    texture_layouts_.emplace_back(scenario_.textures[t].subresources(), VK_IMAGE_LAYOUT_UNDEFINED);
   }
   GPUOVERLAP_TRY(create_queue_objects());
   GPUOVERLAP_TRY(upload_input());

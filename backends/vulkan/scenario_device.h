@@ -85,7 +85,8 @@ class OneTimeCommands {
 
 // A whole render target from `old_layout` to COLOR_ATTACHMENT_OPTIMAL, after any earlier
 // write to it and before the draws that write it next.
-VkImageMemoryBarrier2 to_color_attachment(VkImage image, VkImageLayout old_layout);
+VkImageMemoryBarrier2 to_color_attachment(VkImage image, VkImageLayout old_layout,
+                                          std::uint32_t mip, std::uint32_t layer);
 
 // Every Vulkan object of one scenario, each an owning handle (device_objects.h) made from
 // device_, which is declared first and so destroyed last. When the GPU may still be running
@@ -131,6 +132,17 @@ class ScenarioDevice final : public ScenarioBackend {
                        VkMemoryPropertyFlags required, VkMemoryPropertyFlags wanted,
                        VkMemoryPropertyFlags unwanted, const char* what);
   Status create_image(Image& out, std::uint32_t width, std::uint32_t height);
+  Status create_texture(TextureImage& out, const TextureSpec& spec);
+  // What workload `w`'s draw renders into: its own render target, or the subresource of a
+  // declared texture it targets (that mip's size).
+  struct DrawTarget {
+    VkImage image = VK_NULL_HANDLE;
+    VkImageView view = VK_NULL_HANDLE;
+    std::uint32_t width = 0, height = 0;
+    VkFormat format = VK_FORMAT_R32_SFLOAT;
+  };
+  DrawTarget draw_target(std::size_t w) const;
+  VkPipeline graphics_pipeline_for(VkFormat format) const;
   Status create_stamp_buffer(Buffer& out, VkDeviceSize size, const char* what);
   Status upload_input();
   // Shared by the foreground pipelines, the probe and the background variants (called from
@@ -205,8 +217,10 @@ class ScenarioDevice final : public ScenarioBackend {
   ScenarioDeviceFacts facts_;  // filled while create() runs, unchanged after
 
   Buffer stamps_, counters_, input_, dummy_output_;
-  std::vector<Buffer> outputs_;  // per workload; empty buffer for graphics
-  std::vector<Image> targets_;   // per workload; empty image for compute
+  std::vector<Buffer> outputs_;         // per workload; empty buffer for graphics
+  std::vector<Image> targets_;          // per workload; empty image for compute or a texture's draw
+  std::vector<TextureImage> textures_;  // per declared texture
+  std::vector<std::vector<VkImageLayout>> texture_layouts_;  // per texture, per subresource
   OwnedQueryPool queries_;
   OwnedSemaphore gate_;
   const FramePlan& plan_;               // barriers, fences and submissions of a frame
@@ -227,6 +241,8 @@ class ScenarioDevice final : public ScenarioBackend {
   OwnedPipelineLayout pipeline_layout_;
   OwnedShaderModule compute_module_, vertex_module_, fragment_module_;
   OwnedPipeline compute_pipeline_, graphics_pipeline_;
+  // Draws into declared textures of other formats than R32_SFLOAT: one pipeline per format.
+  std::vector<std::pair<VkFormat, OwnedPipeline>> format_pipelines_;
   OwnedDescriptorPool descriptor_pool_;
   std::vector<VkDescriptorSet> sets_;
 

@@ -13,7 +13,7 @@ Result<PingPongResult> VulkanDevice::ping_pong(std::uint32_t rounds, StampMemory
   Scenario probe;
   probe.name = "ping-pong";
   probe.queues.push_back({"direct", QueueType::direct, QueuePriority::normal});
-  probe.workloads.push_back({"probe", 0, WorkloadKind::compute, 1, 1, {}});
+  probe.workloads.push_back({"probe", 0, WorkloadKind::compute, 1, 1, {}, std::nullopt});
   attach_frame_plan(probe);
   RunSettings settings;
   settings.stamp_memory = memory;

@@ -127,7 +127,7 @@ TEST(Selftest, SaturationIsWhereEveryDoublingCosts) {
 Scenario chain_of_two() {
   Scenario s;
   s.queues.push_back({"q", QueueType::direct, QueuePriority::normal});
-  s.workloads.push_back({"a", 0, WorkloadKind::compute, 1, 1, {}});
+  s.workloads.push_back({"a", 0, WorkloadKind::compute, 1, 1, {}, std::nullopt});
   s.workloads.push_back({"b", 0, WorkloadKind::compute, 1, 1, {{0, BarrierKind::legacy}}});
   return s;
 }

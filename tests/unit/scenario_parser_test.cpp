@@ -300,6 +300,81 @@ depends_on = )";
   refused(R"({ workload = "A", subresources = { mips = [0, 1] } })", "[subresource-buffer]");
 }
 
+// [[texture]] declares a texture; a draw's target renders into one of its subresources.
+TEST(ScenarioParser, ReadsTexturesAndDrawTargetsAndRefusesBadOnes) {
+  auto with = [](const std::string& textures, const std::string& draw) {
+    return two_queues(R"(
+[[workload]]
+name = "M0"
+queue = "direct"
+kind = "graphics"
+)" + draw) + textures;
+  };
+  const std::string chain = R"(
+[[texture]]
+name = "chain"
+format = "rgba16f"
+width = 256
+height = 64
+mips = 3
+slices = 2
+)";
+  auto parsed =
+      parse_scenario(with(chain, "target = { texture = \"chain\", mip = 2, slice = 1 }\n"), "t");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  ASSERT_EQ(parsed->textures.size(), 1u);
+  const TextureSpec& t = parsed->textures[0];
+  EXPECT_EQ(t.format, TextureFormat::rgba16f);
+  EXPECT_EQ(t.width, 256u);
+  EXPECT_EQ(t.mips, 3u);
+  EXPECT_EQ(t.slices, 2u);
+  const auto& drawn = parsed->workloads.back().target;
+  ASSERT_TRUE(drawn);
+  EXPECT_EQ(drawn->mip, 2u);
+  EXPECT_EQ(drawn->slice, 1u);
+  auto refused = [&](const std::string& textures, const std::string& draw,
+                     const std::string& reason) {
+    const std::string message = error_of(with(textures, draw));
+    EXPECT_NE(message.find(reason), std::string::npos) << textures << draw << "\n" << message;
+    EXPECT_NE(message.find("test.toml:"), std::string::npos) << message;
+  };
+  const std::string target = "target = { texture = \"chain\" }\n";
+  refused(R"(
+[[texture]]
+name = "chain"
+format = "d32"
+width = 4
+height = 4
+)",
+          target, "unknown format 'd32'");
+  refused("\n[[texture]]\nname = \"chain\"\nwidth = 4\n", target, "needs 'height'");
+  refused("\n[[texture]]\nname = \"chain\"\nwidth = 4\nheight = 4\nmips = 4\n", target,
+          "must be in [1, 3]");  // 4 x 4 has 3 mips
+  refused("\n[[texture]]\nname = \"chain\"\nwidth = 8192\nheight = 4\n", target,
+          "must be in [1, 4096]");
+  refused(chain + chain, target, "duplicate texture name 'chain'");
+  refused(chain, "target = { texture = \"other\" }\n", "undeclared texture 'other'");
+  refused(chain, "target = { texture = \"chain\", mip = 3 }\n", "has 3 mips");
+  refused(chain, "target = { texture = \"chain\", slice = 2 }\n", "has 2 slices");
+  refused(chain, "target = \"chain\"\n", "must be a table");
+  refused(chain, target + "groups = 4\n", "'groups' does not apply");
+  // Only draws render into a texture, one per subresource.
+  const std::string compute = two_queues(R"(
+[[workload]]
+name = "K"
+queue = "direct"
+target = { texture = "chain" }
+)") + chain;
+  EXPECT_NE(error_of(compute).find("only draws render into a texture"), std::string::npos);
+  const std::string twice = with(chain, target + R"(
+[[workload]]
+name = "M1"
+queue = "direct"
+kind = "graphics"
+)" + target);
+  EXPECT_NE(error_of(twice).find("one draw per subresource"), std::string::npos);
+}
+
 TEST(ScenarioParser, WarningsAreKeptNotFatal) {
   auto s = parse_scenario(
       two_queues("", R"([{ workload = "A", barrier = "enhanced", access_before = "common" }])"),

@@ -66,7 +66,7 @@ ScenarioOutcome condition(const std::string& name, std::optional<background::Bac
   out.scenario.study = "study";
   out.scenario.condition = name;
   out.scenario.queues.push_back({"direct", QueueType::direct, QueuePriority::normal});
-  out.scenario.workloads.push_back({"A", 0, WorkloadKind::compute, 8, 64, {}});
+  out.scenario.workloads.push_back({"A", 0, WorkloadKind::compute, 8, 64, {}, std::nullopt});
   out.scenario.background = bg;
   ScenarioTimeline t;
   for (std::uint32_t f = 0; f < cpu_frame_us.size(); ++f) {
