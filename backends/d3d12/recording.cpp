@@ -59,7 +59,7 @@ void ScenarioDevice::bind_workload(ID3D12GraphicsCommandList* list, std::size_t 
     return;
   }
   list->SetGraphicsRootSignature(gpu_.root_signature.get());
-  list->SetPipelineState(gpu_.graphics_pipeline.get());
+  list->SetPipelineState(graphics_pipeline_for(draw_target(w).format));
   list->SetGraphicsRoot32BitConstants(kRootConstants, sizeof constants / 4, &constants, 0);
   list->SetGraphicsRootShaderResourceView(kRootInput, gpu_.input->GetGPUVirtualAddress());
   list->SetGraphicsRootUnorderedAccessView(kRootOutput, output->GetGPUVirtualAddress());
@@ -78,12 +78,11 @@ void ScenarioDevice::record_perlin(ID3D12GraphicsCommandList* list, std::size_t 
     list->Dispatch(constants.thread_count / kThreadsPerDispatchGroup, 1, 1);
     return;
   }
-  const D3D12_RESOURCE_DESC target = desc_of(gpu_.targets[w].get());
-  const D3D12_CPU_DESCRIPTOR_HANDLE rtv{cpu_start(gpu_.rtv_heap.get()).ptr + w * rtv_increment_};
-  list->OMSetRenderTargets(1, &rtv, FALSE, nullptr);
+  const DrawTarget target = draw_target(w);
+  list->OMSetRenderTargets(1, &target.rtv, FALSE, nullptr);
   const D3D12_VIEWPORT viewport{
-      0, 0, static_cast<float>(target.Width), static_cast<float>(target.Height), 0, 1};
-  const D3D12_RECT scissor{0, 0, static_cast<LONG>(target.Width), static_cast<LONG>(target.Height)};
+      0, 0, static_cast<float>(target.width), static_cast<float>(target.height), 0, 1};
+  const D3D12_RECT scissor{0, 0, static_cast<LONG>(target.width), static_cast<LONG>(target.height)};
   list->RSSetViewports(1, &viewport);
   list->RSSetScissorRects(1, &scissor);
   list->IASetPrimitiveTopology(D3D_PRIMITIVE_TOPOLOGY_TRIANGLELIST);
@@ -95,8 +94,9 @@ void ScenarioDevice::record_dependency_barriers(ID3D12GraphicsCommandList* list,
                                                 Placement placement) const {
   const DependencyPlan& d = plan_.barriers.dependencies[dependency];
   const bool buffer = d.resource == ResourceKind::buffer;
-  ID3D12Resource* resource =
-      buffer ? gpu_.outputs[d.producer].get() : gpu_.targets[d.producer].get();
+  ID3D12Resource* resource = buffer      ? gpu_.outputs[d.producer].get()
+                             : d.texture ? gpu_.textures[*d.texture].get()
+                                         : gpu_.targets[d.producer].get();
   const bool producer_in_this_list = segment_of_[d.producer] == segment;
   const bool split_spans_lists = segment_of_[d.producer] != segment_of_[d.consumer];
   std::vector<D3D12_RESOURCE_BARRIER> barriers;
@@ -216,8 +216,13 @@ void ScenarioDevice::plan_target_tracking() {
   enhanced_targets_.assign(count, false);
   target_layouts_.assign(count, D3D12_BARRIER_LAYOUT_RENDER_TARGET);
   final_target_states_.assign(count, D3D12_RESOURCE_STATE_RENDER_TARGET);
+  enhanced_textures_.assign(scenario_.textures.size(), false);
   for (const DependencyPlan& d : plan_.barriers.dependencies) {
     if (d.resource != ResourceKind::texture) continue;
+    if (d.texture) {
+      if (is_enhanced(d.kind)) enhanced_textures_[*d.texture] = true;
+      continue;  // its subresources' states are the plan's texture_final_states
+    }
     if (is_enhanced(d.kind)) enhanced_targets_[d.producer] = true;
     for (const PlacedBarrier& placed : d.barriers)
       if (const auto* legacy = std::get_if<D3D12_RESOURCE_BARRIER>(&placed.barrier);
@@ -258,6 +263,36 @@ Status ScenarioDevice::record_frame(std::uint32_t frame) {
                                      D3D12_RESOURCE_STATE_RENDER_TARGET));
       }
     }
+    // Declared textures: every subresource, on the queue of the first draw into the texture.
+    for (std::size_t t = 0; t < scenario_.textures.size(); ++t) {
+      const auto first =
+          std::find_if(scenario_.workloads.begin(), scenario_.workloads.end(),
+                       [&](const WorkloadSpec& w) { return w.target && w.target->texture == t; });
+      if (first == scenario_.workloads.end() || &gpu_.queues[first->queue] != &q) continue;
+      const TextureSpec& texture = scenario_.textures[t];
+      for (UINT slice = 0; slice < texture.slices; ++slice)
+        for (UINT mip = 0; mip < texture.mips; ++mip) {
+          const UINT sub = subresource_index(mip, slice, texture.mips);
+          if (enhanced_textures_[t]) {
+            if (texture_layouts_[t][sub] != D3D12_BARRIER_LAYOUT_RENDER_TARGET)
+              layouts.push_back({D3D12_BARRIER_SYNC_NONE,
+                                 D3D12_BARRIER_SYNC_RENDER_TARGET,
+                                 D3D12_BARRIER_ACCESS_NO_ACCESS,
+                                 D3D12_BARRIER_ACCESS_RENDER_TARGET,
+                                 texture_layouts_[t][sub],
+                                 D3D12_BARRIER_LAYOUT_RENDER_TARGET,
+                                 gpu_.textures[t].get(),
+                                 {mip, 1, slice, 1, 0, 1},
+                                 D3D12_TEXTURE_BARRIER_FLAG_NONE});
+          } else if (texture_states_[t][sub] != D3D12_RESOURCE_STATE_RENDER_TARGET) {
+            D3D12_RESOURCE_BARRIER back =
+                transition(gpu_.textures[t].get(), texture_states_[t][sub],
+                           D3D12_RESOURCE_STATE_RENDER_TARGET);
+            back.Transition.Subresource = sub;
+            targets.push_back(back);
+          }
+        }
+    }
     if (!targets.empty())
       prepare->ResourceBarrier(static_cast<UINT>(targets.size()), targets.data());
     if (!layouts.empty()) {
@@ -288,6 +323,8 @@ Status ScenarioDevice::record_frame(std::uint32_t frame) {
     target_states_[w] = final_target_states_[w];
     target_layouts_[w] = plan_.barriers.final_layouts[w];
   }
+  texture_states_ = plan_.barriers.texture_final_states;
+  texture_layouts_ = plan_.barriers.texture_final_layouts;
   return ok_status();
 }
 

@@ -88,6 +88,44 @@ Status ScenarioDevice::create_target(ComPtr<ID3D12Resource>& out, UINT width, UI
   return ok_status();
 }
 
+DXGI_FORMAT dxgi_format(TextureFormat format) {
+  switch (format) {
+    case TextureFormat::rgba8:
+      return DXGI_FORMAT_R8G8B8A8_UNORM;
+    case TextureFormat::rgba16f:
+      return DXGI_FORMAT_R16G16B16A16_FLOAT;
+    case TextureFormat::r32f:
+      break;
+  }
+  return DXGI_FORMAT_R32_FLOAT;
+}
+
+ScenarioDevice::DrawTarget ScenarioDevice::draw_target(std::size_t w) const {
+  const WorkloadSpec& spec = scenario_.workloads[w];
+  const D3D12_CPU_DESCRIPTOR_HANDLE rtv_start = cpu_start(gpu_.rtv_heap.get());
+  if (!spec.target) {
+    const D3D12_RESOURCE_DESC desc = desc_of(gpu_.targets[w].get());
+    return {gpu_.targets[w].get(),
+            {rtv_start.ptr + w * rtv_increment_},
+            static_cast<UINT>(desc.Width),
+            desc.Height,
+            DXGI_FORMAT_R32_FLOAT};
+  }
+  const TextureSpec& texture = scenario_.textures[spec.target->texture];
+  const UINT sub = subresource_index(spec.target->mip, spec.target->slice, texture.mips);
+  return {gpu_.textures[spec.target->texture].get(),
+          {rtv_start.ptr + (texture_rtv_first_[spec.target->texture] + sub) * rtv_increment_},
+          mip_size(texture.width, spec.target->mip),
+          mip_size(texture.height, spec.target->mip),
+          dxgi_format(texture.format)};
+}
+
+ID3D12PipelineState* ScenarioDevice::graphics_pipeline_for(DXGI_FORMAT format) const {
+  for (const auto& [other, pipeline] : gpu_.format_pipelines)
+    if (other == format) return pipeline.get();
+  return gpu_.graphics_pipeline.get();
+}
+
 Status ScenarioDevice::create_resources() {
   const std::size_t slots = scenario_.workloads.size();
   const D3D12_CPU_PAGE_PROPERTY page = settings_.stamp_memory == StampMemory::cached
@@ -129,9 +167,33 @@ Status ScenarioDevice::create_resources() {
                                    D3D12_HEAP_TYPE_DEFAULT,
                                    D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS,
                                    D3D12_RESOURCE_STATE_COMMON, "output buffer"));
-    else
+    else if (!spec.target)
       GPUOVERLAP_TRY(create_target(gpu_.targets[w], kRenderTargetWidth, spec.groups,
                                    D3D12_RESOURCE_STATE_RENDER_TARGET, "render target"));
+  }
+  // Declared textures start in RENDER_TARGET, every subresource.
+  gpu_.textures.resize(scenario_.textures.size());
+  texture_states_.clear();
+  texture_layouts_.clear();
+  for (std::size_t t = 0; t < scenario_.textures.size(); ++t) {
+    const TextureSpec& spec = scenario_.textures[t];
+    D3D12_HEAP_PROPERTIES properties{};
+    properties.Type = D3D12_HEAP_TYPE_DEFAULT;
+    D3D12_RESOURCE_DESC desc{};
+    desc.Dimension = D3D12_RESOURCE_DIMENSION_TEXTURE2D;
+    desc.Width = spec.width;
+    desc.Height = spec.height;
+    desc.DepthOrArraySize = static_cast<UINT16>(spec.slices);
+    desc.MipLevels = static_cast<UINT16>(spec.mips);
+    desc.Format = dxgi_format(spec.format);
+    desc.SampleDesc.Count = 1;
+    desc.Flags = D3D12_RESOURCE_FLAG_ALLOW_RENDER_TARGET;
+    GPUOVERLAP_HR(gpu_.device->CreateCommittedResource(
+                      &properties, D3D12_HEAP_FLAG_NONE, &desc, D3D12_RESOURCE_STATE_RENDER_TARGET,
+                      nullptr, __uuidof(ID3D12Resource), gpu_.textures[t].receive_void()),
+                  "CreateCommittedResource (texture '" + spec.name + "')");
+    texture_states_.emplace_back(spec.subresources(), D3D12_RESOURCE_STATE_RENDER_TARGET);
+    texture_layouts_.emplace_back(spec.subresources(), D3D12_BARRIER_LAYOUT_RENDER_TARGET);
   }
   return ok_status();
 }
@@ -248,6 +310,20 @@ Status ScenarioDevice::create_pipelines() {
   GPUOVERLAP_HR(gpu_.device->CreateGraphicsPipelineState(&graphics, __uuidof(ID3D12PipelineState),
                                                          gpu_.graphics_pipeline.receive_void()),
                 "CreateGraphicsPipelineState (perlin vs_main + ps_main)");
+  // The same pipeline for each other format a draw renders into.
+  for (const TextureSpec& texture : scenario_.textures) {
+    const DXGI_FORMAT format = dxgi_format(texture.format);
+    if (format == DXGI_FORMAT_R32_FLOAT ||
+        graphics_pipeline_for(format) != gpu_.graphics_pipeline.get())
+      continue;
+    graphics.RTVFormats[0] = format;
+    ComPtr<ID3D12PipelineState> pipeline;
+    GPUOVERLAP_HR(
+        gpu_.device->CreateGraphicsPipelineState(&graphics, __uuidof(ID3D12PipelineState),
+                                                 pipeline.receive_void()),
+        "CreateGraphicsPipelineState (perlin, " + std::string(to_string(texture.format)) + ")");
+    gpu_.format_pipelines.emplace_back(format, std::move(pipeline));
+  }
   return ok_status();
 }
 
@@ -261,7 +337,14 @@ Status ScenarioDevice::create_descriptors() {
   GPUOVERLAP_HR(gpu_.device->CreateDescriptorHeap(&srv_desc, __uuidof(ID3D12DescriptorHeap),
                                                   gpu_.srv_heap.receive_void()),
                 "CreateDescriptorHeap (SRV)");
-  D3D12_DESCRIPTOR_HEAP_DESC rtv_desc{D3D12_DESCRIPTOR_HEAP_TYPE_RTV, static_cast<UINT>(count),
+  // An RTV per workload's own render target, then one per subresource of each texture.
+  texture_rtv_first_.clear();
+  UINT rtvs = static_cast<UINT>(count);
+  for (const TextureSpec& texture : scenario_.textures) {
+    texture_rtv_first_.push_back(rtvs);
+    rtvs += texture.subresources();
+  }
+  D3D12_DESCRIPTOR_HEAP_DESC rtv_desc{D3D12_DESCRIPTOR_HEAP_TYPE_RTV, rtvs,
                                       D3D12_DESCRIPTOR_HEAP_FLAG_NONE, 0};
   GPUOVERLAP_HR(gpu_.device->CreateDescriptorHeap(&rtv_desc, __uuidof(ID3D12DescriptorHeap),
                                                   gpu_.rtv_heap.receive_void()),
@@ -274,6 +357,22 @@ Status ScenarioDevice::create_descriptors() {
   view.Shader4ComponentMapping = D3D12_DEFAULT_SHADER_4_COMPONENT_MAPPING;
   view.Texture2D.MipLevels = 1;
 
+  for (std::size_t t = 0; t < scenario_.textures.size(); ++t) {
+    const TextureSpec& texture = scenario_.textures[t];
+    for (UINT slice = 0; slice < texture.slices; ++slice)
+      for (UINT mip = 0; mip < texture.mips; ++mip) {
+        D3D12_RENDER_TARGET_VIEW_DESC rtv{};
+        rtv.Format = dxgi_format(texture.format);
+        rtv.ViewDimension = D3D12_RTV_DIMENSION_TEXTURE2DARRAY;
+        rtv.Texture2DArray.MipSlice = mip;
+        rtv.Texture2DArray.FirstArraySlice = slice;
+        rtv.Texture2DArray.ArraySize = 1;
+        gpu_.device->CreateRenderTargetView(
+            gpu_.textures[t].get(), &rtv,
+            {rtv_start.ptr + (texture_rtv_first_[t] + subresource_index(mip, slice, texture.mips)) *
+                                 rtv_increment_});
+      }
+  }
   producers_.assign(count, 0);
   producer_buffers_.assign(count, {});
   for (std::size_t w = 0; w < count; ++w) {
@@ -285,12 +384,24 @@ Status ScenarioDevice::create_descriptors() {
     for (std::size_t i = 0; i < deps.size(); ++i) {
       const DependencyPlan& d = plan_.dependency(w, i);
       if (!d.reads_output) continue;
-      if (d.resource == ResourceKind::buffer)
+      const D3D12_CPU_DESCRIPTOR_HANDLE slot{srv_start.ptr +
+                                             (w * kMaxProducerBindings + targets) * srv_increment_};
+      const auto& target = scenario_.workloads[d.producer].target;
+      if (d.resource == ResourceKind::buffer) {
         producer_buffers_[w][buffers++] = gpu_.outputs[d.producer]->GetGPUVirtualAddress();
-      else
-        gpu_.device->CreateShaderResourceView(
-            gpu_.targets[d.producer].get(), &view,
-            {srv_start.ptr + (w * kMaxProducerBindings + targets++) * srv_increment_});
+      } else if (target) {
+        // The subresource the producer drew. perlin.hlsl reads a Texture2D, which views slice
+        // 0 of an array; the scenario's reads of other slices are refused (check_textures).
+        D3D12_SHADER_RESOURCE_VIEW_DESC mip_view = view;
+        mip_view.Format = dxgi_format(scenario_.textures[target->texture].format);
+        mip_view.Texture2D.MostDetailedMip = target->mip;
+        gpu_.device->CreateShaderResourceView(gpu_.textures[target->texture].get(), &mip_view,
+                                              slot);
+        ++targets;
+      } else {
+        gpu_.device->CreateShaderResourceView(gpu_.targets[d.producer].get(), &view, slot);
+        ++targets;
+      }
     }
     producers_[w] = buffers | (targets << 4);
     for (std::uint32_t b = buffers; b < kMaxProducerBindings; ++b)

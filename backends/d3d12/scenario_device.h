@@ -108,13 +108,16 @@ struct DeviceObjects {
   // The same lists as ID3D12GraphicsCommandList7, only where the plan has enhanced barriers.
   std::vector<ComPtr<ID3D12GraphicsCommandList7>> segment_lists7;
   ComPtr<ID3D12Resource> stamps, counters, zeros, input, dummy_output, dummy_target;
-  std::vector<ComPtr<ID3D12Resource>> outputs;  // per workload; empty for graphics
-  std::vector<ComPtr<ID3D12Resource>> targets;  // per workload; empty for compute
+  std::vector<ComPtr<ID3D12Resource>> outputs;   // per workload; empty for graphics
+  std::vector<ComPtr<ID3D12Resource>> targets;   // per workload; empty for compute
+  std::vector<ComPtr<ID3D12Resource>> textures;  // per declared texture
   ComPtr<ID3D12DescriptorHeap> rtv_heap, srv_heap;
   ComPtr<ID3D12QueryHeap> queries;
   ComPtr<ID3D12Resource> query_readback;  // 2 ticks per workload
   ComPtr<ID3D12RootSignature> root_signature;
   ComPtr<ID3D12PipelineState> compute_pipeline, graphics_pipeline;
+  // Draws into declared textures of other formats than R32_FLOAT: one pipeline per format.
+  std::vector<std::pair<DXGI_FORMAT, ComPtr<ID3D12PipelineState>>> format_pipelines;
   StreamState load_stream, urgent_stream;
   ComPtr<ID3D12QueryHeap> stream_queries;
   ComPtr<ID3D12Resource> stream_readback;
@@ -226,6 +229,22 @@ class ScenarioDevice final : public ScenarioBackend {
   std::vector<D3D12_RESOURCE_STATES> final_target_states_;  // per workload: where a frame ends
   std::vector<bool> enhanced_targets_;  // per workload: its target is moved by enhanced barriers
   std::vector<D3D12_BARRIER_LAYOUT> target_layouts_;  // per workload, for enhanced targets
+  // Declared textures, per texture and subresource (subresource_index order): where each is
+  // now, by state and by layout, and whether enhanced barriers move it.
+  std::vector<std::vector<D3D12_RESOURCE_STATES>> texture_states_;
+  std::vector<std::vector<D3D12_BARRIER_LAYOUT>> texture_layouts_;
+  std::vector<bool> enhanced_textures_;
+  std::vector<UINT> texture_rtv_first_;  // per texture: its subresources' first RTV in the heap
+  // What workload `w` draws into and how big: its own render target, or the subresource of a
+  // declared texture it targets.
+  struct DrawTarget {
+    ID3D12Resource* resource = nullptr;
+    D3D12_CPU_DESCRIPTOR_HANDLE rtv{};
+    UINT width = 0, height = 0;
+    DXGI_FORMAT format = DXGI_FORMAT_R32_FLOAT;
+  };
+  DrawTarget draw_target(std::size_t w) const;
+  ID3D12PipelineState* graphics_pipeline_for(DXGI_FORMAT format) const;
   WaitEvent fence_event_;
   UINT64 timestamp_frequency_ = 0;
   bool calibration_works_ = false;

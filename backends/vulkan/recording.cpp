@@ -198,16 +198,21 @@ Status ScenarioDevice::record_frame(std::uint32_t frame) {
         target_barriers.push_back(to_color_attachment(targets_[w].image, target_layouts_[w], 0, 0));
       }
     }
-    // Declared textures: each subresource a draw on this queue renders into.
-    for (std::size_t w : q.workloads) {
-      const auto& target = scenario_.workloads[w].target;
-      if (!target) continue;
-      const std::uint32_t sub =
-          subresource_index(target->mip, target->slice, scenario_.textures[target->texture].mips);
-      const VkImageLayout layout = texture_layouts_[target->texture][sub];
-      if (layout != VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL)
-        target_barriers.push_back(to_color_attachment(textures_[target->texture].image, layout,
-                                                      target->mip, target->slice));
+    // Declared textures: every subresource, on the queue of the first draw into the texture
+    // (a barrier on a range may have moved subresources that no draw renders into).
+    for (std::size_t t = 0; t < textures_.size(); ++t) {
+      const auto first =
+          std::find_if(scenario_.workloads.begin(), scenario_.workloads.end(),
+                       [&](const WorkloadSpec& w) { return w.target && w.target->texture == t; });
+      if (first == scenario_.workloads.end() || first->queue != qi) continue;
+      const TextureSpec& texture = scenario_.textures[t];
+      for (std::uint32_t slice = 0; slice < texture.slices; ++slice)
+        for (std::uint32_t mip = 0; mip < texture.mips; ++mip) {
+          const VkImageLayout layout =
+              texture_layouts_[t][subresource_index(mip, slice, texture.mips)];
+          if (layout != VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL)
+            target_barriers.push_back(to_color_attachment(textures_[t].image, layout, mip, slice));
+        }
     }
     for (std::size_t i = 0; i < events_.size(); ++i)
       if (events_[i] && scenario_.workloads[plan_.barriers.dependencies[i].consumer].queue == qi)

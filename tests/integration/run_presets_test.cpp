@@ -1297,6 +1297,57 @@ TEST(SyncValidation, BarriersOnASubresourceRangeAreCleanAndOrderTheirWork) {
   fs::remove_all(dir);
 }
 
+// A mip chain drawn into a declared texture, legacy and enhanced: clean under the layer, each
+// level's draw starts after the one before ended, meta.json names the texture and each draw's
+// mip with its pixels, and the barriers name the mip each producer drew.
+TEST(SyncValidation, AMipChainIntoADeclaredTextureIsCleanAndOrdered) {
+  for (const std::string name : {"mip-chain", "mip-chain-enhanced"}) {
+    SCOPED_TRACE(name);
+    const fs::path dir = temp_path(name);
+    fs::remove_all(dir);
+    const fs::path file = fs::path(GPUOVERLAP_SOURCE_DIR) / "tests" / "data" / (name + ".toml");
+    const auto r =
+        run_gpuoverlap("run " + file.string() + " --sync-validation --out " + dir.string());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto meta = read_json(dir / name / "meta.json");
+    EXPECT_EQ(meta["validation"]["errors"], 0);
+    EXPECT_EQ(meta["validation"]["sync_hazards"], 0);
+    ASSERT_EQ(meta["scenario"]["textures"].size(), 1u);
+    EXPECT_EQ(meta["scenario"]["textures"][0]["mips"], 4);
+    const auto& workloads = meta["scenario"]["workloads"];
+    for (std::uint32_t mip = 0; mip < 4; ++mip) {
+      EXPECT_EQ(workloads[mip]["target"]["mip"], mip);
+      EXPECT_EQ(workloads[mip]["threads"], (1024u >> mip) * (64u >> mip));  // the mip's pixels
+    }
+    const auto table = read_csv((dir / name / "records.csv.gz").string(), kRecordColumns);
+    std::map<std::pair<std::string, std::string>, std::size_t> row_of;
+    for (std::size_t row = 0; row < table.rows.size(); ++row)
+      row_of[{table.at(row, "frame"), table.at(row, "workload")}] = row;
+    std::size_t ordered = 0;
+    for (std::size_t row = 0; row < table.rows.size(); ++row) {
+      const std::string producer = table.at(row, "depends_on");
+      if (producer.empty()) continue;
+      const std::size_t p = row_of.at({table.at(row, "frame"), producer});
+      for (const char* clock : {"poll", "ts"}) {
+        const auto start = table.number(row, std::string(clock) + "_start_us");
+        const auto end = table.number(p, std::string(clock) + "_end_us");
+        ASSERT_TRUE(start && end);
+        EXPECT_GE(*start, *end) << table.at(row, "workload") << " (" << clock << ")";
+        ++ordered;
+      }
+    }
+    EXPECT_EQ(ordered, 4u * 4u * 2u);  // frames x dependencies x clocks
+    const auto explained = run_gpuoverlap("validate " + file.string() + " --explain");
+    ASSERT_EQ(explained.exit_code, 0) << explained.output;
+    for (const char* expected :
+         {"mips 2+1 layers 0+1",
+          name == "mip-chain" ? "non_pixel_shader_resource subresource 3" : "mips 3+1 slices 0+1"})
+      EXPECT_NE(explained.output.find(expected), std::string::npos) << expected << "\n"
+                                                                    << explained.output;
+    fs::remove_all(dir);
+  }
+}
+
 TEST(Cli, DeviceSelectionByBadNameFailsListingDevices) {
   const auto r = run_gpuoverlap("run three-dispatches --frames 1 --device no-such-gpu-xyz --out " +
                                 temp_path("nodev").string());
