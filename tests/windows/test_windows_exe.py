@@ -252,6 +252,35 @@ def test_legacy_barriers_on_a_subresource_range_run_on_d3d12(tmp_path):
     assert ordered == 2 * 2  # two frames, two readers
 
 
+def test_a_mip_chain_into_a_declared_texture_runs_on_d3d12(tmp_path):
+    # Legacy per-mip transitions (Wine has no enhanced barriers): each level's draw renders into
+    # its mip of one texture and reads the mip before, after that mip's draw ended.
+    scenario = ROOT / 'tests' / 'data' / 'mip-chain.toml'
+    out = tmp_path / 'out'
+    result = windows('run', windows_path(scenario), '--out', windows_path(out))
+    assert result.returncode == 0, result.stdout + result.stderr
+    meta = json.loads((out / 'mip-chain' / 'meta.json').read_text())
+    assert [w.get('target', {}).get('mip') for w in meta['scenario']['workloads']] == [
+        0, 1, 2, 3, None]
+    rows = read_csv(out / 'mip-chain' / 'records.csv.gz')
+    by_key = {(r['frame'], r['workload']): r for r in rows}
+    ordered = 0
+    for r in rows:
+        if r['depends_on']:
+            producer = by_key[(r['frame'], r['depends_on'])]
+            assert float(producer['poll_end_us']) <= float(r['poll_start_us']), (producer, r)
+            ordered += 1
+    assert ordered == 4 * 4  # four frames, four dependencies
+    # Reading another slice than 0 is refused on D3D12 in one line, before any GPU work.
+    text = scenario.read_text().replace('mips = 4', 'mips = 4\nslices = 2').replace(
+        'target = { texture = "chain", mip = 2 }', 'target = { texture = "chain", mip = 2, slice = 1 }')
+    sliced = tmp_path / 'sliced.toml'
+    sliced.write_text(text)
+    refused = windows('run', windows_path(sliced), '--out', windows_path(tmp_path / 'no'))
+    assert refused.returncode == 1
+    assert "reads slice 1 of texture 'chain'" in refused.stderr
+
+
 def test_background_work_is_refused_where_d3dcompile_cannot_compile_the_variants(tmp_path):
     # Wine's D3DCompile (vkd3d 1.6) cannot parse perlin.hlsl's RW buffers: the scenario stops
     # before its first frame with the compiler's own message, never runs with failing compiles.
