@@ -533,7 +533,8 @@ def test_concurrent_on_the_one_adapter_keeps_the_layout_and_says_where_it_stood(
     assert made.returncode == 0, made.stdout + made.stderr
     assert '[gpu0] [1/1] default: ok' in made.stderr
     run, meta = assert_one_device_layout(out, adapter)
-    assert run['concurrent'] == {'rounds': 0, 'studied': [], 'together_only': []}
+    assert run['concurrent'] == {'rounds': 0, 'cpus': 'shared', 'studied': [],
+                                 'together_only': []}
     where = dict(meta['concurrent'])
     assert where.pop('waited_ms') >= 0
     assert where == {'alone': False, 'devices': 1, 'in_step': True, 'step': 1}
