@@ -1337,6 +1337,14 @@ TEST(SyncValidation, AMipChainIntoADeclaredTextureIsCleanAndOrdered) {
       }
     }
     EXPECT_EQ(ordered, 4u * 4u * 2u);  // frames x dependencies x clocks
+    // Every tool reads it: report (its barrier table names each level), compare, plot.py.
+    const auto report = run_gpuoverlap("report " + dir.string());
+    ASSERT_EQ(report.exit_code, 0) << report.output;
+    EXPECT_NE(read_text_file(dir / "report.md").find("| Mip 2 → Mip 3 |"), std::string::npos);
+    const auto compared = run_gpuoverlap("compare " + dir.string() + " " + dir.string());
+    EXPECT_EQ(compared.exit_code, 0) << compared.output;
+    const auto plotted = run_plot(dir);
+    EXPECT_EQ(plotted.exit_code, 0) << plotted.output;
     const auto explained = run_gpuoverlap("validate " + file.string() + " --explain");
     ASSERT_EQ(explained.exit_code, 0) << explained.output;
     for (const char* expected :
