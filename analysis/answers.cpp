@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "analysis/bootstrap.h"
 #include "analysis/csv_table.h"
 #include "analysis/verdict.h"
 #include "core/input_file.h"
@@ -139,6 +140,52 @@ void answer_same_queue(std::string& out, const LoadedRun& run) {
                      : "");
 }
 
+// Each frame's span on `clock`: its first workload's start to its last one's end.
+std::vector<double> frame_spans_us(const LoadedScenario& s, Clock clock) {
+  std::vector<double> out;
+  for (const auto& [frame, spans] : spans_by_frame(s, clock)) {
+    double first = spans.front().start_us, last = spans.front().end_us;
+    for (const Span& span : spans) {
+      first = std::min(first, span.start_us);
+      last = std::max(last, span.end_us);
+    }
+    out.push_back(last - first);
+  }
+  return out;
+}
+
+std::string default_barrier_of(const LoadedScenario& s) {
+  if (!s.meta.is_object() || !s.meta.contains("scenario") || !s.meta["scenario"].is_object())
+    return "";
+  const auto& barrier = s.meta["scenario"].value("default_barrier", nlohmann::json());
+  return barrier.is_string() ? barrier.get<std::string>() : "";
+}
+
+// "Enhanced against legacy on identical work": one clause per twin, the difference and
+// whether its interval leaves out zero.
+std::string twins_paragraph(const LoadedRun& run) {
+  const std::vector<BarrierTwin> twins = barrier_twins(run);
+  if (twins.empty()) return "";
+  std::string out =
+      "\n\nThe same work behind another barrier than its legacy twin's, the frame's span p50 "
+      "(first start to last end; 95 % interval of the difference over this run's frames): ";
+  for (std::size_t i = 0; i < twins.size(); ++i) {
+    const BarrierTwin& t = twins[i];
+    out += fmt::format(
+        "{}`{}` ({}) {:.1f} µs against `{}` {:.1f} µs, {:+.1f} µs [{:+.1f}, {:+.1f}] on the {}: "
+        "{}",
+        i ? "; " : "", t.scenario, t.barrier, t.span_p50_us, t.legacy_twin, t.twin_span_p50_us,
+        t.span_p50_us - t.twin_span_p50_us, t.difference_low_us, t.difference_high_us,
+        clock_name(t.clock),
+        !t.apart()                 ? "no difference seen"
+        : t.difference_high_us < 0 ? "**cheaper**"
+                                   : "**dearer**");
+  }
+  return out +
+         ". Within one run: repeat it (`compare` of several runs) before calling a difference "
+         "the barrier's.";
+}
+
 void answer_barriers(std::string& out, const LoadedRun& run) {
   out += "**3. What does each barrier kind cost?** ";
   struct Cost {
@@ -170,7 +217,8 @@ void answer_barriers(std::string& out, const LoadedRun& run) {
         ". Cheapest: {}; dearest: {} (+{:.1f} µs). Every dependency: the barrier "
         "table below.",
         cheapest->scenario, dearest->scenario, dearest->gap_p50_us - cheapest->gap_p50_us);
-    out += figure(run, {"plots/barrier-cost.png", "plots/barrier-cost/timeline.png"}) + "\n\n";
+    out += figure(run, {"plots/barrier-cost.png", "plots/barrier-cost/timeline.png"}) +
+           twins_paragraph(run) + "\n\n";
     return;
   }
   for (const BarrierGap& g : gaps) {
@@ -187,7 +235,9 @@ void answer_barriers(std::string& out, const LoadedRun& run) {
     costs.push_back({g.scenario, g.barrier.empty() ? "?" : g.barrier, *percentile(pooled, 50)});
   }
   if (costs.empty()) {
-    out += "Not measured: run `barrier-cost` or the `three-dispatches` presets (`run --all`).\n\n";
+    const std::string twins = twins_paragraph(run);
+    out += "Not measured: run `barrier-cost` or the `three-dispatches` presets (`run --all`)." +
+           twins + "\n\n";
     return;
   }
   std::sort(costs.begin(), costs.end(),
@@ -203,7 +253,7 @@ void answer_barriers(std::string& out, const LoadedRun& run) {
                      costs.front().scenario, costs.back().scenario);
   out +=
       figure(run, {"plots/barrier-cost.png", "plots/" + costs.back().scenario + "/timeline.png"}) +
-      "\n\n";
+      twins_paragraph(run) + "\n\n";
 }
 
 void answer_background(std::string& out, const LoadedRun& run,
@@ -381,6 +431,38 @@ std::vector<BarrierGap> barrier_gaps(const LoadedRun& run) {
       if (m.metric == "gap" && !m.values_us.empty())
         out.push_back(
             {relative_of(run, s), m.producer, m.workload, m.barrier, *clock, m.values_us});
+  }
+  return out;
+}
+
+std::vector<BarrierTwin> barrier_twins(const LoadedRun& run) {
+  constexpr std::string_view kLegacySuffix = "-legacy";
+  std::vector<BarrierTwin> out;
+  for (const LoadedScenario& twin : run.scenarios) {
+    if (!is_top_level(run, twin)) continue;
+    const std::string twin_name = relative_of(run, twin);
+    if (twin_name.size() <= kLegacySuffix.size() || !twin_name.ends_with(kLegacySuffix)) continue;
+    const std::string base = twin_name.substr(0, twin_name.size() - kLegacySuffix.size());
+    const std::string twin_barrier = default_barrier_of(twin);
+    for (const LoadedScenario& s : run.scenarios) {
+      const std::string name = relative_of(run, s);
+      if (&s == &twin || !is_top_level(run, s) || (name != base && !name.starts_with(base + "-")) ||
+          name.ends_with(kLegacySuffix))
+        continue;
+      const std::string barrier = default_barrier_of(s);
+      if (barrier.empty() || barrier == twin_barrier) continue;
+      const auto clock_s = answer_clock(s), clock_twin = answer_clock(twin);
+      if (!clock_s || !clock_twin) continue;
+      const Clock clock =
+          *clock_s == Clock::ts && *clock_twin == Clock::ts ? Clock::ts : Clock::poll;
+      const std::vector<double> spans = frame_spans_us(s, clock);
+      const std::vector<double> twin_spans = frame_spans_us(twin, clock);
+      if (spans.empty() || twin_spans.empty()) continue;
+      const Interval difference = bootstrap_percentile_difference(twin_spans, spans, 50);
+      out.push_back({name, twin_name, barrier, clock, spans.size(), twin_spans.size(),
+                     *percentile(spans, 50), *percentile(twin_spans, 50), difference.low,
+                     difference.high});
+    }
   }
   return out;
 }

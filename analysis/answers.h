@@ -58,6 +58,23 @@ struct BarrierGap {
 };
 std::vector<BarrierGap> barrier_gaps(const LoadedRun& run);
 
+// A scenario against its legacy twin, the same work behind legacy barriers: "<base>-legacy"
+// against "<base>" and every "<base>-<variant>" at the results' top level whose default
+// barrier is not legacy (mip-chain against mip-chain-legacy, three-dispatches-enhanced against
+// three-dispatches-legacy). Compared on the frame's span (first workload's start to last
+// one's end, the frame-level endpoint), on the timestamp clock where both have it, else the
+// poll clock: p50 of each and a 95 % bootstrap interval over frames of the difference. Frames
+// of one run each: the interval cannot see the run-to-run noise (compare several runs).
+struct BarrierTwin {
+  std::string scenario, legacy_twin, barrier;  // barrier: the scenario's default barrier
+  Clock clock = Clock::poll;
+  std::size_t frames = 0, twin_frames = 0;
+  double span_p50_us = 0, twin_span_p50_us = 0;
+  double difference_low_us = 0, difference_high_us = 0;  // scenario minus twin, 95 %
+  bool apart() const { return difference_low_us > 0 || difference_high_us < 0; }
+};
+std::vector<BarrierTwin> barrier_twins(const LoadedRun& run);
+
 // The scenario's folder under the results ("default", "study/cond/round-1"); a lone scenario
 // directory: its name.
 std::string relative_of(const LoadedRun& run, const LoadedScenario& s);

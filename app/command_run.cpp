@@ -285,6 +285,15 @@ int command_run(const RunArguments& args, const std::string& command_line) {
     if (!verdicts) return fail(verdicts.error().with_category(ErrorCategory::environment));
     if (interrupt_requested()) return kExitInterrupted;
     if (outcome.failure) return problem_found(outcome.failure->message);
+    // What was asked for did not all run: the rest was measured and written, and the status
+    // says that something was not.
+    std::vector<std::string> unsupported;
+    for (const ScenarioOutcome& s : outcome.scenarios)
+      if (s.unsupported()) unsupported.push_back(s.scenario.name);
+    if (!unsupported.empty())
+      return problem_found(
+          fmt::format("{} of {} scenarios unsupported by this runtime, not run: {}",
+                      unsupported.size(), outcome.scenarios.size(), fmt::join(unsupported, ", ")));
     return kExitOk;
   };
 

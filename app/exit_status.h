@@ -24,6 +24,7 @@ constexpr ExitStatus exit_status_of(ErrorCategory category) {
     case ErrorCategory::input:
       return kExitBadInput;
     case ErrorCategory::environment:
+    case ErrorCategory::unsupported:
       return kExitEnvironment;
   }
   return kExitEnvironment;

@@ -17,6 +17,9 @@ enum class ErrorCategory {
                 // folder or file named, unusable as given
   environment,  // the machine: no GPU driver or device, a GPU API call that failed, a file
                 // that could not be written
+  unsupported,  // a feature a scenario asks for that this runtime or device lacks, found
+                // before the scenario's first GPU work: the device is intact, and a suite
+                // goes on with its next scenario (exit status as environment's elsewhere)
 };
 
 struct Error {

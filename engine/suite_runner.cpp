@@ -115,7 +115,9 @@ nlohmann::json scenario_entries(const SuiteOutcome& outcome, const std::filesyst
          // Relative to the results root: a study's or matrix's scenarios are nested
          // (<study>/<condition>/round-<r>), so the last component alone names nothing.
          {"directory", s.written ? s.directory.lexically_relative(root).generic_string() : ""},
-         {"status", s.failure ? "failed" : "ok"},
+         {"status", s.unsupported() ? "unsupported"
+                    : s.failure     ? "failed"
+                                    : "ok"},
          {"seconds", std::round(s.seconds * 10) / 10},
          // Writing its files, after `seconds` (meta.json's phases_ms split those).
          {"write_seconds", std::round(s.write_seconds * 100) / 100},
@@ -246,6 +248,17 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     estimate.finished(i, result.seconds);
     if (!timeline) {
       result.failure = timeline.error().with_context("scenario '" + result.scenario.name + "': ");
+      if (result.unsupported()) {
+        // Refused before any GPU work: the device is intact, so the rest of the suite runs.
+        log << label << ": unsupported by this runtime, skipped: " << timeline.error().message
+            << "\n"
+            << std::flush;
+        outcome.scenarios.push_back(std::move(result));
+        if (Status s = write_run_json(options, started_at, outcome); !s)
+          outcome.failure = s.error();
+        if (outcome.failure) break;
+        continue;
+      }
       outcome.failure = result.failure;
       outcome.scenarios.push_back(std::move(result));
       break;
@@ -381,7 +394,10 @@ std::string summary_table(const SuiteOutcome& outcome) {
   };
   for (const ScenarioOutcome& s : outcome.scenarios) {
     if (s.scenario.preemption) continue;  // preemption_summary_table
-    out += fmt::format("\n{} ({})\n", s.scenario.name, s.failure ? "FAILED" : "ok");
+    out += fmt::format("\n{} ({})\n", s.scenario.name,
+                       s.unsupported() ? "unsupported"
+                       : s.failure     ? "FAILED"
+                                       : "ok");
     if (s.summary.empty()) continue;
     out += fmt::format("  {:<20} {:<10} {:<5} {:>6} {:>10} {:>10} {:>10}\n", "workload", "queue",
                        "clock", "frames", "start p50", "end p50", "dur p50");

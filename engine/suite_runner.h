@@ -49,11 +49,18 @@ struct ScenarioOutcome {
   bool written = false;                      // its files exist
   double seconds = 0;        // wall time of its run (device setup included), not the writing
   double write_seconds = 0;  // writing its results folder
+  // Refused before its first GPU work for a feature this runtime or device lacks
+  // (ErrorCategory::unsupported): nothing was measured, and the suite went on.
+  bool unsupported() const {
+    return failure && failure->category == ErrorCategory::unsupported && !written;
+  }
 };
 
 struct SuiteOutcome {
   std::vector<ScenarioOutcome> scenarios;
-  std::optional<Error> failure;  // the first failure; the suite stops there
+  // The first failure; the suite stops there. A scenario refused as unsupported is no
+  // failure of the suite: it is recorded (ScenarioOutcome::unsupported) and the next one runs.
+  std::optional<Error> failure;
 };
 
 // Asked each time the scenarios run out, with everything measured so far: more scenarios to

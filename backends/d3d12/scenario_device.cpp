@@ -76,9 +76,10 @@ Status ScenarioDevice::check_barriers() {
     const auto& target = scenario_.workloads[d.producer].target;
     if (d.reads_output && target && target->slice > 0)
       return make_error("workload '" + scenario_.workloads[d.consumer].name + "' reads slice " +
-                        std::to_string(target->slice) + " of texture '" +
-                        scenario_.textures[target->texture].name +
-                        "': the D3D12 backend's shaders read slice 0 of an array only");
+                            std::to_string(target->slice) + " of texture '" +
+                            scenario_.textures[target->texture].name +
+                            "': the D3D12 backend's shaders read slice 0 of an array only",
+                        ErrorCategory::unsupported);
   }
   const auto enhanced =
       std::find_if(plan_.barriers.dependencies.begin(), plan_.barriers.dependencies.end(),
@@ -93,11 +94,13 @@ Status ScenarioDevice::check_barriers() {
                      "' asks for an enhanced barrier: enhanced barriers (D3D12_OPTIONS12): "
                      "unsupported by this runtime (" +
                      hresult_name(result) + ")",
-                 static_cast<std::int64_t>(result), hresult_name(result)};
+                 static_cast<std::int64_t>(result), hresult_name(result),
+                 ErrorCategory::unsupported};
   if (!options12.EnhancedBarriersSupported)
     return make_error("workload '" + consumer +
-                      "' asks for an enhanced barrier: EnhancedBarriersSupported is FALSE on "
-                      "this device");
+                          "' asks for an enhanced barrier: EnhancedBarriersSupported is FALSE on "
+                          "this device",
+                      ErrorCategory::unsupported);
   uses_enhanced_barriers_ = true;
   return ok_status();
 }

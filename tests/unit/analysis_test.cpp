@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "analysis/answers.h"
 #include "analysis/bootstrap.h"
 #include "analysis/compare.h"
 #include "analysis/report.h"
@@ -365,6 +366,49 @@ TEST(Report, SaysWhereTheTimeWentPerPresetOrStudy) {
                     "(2 scenarios), default 1.5 s."),
             std::string::npos)
       << md;
+}
+
+// A scenario against its "-legacy" twin (the same work behind legacy barriers) on the frame's
+// span: a barrier that lets the consumer start 5 µs sooner is cheaper by 5 µs, one that
+// changes nothing shows no difference, and scenarios without a twin, or with the twin's own
+// barrier, are not compared.
+TEST(Report, ComparesEachScenarioWithItsLegacyTwinOnTheFrameSpan) {
+  auto with = [](const std::string& name, const std::string& barrier, double later_us) {
+    LoadedScenario s = synthetic(name, 50, 20, 40);
+    s.meta["scenario"]["default_barrier"] = barrier;
+    for (LoadedRecord& r : s.records)
+      if (r.workload == "B") {
+        *r.poll_start_us += later_us;
+        *r.poll_end_us += later_us;
+      }
+    return s;
+  };
+  LoadedRun run;
+  run.directory = "/tmp/synthetic";
+  for (LoadedScenario s : {with("chain-legacy", "legacy", 5.0), with("chain", "enhanced", 0.0),
+                           with("chain-split-event", "split", 5.0),
+                           with("chain-again", "legacy", 0.0), with("other", "enhanced", 0.0)})
+    run.scenarios.push_back(std::move(s));
+  const std::vector<BarrierTwin> twins = barrier_twins(run);
+  ASSERT_EQ(twins.size(), 2u);
+  EXPECT_EQ(twins[0].scenario, "chain");
+  EXPECT_EQ(twins[0].legacy_twin, "chain-legacy");
+  EXPECT_EQ(twins[0].barrier, "enhanced");
+  EXPECT_EQ(twins[0].clock, Clock::poll);
+  EXPECT_EQ(twins[0].frames, 40u);
+  EXPECT_NEAR(twins[0].span_p50_us - twins[0].twin_span_p50_us, -5.0, 1e-9);
+  EXPECT_TRUE(twins[0].apart());
+  EXPECT_LT(twins[0].difference_high_us, -4.0);
+  EXPECT_GT(twins[0].difference_low_us, -6.0);
+  EXPECT_EQ(twins[1].scenario, "chain-split-event");
+  EXPECT_FALSE(twins[1].apart());
+  const std::string md = markdown_report(run).page;
+  EXPECT_NE(md.find("`chain` (enhanced) 73.0 µs against `chain-legacy` 78.0 µs, -5.0 µs"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("**cheaper**"), std::string::npos);
+  EXPECT_NE(md.find("`chain-split-event` (split)"), std::string::npos);
+  EXPECT_NE(md.find("no difference seen"), std::string::npos);
 }
 
 }  // namespace

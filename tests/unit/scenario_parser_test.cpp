@@ -114,8 +114,9 @@ queue = "alpha"
 TEST(ScenarioParser, EveryPresetIsValidAndNamedAfterItsFile) {
   // MJP's five (three-dispatches-split is now -split-event) + 11 barrier presets + the game
   // frame, the non-intrusiveness study and the two background-processing workflows + 12
-  // preemption presets and the preemption matrix.
-  ASSERT_EQ(presets().size(), 33u);
+  // preemption presets and the preemption matrix + the texture presets, each with its legacy
+  // twin (mip-chain).
+  ASSERT_EQ(presets().size(), 35u);
   for (const Preset& p : presets()) {
     auto expanded = resolve_scenarios(std::string(p.name));
     ASSERT_TRUE(expanded.ok()) << p.name << ": " << expanded.error().message;
@@ -308,7 +309,8 @@ TEST(ScenarioParser, ReadsTexturesAndDrawTargetsAndRefusesBadOnes) {
 name = "M0"
 queue = "direct"
 kind = "graphics"
-)" + draw) + textures;
+)" + draw) +
+           textures;
   };
   const std::string chain = R"(
 [[texture]]

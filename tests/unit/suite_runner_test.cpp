@@ -23,7 +23,7 @@ class FakeExecutor : public ScenarioExecutor {
  public:
   std::vector<std::string> ran;
   std::vector<RunSettings> settings_seen;
-  std::string fail_setup_of, fail_midway_of;
+  std::string fail_setup_of, fail_midway_of, unsupported_by;
 
   Result<ScenarioTimeline> run(const Scenario& s, const RunSettings& settings,
                                const ProgressCallback& progress) override {
@@ -31,6 +31,9 @@ class FakeExecutor : public ScenarioExecutor {
     settings_seen.push_back(settings);
     if (s.name == fail_setup_of)
       return Error{"priority refused", -1000174001, "VK_ERROR_NOT_PERMITTED_KHR"};
+    if (s.name == unsupported_by)
+      return Error{"enhanced barriers: unsupported by this runtime (E_NOTIMPL)",
+                   static_cast<std::int32_t>(0x80004001), "E_NOTIMPL", ErrorCategory::unsupported};
     ScenarioTimeline t;
     t.meta["device"] = {{"name", "fake"}};
     for (std::uint32_t f = 0; f < settings.frames; ++f)
@@ -279,6 +282,33 @@ TEST_F(SuiteRunner, SetupFailureStopsTheRunKeepingEarlierResults) {
   const auto run = read_json(options_.out_directory / "run.json");
   EXPECT_EQ(run["scenarios"][1]["status"], "failed");
   EXPECT_EQ(run["failure"]["api_code_name"], "VK_ERROR_NOT_PERMITTED_KHR");
+}
+
+// A feature the runtime lacks, refused before any GPU work, leaves the device intact: the
+// scenario is recorded as unsupported with its reason and the suite runs on.
+TEST_F(SuiteRunner, AnUnsupportedScenarioIsRecordedAndTheRestRuns) {
+  options_.frames = 2;
+  executor_.unsupported_by = "three-dispatches-enhanced";
+  const auto outcome = run_suite(
+      executor_, load({"three-dispatches-enhanced", "three-dispatches-legacy"}), options_, log_);
+  EXPECT_FALSE(outcome.failure.has_value());
+  EXPECT_EQ(executor_.ran.size(), 2u);
+  ASSERT_EQ(outcome.scenarios.size(), 2u);
+  EXPECT_TRUE(outcome.scenarios[0].unsupported());
+  EXPECT_FALSE(outcome.scenarios[1].failure.has_value());
+  EXPECT_FALSE(fs::exists(options_.out_directory / "three-dispatches-enhanced"));
+  EXPECT_TRUE(fs::exists(options_.out_directory / "three-dispatches-legacy" / "records.csv.gz"));
+  const auto run = read_json(options_.out_directory / "run.json");
+  EXPECT_EQ(run["scenarios"][0]["status"], "unsupported");
+  EXPECT_EQ(run["scenarios"][0]["failure"]["api_code_name"], "E_NOTIMPL");
+  EXPECT_EQ(run["scenarios"][1]["status"], "ok");
+  EXPECT_TRUE(run["failure"].is_null());
+  EXPECT_NE(log_.str().find("three-dispatches-enhanced: unsupported by this runtime, skipped: "
+                            "enhanced barriers: unsupported by this runtime (E_NOTIMPL)"),
+            std::string::npos)
+      << log_.str();
+  EXPECT_NE(summary_table(outcome).find("three-dispatches-enhanced (unsupported)"),
+            std::string::npos);
 }
 
 TEST_F(SuiteRunner, MidRunTimeoutIsWrittenThenReported) {
