@@ -161,29 +161,30 @@ std::string default_barrier_of(const LoadedScenario& s) {
   return barrier.is_string() ? barrier.get<std::string>() : "";
 }
 
-// "Enhanced against legacy on identical work": one clause per twin, the difference and
-// whether its interval leaves out zero.
+// "Enhanced against legacy on identical work": one clause per twin, the difference, its
+// interval and the verdict against the A/A margin.
 std::string twins_paragraph(const LoadedRun& run) {
   const std::vector<BarrierTwin> twins = barrier_twins(run);
   if (twins.empty()) return "";
-  std::string out =
+  std::string out = fmt::format(
       "\n\nThe same work behind another barrier than its legacy twin's, the frame's span p50 "
-      "(first start to last end; 95 % interval of the difference over this run's frames): ";
+      "(first start to last end; 95 % interval of the difference over this run's frames, judged "
+      "against a margin of ±{:g} % of the span, the run-to-run noise): ",
+      kTwinMarginOfSpan * 100);
   for (std::size_t i = 0; i < twins.size(); ++i) {
     const BarrierTwin& t = twins[i];
+    const std::string verdict = t.verdict();
     out += fmt::format(
         "{}`{}` ({}) {:.1f} µs against `{}` {:.1f} µs, {:+.1f} µs [{:+.1f}, {:+.1f}] on the {}: "
         "{}",
         i ? "; " : "", t.scenario, t.barrier, t.span_p50_us, t.legacy_twin, t.twin_span_p50_us,
         t.span_p50_us - t.twin_span_p50_us, t.difference_low_us, t.difference_high_us,
         clock_name(t.clock),
-        !t.apart()                 ? "no difference seen"
-        : t.difference_high_us < 0 ? "**cheaper**"
-                                   : "**dearer**");
+        verdict == "same"        ? fmt::format("the same (within ±{:.1f} µs)", t.margin_us())
+        : verdict == "undecided" ? std::string("undecided")
+                                 : "**" + verdict + "**");
   }
-  return out +
-         ". Within one run: repeat it (`compare` of several runs) before calling a difference "
-         "the barrier's.";
+  return out + ". For a claim, repeat the run and `compare` the runs.";
 }
 
 void answer_barriers(std::string& out, const LoadedRun& run) {

@@ -63,15 +63,29 @@ std::vector<BarrierGap> barrier_gaps(const LoadedRun& run);
 // barrier is not legacy (mip-chain against mip-chain-legacy, three-dispatches-enhanced against
 // three-dispatches-legacy). Compared on the frame's span (first workload's start to last
 // one's end, the frame-level endpoint), on the timestamp clock where both have it, else the
-// poll clock: p50 of each and a 95 % bootstrap interval over frames of the difference. Frames
-// of one run each: the interval cannot see the run-to-run noise (compare several runs).
+// poll clock: p50 of each and a 95 % bootstrap interval over frames of the difference.
+//
+// Frames of one run each, and the twins run one after the other: the interval cannot see the
+// run-to-run (A/A) noise, which on an H100 moved such a difference by up to 0.3 % of the span
+// between two runs, its sign included (docs/results/2026-11-26-h100-barrier-twins). So a
+// difference counts only beyond a margin of kTwinMarginOfSpan of the twin's span: dearer or
+// cheaper where the whole interval lies beyond it, "same" where it lies within it,
+// "undecided" where it straddles it.
+inline constexpr double kTwinMarginOfSpan = 0.005;
 struct BarrierTwin {
   std::string scenario, legacy_twin, barrier;  // barrier: the scenario's default barrier
   Clock clock = Clock::poll;
   std::size_t frames = 0, twin_frames = 0;
   double span_p50_us = 0, twin_span_p50_us = 0;
   double difference_low_us = 0, difference_high_us = 0;  // scenario minus twin, 95 %
-  bool apart() const { return difference_low_us > 0 || difference_high_us < 0; }
+  double margin_us() const { return kTwinMarginOfSpan * twin_span_p50_us; }
+  // "dearer", "cheaper", "same" or "undecided", as above.
+  std::string verdict() const {
+    if (difference_low_us > margin_us()) return "dearer";
+    if (difference_high_us < -margin_us()) return "cheaper";
+    if (difference_low_us >= -margin_us() && difference_high_us <= margin_us()) return "same";
+    return "undecided";
+  }
 };
 std::vector<BarrierTwin> barrier_twins(const LoadedRun& run);
 

@@ -397,18 +397,25 @@ TEST(Report, ComparesEachScenarioWithItsLegacyTwinOnTheFrameSpan) {
   EXPECT_EQ(twins[0].clock, Clock::poll);
   EXPECT_EQ(twins[0].frames, 40u);
   EXPECT_NEAR(twins[0].span_p50_us - twins[0].twin_span_p50_us, -5.0, 1e-9);
-  EXPECT_TRUE(twins[0].apart());
+  EXPECT_EQ(twins[0].verdict(), "cheaper");  // beyond the margin, 0.5 % of 78 µs
   EXPECT_LT(twins[0].difference_high_us, -4.0);
   EXPECT_GT(twins[0].difference_low_us, -6.0);
   EXPECT_EQ(twins[1].scenario, "chain-split-event");
-  EXPECT_FALSE(twins[1].apart());
+  EXPECT_NE(twins[1].verdict(), "cheaper");
+  EXPECT_NE(twins[1].verdict(), "dearer");
+  // A difference within the margin is no difference, however narrow its interval.
+  BarrierTwin close = twins[0];
+  close.difference_low_us = -0.3, close.difference_high_us = -0.2;
+  EXPECT_EQ(close.verdict(), "same");
+  close.difference_low_us = -0.5;
+  EXPECT_EQ(close.verdict(), "undecided");
   const std::string md = markdown_report(run).page;
   EXPECT_NE(md.find("`chain` (enhanced) 73.0 µs against `chain-legacy` 78.0 µs, -5.0 µs"),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("**cheaper**"), std::string::npos);
   EXPECT_NE(md.find("`chain-split-event` (split)"), std::string::npos);
-  EXPECT_NE(md.find("no difference seen"), std::string::npos);
+  EXPECT_NE(md.find("margin of ±0.5 % of the span"), std::string::npos);
 }
 
 }  // namespace
