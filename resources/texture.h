@@ -37,6 +37,7 @@ struct TextureSpec {
   std::uint32_t width = 0, height = 0;  // of mip 0, in texels
   std::uint32_t mips = 1, slices = 1;
   std::uint32_t subresources() const { return mips * slices; }
+  bool operator==(const TextureSpec&) const = default;
 };
 
 // The full mip chain of a width x height texture: down to 1 x 1.
@@ -52,6 +53,7 @@ std::uint64_t texture_bytes(const TextureSpec& texture);
 struct TextureTarget {
   std::size_t texture = 0;  // index into Scenario::textures
   std::uint32_t mip = 0, slice = 0;
+  bool operator==(const TextureTarget&) const = default;
 };
 
 }  // namespace gpuoverlap

@@ -1347,6 +1347,16 @@ TEST(SyncValidation, TheMipChainPresetsAreCleanAndOrdered) {
     EXPECT_EQ(compared.exit_code, 0) << compared.output;
     const auto plotted = run_plot(dir);
     EXPECT_EQ(plotted.exit_code, 0) << plotted.output;
+    // The viewer: a bar per level and the reader, an arrow per dependency.
+    const fs::path shot = dir / "view.png";
+    const auto viewed = run_gpuoverlap_on_display("view " + dir.string() + " --scenario " + name +
+                                                  " --screenshot " + shot.string());
+    ASSERT_EQ(viewed.exit_code, 0) << viewed.output;
+    const auto layout = read_json(shot.string() + ".layout.json");
+    std::set<std::string> bars;
+    for (const auto& bar : layout["bars"]) bars.insert(bar["workload"].get<std::string>());
+    EXPECT_EQ(bars, (std::set<std::string>{"Mip 0", "Mip 1", "Mip 2", "Mip 3", "Read"}));
+    EXPECT_EQ(layout["arrows"].size(), 4u);
     const auto explained = run_gpuoverlap("validate " + name + " --explain");
     ASSERT_EQ(explained.exit_code, 0) << explained.output;
     for (const char* expected :

@@ -27,10 +27,12 @@ void expect_same_scenario(const Scenario& a, const Scenario& b, const std::strin
     EXPECT_EQ(a.queues[q].type, b.queues[q].type);
     EXPECT_EQ(a.queues[q].priority, b.queues[q].priority);
   }
+  EXPECT_EQ(a.textures, b.textures);
   ASSERT_EQ(a.workloads.size(), b.workloads.size());
   for (std::size_t w = 0; w < a.workloads.size(); ++w) {
     const WorkloadSpec &x = a.workloads[w], &y = b.workloads[w];
     EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.target, y.target) << x.name;
     EXPECT_EQ(x.queue, y.queue);
     EXPECT_EQ(x.kind, y.kind);
     EXPECT_EQ(x.groups, y.groups);
@@ -81,7 +83,8 @@ TEST(ScenarioToml, EveryFramePresetReadsBackAsItWasWritten) {
     expect_same_scenario(original, *again, std::string(p.name));
     ++checked;
   }
-  EXPECT_GE(checked, 15u);  // every barrier lab variant, the defaults and the bgp presets
+  // Every barrier lab variant, the defaults, the bgp presets and the texture presets.
+  EXPECT_GE(checked, 17u);
 }
 
 TEST(ScenarioToml, DetailsOfEveryBarrierKindAndEveryBackgroundKeyReadBack) {
