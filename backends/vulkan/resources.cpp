@@ -98,13 +98,16 @@ Status ScenarioDevice::create_stamp_buffer(Buffer& out, VkDeviceSize size, const
   return ok_status();
 }
 
-Status ScenarioDevice::create_image(Image& out, std::uint32_t width, std::uint32_t height) {
+Status ScenarioDevice::create_color_image(OwnedImage& image, OwnedMemory& memory, VkFormat format,
+                                          std::uint32_t width, std::uint32_t height,
+                                          std::uint32_t mips, std::uint32_t slices,
+                                          const char* what) {
   VkImageCreateInfo ii{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
   ii.imageType = VK_IMAGE_TYPE_2D;
-  ii.format = VK_FORMAT_R32_SFLOAT;
+  ii.format = format;
   ii.extent = {width, height, 1};
-  ii.mipLevels = 1;
-  ii.arrayLayers = 1;
+  ii.mipLevels = mips;
+  ii.arrayLayers = slices;
   ii.samples = VK_SAMPLE_COUNT_1_BIT;
   ii.tiling = VK_IMAGE_TILING_OPTIMAL;
   ii.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_SAMPLED_BIT;
@@ -114,22 +117,33 @@ Status ScenarioDevice::create_image(Image& out, std::uint32_t width, std::uint32
     ii.queueFamilyIndexCount = static_cast<std::uint32_t>(families_in_use_.size());
     ii.pQueueFamilyIndices = families_in_use_.data();
   }
-  GPUOVERLAP_VK(vkCreateImage(device_, &ii, nullptr, out.image.receive(device_)));
+  GPUOVERLAP_VK(vkCreateImage(device_, &ii, nullptr, image.receive(device_)));
+  VkMemoryRequirements req;
+  vkGetImageMemoryRequirements(device_, image, &req);
+  std::uint32_t memory_type = 0;
+  GPUOVERLAP_TRY(
+      allocate_memory(memory, memory_type, req, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, what));
+  GPUOVERLAP_VK(vkBindImageMemory(device_, image, memory, 0));
+  return ok_status();
+}
+
+Status ScenarioDevice::create_subresource_view(OwnedImageView& out, VkImage image, VkFormat format,
+                                               std::uint32_t mip, std::uint32_t slice) {
+  VkImageViewCreateInfo vi{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+  vi.image = image;
+  vi.viewType = VK_IMAGE_VIEW_TYPE_2D;
+  vi.format = format;
+  vi.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, mip, 1, slice, 1};
+  GPUOVERLAP_VK(vkCreateImageView(device_, &vi, nullptr, out.receive(device_)));
+  return ok_status();
+}
+
+Status ScenarioDevice::create_image(Image& out, std::uint32_t width, std::uint32_t height) {
+  GPUOVERLAP_TRY(create_color_image(out.image, out.memory, VK_FORMAT_R32_SFLOAT, width, height, 1,
+                                    1, "render target"));
   out.width = width;
   out.height = height;
-  VkMemoryRequirements req;
-  vkGetImageMemoryRequirements(device_, out.image, &req);
-  std::uint32_t memory_type = 0;
-  GPUOVERLAP_TRY(allocate_memory(out.memory, memory_type, req, 0,
-                                 VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, "render target"));
-  GPUOVERLAP_VK(vkBindImageMemory(device_, out.image, out.memory, 0));
-  VkImageViewCreateInfo vi{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-  vi.image = out.image;
-  vi.viewType = VK_IMAGE_VIEW_TYPE_2D;
-  vi.format = VK_FORMAT_R32_SFLOAT;
-  vi.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-  GPUOVERLAP_VK(vkCreateImageView(device_, &vi, nullptr, out.view.receive(device_)));
-  return ok_status();
+  return create_subresource_view(out.view, out.image, VK_FORMAT_R32_SFLOAT, 0, 0);
 }
 
 VkFormat vulkan_format(TextureFormat format) {
@@ -146,40 +160,13 @@ VkFormat vulkan_format(TextureFormat format) {
 
 Status ScenarioDevice::create_texture(TextureImage& out, const TextureSpec& spec) {
   out.format = vulkan_format(spec.format);
-  VkImageCreateInfo ii{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
-  ii.imageType = VK_IMAGE_TYPE_2D;
-  ii.format = out.format;
-  ii.extent = {spec.width, spec.height, 1};
-  ii.mipLevels = spec.mips;
-  ii.arrayLayers = spec.slices;
-  ii.samples = VK_SAMPLE_COUNT_1_BIT;
-  ii.tiling = VK_IMAGE_TILING_OPTIMAL;
-  ii.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_SAMPLED_BIT;
-  ii.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-  if (families_in_use_.size() > 1) {
-    ii.sharingMode = VK_SHARING_MODE_CONCURRENT;
-    ii.queueFamilyIndexCount = static_cast<std::uint32_t>(families_in_use_.size());
-    ii.pQueueFamilyIndices = families_in_use_.data();
-  }
-  GPUOVERLAP_VK(vkCreateImage(device_, &ii, nullptr, out.image.receive(device_)));
-  VkMemoryRequirements req;
-  vkGetImageMemoryRequirements(device_, out.image, &req);
-  std::uint32_t memory_type = 0;
-  GPUOVERLAP_TRY(allocate_memory(out.memory, memory_type, req, 0,
-                                 VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, "texture"));
-  GPUOVERLAP_VK(vkBindImageMemory(device_, out.image, out.memory, 0));
+  GPUOVERLAP_TRY(create_color_image(out.image, out.memory, out.format, spec.width, spec.height,
+                                    spec.mips, spec.slices, "texture"));
   out.views.resize(spec.subresources());
   for (std::uint32_t slice = 0; slice < spec.slices; ++slice)
-    for (std::uint32_t mip = 0; mip < spec.mips; ++mip) {
-      VkImageViewCreateInfo vi{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-      vi.image = out.image;
-      vi.viewType = VK_IMAGE_VIEW_TYPE_2D;
-      vi.format = out.format;
-      vi.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, mip, 1, slice, 1};
-      GPUOVERLAP_VK(
-          vkCreateImageView(device_, &vi, nullptr,
-                            out.views[subresource_index(mip, slice, spec.mips)].receive(device_)));
-    }
+    for (std::uint32_t mip = 0; mip < spec.mips; ++mip)
+      GPUOVERLAP_TRY(create_subresource_view(out.views[subresource_index(mip, slice, spec.mips)],
+                                             out.image, out.format, mip, slice));
   return ok_status();
 }
 

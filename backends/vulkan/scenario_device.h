@@ -131,6 +131,13 @@ class ScenarioDevice final : public ScenarioBackend {
   Status create_buffer(Buffer& out, VkDeviceSize size, VkBufferUsageFlags usage,
                        VkMemoryPropertyFlags required, VkMemoryPropertyFlags wanted,
                        VkMemoryPropertyFlags unwanted, const char* what);
+  // A 2-D colour image (render target and sampled) in device-local memory, shared by the
+  // queue families in use; a view of one subresource of it.
+  Status create_color_image(OwnedImage& image, OwnedMemory& memory, VkFormat format,
+                            std::uint32_t width, std::uint32_t height, std::uint32_t mips,
+                            std::uint32_t slices, const char* what);
+  Status create_subresource_view(OwnedImageView& out, VkImage image, VkFormat format,
+                                 std::uint32_t mip, std::uint32_t slice);
   Status create_image(Image& out, std::uint32_t width, std::uint32_t height);
   Status create_texture(TextureImage& out, const TextureSpec& spec);
   // What workload `w`'s draw renders into: its own render target, or the subresource of a
