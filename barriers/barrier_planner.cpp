@@ -28,6 +28,8 @@ struct TrackedResource {
   D3D12_BARRIER_ACCESS access = D3D12_BARRIER_ACCESS_UNORDERED_ACCESS;
   D3D12_BARRIER_SYNC sync = D3D12_BARRIER_SYNC_COMPUTE_SHADING;
   bool written = true;  // last access was the producer's write (no barrier since)
+  // The queue whose command list last moved it (a declared texture's subresource).
+  std::size_t queue = 0;
 };
 
 TrackedResource after_producer(WorkloadKind kind) {
@@ -107,8 +109,12 @@ EnhancedBarrier make_enhanced(const EnhancedFields& f,
 class Planner {
  public:
   Planner(const std::vector<PlannerWorkload>& workloads,
-          const std::vector<PlannerTexture>& textures, BarrierPlan& plan)
-      : workloads_(workloads), textures_(textures), plan_(plan) {
+          const std::vector<PlannerTexture>& textures, BarrierKind target_barrier,
+          BarrierPlan& plan)
+      : workloads_(workloads),
+        textures_(textures),
+        target_enhanced_(is_enhanced(target_barrier)),
+        plan_(plan) {
     for (const auto& w : workloads) tracked_.push_back(after_producer(w.kind));
     at_signal_ = tracked_;
     // Every subresource of a declared texture starts the frame in RENDER_TARGET, unwritten.
@@ -196,6 +202,7 @@ class Planner {
         plan_enhanced(d, r, read, out, full_at);
         break;
     }
+    r.queue = out.barrier_queue;
     for (TrackedResource* sub : covered) *sub = r;
     if (r.kind == ResourceKind::texture) out.layout_at_consumer = r.layout;
     if (out.cross_queue && !on_consumer_queue) at_signal_[d.producer] = r;
@@ -219,25 +226,78 @@ class Planner {
 
  private:
   // Draws into declared textures whose place (2 x position) lies before `key`: each needs its
-  // subresource in RENDER_TARGET, and leaves it written.
+  // subresource in RENDER_TARGET (a TargetTransition brings it back from a read), and leaves it
+  // written.
   void draw_until(std::size_t key) {
     while (next_draw_ < draws_.size() && 2 * workloads_[draws_[next_draw_]].position < key) {
       const std::size_t w = draws_[next_draw_++];
-      const TextureTarget& target = *workloads_[w].target;
+      const PlannerWorkload& draw = workloads_[w];
+      const TextureTarget& target = *draw.target;
       const PlannerTexture& texture = textures_[target.texture];
       TrackedResource& sub = subresources_[target.texture][subresource_index(
           target.mip, target.slice, texture.extent.mips)];
-      if (sub.layout != D3D12_BARRIER_LAYOUT_RENDER_TARGET) {
-        plan_.findings.push_back(
-            {index_,
-             {BarrierFinding::Severity::error, "target-state",
-              "'" + workloads_[w].name + "' renders into mip " + std::to_string(target.mip) +
-                  ", slice " + std::to_string(target.slice) + " of '" + texture.name +
-                  "', which an earlier barrier left in layout " + barrier_layout_name(sub.layout) +
-                  "; a draw needs RENDER_TARGET (name the subresources that barrier covers)"}});
-      }
+      const std::string where = "'" + draw.name + "' renders into mip " +
+                                std::to_string(target.mip) + ", slice " +
+                                std::to_string(target.slice) + " of '" + texture.name + "'";
+      if (target.discard && !target_enhanced_)
+        target_error(w, "discard-legacy",
+                     where +
+                         " with discard = true, which only an enhanced barrier can do "
+                         "(D3D12_TEXTURE_BARRIER_FLAG_DISCARD); the legacy form of the same "
+                         "work leaves discard out");
+      if (sub.layout == D3D12_BARRIER_LAYOUT_RENDER_TARGET && sub.written)
+        target_error(w, "target-rewrite",
+                     where +
+                         ", which an earlier draw wrote and nothing read since: the first "
+                         "draw's work would be lost unmeasured (read it before drawing again)");
+      else if (sub.layout != D3D12_BARRIER_LAYOUT_RENDER_TARGET)
+        transition_target(w, sub, where);
       sub = after_producer(WorkloadKind::graphics);
+      sub.queue = draw.queue;
     }
+  }
+
+  // The write after a read: `sub` back to RENDER_TARGET right before draw `w`, from what its
+  // reader left (sync, access, layout), or with DISCARD from UNDEFINED.
+  void transition_target(std::size_t w, const TrackedResource& sub, const std::string& where) {
+    const PlannerWorkload& draw = workloads_[w];
+    const TextureTarget& target = *draw.target;
+    if (sub.queue != draw.queue) {
+      target_error(w, "target-queue",
+                   where + ", which was last moved to layout " + barrier_layout_name(sub.layout) +
+                       " on another queue; a draw brings it back to RENDER_TARGET only on the "
+                       "queue that last used it");
+      return;
+    }
+    const std::uint32_t index =
+        subresource_index(target.mip, target.slice, textures_[target.texture].extent.mips);
+    if (!target_enhanced_) {
+      plan_.target_transitions.push_back(
+          {w, target.texture,
+           legacy_transition(sub.state, D3D12_RESOURCE_STATE_RENDER_TARGET,
+                             D3D12_RESOURCE_BARRIER_FLAG_NONE, index)});
+      return;
+    }
+    EnhancedFields f{D3D12_BARRIER_TYPE_TEXTURE,
+                     sub.sync,
+                     D3D12_BARRIER_SYNC_RENDER_TARGET,
+                     target.discard ? D3D12_BARRIER_ACCESS_NO_ACCESS : sub.access,
+                     D3D12_BARRIER_ACCESS_RENDER_TARGET,
+                     target.discard ? D3D12_BARRIER_LAYOUT_UNDEFINED : sub.layout,
+                     D3D12_BARRIER_LAYOUT_RENDER_TARGET};
+    for (const BarrierFinding& found : check_enhanced_barrier(
+             f.type, f.sync_before, f.sync_after, f.access_before, f.access_after, f.layout_before,
+             f.layout_after, draw.queue_type, ResourceKind::texture))
+      plan_.findings.push_back({0, found, w});
+    EnhancedBarrier barrier = make_enhanced(f, SubresourceRange{target.mip, 1, target.slice, 1});
+    if (target.discard)
+      std::get<D3D12_TEXTURE_BARRIER>(barrier).Flags = D3D12_TEXTURE_BARRIER_FLAG_DISCARD;
+    plan_.target_transitions.push_back({w, target.texture, barrier});
+  }
+
+  void target_error(std::size_t draw, std::string rule, std::string message) {
+    plan_.findings.push_back(
+        {0, {BarrierFinding::Severity::error, std::move(rule), std::move(message)}, draw});
   }
 
   // The tracked subresources of `out`'s range on its declared texture, after checking that they
@@ -267,14 +327,14 @@ class Planner {
 
   void error(std::string rule, std::string message) {
     plan_.findings.push_back(
-        {index_, {BarrierFinding::Severity::error, std::move(rule), std::move(message)}});
+        {index_, {BarrierFinding::Severity::error, std::move(rule), std::move(message)}, {}});
   }
   void warning(std::string rule, std::string message) {
     plan_.findings.push_back(
-        {index_, {BarrierFinding::Severity::warning, std::move(rule), std::move(message)}});
+        {index_, {BarrierFinding::Severity::warning, std::move(rule), std::move(message)}, {}});
   }
   void add_findings(const std::vector<BarrierFinding>& findings) {
-    for (const auto& f : findings) plan_.findings.push_back({index_, f});
+    for (const auto& f : findings) plan_.findings.push_back({index_, f, {}});
   }
 
   // A range is checked against the output it names: buffers have one subresource, a GLOBAL
@@ -490,6 +550,7 @@ class Planner {
 
   const std::vector<PlannerWorkload>& workloads_;
   const std::vector<PlannerTexture>& textures_;
+  bool target_enhanced_ = false;  // target transitions are enhanced barriers
   BarrierPlan& plan_;
   std::vector<std::vector<TrackedResource>> subresources_;  // per texture, per subresource
   std::vector<std::size_t> draws_;  // workloads drawing into a texture, in execution order
@@ -503,9 +564,9 @@ class Planner {
 
 BarrierPlan plan_barriers(const std::vector<PlannerWorkload>& workloads,
                           const std::vector<PlannerDependency>& dependencies,
-                          const std::vector<PlannerTexture>& textures) {
+                          const std::vector<PlannerTexture>& textures, BarrierKind target_barrier) {
   BarrierPlan plan;
-  Planner planner(workloads, textures, plan);
+  Planner planner(workloads, textures, target_barrier, plan);
   for (std::size_t i = 0; i < dependencies.size(); ++i) planner.add(i, dependencies[i]);
   planner.finish();
   return plan;

@@ -72,9 +72,23 @@ struct DependencyPlan {
   std::string note;                     // why no barrier was recorded, when none was
 };
 
+// A draw into a declared texture's subresource that a read left in another state: the
+// barrier that brings it back to RENDER_TARGET, recorded right before the draw on its queue
+// (a write after a read). Legacy: a TRANSITION of that subresource from the state the read
+// left; enhanced: a TEXTURE barrier from the reader's sync, access and layout, or, for a
+// target that discards, from UNDEFINED with NO_ACCESS and D3D12_TEXTURE_BARRIER_FLAG_DISCARD.
+struct TargetTransition {
+  std::size_t workload = 0;  // the draw
+  std::size_t texture = 0;   // index into the planner's textures
+  D3D12Barrier barrier;      // its resource left null: the draw's texture
+};
+
 struct BarrierPlanFinding {
   std::size_t dependency = 0;  // index into the planner's input dependencies
   BarrierFinding finding;
+  // A finding about a draw's target (target-*, discard-*): that draw; `dependency` is then
+  // meaningless.
+  std::optional<std::size_t> draw;
 };
 
 struct BarrierPlan {
@@ -87,6 +101,7 @@ struct BarrierPlan {
   // legacy state it ends the frame in; the executor brings each back to RENDER_TARGET.
   std::vector<std::vector<D3D12_BARRIER_LAYOUT>> texture_final_layouts;
   std::vector<std::vector<D3D12_RESOURCE_STATES>> texture_final_states;
+  std::vector<TargetTransition> target_transitions;  // in execution order of their draws
   bool has_errors() const;
 };
 
@@ -102,10 +117,15 @@ bool barrier_after_producer(const PlannerWorkload& producer, const PlannerWorklo
 // (scenarios/frame_plan.h computes it). A cross-queue dependency may not be split (events do
 // not cross queues).
 // Every subresource of a declared texture starts the frame in RENDER_TARGET; a draw into one
-// needs it there (target-state), and a barrier on a texture covers the subresource its producer
-// drew (by default just that one) in one state (subresource-states).
+// that a read left in another state gets a TargetTransition of kind `target_barrier` (legacy
+// or enhanced; split kinds as their whole form), and a barrier on a texture covers the
+// subresource its producer drew (by default just that one) in one state (subresource-states).
+// Rules: a draw may not rewrite a subresource nothing read since the last draw
+// (target-rewrite), nor one whose last reader ran on another queue (target-queue); DISCARD
+// needs enhanced barriers (discard-legacy).
 BarrierPlan plan_barriers(const std::vector<PlannerWorkload>& workloads,
                           const std::vector<PlannerDependency>& dependencies,
-                          const std::vector<PlannerTexture>& textures = {});
+                          const std::vector<PlannerTexture>& textures = {},
+                          BarrierKind target_barrier = BarrierKind::legacy);
 
 }  // namespace gpuoverlap

@@ -53,6 +53,9 @@ std::uint64_t texture_bytes(const TextureSpec& texture);
 struct TextureTarget {
   std::size_t texture = 0;  // index into Scenario::textures
   std::uint32_t mip = 0, slice = 0;
+  // The draw covers every texel and its old contents do not matter: where the subresource must
+  // first go back to RENDER_TARGET, an enhanced barrier may DISCARD them (from UNDEFINED).
+  bool discard = false;
   bool operator==(const TextureTarget&) const = default;
 };
 

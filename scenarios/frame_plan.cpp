@@ -163,7 +163,7 @@ FramePlan plan_frame(const Scenario& s) {
                             s.workloads[r.consumer].depends_on[r.index].barrier});
     plan.dependency_refs.emplace_back(r.consumer, r.index);
   }
-  plan.barriers = plan_barriers(workloads, dependencies, textures);
+  plan.barriers = plan_barriers(workloads, dependencies, textures, s.default_barrier);
   // perlin.hlsl binds 4 producer buffers and 4 producer render targets per consumer.
   constexpr std::size_t kMaxReadsPerKind = 4;
   for (std::size_t c = 0; c < n; ++c) {
@@ -182,8 +182,11 @@ FramePlan plan_frame(const Scenario& s) {
     }
   }
   for (const BarrierPlanFinding& f : plan.barriers.findings)
-    plan.findings.push_back({plan.dependency_refs[f.dependency].first,
-                             plan.dependency_refs[f.dependency].second, f.finding});
+    if (f.draw)
+      plan.findings.push_back({*f.draw, FrameFinding::kNoDependency, f.finding});
+    else
+      plan.findings.push_back({plan.dependency_refs[f.dependency].first,
+                               plan.dependency_refs[f.dependency].second, f.finding});
 
   // Segments: a queue's work is cut before a workload that waits for a fence and after one
   // that signals a fence.

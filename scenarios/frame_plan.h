@@ -29,8 +29,9 @@ struct Segment {
 
 struct FrameFinding {
   std::size_t consumer = 0;    // the workload the finding is about
-  std::size_t dependency = 0;  // index into its depends_on
+  std::size_t dependency = 0;  // index into its depends_on; kNoDependency: its draw target
   BarrierFinding finding;
+  static constexpr std::size_t kNoDependency = static_cast<std::size_t>(-1);
 };
 
 struct FramePlan {

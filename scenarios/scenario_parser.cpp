@@ -885,14 +885,15 @@ class Parser {
     return ok_status();
   }
 
-  // target = { texture = NAME, mip = M, slice = S } on a draw (mip and slice default to 0).
+  // target = { texture = NAME, mip = M, slice = S, discard = BOOL } on a draw (mip and slice
+  // default to 0, discard to false).
   Result<TextureTarget> parse_target(const toml::node& node, const Scenario& s,
                                      const std::string& named) {
     const std::string where = "'target' of " + named;
     const toml::table* t = node.as_table();
     if (!t)
       return error_at(&node, where + " must be a table: { texture = NAME, mip = M, slice = S }");
-    GPUOVERLAP_TRY(only_keys(*t, {"texture", "mip", "slice"}, where));
+    GPUOVERLAP_TRY(only_keys(*t, {"texture", "mip", "slice", "discard"}, where));
     auto texture = string_field(*t, "texture", where, true, &node);
     if (!texture) return texture.error();
     TextureTarget target{s.textures.size(), 0, 0};
@@ -914,6 +915,11 @@ class Parser {
     if (!slice) return slice.error();
     target.mip = *mip;
     target.slice = *slice;
+    if (const toml::node* discard = t->get("discard")) {
+      const auto* value = discard->as_boolean();
+      if (!value) return error_at(discard, where + ": 'discard' must be true or false");
+      target.discard = value->get();
+    }
     return target;
   }
 
@@ -988,13 +994,8 @@ class Parser {
                                                 "the target mip's, so 'groups' does not apply");
         auto parsed = parse_target(*target, s, named);
         if (!parsed) return parsed.error();
-        for (const WorkloadSpec& other : s.workloads)
-          if (other.target && other.target->texture == parsed->texture &&
-              other.target->mip == parsed->mip && other.target->slice == parsed->slice)
-            return error_at(target, named + " renders into mip " + std::to_string(parsed->mip) +
-                                        ", slice " + std::to_string(parsed->slice) + " of '" +
-                                        s.textures[parsed->texture].name + "', as '" + other.name +
-                                        "' does: one draw per subresource");
+        // Several draws may render into one subresource, each after a read of the one before
+        // (the planner's target-rewrite rule).
         spec.target = *parsed;
       }
 
@@ -1092,9 +1093,11 @@ class Parser {
           f.dependency < consumer.depends_on.size()
               ? s.workloads[consumer.depends_on[f.dependency].producer].name
               : std::string("?");
-      const std::string text = "scenario '" + s.name + "', dependency '" + producer + "' -> '" +
-                               consumer.name + "': " + f.finding.message + " [" + f.finding.rule +
-                               "]";
+      const std::string about = f.dependency == FrameFinding::kNoDependency
+                                    ? "workload '" + consumer.name + "'"
+                                    : "dependency '" + producer + "' -> '" + consumer.name + "'";
+      const std::string text = "scenario '" + s.name + "', " + about + ": " + f.finding.message +
+                               " [" + f.finding.rule + "]";
       const toml::node* node = f.consumer < dependency_nodes_.size() &&
                                        f.dependency < dependency_nodes_[f.consumer].size()
                                    ? dependency_nodes_[f.consumer][f.dependency]

@@ -133,9 +133,9 @@ std::string to_toml(const Scenario& s) {
     out += fmt::format("\n[[workload]]\nname = {}\nqueue = {}\nkind = {}\n", toml_string(w.name),
                        toml_string(s.queues[w.queue].name), toml_string(to_string(w.kind)));
     if (w.target)
-      out += fmt::format("target = {{ texture = {}, mip = {}, slice = {} }}\n",
+      out += fmt::format("target = {{ texture = {}, mip = {}, slice = {}{} }}\n",
                          toml_string(s.textures[w.target->texture].name), w.target->mip,
-                         w.target->slice);
+                         w.target->slice, w.target->discard ? ", discard = true" : "");
     else
       out += fmt::format("groups = {}\n", w.groups);
     out += fmt::format("iterations = {}\n", w.iterations);

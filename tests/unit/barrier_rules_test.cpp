@@ -386,10 +386,9 @@ TEST(Planner, AMipChainTransitionsEachMipItsProducerDrew) {
             (std::vector<D3D12_BARRIER_LAYOUT>{D3D12_BARRIER_LAYOUT_SHADER_RESOURCE,
                                                D3D12_BARRIER_LAYOUT_SHADER_RESOURCE,
                                                D3D12_BARRIER_LAYOUT_RENDER_TARGET}));
-  const auto enhanced = plan_barriers(mip_chain(3),
-                                      {{0, 1, request(BarrierKind::enhanced)},
-                                       {1, 2, request(BarrierKind::enhanced)}},
-                                      kChain);
+  const auto enhanced = plan_barriers(
+      mip_chain(3),
+      {{0, 1, request(BarrierKind::enhanced)}, {1, 2, request(BarrierKind::enhanced)}}, kChain);
   EXPECT_TRUE(enhanced.findings.empty());
   const auto& t = std::get<D3D12_TEXTURE_BARRIER>(
       std::get<EnhancedBarrier>(enhanced.dependencies[1].barriers[0].barrier));
@@ -406,24 +405,37 @@ TEST(Planner, TextureRangesMustLeaveDrawsTheirTargetAndStandInOneLayout) {
     r.subresources = range;
     return r;
   };
-  // Every mip after M0's draw: M1 and M2 would draw into shader resources.
-  const auto whole =
-      plan_barriers(mip_chain(3), {{0, 1, ranged(BarrierKind::legacy, {})}}, kChain);
-  EXPECT_TRUE(plan_has(whole, "target-state"));
+  // Every mip after M0's draw: M1 and M2 each go back to RENDER_TARGET right before they
+  // draw, one TRANSITION of their own mip (what a whole-resource barrier costs).
+  const auto whole = plan_barriers(mip_chain(3), {{0, 1, ranged(BarrierKind::legacy, {})}}, kChain);
+  EXPECT_TRUE(whole.findings.empty()) << whole.findings[0].finding.message;
+  ASSERT_EQ(whole.target_transitions.size(), 2u);
+  for (std::uint32_t mip = 1; mip <= 2; ++mip) {
+    const TargetTransition& back = whole.target_transitions[mip - 1];
+    EXPECT_EQ(back.workload, mip);
+    const auto& t = std::get<D3D12_RESOURCE_BARRIER>(back.barrier);
+    EXPECT_EQ(t.Transition.Subresource, mip);
+    EXPECT_EQ(t.Transition.StateBefore, D3D12_RESOURCE_STATE_PIXEL_SHADER_RESOURCE);
+    EXPECT_EQ(t.Transition.StateAfter, D3D12_RESOURCE_STATE_RENDER_TARGET);
+  }
+  EXPECT_EQ(whole.texture_final_layouts[0],
+            (std::vector<D3D12_BARRIER_LAYOUT>{D3D12_BARRIER_LAYOUT_SHADER_RESOURCE,
+                                               D3D12_BARRIER_LAYOUT_RENDER_TARGET,
+                                               D3D12_BARRIER_LAYOUT_RENDER_TARGET}));
   // Mips 0 and 1 after M1's draw: mip 0 is a shader resource by then, mip 1 a render target.
-  const auto mixed = plan_barriers(mip_chain(3),
-                                   {{0, 1, request(BarrierKind::legacy)},
-                                    {1, 2, ranged(BarrierKind::legacy, {Span{0, 2}, {}})}},
-                                   kChain);
+  const auto mixed = plan_barriers(
+      mip_chain(3),
+      {{0, 1, request(BarrierKind::legacy)}, {1, 2, ranged(BarrierKind::legacy, {Span{0, 2}, {}})}},
+      kChain);
   EXPECT_TRUE(plan_has(mixed, "subresource-states"));
   // A range without the mip M1 drew orders nothing.
   const auto uncovered = plan_barriers(
       mip_chain(3), {{1, 2, ranged(BarrierKind::enhanced, {Span{0, 1}, {}})}}, kChain);
   EXPECT_TRUE(plan_has(uncovered, "subresource-uncovered"));
-  EXPECT_TRUE(plan_has(plan_barriers(mip_chain(3),
-                                     {{1, 2, ranged(BarrierKind::enhanced, {Span{1, 3}, {}})}},
-                                     kChain),
-                       "subresource-range"));
+  EXPECT_TRUE(
+      plan_has(plan_barriers(mip_chain(3),
+                             {{1, 2, ranged(BarrierKind::enhanced, {Span{1, 3}, {}})}}, kChain),
+               "subresource-range"));
   // The mips M1 and M2 drew, after both: one barrier for both is fine.
   auto reader = mip_chain(3);
   reader.push_back({"R", WorkloadKind::compute, 0, QueueType::direct, std::nullopt, 3});
@@ -433,6 +445,69 @@ TEST(Planner, TextureRangesMustLeaveDrawsTheirTargetAndStandInOneLayout) {
       kChain);
   EXPECT_TRUE(both.findings.empty()) << both.findings[0].finding.message;
   EXPECT_EQ(both.dependencies[1].barriers.size(), 2u);  // one TRANSITION per mip
+}
+
+// D0 draws mip 0 of T, R (compute) reads it, D1 draws mip 0 again: the write after the read
+// brings the mip back to RENDER_TARGET right before D1, from what R left, or with DISCARD.
+TEST(Planner, ADrawAfterAReadOfItsSubresourceTransitionsItBackOrDiscardsIt) {
+  std::vector<PlannerWorkload> frame = {
+      {"D0", WorkloadKind::graphics, 0, QueueType::direct, TextureTarget{0, 0, 0}, 0},
+      {"R", WorkloadKind::compute, 0, QueueType::direct, std::nullopt, 1},
+      {"D1", WorkloadKind::graphics, 0, QueueType::direct, TextureTarget{0, 0, 0}, 2}};
+  const std::vector<PlannerTexture> one = {{"T", {1, 1}}};
+  const auto legacy =
+      plan_barriers(frame, {{0, 1, request(BarrierKind::legacy)}}, one, BarrierKind::legacy);
+  EXPECT_TRUE(legacy.findings.empty()) << legacy.findings[0].finding.message;
+  ASSERT_EQ(legacy.target_transitions.size(), 1u);
+  EXPECT_EQ(legacy.target_transitions[0].workload, 2u);
+  const auto& back = std::get<D3D12_RESOURCE_BARRIER>(legacy.target_transitions[0].barrier);
+  EXPECT_EQ(back.Transition.StateBefore, D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE);
+  EXPECT_EQ(back.Transition.StateAfter, D3D12_RESOURCE_STATE_RENDER_TARGET);
+  EXPECT_EQ(back.Transition.Subresource, 0u);
+
+  auto texture_barrier = [](const BarrierPlan& plan) {
+    return std::get<D3D12_TEXTURE_BARRIER>(
+        std::get<EnhancedBarrier>(plan.target_transitions.at(0).barrier));
+  };
+  const auto kept =
+      plan_barriers(frame, {{0, 1, request(BarrierKind::enhanced)}}, one, BarrierKind::enhanced);
+  EXPECT_TRUE(kept.findings.empty()) << kept.findings[0].finding.message;
+  const D3D12_TEXTURE_BARRIER from_read = texture_barrier(kept);
+  EXPECT_EQ(from_read.LayoutBefore, D3D12_BARRIER_LAYOUT_SHADER_RESOURCE);
+  EXPECT_EQ(from_read.AccessBefore, D3D12_BARRIER_ACCESS_SHADER_RESOURCE);
+  EXPECT_EQ(from_read.SyncBefore, D3D12_BARRIER_SYNC_COMPUTE_SHADING);
+  EXPECT_EQ(from_read.LayoutAfter, D3D12_BARRIER_LAYOUT_RENDER_TARGET);
+  EXPECT_EQ(from_read.AccessAfter, D3D12_BARRIER_ACCESS_RENDER_TARGET);
+  EXPECT_EQ(from_read.SyncAfter, D3D12_BARRIER_SYNC_RENDER_TARGET);
+  EXPECT_EQ(from_read.Flags, D3D12_TEXTURE_BARRIER_FLAG_NONE);
+  EXPECT_EQ(from_read.Subresources.IndexOrFirstMipLevel, 0u);
+  EXPECT_EQ(from_read.Subresources.NumMipLevels, 1u);
+
+  // DISCARD: from UNDEFINED with no access, still after the reader's work (a write after a
+  // read needs the execution order only).
+  frame[2].target->discard = true;
+  const auto discarded =
+      plan_barriers(frame, {{0, 1, request(BarrierKind::enhanced)}}, one, BarrierKind::enhanced);
+  EXPECT_TRUE(discarded.findings.empty()) << discarded.findings[0].finding.message;
+  const D3D12_TEXTURE_BARRIER discard = texture_barrier(discarded);
+  EXPECT_EQ(discard.LayoutBefore, D3D12_BARRIER_LAYOUT_UNDEFINED);
+  EXPECT_EQ(discard.AccessBefore, D3D12_BARRIER_ACCESS_NO_ACCESS);
+  EXPECT_EQ(discard.SyncBefore, D3D12_BARRIER_SYNC_COMPUTE_SHADING);
+  EXPECT_EQ(discard.Flags, D3D12_TEXTURE_BARRIER_FLAG_DISCARD);
+  // Legacy barriers have no DISCARD: the finding names the draw.
+  const auto refused =
+      plan_barriers(frame, {{0, 1, request(BarrierKind::legacy)}}, one, BarrierKind::legacy);
+  ASSERT_TRUE(plan_has(refused, "discard-legacy"));
+  EXPECT_EQ(refused.findings[0].draw, std::optional<std::size_t>{2});
+
+  // Nothing read between two draws: the first one's work is lost.
+  frame[2].target->discard = false;
+  EXPECT_TRUE(plan_has(plan_barriers(frame, {}, one), "target-rewrite"));
+  // The read's barrier recorded on another queue than the second draw's.
+  frame[2].queue = 1;
+  frame[1].queue = 1;
+  EXPECT_TRUE(
+      plan_has(plan_barriers(frame, {{0, 1, request(BarrierKind::legacy)}}, one), "target-queue"));
 }
 
 TEST(Planner, StateBeforeMustBeTheTrackedState) {

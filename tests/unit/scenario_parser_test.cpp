@@ -360,7 +360,9 @@ height = 4
   refused(chain, "target = { texture = \"chain\", slice = 2 }\n", "has 2 slices");
   refused(chain, "target = \"chain\"\n", "must be a table");
   refused(chain, target + "groups = 4\n", "'groups' does not apply");
-  // Only draws render into a texture, one per subresource.
+  refused(chain, "target = { texture = \"chain\", discard = 1 }\n",
+          "'discard' must be true or false");
+  // Only draws render into a texture; a second draw into a subresource needs a read between.
   const std::string compute = two_queues(R"(
 [[workload]]
 name = "K"
@@ -374,7 +376,12 @@ name = "M1"
 queue = "direct"
 kind = "graphics"
 )" + target);
-  EXPECT_NE(error_of(twice).find("one draw per subresource"), std::string::npos);
+  const std::string rewritten = error_of(twice);
+  EXPECT_NE(rewritten.find("workload 'M1': 'M1' renders into mip 0, slice 0 of 'chain', which an "
+                           "earlier draw wrote and nothing read since"),
+            std::string::npos)
+      << rewritten;
+  EXPECT_NE(rewritten.find("[target-rewrite]"), std::string::npos);
 }
 
 TEST(ScenarioParser, WarningsAreKeptNotFatal) {
