@@ -44,4 +44,14 @@ std::vector<std::string> explain_recording(const DependencyPlan& dependency) {
 #endif
 }
 
+std::vector<std::string> explain_recording(const TargetTransition& transition,
+                                           TextureExtent extent, QueueType queue) {
+#if GPUOVERLAP_HAS_VULKAN
+  return {vk::explain_target_transition(transition, extent, queue)};
+#else
+  (void)transition, (void)extent, (void)queue;
+  return {};
+#endif
+}
+
 }  // namespace gpuoverlap

@@ -82,6 +82,7 @@ std::string describe(const D3D12Barrier& barrier) {
             std::to_string(t.Subresources.NumMipLevels) + " slices " +
             std::to_string(t.Subresources.FirstArraySlice) + "+" +
             std::to_string(t.Subresources.NumArraySlices);
+  if (t.Flags & D3D12_TEXTURE_BARRIER_FLAG_DISCARD) text += " DISCARD";
   return text;
 }
 

@@ -186,6 +186,18 @@ void ScenarioDevice::record_workload(ID3D12GraphicsCommandList* list, std::size_
   for (std::size_t i = 0; i < plan_.barriers.dependencies.size(); ++i)
     if (plan_.barriers.dependencies[i].consumer == w)
       record_dependency_barriers(list, segment, i, Placement::before_consumer);
+  // Its subresource back to RENDER_TARGET after a read (or discarded from UNDEFINED).
+  for (const TargetTransition& transition : plan_.barriers.target_transitions) {
+    if (transition.workload != w) continue;
+    ID3D12Resource* texture = gpu_.textures[transition.texture].get();
+    if (const auto* e = std::get_if<EnhancedBarrier>(&transition.barrier)) {
+      record_enhanced_barriers(segment, {*e}, texture);
+      continue;
+    }
+    D3D12_RESOURCE_BARRIER barrier = std::get<D3D12_RESOURCE_BARRIER>(transition.barrier);
+    barrier.Transition.pResource = texture;
+    list->ResourceBarrier(1, &barrier);
+  }
   if (timestamps)
     list->EndQuery(gpu_.queries.get(), D3D12_QUERY_TYPE_TIMESTAMP, static_cast<UINT>(2 * w));
   const RootConstants constants =

@@ -84,8 +84,17 @@ Status ScenarioDevice::check_barriers() {
   const auto enhanced =
       std::find_if(plan_.barriers.dependencies.begin(), plan_.barriers.dependencies.end(),
                    [](const DependencyPlan& d) { return is_enhanced(d.kind); });
-  if (enhanced == plan_.barriers.dependencies.end()) return ok_status();
-  const std::string consumer = scenario_.workloads[enhanced->consumer].name;
+  const auto enhanced_target = std::find_if(
+      plan_.barriers.target_transitions.begin(), plan_.barriers.target_transitions.end(),
+      [](const TargetTransition& t) { return std::holds_alternative<EnhancedBarrier>(t.barrier); });
+  if (enhanced == plan_.barriers.dependencies.end() &&
+      enhanced_target == plan_.barriers.target_transitions.end())
+    return ok_status();
+  const std::string consumer =
+      scenario_
+          .workloads[enhanced != plan_.barriers.dependencies.end() ? enhanced->consumer
+                                                                   : enhanced_target->workload]
+          .name;
   D3D12_FEATURE_DATA_D3D12_OPTIONS12 options12{};
   const HRESULT result =
       gpu_.device->CheckFeatureSupport(D3D12_FEATURE_D3D12_OPTIONS12, &options12, sizeof options12);

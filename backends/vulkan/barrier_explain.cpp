@@ -106,4 +106,10 @@ std::vector<std::string> explain_dependency(const DependencyPlan& dependency) {
   return lines;
 }
 
+std::string explain_target_transition(const TargetTransition& transition, TextureExtent extent,
+                                      QueueType queue) {
+  return "Vulkan before the draw: vkCmdPipelineBarrier2, " +
+         vulkan_text(translate(transition, extent, queue));
+}
+
 }  // namespace gpuoverlap::vk

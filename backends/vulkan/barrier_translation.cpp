@@ -261,4 +261,10 @@ DependencyOps translate(const DependencyPlan& plan) {
   return ops;
 }
 
+BarrierDesc translate(const TargetTransition& transition, TextureExtent extent, QueueType queue) {
+  if (const auto* legacy = std::get_if<D3D12_RESOURCE_BARRIER>(&transition.barrier))
+    return legacy_desc(*legacy, ResourceKind::texture, extent, queue);
+  return enhanced_desc(std::get<EnhancedBarrier>(transition.barrier), queue);
+}
+
 }  // namespace gpuoverlap::vk

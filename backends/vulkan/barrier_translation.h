@@ -77,4 +77,9 @@ struct DependencyOps {
 // subresource becomes that mip and layer by the plan's texture extent.
 DependencyOps translate(const DependencyPlan& plan);
 
+// A draw's target transition (barriers/barrier_planner.h) on the draw's queue: an image
+// barrier of the one subresource it names on a texture of `extent`. A DISCARD is its
+// UNDEFINED old layout: Vulkan keeps no contents from UNDEFINED.
+BarrierDesc translate(const TargetTransition& transition, TextureExtent extent, QueueType queue);
+
 }  // namespace gpuoverlap::vk

@@ -161,6 +161,12 @@ void ScenarioDevice::record_workload(VkCommandBuffer cmd, std::size_t w, std::ui
       record_event(cmd, events_[i], ops_[i].wait_event_before_consumer, producer, false);
     record_barriers(cmd, ops_[i].barriers_before_consumer, producer);
   }
+  if (!target_ops_[w].empty()) {
+    // Its subresource back to COLOR_ATTACHMENT after a read (or discarded from UNDEFINED).
+    RecordedDependency dependency;
+    fill_dependency(dependency, target_ops_[w], VK_NULL_HANDLE, draw_target(w).image);
+    vkCmdPipelineBarrier2(cmd, &dependency.info);
+  }
   if (timestamps)
     vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, queries_,
                          static_cast<std::uint32_t>(2 * w));

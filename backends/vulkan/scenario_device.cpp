@@ -243,6 +243,13 @@ Status ScenarioDevice::create_queue_objects() {
     ei.flags = VK_EVENT_CREATE_DEVICE_ONLY_BIT;
     GPUOVERLAP_VK(vkCreateEvent(device_, &ei, nullptr, events_[i].receive(device_)));
   }
+  target_ops_.assign(scenario_.workloads.size(), {});
+  for (const TargetTransition& transition : plan_.barriers.target_transitions) {
+    const TextureSpec& texture = scenario_.textures[transition.texture];
+    target_ops_[transition.workload].push_back(
+        translate(transition, {texture.mips, texture.slices},
+                  scenario_.queues[scenario_.workloads[transition.workload].queue].type));
+  }
   // What a frame's wait and its timestamp read use, built here, not inside a measured frame.
   done_semaphores_.clear();
   for (const QueueState& q : queues_) done_semaphores_.push_back(q.done);

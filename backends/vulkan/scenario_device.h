@@ -230,8 +230,10 @@ class ScenarioDevice final : public ScenarioBackend {
   std::vector<std::vector<VkImageLayout>> texture_layouts_;  // per texture, per subresource
   OwnedQueryPool queries_;
   OwnedSemaphore gate_;
-  const FramePlan& plan_;               // barriers, fences and submissions of a frame
-  std::vector<DependencyOps> ops_;      // per plan_.barriers.dependencies entry
+  const FramePlan& plan_;           // barriers, fences and submissions of a frame
+  std::vector<DependencyOps> ops_;  // per plan_.barriers.dependencies entry
+  // Per workload: its target transitions (a draw after a read of its subresource).
+  std::vector<std::vector<BarrierDesc>> target_ops_;
   std::vector<OwnedEvent> events_;      // per plan dependency; split barriers (event policy)
   std::vector<OwnedSemaphore> fences_;  // per workload; timeline, only where another queue waits
   std::vector<VkCommandBuffer> segment_buffers_;  // per plan_.segments entry
