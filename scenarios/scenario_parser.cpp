@@ -988,6 +988,14 @@ class Parser {
                                                 "the target mip's, so 'groups' does not apply");
         auto parsed = parse_target(*target, s, named);
         if (!parsed) return parsed.error();
+        // Each frame starts with the texture's subresources restored to RENDER_TARGET on one
+        // queue; a draw on another would race that restore.
+        for (const WorkloadSpec& other : s.workloads)
+          if (other.target && other.target->texture == parsed->texture && other.queue != spec.queue)
+            return error_at(target, named + " draws into '" + s.textures[parsed->texture].name +
+                                        "' on queue '" + s.queues[spec.queue].name + "', '" +
+                                        other.name + "' on queue '" + s.queues[other.queue].name +
+                                        "': a texture's draws share one queue");
         for (const WorkloadSpec& other : s.workloads)
           if (other.target && other.target->texture == parsed->texture &&
               other.target->mip == parsed->mip && other.target->slice == parsed->slice)

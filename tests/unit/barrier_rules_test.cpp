@@ -386,10 +386,9 @@ TEST(Planner, AMipChainTransitionsEachMipItsProducerDrew) {
             (std::vector<D3D12_BARRIER_LAYOUT>{D3D12_BARRIER_LAYOUT_SHADER_RESOURCE,
                                                D3D12_BARRIER_LAYOUT_SHADER_RESOURCE,
                                                D3D12_BARRIER_LAYOUT_RENDER_TARGET}));
-  const auto enhanced = plan_barriers(mip_chain(3),
-                                      {{0, 1, request(BarrierKind::enhanced)},
-                                       {1, 2, request(BarrierKind::enhanced)}},
-                                      kChain);
+  const auto enhanced = plan_barriers(
+      mip_chain(3),
+      {{0, 1, request(BarrierKind::enhanced)}, {1, 2, request(BarrierKind::enhanced)}}, kChain);
   EXPECT_TRUE(enhanced.findings.empty());
   const auto& t = std::get<D3D12_TEXTURE_BARRIER>(
       std::get<EnhancedBarrier>(enhanced.dependencies[1].barriers[0].barrier));
@@ -407,23 +406,22 @@ TEST(Planner, TextureRangesMustLeaveDrawsTheirTargetAndStandInOneLayout) {
     return r;
   };
   // Every mip after M0's draw: M1 and M2 would draw into shader resources.
-  const auto whole =
-      plan_barriers(mip_chain(3), {{0, 1, ranged(BarrierKind::legacy, {})}}, kChain);
+  const auto whole = plan_barriers(mip_chain(3), {{0, 1, ranged(BarrierKind::legacy, {})}}, kChain);
   EXPECT_TRUE(plan_has(whole, "target-state"));
   // Mips 0 and 1 after M1's draw: mip 0 is a shader resource by then, mip 1 a render target.
-  const auto mixed = plan_barriers(mip_chain(3),
-                                   {{0, 1, request(BarrierKind::legacy)},
-                                    {1, 2, ranged(BarrierKind::legacy, {Span{0, 2}, {}})}},
-                                   kChain);
+  const auto mixed = plan_barriers(
+      mip_chain(3),
+      {{0, 1, request(BarrierKind::legacy)}, {1, 2, ranged(BarrierKind::legacy, {Span{0, 2}, {}})}},
+      kChain);
   EXPECT_TRUE(plan_has(mixed, "subresource-states"));
   // A range without the mip M1 drew orders nothing.
   const auto uncovered = plan_barriers(
       mip_chain(3), {{1, 2, ranged(BarrierKind::enhanced, {Span{0, 1}, {}})}}, kChain);
   EXPECT_TRUE(plan_has(uncovered, "subresource-uncovered"));
-  EXPECT_TRUE(plan_has(plan_barriers(mip_chain(3),
-                                     {{1, 2, ranged(BarrierKind::enhanced, {Span{1, 3}, {}})}},
-                                     kChain),
-                       "subresource-range"));
+  EXPECT_TRUE(
+      plan_has(plan_barriers(mip_chain(3),
+                             {{1, 2, ranged(BarrierKind::enhanced, {Span{1, 3}, {}})}}, kChain),
+               "subresource-range"));
   // The mips M1 and M2 drew, after both: one barrier for both is fine.
   auto reader = mip_chain(3);
   reader.push_back({"R", WorkloadKind::compute, 0, QueueType::direct, std::nullopt, 3});
@@ -433,6 +431,13 @@ TEST(Planner, TextureRangesMustLeaveDrawsTheirTargetAndStandInOneLayout) {
       kChain);
   EXPECT_TRUE(both.findings.empty()) << both.findings[0].finding.message;
   EXPECT_EQ(both.dependencies[1].barriers.size(), 2u);  // one TRANSITION per mip
+  // A split barrier from M0 to M2 over mips 0 and 1: M1 would draw into mip 1 between its
+  // BEGIN and END; over mip 0 alone it is fine.
+  EXPECT_TRUE(plan_has(
+      plan_barriers(mip_chain(3), {{0, 2, ranged(BarrierKind::split, {Span{0, 2}, {}})}}, kChain),
+      "split-range-draw"));
+  const auto mip0 = plan_barriers(mip_chain(3), {{0, 2, request(BarrierKind::split)}}, kChain);
+  EXPECT_TRUE(mip0.findings.empty()) << mip0.findings[0].finding.message;
 }
 
 TEST(Planner, StateBeforeMustBeTheTrackedState) {
