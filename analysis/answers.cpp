@@ -140,10 +140,12 @@ void answer_same_queue(std::string& out, const LoadedRun& run) {
                      : "");
 }
 
-// Each frame's span on `clock`: its first workload's start to its last one's end.
+// Each frame's span on `clock`: its first workload's start to its last one's end, over the
+// frames where every workload has its span (a frame missing one would look shorter).
 std::vector<double> frame_spans_us(const LoadedScenario& s, Clock clock) {
   std::vector<double> out;
   for (const auto& [frame, spans] : spans_by_frame(s, clock)) {
+    if (spans.size() != s.workloads.size()) continue;
     double first = spans.front().start_us, last = spans.front().end_us;
     for (const Span& span : spans) {
       first = std::min(first, span.start_us);
@@ -152,6 +154,30 @@ std::vector<double> frame_spans_us(const LoadedScenario& s, Clock clock) {
     out.push_back(last - first);
   }
   return out;
+}
+
+// The work of a scenario as meta.json describes it, its barriers left out: its queues, its
+// workloads (queue, kind, size, target, producers) and its textures. Twins share it; a
+// scenario that only shares a name prefix does not.
+nlohmann::json work_of(const LoadedScenario& s) {
+  if (!s.meta.is_object() || !s.meta.contains("scenario") || !s.meta["scenario"].is_object())
+    return nullptr;
+  const nlohmann::json& scenario = s.meta["scenario"];
+  nlohmann::json workloads = nlohmann::json::array();
+  for (const auto& w : scenario.value("workloads", nlohmann::json::array())) {
+    if (!w.is_object()) return nullptr;
+    nlohmann::json work = w;
+    // Whether a draw discards its target is how it gets there (a barrier), not its work.
+    if (work.contains("target") && work["target"].is_object()) work["target"].erase("discard");
+    nlohmann::json producers = nlohmann::json::array();
+    for (const auto& d : w.value("depends_on", nlohmann::json::array()))
+      producers.push_back(d.is_object() ? d.value("workload", nlohmann::json()) : d);
+    work["depends_on"] = producers;
+    workloads.push_back(work);
+  }
+  return {{"queues", scenario.value("queues", nlohmann::json())},
+          {"workloads", workloads},
+          {"textures", scenario.value("textures", nlohmann::json())}};
 }
 
 std::string default_barrier_of(const LoadedScenario& s) {
@@ -452,6 +478,7 @@ std::vector<BarrierTwin> barrier_twins(const LoadedRun& run) {
         continue;
       const std::string barrier = default_barrier_of(s);
       if (barrier.empty() || barrier == twin_barrier) continue;
+      if (const nlohmann::json work = work_of(s); work.is_null() || work != work_of(twin)) continue;
       const auto clock_s = answer_clock(s), clock_twin = answer_clock(twin);
       if (!clock_s || !clock_twin) continue;
       const Clock clock =

@@ -49,8 +49,8 @@ void explain(const Scenario& s, std::ostream& out) {
                        draw.target->mip, draw.target->slice, texture.name,
                        draw.target->discard ? ", discard" : "", s.queues[draw.queue].name);
     out << fmt::format("      D3D12 before the draw: {}\n", describe(t.barrier));
-    for (const std::string& line : explain_recording(t, {texture.mips, texture.slices},
-                                                     s.queues[draw.queue].type))
+    for (const std::string& line :
+         explain_recording(t, {texture.mips, texture.slices}, s.queues[draw.queue].type))
       out << "      " << line << "\n";
   }
   out << "  submissions per frame, in order:\n";

@@ -44,8 +44,8 @@ std::vector<std::string> explain_recording(const DependencyPlan& dependency) {
 #endif
 }
 
-std::vector<std::string> explain_recording(const TargetTransition& transition,
-                                           TextureExtent extent, QueueType queue) {
+std::vector<std::string> explain_recording(const TargetTransition& transition, TextureExtent extent,
+                                           QueueType queue) {
 #if GPUOVERLAP_HAS_VULKAN
   return {vk::explain_target_transition(transition, extent, queue)};
 #else

@@ -20,7 +20,7 @@ Result<std::unique_ptr<GpuApi>> open_gpu_api(const GpuApiOptions& options);
 // recording order. Needs no device.
 std::vector<std::string> explain_recording(const DependencyPlan& dependency);
 // The same for a draw's target transition (none on D3D12, which records it as it is).
-std::vector<std::string> explain_recording(const TargetTransition& transition,
-                                           TextureExtent extent, QueueType queue);
+std::vector<std::string> explain_recording(const TargetTransition& transition, TextureExtent extent,
+                                           QueueType queue);
 
 }  // namespace gpuoverlap

@@ -160,6 +160,7 @@ class Planner {
     const Placement full_at =
         on_consumer_queue ? Placement::before_consumer : Placement::after_producer;
 
+    if (!out.cross_queue && is_split(d.request.kind) && out.texture) check_split_range(out);
     if (out.cross_queue && is_split(d.request.kind))
       error("split-cross-queue",
             "a split barrier cannot join two queues (its halves would be VkEvents, which do not "
@@ -298,6 +299,28 @@ class Planner {
   void target_error(std::size_t draw, std::string rule, std::string message) {
     plan_.findings.push_back(
         {0, {BarrierFinding::Severity::error, std::move(rule), std::move(message)}, draw});
+  }
+
+  // A split barrier's range is in transition from its BEGIN half (after the producer) to its
+  // END half (before the consumer): a draw in between may not render into it.
+  void check_split_range(const DependencyPlan& out) {
+    const SubresourceRange range =
+        out.subresources.value_or(SubresourceRange{0, out.extent.mips, 0, out.extent.slices});
+    const std::size_t begin = workloads_[out.producer].position;
+    const std::size_t end = workloads_[out.consumer].position;
+    for (const std::size_t w : draws_) {
+      const PlannerWorkload& draw = workloads_[w];
+      const TextureTarget& target = *draw.target;
+      if (target.texture != *out.texture || draw.position <= begin || draw.position >= end)
+        continue;
+      if (target.mip >= range.first_mip && target.mip - range.first_mip < range.mip_count &&
+          target.slice >= range.first_slice && target.slice - range.first_slice < range.slice_count)
+        error("split-range-draw",
+              "'" + draw.name + "' draws into mip " + std::to_string(target.mip) + ", slice " +
+                  std::to_string(target.slice) +
+                  " between this split barrier's BEGIN and END, while the range is in "
+                  "transition; leave that subresource out of the range or do not split");
+    }
   }
 
   // The tracked subresources of `out`'s range on its declared texture, after checking that they

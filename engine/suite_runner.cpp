@@ -61,7 +61,8 @@ nlohmann::json scenario_description(const Scenario& s) {
     if (w.target)
       workload["target"] = {{"texture", s.textures[w.target->texture].name},
                             {"mip", w.target->mip},
-                            {"slice", w.target->slice}};
+                            {"slice", w.target->slice},
+                            {"discard", w.target->discard}};
     workloads.push_back(workload);
   }
   nlohmann::json out = {{"name", s.name},

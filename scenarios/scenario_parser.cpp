@@ -994,8 +994,15 @@ class Parser {
                                                 "the target mip's, so 'groups' does not apply");
         auto parsed = parse_target(*target, s, named);
         if (!parsed) return parsed.error();
-        // Several draws may render into one subresource, each after a read of the one before
-        // (the planner's target-rewrite rule).
+        // Each frame starts with the texture's subresources restored to RENDER_TARGET on one
+        // queue; a draw on another would race that restore. Several draws may render into one
+        // subresource, each after a read of the one before (the planner's target-rewrite rule).
+        for (const WorkloadSpec& other : s.workloads)
+          if (other.target && other.target->texture == parsed->texture && other.queue != spec.queue)
+            return error_at(target, named + " draws into '" + s.textures[parsed->texture].name +
+                                        "' on queue '" + s.queues[spec.queue].name + "', '" +
+                                        other.name + "' on queue '" + s.queues[other.queue].name +
+                                        "': a texture's draws share one queue");
         spec.target = *parsed;
       }
 

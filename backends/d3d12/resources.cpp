@@ -391,7 +391,7 @@ Status ScenarioDevice::create_descriptors() {
         producer_buffers_[w][buffers++] = gpu_.outputs[d.producer]->GetGPUVirtualAddress();
       } else if (target) {
         // The subresource the producer drew. perlin.hlsl reads a Texture2D, which views slice
-        // 0 of an array; the scenario's reads of other slices are refused (check_textures).
+        // 0 of an array; the scenario's reads of other slices are refused (check_barriers).
         D3D12_SHADER_RESOURCE_VIEW_DESC mip_view = view;
         mip_view.Format = dxgi_format(scenario_.textures[target->texture].format);
         mip_view.Texture2D.MostDetailedMip = target->mip;

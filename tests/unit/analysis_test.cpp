@@ -389,6 +389,10 @@ TEST(Report, ComparesEachScenarioWithItsLegacyTwinOnTheFrameSpan) {
                            with("chain-split-event", "split", 5.0),
                            with("chain-again", "legacy", 0.0), with("other", "enhanced", 0.0)})
     run.scenarios.push_back(std::move(s));
+  // A name that only shares the prefix, on other work, is no twin.
+  LoadedScenario heavy = with("chain-heavy", "enhanced", 0.0);
+  heavy.meta["scenario"]["workloads"] = {{{"name", "A"}, {"iterations", 4096}}};
+  run.scenarios.push_back(std::move(heavy));
   const std::vector<BarrierTwin> twins = barrier_twins(run);
   ASSERT_EQ(twins.size(), 2u);
   EXPECT_EQ(twins[0].scenario, "chain");

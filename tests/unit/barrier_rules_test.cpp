@@ -445,6 +445,13 @@ TEST(Planner, TextureRangesMustLeaveDrawsTheirTargetAndStandInOneLayout) {
       kChain);
   EXPECT_TRUE(both.findings.empty()) << both.findings[0].finding.message;
   EXPECT_EQ(both.dependencies[1].barriers.size(), 2u);  // one TRANSITION per mip
+  // A split barrier from M0 to M2 over mips 0 and 1: M1 would draw into mip 1 between its
+  // BEGIN and END; over mip 0 alone it is fine.
+  EXPECT_TRUE(plan_has(
+      plan_barriers(mip_chain(3), {{0, 2, ranged(BarrierKind::split, {Span{0, 2}, {}})}}, kChain),
+      "split-range-draw"));
+  const auto mip0 = plan_barriers(mip_chain(3), {{0, 2, request(BarrierKind::split)}}, kChain);
+  EXPECT_TRUE(mip0.findings.empty()) << mip0.findings[0].finding.message;
 }
 
 // D0 draws mip 0 of T, R (compute) reads it, D1 draws mip 0 again: the write after the read

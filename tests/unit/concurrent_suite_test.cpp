@@ -208,7 +208,6 @@ TEST(PollerPlacements, OneCpuPerPollerListedOrChosenAndRefusedWhenShort) {
   }
 }
 
-
 TEST(SplitCpus, ConsecutiveSharesAtMostOneApartAndTwoOrMoreEach) {
   auto shares = split_cpus({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13}, 2);
   ASSERT_TRUE(shares.ok()) << shares.error().message;

@@ -382,6 +382,33 @@ kind = "graphics"
             std::string::npos)
       << rewritten;
   EXPECT_NE(rewritten.find("[target-rewrite]"), std::string::npos);
+  // A texture is restored at frame start on one queue: its draws share it.
+  const std::string two_direct = R"(name = "t"
+[queues.a]
+type = "direct"
+[queues.b]
+type = "direct"
+[[texture]]
+name = "chain"
+width = 64
+height = 4
+mips = 2
+[[workload]]
+name = "M0"
+queue = "a"
+kind = "graphics"
+target = { texture = "chain", mip = 0 }
+[[workload]]
+name = "M1"
+queue = "b"
+kind = "graphics"
+target = { texture = "chain", mip = 1 }
+)";
+  EXPECT_NE(error_of(two_direct)
+                .find("test.toml:20: workload 'M1' draws into 'chain' on queue 'b', 'M0' on queue "
+                      "'a': a texture's draws share one queue"),
+            std::string::npos)
+      << error_of(two_direct);
 }
 
 TEST(ScenarioParser, WarningsAreKeptNotFatal) {
