@@ -110,11 +110,11 @@ TEST_F(AllPresets, RunSucceedsAndWritesEveryFile) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
   EXPECT_EQ(result_->output.find("validation error"), std::string::npos) << result_->output;
   EXPECT_NE(result_->output.find("results: " + out_->string()), std::string::npos);
-  ASSERT_EQ(kPresets.size(), 35u);
+  ASSERT_EQ(kPresets.size(), 37u);
   // non-intrusiveness: 7 conditions (4 of them the control's doses) x 3 rounds, none added on
   // a CPU device; the matrix's 12 (the 12 preemption presets are its configurations and run
   // only inside it).
-  ASSERT_EQ(kScenarios.size(), 21u + 7u * 3u + 12u);
+  ASSERT_EQ(kScenarios.size(), 23u + 7u * 3u + 12u);
   for (const std::string& p : kScenarios)
     for (const char* file : {"records.csv.gz", "summary.csv", "dependencies.csv", "frames.csv",
                              "meta.json", "trace.json.gz"}) {
@@ -1363,6 +1363,63 @@ TEST(SyncValidation, TheMipChainPresetsAreCleanAndOrdered) {
          {"mips 2+1 layers 0+1", name == "mip-chain-legacy"
                                      ? "non_pixel_shader_resource subresource 3"
                                      : "mips 3+1 slices 0+1"})
+      EXPECT_NE(explained.output.find(expected), std::string::npos) << expected << "\n"
+                                                                    << explained.output;
+    fs::remove_all(dir);
+  }
+}
+
+// The render-target-discard presets: a target drawn, read, then drawn again. Clean under the
+// layer (the write after the read is ordered by the target transition), each workload after
+// the one it depends on, and Draw B after Read A's end; --explain names the DISCARD (enhanced)
+// or the full TRANSITION back (legacy) and the Vulkan barrier from UNDEFINED or from the
+// shader-read layout.
+TEST(SyncValidation, TheRenderTargetDiscardPresetsAreCleanAndOrdered) {
+  for (const std::string name : {"render-target-discard-legacy", "render-target-discard"}) {
+    SCOPED_TRACE(name);
+    const fs::path dir = temp_path(name);
+    fs::remove_all(dir);
+    const auto r = run_gpuoverlap("run " + name +
+                                  " --frames 4 --warmup 1 --sync-validation --out " + dir.string());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto meta = read_json(dir / name / "meta.json");
+    EXPECT_EQ(meta["validation"]["errors"], 0);
+    EXPECT_EQ(meta["validation"]["sync_hazards"], 0);
+    EXPECT_EQ(meta["scenario"]["workloads"][2]["target"]["discard"],
+              name == "render-target-discard");
+    const auto table = read_csv((dir / name / "records.csv.gz").string(), kRecordColumns);
+    std::map<std::pair<std::string, std::string>, std::size_t> row_of;
+    for (std::size_t row = 0; row < table.rows.size(); ++row)
+      row_of[{table.at(row, "frame"), table.at(row, "workload")}] = row;
+    std::size_t ordered = 0;
+    for (const auto& [key, row] : row_of) {
+      if (key.second != "Draw B") continue;
+      for (const char* clock : {"poll", "ts"}) {
+        const auto start = table.number(row, std::string(clock) + "_start_us");
+        for (const char* before : {"Draw A", "Read A"}) {
+          const auto end =
+              table.number(row_of.at({key.first, before}), std::string(clock) + "_end_us");
+          ASSERT_TRUE(start && end);
+          EXPECT_GE(*start, *end) << before << " (" << clock << ")";
+          ++ordered;
+        }
+      }
+    }
+    EXPECT_EQ(ordered, 4u * 2u * 2u);  // frames x clocks x earlier workloads
+    const auto report = run_gpuoverlap("report " + dir.string());
+    EXPECT_EQ(report.exit_code, 0) << report.output;
+    const auto explained = run_gpuoverlap("validate " + name + " --explain");
+    ASSERT_EQ(explained.exit_code, 0) << explained.output;
+    for (const char* expected :
+         name == "render-target-discard"
+             ? std::vector<const char*>{"Draw B (mip 0, slice 0 of 'target', discard)",
+                                        "layout undefined -> render_target mips 0+1 slices 0+1 "
+                                        "DISCARD",
+                                        "layout UNDEFINED -> COLOR_ATTACHMENT_OPTIMAL"}
+             : std::vector<const char*>{"Draw B (mip 0, slice 0 of 'target')",
+                                        "TRANSITION non_pixel_shader_resource -> render_target "
+                                        "subresource 0",
+                                        "-> COLOR_ATTACHMENT_OPTIMAL"})
       EXPECT_NE(explained.output.find(expected), std::string::npos) << expected << "\n"
                                                                     << explained.output;
     fs::remove_all(dir);

@@ -115,8 +115,8 @@ TEST(ScenarioParser, EveryPresetIsValidAndNamedAfterItsFile) {
   // MJP's five (three-dispatches-split is now -split-event) + 11 barrier presets + the game
   // frame, the non-intrusiveness study and the two background-processing workflows + 12
   // preemption presets and the preemption matrix + the texture presets, each with its legacy
-  // twin (mip-chain).
-  ASSERT_EQ(presets().size(), 35u);
+  // twin (mip-chain, render-target-discard).
+  ASSERT_EQ(presets().size(), 37u);
   for (const Preset& p : presets()) {
     auto expanded = resolve_scenarios(std::string(p.name));
     ASSERT_TRUE(expanded.ok()) << p.name << ": " << expanded.error().message;

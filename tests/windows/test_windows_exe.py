@@ -215,7 +215,8 @@ def test_d3d12_grants_high_priority_and_refuses_realtime_unless_fallback(d3d12_r
     assert any('E_NOTIMPL' in note for note in meta['priority_notes'])
 
 
-@pytest.mark.parametrize('preset', ['three-dispatches-enhanced', 'mip-chain'])
+@pytest.mark.parametrize('preset', ['three-dispatches-enhanced', 'mip-chain',
+                                    'render-target-discard'])
 def test_enhanced_barriers_are_unsupported_and_the_suite_goes_on(tmp_path, preset):
     # Buffers and textures alike: an enhanced preset says why in one line, before any GPU
     # work; its legacy twin, next in the run, still runs. The status says not all ran.
