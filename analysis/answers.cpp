@@ -140,19 +140,13 @@ void answer_same_queue(std::string& out, const LoadedRun& run) {
                      : "");
 }
 
-// Each frame's span on `clock`: its first workload's start to its last one's end, over the
-// frames where every workload has its span (a frame missing one would look shorter).
-std::vector<double> frame_spans_us(const LoadedScenario& s, Clock clock) {
+// Each ok frame's GPU span from frames.csv (gpu_span_us: first start to last end, on the
+// timestamps where the frame has them, else the poll clock), the frame-level endpoint the
+// study verdicts use too. Empty for results without frames.csv.
+std::vector<double> gpu_spans_us(const LoadedScenario& s) {
   std::vector<double> out;
-  for (const auto& [frame, spans] : spans_by_frame(s, clock)) {
-    if (spans.size() != s.workloads.size()) continue;
-    double first = spans.front().start_us, last = spans.front().end_us;
-    for (const Span& span : spans) {
-      first = std::min(first, span.start_us);
-      last = std::max(last, span.end_us);
-    }
-    out.push_back(last - first);
-  }
+  for (const LoadedFrame& f : s.frames)
+    if (f.ok && f.gpu_span_us) out.push_back(*f.gpu_span_us);
   return out;
 }
 
@@ -193,19 +187,18 @@ std::string twins_paragraph(const LoadedRun& run) {
   const std::vector<BarrierTwin> twins = barrier_twins(run);
   if (twins.empty()) return "";
   std::string out = fmt::format(
-      "\n\nThe same work behind another barrier than its legacy twin's, the frame's span p50 "
-      "(first start to last end; 95 % interval of the difference over this run's frames, judged "
+      "\n\nThe same work behind another barrier than its legacy twin's, the frame's GPU span p50 "
+      "(`gpu_span_us`: first start to last end; 95 % interval of the difference over this run's "
+      "frames, judged "
       "against a margin of ±{:g} % of the span, the run-to-run noise): ",
       kTwinMarginOfSpan * 100);
   for (std::size_t i = 0; i < twins.size(); ++i) {
     const BarrierTwin& t = twins[i];
     const std::string verdict = t.verdict();
     out += fmt::format(
-        "{}`{}` ({}) {:.1f} µs against `{}` {:.1f} µs, {:+.1f} µs [{:+.1f}, {:+.1f}] on the {}: "
-        "{}",
+        "{}`{}` ({}) {:.1f} µs against `{}` {:.1f} µs, {:+.1f} µs [{:+.1f}, {:+.1f}]: {}",
         i ? "; " : "", t.scenario, t.barrier, t.span_p50_us, t.legacy_twin, t.twin_span_p50_us,
         t.span_p50_us - t.twin_span_p50_us, t.difference_low_us, t.difference_high_us,
-        clock_name(t.clock),
         verdict == "same"        ? fmt::format("the same (within ±{:.1f} µs)", t.margin_us())
         : verdict == "undecided" ? std::string("undecided")
                                  : "**" + verdict + "**");
@@ -479,15 +472,11 @@ std::vector<BarrierTwin> barrier_twins(const LoadedRun& run) {
       const std::string barrier = default_barrier_of(s);
       if (barrier.empty() || barrier == twin_barrier) continue;
       if (const nlohmann::json work = work_of(s); work.is_null() || work != work_of(twin)) continue;
-      const auto clock_s = answer_clock(s), clock_twin = answer_clock(twin);
-      if (!clock_s || !clock_twin) continue;
-      const Clock clock =
-          *clock_s == Clock::ts && *clock_twin == Clock::ts ? Clock::ts : Clock::poll;
-      const std::vector<double> spans = frame_spans_us(s, clock);
-      const std::vector<double> twin_spans = frame_spans_us(twin, clock);
+      const std::vector<double> spans = gpu_spans_us(s);
+      const std::vector<double> twin_spans = gpu_spans_us(twin);
       if (spans.empty() || twin_spans.empty()) continue;
       const Interval difference = bootstrap_percentile_difference(twin_spans, spans, 50);
-      out.push_back({name, twin_name, barrier, clock, spans.size(), twin_spans.size(),
+      out.push_back({name, twin_name, barrier, spans.size(), twin_spans.size(),
                      *percentile(spans, 50), *percentile(twin_spans, 50), difference.low,
                      difference.high});
     }

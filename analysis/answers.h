@@ -61,9 +61,9 @@ std::vector<BarrierGap> barrier_gaps(const LoadedRun& run);
 // A scenario against its legacy twin, the same work behind legacy barriers: "<base>-legacy"
 // against "<base>" and every "<base>-<variant>" at the results' top level whose default
 // barrier is not legacy (mip-chain against mip-chain-legacy, three-dispatches-enhanced against
-// three-dispatches-legacy). Compared on the frame's span (first workload's start to last
-// one's end, the frame-level endpoint), on the timestamp clock where both have it, else the
-// poll clock: p50 of each and a 95 % bootstrap interval over frames of the difference.
+// three-dispatches-legacy). Compared on the frame-level endpoint, frames.csv's gpu_span_us
+// (first workload's start to last one's end, on the timestamps where a frame has them): p50
+// of each and a 95 % bootstrap interval over frames of the difference.
 //
 // Frames of one run each, and the twins run one after the other: the interval cannot see the
 // run-to-run (A/A) noise, which on an H100 moved such a difference by up to 0.3 % of the span
@@ -74,7 +74,6 @@ std::vector<BarrierGap> barrier_gaps(const LoadedRun& run);
 inline constexpr double kTwinMarginOfSpan = 0.005;
 struct BarrierTwin {
   std::string scenario, legacy_twin, barrier;  // barrier: the scenario's default barrier
-  Clock clock = Clock::poll;
   std::size_t frames = 0, twin_frames = 0;
   double span_p50_us = 0, twin_span_p50_us = 0;
   double difference_low_us = 0, difference_high_us = 0;  // scenario minus twin, 95 %
