@@ -84,6 +84,11 @@ inline constexpr TextureExtent kRenderTargetExtent{1, 1};
 struct SubresourceRange {
   std::uint32_t first_mip = 0, mip_count = 1, first_slice = 0, slice_count = 1;
   bool operator==(const SubresourceRange&) const = default;
+  // Written without first + count, which could wrap for an unvalidated range.
+  constexpr bool contains(std::uint32_t mip, std::uint32_t slice) const {
+    return mip >= first_mip && mip - first_mip < mip_count && slice >= first_slice &&
+           slice - first_slice < slice_count;
+  }
 };
 
 // D3D12CalcSubresource of a one-plane texture: the index a legacy TRANSITION names.

@@ -313,8 +313,7 @@ class Planner {
       const TextureTarget& target = *draw.target;
       if (target.texture != *out.texture || draw.position <= begin || draw.position >= end)
         continue;
-      if (target.mip >= range.first_mip && target.mip - range.first_mip < range.mip_count &&
-          target.slice >= range.first_slice && target.slice - range.first_slice < range.slice_count)
+      if (range.contains(target.mip, target.slice))
         error("split-range-draw",
               "'" + draw.name + "' draws into mip " + std::to_string(target.mip) + ", slice " +
                   std::to_string(target.slice) +
@@ -388,13 +387,11 @@ class Planner {
                                      std::to_string(out.extent.slices) + " slice(s))");
       return;
     }
+    const SubresourceRange range{mips.first, mips.count, slices.first, slices.count};
     const PlannerWorkload& producer = workloads_[out.producer];
     const std::uint32_t drawn_mip = producer.target ? producer.target->mip : 0;
     const std::uint32_t drawn_slice = producer.target ? producer.target->slice : 0;
-    auto inside = [](const SubresourceRequest::Span& span, std::uint32_t index) {
-      return index >= span.first && index - span.first < span.count;
-    };
-    if (!inside(mips, drawn_mip) || !inside(slices, drawn_slice)) {
+    if (!range.contains(drawn_mip, drawn_slice)) {
       error("subresource-uncovered", "subresources mips " + span_text(mips) + ", slices " +
                                          span_text(slices) + " leave out mip " +
                                          std::to_string(drawn_mip) + ", slice " +
@@ -402,7 +399,7 @@ class Planner {
                                          "' writes: the barrier would not order its write");
       return;
     }
-    out.subresources = SubresourceRange{mips.first, mips.count, slices.first, slices.count};
+    out.subresources = range;
   }
 
   void plan_uav(TrackedResource& r, DependencyPlan& out, Placement at) {

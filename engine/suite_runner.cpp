@@ -193,6 +193,15 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
   auto seconds_since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   };
+  // Keeps a finished scenario and rewrites run.json, so that a later crash loses nothing. True
+  // when the suite stops: after a failure that ends it, or when run.json cannot be written.
+  auto record = [&](ScenarioOutcome finished, bool ends_suite) {
+    if (ends_suite && !outcome.failure) outcome.failure = finished.failure;
+    outcome.scenarios.push_back(std::move(finished));
+    Status written = write_run_json(options, started_at, outcome);
+    if (!written && !outcome.failure) outcome.failure = written.error();
+    return ends_suite || !written;
+  };
   for (std::size_t i = 0;; ++i) {
     if (i == scenarios.size()) {
       std::vector<Scenario> extra = more ? more(outcome) : std::vector<Scenario>{};
@@ -254,14 +263,10 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
         log << label << ": unsupported by this runtime, skipped: " << timeline.error().message
             << "\n"
             << std::flush;
-        outcome.scenarios.push_back(std::move(result));
-        if (Status s = write_run_json(options, started_at, outcome); !s)
-          outcome.failure = s.error();
-        if (outcome.failure) break;
+        if (record(std::move(result), false)) break;
         continue;
       }
-      outcome.failure = result.failure;
-      outcome.scenarios.push_back(std::move(result));
+      record(std::move(result), true);
       break;
     }
     nlohmann::json meta = timeline->meta;
@@ -337,12 +342,9 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     log << label << ": " << (result.failure ? "FAILED: " + result.failure->message : "ok") << " in "
         << format_duration(result.seconds) << " -> " << result.directory.string() << "\n"
         << std::flush;
-    const bool stop = result.failure.has_value();
-    if (stop) outcome.failure = result.failure;
-    outcome.scenarios.push_back(std::move(result));
-    if (Status s = write_run_json(options, started_at, outcome); !s && !outcome.failure)
-      outcome.failure = s.error();
-    if (stop) break;  // a timed-out or lost device is not trusted with the next scenario
+    // A timed-out or lost device is not trusted with the next scenario.
+    const bool failed = result.failure.has_value();
+    if (record(std::move(result), failed)) break;
   }
   if (Status s = write_run_json(options, started_at, outcome); !s && !outcome.failure)
     outcome.failure = s.error();
