@@ -32,14 +32,29 @@ struct TrackedResource {
   std::size_t queue = 0;
 };
 
-TrackedResource after_producer(WorkloadKind kind) {
-  if (kind == WorkloadKind::compute) return {};
+TrackedResource render_target_written() {
   return {ResourceKind::texture,
           D3D12_RESOURCE_STATE_RENDER_TARGET,
           D3D12_BARRIER_LAYOUT_RENDER_TARGET,
           D3D12_BARRIER_ACCESS_RENDER_TARGET,
           D3D12_BARRIER_SYNC_RENDER_TARGET,
           true};
+}
+
+TrackedResource unordered_access_texture_written() {
+  return {ResourceKind::texture,
+          D3D12_RESOURCE_STATE_UNORDERED_ACCESS,
+          D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS,
+          D3D12_BARRIER_ACCESS_UNORDERED_ACCESS,
+          D3D12_BARRIER_SYNC_COMPUTE_SHADING,
+          true};
+}
+
+// Where a workload's output stands right after it wrote it: a buffer or a declared texture's
+// subresource in unordered access (a dispatch), or a render target (a draw).
+TrackedResource after_producer(const PlannerWorkload& w) {
+  if (w.kind == WorkloadKind::graphics) return render_target_written();
+  return w.target ? unordered_access_texture_written() : TrackedResource{};
 }
 
 // How a consumer reads a producer's output.
@@ -115,17 +130,27 @@ class Planner {
         textures_(textures),
         target_enhanced_(is_enhanced(target_barrier)),
         plan_(plan) {
-    for (const auto& w : workloads) tracked_.push_back(after_producer(w.kind));
+    for (const auto& w : workloads) tracked_.push_back(after_producer(w));
     at_signal_ = tracked_;
-    // Every subresource of a declared texture starts the frame in RENDER_TARGET, unwritten.
-    for (const PlannerTexture& t : textures) {
-      TrackedResource start = after_producer(WorkloadKind::graphics);
+    // Every subresource of a declared texture starts the frame unwritten, in RENDER_TARGET,
+    // or in UNORDERED_ACCESS where only dispatches write the texture.
+    for (std::size_t t = 0; t < textures.size(); ++t) {
+      bool drawn = false, dispatched = false;
+      for (const PlannerWorkload& w : workloads)
+        if (w.target && w.target->texture == t)
+          (w.kind == WorkloadKind::graphics ? drawn : dispatched) = true;
+      TrackedResource start =
+          dispatched && !drawn ? unordered_access_texture_written() : render_target_written();
       start.written = false;
-      subresources_.emplace_back(std::size_t{t.extent.mips} * t.extent.slices, start);
+      unordered_access_.push_back(dispatched);
+      plan_.texture_start_layouts.push_back(start.layout);
+      plan_.texture_start_states.push_back(start.state);
+      subresources_.emplace_back(std::size_t{textures[t].extent.mips} * textures[t].extent.slices,
+                                 start);
     }
     for (std::size_t w = 0; w < workloads.size(); ++w)
-      if (workloads[w].target) draws_.push_back(w);
-    std::stable_sort(draws_.begin(), draws_.end(), [&](std::size_t a, std::size_t b) {
+      if (workloads[w].target) writers_.push_back(w);
+    std::stable_sort(writers_.begin(), writers_.end(), [&](std::size_t a, std::size_t b) {
       return workloads[a].position < workloads[b].position;
     });
   }
@@ -135,9 +160,9 @@ class Planner {
     const PlannerWorkload& p = workloads_[d.producer];
     const PlannerWorkload& c = workloads_[d.consumer];
     const bool on_consumer_queue = !barrier_after_producer(p, c);
-    // The draws into declared textures that ran before this barrier is recorded: before the
-    // consumer's own draw, or right after the producer's.
-    draw_until(on_consumer_queue ? 2 * c.position : 2 * p.position + 1);
+    // The writes into declared textures that ran before this barrier is recorded: before the
+    // consumer's own, or right after the producer's.
+    write_until(on_consumer_queue ? 2 * c.position : 2 * p.position + 1);
     index_ = index;
     DependencyPlan out;
     out.producer = d.producer;
@@ -147,7 +172,7 @@ class Planner {
     out.cross_queue = p.queue != c.queue;
     out.barrier_queue = on_consumer_queue ? c.queue : p.queue;
     out.barrier_queue_type = on_consumer_queue ? c.queue_type : p.queue_type;
-    out.resource = output_of(p.kind);
+    out.resource = p.target ? ResourceKind::texture : output_of(p.kind);
     if (out.resource == ResourceKind::texture) out.extent = kRenderTargetExtent;
     if (p.target) {
       out.texture = p.target->texture;
@@ -211,7 +236,7 @@ class Planner {
   }
 
   void finish() {
-    draw_until(std::numeric_limits<std::size_t>::max());
+    write_until(std::numeric_limits<std::size_t>::max());
     for (const TrackedResource& r : tracked_)
       plan_.final_layouts.push_back(
           r.kind == ResourceKind::texture ? r.layout : D3D12_BARRIER_LAYOUT_UNDEFINED);
@@ -226,48 +251,54 @@ class Planner {
   }
 
  private:
-  // Draws into declared textures whose place (2 x position) lies before `key`: each needs its
-  // subresource in RENDER_TARGET (a TargetTransition brings it back from a read), and leaves it
-  // written.
-  void draw_until(std::size_t key) {
-    while (next_draw_ < draws_.size() && 2 * workloads_[draws_[next_draw_]].position < key) {
-      const std::size_t w = draws_[next_draw_++];
-      const PlannerWorkload& draw = workloads_[w];
-      const TextureTarget& target = *draw.target;
+  // Writes into declared textures whose place (2 x position) lies before `key`: each needs its
+  // subresource in its writer's layout (a TargetTransition brings it there from a read or from
+  // the frame start), and leaves it written.
+  void write_until(std::size_t key) {
+    while (next_writer_ < writers_.size() &&
+           2 * workloads_[writers_[next_writer_]].position < key) {
+      const std::size_t w = writers_[next_writer_++];
+      const PlannerWorkload& writer = workloads_[w];
+      const TextureTarget& target = *writer.target;
       const PlannerTexture& texture = textures_[target.texture];
       TrackedResource& sub = subresources_[target.texture][subresource_index(
           target.mip, target.slice, texture.extent.mips)];
-      const std::string where = "'" + draw.name + "' renders into mip " +
-                                std::to_string(target.mip) + ", slice " +
-                                std::to_string(target.slice) + " of '" + texture.name + "'";
+      const TrackedResource written = after_producer(writer);
+      const std::string where =
+          "'" + writer.name + "' " +
+          (writer.kind == WorkloadKind::graphics ? "renders into" : "writes") + " mip " +
+          std::to_string(target.mip) + ", slice " + std::to_string(target.slice) + " of '" +
+          texture.name + "'";
       if (target.discard && !target_enhanced_)
         target_error(w, "discard-legacy",
                      where +
                          " with discard = true, which only an enhanced barrier can do "
                          "(D3D12_TEXTURE_BARRIER_FLAG_DISCARD); the legacy form of the same "
                          "work leaves discard out");
-      if (sub.layout == D3D12_BARRIER_LAYOUT_RENDER_TARGET && sub.written)
+      if (sub.layout == written.layout && sub.written)
         target_error(w, "target-rewrite",
                      where +
-                         ", which an earlier draw wrote and nothing read since: the first "
-                         "draw's work would be lost unmeasured (read it before drawing again)");
-      else if (sub.layout != D3D12_BARRIER_LAYOUT_RENDER_TARGET)
-        transition_target(w, sub, where);
-      sub = after_producer(WorkloadKind::graphics);
-      sub.queue = draw.queue;
+                         ", which an earlier write left and nothing read since: the first "
+                         "write's work would be lost unmeasured (read it before writing again)");
+      else if (sub.layout != written.layout)
+        transition_target(w, sub, written, where);
+      sub = written;
+      sub.queue = writer.queue;
     }
   }
 
-  // The write after a read: `sub` back to RENDER_TARGET right before draw `w`, from what its
-  // reader left (sync, access, layout), or with DISCARD from UNDEFINED.
-  void transition_target(std::size_t w, const TrackedResource& sub, const std::string& where) {
-    const PlannerWorkload& draw = workloads_[w];
-    const TextureTarget& target = *draw.target;
-    if (sub.queue != draw.queue) {
+  // The write after a read: `sub` into the writer's layout right before workload `w`, from
+  // what its reader (or the frame start) left (sync, access, layout), or with DISCARD from
+  // UNDEFINED.
+  void transition_target(std::size_t w, const TrackedResource& sub, const TrackedResource& written,
+                         const std::string& where) {
+    const PlannerWorkload& writer = workloads_[w];
+    const TextureTarget& target = *writer.target;
+    if (sub.queue != writer.queue) {
       target_error(w, "target-queue",
                    where + ", which was last moved to layout " + barrier_layout_name(sub.layout) +
-                       " on another queue; a draw brings it back to RENDER_TARGET only on the "
-                       "queue that last used it");
+                       " on another queue; a writer brings it back to " +
+                       barrier_layout_name(written.layout) + " only on the queue that last used it");
       return;
     }
     const std::uint32_t index =
@@ -275,20 +306,19 @@ class Planner {
     if (!target_enhanced_) {
       plan_.target_transitions.push_back(
           {w, target.texture,
-           legacy_transition(sub.state, D3D12_RESOURCE_STATE_RENDER_TARGET,
-                             D3D12_RESOURCE_BARRIER_FLAG_NONE, index)});
+           legacy_transition(sub.state, written.state, D3D12_RESOURCE_BARRIER_FLAG_NONE, index)});
       return;
     }
     EnhancedFields f{D3D12_BARRIER_TYPE_TEXTURE,
                      sub.sync,
-                     D3D12_BARRIER_SYNC_RENDER_TARGET,
+                     written.sync,
                      target.discard ? D3D12_BARRIER_ACCESS_NO_ACCESS : sub.access,
-                     D3D12_BARRIER_ACCESS_RENDER_TARGET,
+                     written.access,
                      target.discard ? D3D12_BARRIER_LAYOUT_UNDEFINED : sub.layout,
-                     D3D12_BARRIER_LAYOUT_RENDER_TARGET};
+                     written.layout};
     for (const BarrierFinding& found : check_enhanced_barrier(
              f.type, f.sync_before, f.sync_after, f.access_before, f.access_after, f.layout_before,
-             f.layout_after, draw.queue_type, ResourceKind::texture))
+             f.layout_after, writer.queue_type, ResourceKind::texture))
       plan_.findings.push_back({0, found, w});
     EnhancedBarrier barrier = make_enhanced(f, SubresourceRange{target.mip, 1, target.slice, 1});
     if (target.discard)
@@ -308,14 +338,14 @@ class Planner {
         out.subresources.value_or(SubresourceRange{0, out.extent.mips, 0, out.extent.slices});
     const std::size_t begin = workloads_[out.producer].position;
     const std::size_t end = workloads_[out.consumer].position;
-    for (const std::size_t w : draws_) {
-      const PlannerWorkload& draw = workloads_[w];
-      const TextureTarget& target = *draw.target;
-      if (target.texture != *out.texture || draw.position <= begin || draw.position >= end)
+    for (const std::size_t w : writers_) {
+      const PlannerWorkload& writer = workloads_[w];
+      const TextureTarget& target = *writer.target;
+      if (target.texture != *out.texture || writer.position <= begin || writer.position >= end)
         continue;
       if (range.contains(target.mip, target.slice))
         error("split-range-draw",
-              "'" + draw.name + "' draws into mip " + std::to_string(target.mip) + ", slice " +
+              "'" + writer.name + "' writes mip " + std::to_string(target.mip) + ", slice " +
                   std::to_string(target.slice) +
                   " between this split barrier's BEGIN and END, while the range is in "
                   "transition; leave that subresource out of the range or do not split");
@@ -444,7 +474,8 @@ class Planner {
                  " after an earlier barrier; D3D12 needs no second transition";
       return;
     }
-    add_findings(check_legacy_transition(before, after, out.barrier_queue_type, r.kind));
+    add_findings(check_legacy_transition(before, after, out.barrier_queue_type, r.kind,
+                                         out.texture && unordered_access_[*out.texture]));
     // D3D12's legacy barriers name one subresource or all: a range is one TRANSITION each.
     std::vector<std::uint32_t> subresources{D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES};
     if (out.subresources) {
@@ -573,8 +604,9 @@ class Planner {
   bool target_enhanced_ = false;  // target transitions are enhanced barriers
   BarrierPlan& plan_;
   std::vector<std::vector<TrackedResource>> subresources_;  // per texture, per subresource
-  std::vector<std::size_t> draws_;  // workloads drawing into a texture, in execution order
-  std::size_t next_draw_ = 0;
+  std::vector<bool> unordered_access_;  // per texture: a dispatch writes it
+  std::vector<std::size_t> writers_;    // workloads writing a texture, in execution order
+  std::size_t next_writer_ = 0;
   std::vector<TrackedResource> tracked_;
   std::vector<TrackedResource> at_signal_;  // per producer: as its fence is signalled
   std::size_t index_ = 0;

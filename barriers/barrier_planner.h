@@ -24,7 +24,8 @@ struct PlannerWorkload {
   WorkloadKind kind = WorkloadKind::compute;
   std::size_t queue = 0;
   QueueType queue_type = QueueType::direct;
-  // A draw into a declared texture's subresource (its output) instead of its own target.
+  // A draw into (or a dispatch's unordered-access write of) a declared texture's subresource:
+  // its output, instead of its own render target or buffer.
   std::optional<TextureTarget> target;
   // Its place in the frame's execution order (scenarios/frame_plan.h): when it draws, against
   // the barriers recorded before and after it.
@@ -72,13 +73,14 @@ struct DependencyPlan {
   std::string note;                     // why no barrier was recorded, when none was
 };
 
-// A draw into a declared texture's subresource that a read left in another state: the
-// barrier that brings it back to RENDER_TARGET, recorded right before the draw on its queue
-// (a write after a read). Legacy: a TRANSITION of that subresource from the state the read
+// A write into a declared texture's subresource that a read (or the frame start) left in
+// another state: the barrier that brings it to the writer's layout, RENDER_TARGET for a draw
+// and UNORDERED_ACCESS for a dispatch, recorded right before the writer on its queue (a write
+// after a read). Legacy: a TRANSITION of that subresource from the state the read
 // left; enhanced: a TEXTURE barrier from the reader's sync, access and layout, or, for a
 // target that discards, from UNDEFINED with NO_ACCESS and D3D12_TEXTURE_BARRIER_FLAG_DISCARD.
 struct TargetTransition {
-  std::size_t workload = 0;  // the draw
+  std::size_t workload = 0;  // the draw or dispatch that writes the subresource
   std::size_t texture = 0;   // index into the planner's textures
   D3D12Barrier barrier;      // its resource left null: the draw's texture
 };
@@ -101,6 +103,12 @@ struct BarrierPlan {
   // legacy state it ends the frame in; the executor brings each back to RENDER_TARGET.
   std::vector<std::vector<D3D12_BARRIER_LAYOUT>> texture_final_layouts;
   std::vector<std::vector<D3D12_RESOURCE_STATES>> texture_final_states;
+  // Per declared texture: where every subresource starts the frame (the executor restores it
+  // there, on the queue of the texture's writers). RENDER_TARGET where a draw renders into the
+  // texture or nothing writes it; UNORDERED_ACCESS where only dispatches write it, which a
+  // compute queue can hold.
+  std::vector<D3D12_BARRIER_LAYOUT> texture_start_layouts;
+  std::vector<D3D12_RESOURCE_STATES> texture_start_states;
   std::vector<TargetTransition> target_transitions;  // in execution order of their draws
   bool has_errors() const;
 };

@@ -180,7 +180,8 @@ D3D12_BARRIER_LAYOUT layout_for_legacy_state(D3D12_RESOURCE_STATES state) {
 
 std::vector<BarrierFinding> check_legacy_transition(D3D12_RESOURCE_STATES before,
                                                     D3D12_RESOURCE_STATES after, QueueType queue,
-                                                    ResourceKind resource) {
+                                                    ResourceKind resource,
+                                                    bool texture_unordered_access) {
   std::vector<BarrierFinding> out;
   for (auto [state, side] : {std::pair{before, "StateBefore"}, std::pair{after, "StateAfter"}}) {
     const unsigned s = bits(state);
@@ -200,11 +201,12 @@ std::vector<BarrierFinding> check_legacy_transition(D3D12_RESOURCE_STATES before
       out.push_back(error("resource-state", std::string(side) +
                                                 " render_target on a buffer (only textures "
                                                 "are render targets)"));
-    if (resource == ResourceKind::texture && (s & D3D12_RESOURCE_STATE_UNORDERED_ACCESS))
+    if (resource == ResourceKind::texture && !texture_unordered_access &&
+        (s & D3D12_RESOURCE_STATE_UNORDERED_ACCESS))
       out.push_back(error("resource-state",
                           std::string(side) +
-                              " unordered_access on a render target, which gpuoverlap creates "
-                              "without ALLOW_UNORDERED_ACCESS"));
+                              " unordered_access on a texture no dispatch writes, which "
+                              "gpuoverlap creates without ALLOW_UNORDERED_ACCESS"));
   }
   if (before == after)
     out.push_back(error("legacy-same-state", "StateBefore and StateAfter are both " +

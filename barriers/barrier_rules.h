@@ -18,16 +18,19 @@ struct BarrierFinding {
 };
 
 // A legacy transition recorded on a `queue`-type command list, on a resource of `resource`
-// kind (gpuoverlap's render targets are not created for unordered access):
+// kind (gpuoverlap creates a texture for unordered access only where a dispatch writes it:
+// `texture_unordered_access`):
 //   legacy-write-combined  a write state (UNORDERED_ACCESS, RENDER_TARGET, COPY_DEST) is combined
 //                          with another state;
 //   legacy-same-state      StateBefore equals StateAfter;
 //   queue-state            a state compute command lists cannot use (RENDER_TARGET,
 //                          PIXEL_SHADER_RESOURCE, INDEX_BUFFER, GENERIC_READ's graphics parts);
-//   resource-state         RENDER_TARGET on a buffer, UNORDERED_ACCESS on a render target.
+//   resource-state         RENDER_TARGET on a buffer, UNORDERED_ACCESS on a texture no dispatch
+//                          writes.
 std::vector<BarrierFinding> check_legacy_transition(D3D12_RESOURCE_STATES before,
                                                     D3D12_RESOURCE_STATES after, QueueType queue,
-                                                    ResourceKind resource);
+                                                    ResourceKind resource,
+                                                    bool texture_unordered_access = false);
 
 // One enhanced barrier of `type` (its layouts are ignored unless TEXTURE):
 //   barrier-type-resource  BUFFER barrier on a texture or TEXTURE barrier on a buffer;

@@ -885,8 +885,8 @@ class Parser {
     return ok_status();
   }
 
-  // target = { texture = NAME, mip = M, slice = S, discard = BOOL } on a draw (mip and slice
-  // default to 0, discard to false).
+  // target = { texture = NAME, mip = M, slice = S, discard = BOOL } on a draw or a dispatch
+  // (mip and slice default to 0, discard to false).
   Result<TextureTarget> parse_target(const toml::node& node, const Scenario& s,
                                      const std::string& named) {
     const std::string where = "'target' of " + named;
@@ -986,23 +986,42 @@ class Parser {
       if (!iterations) return iterations.error();
       spec.iterations = *iterations;
       if (const toml::node* target = w->get("target")) {
-        if (spec.kind != WorkloadKind::graphics)
-          return error_at(target, named + " has a target, but only draws render into a texture");
+        const bool dispatch = spec.kind == WorkloadKind::compute;
         if (w->get("groups"))
-          return error_at(w->get("groups"), named +
-                                                " renders into a texture: its pixels are "
-                                                "the target mip's, so 'groups' does not apply");
+          return error_at(w->get("groups"),
+                          named + (dispatch ? " writes a texture: it runs a thread per pixel of"
+                                            : " renders into a texture: its pixels are") +
+                              " the target mip's, so 'groups' does not apply");
         auto parsed = parse_target(*target, s, named);
         if (!parsed) return parsed.error();
-        // Each frame starts with the texture's subresources restored to RENDER_TARGET on one
-        // queue; a draw on another would race that restore. Several draws may render into one
-        // subresource, each after a read of the one before (the planner's target-rewrite rule).
+        const TextureSpec& texture = s.textures[parsed->texture];
+        if (dispatch) {
+          // An unordered-access store of one float: perlin.hlsl's RWTexture2D<float>, whose
+          // SPIR-V names the R32f format (glslang cannot leave it unknown).
+          if (texture.format != TextureFormat::r32f)
+            return error_at(target, named + " is a dispatch writing '" + texture.name +
+                                        "', which is " + std::string(to_string(texture.format)) +
+                                        ": a dispatch writes r32f textures only (a draw renders "
+                                        "into any format)");
+          const std::uint64_t pixels = std::uint64_t{mip_size(texture.width, parsed->mip)} *
+                                       mip_size(texture.height, parsed->mip);
+          if (pixels % kThreadsPerDispatchGroup != 0)
+            return error_at(target, named + " writes mip " + std::to_string(parsed->mip) +
+                                        " of '" + texture.name + "', " +
+                                        std::to_string(pixels) +
+                                        " pixels: a dispatch runs a thread per pixel in groups "
+                                        "of " + std::to_string(kThreadsPerDispatchGroup) +
+                                        ", so the mip's pixels must be a multiple of that");
+        }
+        // Each frame starts with the texture's subresources restored on one queue; a writer on
+        // another would race that restore. Several writers may write one subresource, each
+        // after a read of the one before (the planner's target-rewrite rule).
         for (const WorkloadSpec& other : s.workloads)
           if (other.target && other.target->texture == parsed->texture && other.queue != spec.queue)
-            return error_at(target, named + " draws into '" + s.textures[parsed->texture].name +
-                                        "' on queue '" + s.queues[spec.queue].name + "', '" +
-                                        other.name + "' on queue '" + s.queues[other.queue].name +
-                                        "': a texture's draws share one queue");
+            return error_at(target, named + " writes '" + texture.name + "' on queue '" +
+                                        s.queues[spec.queue].name + "', '" + other.name +
+                                        "' on queue '" + s.queues[other.queue].name +
+                                        "': a texture's writers share one queue");
         spec.target = *parsed;
       }
 

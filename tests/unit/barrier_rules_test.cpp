@@ -517,6 +517,76 @@ TEST(Planner, ADrawAfterAReadOfItsSubresourceTransitionsItBackOrDiscardsIt) {
       plan_has(plan_barriers(frame, {{0, 1, request(BarrierKind::legacy)}}, one), "target-queue"));
 }
 
+// A render target read, then written as an unordered-access texture by a dispatch, then read
+// by a draw (render target to shader resource to UAV): D0 draws mip 0, C reads it and writes
+// mip 1, which P reads. Mip 1 starts the frame in RENDER_TARGET (a draw renders into the
+// texture), so C needs it in UNORDERED_ACCESS first; P's barrier moves it on from there.
+TEST(Planner, ADispatchWritesATextureInUnorderedAccessAndItsReaderTransitionsFromThere) {
+  const std::vector<PlannerWorkload> frame = {
+      {"D0", WorkloadKind::graphics, 0, QueueType::direct, TextureTarget{0, 0, 0}, 0},
+      {"C", WorkloadKind::compute, 0, QueueType::direct, TextureTarget{0, 1, 0}, 1},
+      {"P", WorkloadKind::graphics, 0, QueueType::direct, std::nullopt, 2}};
+  const std::vector<PlannerTexture> two_mips = {{"T", {2, 1}}};
+  const auto legacy = plan_barriers(
+      frame, {{0, 1, request(BarrierKind::legacy)}, {1, 2, request(BarrierKind::legacy)}},
+      two_mips, BarrierKind::legacy);
+  EXPECT_TRUE(legacy.findings.empty()) << legacy.findings[0].finding.message;
+  EXPECT_EQ(legacy.texture_start_layouts,
+            std::vector<D3D12_BARRIER_LAYOUT>{D3D12_BARRIER_LAYOUT_RENDER_TARGET});
+  ASSERT_EQ(legacy.target_transitions.size(), 1u);
+  EXPECT_EQ(legacy.target_transitions[0].workload, 1u);
+  const auto& to_uav = std::get<D3D12_RESOURCE_BARRIER>(legacy.target_transitions[0].barrier);
+  EXPECT_EQ(to_uav.Transition.Subresource, 1u);
+  EXPECT_EQ(to_uav.Transition.StateBefore, D3D12_RESOURCE_STATE_RENDER_TARGET);
+  EXPECT_EQ(to_uav.Transition.StateAfter, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
+  const DependencyPlan& read = legacy.dependencies[1];
+  EXPECT_EQ(read.resource, ResourceKind::texture);
+  EXPECT_EQ(read.texture, std::optional<std::size_t>{0});
+  ASSERT_EQ(read.barriers.size(), 1u);
+  const auto& to_srv = std::get<D3D12_RESOURCE_BARRIER>(read.barriers[0].barrier);
+  EXPECT_EQ(to_srv.Transition.Subresource, 1u);
+  EXPECT_EQ(to_srv.Transition.StateBefore, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
+  EXPECT_EQ(to_srv.Transition.StateAfter, D3D12_RESOURCE_STATE_PIXEL_SHADER_RESOURCE);
+
+  const auto enhanced = plan_barriers(
+      frame, {{0, 1, request(BarrierKind::enhanced)}, {1, 2, request(BarrierKind::enhanced)}},
+      two_mips, BarrierKind::enhanced);
+  EXPECT_TRUE(enhanced.findings.empty()) << enhanced.findings[0].finding.message;
+  const auto& uav = std::get<D3D12_TEXTURE_BARRIER>(
+      std::get<EnhancedBarrier>(enhanced.target_transitions.at(0).barrier));
+  EXPECT_EQ(uav.LayoutBefore, D3D12_BARRIER_LAYOUT_RENDER_TARGET);
+  EXPECT_EQ(uav.LayoutAfter, D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS);
+  EXPECT_EQ(uav.SyncAfter, D3D12_BARRIER_SYNC_COMPUTE_SHADING);
+  EXPECT_EQ(uav.AccessAfter, D3D12_BARRIER_ACCESS_UNORDERED_ACCESS);
+  const auto& srv = std::get<D3D12_TEXTURE_BARRIER>(
+      std::get<EnhancedBarrier>(enhanced.dependencies[1].barriers.at(0).barrier));
+  EXPECT_EQ(srv.SyncBefore, D3D12_BARRIER_SYNC_COMPUTE_SHADING);
+  EXPECT_EQ(srv.AccessBefore, D3D12_BARRIER_ACCESS_UNORDERED_ACCESS);
+  EXPECT_EQ(srv.LayoutBefore, D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS);
+  EXPECT_EQ(srv.LayoutAfter, D3D12_BARRIER_LAYOUT_SHADER_RESOURCE);
+  EXPECT_EQ(srv.SyncAfter, D3D12_BARRIER_SYNC_PIXEL_SHADING);
+
+  // A texture only dispatches write starts the frame in UNORDERED_ACCESS: no transition
+  // before the first write, which a compute queue may hold.
+  const std::vector<PlannerWorkload> async = {
+      {"C", WorkloadKind::compute, 0, QueueType::compute, TextureTarget{0, 0, 0}, 0},
+      {"R", WorkloadKind::compute, 0, QueueType::compute, std::nullopt, 1}};
+  const auto compute_only =
+      plan_barriers(async, {{0, 1, request(BarrierKind::enhanced)}}, {{"U", {1, 1}}},
+                    BarrierKind::enhanced);
+  EXPECT_TRUE(compute_only.findings.empty()) << compute_only.findings[0].finding.message;
+  EXPECT_TRUE(compute_only.target_transitions.empty());
+  EXPECT_EQ(compute_only.texture_start_layouts,
+            std::vector<D3D12_BARRIER_LAYOUT>{D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS});
+  EXPECT_EQ(compute_only.texture_start_states,
+            std::vector<D3D12_RESOURCE_STATES>{D3D12_RESOURCE_STATE_UNORDERED_ACCESS});
+  // Two dispatches into one subresource with no read between: the first write is lost.
+  const std::vector<PlannerWorkload> twice = {
+      {"C0", WorkloadKind::compute, 0, QueueType::compute, TextureTarget{0, 0, 0}, 0},
+      {"C1", WorkloadKind::compute, 0, QueueType::compute, TextureTarget{0, 0, 0}, 1}};
+  EXPECT_TRUE(plan_has(plan_barriers(twice, {}, {{"U", {1, 1}}}), "target-rewrite"));
+}
+
 TEST(Planner, StateBeforeMustBeTheTrackedState) {
   auto r = request(BarrierKind::legacy);
   r.state_before = D3D12_RESOURCE_STATE_COPY_DEST;

@@ -362,14 +362,40 @@ height = 4
   refused(chain, target + "groups = 4\n", "'groups' does not apply");
   refused(chain, "target = { texture = \"chain\", discard = 1 }\n",
           "'discard' must be true or false");
-  // Only draws render into a texture; a second draw into a subresource needs a read between.
-  const std::string compute = two_queues(R"(
+  // A dispatch writes r32f textures only, a thread per pixel in groups of 64; a second write
+  // into a subresource needs a read between.
+  auto dispatch_into = [&](const std::string& format, std::uint32_t mip) {
+    return two_queues(R"(
 [[workload]]
 name = "K"
 queue = "direct"
-target = { texture = "chain" }
-)") + chain;
-  EXPECT_NE(error_of(compute).find("only draws render into a texture"), std::string::npos);
+target = { texture = "chain", mip = )" +
+                      std::to_string(mip) + " }\n") +
+           "[[texture]]\nname = \"chain\"\nformat = \"" + format +
+           "\"\nwidth = 256\nheight = 64\nmips = 6\n";
+  };
+  EXPECT_NE(error_of(dispatch_into("rgba8", 0))
+                .find("workload 'K' is a dispatch writing 'chain', which is rgba8: a dispatch "
+                      "writes r32f textures only"),
+            std::string::npos)
+      << error_of(dispatch_into("rgba8", 0));
+  EXPECT_NE(error_of(dispatch_into("r32f", 5))
+                .find("workload 'K' writes mip 5 of 'chain', 16 pixels: a dispatch runs a thread "
+                      "per pixel in groups of 64"),
+            std::string::npos)
+      << error_of(dispatch_into("r32f", 5));
+  {
+    auto k = parse_scenario(dispatch_into("r32f", 2), "t");  // 64 x 16 pixels
+    ASSERT_TRUE(k) << k.error().message;
+    ASSERT_TRUE(k->workloads.back().target);
+    EXPECT_EQ(k->workloads.back().target->mip, 2u);
+    EXPECT_EQ(workload_shape(*k, k->workloads.size() - 1).threads, 64u * 16u);
+  }
+  EXPECT_NE(error_of(dispatch_into("r32f", 0) + "[[workload]]\nname = \"K2\"\nqueue = "
+                                                 "\"direct\"\ntarget = { texture = \"chain\", "
+                                                 "mip = 0 }\ngroups = 2\n")
+                .find("it runs a thread per pixel of the target mip's, so 'groups' does not apply"),
+            std::string::npos);
   const std::string twice = with(chain, target + R"(
 [[workload]]
 name = "M1"
@@ -378,7 +404,7 @@ kind = "graphics"
 )" + target);
   const std::string rewritten = error_of(twice);
   EXPECT_NE(rewritten.find("workload 'M1': 'M1' renders into mip 0, slice 0 of 'chain', which an "
-                           "earlier draw wrote and nothing read since"),
+                           "earlier write left and nothing read since"),
             std::string::npos)
       << rewritten;
   EXPECT_NE(rewritten.find("[target-rewrite]"), std::string::npos);
@@ -405,8 +431,8 @@ kind = "graphics"
 target = { texture = "chain", mip = 1 }
 )";
   EXPECT_NE(error_of(two_direct)
-                .find("test.toml:20: workload 'M1' draws into 'chain' on queue 'b', 'M0' on queue "
-                      "'a': a texture's draws share one queue"),
+                .find("test.toml:20: workload 'M1' writes 'chain' on queue 'b', 'M0' on queue "
+                      "'a': a texture's writers share one queue"),
             std::string::npos)
       << error_of(two_direct);
 }
