@@ -41,16 +41,19 @@ void explain(const Scenario& s, std::ostream& out) {
     for (const std::string& line : explain_recording(d)) out << "      " << line << "\n";
   }
   if (!plan.barriers.target_transitions.empty())
-    out << "  draws back into their render target after a read:\n";
+    out << "  writes into a texture's subresource after a read, each behind a target "
+           "transition:\n";
   for (const TargetTransition& t : plan.barriers.target_transitions) {
-    const WorkloadSpec& draw = s.workloads[t.workload];
+    const WorkloadSpec& writer = s.workloads[t.workload];
     const TextureSpec& texture = s.textures[t.texture];
-    out << fmt::format("    {} (mip {}, slice {} of '{}'{}), recorded on queue '{}'\n", draw.name,
-                       draw.target->mip, draw.target->slice, texture.name,
-                       draw.target->discard ? ", discard" : "", s.queues[draw.queue].name);
-    out << fmt::format("      D3D12 before the draw: {}\n", describe(t.barrier));
+    out << fmt::format("    {} ({} mip {}, slice {} of '{}'{}), recorded on queue '{}'\n",
+                       writer.name,
+                       writer.kind == WorkloadKind::graphics ? "draws into" : "writes",
+                       writer.target->mip, writer.target->slice, texture.name,
+                       writer.target->discard ? ", discard" : "", s.queues[writer.queue].name);
+    out << fmt::format("      D3D12 before the write: {}\n", describe(t.barrier));
     for (const std::string& line :
-         explain_recording(t, {texture.mips, texture.slices}, s.queues[draw.queue].type))
+         explain_recording(t, {texture.mips, texture.slices}, s.queues[writer.queue].type))
       out << "      " << line << "\n";
   }
   out << "  submissions per frame, in order:\n";

@@ -298,7 +298,8 @@ class Planner {
       target_error(w, "target-queue",
                    where + ", which was last moved to layout " + barrier_layout_name(sub.layout) +
                        " on another queue; a writer brings it back to " +
-                       barrier_layout_name(written.layout) + " only on the queue that last used it");
+                       barrier_layout_name(written.layout) +
+                       " only on the queue that last used it");
       return;
     }
     const std::uint32_t index =
@@ -604,8 +605,8 @@ class Planner {
   bool target_enhanced_ = false;  // target transitions are enhanced barriers
   BarrierPlan& plan_;
   std::vector<std::vector<TrackedResource>> subresources_;  // per texture, per subresource
-  std::vector<bool> unordered_access_;  // per texture: a dispatch writes it
-  std::vector<std::size_t> writers_;    // workloads writing a texture, in execution order
+  std::vector<bool> unordered_access_;                      // per texture: a dispatch writes it
+  std::vector<std::size_t> writers_;  // workloads writing a texture, in execution order
   std::size_t next_writer_ = 0;
   std::vector<TrackedResource> tracked_;
   std::vector<TrackedResource> at_signal_;  // per producer: as its fence is signalled

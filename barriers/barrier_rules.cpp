@@ -203,10 +203,10 @@ std::vector<BarrierFinding> check_legacy_transition(D3D12_RESOURCE_STATES before
                                                 "are render targets)"));
     if (resource == ResourceKind::texture && !texture_unordered_access &&
         (s & D3D12_RESOURCE_STATE_UNORDERED_ACCESS))
-      out.push_back(error("resource-state",
-                          std::string(side) +
-                              " unordered_access on a texture no dispatch writes, which "
-                              "gpuoverlap creates without ALLOW_UNORDERED_ACCESS"));
+      out.push_back(
+          error("resource-state", std::string(side) +
+                                      " unordered_access on a texture no dispatch writes, which "
+                                      "gpuoverlap creates without ALLOW_UNORDERED_ACCESS"));
   }
   if (before == after)
     out.push_back(error("legacy-same-state", "StateBefore and StateAfter are both " +

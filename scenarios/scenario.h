@@ -123,9 +123,14 @@ struct Scenario {
   std::vector<std::size_t> workloads_on(std::size_t queue) const;
 };
 
-// The threads (pixels) workload `w` runs: its groups, or for a draw into a declared texture that
-// mip's pixels.
+// The threads (pixels) workload `w` runs: its groups, or for a draw or dispatch into a declared
+// texture that mip's pixels.
 WorkloadShape workload_shape(const Scenario& scenario, std::size_t w);
+
+// Whether a dispatch writes declared texture `texture`: the backends then create it for
+// unordered access (a Vulkan storage image, D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS), which
+// the others go without.
+bool written_by_dispatch(const Scenario& scenario, std::size_t texture);
 
 // Parses and validates TOML text. `source_name` names the file in every message, which reads
 // "<source_name>:<line>: <reason>".

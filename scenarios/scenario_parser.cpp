@@ -25,6 +25,13 @@ WorkloadShape workload_shape(const Scenario& scenario, std::size_t w) {
   return {width * mip_size(texture.height, spec.target->mip), width};
 }
 
+bool written_by_dispatch(const Scenario& scenario, std::size_t texture) {
+  return std::any_of(
+      scenario.workloads.begin(), scenario.workloads.end(), [&](const WorkloadSpec& w) {
+        return w.kind == WorkloadKind::compute && w.target && w.target->texture == texture;
+      });
+}
+
 std::vector<std::size_t> Scenario::workloads_on(std::size_t queue) const {
   std::vector<std::size_t> indices;
   for (std::size_t i = 0; i < workloads.size(); ++i)
@@ -989,8 +996,9 @@ class Parser {
         const bool dispatch = spec.kind == WorkloadKind::compute;
         if (w->get("groups"))
           return error_at(w->get("groups"),
-                          named + (dispatch ? " writes a texture: it runs a thread per pixel of"
-                                            : " renders into a texture: its pixels are") +
+                          named +
+                              (dispatch ? " writes a texture: it runs a thread per pixel of"
+                                        : " renders into a texture: its pixels are") +
                               " the target mip's, so 'groups' does not apply");
         auto parsed = parse_target(*target, s, named);
         if (!parsed) return parsed.error();
@@ -1006,11 +1014,11 @@ class Parser {
           const std::uint64_t pixels = std::uint64_t{mip_size(texture.width, parsed->mip)} *
                                        mip_size(texture.height, parsed->mip);
           if (pixels % kThreadsPerDispatchGroup != 0)
-            return error_at(target, named + " writes mip " + std::to_string(parsed->mip) +
-                                        " of '" + texture.name + "', " +
-                                        std::to_string(pixels) +
+            return error_at(target, named + " writes mip " + std::to_string(parsed->mip) + " of '" +
+                                        texture.name + "', " + std::to_string(pixels) +
                                         " pixels: a dispatch runs a thread per pixel in groups "
-                                        "of " + std::to_string(kThreadsPerDispatchGroup) +
+                                        "of " +
+                                        std::to_string(kThreadsPerDispatchGroup) +
                                         ", so the mip's pixels must be a multiple of that");
         }
         // Each frame starts with the texture's subresources restored on one queue; a writer on

@@ -45,6 +45,9 @@ def patch(lines, expected_reads):
     if not uint:
         fail("no 32-bit unsigned integer type in the module")
     uint = uint.group(1)
+    # SPIR-V allows one declaration of each non-aggregate type: reuse the module's uint2.
+    existing_v2 = re.search(rf"(%\w+) = OpTypeVector {uint} 2$", text, re.M)
+    v2 = existing_v2.group(1) if existing_v2 else "%clock_v2"
 
     out, reads, pending_high, in_function = [], 0, None, False
     for line in lines:
@@ -63,8 +66,8 @@ def patch(lines, expected_reads):
             out += ['OpExtension "SPV_KHR_shader_clock"', line]
             continue
         if re.match(rf"\s*{uint} = OpTypeInt 32 0$", line):
-            out += [line, f"%clock_v2 = OpTypeVector {uint} 2",
-                    f"%clock_scope_device = OpConstant {uint} 1"]
+            out += [line] + ([] if existing_v2 else [f"{v2} = OpTypeVector {uint} 2"]) + [
+                f"%clock_scope_device = OpConstant {uint} 1"]
             continue
         if uses_low and uses_high:
             fail(f"one instruction uses both markers: {stripped}")
@@ -72,7 +75,7 @@ def patch(lines, expected_reads):
             if pending_high:
                 fail("a clock read's high word was never stored")
             reads += 1
-            out += [f"%clock{reads} = OpReadClockKHR %clock_v2 %clock_scope_device",
+            out += [f"%clock{reads} = OpReadClockKHR {v2} %clock_scope_device",
                     f"%clock{reads}_lo = OpCompositeExtract {uint} %clock{reads} 0",
                     f"%clock{reads}_hi = OpCompositeExtract {uint} %clock{reads} 1"]
             line = re.sub(rf"{low}\b", f"%clock{reads}_lo", line)

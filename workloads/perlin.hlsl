@@ -11,7 +11,7 @@
 // validation sees independent workloads touch disjoint memory, as they do.
 //
 // Dependencies carry data: a consumer reads up to 4 producer buffers (bindings 4-7) and 4
-// producer render targets (bindings 8-11), one value each per thread, so a missing barrier is
+// producer render targets or textures (bindings 8-11), one value each per thread, so a missing barrier is
 // a real hazard that validation can see. The values nudge the noise input by a negligible
 // amount; the work per thread does not change.
 // Counters are zeroed by the executor before the frame's gate opens. Stamps are written with
@@ -34,7 +34,8 @@ struct Params {
   uint iterations;    // noise evaluations per thread
   uint width;         // graphics: render target width, to number pixels
   uint stamping;      // 0: no counters, no stamps (measures the protocol's own overhead)
-  uint producers;     // bits 0-3: producer buffers bound, bits 4-7: producer render targets
+  uint producers;     // bits 0-3: producer buffers bound, bits 4-7: producer render targets,
+                      // bit 8: cs_main writes output_texture instead of output_values
 };
 
 #ifdef GPUOVERLAP_D3D12
@@ -55,6 +56,7 @@ Texture2D<float> producer_target0 : register(t5);
 Texture2D<float> producer_target1 : register(t6);
 Texture2D<float> producer_target2 : register(t7);
 Texture2D<float> producer_target3 : register(t8);
+RWTexture2D<float> output_texture : register(u3);
 // Word `index` of this workload's counters, stamps or outputs.
 #define COUNTER_ADD(index, value, previous) InterlockedAdd(counters[index], value, previous)
 #define STAMP_EXCHANGE(offset, value, previous) \
@@ -75,12 +77,16 @@ Texture2D<float> producer_target3 : register(t8);
 [[vk::binding(9, 0)]] Texture2D<float> producer_target1;
 [[vk::binding(10, 0)]] Texture2D<float> producer_target2;
 [[vk::binding(11, 0)]] Texture2D<float> producer_target3;
+// A dispatch's declared texture subresource (an r32f storage image: glslang names the format
+// R32f from the element type, and the view must match it).
+[[vk::binding(12, 0)]] RWTexture2D<float> output_texture;
 #define COUNTER_ADD(index, value, previous) counters.InterlockedAdd((index) * 4u, value, previous)
 #define STAMP_EXCHANGE(offset, value, previous) stamps.InterlockedExchange(offset, value, previous)
 #define OUTPUT_STORE(index, value) output_values.Store((index) * 4u, value)
 #endif
 
 static const uint kInputElements = 65536;
+static const uint kWritesTexture = 0x100u;  // params.producers bit 8
 // Every output holds at least 1024 values (one group is 1024 threads, a render target is 1024
 // pixels wide), so a consumer reads element (thread % 1024) of each producer output.
 static const uint kProducerElements = 1024;
@@ -206,7 +212,11 @@ float noise_work(uint thread_index) {
 void cs_main(uint3 thread_id : SV_DispatchThreadID) {
   stamp_start();
   float value = noise_work(thread_id.x);
-  OUTPUT_STORE(thread_id.x, asuint(value));
+  // A dispatch into a texture runs one thread per pixel of its mip, params.width wide.
+  if ((params.producers & kWritesTexture) != 0u)
+    output_texture[uint2(thread_id.x % params.width, thread_id.x / params.width)] = value;
+  else
+    OUTPUT_STORE(thread_id.x, asuint(value));
   stamp_end();
 }
 

@@ -20,6 +20,8 @@ std::optional<WorkloadKind> parse_workload_kind(std::string_view text);
 inline constexpr std::uint32_t kThreadsPerGroupUnit = 1024;    // one "group" of the scenario
 inline constexpr std::uint32_t kThreadsPerDispatchGroup = 64;  // numthreads in the shader
 inline constexpr std::uint32_t kRenderTargetWidth = 1024;      // graphics: 1024 x groups pixels
+// PushConstants::producers bit: cs_main stores into its texture binding, a thread per pixel.
+inline constexpr std::uint32_t kWritesTexture = 0x100;
 
 // Limits enforced by scenario validation. groups <= 4096 keeps a dispatch under Vulkan's
 // guaranteed maxComputeWorkGroupCount (65535 x 64 threads) and a render target under the
@@ -47,7 +49,8 @@ struct PerlinParams {
   std::uint32_t iterations;
   std::uint32_t width;      // graphics: the render target's width, to number pixels
   std::uint32_t stamping;   // 0: no counters, no stamps
-  std::uint32_t producers;  // bits 0-3 producer buffers bound, bits 4-7 producer render targets
+  std::uint32_t producers;  // bits 0-3 producer buffers bound, bits 4-7 producer render targets,
+                            // kWritesTexture: a dispatch writes its declared texture
 };
 static_assert(sizeof(PerlinParams) == 7 * sizeof(std::uint32_t), "perlin.hlsl's Params");
 

@@ -39,7 +39,7 @@ void ScenarioDevice::bind_workload(ID3D12GraphicsCommandList* list, std::size_t 
   ID3D12Resource* output = gpu_.outputs[w] ? gpu_.outputs[w].get() : gpu_.dummy_output.get();
   const D3D12_GPU_VIRTUAL_ADDRESS slot = w * kSlotStrideBytes;
   const D3D12_GPU_DESCRIPTOR_HANDLE targets{gpu_start(gpu_.srv_heap.get()).ptr +
-                                            w * kMaxProducerBindings * srv_increment_};
+                                            w * kDescriptorsPerWorkload * srv_increment_};
   // The compute and graphics root signatures are the same one, bound through each's calls.
   if (compute) {
     list->SetComputeRootSignature(gpu_.root_signature.get());
@@ -186,7 +186,8 @@ void ScenarioDevice::record_workload(ID3D12GraphicsCommandList* list, std::size_
   for (std::size_t i = 0; i < plan_.barriers.dependencies.size(); ++i)
     if (plan_.barriers.dependencies[i].consumer == w)
       record_dependency_barriers(list, segment, i, Placement::before_consumer);
-  // Its subresource back to RENDER_TARGET after a read (or discarded from UNDEFINED).
+  // Its subresource into its layout for the write (RENDER_TARGET or UNORDERED_ACCESS) after a
+  // read or from the frame start, or discarded from UNDEFINED.
   for (const TargetTransition& transition : plan_.barriers.target_transitions) {
     if (transition.workload != w) continue;
     ID3D12Resource* texture = gpu_.textures[transition.texture].get();
@@ -275,31 +276,36 @@ Status ScenarioDevice::record_frame(std::uint32_t frame) {
                                      D3D12_RESOURCE_STATE_RENDER_TARGET));
       }
     }
-    // Declared textures: every subresource, on the queue of the first draw into the texture.
+    // Declared textures: every subresource, on the queue of the texture's writers, to where
+    // the frame starts it (RENDER_TARGET, or UNORDERED_ACCESS where only dispatches write it).
     for (std::size_t t = 0; t < scenario_.textures.size(); ++t) {
       const auto first =
           std::find_if(scenario_.workloads.begin(), scenario_.workloads.end(),
                        [&](const WorkloadSpec& w) { return w.target && w.target->texture == t; });
       if (first == scenario_.workloads.end() || &gpu_.queues[first->queue] != &q) continue;
       const TextureSpec& texture = scenario_.textures[t];
+      const D3D12_BARRIER_LAYOUT start_layout = plan_.barriers.texture_start_layouts[t];
+      const D3D12_RESOURCE_STATES start_state = plan_.barriers.texture_start_states[t];
+      const bool render_target = start_layout == D3D12_BARRIER_LAYOUT_RENDER_TARGET;
       for (UINT slice = 0; slice < texture.slices; ++slice)
         for (UINT mip = 0; mip < texture.mips; ++mip) {
           const UINT sub = subresource_index(mip, slice, texture.mips);
           if (enhanced_textures_[t]) {
-            if (texture_layouts_[t][sub] != D3D12_BARRIER_LAYOUT_RENDER_TARGET)
+            if (texture_layouts_[t][sub] != start_layout)
               layouts.push_back({D3D12_BARRIER_SYNC_NONE,
-                                 D3D12_BARRIER_SYNC_RENDER_TARGET,
+                                 render_target ? D3D12_BARRIER_SYNC_RENDER_TARGET
+                                               : D3D12_BARRIER_SYNC_COMPUTE_SHADING,
                                  D3D12_BARRIER_ACCESS_NO_ACCESS,
-                                 D3D12_BARRIER_ACCESS_RENDER_TARGET,
+                                 render_target ? D3D12_BARRIER_ACCESS_RENDER_TARGET
+                                               : D3D12_BARRIER_ACCESS_UNORDERED_ACCESS,
                                  texture_layouts_[t][sub],
-                                 D3D12_BARRIER_LAYOUT_RENDER_TARGET,
+                                 start_layout,
                                  gpu_.textures[t].get(),
                                  {mip, 1, slice, 1, 0, 1},
                                  D3D12_TEXTURE_BARRIER_FLAG_NONE});
-          } else if (texture_states_[t][sub] != D3D12_RESOURCE_STATE_RENDER_TARGET) {
+          } else if (texture_states_[t][sub] != start_state) {
             D3D12_RESOURCE_BARRIER back =
-                transition(gpu_.textures[t].get(), texture_states_[t][sub],
-                           D3D12_RESOURCE_STATE_RENDER_TARGET);
+                transition(gpu_.textures[t].get(), texture_states_[t][sub], start_state);
             back.Transition.Subresource = sub;
             targets.push_back(back);
           }

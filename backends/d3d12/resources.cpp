@@ -163,15 +163,16 @@ Status ScenarioDevice::create_resources() {
   for (std::size_t w = 0; w < slots; ++w) {
     const WorkloadSpec& spec = scenario_.workloads[w];
     if (spec.kind == WorkloadKind::compute)
-      GPUOVERLAP_TRY(create_buffer(gpu_.outputs[w], UINT64{thread_count(spec.groups)} * 4,
-                                   D3D12_HEAP_TYPE_DEFAULT,
-                                   D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS,
-                                   D3D12_RESOURCE_STATE_COMMON, "output buffer"));
+      GPUOVERLAP_TRY(
+          create_buffer(gpu_.outputs[w], UINT64{workload_shape(scenario_, w).threads} * 4,
+                        D3D12_HEAP_TYPE_DEFAULT, D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS,
+                        D3D12_RESOURCE_STATE_COMMON, "output buffer"));
     else if (!spec.target)
       GPUOVERLAP_TRY(create_target(gpu_.targets[w], kRenderTargetWidth, spec.groups,
                                    D3D12_RESOURCE_STATE_RENDER_TARGET, "render target"));
   }
-  // Declared textures start in RENDER_TARGET, every subresource.
+  // Declared textures start where the plan starts every frame: RENDER_TARGET, or
+  // UNORDERED_ACCESS where only dispatches write them.
   gpu_.textures.resize(scenario_.textures.size());
   texture_states_.clear();
   texture_layouts_.clear();
@@ -188,12 +189,14 @@ Status ScenarioDevice::create_resources() {
     desc.Format = dxgi_format(spec.format);
     desc.SampleDesc.Count = 1;
     desc.Flags = D3D12_RESOURCE_FLAG_ALLOW_RENDER_TARGET;
-    GPUOVERLAP_HR(gpu_.device->CreateCommittedResource(
-                      &properties, D3D12_HEAP_FLAG_NONE, &desc, D3D12_RESOURCE_STATE_RENDER_TARGET,
-                      nullptr, __uuidof(ID3D12Resource), gpu_.textures[t].receive_void()),
+    if (written_by_dispatch(scenario_, t)) desc.Flags |= D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS;
+    const D3D12_RESOURCE_STATES start = plan_.barriers.texture_start_states[t];
+    GPUOVERLAP_HR(gpu_.device->CreateCommittedResource(&properties, D3D12_HEAP_FLAG_NONE, &desc,
+                                                       start, nullptr, __uuidof(ID3D12Resource),
+                                                       gpu_.textures[t].receive_void()),
                   "CreateCommittedResource (texture '" + spec.name + "')");
-    texture_states_.emplace_back(spec.subresources(), D3D12_RESOURCE_STATE_RENDER_TARGET);
-    texture_layouts_.emplace_back(spec.subresources(), D3D12_BARRIER_LAYOUT_RENDER_TARGET);
+    texture_states_.emplace_back(spec.subresources(), start);
+    texture_layouts_.emplace_back(spec.subresources(), plan_.barriers.texture_start_layouts[t]);
   }
   return ok_status();
 }
@@ -243,6 +246,12 @@ Status ScenarioDevice::create_pipelines() {
   target_range.NumDescriptors = kMaxProducerBindings;
   target_range.BaseShaderRegister = 5;
   target_range.OffsetInDescriptorsFromTableStart = 0;
+  D3D12_DESCRIPTOR_RANGE output_texture_range{};
+  output_texture_range.RangeType = D3D12_DESCRIPTOR_RANGE_TYPE_UAV;
+  output_texture_range.NumDescriptors = 1;
+  output_texture_range.BaseShaderRegister = 3;
+  output_texture_range.OffsetInDescriptorsFromTableStart = kMaxProducerBindings;
+  const D3D12_DESCRIPTOR_RANGE table_ranges[] = {target_range, output_texture_range};
   D3D12_ROOT_PARAMETER parameters[kRootParameterCount]{};
   for (D3D12_ROOT_PARAMETER& p : parameters) p.ShaderVisibility = D3D12_SHADER_VISIBILITY_ALL;
   parameters[kRootConstants].ParameterType = D3D12_ROOT_PARAMETER_TYPE_32BIT_CONSTANTS;
@@ -258,8 +267,8 @@ Status ScenarioDevice::create_pipelines() {
     parameters[kRootProducerBuffers + b].Descriptor.ShaderRegister = 1 + b;
   }
   parameters[kRootProducerTargets].ParameterType = D3D12_ROOT_PARAMETER_TYPE_DESCRIPTOR_TABLE;
-  parameters[kRootProducerTargets].DescriptorTable.NumDescriptorRanges = 1;
-  parameters[kRootProducerTargets].DescriptorTable.pDescriptorRanges = &target_range;
+  parameters[kRootProducerTargets].DescriptorTable.NumDescriptorRanges = 2;
+  parameters[kRootProducerTargets].DescriptorTable.pDescriptorRanges = table_ranges;
   D3D12_ROOT_SIGNATURE_DESC desc{kRootParameterCount, parameters, 0, nullptr,
                                  D3D12_ROOT_SIGNATURE_FLAG_NONE};
   ComPtr<ID3DBlob> blob, errors;
@@ -327,12 +336,13 @@ Status ScenarioDevice::create_pipelines() {
   return ok_status();
 }
 
-// Per workload: its render target's view, and the producers it reads (root SRVs for buffers,
-// 4 SRVs in the shader-visible heap for render targets; placeholders where it reads fewer).
+// Per workload: its render target's view, the producers it reads (root SRVs for buffers, 4
+// SRVs in the shader-visible heap for render targets; placeholders where it reads fewer), and
+// after them in the heap its output texture's UAV (null where it writes none).
 Status ScenarioDevice::create_descriptors() {
   const std::size_t count = scenario_.workloads.size();
   D3D12_DESCRIPTOR_HEAP_DESC srv_desc{D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV,
-                                      static_cast<UINT>(count * kMaxProducerBindings),
+                                      static_cast<UINT>(count * kDescriptorsPerWorkload),
                                       D3D12_DESCRIPTOR_HEAP_FLAG_SHADER_VISIBLE, 0};
   GPUOVERLAP_HR(gpu_.device->CreateDescriptorHeap(&srv_desc, __uuidof(ID3D12DescriptorHeap),
                                                   gpu_.srv_heap.receive_void()),
@@ -384,8 +394,8 @@ Status ScenarioDevice::create_descriptors() {
     for (std::size_t i = 0; i < deps.size(); ++i) {
       const DependencyPlan& d = plan_.dependency(w, i);
       if (!d.reads_output) continue;
-      const D3D12_CPU_DESCRIPTOR_HANDLE slot{srv_start.ptr +
-                                             (w * kMaxProducerBindings + targets) * srv_increment_};
+      const D3D12_CPU_DESCRIPTOR_HANDLE slot{
+          srv_start.ptr + (w * kDescriptorsPerWorkload + targets) * srv_increment_};
       const auto& target = scenario_.workloads[d.producer].target;
       if (d.resource == ResourceKind::buffer) {
         producer_buffers_[w][buffers++] = gpu_.outputs[d.producer]->GetGPUVirtualAddress();
@@ -403,13 +413,24 @@ Status ScenarioDevice::create_descriptors() {
         ++targets;
       }
     }
-    producers_[w] = buffers | (targets << 4);
+    const WorkloadSpec& spec = scenario_.workloads[w];
+    const bool writes_texture = spec.kind == WorkloadKind::compute && spec.target;
+    producers_[w] = buffers | (targets << 4) | (writes_texture ? kWritesTexture : 0);
     for (std::uint32_t b = buffers; b < kMaxProducerBindings; ++b)
       producer_buffers_[w][b] = gpu_.dummy_output->GetGPUVirtualAddress();
     for (std::uint32_t t = targets; t < kMaxProducerBindings; ++t)
       gpu_.device->CreateShaderResourceView(
           gpu_.dummy_target.get(), &view,
-          {srv_start.ptr + (w * kMaxProducerBindings + t) * srv_increment_});
+          {srv_start.ptr + (w * kDescriptorsPerWorkload + t) * srv_increment_});
+    // RWTexture2D<float>: a TEXTURE2D view of the mip (slice 0; check_barriers refuses others),
+    // or a null descriptor of that shape.
+    D3D12_UNORDERED_ACCESS_VIEW_DESC uav{};
+    uav.Format = DXGI_FORMAT_R32_FLOAT;
+    uav.ViewDimension = D3D12_UAV_DIMENSION_TEXTURE2D;
+    uav.Texture2D.MipSlice = writes_texture ? spec.target->mip : 0;
+    gpu_.device->CreateUnorderedAccessView(
+        writes_texture ? gpu_.textures[spec.target->texture].get() : nullptr, nullptr, &uav,
+        {srv_start.ptr + (w * kDescriptorsPerWorkload + kMaxProducerBindings) * srv_increment_});
   }
   return ok_status();
 }

@@ -58,9 +58,12 @@ enum RootParameter : UINT {
   kRootCounters = 3,         // u1, root UAV at the workload's slot
   kRootStamps = 4,           // u2, root UAV at the workload's slot
   kRootProducerBuffers = 5,  // t1-t4, root SRVs (5..8)
-  kRootProducerTargets = 9,  // t5-t8, a descriptor table of 4 SRVs
+  kRootProducerTargets = 9,  // t5-t8 and u3: a descriptor table of 4 SRVs and the output
+                             // texture's UAV (a dispatch into a declared texture)
   kRootParameterCount = 10,
 };
+// A workload's run of the shader-visible heap: the producer targets' SRVs, then its UAV.
+constexpr UINT kDescriptorsPerWorkload = kMaxProducerBindings + 1;
 
 // A Win32 event for fence completions, closed when destroyed.
 class WaitEvent {

@@ -108,7 +108,7 @@ std::vector<std::string> explain_dependency(const DependencyPlan& dependency) {
 
 std::string explain_target_transition(const TargetTransition& transition, TextureExtent extent,
                                       QueueType queue) {
-  return "Vulkan before the draw: vkCmdPipelineBarrier2, " +
+  return "Vulkan before the write: vkCmdPipelineBarrier2, " +
          vulkan_text(translate(transition, extent, queue));
 }
 

@@ -12,6 +12,19 @@
 
 namespace gpuoverlap::vk {
 
+namespace {
+
+constexpr std::uint32_t kOutputTextureBinding = 4 + 2 * kMaxProducerBindings;
+constexpr std::uint32_t kBindings = kOutputTextureBinding + 1;
+
+VkDescriptorType descriptor_type(std::uint32_t binding) {
+  if (binding < 4 + kMaxProducerBindings) return VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+  if (binding < kOutputTextureBinding) return VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE;
+  return VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
+}
+
+}  // namespace
+
 VkResult ScenarioDevice::create_shader_module(const std::uint32_t* code, std::size_t bytes,
                                               VkShaderModule* out) const {
   VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
@@ -52,13 +65,12 @@ Status ScenarioDevice::create_pipelines() {
   GPUOVERLAP_TRY(module(kPerlinVertexSpirv, sizeof(kPerlinVertexSpirv), vertex_module_));
 
   // perlin.hlsl: 0 input, 1 output, 2 counters, 3 stamps, 4-7 producer buffers (storage
-  // buffers), 8-11 producer render targets (sampled images).
-  std::array<VkDescriptorSetLayoutBinding, 4 + 2 * kMaxProducerBindings> bindings{};
+  // buffers), 8-11 producer render targets (sampled images), 12 a dispatch's output texture
+  // (a storage image).
+  std::array<VkDescriptorSetLayoutBinding, kBindings> bindings{};
   for (std::uint32_t b = 0; b < bindings.size(); ++b)
-    bindings[b] = {b,
-                   b < 4 + kMaxProducerBindings ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
-                                                : VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
-                   1, VK_SHADER_STAGE_COMPUTE_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, nullptr};
+    bindings[b] = {b, descriptor_type(b), 1,
+                   VK_SHADER_STAGE_COMPUTE_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, nullptr};
   VkDescriptorSetLayoutCreateInfo li{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
   li.bindingCount = bindings.size();
   li.pBindings = bindings.data();
@@ -151,12 +163,13 @@ VkPipeline ScenarioDevice::graphics_pipeline_for(VkFormat format) const {
 
 Status ScenarioDevice::create_descriptors() {
   const std::uint32_t count = static_cast<std::uint32_t>(scenario_.workloads.size());
-  const VkDescriptorPoolSize sizes[2] = {
+  const VkDescriptorPoolSize sizes[3] = {
       {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, (4 + kMaxProducerBindings) * count},
-      {VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, kMaxProducerBindings * count}};
+      {VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, kMaxProducerBindings * count},
+      {VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, count}};
   VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
   pi.maxSets = count;
-  pi.poolSizeCount = 2;
+  pi.poolSizeCount = 3;
   pi.pPoolSizes = sizes;
   GPUOVERLAP_VK(vkCreateDescriptorPool(device_, &pi, nullptr, descriptor_pool_.receive(device_)));
   std::vector<VkDescriptorSetLayout> layouts(count, set_layout_);
@@ -185,24 +198,29 @@ Status ScenarioDevice::create_descriptors() {
         images[producer_targets++] = {VK_NULL_HANDLE, draw_target(d.producer).view,
                                       layout_for_barrier_layout(d.layout_at_consumer)};
     }
-    producers_[w] = producer_buffers | (producer_targets << 4);
+    const WorkloadSpec& spec = scenario_.workloads[w];
+    const bool writes_texture = spec.kind == WorkloadKind::compute && spec.target;
+    producers_[w] =
+        producer_buffers | (producer_targets << 4) | (writes_texture ? kWritesTexture : 0);
     for (std::uint32_t b = producer_buffers; b < kMaxProducerBindings; ++b)
       buffers[4 + b] = {dummy_output_.buffer, 0, VK_WHOLE_SIZE};
     for (std::uint32_t t = producer_targets; t < kMaxProducerBindings; ++t)
       images[t] = {VK_NULL_HANDLE, dummy_target_.view, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
-    std::array<VkWriteDescriptorSet, 4 + 2 * kMaxProducerBindings> writes{};
+    // Its subresource is in GENERAL (UNORDERED_ACCESS) whenever the dispatch runs.
+    const VkDescriptorImageInfo output_texture{
+        VK_NULL_HANDLE,
+        writes_texture ? draw_target(w).view
+                       : static_cast<VkImageView>(placeholder_storage_.views[w]),
+        VK_IMAGE_LAYOUT_GENERAL};
+    std::array<VkWriteDescriptorSet, kBindings> writes{};
     for (std::uint32_t b = 0; b < writes.size(); ++b) {
-      const bool image = b >= buffers.size();
-      writes[b] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                   nullptr,
-                   sets_[w],
-                   b,
-                   0,
-                   1,
-                   image ? VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                   image ? &images[b - buffers.size()] : nullptr,
-                   image ? nullptr : &buffers[b],
-                   nullptr};
+      const VkDescriptorType type = descriptor_type(b);
+      const VkDescriptorImageInfo* image =
+          type == VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE   ? &images[b - buffers.size()]
+          : type == VK_DESCRIPTOR_TYPE_STORAGE_IMAGE ? &output_texture
+                                                     : nullptr;
+      writes[b] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, nullptr, sets_[w], b, 0, 1, type, image,
+                   image ? nullptr : &buffers[b],          nullptr};
     }
     vkUpdateDescriptorSets(device_, static_cast<std::uint32_t>(writes.size()), writes.data(), 0,
                            nullptr);

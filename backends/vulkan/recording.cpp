@@ -136,15 +136,19 @@ void ScenarioDevice::record_perlin(VkCommandBuffer cmd, std::size_t w, const Pus
   vkCmdEndRendering(cmd);
 }
 
-VkImageMemoryBarrier2 to_color_attachment(VkImage image, VkImageLayout old_layout,
-                                          std::uint32_t mip, std::uint32_t layer) {
+VkImageMemoryBarrier2 to_start_layout(VkImage image, VkImageLayout old_layout,
+                                      VkImageLayout new_layout, std::uint32_t mip,
+                                      std::uint32_t layer) {
+  const bool storage = new_layout == VK_IMAGE_LAYOUT_GENERAL;
   VkImageMemoryBarrier2 b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
   b.srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
   b.srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT;
-  b.dstStageMask = VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT;
-  b.dstAccessMask = VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT;
+  b.dstStageMask = storage ? VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT
+                           : VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT;
+  b.dstAccessMask =
+      storage ? VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT : VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT;
   b.oldLayout = old_layout;
-  b.newLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
+  b.newLayout = new_layout;
   b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
   b.image = image;
   b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, mip, 1, layer, 1};
@@ -201,23 +205,27 @@ Status ScenarioDevice::record_frame(std::uint32_t frame) {
       vkCmdFillBuffer(q.prepare, counters_.buffer, w * slot_stride_, kSlotBytes, 0);
       vkCmdResetQueryPool(q.prepare, queries_, static_cast<std::uint32_t>(2 * w), 2);
       if (targets_[w].image && target_layouts_[w] != VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL) {
-        target_barriers.push_back(to_color_attachment(targets_[w].image, target_layouts_[w], 0, 0));
+        target_barriers.push_back(to_start_layout(targets_[w].image, target_layouts_[w],
+                                                  VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, 0, 0));
       }
     }
-    // Declared textures: every subresource, on the queue of the first draw into the texture
-    // (a barrier on a range may have moved subresources that no draw renders into).
+    // Declared textures: every subresource, on the queue of the texture's writers (a barrier
+    // on a range may have moved subresources that nothing writes).
     for (std::size_t t = 0; t < textures_.size(); ++t) {
       const auto first =
           std::find_if(scenario_.workloads.begin(), scenario_.workloads.end(),
                        [&](const WorkloadSpec& w) { return w.target && w.target->texture == t; });
       if (first == scenario_.workloads.end() || first->queue != qi) continue;
       const TextureSpec& texture = scenario_.textures[t];
+      const VkImageLayout start =
+          layout_for_barrier_layout(plan_.barriers.texture_start_layouts[t]);
       for (std::uint32_t slice = 0; slice < texture.slices; ++slice)
         for (std::uint32_t mip = 0; mip < texture.mips; ++mip) {
           const VkImageLayout layout =
               texture_layouts_[t][subresource_index(mip, slice, texture.mips)];
-          if (layout != VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL)
-            target_barriers.push_back(to_color_attachment(textures_[t].image, layout, mip, slice));
+          if (layout != start)
+            target_barriers.push_back(
+                to_start_layout(textures_[t].image, layout, start, mip, slice));
         }
     }
     for (std::size_t i = 0; i < events_.size(); ++i)

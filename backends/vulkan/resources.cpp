@@ -101,7 +101,7 @@ Status ScenarioDevice::create_stamp_buffer(Buffer& out, VkDeviceSize size, const
 Status ScenarioDevice::create_color_image(OwnedImage& image, OwnedMemory& memory, VkFormat format,
                                           std::uint32_t width, std::uint32_t height,
                                           std::uint32_t mips, std::uint32_t slices,
-                                          const char* what) {
+                                          VkImageUsageFlags extra_usage, const char* what) {
   VkImageCreateInfo ii{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
   ii.imageType = VK_IMAGE_TYPE_2D;
   ii.format = format;
@@ -110,7 +110,7 @@ Status ScenarioDevice::create_color_image(OwnedImage& image, OwnedMemory& memory
   ii.arrayLayers = slices;
   ii.samples = VK_SAMPLE_COUNT_1_BIT;
   ii.tiling = VK_IMAGE_TILING_OPTIMAL;
-  ii.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_SAMPLED_BIT;
+  ii.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_SAMPLED_BIT | extra_usage;
   ii.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
   if (families_in_use_.size() > 1) {
     ii.sharingMode = VK_SHARING_MODE_CONCURRENT;
@@ -140,7 +140,7 @@ Status ScenarioDevice::create_subresource_view(OwnedImageView& out, VkImage imag
 
 Status ScenarioDevice::create_image(Image& out, std::uint32_t width, std::uint32_t height) {
   GPUOVERLAP_TRY(create_color_image(out.image, out.memory, VK_FORMAT_R32_SFLOAT, width, height, 1,
-                                    1, "render target"));
+                                    1, 0, "render target"));
   out.width = width;
   out.height = height;
   return create_subresource_view(out.view, out.image, VK_FORMAT_R32_SFLOAT, 0, 0);
@@ -158,10 +158,12 @@ VkFormat vulkan_format(TextureFormat format) {
   return VK_FORMAT_R32_SFLOAT;
 }
 
-Status ScenarioDevice::create_texture(TextureImage& out, const TextureSpec& spec) {
+Status ScenarioDevice::create_texture(TextureImage& out, const TextureSpec& spec,
+                                      bool unordered_access) {
   out.format = vulkan_format(spec.format);
   GPUOVERLAP_TRY(create_color_image(out.image, out.memory, out.format, spec.width, spec.height,
-                                    spec.mips, spec.slices, "texture"));
+                                    spec.mips, spec.slices,
+                                    unordered_access ? VK_IMAGE_USAGE_STORAGE_BIT : 0, "texture"));
   out.views.resize(spec.subresources());
   for (std::uint32_t slice = 0; slice < spec.slices; ++slice)
     for (std::uint32_t mip = 0; mip < spec.mips; ++mip)
@@ -202,19 +204,25 @@ Status ScenarioDevice::upload_input() {
   const VkCommandBuffer cmd = commands.cmd();
   VkBufferCopy region{0, 0, size};
   vkCmdCopyBuffer(cmd, staging.buffer, input_.buffer, 1, &region);
-  // The placeholder render target is only ever sampled (never written): put it in the layout
-  // its descriptors name, once.
-  VkImageMemoryBarrier2 dummy{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
-  dummy.dstStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-  dummy.dstAccessMask = VK_ACCESS_2_SHADER_READ_BIT;
-  dummy.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-  dummy.newLayout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
-  dummy.srcQueueFamilyIndex = dummy.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  dummy.image = dummy_target_.image;
-  dummy.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+  // The placeholders are never used by the work (a flag in the push constants says which
+  // bindings are real): put them in the layouts their descriptors name, once.
+  VkImageMemoryBarrier2 dummies[2];
+  for (VkImageMemoryBarrier2& dummy : dummies) {
+    dummy = {VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
+    dummy.dstStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+    dummy.dstAccessMask = VK_ACCESS_2_SHADER_READ_BIT;
+    dummy.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+    dummy.newLayout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+    dummy.srcQueueFamilyIndex = dummy.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    dummy.image = dummy_target_.image;
+    dummy.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+  }
+  dummies[1].newLayout = VK_IMAGE_LAYOUT_GENERAL;
+  dummies[1].image = placeholder_storage_.image;
+  dummies[1].subresourceRange.layerCount = VK_REMAINING_ARRAY_LAYERS;
   VkDependencyInfo dummy_info{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-  dummy_info.imageMemoryBarrierCount = 1;
-  dummy_info.pImageMemoryBarriers = &dummy;
+  dummy_info.imageMemoryBarrierCount = 2;
+  dummy_info.pImageMemoryBarriers = dummies;
   vkCmdPipelineBarrier2(cmd, &dummy_info);
   VkResult result = commands.submit();
   if (result == VK_SUCCESS) result = commands.wait(kSetupTimeoutNs);

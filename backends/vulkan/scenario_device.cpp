@@ -359,22 +359,29 @@ Status ScenarioDevice::create() {
   GPUOVERLAP_TRY(create_buffer(dummy_output_, 4096, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, 0,
                                VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, "placeholder buffer"));
   GPUOVERLAP_TRY(create_image(dummy_target_, 1024, 1));
+  GPUOVERLAP_TRY(create_texture(placeholder_storage_,
+                                {"placeholder storage", TextureFormat::r32f,
+                                 kThreadsPerDispatchGroup, 1, 1, static_cast<std::uint32_t>(slots)},
+                                true));
   outputs_.resize(slots);
   targets_.resize(slots);
   for (std::size_t w = 0; w < slots; ++w) {
     const WorkloadSpec& spec = scenario_.workloads[w];
+    // Every dispatch has its own, a texture's too: cs_main names output_values, and
+    // synchronization validation takes every binding a shader names as accessed.
     if (spec.kind == WorkloadKind::compute)
-      GPUOVERLAP_TRY(create_buffer(outputs_[w], VkDeviceSize{thread_count(spec.groups)} * 4,
-                                   VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, 0,
-                                   VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
-                                   VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, "output buffer"));
+      GPUOVERLAP_TRY(
+          create_buffer(outputs_[w], VkDeviceSize{workload_shape(scenario_, w).threads} * 4,
+                        VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+                        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, "output buffer"));
     else if (!spec.target)
       GPUOVERLAP_TRY(create_image(targets_[w], kRenderTargetWidth, spec.groups));
   }
   textures_.resize(scenario_.textures.size());
   texture_layouts_.clear();
   for (std::size_t t = 0; t < textures_.size(); ++t) {
-    GPUOVERLAP_TRY(create_texture(textures_[t], scenario_.textures[t]));
+    GPUOVERLAP_TRY(
+        create_texture(textures_[t], scenario_.textures[t], written_by_dispatch(scenario_, t)));
     texture_layouts_.emplace_back(scenario_.textures[t].subresources(), VK_IMAGE_LAYOUT_UNDEFINED);
   }
   GPUOVERLAP_TRY(create_queue_objects());

@@ -83,10 +83,12 @@ class OneTimeCommands {
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;
 };
 
-// A whole render target from `old_layout` to COLOR_ATTACHMENT_OPTIMAL, after any earlier
-// write to it and before the draws that write it next.
-VkImageMemoryBarrier2 to_color_attachment(VkImage image, VkImageLayout old_layout,
-                                          std::uint32_t mip, std::uint32_t layer);
+// One subresource from `old_layout` to where a frame starts it, after any earlier write to it
+// and before what writes it next: COLOR_ATTACHMENT_OPTIMAL for draws, GENERAL for a dispatch's
+// storage writes.
+VkImageMemoryBarrier2 to_start_layout(VkImage image, VkImageLayout old_layout,
+                                      VkImageLayout new_layout, std::uint32_t mip,
+                                      std::uint32_t layer);
 
 // Every Vulkan object of one scenario, each an owning handle (device_objects.h) made from
 // device_, which is declared first and so destroyed last. When the GPU may still be running
@@ -131,17 +133,19 @@ class ScenarioDevice final : public ScenarioBackend {
   Status create_buffer(Buffer& out, VkDeviceSize size, VkBufferUsageFlags usage,
                        VkMemoryPropertyFlags required, VkMemoryPropertyFlags wanted,
                        VkMemoryPropertyFlags unwanted, const char* what);
-  // A 2-D colour image (render target and sampled) in device-local memory, shared by the
-  // queue families in use; a view of one subresource of it.
+  // A 2-D colour image (render target and sampled, and `extra_usage`) in device-local memory,
+  // shared by the queue families in use; a view of one subresource of it.
   Status create_color_image(OwnedImage& image, OwnedMemory& memory, VkFormat format,
                             std::uint32_t width, std::uint32_t height, std::uint32_t mips,
-                            std::uint32_t slices, const char* what);
+                            std::uint32_t slices, VkImageUsageFlags extra_usage, const char* what);
   Status create_subresource_view(OwnedImageView& out, VkImage image, VkFormat format,
                                  std::uint32_t mip, std::uint32_t slice);
+  // An R32F image of one subresource.
   Status create_image(Image& out, std::uint32_t width, std::uint32_t height);
-  Status create_texture(TextureImage& out, const TextureSpec& spec);
+  // A storage image too where `unordered_access` (a dispatch writes it).
+  Status create_texture(TextureImage& out, const TextureSpec& spec, bool unordered_access);
   // What workload `w`'s draw renders into: its own render target, or the subresource of a
-  // declared texture it targets (that mip's size).
+  // declared texture it targets (that mip's size), which a dispatch writes as a storage image.
   struct DrawTarget {
     VkImage image = VK_NULL_HANDLE;
     VkImageView view = VK_NULL_HANDLE;
@@ -241,6 +245,9 @@ class ScenarioDevice final : public ScenarioBackend {
   std::vector<std::uint32_t> families_in_use_;    // resources are CONCURRENT across these
   VkDeviceSize slot_stride_ = kSlotBytes;
   Image dummy_target_;  // bound where a consumer reads fewer render targets than it could
+  // output_texture of a dispatch that writes no texture: a layer each (in GENERAL), since
+  // synchronization validation takes the binding as written by every dispatch.
+  TextureImage placeholder_storage_;
   std::vector<std::uint32_t> producers_;      // per workload: PushConstants::producers
   std::vector<VkSemaphore> done_semaphores_;  // per queue: what a frame's wait waits for
   std::vector<std::uint64_t> done_values_;    // per queue: the frame waited for

@@ -86,7 +86,8 @@ void ScenarioDevice::record_counter_reset(VkCommandBuffer cmd,
     if (!target.image) continue;
     // The previous load's draws are done writing (the barrier above); its contents are not
     // needed, so the layout starts from UNDEFINED every time.
-    images.push_back(to_color_attachment(target.image, VK_IMAGE_LAYOUT_UNDEFINED, 0, 0));
+    images.push_back(to_start_layout(target.image, VK_IMAGE_LAYOUT_UNDEFINED,
+                                     VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, 0, 0));
   }
   VkDependencyInfo dep_after{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
   dep_after.memoryBarrierCount = 1;

@@ -110,11 +110,11 @@ TEST_F(AllPresets, RunSucceedsAndWritesEveryFile) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
   EXPECT_EQ(result_->output.find("validation error"), std::string::npos) << result_->output;
   EXPECT_NE(result_->output.find("results: " + out_->string()), std::string::npos);
-  ASSERT_EQ(kPresets.size(), 37u);
+  ASSERT_EQ(kPresets.size(), 39u);
   // non-intrusiveness: 7 conditions (4 of them the control's doses) x 3 rounds, none added on
   // a CPU device; the matrix's 12 (the 12 preemption presets are its configurations and run
   // only inside it).
-  ASSERT_EQ(kScenarios.size(), 23u + 7u * 3u + 12u);
+  ASSERT_EQ(kScenarios.size(), 25u + 7u * 3u + 12u);
   for (const std::string& p : kScenarios)
     for (const char* file : {"records.csv.gz", "summary.csv", "dependencies.csv", "frames.csv",
                              "meta.json", "trace.json.gz"}) {
@@ -1412,14 +1412,75 @@ TEST(SyncValidation, TheRenderTargetDiscardPresetsAreCleanAndOrdered) {
     ASSERT_EQ(explained.exit_code, 0) << explained.output;
     for (const char* expected :
          name == "render-target-discard"
-             ? std::vector<const char*>{"Draw B (mip 0, slice 0 of 'target', discard)",
+             ? std::vector<const char*>{"Draw B (draws into mip 0, slice 0 of 'target', discard)",
                                         "layout undefined -> render_target mips 0+1 slices 0+1 "
                                         "DISCARD",
                                         "layout UNDEFINED -> COLOR_ATTACHMENT_OPTIMAL"}
-             : std::vector<const char*>{"Draw B (mip 0, slice 0 of 'target')",
+             : std::vector<const char*>{"Draw B (draws into mip 0, slice 0 of 'target')",
                                         "TRANSITION non_pixel_shader_resource -> render_target "
                                         "subresource 0",
                                         "-> COLOR_ATTACHMENT_OPTIMAL"})
+      EXPECT_NE(explained.output.find(expected), std::string::npos) << expected << "\n"
+                                                                    << explained.output;
+    fs::remove_all(dir);
+  }
+}
+
+// The texture-read-after-render presets: one subresource drawn, read by a dispatch, written by
+// a dispatch as an unordered-access texture, then read by a draw. Clean under the layer (the
+// write after the read is ordered by its target transition, the draw's read by the barrier out
+// of UNORDERED_ACCESS), and each workload after the one before on both clocks; --explain
+// names the transition into UNORDERED_ACCESS (a TEXTURE barrier or a TRANSITION) and the
+// Vulkan barrier into GENERAL.
+TEST(SyncValidation, TheTextureReadAfterRenderPresetsAreCleanAndOrdered) {
+  for (const std::string name :
+       {"texture-read-after-render-legacy", "texture-read-after-render"}) {
+    SCOPED_TRACE(name);
+    const fs::path dir = temp_path(name);
+    fs::remove_all(dir);
+    const auto r = run_gpuoverlap("run " + name +
+                                  " --frames 4 --warmup 1 --sync-validation --out " + dir.string());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto meta = read_json(dir / name / "meta.json");
+    EXPECT_EQ(meta["validation"]["errors"], 0);
+    EXPECT_EQ(meta["validation"]["sync_hazards"], 0);
+    // The dispatch runs a thread per pixel of the mip it writes.
+    EXPECT_EQ(meta["scenario"]["workloads"][2]["threads"], 1024 * 256);
+    const auto table = read_csv((dir / name / "records.csv.gz").string(), kRecordColumns);
+    std::map<std::pair<std::string, std::string>, std::size_t> row_of;
+    for (std::size_t row = 0; row < table.rows.size(); ++row)
+      row_of[{table.at(row, "frame"), table.at(row, "workload")}] = row;
+    const std::vector<std::string> order = {"Render", "Read", "Write", "Present"};
+    std::size_t ordered = 0;
+    for (const auto& [key, row] : row_of) {
+      const auto at = std::find(order.begin(), order.end(), key.second);
+      ASSERT_NE(at, order.end()) << key.second;
+      if (at == order.begin()) continue;
+      for (const char* clock : {"poll", "ts"}) {
+        const auto start = table.number(row, std::string(clock) + "_start_us");
+        const auto end =
+            table.number(row_of.at({key.first, *(at - 1)}), std::string(clock) + "_end_us");
+        ASSERT_TRUE(start && end);
+        EXPECT_GE(*start, *end) << key.second << " after " << *(at - 1) << " (" << clock << ")";
+        ++ordered;
+      }
+    }
+    EXPECT_EQ(ordered, 4u * 2u * 3u);  // frames x clocks x dependent workloads
+    const auto report = run_gpuoverlap("report " + dir.string());
+    EXPECT_EQ(report.exit_code, 0) << report.output;
+    const auto explained = run_gpuoverlap("validate " + name + " --explain");
+    ASSERT_EQ(explained.exit_code, 0) << explained.output;
+    for (const char* expected :
+         name == "texture-read-after-render"
+             ? std::vector<const char*>{"Write (writes mip 0, slice 0 of 'surface')",
+                                        "layout shader_resource -> unordered_access",
+                                        "layout unordered_access -> shader_resource",
+                                        "layout SHADER_READ_ONLY_OPTIMAL -> GENERAL"}
+             : std::vector<const char*>{"Write (writes mip 0, slice 0 of 'surface')",
+                                        "TRANSITION non_pixel_shader_resource -> unordered_access "
+                                        "subresource 0",
+                                        "TRANSITION unordered_access -> pixel_shader_resource",
+                                        "-> GENERAL"})
       EXPECT_NE(explained.output.find(expected), std::string::npos) << expected << "\n"
                                                                     << explained.output;
     fs::remove_all(dir);

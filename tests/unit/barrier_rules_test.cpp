@@ -528,8 +528,8 @@ TEST(Planner, ADispatchWritesATextureInUnorderedAccessAndItsReaderTransitionsFro
       {"P", WorkloadKind::graphics, 0, QueueType::direct, std::nullopt, 2}};
   const std::vector<PlannerTexture> two_mips = {{"T", {2, 1}}};
   const auto legacy = plan_barriers(
-      frame, {{0, 1, request(BarrierKind::legacy)}, {1, 2, request(BarrierKind::legacy)}},
-      two_mips, BarrierKind::legacy);
+      frame, {{0, 1, request(BarrierKind::legacy)}, {1, 2, request(BarrierKind::legacy)}}, two_mips,
+      BarrierKind::legacy);
   EXPECT_TRUE(legacy.findings.empty()) << legacy.findings[0].finding.message;
   EXPECT_EQ(legacy.texture_start_layouts,
             std::vector<D3D12_BARRIER_LAYOUT>{D3D12_BARRIER_LAYOUT_RENDER_TARGET});
@@ -571,9 +571,8 @@ TEST(Planner, ADispatchWritesATextureInUnorderedAccessAndItsReaderTransitionsFro
   const std::vector<PlannerWorkload> async = {
       {"C", WorkloadKind::compute, 0, QueueType::compute, TextureTarget{0, 0, 0}, 0},
       {"R", WorkloadKind::compute, 0, QueueType::compute, std::nullopt, 1}};
-  const auto compute_only =
-      plan_barriers(async, {{0, 1, request(BarrierKind::enhanced)}}, {{"U", {1, 1}}},
-                    BarrierKind::enhanced);
+  const auto compute_only = plan_barriers(async, {{0, 1, request(BarrierKind::enhanced)}},
+                                          {{"U", {1, 1}}}, BarrierKind::enhanced);
   EXPECT_TRUE(compute_only.findings.empty()) << compute_only.findings[0].finding.message;
   EXPECT_TRUE(compute_only.target_transitions.empty());
   EXPECT_EQ(compute_only.texture_start_layouts,

@@ -115,8 +115,8 @@ TEST(ScenarioParser, EveryPresetIsValidAndNamedAfterItsFile) {
   // MJP's five (three-dispatches-split is now -split-event) + 11 barrier presets + the game
   // frame, the non-intrusiveness study and the two background-processing workflows + 12
   // preemption presets and the preemption matrix + the texture presets, each with its legacy
-  // twin (mip-chain, render-target-discard).
-  ASSERT_EQ(presets().size(), 37u);
+  // twin (mip-chain, render-target-discard, texture-read-after-render).
+  ASSERT_EQ(presets().size(), 39u);
   for (const Preset& p : presets()) {
     auto expanded = resolve_scenarios(std::string(p.name));
     ASSERT_TRUE(expanded.ok()) << p.name << ": " << expanded.error().message;
@@ -392,8 +392,8 @@ target = { texture = "chain", mip = )" +
     EXPECT_EQ(workload_shape(*k, k->workloads.size() - 1).threads, 64u * 16u);
   }
   EXPECT_NE(error_of(dispatch_into("r32f", 0) + "[[workload]]\nname = \"K2\"\nqueue = "
-                                                 "\"direct\"\ntarget = { texture = \"chain\", "
-                                                 "mip = 0 }\ngroups = 2\n")
+                                                "\"direct\"\ntarget = { texture = \"chain\", "
+                                                "mip = 0 }\ngroups = 2\n")
                 .find("it runs a thread per pixel of the target mip's, so 'groups' does not apply"),
             std::string::npos);
   const std::string twice = with(chain, target + R"(
