@@ -28,6 +28,9 @@ struct TrackedResource {
   D3D12_BARRIER_ACCESS access = D3D12_BARRIER_ACCESS_UNORDERED_ACCESS;
   D3D12_BARRIER_SYNC sync = D3D12_BARRIER_SYNC_COMPUTE_SHADING;
   bool written = true;  // last access was the producer's write (no barrier since)
+  // A declared texture's subresource that nothing used since the frame start restored it (in
+  // an earlier submission): a first write waits for nothing.
+  bool untouched = false;
   // The queue whose command list last moved it (a declared texture's subresource).
   std::size_t queue = 0;
 };
@@ -142,6 +145,7 @@ class Planner {
       TrackedResource start =
           dispatched && !drawn ? unordered_access_texture_written() : render_target_written();
       start.written = false;
+      start.untouched = true;
       unordered_access_.push_back(dispatched);
       plan_.texture_start_layouts.push_back(start.layout);
       plan_.texture_start_states.push_back(start.state);
@@ -229,6 +233,7 @@ class Planner {
         break;
     }
     r.queue = out.barrier_queue;
+    r.untouched = false;
     for (TrackedResource* sub : covered) *sub = r;
     if (r.kind == ResourceKind::texture) out.layout_at_consumer = r.layout;
     if (out.cross_queue && !on_consumer_queue) at_signal_[d.producer] = r;
@@ -310,10 +315,12 @@ class Planner {
            legacy_transition(sub.state, written.state, D3D12_RESOURCE_BARRIER_FLAG_NONE, index)});
       return;
     }
+    // Untouched since the frame start, the subresource has no earlier work to wait for: a
+    // RENDER_TARGET sync before would hold a dispatch until the draws before it end.
     EnhancedFields f{D3D12_BARRIER_TYPE_TEXTURE,
-                     sub.sync,
+                     sub.untouched ? D3D12_BARRIER_SYNC_NONE : sub.sync,
                      written.sync,
-                     target.discard ? D3D12_BARRIER_ACCESS_NO_ACCESS : sub.access,
+                     target.discard || sub.untouched ? D3D12_BARRIER_ACCESS_NO_ACCESS : sub.access,
                      written.access,
                      target.discard ? D3D12_BARRIER_LAYOUT_UNDEFINED : sub.layout,
                      written.layout};

@@ -556,6 +556,9 @@ TEST(Planner, ADispatchWritesATextureInUnorderedAccessAndItsReaderTransitionsFro
       std::get<EnhancedBarrier>(enhanced.target_transitions.at(0).barrier));
   EXPECT_EQ(uav.LayoutBefore, D3D12_BARRIER_LAYOUT_RENDER_TARGET);
   EXPECT_EQ(uav.LayoutAfter, D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS);
+  // Mip 1 is untouched since the frame start: the dispatch waits for no draw before it.
+  EXPECT_EQ(uav.SyncBefore, D3D12_BARRIER_SYNC_NONE);
+  EXPECT_EQ(uav.AccessBefore, D3D12_BARRIER_ACCESS_NO_ACCESS);
   EXPECT_EQ(uav.SyncAfter, D3D12_BARRIER_SYNC_COMPUTE_SHADING);
   EXPECT_EQ(uav.AccessAfter, D3D12_BARRIER_ACCESS_UNORDERED_ACCESS);
   const auto& srv = std::get<D3D12_TEXTURE_BARRIER>(

@@ -216,7 +216,7 @@ def test_d3d12_grants_high_priority_and_refuses_realtime_unless_fallback(d3d12_r
 
 
 @pytest.mark.parametrize('preset', ['three-dispatches-enhanced', 'mip-chain',
-                                    'render-target-discard'])
+                                    'render-target-discard', 'texture-read-after-render'])
 def test_enhanced_barriers_are_unsupported_and_the_suite_goes_on(tmp_path, preset):
     # Buffers and textures alike: an enhanced preset says why in one line, before any GPU
     # work; its legacy twin, next in the run, still runs. The status says not all ran.
@@ -289,6 +289,35 @@ def test_a_mip_chain_into_a_declared_texture_runs_on_d3d12(tmp_path):
     refused = windows('run', windows_path(sliced), '--out', windows_path(tmp_path / 'no'))
     assert refused.returncode == 1
     assert "reads slice 1 of texture 'chain'" in refused.stderr
+
+
+def test_a_dispatch_writes_a_declared_texture_on_d3d12(tmp_path):
+    # texture-read-after-render-legacy (Wine has no enhanced barriers): a subresource drawn, read,
+    # written by a dispatch through a UAV (after a TRANSITION into unordered_access), then read
+    # by a draw; each workload starts after the one it depends on ends.
+    out = tmp_path / 'out'
+    name = 'texture-read-after-render-legacy'
+    result = windows('run', name, '--frames', '4', '--warmup', '1', '--out', windows_path(out))
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = read_csv(out / name / 'records.csv.gz')
+    by_key = {(r['frame'], r['workload']): r for r in rows}
+    ordered = 0
+    for r in rows:
+        if r['depends_on']:
+            producer = by_key[(r['frame'], r['depends_on'])]
+            assert float(producer['poll_end_us']) <= float(r['poll_start_us']), (producer, r)
+            ordered += 1
+    assert ordered == 4 * 3  # four frames, three dependencies
+    # A dispatch's write of another slice than 0 is refused on D3D12 in one line.
+    text = (ROOT / 'scenarios' / 'presets' / (name + '.toml')).read_text()
+    text = text.replace('height = 256', 'height = 256\nslices = 2').replace(
+        'target = { texture = "surface" }\niterations = 16\ndepends_on = ["Read"]',
+        'target = { texture = "surface", slice = 1 }\niterations = 16\ndepends_on = ["Read"]')
+    sliced = tmp_path / 'sliced.toml'
+    sliced.write_text(text)
+    refused = windows('run', windows_path(sliced), '--out', windows_path(tmp_path / 'no'))
+    assert refused.returncode == 1
+    assert "'Write' writes slice 1 of texture 'surface'" in refused.stderr
 
 
 def test_background_work_is_refused_where_d3dcompile_cannot_compile_the_variants(tmp_path):
