@@ -54,6 +54,63 @@ std::vector<std::string> split_list(const std::string& text) {
 
 constexpr std::uint32_t kFrames = 5;
 
+// One scenario run under --sync-validation for 4 frames after 1 warm-up, which must succeed
+// clean (no validation error, no synchronization hazard): its folder, meta.json and records
+// indexed by (frame, workload).
+struct CleanRun {
+  fs::path dir;  // the run's --out
+  fs::path scenario_dir;
+  nlohmann::json meta;
+  CsvTable<kRecordColumns.size()> records;
+  std::map<std::pair<std::string, std::string>, std::size_t> row_of;
+
+  // The (frame, clock) pairs in which `later` starts after `earlier` ended, each checked: a
+  // failure names the clock where it started before.
+  std::size_t count_after(const std::string& later, const std::string& earlier,
+                          std::initializer_list<const char*> clocks) const {
+    std::size_t checked = 0;
+    for (const auto& [key, row] : row_of) {
+      if (key.second != later) continue;
+      const auto before = row_of.find({key.first, earlier});
+      if (before == row_of.end()) {
+        ADD_FAILURE() << "no '" << earlier << "' in frame " << key.first;
+        continue;
+      }
+      for (const char* clock : clocks) {
+        const auto start = records.number(row, std::string(clock) + "_start_us");
+        const auto end = records.number(before->second, std::string(clock) + "_end_us");
+        if (!start || !end) {
+          ADD_FAILURE() << later << " or " << earlier << " has no " << clock << " time";
+          continue;
+        }
+        EXPECT_GE(*start, *end) << later << " after " << earlier << " (" << clock << ")";
+        ++checked;
+      }
+    }
+    return checked;
+  }
+};
+
+std::optional<CleanRun> run_clean(const std::string& scenario, const std::string& name) {
+  CleanRun run;
+  run.dir = temp_path(name);
+  fs::remove_all(run.dir);
+  const auto r = run_gpuoverlap(
+      "run " + scenario + " --frames 4 --warmup 1 --sync-validation --out " + run.dir.string());
+  if (r.exit_code != 0) {
+    ADD_FAILURE() << r.output;
+    return std::nullopt;
+  }
+  run.scenario_dir = run.dir / name;
+  run.meta = read_json(run.scenario_dir / "meta.json");
+  EXPECT_EQ(run.meta["validation"]["errors"], 0);
+  EXPECT_EQ(run.meta["validation"]["sync_hazards"], 0);
+  run.records = read_csv((run.scenario_dir / "records.csv.gz").string(), kRecordColumns);
+  for (std::size_t row = 0; row < run.records.rows.size(); ++row)
+    run.row_of[{run.records.at(row, "frame"), run.records.at(row, "workload")}] = row;
+  return run;
+}
+
 // Every preset shipped, from the source tree (the binary embeds the same files).
 std::vector<std::string> preset_names() {
   std::vector<std::string> names;
@@ -1303,14 +1360,10 @@ TEST(SyncValidation, BarriersOnASubresourceRangeAreCleanAndOrderTheirWork) {
 TEST(SyncValidation, TheMipChainPresetsAreCleanAndOrdered) {
   for (const std::string name : {"mip-chain-legacy", "mip-chain"}) {
     SCOPED_TRACE(name);
-    const fs::path dir = temp_path(name);
-    fs::remove_all(dir);
-    const auto r = run_gpuoverlap("run " + name +
-                                  " --frames 4 --warmup 1 --sync-validation --out " + dir.string());
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    const auto meta = read_json(dir / name / "meta.json");
-    EXPECT_EQ(meta["validation"]["errors"], 0);
-    EXPECT_EQ(meta["validation"]["sync_hazards"], 0);
+    const auto run = run_clean(name, name);
+    ASSERT_TRUE(run);
+    const fs::path& dir = run->dir;
+    const auto& meta = run->meta;
     ASSERT_EQ(meta["scenario"]["textures"].size(), 1u);
     EXPECT_EQ(meta["scenario"]["textures"][0]["mips"], 4);
     const auto& workloads = meta["scenario"]["workloads"];
@@ -1318,26 +1371,14 @@ TEST(SyncValidation, TheMipChainPresetsAreCleanAndOrdered) {
       EXPECT_EQ(workloads[mip]["target"]["mip"], mip);
       EXPECT_EQ(workloads[mip]["threads"], (1024u >> mip) * (64u >> mip));  // the mip's pixels
     }
-    const auto table = read_csv((dir / name / "records.csv.gz").string(), kRecordColumns);
-    std::map<std::pair<std::string, std::string>, std::size_t> row_of;
-    for (std::size_t row = 0; row < table.rows.size(); ++row) {
-      row_of[{table.at(row, "frame"), table.at(row, "workload")}] = row;
-      // A draw into a texture covers its mip: no groups; the compute reader has its one.
+    const auto& table = run->records;
+    // A draw into a texture covers its mip: no groups; the compute reader has its one.
+    for (std::size_t row = 0; row < table.rows.size(); ++row)
       EXPECT_EQ(table.at(row, "groups"), table.at(row, "workload") == "Read" ? "1" : "");
-    }
-    std::size_t ordered = 0;
-    for (std::size_t row = 0; row < table.rows.size(); ++row) {
-      const std::string producer = table.at(row, "depends_on");
-      if (producer.empty()) continue;
-      const std::size_t p = row_of.at({table.at(row, "frame"), producer});
-      for (const char* clock : {"poll", "ts"}) {
-        const auto start = table.number(row, std::string(clock) + "_start_us");
-        const auto end = table.number(p, std::string(clock) + "_end_us");
-        ASSERT_TRUE(start && end);
-        EXPECT_GE(*start, *end) << table.at(row, "workload") << " (" << clock << ")";
-        ++ordered;
-      }
-    }
+    std::size_t ordered = run->count_after("Read", "Mip 3", {"poll", "ts"});
+    for (int mip = 1; mip < 4; ++mip)
+      ordered += run->count_after("Mip " + std::to_string(mip), "Mip " + std::to_string(mip - 1),
+                                  {"poll", "ts"});
     EXPECT_EQ(ordered, 4u * 4u * 2u);  // frames x dependencies x clocks
     // Every tool reads it: report (its barrier table names each level), compare, plot.py.
     const auto report = run_gpuoverlap("report " + dir.string());
@@ -1377,34 +1418,13 @@ TEST(SyncValidation, TheMipChainPresetsAreCleanAndOrdered) {
 TEST(SyncValidation, TheRenderTargetDiscardPresetsAreCleanAndOrdered) {
   for (const std::string name : {"render-target-discard-legacy", "render-target-discard"}) {
     SCOPED_TRACE(name);
-    const fs::path dir = temp_path(name);
-    fs::remove_all(dir);
-    const auto r = run_gpuoverlap("run " + name +
-                                  " --frames 4 --warmup 1 --sync-validation --out " + dir.string());
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    const auto meta = read_json(dir / name / "meta.json");
-    EXPECT_EQ(meta["validation"]["errors"], 0);
-    EXPECT_EQ(meta["validation"]["sync_hazards"], 0);
-    EXPECT_EQ(meta["scenario"]["workloads"][2]["target"]["discard"],
+    const auto run = run_clean(name, name);
+    ASSERT_TRUE(run);
+    const fs::path& dir = run->dir;
+    EXPECT_EQ(run->meta["scenario"]["workloads"][2]["target"]["discard"],
               name == "render-target-discard");
-    const auto table = read_csv((dir / name / "records.csv.gz").string(), kRecordColumns);
-    std::map<std::pair<std::string, std::string>, std::size_t> row_of;
-    for (std::size_t row = 0; row < table.rows.size(); ++row)
-      row_of[{table.at(row, "frame"), table.at(row, "workload")}] = row;
-    std::size_t ordered = 0;
-    for (const auto& [key, row] : row_of) {
-      if (key.second != "Draw B") continue;
-      for (const char* clock : {"poll", "ts"}) {
-        const auto start = table.number(row, std::string(clock) + "_start_us");
-        for (const char* before : {"Draw A", "Read A"}) {
-          const auto end =
-              table.number(row_of.at({key.first, before}), std::string(clock) + "_end_us");
-          ASSERT_TRUE(start && end);
-          EXPECT_GE(*start, *end) << before << " (" << clock << ")";
-          ++ordered;
-        }
-      }
-    }
+    const std::size_t ordered = run->count_after("Draw B", "Draw A", {"poll", "ts"}) +
+                                run->count_after("Draw B", "Read A", {"poll", "ts"});
     EXPECT_EQ(ordered, 4u * 2u * 2u);  // frames x clocks x earlier workloads
     const auto report = run_gpuoverlap("report " + dir.string());
     EXPECT_EQ(report.exit_code, 0) << report.output;
@@ -1435,35 +1455,14 @@ TEST(SyncValidation, TheRenderTargetDiscardPresetsAreCleanAndOrdered) {
 TEST(SyncValidation, TheTextureReadAfterRenderPresetsAreCleanAndOrdered) {
   for (const std::string name : {"texture-read-after-render-legacy", "texture-read-after-render"}) {
     SCOPED_TRACE(name);
-    const fs::path dir = temp_path(name);
-    fs::remove_all(dir);
-    const auto r = run_gpuoverlap("run " + name +
-                                  " --frames 4 --warmup 1 --sync-validation --out " + dir.string());
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    const auto meta = read_json(dir / name / "meta.json");
-    EXPECT_EQ(meta["validation"]["errors"], 0);
-    EXPECT_EQ(meta["validation"]["sync_hazards"], 0);
+    const auto run = run_clean(name, name);
+    ASSERT_TRUE(run);
+    const fs::path& dir = run->dir;
     // The dispatch runs a thread per pixel of the mip it writes.
-    EXPECT_EQ(meta["scenario"]["workloads"][2]["threads"], 1024 * 256);
-    const auto table = read_csv((dir / name / "records.csv.gz").string(), kRecordColumns);
-    std::map<std::pair<std::string, std::string>, std::size_t> row_of;
-    for (std::size_t row = 0; row < table.rows.size(); ++row)
-      row_of[{table.at(row, "frame"), table.at(row, "workload")}] = row;
-    const std::vector<std::string> order = {"Render", "Read", "Write", "Present"};
-    std::size_t ordered = 0;
-    for (const auto& [key, row] : row_of) {
-      const auto at = std::find(order.begin(), order.end(), key.second);
-      ASSERT_NE(at, order.end()) << key.second;
-      if (at == order.begin()) continue;
-      for (const char* clock : {"poll", "ts"}) {
-        const auto start = table.number(row, std::string(clock) + "_start_us");
-        const auto end =
-            table.number(row_of.at({key.first, *(at - 1)}), std::string(clock) + "_end_us");
-        ASSERT_TRUE(start && end);
-        EXPECT_GE(*start, *end) << key.second << " after " << *(at - 1) << " (" << clock << ")";
-        ++ordered;
-      }
-    }
+    EXPECT_EQ(run->meta["scenario"]["workloads"][2]["threads"], 1024 * 256);
+    const std::size_t ordered = run->count_after("Read", "Render", {"poll", "ts"}) +
+                                run->count_after("Write", "Read", {"poll", "ts"}) +
+                                run->count_after("Present", "Write", {"poll", "ts"});
     EXPECT_EQ(ordered, 4u * 2u * 3u);  // frames x clocks x dependent workloads
     const auto report = run_gpuoverlap("report " + dir.string());
     EXPECT_EQ(report.exit_code, 0) << report.output;
@@ -1492,33 +1491,13 @@ TEST(SyncValidation, TheTextureReadAfterRenderPresetsAreCleanAndOrdered) {
 // UNORDERED_ACCESS), and the reader after both writers on the poll clock (the file turns
 // timestamp queries off). Whether the two writers overlap is the GPU's to say, not asserted.
 TEST(SyncValidation, IndependentSubresourcesAreCleanAndTheirReaderWaitsForBoth) {
-  const fs::path dir = temp_path("independent-subresources");
-  fs::remove_all(dir);
   const std::string file =
       (fs::path(GPUOVERLAP_SOURCE_DIR) / "tests" / "data" / "independent-subresources.toml")
           .string();
-  const auto r = run_gpuoverlap("run " + file + " --frames 4 --warmup 1 --sync-validation --out " +
-                                dir.string());
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  const fs::path scenario = dir / "independent-subresources";
-  const auto meta = read_json(scenario / "meta.json");
-  EXPECT_EQ(meta["validation"]["errors"], 0);
-  EXPECT_EQ(meta["validation"]["sync_hazards"], 0);
-  const auto table = read_csv((scenario / "records.csv.gz").string(), kRecordColumns);
-  std::map<std::pair<std::string, std::string>, std::size_t> row_of;
-  for (std::size_t row = 0; row < table.rows.size(); ++row)
-    row_of[{table.at(row, "frame"), table.at(row, "workload")}] = row;
-  std::size_t ordered = 0;
-  for (const auto& [key, row] : row_of) {
-    if (key.second != "Read both") continue;
-    const auto start = table.number(row, "poll_start_us");
-    for (const char* writer : {"Dispatch mip 0", "Dispatch mip 1"}) {
-      const auto end = table.number(row_of.at({key.first, writer}), "poll_end_us");
-      ASSERT_TRUE(start && end);
-      EXPECT_GE(*start, *end) << writer;
-      ++ordered;
-    }
-  }
+  const auto run = run_clean(file, "independent-subresources");
+  ASSERT_TRUE(run);
+  const std::size_t ordered = run->count_after("Read both", "Dispatch mip 0", {"poll"}) +
+                              run->count_after("Read both", "Dispatch mip 1", {"poll"});
   EXPECT_EQ(ordered, 4u * 2u);  // frames x writers
   const auto explained = run_gpuoverlap("validate " + file + " --explain");
   ASSERT_EQ(explained.exit_code, 0) << explained.output;
@@ -1526,7 +1505,7 @@ TEST(SyncValidation, IndependentSubresourcesAreCleanAndTheirReaderWaitsForBoth) 
   EXPECT_NE(explained.output.find("layout unordered_access -> shader_resource mips 1+1"),
             std::string::npos)
       << explained.output;
-  fs::remove_all(dir);
+  fs::remove_all(run->dir);
 }
 
 TEST(Cli, DeviceSelectionByBadNameFailsListingDevices) {

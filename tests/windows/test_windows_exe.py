@@ -261,6 +261,19 @@ def test_legacy_barriers_on_a_subresource_range_run_on_d3d12(tmp_path):
     assert ordered == 2 * 2  # two frames, two readers
 
 
+def each_after_its_producer(rows):
+    """Asserts that every record with one producer (records.csv's depends_on) starts on the poll
+    clock after that producer ended in the same frame; returns how many it checked."""
+    by_key = {(r['frame'], r['workload']): r for r in rows}
+    ordered = 0
+    for r in rows:
+        if r['depends_on']:
+            producer = by_key[(r['frame'], r['depends_on'])]
+            assert float(producer['poll_end_us']) <= float(r['poll_start_us']), (producer, r)
+            ordered += 1
+    return ordered
+
+
 def test_a_mip_chain_into_a_declared_texture_runs_on_d3d12(tmp_path):
     # Legacy per-mip transitions (Wine has no enhanced barriers): each level's draw renders into
     # its mip of one texture and reads the mip before, after that mip's draw ended.
@@ -273,14 +286,7 @@ def test_a_mip_chain_into_a_declared_texture_runs_on_d3d12(tmp_path):
     assert [w.get('target', {}).get('mip') for w in meta['scenario']['workloads']] == [
         0, 1, 2, 3, None]
     rows = read_csv(out / 'mip-chain-legacy' / 'records.csv.gz')
-    by_key = {(r['frame'], r['workload']): r for r in rows}
-    ordered = 0
-    for r in rows:
-        if r['depends_on']:
-            producer = by_key[(r['frame'], r['depends_on'])]
-            assert float(producer['poll_end_us']) <= float(r['poll_start_us']), (producer, r)
-            ordered += 1
-    assert ordered == 4 * 4  # four frames, four dependencies
+    assert each_after_its_producer(rows) == 4 * 4  # four frames, four dependencies
     # Reading another slice than 0 is refused on D3D12 in one line, before any GPU work.
     text = scenario.read_text().replace('mips = 4', 'mips = 4\nslices = 2').replace(
         'target = { texture = "chain", mip = 2 }', 'target = { texture = "chain", mip = 2, slice = 1 }')
@@ -300,14 +306,7 @@ def test_a_dispatch_writes_a_declared_texture_on_d3d12(tmp_path):
     result = windows('run', name, '--frames', '4', '--warmup', '1', '--out', windows_path(out))
     assert result.returncode == 0, result.stdout + result.stderr
     rows = read_csv(out / name / 'records.csv.gz')
-    by_key = {(r['frame'], r['workload']): r for r in rows}
-    ordered = 0
-    for r in rows:
-        if r['depends_on']:
-            producer = by_key[(r['frame'], r['depends_on'])]
-            assert float(producer['poll_end_us']) <= float(r['poll_start_us']), (producer, r)
-            ordered += 1
-    assert ordered == 4 * 3  # four frames, three dependencies
+    assert each_after_its_producer(rows) == 4 * 3  # four frames, three dependencies
     # A dispatch's write of another slice than 0 is refused on D3D12 in one line.
     text = (ROOT / 'scenarios' / 'presets' / (name + '.toml')).read_text()
     text = text.replace('height = 256', 'height = 256\nslices = 2').replace(
