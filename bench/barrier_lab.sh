@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The barrier lab on the GPU machine: the barrier variants of three-dispatches and
-# default, barrier-cost and cross-queue-fence (PRESETS overrides the list), 200 frames each
+# default, barrier-cost, cross-queue-fence and the texture presets with their legacy twins
+# (PRESETS overrides the list), 200 frames each
 # (FRAMES overrides), twice: with
 # timestamp queries (poll + ts + clk clocks) and with --no-timestamps (an end-of-workload
 # timestamp serialises an H100 queue, which would hide whether a split barrier lets B overlap
@@ -15,6 +16,7 @@ mkdir -p "$work"
 variants=(legacy split-event split-collapsed enhanced enhanced-sync-all)
 presets=(three-dispatches barrier-cost cross-queue-fence)
 for v in "${variants[@]}"; do presets+=("three-dispatches-$v" "default-$v"); done
+for t in mip-chain render-target-discard texture-read-after-render; do presets+=("$t" "$t-legacy"); done
 # PRESETS="barrier-cost ..." runs only those.
 if [ -n "${PRESETS:-}" ]; then read -r -a presets <<< "$PRESETS"; fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw --format=csv > "$work/nvidia-smi.csv" 2>&1
@@ -24,6 +26,10 @@ gpuoverlap run "${presets[@]}" --frames "${FRAMES:-200}" --out "$work/with-times
   2>&1 | tail -n 400 > "$work/with-timestamps.log" || status=1
 gpuoverlap run "${presets[@]}" --frames "${FRAMES:-200}" --no-timestamps --out "$work/poll-only" "$@" \
   2>&1 | tail -n 400 > "$work/poll-only.log" || status=1
+# report.md, question 3: each scenario against its legacy twin, with a 95 % interval and the
+# A/A margin.
+gpuoverlap report "$work/with-timestamps" > /dev/null 2>&1 || status=1
+gpuoverlap report "$work/poll-only" > /dev/null 2>&1 || status=1
 # Only the small files: records.csv.gz of 200 frames x 20 workloads is kept too (it is the data).
 tar czf "$out/barrier-lab.tar.gz" -C "$out" barrier-lab && rm -rf "$work"
 exit "$status"
