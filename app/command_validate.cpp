@@ -41,14 +41,13 @@ void explain(const Scenario& s, std::ostream& out) {
     for (const std::string& line : explain_recording(d)) out << "      " << line << "\n";
   }
   if (!plan.barriers.target_transitions.empty())
-    out << "  writes into a texture's subresource after a read, each behind a target "
-           "transition:\n";
+    out << "  writes into a texture's subresource in another layout (after a read, or from the "
+           "frame start), each behind a target transition:\n";
   for (const TargetTransition& t : plan.barriers.target_transitions) {
     const WorkloadSpec& writer = s.workloads[t.workload];
     const TextureSpec& texture = s.textures[t.texture];
     out << fmt::format("    {} ({} mip {}, slice {} of '{}'{}), recorded on queue '{}'\n",
-                       writer.name,
-                       writer.kind == WorkloadKind::graphics ? "draws into" : "writes",
+                       writer.name, writer.kind == WorkloadKind::graphics ? "draws into" : "writes",
                        writer.target->mip, writer.target->slice, texture.name,
                        writer.target->discard ? ", discard" : "", s.queues[writer.queue].name);
     out << fmt::format("      D3D12 before the write: {}\n", describe(t.barrier));

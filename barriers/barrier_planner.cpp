@@ -139,13 +139,18 @@ class Planner {
     // or in UNORDERED_ACCESS where only dispatches write the texture.
     for (std::size_t t = 0; t < textures.size(); ++t) {
       bool drawn = false, dispatched = false;
+      std::optional<std::size_t> writers_queue;  // one queue (the parser's rule)
       for (const PlannerWorkload& w : workloads)
-        if (w.target && w.target->texture == t)
+        if (w.target && w.target->texture == t) {
           (w.kind == WorkloadKind::graphics ? drawn : dispatched) = true;
+          writers_queue = w.queue;
+        }
       TrackedResource start =
           dispatched && !drawn ? unordered_access_texture_written() : render_target_written();
       start.written = false;
       start.untouched = true;
+      start.queue = writers_queue.value_or(0);  // the frame start's restore is recorded there
+      restore_queue_.push_back(writers_queue);
       unordered_access_.push_back(dispatched);
       plan_.texture_start_layouts.push_back(start.layout);
       plan_.texture_start_states.push_back(start.state);
@@ -196,13 +201,23 @@ class Planner {
             "cross queues); use legacy or enhanced, the fence orders the queues");
 
     // A barrier on the consumer's side of a fence sees the output as it was when the fence was
-    // signalled, and changes nothing on the producer's queue (only buffers get here, whose
-    // states have no layout behind them).
+    // signalled, and changes nothing on the producer's queue: a buffer (its states have no
+    // layout behind them), or a declared texture's subresources, tracked as one copy for every
+    // queue (finish() checks that the writers' queue can restore what such a barrier left).
     TrackedResource fenced_copy = at_signal_[d.producer];
     const bool consumer_side_of_fence = out.cross_queue && on_consumer_queue;
     // A declared texture's subresources in the range, which must stand in one state.
     std::vector<TrackedResource*> covered;
     if (out.texture) covered = covered_subresources(out);
+    // The consumer reads the subresource its producer wrote (a range widens the barrier, not
+    // the read).
+    if (out.reads_output && p.target && c.target && p.target->texture == c.target->texture &&
+        p.target->mip == c.target->mip && p.target->slice == c.target->slice)
+      error("target-feedback",
+            "'" + c.name + "' reads mip " + std::to_string(c.target->mip) + ", slice " +
+                std::to_string(c.target->slice) + " of '" + textures_[c.target->texture].name +
+                "', which it writes: one subresource cannot be a shader resource and the "
+                "workload's output at once");
     TrackedResource texture_copy = covered.empty() ? TrackedResource{} : *covered.front();
     TrackedResource& r = !covered.empty()         ? texture_copy
                          : consumer_side_of_fence ? fenced_copy
@@ -213,7 +228,7 @@ class Planner {
         out.note = "no barrier";
         if (out.reads_output && r.kind == ResourceKind::texture && !layout_readable(r.layout))
           error("none-texture-read",
-                "reads_output without a barrier on a render target: it stays in layout " +
+                "reads_output without a barrier on a texture: it stays in layout " +
                     barrier_layout_name(r.layout) + ", which shaders cannot read");
         else if (out.reads_output && !out.cross_queue)
           warning("none-race",
@@ -242,6 +257,25 @@ class Planner {
 
   void finish() {
     write_until(std::numeric_limits<std::size_t>::max());
+    // The next frame starts with every subresource restored on the writers' queue, from where
+    // this frame left it: a compute queue cannot name a graphics state or layout.
+    for (std::size_t t = 0; t < subresources_.size(); ++t) {
+      if (!restore_queue_[t]) continue;
+      const std::size_t writer = first_writer(t);
+      if (workloads_[writer].queue_type != QueueType::compute) continue;
+      for (const TrackedResource& sub : subresources_[t]) {
+        if (state_usable_on(QueueType::compute, sub.state) &&
+            layout_usable_on(QueueType::compute, sub.layout))
+          continue;
+        target_error(writer, "texture-restore-queue",
+                     "'" + textures_[t].name + "' ends the frame in " +
+                         resource_states_name(sub.state) + " (layout " +
+                         barrier_layout_name(sub.layout) +
+                         "), which its writers' compute queue cannot restore at the next frame's "
+                         "start; read it on that queue, or from a dispatch");
+        break;
+      }
+    }
     for (const TrackedResource& r : tracked_)
       plan_.final_layouts.push_back(
           r.kind == ResourceKind::texture ? r.layout : D3D12_BARRIER_LAYOUT_UNDEFINED);
@@ -280,7 +314,7 @@ class Planner {
                          " with discard = true, which only an enhanced barrier can do "
                          "(D3D12_TEXTURE_BARRIER_FLAG_DISCARD); the legacy form of the same "
                          "work leaves discard out");
-      if (sub.layout == written.layout && sub.written)
+      if (sub.written)
         target_error(w, "target-rewrite",
                      where +
                          ", which an earlier write left and nothing read since: the first "
@@ -332,6 +366,12 @@ class Planner {
     if (target.discard)
       std::get<D3D12_TEXTURE_BARRIER>(barrier).Flags = D3D12_TEXTURE_BARRIER_FLAG_DISCARD;
     plan_.target_transitions.push_back({w, target.texture, barrier});
+  }
+
+  std::size_t first_writer(std::size_t texture) const {
+    for (const std::size_t w : writers_)
+      if (workloads_[w].target->texture == texture) return w;
+    return 0;
   }
 
   void target_error(std::size_t draw, std::string rule, std::string message) {
@@ -443,7 +483,8 @@ class Planner {
   void plan_uav(TrackedResource& r, DependencyPlan& out, Placement at) {
     if (r.kind == ResourceKind::texture) {
       error("uav-texture",
-            "a UAV barrier orders unordered-access work, but the producer writes a render target");
+            "a UAV barrier orders unordered-access work on a buffer, but the producer writes a "
+            "texture, which its reader reads as a shader resource: use a transition");
       return;
     }
     if (r.state != D3D12_RESOURCE_STATE_UNORDERED_ACCESS) {
@@ -552,6 +593,11 @@ class Planner {
             "the render target must go from layout " + barrier_layout_name(r.layout) +
                 " to one a shader can read, and a GLOBAL barrier changes no layout; use a "
                 "TEXTURE barrier");
+    if (texture_barrier && texture && !(out.texture && unordered_access_[*out.texture]) &&
+        f.layout_after == D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS)
+      error("resource-state",
+            "LayoutAfter unordered_access on a texture no dispatch writes, which gpuoverlap "
+            "creates without ALLOW_UNORDERED_ACCESS");
     if (texture_barrier && texture && f.layout_before != r.layout)
       error("layout-mismatch", "LayoutBefore " + barrier_layout_name(f.layout_before) +
                                    " is not the layout the render target is in here (" +
@@ -601,9 +647,11 @@ class Planner {
     if (texture_barrier) r.layout = f.layout_after;
     r.access = f.access_after;
     r.sync = f.sync_after;
-    r.state = r.kind == ResourceKind::texture && !layout_readable(r.layout)
-                  ? D3D12_RESOURCE_STATE_RENDER_TARGET
-                  : read.state;
+    // The legacy state the layout stands for, which a later legacy target transition names.
+    r.state = r.kind != ResourceKind::texture || layout_readable(r.layout) ? read.state
+              : r.layout == D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS
+                  ? D3D12_RESOURCE_STATE_UNORDERED_ACCESS
+                  : D3D12_RESOURCE_STATE_RENDER_TARGET;
     r.written = false;
   }
 
@@ -613,6 +661,9 @@ class Planner {
   BarrierPlan& plan_;
   std::vector<std::vector<TrackedResource>> subresources_;  // per texture, per subresource
   std::vector<bool> unordered_access_;                      // per texture: a dispatch writes it
+  // Per texture: the queue its writers share, which restores it at the frame start; none where
+  // nothing writes it.
+  std::vector<std::optional<std::size_t>> restore_queue_;
   std::vector<std::size_t> writers_;  // workloads writing a texture, in execution order
   std::size_t next_writer_ = 0;
   std::vector<TrackedResource> tracked_;

@@ -100,7 +100,7 @@ struct BarrierPlan {
   // the executor brings it back to RENDER_TARGET before the next frame.
   std::vector<D3D12_BARRIER_LAYOUT> final_layouts;
   // Per declared texture, per subresource (subresource_index order): the layout and the
-  // legacy state it ends the frame in; the executor brings each back to RENDER_TARGET.
+  // legacy state it ends the frame in; the executor brings each back to its start layout.
   std::vector<std::vector<D3D12_BARRIER_LAYOUT>> texture_final_layouts;
   std::vector<std::vector<D3D12_RESOURCE_STATES>> texture_final_states;
   // Per declared texture: where every subresource starts the frame (the executor restores it
@@ -109,7 +109,7 @@ struct BarrierPlan {
   // compute queue can hold.
   std::vector<D3D12_BARRIER_LAYOUT> texture_start_layouts;
   std::vector<D3D12_RESOURCE_STATES> texture_start_states;
-  std::vector<TargetTransition> target_transitions;  // in execution order of their draws
+  std::vector<TargetTransition> target_transitions;  // in execution order of their writers
   bool has_errors() const;
 };
 

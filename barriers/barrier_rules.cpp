@@ -178,6 +178,16 @@ D3D12_BARRIER_LAYOUT layout_for_legacy_state(D3D12_RESOURCE_STATES state) {
   return D3D12_BARRIER_LAYOUT_GENERIC_READ;
 }
 
+bool state_usable_on(QueueType queue, D3D12_RESOURCE_STATES state) {
+  return queue != QueueType::compute || (bits(state) & ~kComputeQueueStates) == 0;
+}
+
+bool layout_usable_on(QueueType queue, D3D12_BARRIER_LAYOUT layout) {
+  if (queue == QueueType::compute)
+    return !is_direct_queue_layout(layout) && layout != D3D12_BARRIER_LAYOUT_RENDER_TARGET;
+  return !is_compute_queue_layout(layout);
+}
+
 std::vector<BarrierFinding> check_legacy_transition(D3D12_RESOURCE_STATES before,
                                                     D3D12_RESOURCE_STATES after, QueueType queue,
                                                     ResourceKind resource,
@@ -190,7 +200,7 @@ std::vector<BarrierFinding> check_legacy_transition(D3D12_RESOURCE_STATES before
                           std::string(side) + " " + resource_states_name(state) +
                               " combines a write state with other states (write states are "
                               "exclusive)"));
-    if (queue == QueueType::compute && (s & ~kComputeQueueStates))
+    if (!state_usable_on(queue, state))
       out.push_back(
           error("queue-state",
                 std::string(side) + " " + resource_states_name(state) +
@@ -241,13 +251,11 @@ std::vector<BarrierFinding> check_enhanced_barrier(
   if (type == D3D12_BARRIER_TYPE_TEXTURE) {
     for (auto [layout, side] :
          {std::pair{layout_before, "LayoutBefore"}, std::pair{layout_after, "LayoutAfter"}}) {
-      if (queue == QueueType::compute &&
-          (is_direct_queue_layout(layout) || layout == D3D12_BARRIER_LAYOUT_RENDER_TARGET))
-        out.push_back(error("queue-layout", std::string(side) + " " + barrier_layout_name(layout) +
-                                                " cannot be used on a compute queue"));
-      if (queue == QueueType::direct && is_compute_queue_layout(layout))
-        out.push_back(error("queue-layout", std::string(side) + " " + barrier_layout_name(layout) +
-                                                " cannot be used on a direct queue"));
+      if (!layout_usable_on(queue, layout))
+        out.push_back(
+            error("queue-layout",
+                  std::string(side) + " " + barrier_layout_name(layout) + " cannot be used on a " +
+                      std::string(queue == QueueType::compute ? "compute" : "direct") + " queue"));
     }
     for (auto [layout, access, side] : {std::tuple{layout_before, access_before, "Before"},
                                         std::tuple{layout_after, access_after, "After"}}) {

@@ -61,6 +61,12 @@ std::vector<BarrierFinding> check_enhanced_barrier(
 // an umbrella scope (ALL, DRAW, ALL_SHADING, NON_PIXEL_SHADING)?
 bool sync_covers(D3D12_BARRIER_SYNC sync, D3D12_BARRIER_SYNC stage);
 
+// Whether a `queue`-type command list may name a legacy state or an enhanced layout (compute
+// lists: no graphics states, no RENDER_TARGET or DIRECT_QUEUE_* layouts; direct lists: no
+// COMPUTE_QUEUE_* layouts).
+bool state_usable_on(QueueType queue, D3D12_RESOURCE_STATES state);
+bool layout_usable_on(QueueType queue, D3D12_BARRIER_LAYOUT layout);
+
 // The layout a legacy state implies for a texture and back (RENDER_TARGET <->
 // RENDER_TARGET, shader-resource states <-> SHADER_RESOURCE, UNORDERED_ACCESS, COPY_*, COMMON).
 D3D12_BARRIER_LAYOUT layout_for_legacy_state(D3D12_RESOURCE_STATES state);

@@ -49,8 +49,8 @@ struct WorkloadSpec {
   std::uint32_t iterations = kDefaultIterations;
   std::vector<DependencySpec> depends_on;
   // A draw that renders into a declared texture's subresource instead of a render target of
-  // its own; its pixels are that mip's (groups does not apply). Consumers read that
-  // subresource.
+  // its own, or a dispatch that writes it (unordered access) instead of its output buffer; its
+  // threads are that mip's pixels (groups does not apply). Consumers read that subresource.
   std::optional<TextureTarget> target;
 };
 

@@ -1013,6 +1013,14 @@ class Parser {
                                         "into any format)");
           const std::uint64_t pixels = std::uint64_t{mip_size(texture.width, parsed->mip)} *
                                        mip_size(texture.height, parsed->mip);
+          // D3D12's limit and Vulkan's guaranteed minimum of workgroups in X.
+          constexpr std::uint64_t kMaxDispatchGroups = 65535;
+          if (pixels / kThreadsPerDispatchGroup > kMaxDispatchGroups)
+            return error_at(target, named + " writes mip " + std::to_string(parsed->mip) + " of '" +
+                                        texture.name + "', " + std::to_string(pixels) +
+                                        " pixels: more than " + std::to_string(kMaxDispatchGroups) +
+                                        " groups of " + std::to_string(kThreadsPerDispatchGroup) +
+                                        " threads in one dispatch");
           if (pixels % kThreadsPerDispatchGroup != 0)
             return error_at(target, named + " writes mip " + std::to_string(parsed->mip) + " of '" +
                                         texture.name + "', " + std::to_string(pixels) +

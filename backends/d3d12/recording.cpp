@@ -1,6 +1,7 @@
 // What a frame records on D3D12: each queue's prepare list (counters zeroed, render targets
-// back to RENDER_TARGET), then one command list per submission of the frame plan with each
-// workload's barriers (the plan's own D3D12 barriers), timestamps and Perlin dispatch or draw.
+// back to RENDER_TARGET, declared textures to where a frame starts them), then one command list per
+// submission of the frame plan with each workload's barriers (the plan's own D3D12 barriers),
+// timestamps and Perlin dispatch or draw.
 //
 // Buffers and ExecuteCommandLists: a buffer decays to COMMON when the GPU completes the
 // ExecuteCommandLists that used it, and is promoted to the state of its first use in the next
@@ -187,7 +188,9 @@ void ScenarioDevice::record_workload(ID3D12GraphicsCommandList* list, std::size_
     if (plan_.barriers.dependencies[i].consumer == w)
       record_dependency_barriers(list, segment, i, Placement::before_consumer);
   // Its subresource into its layout for the write (RENDER_TARGET or UNORDERED_ACCESS) after a
-  // read or from the frame start, or discarded from UNDEFINED.
+  // read or from the frame start, or discarded from UNDEFINED. From the frame start the
+  // enhanced form waits for nothing (SyncBefore NONE): the restore is in the queue's prepare
+  // list, an ExecuteCommandLists of its own before this one, which orders it.
   for (const TargetTransition& transition : plan_.barriers.target_transitions) {
     if (transition.workload != w) continue;
     ID3D12Resource* texture = gpu_.textures[transition.texture].get();

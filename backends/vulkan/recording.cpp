@@ -166,7 +166,11 @@ void ScenarioDevice::record_workload(VkCommandBuffer cmd, std::size_t w, std::ui
     record_barriers(cmd, ops_[i].barriers_before_consumer, producer);
   }
   if (!target_ops_[w].empty()) {
-    // Its subresource back to COLOR_ATTACHMENT after a read (or discarded from UNDEFINED).
+    // Its subresource into its writer's layout (COLOR_ATTACHMENT or GENERAL) after a read or
+    // from the frame start, or discarded from UNDEFINED. From the frame start it waits for
+    // nothing (the enhanced form's SyncBefore NONE): the restore was recorded in this queue's
+    // prepare submission, before the gate, and layout transitions on one queue happen in
+    // submission order.
     RecordedDependency dependency;
     fill_dependency(dependency, target_ops_[w], VK_NULL_HANDLE, draw_target(w).image);
     vkCmdPipelineBarrier2(cmd, &dependency.info);

@@ -589,6 +589,58 @@ TEST(Planner, ADispatchWritesATextureInUnorderedAccessAndItsReaderTransitionsFro
   EXPECT_TRUE(plan_has(plan_barriers(twice, {}, {{"U", {1, 1}}}), "target-rewrite"));
 }
 
+// The rules around a texture's writers: a second write with nothing read between is refused
+// whatever the writers' kinds; a workload cannot read its own target; a texture restored on a
+// compute queue cannot be left in a graphics state; a texture no dispatch writes has no
+// UNORDERED_ACCESS layout; and the start state belongs to the writers' queue, whichever index
+// it has.
+TEST(Planner, TextureWritersRules) {
+  const std::vector<PlannerTexture> two_mips = {{"T", {2, 1}}};
+  // A draw into mip 0, then a dispatch into it with no read between.
+  const std::vector<PlannerWorkload> draw_then_dispatch = {
+      {"D", WorkloadKind::graphics, 0, QueueType::direct, TextureTarget{0, 0, 0}, 0},
+      {"C", WorkloadKind::compute, 0, QueueType::direct, TextureTarget{0, 0, 0}, 1}};
+  EXPECT_TRUE(plan_has(plan_barriers(draw_then_dispatch, {}, two_mips), "target-rewrite"));
+  // C reads mip 0 and writes it: feedback; writing mip 1 instead is fine.
+  auto feedback =
+      plan_barriers(draw_then_dispatch, {{0, 1, request(BarrierKind::legacy)}}, two_mips);
+  EXPECT_TRUE(plan_has(feedback, "target-feedback"));
+  auto other_mip = draw_then_dispatch;
+  other_mip[1].target->mip = 1;
+  const auto fine = plan_barriers(other_mip, {{0, 1, request(BarrierKind::legacy)}}, two_mips);
+  EXPECT_TRUE(fine.findings.empty()) << fine.findings[0].finding.message;
+  // The writers on queue 1 (a compute queue declared first is queue 0): no false target-queue.
+  auto on_queue_1 = other_mip;
+  for (PlannerWorkload& w : on_queue_1) w.queue = 1;
+  for (const BarrierKind kind : {BarrierKind::legacy, BarrierKind::enhanced}) {
+    const auto plan = plan_barriers(on_queue_1, {{0, 1, request(kind)}}, two_mips, kind);
+    EXPECT_TRUE(plan.findings.empty()) << plan.findings[0].finding.message;
+    EXPECT_EQ(plan.target_transitions.size(), 1u);
+  }
+  // A dispatch on a compute queue writes the texture; a draw on the direct queue reads it
+  // (PIXEL_SHADER_RESOURCE), which the compute queue cannot restore next frame.
+  const std::vector<PlannerWorkload> async = {
+      {"C", WorkloadKind::compute, 1, QueueType::compute, TextureTarget{0, 0, 0}, 0},
+      {"P", WorkloadKind::graphics, 0, QueueType::direct, std::nullopt, 1}};
+  const auto restore =
+      plan_barriers(async, {{0, 1, request(BarrierKind::legacy)}}, {{"U", {1, 1}}});
+  ASSERT_TRUE(plan_has(restore, "texture-restore-queue"));
+  EXPECT_EQ(restore.findings[0].draw, std::optional<std::size_t>{0});
+  // Read by a dispatch on the direct queue instead: NON_PIXEL_SHADER_RESOURCE, which it can.
+  auto async_dispatch = async;
+  async_dispatch[1].kind = WorkloadKind::compute;
+  const auto restorable =
+      plan_barriers(async_dispatch, {{0, 1, request(BarrierKind::legacy)}}, {{"U", {1, 1}}});
+  EXPECT_TRUE(restorable.findings.empty()) << restorable.findings[0].finding.message;
+  // LayoutAfter UNORDERED_ACCESS on a texture only draws write.
+  auto to_uav = request(BarrierKind::enhanced);
+  to_uav.layout_after = D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS;
+  to_uav.access_after = D3D12_BARRIER_ACCESS_UNORDERED_ACCESS;
+  to_uav.reads_output = false;
+  EXPECT_TRUE(plan_has(plan_barriers(mip_chain(2), {{0, 1, to_uav}}, kChain, BarrierKind::enhanced),
+                       "resource-state"));
+}
+
 TEST(Planner, StateBeforeMustBeTheTrackedState) {
   auto r = request(BarrierKind::legacy);
   r.state_before = D3D12_RESOURCE_STATE_COPY_DEST;

@@ -384,6 +384,13 @@ target = { texture = "chain", mip = )" +
                       "per pixel in groups of 64"),
             std::string::npos)
       << error_of(dispatch_into("r32f", 5));
+  // 4096 x 1024 pixels: 65,536 groups of 64, one more than a dispatch may run.
+  const std::string big = dispatch_into("r32f", 0);
+  const std::string too_big =
+      big.substr(0, big.find("width = 256")) + "width = 4096\nheight = 1024\nmips = 6\n";
+  EXPECT_NE(error_of(too_big).find("4194304 pixels: more than 65535 groups of 64 threads"),
+            std::string::npos)
+      << error_of(too_big);
   {
     auto k = parse_scenario(dispatch_into("r32f", 2), "t");  // 64 x 16 pixels
     ASSERT_TRUE(k) << k.error().message;
