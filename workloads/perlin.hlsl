@@ -52,11 +52,16 @@ ByteAddressBuffer producer_output0 : register(t1);
 ByteAddressBuffer producer_output1 : register(t2);
 ByteAddressBuffer producer_output2 : register(t3);
 ByteAddressBuffer producer_output3 : register(t4);
-Texture2D<float> producer_target0 : register(t5);
-Texture2D<float> producer_target1 : register(t6);
-Texture2D<float> producer_target2 : register(t7);
-Texture2D<float> producer_target3 : register(t8);
-RWTexture2D<float> output_texture : register(u3);
+// Textures are arrays: a D3D12 view of one subresource of an array texture has a
+// TEXTURE2DARRAY dimension (its FirstArraySlice picks the slice), and a view of a plain
+// texture may have it too, with one slice.
+Texture2DArray<float> producer_target0 : register(t5);
+Texture2DArray<float> producer_target1 : register(t6);
+Texture2DArray<float> producer_target2 : register(t7);
+Texture2DArray<float> producer_target3 : register(t8);
+RWTexture2DArray<float> output_texture : register(u3);
+#define TARGET_LOAD(texture, x) texture.Load(int4(x, 0, 0, 0))
+#define TEXTURE_STORE(x, y, value) output_texture[uint3(x, y, 0u)] = (value)
 // Word `index` of this workload's counters, stamps or outputs.
 #define COUNTER_ADD(index, value, previous) InterlockedAdd(counters[index], value, previous)
 #define STAMP_EXCHANGE(offset, value, previous) \
@@ -83,6 +88,9 @@ RWTexture2D<float> output_texture : register(u3);
 #define COUNTER_ADD(index, value, previous) counters.InterlockedAdd((index) * 4u, value, previous)
 #define STAMP_EXCHANGE(offset, value, previous) stamps.InterlockedExchange(offset, value, previous)
 #define OUTPUT_STORE(index, value) output_values.Store((index) * 4u, value)
+// Each view is 2-D, of one subresource.
+#define TARGET_LOAD(texture, x) texture.Load(int3(x, 0, 0))
+#define TEXTURE_STORE(x, y, value) output_texture[uint2(x, y)] = (value)
 #endif
 
 static const uint kInputElements = 65536;
@@ -175,10 +183,10 @@ float producer_input(uint thread_index) {
   if (buffers > 1u) sum += asfloat(producer_output1.Load(i * 4u));
   if (buffers > 2u) sum += asfloat(producer_output2.Load(i * 4u));
   if (buffers > 3u) sum += asfloat(producer_output3.Load(i * 4u));
-  if (targets > 0u) sum += producer_target0.Load(int3(i, 0, 0));
-  if (targets > 1u) sum += producer_target1.Load(int3(i, 0, 0));
-  if (targets > 2u) sum += producer_target2.Load(int3(i, 0, 0));
-  if (targets > 3u) sum += producer_target3.Load(int3(i, 0, 0));
+  if (targets > 0u) sum += TARGET_LOAD(producer_target0, i);
+  if (targets > 1u) sum += TARGET_LOAD(producer_target1, i);
+  if (targets > 2u) sum += TARGET_LOAD(producer_target2, i);
+  if (targets > 3u) sum += TARGET_LOAD(producer_target3, i);
   return sum;
 }
 
@@ -214,7 +222,7 @@ void cs_main(uint3 thread_id : SV_DispatchThreadID) {
   float value = noise_work(thread_id.x);
   // A dispatch into a texture runs one thread per pixel of its mip, params.width wide.
   if ((params.producers & kWritesTexture) != 0u)
-    output_texture[uint2(thread_id.x % params.width, thread_id.x / params.width)] = value;
+    TEXTURE_STORE(thread_id.x % params.width, thread_id.x / params.width, value);
   else
     OUTPUT_STORE(thread_id.x, asuint(value));
   stamp_end();

@@ -362,10 +362,13 @@ Status ScenarioDevice::create_descriptors() {
   const D3D12_CPU_DESCRIPTOR_HANDLE srv_start = cpu_start(gpu_.srv_heap.get());
   const D3D12_CPU_DESCRIPTOR_HANDLE rtv_start = cpu_start(gpu_.rtv_heap.get());
   D3D12_SHADER_RESOURCE_VIEW_DESC view{};
+  // perlin.hlsl reads Texture2DArray<float> on D3D12: one slice of one mip, whichever the
+  // texture (a render target of its own is an array of one).
   view.Format = DXGI_FORMAT_R32_FLOAT;
-  view.ViewDimension = D3D12_SRV_DIMENSION_TEXTURE2D;
+  view.ViewDimension = D3D12_SRV_DIMENSION_TEXTURE2DARRAY;
   view.Shader4ComponentMapping = D3D12_DEFAULT_SHADER_4_COMPONENT_MAPPING;
-  view.Texture2D.MipLevels = 1;
+  view.Texture2DArray.MipLevels = 1;
+  view.Texture2DArray.ArraySize = 1;
 
   for (std::size_t t = 0; t < scenario_.textures.size(); ++t) {
     const TextureSpec& texture = scenario_.textures[t];
@@ -400,11 +403,11 @@ Status ScenarioDevice::create_descriptors() {
       if (d.resource == ResourceKind::buffer) {
         producer_buffers_[w][buffers++] = gpu_.outputs[d.producer]->GetGPUVirtualAddress();
       } else if (target) {
-        // The subresource the producer drew. perlin.hlsl reads a Texture2D, which views slice
-        // 0 of an array; the scenario's reads of other slices are refused (check_barriers).
+        // The subresource the producer wrote.
         D3D12_SHADER_RESOURCE_VIEW_DESC mip_view = view;
         mip_view.Format = dxgi_format(scenario_.textures[target->texture].format);
-        mip_view.Texture2D.MostDetailedMip = target->mip;
+        mip_view.Texture2DArray.MostDetailedMip = target->mip;
+        mip_view.Texture2DArray.FirstArraySlice = target->slice;
         gpu_.device->CreateShaderResourceView(gpu_.textures[target->texture].get(), &mip_view,
                                               slot);
         ++targets;
@@ -422,12 +425,14 @@ Status ScenarioDevice::create_descriptors() {
       gpu_.device->CreateShaderResourceView(
           gpu_.dummy_target.get(), &view,
           {srv_start.ptr + (w * kDescriptorsPerWorkload + t) * srv_increment_});
-    // RWTexture2D<float>: a TEXTURE2D view of the mip (slice 0; check_barriers refuses others),
-    // or a null descriptor of that shape.
+    // RWTexture2DArray<float>: a view of the one slice of the mip the dispatch writes, or a
+    // null descriptor of that shape.
     D3D12_UNORDERED_ACCESS_VIEW_DESC uav{};
     uav.Format = DXGI_FORMAT_R32_FLOAT;
-    uav.ViewDimension = D3D12_UAV_DIMENSION_TEXTURE2D;
-    uav.Texture2D.MipSlice = writes_texture ? spec.target->mip : 0;
+    uav.ViewDimension = D3D12_UAV_DIMENSION_TEXTURE2DARRAY;
+    uav.Texture2DArray.MipSlice = writes_texture ? spec.target->mip : 0;
+    uav.Texture2DArray.FirstArraySlice = writes_texture ? spec.target->slice : 0;
+    uav.Texture2DArray.ArraySize = 1;
     gpu_.device->CreateUnorderedAccessView(
         writes_texture ? gpu_.textures[spec.target->texture].get() : nullptr, nullptr, &uav,
         {srv_start.ptr + (w * kDescriptorsPerWorkload + kMaxProducerBindings) * srv_increment_});

@@ -72,22 +72,6 @@ ScenarioDevice::ScenarioDevice(IDXGIAdapter1* adapter, const Scenario& scenario,
 // runtime offers only where D3D12_OPTIONS12 says EnhancedBarriersSupported. Without it a
 // scenario that asks for them is refused before any object exists, with the runtime's reason.
 Status ScenarioDevice::check_barriers() {
-  for (const WorkloadSpec& w : scenario_.workloads)
-    if (w.kind == WorkloadKind::compute && w.target && w.target->slice > 0)
-      return make_error("workload '" + w.name + "' writes slice " +
-                            std::to_string(w.target->slice) + " of texture '" +
-                            scenario_.textures[w.target->texture].name +
-                            "': the D3D12 backend's shaders write slice 0 of an array only",
-                        ErrorCategory::unsupported);
-  for (const DependencyPlan& d : plan_.barriers.dependencies) {
-    const auto& target = scenario_.workloads[d.producer].target;
-    if (d.reads_output && target && target->slice > 0)
-      return make_error("workload '" + scenario_.workloads[d.consumer].name + "' reads slice " +
-                            std::to_string(target->slice) + " of texture '" +
-                            scenario_.textures[target->texture].name +
-                            "': the D3D12 backend's shaders read slice 0 of an array only",
-                        ErrorCategory::unsupported);
-  }
   const auto enhanced =
       std::find_if(plan_.barriers.dependencies.begin(), plan_.barriers.dependencies.end(),
                    [](const DependencyPlan& d) { return is_enhanced(d.kind); });
