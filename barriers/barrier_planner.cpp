@@ -139,19 +139,20 @@ class Planner {
     // or in UNORDERED_ACCESS where only dispatches write the texture.
     for (std::size_t t = 0; t < textures.size(); ++t) {
       bool drawn = false, dispatched = false;
-      std::optional<std::size_t> writers_queue;  // one queue (the parser's rule)
-      for (const PlannerWorkload& w : workloads)
-        if (w.target && w.target->texture == t) {
-          (w.kind == WorkloadKind::graphics ? drawn : dispatched) = true;
-          writers_queue = w.queue;
+      std::optional<std::size_t> writer;  // any: the writers share one queue (the parser's rule)
+      for (std::size_t w = 0; w < workloads.size(); ++w)
+        if (workloads[w].target && workloads[w].target->texture == t) {
+          (workloads[w].kind == WorkloadKind::graphics ? drawn : dispatched) = true;
+          writer = w;
         }
       TrackedResource start =
           dispatched && !drawn ? unordered_access_texture_written() : render_target_written();
       start.written = false;
       start.untouched = true;
-      start.queue = writers_queue.value_or(0);  // the frame start's restore is recorded there
-      restore_queue_.push_back(writers_queue);
-      unordered_access_.push_back(dispatched);
+      // The frame start's restore is recorded on the writers' queue.
+      start.queue = writer ? workloads[*writer].queue : 0;
+      writer_of_.push_back(writer);
+      plan_.texture_unordered_access.push_back(dispatched);
       plan_.texture_start_layouts.push_back(start.layout);
       plan_.texture_start_states.push_back(start.state);
       subresources_.emplace_back(std::size_t{textures[t].extent.mips} * textures[t].extent.slices,
@@ -260,8 +261,8 @@ class Planner {
     // The next frame starts with every subresource restored on the writers' queue, from where
     // this frame left it: a compute queue cannot name a graphics state or layout.
     for (std::size_t t = 0; t < subresources_.size(); ++t) {
-      if (!restore_queue_[t]) continue;
-      const std::size_t writer = first_writer(t);
+      if (!writer_of_[t]) continue;
+      const std::size_t writer = *writer_of_[t];
       if (workloads_[writer].queue_type != QueueType::compute) continue;
       for (const TrackedResource& sub : subresources_[t]) {
         if (state_usable_on(QueueType::compute, sub.state) &&
@@ -360,18 +361,13 @@ class Planner {
                      written.layout};
     for (const BarrierFinding& found : check_enhanced_barrier(
              f.type, f.sync_before, f.sync_after, f.access_before, f.access_after, f.layout_before,
-             f.layout_after, writer.queue_type, ResourceKind::texture))
+             f.layout_after, writer.queue_type, ResourceKind::texture,
+             plan_.texture_unordered_access[target.texture]))
       plan_.findings.push_back({0, found, w});
     EnhancedBarrier barrier = make_enhanced(f, SubresourceRange{target.mip, 1, target.slice, 1});
     if (target.discard)
       std::get<D3D12_TEXTURE_BARRIER>(barrier).Flags = D3D12_TEXTURE_BARRIER_FLAG_DISCARD;
     plan_.target_transitions.push_back({w, target.texture, barrier});
-  }
-
-  std::size_t first_writer(std::size_t texture) const {
-    for (const std::size_t w : writers_)
-      if (workloads_[w].target->texture == texture) return w;
-    return 0;
   }
 
   void target_error(std::size_t draw, std::string rule, std::string message) {
@@ -523,8 +519,9 @@ class Planner {
                  " after an earlier barrier; D3D12 needs no second transition";
       return;
     }
-    add_findings(check_legacy_transition(before, after, out.barrier_queue_type, r.kind,
-                                         out.texture && unordered_access_[*out.texture]));
+    add_findings(
+        check_legacy_transition(before, after, out.barrier_queue_type, r.kind,
+                                out.texture && plan_.texture_unordered_access[*out.texture]));
     // D3D12's legacy barriers name one subresource or all: a range is one TRANSITION each.
     std::vector<std::uint32_t> subresources{D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES};
     if (out.subresources) {
@@ -584,20 +581,16 @@ class Planner {
       error("subresource-global",
             "a GLOBAL barrier names no resource, so it has no subresources; use a TEXTURE "
             "barrier");
-    add_findings(check_enhanced_barrier(f.type, f.sync_before, f.sync_after, f.access_before,
-                                        f.access_after, f.layout_before, f.layout_after,
-                                        out.barrier_queue_type, r.kind));
+    add_findings(
+        check_enhanced_barrier(f.type, f.sync_before, f.sync_after, f.access_before, f.access_after,
+                               f.layout_before, f.layout_after, out.barrier_queue_type, r.kind,
+                               out.texture && plan_.texture_unordered_access[*out.texture]));
     if (f.type == D3D12_BARRIER_TYPE_GLOBAL && texture && out.reads_output &&
         !layout_readable(r.layout))
       error("global-barrier-layout",
             "the render target must go from layout " + barrier_layout_name(r.layout) +
                 " to one a shader can read, and a GLOBAL barrier changes no layout; use a "
                 "TEXTURE barrier");
-    if (texture_barrier && texture && !(out.texture && unordered_access_[*out.texture]) &&
-        f.layout_after == D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS)
-      error("resource-state",
-            "LayoutAfter unordered_access on a texture no dispatch writes, which gpuoverlap "
-            "creates without ALLOW_UNORDERED_ACCESS");
     if (texture_barrier && texture && f.layout_before != r.layout)
       error("layout-mismatch", "LayoutBefore " + barrier_layout_name(f.layout_before) +
                                    " is not the layout the render target is in here (" +
@@ -660,10 +653,9 @@ class Planner {
   bool target_enhanced_ = false;  // target transitions are enhanced barriers
   BarrierPlan& plan_;
   std::vector<std::vector<TrackedResource>> subresources_;  // per texture, per subresource
-  std::vector<bool> unordered_access_;                      // per texture: a dispatch writes it
-  // Per texture: the queue its writers share, which restores it at the frame start; none where
-  // nothing writes it.
-  std::vector<std::optional<std::size_t>> restore_queue_;
+  // Per texture: one of its writers (they share a queue, which restores it at the frame
+  // start); none where nothing writes it.
+  std::vector<std::optional<std::size_t>> writer_of_;
   std::vector<std::size_t> writers_;  // workloads writing a texture, in execution order
   std::size_t next_writer_ = 0;
   std::vector<TrackedResource> tracked_;

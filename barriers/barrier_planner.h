@@ -109,6 +109,9 @@ struct BarrierPlan {
   // compute queue can hold.
   std::vector<D3D12_BARRIER_LAYOUT> texture_start_layouts;
   std::vector<D3D12_RESOURCE_STATES> texture_start_states;
+  // Per declared texture: a dispatch writes it, so the backends create it for unordered access
+  // (a Vulkan storage image, D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS); the others go without.
+  std::vector<bool> texture_unordered_access;
   std::vector<TargetTransition> target_transitions;  // in execution order of their writers
   bool has_errors() const;
 };

@@ -229,7 +229,7 @@ std::vector<BarrierFinding> check_enhanced_barrier(
     D3D12_BARRIER_TYPE type, D3D12_BARRIER_SYNC sync_before, D3D12_BARRIER_SYNC sync_after,
     D3D12_BARRIER_ACCESS access_before, D3D12_BARRIER_ACCESS access_after,
     D3D12_BARRIER_LAYOUT layout_before, D3D12_BARRIER_LAYOUT layout_after, QueueType queue,
-    ResourceKind resource) {
+    ResourceKind resource, bool texture_unordered_access) {
   std::vector<BarrierFinding> out;
   if (type == D3D12_BARRIER_TYPE_BUFFER && resource == ResourceKind::texture)
     out.push_back(error("barrier-type-resource",
@@ -248,6 +248,11 @@ std::vector<BarrierFinding> check_enhanced_barrier(
     out.push_back(error("buffer-barrier-layout",
                         "a BUFFER barrier has no layout (buffers have "
                         "none); remove layout_before/layout_after"));
+  if (type == D3D12_BARRIER_TYPE_TEXTURE && resource == ResourceKind::texture &&
+      !texture_unordered_access && layout_after == D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS)
+    out.push_back(error("resource-state",
+                        "LayoutAfter unordered_access on a texture no dispatch writes, which "
+                        "gpuoverlap creates without ALLOW_UNORDERED_ACCESS"));
   if (type == D3D12_BARRIER_TYPE_TEXTURE) {
     for (auto [layout, side] :
          {std::pair{layout_before, "LayoutBefore"}, std::pair{layout_after, "LayoutAfter"}}) {

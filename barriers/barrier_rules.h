@@ -50,12 +50,14 @@ std::vector<BarrierFinding> check_legacy_transition(D3D12_RESOURCE_STATES before
 //   layout-access          a texture access its layout does not allow (e.g. SHADER_RESOURCE
 //                          access in the RENDER_TARGET layout), UNDEFINED after a barrier
 //                          with an access;
+//   resource-state         a TEXTURE barrier into UNORDERED_ACCESS on a texture no dispatch
+//                          writes (`texture_unordered_access`, as for legacy transitions);
 //   access-before-common   (warning) AccessBefore COMMON: every write kind is flushed.
 std::vector<BarrierFinding> check_enhanced_barrier(
     D3D12_BARRIER_TYPE type, D3D12_BARRIER_SYNC sync_before, D3D12_BARRIER_SYNC sync_after,
     D3D12_BARRIER_ACCESS access_before, D3D12_BARRIER_ACCESS access_after,
     D3D12_BARRIER_LAYOUT layout_before, D3D12_BARRIER_LAYOUT layout_after, QueueType queue,
-    ResourceKind resource);
+    ResourceKind resource, bool texture_unordered_access = false);
 
 // Does `sync` include the pipeline work of `stage` (a single scope bit), directly or through
 // an umbrella scope (ALL, DRAW, ALL_SHADING, NON_PIXEL_SHADING)?

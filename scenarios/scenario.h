@@ -127,11 +127,6 @@ struct Scenario {
 // texture that mip's pixels.
 WorkloadShape workload_shape(const Scenario& scenario, std::size_t w);
 
-// Whether a dispatch writes declared texture `texture`: the backends then create it for
-// unordered access (a Vulkan storage image, D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS), which
-// the others go without.
-bool written_by_dispatch(const Scenario& scenario, std::size_t texture);
-
 // Parses and validates TOML text. `source_name` names the file in every message, which reads
 // "<source_name>:<line>: <reason>".
 Result<Scenario> parse_scenario(std::string_view toml_text, const std::string& source_name);

@@ -25,13 +25,6 @@ WorkloadShape workload_shape(const Scenario& scenario, std::size_t w) {
   return {width * mip_size(texture.height, spec.target->mip), width};
 }
 
-bool written_by_dispatch(const Scenario& scenario, std::size_t texture) {
-  return std::any_of(
-      scenario.workloads.begin(), scenario.workloads.end(), [&](const WorkloadSpec& w) {
-        return w.kind == WorkloadKind::compute && w.target && w.target->texture == texture;
-      });
-}
-
 std::vector<std::size_t> Scenario::workloads_on(std::size_t queue) const {
   std::vector<std::size_t> indices;
   for (std::size_t i = 0; i < workloads.size(); ++i)

@@ -189,7 +189,8 @@ Status ScenarioDevice::create_resources() {
     desc.Format = dxgi_format(spec.format);
     desc.SampleDesc.Count = 1;
     desc.Flags = D3D12_RESOURCE_FLAG_ALLOW_RENDER_TARGET;
-    if (written_by_dispatch(scenario_, t)) desc.Flags |= D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS;
+    if (plan_.barriers.texture_unordered_access[t])
+      desc.Flags |= D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS;
     const D3D12_RESOURCE_STATES start = plan_.barriers.texture_start_states[t];
     GPUOVERLAP_HR(gpu_.device->CreateCommittedResource(&properties, D3D12_HEAP_FLAG_NONE, &desc,
                                                        start, nullptr, __uuidof(ID3D12Resource),

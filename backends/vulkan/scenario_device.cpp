@@ -380,8 +380,8 @@ Status ScenarioDevice::create() {
   textures_.resize(scenario_.textures.size());
   texture_layouts_.clear();
   for (std::size_t t = 0; t < textures_.size(); ++t) {
-    GPUOVERLAP_TRY(
-        create_texture(textures_[t], scenario_.textures[t], written_by_dispatch(scenario_, t)));
+    GPUOVERLAP_TRY(create_texture(textures_[t], scenario_.textures[t],
+                                  plan_.barriers.texture_unordered_access[t]));
     texture_layouts_.emplace_back(scenario_.textures[t].subresources(), VK_IMAGE_LAYOUT_UNDEFINED);
   }
   GPUOVERLAP_TRY(create_queue_objects());

@@ -582,6 +582,9 @@ TEST(Planner, ADispatchWritesATextureInUnorderedAccessAndItsReaderTransitionsFro
             std::vector<D3D12_BARRIER_LAYOUT>{D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS});
   EXPECT_EQ(compute_only.texture_start_states,
             std::vector<D3D12_RESOURCE_STATES>{D3D12_RESOURCE_STATE_UNORDERED_ACCESS});
+  EXPECT_EQ(compute_only.texture_unordered_access, std::vector<bool>{true});
+  EXPECT_EQ(plan_barriers(mip_chain(2), {}, kChain).texture_unordered_access,
+            std::vector<bool>{false});
   // Two dispatches into one subresource with no read between: the first write is lost.
   const std::vector<PlannerWorkload> twice = {
       {"C0", WorkloadKind::compute, 0, QueueType::compute, TextureTarget{0, 0, 0}, 0},
