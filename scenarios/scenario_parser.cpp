@@ -979,7 +979,11 @@ class Parser {
       if (spec.kind == WorkloadKind::graphics && s.queues[spec.queue].type != QueueType::direct)
         return error_at(w->get("kind"), named + " is graphics but queue '" + *queue +
                                             "' is a compute queue (only direct queues draw)");
-      auto groups = int_field(*w, "groups", named, 1, kMaxGroups, kDefaultGroups);
+      // A dispatch's groups are bounded by the workgroups one dispatch may run, a draw's rows
+      // by a render target's height.
+      auto groups = int_field(*w, "groups", named, 1,
+                              spec.kind == WorkloadKind::compute ? kMaxComputeGroups : kMaxGroups,
+                              kDefaultGroups);
       if (!groups) return groups.error();
       spec.groups = *groups;
       auto iterations = int_field(*w, "iterations", named, 1, kMaxIterations, kDefaultIterations);
@@ -1006,14 +1010,12 @@ class Parser {
                                         "into any format)");
           const std::uint64_t pixels = std::uint64_t{mip_size(texture.width, parsed->mip)} *
                                        mip_size(texture.height, parsed->mip);
-          // D3D12's limit and Vulkan's guaranteed minimum of workgroups in X.
-          constexpr std::uint64_t kMaxDispatchGroups = 65535;
-          if (pixels / kThreadsPerDispatchGroup > kMaxDispatchGroups)
-            return error_at(target, named + " writes mip " + std::to_string(parsed->mip) + " of '" +
-                                        texture.name + "', " + std::to_string(pixels) +
-                                        " pixels: more than " + std::to_string(kMaxDispatchGroups) +
-                                        " groups of " + std::to_string(kThreadsPerDispatchGroup) +
-                                        " threads in one dispatch");
+          if (pixels / kThreadsPerDispatchGroup > kMaxDispatchWorkgroupsX)
+            return error_at(
+                target, named + " writes mip " + std::to_string(parsed->mip) + " of '" +
+                            texture.name + "', " + std::to_string(pixels) + " pixels: more than " +
+                            std::to_string(kMaxDispatchWorkgroupsX) + " groups of " +
+                            std::to_string(kThreadsPerDispatchGroup) + " threads in one dispatch");
           if (pixels % kThreadsPerDispatchGroup != 0)
             return error_at(target, named + " writes mip " + std::to_string(parsed->mip) + " of '" +
                                         texture.name + "', " + std::to_string(pixels) +

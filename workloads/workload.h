@@ -23,9 +23,13 @@ inline constexpr std::uint32_t kRenderTargetWidth = 1024;      // graphics: 1024
 // PushConstants::producers bit: cs_main stores into its texture binding, a thread per pixel.
 inline constexpr std::uint32_t kWritesTexture = 0x100;
 
-// Limits enforced by scenario validation. groups <= 4096 keeps a dispatch under Vulkan's
-// guaranteed maxComputeWorkGroupCount (65535 x 64 threads) and a render target under the
-// guaranteed 4096 height; iterations cap a single workload at seconds, not hours.
+// Limits enforced by scenario validation. A dispatch runs at most 65535 workgroups in X (D3D12's
+// limit and Vulkan's guaranteed maxComputeWorkGroupCount), so a compute workload has at most
+// 4095 groups of 1024 threads; a draw's groups are its rows, at most the guaranteed 4096 height;
+// iterations cap a single workload at seconds, not hours.
+inline constexpr std::uint32_t kMaxDispatchWorkgroupsX = 65535;
+inline constexpr std::uint32_t kMaxComputeGroups =
+    kMaxDispatchWorkgroupsX * kThreadsPerDispatchGroup / kThreadsPerGroupUnit;
 inline constexpr std::uint32_t kMaxGroups = 4096;
 inline constexpr std::uint32_t kMaxIterations = 1u << 20;
 

@@ -837,7 +837,13 @@ TEST(ScenarioParser, RejectsZeroAndAbsurdSizes) {
            line + "\n";
   };
   EXPECT_NE(error_of(with("groups = 0")).find("'groups' in workload 'A' is 0"), std::string::npos);
-  EXPECT_NE(error_of(with("groups = 100000")).find("must be in [1, 4096]"), std::string::npos);
+  // A dispatch runs at most 65535 workgroups of 64 threads: 4095 groups of 1024; a draw's
+  // groups are rows, up to 4096.
+  EXPECT_NE(error_of(with("groups = 4096")).find("must be in [1, 4095]"), std::string::npos);
+  EXPECT_TRUE(parse_scenario(with("groups = 4095"), "t").ok());
+  EXPECT_TRUE(parse_scenario(with("kind = \"graphics\"\ngroups = 4096"), "t").ok());
+  EXPECT_NE(error_of(with("kind = \"graphics\"\ngroups = 100000")).find("must be in [1, 4096]"),
+            std::string::npos);
   EXPECT_NE(error_of(with("iterations = 0")).find("'iterations'"), std::string::npos);
   EXPECT_NE(error_of(with("iterations = 99999999999")).find("'iterations'"), std::string::npos);
   EXPECT_NE(error_of(with("groups = \"8\"")).find("must be an integer"), std::string::npos);
