@@ -233,9 +233,9 @@ Result<double> PreemptionLoop::measure_part(std::size_t part, const LoadSize& si
 }
 
 Status PreemptionLoop::calibrate() {
-  const std::uint32_t max_groups = static_cast<std::uint32_t>(
-      std::min<std::uint64_t>(kMaxGroups, std::uint64_t{backend_.facts().max_workgroups_x} *
-                                              kThreadsPerDispatchGroup / kThreadsPerGroupUnit));
+  const std::uint32_t max_groups = static_cast<std::uint32_t>(std::min<std::uint64_t>(
+      kMaxComputeGroups, std::uint64_t{backend_.facts().max_workgroups_x} *
+                             kThreadsPerDispatchGroup / kThreadsPerGroupUnit));
   // The load process's parent may be an urgent-only device; sizes follow the scenario made for
   // the spec, so the parts' order here matches plan_parts.
   const std::vector<preemption::PartPlan> plans = preemption::plan_parts(spec_, max_groups);

@@ -36,7 +36,7 @@ constexpr int kMaxProbes = 24;
 }  // namespace
 
 std::vector<PartPlan> plan_parts(const PreemptionSpec& spec, std::uint32_t max_groups) {
-  max_groups = std::clamp<std::uint32_t>(max_groups, 1, kMaxGroups);
+  max_groups = std::clamp<std::uint32_t>(max_groups, 1, kMaxComputeGroups);
   auto compute_part = [&](bool slow) {
     PartPlan p;
     p.start = {.groups = spec.groups.value_or(1), .iterations = spec.iterations.value_or(1)};

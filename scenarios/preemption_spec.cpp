@@ -42,7 +42,7 @@ Status validate(const PreemptionSpec& s) {
   GPUOVERLAP_TRY(out_of_range("target_ms", s.target_ms, kMinTargetMs, kMaxTargetMs));
   GPUOVERLAP_TRY(out_of_range("period_ms", s.period_ms, kMinPeriodMs, kMaxPeriodMs));
   GPUOVERLAP_TRY(out_of_range("duration_ms", s.duration_ms, kMinDurationMs, kMaxDurationMs));
-  if (s.groups) GPUOVERLAP_TRY(out_of_range("groups", *s.groups, 1, kMaxGroups));
+  if (s.groups) GPUOVERLAP_TRY(out_of_range("groups", *s.groups, 1, kMaxComputeGroups));
   if (s.iterations)
     GPUOVERLAP_TRY(out_of_range("iterations", *s.iterations, 1, kMaxLoadIterations));
   if (s.draws) GPUOVERLAP_TRY(out_of_range("draws", *s.draws, 1, kMaxDraws));
@@ -76,7 +76,8 @@ Scenario make_scenario(const PreemptionSpec& spec, Role role, const std::string&
       w.queue = q;
       w.kind = kind;
       // Resources are allocated for the largest size the part may be calibrated to.
-      w.groups = kind == WorkloadKind::graphics ? kDrawRows : spec.groups.value_or(kMaxGroups);
+      w.groups =
+          kind == WorkloadKind::graphics ? kDrawRows : spec.groups.value_or(kMaxComputeGroups);
       if (spec.load == LoadKind::slow_shader) w.groups = spec.groups.value_or(1);
       w.iterations = spec.iterations.value_or(1);
       s.workloads.push_back(w);

@@ -57,7 +57,7 @@ struct LoadSize {
 std::string describe(const LoadSize& size);
 
 // Upper bounds of a load's parts, so that neither a bad file nor a runaway calibration can
-// make one submission run for minutes. Groups: kMaxGroups (workloads/workload.h), further
+// make one submission run for minutes. Groups: kMaxComputeGroups (workloads/workload.h), further
 // limited by the device's maxComputeWorkGroupCount. Iterations: a slow shader's 1024 threads
 // need far more than a workload's kMaxIterations to run 100 ms on a big GPU.
 inline constexpr std::uint32_t kMaxLoadIterations = 1u << 26;

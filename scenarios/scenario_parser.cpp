@@ -518,7 +518,7 @@ class Parser {
       out = *v;
       return ok_status();
     };
-    GPUOVERLAP_TRY(optional_int("groups", kMaxGroups, base.groups));
+    GPUOVERLAP_TRY(optional_int("groups", kMaxComputeGroups, base.groups));
     GPUOVERLAP_TRY(optional_int("iterations", kMaxLoadIterations, base.iterations));
     GPUOVERLAP_TRY(optional_int("draws", kMaxDraws, base.draws));
     auto urgent_groups = int_field(*t, "urgent_groups", where, 1, kMaxUrgentGroups, 1);

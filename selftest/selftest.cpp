@@ -41,7 +41,7 @@ constexpr std::uint32_t kSweepBaseIterations = 16;
 // workgroups to keep every thread of a CPU driver busy (with 1 group, lavapipe's durations
 // jumped between two modes as its 16 workgroups were shared unevenly).
 constexpr std::uint32_t kSizedGroups = 8;
-constexpr std::uint32_t kSweepMaxPoints = 13;  // groups 1..4096
+constexpr std::uint32_t kSweepMaxPoints = 13;  // groups 1, 2, 4, ..., 2048, 4095
 constexpr std::uint32_t kGroupsSweepIterations = 64;
 constexpr double kAgreementTargetsMs[] = {0.1, 1.0, 10.0};
 // Poll detection reports a p99: from the 60 stamps of a 30-frame run that is their maximum
@@ -195,9 +195,12 @@ Status Selftest::sweep(std::vector<SweepPoint>& points, bool by_groups, std::str
   const bool again = !points.empty();  // a second pass re-measures the same sizes
   const std::size_t count = again ? points.size() : std::size_t{kSweepMaxPoints};
   for (std::size_t i = 0; i < count; ++i) {
+    // Doubling sizes; the groups sweep ends on the largest dispatch (4095 groups), not one past.
+    const std::uint32_t limit = by_groups ? kMaxComputeGroups : kMaxIterations;
+    const std::uint32_t previous = points.empty() ? 0 : static_cast<std::uint32_t>(points.back().x);
+    if (!again && previous == limit) break;
     const auto x = again ? static_cast<std::uint32_t>(points[i].x)
-                         : (by_groups ? 1u : kSweepBaseIterations) << i;
-    if (x > (by_groups ? kMaxGroups : kMaxIterations)) break;
+                         : std::min(limit, (by_groups ? 1u : kSweepBaseIterations) << i);
     auto d = by_groups ? fastest_duration("linearity-groups", x, kGroupsSweepIterations, &clock)
                        : fastest_duration("linearity-iterations", kSizedGroups, x, &clock);
     if (!d) return d.error();

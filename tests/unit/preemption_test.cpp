@@ -99,7 +99,7 @@ TEST(PreemptionParse, BadInputIsRejectedWithTheLineAndKey) {
       {"load = \"big-dispatch\"\nperiod_ms = 0.1\n", "period_ms"},
       {"load = \"big-dispatch\"\ntarget_ms = 5000\n", "target_ms"},
       {"load = \"big-dispatch\"\nduration_ms = 5\n", "duration_ms"},
-      {"load = \"big-dispatch\"\ngroups = 5000\n", "groups"},
+      {"load = \"big-dispatch\"\ngroups = 4096\n", "is 4096, must be in [1, 4095]"},
       {"load = \"big-dispatch\"\ndraws = 10\n", "draws applies to graphics loads"},
       {"load = \"many-draws\"\ngroups = 10\n", "groups applies to compute loads"},
       {"load = [\"big-dispatch\", \"big-dispatch\"]\n", "appears twice"},
@@ -165,11 +165,11 @@ MeasureLoadMs model_device(double overhead_ms, double ms_per_unit, int* calls = 
 TEST(LoadCalibration, BigDispatchGrowsThreadsFirstThenIterationsToTheTarget) {
   PreemptionSpec spec;
   spec.load = LoadKind::big_dispatch;
-  const auto plans = plan_parts(spec, kMaxGroups);
+  const auto plans = plan_parts(spec, kMaxComputeGroups);
   ASSERT_EQ(plans.size(), 1u);
   auto fast = calibrate_part(plans[0], 100, model_device(0.01, 1e-4));
   ASSERT_TRUE(fast) << fast.error().message;
-  EXPECT_EQ(fast->size.groups, kMaxGroups);  // far more threads than any GPU holds
+  EXPECT_EQ(fast->size.groups, kMaxComputeGroups);  // far more threads than any GPU holds
   EXPECT_GT(fast->size.iterations, 1u);
   EXPECT_TRUE(fast->reached_target);
   const double final_ms = fast->probes.back().second;
@@ -180,7 +180,7 @@ TEST(LoadCalibration, BigDispatchGrowsThreadsFirstThenIterationsToTheTarget) {
   // A slow device stops growing threads early.
   auto slow = calibrate_part(plans[0], 100, model_device(0.01, 0.5));
   ASSERT_TRUE(slow);
-  EXPECT_LT(slow->size.groups, kMaxGroups);
+  EXPECT_LT(slow->size.groups, kMaxComputeGroups);
   EXPECT_EQ(slow->size.iterations, 1u);
   EXPECT_NEAR(slow->probes.back().second, 100, 10);
 }
@@ -188,7 +188,7 @@ TEST(LoadCalibration, BigDispatchGrowsThreadsFirstThenIterationsToTheTarget) {
 TEST(LoadCalibration, SlowShaderKeepsOneGroupAndStopsAtTheIterationBound) {
   PreemptionSpec spec;
   spec.load = LoadKind::slow_shader;
-  const auto plans = plan_parts(spec, kMaxGroups);
+  const auto plans = plan_parts(spec, kMaxComputeGroups);
   auto c = calibrate_part(plans[0], 100, model_device(0.0, 1e-7));
   ASSERT_TRUE(c);
   EXPECT_EQ(c->size.groups, 1u);
@@ -202,7 +202,7 @@ TEST(LoadCalibration, ExplicitSizesAreMeasuredOnceAndAFailedProbeEndsIt) {
   spec.load = LoadKind::many_draws;
   spec.draws = 50;
   spec.iterations = 3;
-  const auto plans = plan_parts(spec, kMaxGroups);
+  const auto plans = plan_parts(spec, kMaxComputeGroups);
   ASSERT_TRUE(plans[0].growth.empty());
   int calls = 0;
   auto c = calibrate_part(plans[0], 100, model_device(0.1, 0.01, &calls));
@@ -212,10 +212,10 @@ TEST(LoadCalibration, ExplicitSizesAreMeasuredOnceAndAFailedProbeEndsIt) {
   EXPECT_EQ(c->size.iterations, 3u);
   // graphics-and-compute: two parts, each half the target.
   spec.load = LoadKind::graphics_and_compute;
-  EXPECT_EQ(plan_parts(spec, kMaxGroups).size(), 2u);
+  EXPECT_EQ(plan_parts(spec, kMaxComputeGroups).size(), 2u);
   EXPECT_DOUBLE_EQ(part_target_ms(spec), 50);
   int probes = 0;
-  auto failing = calibrate_part(plan_parts(PreemptionSpec{}, kMaxGroups)[0], 100,
+  auto failing = calibrate_part(plan_parts(PreemptionSpec{}, kMaxComputeGroups)[0], 100,
                                 [&](const LoadSize&) -> Result<double> {
                                   if (++probes == 3) return make_error("device lost");
                                   return 0.01;
@@ -520,7 +520,7 @@ TEST(LoadProcess, ResultRoundTripMovesTimesToTheParentsOrigin) {
   ScenarioTimeline child;
   child.time_origin_ns = 5'000'000;  // 5 ms after the parent's origin
   child.preemption = PreemptionRunInfo{};
-  child.preemption->load_sizes = {{.groups = 4096, .iterations = 900},
+  child.preemption->load_sizes = {{.groups = 4095, .iterations = 900},
                                   {.groups = 0, .iterations = 7, .draws = 300, .rows = kDrawRows}};
   child.preemption->calibration = {
       {.part = 0, .size = {.groups = 1}, .measured_ms = 0.1},
