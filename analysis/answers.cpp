@@ -150,6 +150,34 @@ std::vector<double> gpu_spans_us(const LoadedScenario& s) {
   return out;
 }
 
+// Each frame's span on `clock` from its records: first start to last end, over the frames whose
+// every record is ok and has the clock (a missing workload would shorten the span) and, on the
+// poll clock, none of whose stamps is disturbed.
+std::vector<double> clock_spans_us(const LoadedScenario& s, Clock clock) {
+  struct FirstLast {
+    double start_us = 0, end_us = 0;
+    bool complete = true;
+  };
+  std::map<std::uint32_t, FirstLast> frames;
+  for (const LoadedRecord& r : s.records) {
+    const auto start = start_on(r, clock), end = end_on(r, clock);
+    const bool usable = r.status == RecordStatus::ok && start && end &&
+                        !disturbed_on(r.poll_disturbed, clock == Clock::poll,
+                                      kPollStartDisturbed | kPollEndDisturbed);
+    auto [at, fresh] = frames.try_emplace(r.frame);
+    if (!usable) {
+      at->second.complete = false;
+      continue;
+    }
+    at->second.start_us = fresh ? *start : std::min(at->second.start_us, *start);
+    at->second.end_us = fresh ? *end : std::max(at->second.end_us, *end);
+  }
+  std::vector<double> out;
+  for (const auto& [frame, span] : frames)
+    if (span.complete) out.push_back(span.end_us - span.start_us);
+  return out;
+}
+
 // The work of a scenario as meta.json describes it, its barriers left out: its queues, its
 // workloads (queue, kind, size, target, producers) and its textures. Twins share it; a
 // scenario that only shares a name prefix does not.
@@ -184,7 +212,8 @@ std::string default_barrier_of(const LoadedScenario& s) {
 // "Enhanced against legacy on identical work": one clause per twin, the difference, its
 // interval and the verdict against the A/A margin.
 std::string twins_paragraph(const LoadedRun& run) {
-  const std::vector<BarrierTwin> twins = barrier_twins(run);
+  std::vector<BarrierTwin> twins = barrier_twins(run);
+  std::erase_if(twins, [](const BarrierTwin& t) { return t.clock.has_value(); });
   if (twins.empty()) return "";
   std::string out = fmt::format(
       "\n\nThe same work behind another barrier than its legacy twin's, the frame's GPU span p50 "
@@ -472,13 +501,18 @@ std::vector<BarrierTwin> barrier_twins(const LoadedRun& run) {
       const std::string barrier = default_barrier_of(s);
       if (barrier.empty() || barrier == twin_barrier) continue;
       if (const nlohmann::json work = work_of(s); work.is_null() || work != work_of(twin)) continue;
-      const std::vector<double> spans = gpu_spans_us(s);
-      const std::vector<double> twin_spans = gpu_spans_us(twin);
-      if (spans.empty() || twin_spans.empty()) continue;
-      const Interval difference = bootstrap_percentile_difference(twin_spans, spans, 50);
-      out.push_back({name, twin_name, barrier, spans.size(), twin_spans.size(),
-                     *percentile(spans, 50), *percentile(twin_spans, 50), difference.low,
-                     difference.high});
+      auto compare = [&](std::optional<Clock> clock, const std::vector<double>& spans,
+                         const std::vector<double>& twin_spans) {
+        const std::size_t least = clock ? kTwinMinClockFrames : 1;
+        if (spans.size() < least || twin_spans.size() < least) return;
+        const Interval difference = bootstrap_percentile_difference(twin_spans, spans, 50);
+        out.push_back({name, twin_name, barrier, clock, spans.size(), twin_spans.size(),
+                       *percentile(spans, 50), *percentile(twin_spans, 50), difference.low,
+                       difference.high});
+      };
+      compare(std::nullopt, gpu_spans_us(s), gpu_spans_us(twin));
+      for (const EnumName<Clock>& clock : kClockNames)
+        compare(clock.value, clock_spans_us(s, clock.value), clock_spans_us(twin, clock.value));
     }
   }
   return out;

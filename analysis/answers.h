@@ -71,9 +71,17 @@ std::vector<BarrierGap> barrier_gaps(const LoadedRun& run);
 // difference counts only beyond a margin of kTwinMarginOfSpan of the twin's span: dearer or
 // cheaper where the whole interval lies beyond it, "same" where it lies within it,
 // "undecided" where it straddles it.
+//
+// Besides that endpoint, which decides, each clock the two runs share gives a diagnostic entry:
+// the frame's span from its records on that clock (first start to last end, frames whose every
+// workload has the clock, on the poll clock none of their stamps disturbed), judged the same way,
+// where each side has at least kTwinMinClockFrames such frames (a busy host's poll clock may
+// leave one, and an interval of one frame against one says nothing).
 inline constexpr double kTwinMarginOfSpan = 0.005;
+inline constexpr std::size_t kTwinMinClockFrames = 10;
 struct BarrierTwin {
   std::string scenario, legacy_twin, barrier;  // barrier: the scenario's default barrier
+  std::optional<Clock> clock;                  // nullopt: frames.csv's gpu_span_us, the endpoint
   std::size_t frames = 0, twin_frames = 0;
   double span_p50_us = 0, twin_span_p50_us = 0;
   double difference_low_us = 0, difference_high_us = 0;  // scenario minus twin, 95 %
@@ -86,6 +94,7 @@ struct BarrierTwin {
     return "undecided";
   }
 };
+// Per twin, the endpoint's entry first, then one per clock (poll, ts, clk) both runs have.
 std::vector<BarrierTwin> barrier_twins(const LoadedRun& run);
 
 // The scenario's folder under the results ("default", "study/cond/round-1"); a lone scenario

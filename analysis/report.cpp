@@ -429,6 +429,31 @@ void barrier_table(std::string& out, const LoadedRun& run) {
   out += "\n";
 }
 
+// Each scenario against its legacy twin on the frame-level endpoint (the verdict of question 3)
+// and on every clock both have (diagnostics: where the clocks disagree, the cost is not the
+// barrier's alone).
+void twin_table(std::string& out, const LoadedRun& run) {
+  const std::vector<BarrierTwin> twins = barrier_twins(run);
+  if (twins.empty()) return;
+  out += fmt::format(
+      "## Barrier twins\n\nThe same work behind another barrier than its legacy twin's: the "
+      "frame's GPU span p50, µs, and the difference's 95 % interval over frames, judged against "
+      "±{:g} % of the twin's span. `frame`: frames.csv's `gpu_span_us`, which decides; a clock: "
+      "the span of the frame's records on that clock.\n\n"
+      "| scenario | twin | barrier | span from | frames | span | twin's span | difference | "
+      "verdict |\n|---|---|---|---|---|---|---|---|---|\n",
+      kTwinMarginOfSpan * 100);
+  for (const BarrierTwin& t : twins)
+    out += fmt::format(
+        "| {} | {} | {} | {} | {} / {} | {:.1f} | {:.1f} | {:+.1f} [{:+.1f}, {:+.1f}] "
+        "| {} (±{:.1f}) |\n",
+        t.scenario, t.legacy_twin, t.barrier,
+        t.clock ? std::string(to_string(*t.clock)) : std::string("frame"), t.frames, t.twin_frames,
+        t.span_p50_us, t.twin_span_p50_us, t.span_p50_us - t.twin_span_p50_us, t.difference_low_us,
+        t.difference_high_us, t.verdict(), t.margin_us());
+  out += "\n";
+}
+
 // The scenarios run on their own (not a study's round, not a matrix's cell), one row each.
 void scenarios_table(std::string& out, const LoadedRun& run, const std::string& details_name) {
   std::string rows;
@@ -533,6 +558,7 @@ ReportPages markdown_report(const LoadedRun& run, const std::string& details_nam
   study_tables(out, run, inputs.studies, details_name);
   preemption_table(out, run, inputs.preemption);
   barrier_table(out, run);
+  twin_table(out, run);
   scenarios_table(out, run, details_name);
 
   std::string details = fmt::format(

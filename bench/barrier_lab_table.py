@@ -3,9 +3,11 @@
 
 Usage: bench/barrier_lab_table.py BARRIER_LAB_DIR
   BARRIER_LAB_DIR holds with-timestamps/ and poll-only/, each a `gpuoverlap run --out`.
-Prints: the barrier-cost gap per barrier kind (p5/p50/p95 per clock), and for each
+Prints: the barrier-cost gap per barrier kind (p5/p50/p95 per clock), for each
 three-dispatches variant the A->C gap, whether A overlapped B and B overlapped C, and the
-frame's p50 span (poll clock).
+frame's p50 span (poll clock), and each scenario against its legacy twin on the frame-level
+endpoint and on every clock, as `gpuoverlap report` wrote them into the mode's report.md
+(section "Barrier twins").
 """
 import csv
 import pathlib
@@ -47,6 +49,23 @@ def three_dispatches(run):
               f"{bc['overlapped_frames']}/{bc['frames']} | {cells} |")
 
 
+def twins(run):
+    """The "Barrier twins" table of the mode's report.md; False where the report has none."""
+    report = run / "report.md"
+    if not report.is_file():
+        return False
+    lines = report.read_text(encoding="utf-8").splitlines()
+    try:
+        first = lines.index("## Barrier twins")
+    except ValueError:
+        return False
+    for line in lines[first + 1:]:
+        if line.startswith("## "):
+            break
+        print(line)
+    return True
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
@@ -62,6 +81,9 @@ def main():
         if (run / "three-dispatches").is_dir():  # absent when PRESETS ran barrier-cost only
             print(f"\n### {mode}: three-dispatches variants\n")
             three_dispatches(run)
+        print(f"\n### {mode}: barrier twins")
+        if not twins(run):
+            print(f"\n{run}/report.md: no barrier twins (run `gpuoverlap report {run}`)")
     return 0
 
 

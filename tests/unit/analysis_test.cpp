@@ -406,19 +406,32 @@ TEST(Report, ComparesEachScenarioWithItsLegacyTwinOnTheFrameSpan) {
   LoadedScenario heavy = with("chain-heavy", "enhanced", 0.0);
   heavy.meta["scenario"]["workloads"] = {{{"name", "A"}, {"iterations", 4096}}};
   run.scenarios.push_back(std::move(heavy));
+  // A disturbed poll stamp leaves its frame out of the poll clock's entry, not the endpoint's.
+  run.scenarios[1].records[0].poll_disturbed = kPollEndDisturbed;
   const std::vector<BarrierTwin> twins = barrier_twins(run);
-  ASSERT_EQ(twins.size(), 2u);
+  // Per twin: the endpoint, then the poll clock (the only clock the records have).
+  ASSERT_EQ(twins.size(), 4u);
   EXPECT_EQ(twins[0].scenario, "chain");
   EXPECT_EQ(twins[0].legacy_twin, "chain-legacy");
   EXPECT_EQ(twins[0].barrier, "enhanced");
+  EXPECT_FALSE(twins[0].clock.has_value());
   EXPECT_EQ(twins[0].frames, 40u);
   EXPECT_NEAR(twins[0].span_p50_us - twins[0].twin_span_p50_us, -5.0, 1e-9);
   EXPECT_EQ(twins[0].verdict(), "cheaper");  // beyond the margin, 0.5 % of 78 µs
   EXPECT_LT(twins[0].difference_high_us, -4.0);
   EXPECT_GT(twins[0].difference_low_us, -6.0);
-  EXPECT_EQ(twins[1].scenario, "chain-split-event");
-  EXPECT_NE(twins[1].verdict(), "cheaper");
-  EXPECT_NE(twins[1].verdict(), "dearer");
+  EXPECT_EQ(twins[1].scenario, "chain");
+  EXPECT_EQ(twins[1].clock, Clock::poll);
+  EXPECT_EQ(twins[1].frames, 39u);
+  EXPECT_EQ(twins[1].twin_frames, 40u);
+  // One frame fewer moves the p50 by the synthetic frames' jitter.
+  EXPECT_NEAR(twins[1].span_p50_us - twins[1].twin_span_p50_us, -5.0, 0.2);
+  EXPECT_EQ(twins[1].verdict(), "cheaper");
+  EXPECT_EQ(twins[2].scenario, "chain-split-event");
+  EXPECT_FALSE(twins[2].clock.has_value());
+  EXPECT_NE(twins[2].verdict(), "cheaper");
+  EXPECT_NE(twins[2].verdict(), "dearer");
+  EXPECT_EQ(twins[3].clock, Clock::poll);
   // A difference within the margin is no difference, however narrow its interval.
   BarrierTwin close = twins[0];
   close.difference_low_us = -0.3, close.difference_high_us = -0.2;
@@ -432,6 +445,12 @@ TEST(Report, ComparesEachScenarioWithItsLegacyTwinOnTheFrameSpan) {
   EXPECT_NE(md.find("**cheaper**"), std::string::npos);
   EXPECT_NE(md.find("`chain-split-event` (split)"), std::string::npos);
   EXPECT_NE(md.find("margin of ±0.5 % of the span"), std::string::npos);
+  // The table: the endpoint and each clock, one row each.
+  EXPECT_NE(md.find("## Barrier twins"), std::string::npos);
+  EXPECT_NE(md.find("| chain | chain-legacy | enhanced | frame | 40 / 40 | 73.0 | 78.0 | -5.0 ["),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| chain | chain-legacy | enhanced | poll | 39 / 40 |"), std::string::npos);
 }
 
 }  // namespace
