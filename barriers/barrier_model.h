@@ -152,7 +152,7 @@ struct LegacyTransition {
 
 enum class ResourceKind { buffer, texture };
 inline ResourceKind output_of(WorkloadKind kind) {
-  return kind == WorkloadKind::compute ? ResourceKind::buffer : ResourceKind::texture;
+  return kind == WorkloadKind::graphics ? ResourceKind::texture : ResourceKind::buffer;
 }
 
 }  // namespace gpuoverlap

@@ -53,10 +53,19 @@ TrackedResource unordered_access_texture_written() {
           true};
 }
 
+// A copy's output buffer, right after the copy wrote it.
+TrackedResource copy_destination_written() {
+  return {ResourceKind::buffer,           D3D12_RESOURCE_STATE_COPY_DEST,
+          D3D12_BARRIER_LAYOUT_UNDEFINED, D3D12_BARRIER_ACCESS_COPY_DEST,
+          D3D12_BARRIER_SYNC_COPY,        true};
+}
+
 // Where a workload's output stands right after it wrote it: a buffer or a declared texture's
-// subresource in unordered access (a dispatch), or a render target (a draw).
+// subresource in unordered access (a dispatch), a render target (a draw), or a buffer as a
+// copy's destination.
 TrackedResource after_producer(const PlannerWorkload& w) {
   if (w.kind == WorkloadKind::graphics) return render_target_written();
+  if (w.kind == WorkloadKind::copy) return copy_destination_written();
   return w.target ? unordered_access_texture_written() : TrackedResource{};
 }
 
@@ -597,9 +606,7 @@ class Planner {
                                    barrier_layout_name(r.layout) + ")");
     const PlannerWorkload& producer = workloads_[d.producer];
     if (r.written) {
-      const D3D12_BARRIER_SYNC stage = producer.kind == WorkloadKind::compute
-                                           ? D3D12_BARRIER_SYNC_COMPUTE_SHADING
-                                           : D3D12_BARRIER_SYNC_RENDER_TARGET;
+      const D3D12_BARRIER_SYNC stage = r.sync;  // the producer's own, as it left the output
       if (!sync_covers(f.sync_before, stage))
         error("producer-sync", "SyncBefore " + barrier_sync_name(f.sync_before) +
                                    " does not include the work of '" + producer.name + "' (" +

@@ -502,7 +502,9 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
           r.poll_end_us = ns_to_us_since(*polled.end_ns[w], t0_ns);
           r.poll_end_window_us = static_cast<double>(polled.end_window_ns[w]) / 1000.0;
         }
-        if (shader_clock && waited.status == GpuStatus::ok) {
+        // A copy's stamps are written by the copy engine's commands, with no shader clock.
+        if (shader_clock && waited.status == GpuStatus::ok &&
+            scenario.workloads[w].kind != WorkloadKind::copy) {
           const std::uint32_t* slot = stamps.words + w * stamps.stride_words;
           r.clk_start_ticks =
               shader_clock_ticks(slot, kStampStartFrameWord, kStampStartClockWord, frame);

@@ -58,6 +58,7 @@ nlohmann::json scenario_description(const Scenario& s) {
                                {"threads", workload_shape(s, workloads.size()).threads},
                                {"iterations", w.iterations},
                                {"depends_on", deps}};
+    if (w.kind == WorkloadKind::copy) workload["bytes"] = w.bytes;
     if (w.target)
       workload["target"] = {{"texture", s.textures[w.target->texture].name},
                             {"mip", w.target->mip},

@@ -93,7 +93,7 @@ RECORD_COLUMNS = [
     "ts_end_us", "status",
 ]
 QUEUE_COLOURS = {"direct": "#4C72B0", "compute": "#DD8452"}
-KIND_HATCH = {"compute": None, "graphics": "//"}
+KIND_HATCH = {"compute": None, "graphics": "//", "copy": ".."}
 
 
 class InputError(Exception):

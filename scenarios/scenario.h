@@ -52,6 +52,8 @@ struct WorkloadSpec {
   // its own, or a dispatch that writes it (unordered access) instead of its output buffer; its
   // threads are that mip's pixels (groups does not apply). Consumers read that subresource.
   std::optional<TextureTarget> target;
+  // A copy's size (workloads/workload.h); 0 for a dispatch or a draw.
+  std::uint64_t bytes = 0;
 };
 
 inline constexpr std::size_t kMaxWorkloadsPerScenario = 64;

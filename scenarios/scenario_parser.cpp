@@ -944,7 +944,8 @@ class Parser {
       if (!w) return error_at(&element, "each [[workload]] must be a table");
       const std::string where = "[[workload]] #" + std::to_string(s.workloads.size() + 1);
       GPUOVERLAP_TRY(only_keys(
-          *w, {"name", "queue", "kind", "groups", "iterations", "target", "depends_on"}, where));
+          *w, {"name", "queue", "kind", "groups", "iterations", "target", "depends_on", "bytes"},
+          where));
       WorkloadSpec spec;
       auto name = string_field(*w, "name", where, true, &element);
       if (!name) return name.error();
@@ -979,6 +980,30 @@ class Parser {
       if (spec.kind == WorkloadKind::graphics && s.queues[spec.queue].type != QueueType::direct)
         return error_at(w->get("kind"), named + " is graphics but queue '" + *queue +
                                             "' is a compute queue (only direct queues draw)");
+      if (spec.kind == WorkloadKind::copy) {
+        // A copy has no shader: what sizes a dispatch or a draw does not apply, and it reads
+        // only its upload buffer.
+        for (const char* key : {"groups", "iterations", "target", "depends_on"})
+          if (const toml::node* given = w->get(key))
+            return error_at(given, named + " is a copy: '" + key +
+                                       "' does not apply (a copy moves 'bytes' from its upload "
+                                       "buffer into its output, and depends on no workload)");
+        static_assert(kMaxCopyBytes <= UINT32_MAX, "int_field reads 32-bit values");
+        auto bytes = int_field(*w, "bytes", named, kMinCopyBytes, kMaxCopyBytes,
+                               static_cast<std::uint32_t>(kDefaultCopyBytes));
+        if (!bytes) return bytes.error();
+        if (*bytes % 4 != 0)
+          return error_at(w->get("bytes"), "'bytes' of " + named + " is " + std::to_string(*bytes) +
+                                               ", not a whole number of 4-byte words");
+        spec.bytes = *bytes;
+        spec.groups = spec.iterations = 0;  // no threads: nothing reads them for a copy
+        pending.emplace_back();
+        lines_.push_back(&element);
+        s.workloads.push_back(std::move(spec));
+        continue;
+      }
+      if (const toml::node* given = w->get("bytes"))
+        return error_at(given, named + " is not a copy: 'bytes' sizes a copy only");
       // A dispatch's groups are bounded by the workgroups one dispatch may run, a draw's rows
       // by a render target's height.
       auto groups = int_field(*w, "groups", named, 1,

@@ -132,6 +132,10 @@ std::string to_toml(const Scenario& s) {
   for (const WorkloadSpec& w : s.workloads) {
     out += fmt::format("\n[[workload]]\nname = {}\nqueue = {}\nkind = {}\n", toml_string(w.name),
                        toml_string(s.queues[w.queue].name), toml_string(to_string(w.kind)));
+    if (w.kind == WorkloadKind::copy) {
+      out += fmt::format("bytes = {}\n", w.bytes);
+      continue;  // a copy has no size in groups or iterations, and no dependencies
+    }
     if (w.target)
       out += fmt::format("target = {{ texture = {}, mip = {}, slice = {}{} }}\n",
                          toml_string(s.textures[w.target->texture].name), w.target->mip,

@@ -66,8 +66,10 @@ std::string records_csv(const Scenario& s, const ScenarioTimeline& timeline) {
         "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3f},{},{},{},{},{},{},{}\n",
         csv_field(s.name), r.frame, csv_field(w.name), csv_field(q.name), to_string(q.type),
         to_string(q.priority), to_string(w.kind),
-        // A draw into a declared texture covers its mip's pixels; groups do not apply.
-        w.target ? std::string{} : std::to_string(w.groups), w.iterations,
+        // A draw into a declared texture covers its mip's pixels, and a copy moves bytes:
+        // groups (and a copy's iterations) do not apply.
+        w.target || w.kind == WorkloadKind::copy ? std::string{} : std::to_string(w.groups),
+        w.kind == WorkloadKind::copy ? std::string{} : std::to_string(w.iterations),
         csv_field(dependency_names(s, w)), barrier_names(w), csv_number(r.poll_start_us),
         csv_number(r.poll_end_us), csv_number(r.ts_start_us), csv_number(r.ts_end_us),
         to_string(r.status), r.frame_t0_us, csv_number(r.clk_start_us), csv_number(r.clk_end_us),

@@ -1021,10 +1021,16 @@ void draw_experiment(ViewState& state, live::LiveEdits& edits) {
             edit = make_edit(Edit::Kind::queue, spec.name, q.name);
         ImGui::EndCombo();
       }
-      // Enter applies a typed number; the +/- buttons apply each step.
+      // Enter applies a typed number; the +/- buttons apply each step. A copy has its bytes
+      // instead (not editable live).
       for (auto [kind, value] : {std::pair{Edit::Kind::groups, spec.groups},
                                  std::pair{Edit::Kind::iterations, spec.iterations}}) {
         ImGui::TableNextColumn();
+        if (spec.kind == WorkloadKind::copy) {
+          if (kind == Edit::Kind::groups)
+            ImGui::Text("%llu bytes", static_cast<unsigned long long>(spec.bytes));
+          continue;
+        }
         int typed = static_cast<int>(value);
         ImGui::SetNextItemWidth(110);
         if (ImGui::InputInt(kind == Edit::Kind::groups ? "##groups" : "##iterations", &typed, 1, 10,

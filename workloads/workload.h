@@ -1,5 +1,6 @@
 // What a workload is, independent of any API: a compute dispatch or a full-screen draw that
-// runs `groups` x 1024 threads (pixels), each doing `iterations` 4-D Perlin noise evaluations.
+// runs `groups` x 1024 threads (pixels), each doing `iterations` 4-D Perlin noise evaluations,
+// or a copy of `bytes` from an upload buffer into its output buffer.
 #pragma once
 
 #include <cstdint>
@@ -10,9 +11,11 @@
 
 namespace gpuoverlap {
 
-enum class WorkloadKind { compute, graphics };
-inline constexpr EnumNames<WorkloadKind, 2> kWorkloadKindNames{
-    {{WorkloadKind::compute, "compute"}, {WorkloadKind::graphics, "graphics"}}};
+enum class WorkloadKind { compute, graphics, copy };
+inline constexpr EnumNames<WorkloadKind, 3> kWorkloadKindNames{
+    {{WorkloadKind::compute, "compute"},
+     {WorkloadKind::graphics, "graphics"},
+     {WorkloadKind::copy, "copy"}}};
 
 std::string_view to_string(WorkloadKind kind);
 std::optional<WorkloadKind> parse_workload_kind(std::string_view text);
@@ -43,6 +46,17 @@ inline constexpr std::uint32_t thread_count(std::uint32_t groups) {
 inline constexpr std::uint32_t kSlotBytes = 64;
 inline constexpr std::uint32_t kMaxProducerBindings = 4;
 inline constexpr std::uint32_t kInputElements = 65536;
+// The floats a consumer reads from each producer buffer (perlin.hlsl's kProducerElements).
+inline constexpr std::uint32_t kProducerElements = 1024;
+
+// A copy (kind "copy") moves `bytes` from an upload buffer (host-visible, written once) into its
+// output buffer, which consumers read as they read a dispatch's. It has no shader to stamp it:
+// the backend writes its stamps itself, start before the copy and end after it, each ordered
+// against the copy by a transfer barrier, so a copy's poll times include those two barriers.
+// At least what a consumer reads, at most 1 GiB, whole 4-byte words.
+inline constexpr std::uint64_t kMinCopyBytes = std::uint64_t{kProducerElements} * 4;
+inline constexpr std::uint64_t kMaxCopyBytes = std::uint64_t{1} << 30;
+inline constexpr std::uint64_t kDefaultCopyBytes = std::uint64_t{16} << 20;
 
 // perlin.hlsl's Params, word for word: what every backend hands the shaders (Vulkan push
 // constants, D3D12 root constants at b0).

@@ -57,6 +57,20 @@ D3D12_MEASUREMENTS_ACTION to_d3d12(background::MeasurementsAction action) {
   return D3D12_MEASUREMENTS_ACTION_KEEP_ALL;
 }
 
+// A copy has no shader to stamp it. On D3D12 its stamps would be WriteBufferImmediate writes,
+// which need the stamp buffer in COPY_DEST while every dispatch and draw on every queue writes
+// it as an unordered-access view; until the stamps of a copy have a buffer of their own, this
+// backend refuses copy workloads before any object exists, as an unsupported feature.
+Status refuse_copies(const Scenario& scenario) {
+  for (const WorkloadSpec& w : scenario.workloads)
+    if (w.kind == WorkloadKind::copy)
+      return make_error("workload '" + w.name +
+                            "' is a copy: the D3D12 backend does not record copy workloads "
+                            "(the Vulkan backend does)",
+                        ErrorCategory::unsupported);
+  return ok_status();
+}
+
 }  // namespace
 
 ScenarioDevice::ScenarioDevice(IDXGIAdapter1* adapter, const Scenario& scenario,
@@ -386,6 +400,7 @@ void ScenarioDevice::fill_facts() {
 }
 
 Status ScenarioDevice::create() {
+  GPUOVERLAP_TRY(refuse_copies(scenario_));
   GPUOVERLAP_TRY(create_device());
   GPUOVERLAP_TRY(check_barriers());
   GPUOVERLAP_TRY(create_queues());

@@ -136,6 +136,40 @@ void ScenarioDevice::record_perlin(VkCommandBuffer cmd, std::size_t w, const Pus
   vkCmdEndRendering(cmd);
 }
 
+void ScenarioDevice::record_copy(VkCommandBuffer cmd, std::size_t w, std::uint32_t frame,
+                                 bool timestamps) const {
+  // The stamp protocol's words (workloads/perlin.hlsl): the frame number at byte 0 when the
+  // work starts, at byte 4 when it has finished. Only the copy engine's own ordering places
+  // them: the start fill completes before the copy begins, the end fill begins after the copy
+  // completes. The stamps are host-coherent memory the poller reads.
+  const VkDeviceSize slot = w * slot_stride_;
+  auto order = [cmd](VkPipelineStageFlags2 before, VkPipelineStageFlags2 after) {
+    VkMemoryBarrier2 execution{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+    execution.srcStageMask = before;
+    execution.dstStageMask = after;
+    VkDependencyInfo info{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+    info.memoryBarrierCount = 1;
+    info.pMemoryBarriers = &execution;
+    vkCmdPipelineBarrier2(cmd, &info);
+  };
+  if (settings_.stamping) {
+    vkCmdFillBuffer(cmd, stamps_.buffer, slot, 4, frame);
+    order(VK_PIPELINE_STAGE_2_CLEAR_BIT, VK_PIPELINE_STAGE_2_COPY_BIT);
+  }
+  if (timestamps)
+    vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, queries_,
+                         static_cast<std::uint32_t>(2 * w));
+  const VkBufferCopy region{0, 0, uploads_[w].size};
+  vkCmdCopyBuffer(cmd, uploads_[w].buffer, outputs_[w].buffer, 1, &region);
+  if (timestamps)
+    vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_BOTTOM_OF_PIPE_BIT, queries_,
+                         static_cast<std::uint32_t>(2 * w + 1));
+  if (settings_.stamping) {
+    order(VK_PIPELINE_STAGE_2_COPY_BIT, VK_PIPELINE_STAGE_2_CLEAR_BIT);
+    vkCmdFillBuffer(cmd, stamps_.buffer, slot + 4, 4, frame);
+  }
+}
+
 VkImageMemoryBarrier2 to_start_layout(VkImage image, VkImageLayout old_layout,
                                       VkImageLayout new_layout, std::uint32_t mip,
                                       std::uint32_t layer) {
@@ -175,15 +209,20 @@ void ScenarioDevice::record_workload(VkCommandBuffer cmd, std::size_t w, std::ui
     fill_dependency(dependency, target_ops_[w], VK_NULL_HANDLE, draw_target(w).image);
     vkCmdPipelineBarrier2(cmd, &dependency.info);
   }
-  if (timestamps)
-    vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, queries_,
-                         static_cast<std::uint32_t>(2 * w));
-  const PushConstants pc = frame_params(static_cast<std::uint32_t>(w), workload_shape(scenario_, w),
-                                        spec.iterations, frame, settings_.stamping, producers_[w]);
-  record_perlin(cmd, w, pc, 1);
-  if (timestamps)
-    vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_BOTTOM_OF_PIPE_BIT, queries_,
-                         static_cast<std::uint32_t>(2 * w + 1));
+  if (spec.kind == WorkloadKind::copy) {
+    record_copy(cmd, w, frame, timestamps);
+  } else {
+    if (timestamps)
+      vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, queries_,
+                           static_cast<std::uint32_t>(2 * w));
+    const PushConstants pc =
+        frame_params(static_cast<std::uint32_t>(w), workload_shape(scenario_, w), spec.iterations,
+                     frame, settings_.stamping, producers_[w]);
+    record_perlin(cmd, w, pc, 1);
+    if (timestamps)
+      vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_BOTTOM_OF_PIPE_BIT, queries_,
+                           static_cast<std::uint32_t>(2 * w + 1));
+  }
   for (std::size_t i = 0; i < plan_.barriers.dependencies.size(); ++i) {
     if (plan_.barriers.dependencies[i].producer != w) continue;
     if (!ops_[i].set_event_after_producer.empty())

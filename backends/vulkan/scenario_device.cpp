@@ -3,6 +3,7 @@
 #include "backends/vulkan/scenario_device.h"
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -364,9 +365,25 @@ Status ScenarioDevice::create() {
                                  kThreadsPerDispatchGroup, 1, 1, static_cast<std::uint32_t>(slots)},
                                 true));
   outputs_.resize(slots);
+  uploads_.resize(slots);
   targets_.resize(slots);
   for (std::size_t w = 0; w < slots; ++w) {
     const WorkloadSpec& spec = scenario_.workloads[w];
+    if (spec.kind == WorkloadKind::copy) {
+      // The source is an upload heap's buffer (host-visible, written once here); the
+      // destination device memory, read by consumers as a dispatch's output.
+      GPUOVERLAP_TRY(
+          create_buffer(uploads_[w], spec.bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+                        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                        0, 0, "copy upload buffer"));
+      std::memset(uploads_[w].mapped, 0, spec.bytes);
+      GPUOVERLAP_TRY(
+          create_buffer(outputs_[w], spec.bytes,
+                        VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 0,
+                        VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
+                        "copy destination buffer"));
+      continue;
+    }
     // Every dispatch has its own, a texture's too: cs_main names output_values, and
     // synchronization validation takes every binding a shader names as accessed.
     if (spec.kind == WorkloadKind::compute)

@@ -206,6 +206,10 @@ class ScenarioDevice final : public ScenarioBackend {
   // target must be in COLOR_ATTACHMENT_OPTIMAL). Called outside a render pass.
   void record_perlin(VkCommandBuffer cmd, std::size_t w, const PushConstants& pc,
                      std::uint32_t draws) const;
+  // Copy workload w (kind copy): its upload buffer into its output buffer, between its two
+  // stamp writes (vkCmdFillBuffer), each ordered against the copy by an execution barrier; the
+  // timestamps, when `timestamps`, bracket the copy alone.
+  void record_copy(VkCommandBuffer cmd, std::size_t w, std::uint32_t frame, bool timestamps) const;
   void record_barriers(VkCommandBuffer cmd, const std::vector<BarrierDesc>& descs,
                        std::size_t producer) const;
   void record_event(VkCommandBuffer cmd, VkEvent event, const std::vector<BarrierDesc>& descs,
@@ -229,6 +233,7 @@ class ScenarioDevice final : public ScenarioBackend {
 
   Buffer stamps_, counters_, input_, dummy_output_;
   std::vector<Buffer> outputs_;         // per workload; empty buffer for graphics
+  std::vector<Buffer> uploads_;         // per workload; a copy's source, empty for the others
   std::vector<Image> targets_;          // per workload; empty image for compute or a texture's draw
   std::vector<TextureImage> textures_;  // per declared texture
   std::vector<std::vector<VkImageLayout>> texture_layouts_;  // per texture, per subresource

@@ -1485,6 +1485,46 @@ TEST(SyncValidation, TheTextureReadAfterRenderPresetsAreCleanAndOrdered) {
   }
 }
 
+// A copy on each queue type, then a dispatch that reads it: clean under the layer (the copy's
+// stamp writes and the copy itself are ordered by their own barriers, the copy's output by the
+// preset's), each reader after its copy on the poll and timestamp clocks, and a copy's record
+// without a shader clock, groups or iterations.
+TEST(SyncValidation, TheUploadCopyPresetsAreCleanAndOrdered) {
+  for (const std::string name : {"upload-copy-legacy", "upload-copy"}) {
+    SCOPED_TRACE(name);
+    const auto run = run_clean(name, name);
+    ASSERT_TRUE(run);
+    EXPECT_EQ(run->meta["scenario"]["workloads"][0]["kind"], "copy");
+    EXPECT_EQ(run->meta["scenario"]["workloads"][0]["bytes"], 16u << 20);
+    const std::size_t ordered =
+        run->count_after("Read on direct", "Upload on direct", {"poll", "ts"}) +
+        run->count_after("Read on compute", "Upload on compute", {"poll", "ts"});
+    EXPECT_EQ(ordered, 4u * 2u * 2u);  // frames x clocks x readers
+    std::size_t copies = 0;
+    for (const auto& [key, row] : run->row_of) {
+      if (key.second.rfind("Upload", 0) != 0) continue;
+      ++copies;
+      EXPECT_EQ(run->records.at(row, "kind"), "copy");
+      EXPECT_EQ(run->records.at(row, "status"), "ok");
+      EXPECT_TRUE(run->records.at(row, "groups").empty());
+      EXPECT_TRUE(run->records.at(row, "iterations").empty());
+      EXPECT_TRUE(run->records.at(row, "clk_start_us").empty());
+      EXPECT_LE(*run->records.number(row, "poll_start_us"),
+                *run->records.number(row, "poll_end_us"));
+    }
+    EXPECT_EQ(copies, 4u * 2u);
+    const auto report = run_gpuoverlap("report " + run->dir.string());
+    EXPECT_EQ(report.exit_code, 0) << report.output;
+    const auto explained = run_gpuoverlap("validate " + name + " --explain");
+    ASSERT_EQ(explained.exit_code, 0) << explained.output;
+    const char* expected = name == "upload-copy"
+                               ? "BUFFER copy/copy_dest -> compute_shading/shader_resource"
+                               : "TRANSITION copy_dest -> non_pixel_shader_resource";
+    EXPECT_NE(explained.output.find(expected), std::string::npos) << explained.output;
+    fs::remove_all(run->dir);
+  }
+}
+
 // Two dispatches into independent mips of one texture, then a draw that reads both: clean under
 // the layer (each dispatch writes its own subresource, each barrier covers one mip), no
 // target transition (only dispatches write the texture, so it starts the frame in

@@ -669,6 +669,44 @@ TEST(Planner, UavBarriersNeedAnUnorderedAccessBuffer) {
   EXPECT_TRUE(plan_barriers(two_queues(), {{0, 2, request(BarrierKind::uav)}}).findings.empty());
 }
 
+// A copy leaves its output buffer as a copy's destination: a legacy TRANSITION from COPY_DEST,
+// an enhanced BUFFER barrier from SYNC_COPY / ACCESS_COPY_DEST, on either queue type; a UAV
+// barrier, which orders unordered-access writes, does not apply.
+TEST(Planner, ACopysOutputGoesFromCopyDestToItsReader) {
+  const std::vector<PlannerWorkload> copies = {
+      {"U", WorkloadKind::copy, 0, QueueType::direct, std::nullopt, 0},
+      {"R", WorkloadKind::compute, 0, QueueType::direct, std::nullopt, 1},
+      {"V", WorkloadKind::copy, 1, QueueType::compute, std::nullopt, 2},
+      {"S", WorkloadKind::compute, 1, QueueType::compute, std::nullopt, 3}};
+  const auto legacy_plan = plan_barriers(
+      copies, {{0, 1, request(BarrierKind::legacy)}, {2, 3, request(BarrierKind::legacy)}});
+  EXPECT_TRUE(legacy_plan.findings.empty());
+  for (const DependencyPlan& d : legacy_plan.dependencies) {
+    EXPECT_EQ(d.resource, ResourceKind::buffer);
+    ASSERT_EQ(d.barriers.size(), 1u);
+    const auto& t = std::get<D3D12_RESOURCE_BARRIER>(d.barriers[0].barrier);
+    EXPECT_EQ(t.Transition.StateBefore, D3D12_RESOURCE_STATE_COPY_DEST);
+    EXPECT_EQ(t.Transition.StateAfter, D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE);
+  }
+  const auto enhanced_plan = plan_barriers(
+      copies, {{0, 1, request(BarrierKind::enhanced)}, {2, 3, request(BarrierKind::enhanced)}});
+  EXPECT_TRUE(enhanced_plan.findings.empty());
+  for (const DependencyPlan& d : enhanced_plan.dependencies) {
+    ASSERT_EQ(d.barriers.size(), 1u);
+    const auto& b =
+        std::get<D3D12_BUFFER_BARRIER>(std::get<EnhancedBarrier>(d.barriers[0].barrier));
+    EXPECT_EQ(b.SyncBefore, D3D12_BARRIER_SYNC_COPY);
+    EXPECT_EQ(b.AccessBefore, D3D12_BARRIER_ACCESS_COPY_DEST);
+    EXPECT_EQ(b.SyncAfter, D3D12_BARRIER_SYNC_COMPUTE_SHADING);
+    EXPECT_EQ(b.AccessAfter, D3D12_BARRIER_ACCESS_SHADER_RESOURCE);
+  }
+  // SyncBefore must include the copy's own work.
+  auto shading = request(BarrierKind::enhanced);
+  shading.sync_before = D3D12_BARRIER_SYNC_COMPUTE_SHADING;
+  EXPECT_TRUE(plan_has(plan_barriers(copies, {{0, 1, shading}}), "producer-sync"));
+  EXPECT_TRUE(plan_has(plan_barriers(copies, {{0, 1, request(BarrierKind::uav)}}), "uav-state"));
+}
+
 TEST(Planner, EnhancedSyncAndAccessMustCoverProducerAndConsumer) {
   auto r = request(BarrierKind::enhanced);
   r.sync_before = D3D12_BARRIER_SYNC_COPY;

@@ -37,7 +37,7 @@ void expect_complete_and_distinct(const EnumNames<Enum, N>& table, Enum last) {
 }
 
 TEST(EnumNames, EveryTableOfTheModelIsCompleteAndDistinct) {
-  expect_complete_and_distinct(kWorkloadKindNames, WorkloadKind::graphics);
+  expect_complete_and_distinct(kWorkloadKindNames, WorkloadKind::copy);
   expect_complete_and_distinct(kQueueTypeNames, QueueType::compute);
   expect_complete_and_distinct(kQueuePriorityNames, QueuePriority::realtime);
   expect_complete_and_distinct(kBarrierKindNames, BarrierKind::enhanced_split);

@@ -37,6 +37,7 @@ void expect_same_scenario(const Scenario& a, const Scenario& b, const std::strin
     EXPECT_EQ(x.kind, y.kind);
     EXPECT_EQ(x.groups, y.groups);
     EXPECT_EQ(x.iterations, y.iterations);
+    EXPECT_EQ(x.bytes, y.bytes) << x.name;
     ASSERT_EQ(x.depends_on.size(), y.depends_on.size()) << x.name;
     for (std::size_t d = 0; d < x.depends_on.size(); ++d) {
       const BarrierRequest &r = x.depends_on[d].barrier, &t = y.depends_on[d].barrier;

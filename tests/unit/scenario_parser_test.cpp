@@ -115,8 +115,8 @@ TEST(ScenarioParser, EveryPresetIsValidAndNamedAfterItsFile) {
   // MJP's five (three-dispatches-split is now -split-event) + 11 barrier presets + the game
   // frame, the non-intrusiveness study and the two background-processing workflows + 12
   // preemption presets and the preemption matrix + the texture presets, each with its legacy
-  // twin (mip-chain, render-target-discard, texture-read-after-render).
-  ASSERT_EQ(presets().size(), 39u);
+  // twin (mip-chain, render-target-discard, texture-read-after-render, upload-copy).
+  ASSERT_EQ(presets().size(), 41u);
   for (const Preset& p : presets()) {
     auto expanded = resolve_scenarios(std::string(p.name));
     ASSERT_TRUE(expanded.ok()) << p.name << ": " << expanded.error().message;
@@ -850,6 +850,41 @@ TEST(ScenarioParser, RejectsZeroAndAbsurdSizes) {
   EXPECT_NE(error_of("name = \"t\"\nframes = 0\n[queues.direct]\ntype = "
                      "\"direct\"\n[[workload]]\nname = \"A\"\nqueue = \"direct\"\n")
                 .find("'frames'"),
+            std::string::npos);
+}
+
+// A copy: sized by bytes (at least what a consumer reads, whole words, at most 1 GiB), with
+// nothing of a dispatch's size, no target and no dependencies; consumers read its output.
+TEST(ScenarioParser, ReadsCopiesAndRefusesWhatDoesNotApply) {
+  const std::string head =
+      "name = \"t\"\n[queues.direct]\ntype = \"direct\"\n[queues.compute]\ntype = "
+      "\"compute\"\n[[texture]]\nname = \"tex\"\nformat = \"r32f\"\nwidth = 64\nheight = 64\n";
+  auto copy = [&](const std::string& lines) {
+    return head + "[[workload]]\nname = \"U\"\nqueue = \"compute\"\nkind = \"copy\"\n" + lines +
+           "\n[[workload]]\nname = \"R\"\nqueue = \"direct\"\ndepends_on = [\"U\"]\n";
+  };
+  auto parsed = parse_scenario(copy("bytes = 4096"), "t.toml");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->workloads[0].kind, WorkloadKind::copy);
+  EXPECT_EQ(parsed->workloads[0].bytes, 4096u);
+  EXPECT_EQ(parsed->workloads[0].groups, 0u);
+  ASSERT_EQ(parsed->workloads[1].depends_on.size(), 1u);
+  EXPECT_EQ(parse_scenario(copy(""), "t.toml")->workloads[0].bytes, kDefaultCopyBytes);
+  auto refused = [&](const std::string& lines, const std::string& reason) {
+    const std::string message = error_of(copy(lines));
+    EXPECT_NE(message.find(reason), std::string::npos) << lines << ": " << message;
+    EXPECT_EQ(message.rfind("test.toml:15: ", 0), 0u) << message;
+  };
+  refused("bytes = 4092", "must be in [4096, 1073741824]");
+  refused("bytes = 1073741828", "must be in [4096, 1073741824]");
+  refused("bytes = 4098", "not a whole number of 4-byte words");
+  refused("groups = 2", "is a copy: 'groups' does not apply");
+  refused("iterations = 2", "is a copy: 'iterations' does not apply");
+  refused("target = { texture = \"tex\" }", "is a copy: 'target' does not apply");
+  refused("depends_on = [\"R\"]", "is a copy: 'depends_on' does not apply");
+  const std::string dispatch_with_bytes =
+      head + "[[workload]]\nname = \"D\"\nqueue = \"direct\"\nbytes = 4096\n";
+  EXPECT_NE(error_of(dispatch_with_bytes).find("is not a copy: 'bytes' sizes a copy only"),
             std::string::npos);
 }
 
