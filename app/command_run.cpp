@@ -131,6 +131,7 @@ int command_run(const RunArguments& args, const std::string& command_line) {
     scenarios.push_back(std::move(s));
     return ok_status();
   };
+  std::size_t from_all = 0;  // the first scenarios, --all's; the named ones follow
   if (args.all_presets) {
     auto suite = suite_scenarios();
     if (!suite) return fail(suite.error());
@@ -139,6 +140,7 @@ int command_run(const RunArguments& args, const std::string& command_line) {
                                suite->covered.size(), fmt::join(suite->covered, ", "));
     for (Scenario& s : suite->scenarios)
       if (Status added = add(std::move(s)); !added) return fail(added.error());
+    from_all = scenarios.size();
   }
   for (const auto& name : args.scenarios) {
     auto expanded = resolve_scenarios(name, args.all_presets ? std::string() : args.foreground);
@@ -160,6 +162,25 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   if (Status s = apply_preemption_overrides(args, scenarios); !s) return fail(s.error());
   if (!api)
     if (Status chosen = choose_devices(); !chosen) return fail(chosen.error());
+  // --all is what this build can run: a backend that records no copies leaves those presets
+  // out, with a line saying so (named explicitly, such a scenario is refused as unsupported).
+  if (from_all > 0 && !api->records_copies()) {
+    std::vector<std::string> left_out;
+    std::vector<Scenario> kept;
+    for (std::size_t i = 0; i < scenarios.size(); ++i) {
+      const bool copies =
+          std::any_of(scenarios[i].workloads.begin(), scenarios[i].workloads.end(),
+                      [](const WorkloadSpec& w) { return w.kind == WorkloadKind::copy; });
+      if (i < from_all && copies)
+        left_out.push_back(scenarios[i].name);
+      else
+        kept.push_back(std::move(scenarios[i]));
+    }
+    scenarios = std::move(kept);
+    if (!left_out.empty())
+      std::cerr << fmt::format("--all: the {} backend records no copy workloads; left out: {}\n",
+                               api->name(), fmt::join(left_out, ", "));
+  }
   if (choices.several && (args.on_scenarios || args.on_frame))
     return fail(make_error("--live and --script run on one device: give --device one device"));
   // Each device's scenarios: all of them, or as the concurrent plan has them.

@@ -1,5 +1,7 @@
 #include "background/background_session.h"
 
+#include <algorithm>
+
 #include "background/shader_variants.h"
 #include "core/clock.h"
 
@@ -41,7 +43,7 @@ class BackgroundSession::Source final : public TaskSource {
       // A commit acts on what was seen so far: one more pass of variants, until the model's
       // steady state. Work queued here joins the commit even when a disable comes with it.
       if (is_commit(action) && session_.passes_ < session_.spec_.converge_after_passes &&
-          !session_.watched_.empty()) {
+          session_.compilable_locked()) {
         ++session_.passes_;
         to_queue = session_.spec_.tasks;
       }
@@ -81,9 +83,9 @@ std::vector<std::pair<std::string, SchedulingSeen::Seen>> BackgroundSession::thr
 }
 
 void BackgroundSession::watch(const std::string& name, std::uint32_t iterations,
-                              std::shared_ptr<BackPointer<PipelineHandle>> back) {
+                              std::shared_ptr<BackPointer<PipelineHandle>> back, bool has_shader) {
   std::lock_guard lock(mutex_);
-  watched_.push_back({name, iterations, std::move(back)});
+  watched_.push_back({name, iterations, std::move(back), has_shader});
   delivered_.resize(watched_.size());
   committed_.resize(watched_.size());
 }
@@ -107,9 +109,18 @@ void BackgroundSession::start() {
   if (allowed) queue_compiles(spec_.tasks);  // first sight of the foreground's pipelines
 }
 
+bool BackgroundSession::compilable_locked() const {
+  return std::any_of(watched_.begin(), watched_.end(),
+                     [](const Watched& w) { return w.has_shader; });
+}
+
+// Round-robin over the watched pipelines, skipping workloads without a shader.
+// Contract: compilable_locked().
 BackgroundSession::Compile BackgroundSession::next_compile_locked() {
   const std::uint64_t number = next_compile_++;
-  const std::size_t index = (number - 1) % watched_.size();
+  std::size_t index = next_target_ % watched_.size();
+  while (!watched_[index].has_shader) index = (index + 1) % watched_.size();
+  next_target_ = index + 1;
   return {number, watched_[index], index, discards_};
 }
 
@@ -124,7 +135,7 @@ void BackgroundSession::queue_compiles(std::size_t count) {
     Compile compile;
     {
       std::lock_guard lock(mutex_);
-      if (watched_.empty()) return;
+      if (!compilable_locked()) return;
       compile = next_compile_locked();
     }
     const std::string label = label_of(compile);
@@ -224,7 +235,7 @@ void BackgroundSession::unmanaged_loop(int worker) {
     Compile compile;
     {
       std::lock_guard lock(mutex_);
-      if (watched_.empty()) return;
+      if (!compilable_locked()) return;
       compile = next_compile_locked();
     }
     BackgroundTaskRecord record;

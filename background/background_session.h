@@ -106,9 +106,11 @@ class BackgroundSession {
   BackgroundSession& operator=(const BackgroundSession&) = delete;
 
   // The foreground created a pipeline running perlin.hlsl's cs_main with `iterations`.
-  // Variants are delivered through `back`; the owner's VariantSlot disposes of them.
+  // Variants are delivered through `back`; the owner's VariantSlot disposes of them. A workload
+  // without a shader (a copy) is watched too, with `has_shader` false, so that the
+  // committed set stays one entry per workload; it is never compiled.
   void watch(const std::string& name, std::uint32_t iterations,
-             std::shared_ptr<BackPointer<PipelineHandle>> back);
+             std::shared_ptr<BackPointer<PipelineHandle>> back, bool has_shader = true);
 
   // Starts what runs from the first frame: the unmanaged control's threads, or the first
   // compiles of the watched pipelines. Call once, after every watch().
@@ -172,6 +174,7 @@ class BackgroundSession {
     std::string name;
     std::uint32_t iterations;
     std::shared_ptr<BackPointer<PipelineHandle>> back;
+    bool has_shader = true;
   };
   struct Compile {
     std::uint64_t number;
@@ -179,6 +182,7 @@ class BackgroundSession {
     std::size_t target_index;  // into watched_
     std::uint64_t epoch;       // discards_ when queued: a later DISCARD_PREVIOUS drops it
   };
+  bool compilable_locked() const;  // some watched workload has a shader
   struct CompileResult {
     std::string outcome;
     double compile_ms = 0, build_ms = 0;
@@ -204,6 +208,7 @@ class BackgroundSession {
   mutable std::mutex mutex_;
   std::vector<Watched> watched_;
   std::uint64_t next_compile_ = 1;
+  std::size_t next_target_ = 0;  // the watched entry the next compile starts looking from
   ProcessingMode mode_ = ProcessingMode::allowed;
   std::uint32_t passes_ = 0;  // commit passes since the last DISCARD_PREVIOUS
   bool started_ = false;

@@ -51,6 +51,9 @@ class GpuApi {
   // opened, and how many of them were synchronization hazards.
   virtual std::uint32_t validation_errors() const { return 0; }
   virtual std::uint32_t sync_hazards() const { return 0; }
+  // Whether this API's backend records copy workloads (kind copy); D3D12's does not yet, and
+  // refuses a scenario with one as unsupported.
+  virtual bool records_copies() const { return true; }
 };
 
 // How to open an API.

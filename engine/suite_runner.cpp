@@ -58,7 +58,12 @@ nlohmann::json scenario_description(const Scenario& s) {
                                {"threads", workload_shape(s, workloads.size()).threads},
                                {"iterations", w.iterations},
                                {"depends_on", deps}};
-    if (w.kind == WorkloadKind::copy) workload["bytes"] = w.bytes;
+    if (w.kind == WorkloadKind::copy) {
+      // A copy has no shader: no groups, threads or iterations (null, as records.csv leaves
+      // them empty), and its size in bytes.
+      workload["groups"] = workload["threads"] = workload["iterations"] = nullptr;
+      workload["bytes"] = w.bytes;
+    }
     if (w.target)
       workload["target"] = {{"texture", s.textures[w.target->texture].name},
                             {"mip", w.target->mip},

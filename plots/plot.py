@@ -377,9 +377,13 @@ def plot_timeline(directory, records, meta, out_base, fmt):
     axes.set_xlim(left=0)
     axes.grid(axis="x", alpha=0.3)
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in QUEUE_COLOURS.values()]
-    handles.append(plt.Rectangle((0, 0), 1, 1, facecolor="white", edgecolor="black", hatch="//"))
-    axes.legend(handles, ["DIRECT queue", "COMPUTE queue", "graphics (draw)"], loc="lower right",
-                fontsize=8)
+    labels = ["DIRECT queue", "COMPUTE queue"]
+    for kind, text in (("graphics", "graphics (draw)"), ("copy", "copy")):
+        if kind in set(ok.kind):  # a hatch in the legend only where the plot has one
+            handles.append(plt.Rectangle((0, 0), 1, 1, facecolor="white", edgecolor="black",
+                                         hatch=KIND_HATCH[kind]))
+            labels.append(text)
+    axes.legend(handles, labels, loc="lower right", fontsize=8)
     frames = ok.frame.nunique()
     axes.set_title(title(meta, f"timeline over {frames} frames"), fontsize=10)
     return [save(figure, out_base / f"timeline.{fmt}")]

@@ -1056,7 +1056,8 @@ void draw_experiment(ViewState& state, live::LiveEdits& edits) {
         ImGui::PopID();
       }
       ImGui::SetNextItemWidth(230);
-      if (ImGui::BeginCombo("##depend", "+ depends on")) {
+      // A copy depends on nothing (it reads only its upload buffer).
+      if (spec.kind != WorkloadKind::copy && ImGui::BeginCombo("##depend", "+ depends on")) {
         for (const WorkloadSpec& other : s.workloads)
           if (&other != &spec && ImGui::Selectable(other.name.c_str()))
             edit = make_edit(Edit::Kind::depend, spec.name, other.name),

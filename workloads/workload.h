@@ -52,7 +52,7 @@ inline constexpr std::uint32_t kProducerElements = 1024;
 // A copy (kind "copy") moves `bytes` from an upload buffer (host-visible, written once) into its
 // output buffer, which consumers read as they read a dispatch's. It has no shader to stamp it:
 // the backend writes its stamps itself, start before the copy and end after it, each ordered
-// against the copy by a transfer barrier, so a copy's poll times include those two barriers.
+// against the copy by an execution barrier, so a copy's poll times include those two barriers.
 // At least what a consumer reads, at most 1 GiB, whole 4-byte words.
 inline constexpr std::uint64_t kMinCopyBytes = std::uint64_t{kProducerElements} * 4;
 inline constexpr std::uint64_t kMaxCopyBytes = std::uint64_t{1} << 30;

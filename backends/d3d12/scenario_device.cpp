@@ -336,7 +336,8 @@ Status ScenarioDevice::create_background(const std::optional<background::Backgro
   };
   background_ = std::make_unique<background::BackgroundSession>(*spec, std::move(builder));
   for (const WorkloadSpec& w : scenario_.workloads)
-    background_->watch(w.name, w.iterations, compute_variants_.back_pointer());
+    background_->watch(w.name, w.iterations, compute_variants_.back_pointer(),
+                       w.kind != WorkloadKind::copy);
   return ok_status();
 }
 

@@ -139,7 +139,7 @@ void ScenarioDevice::record_perlin(VkCommandBuffer cmd, std::size_t w, const Pus
 void ScenarioDevice::record_copy(VkCommandBuffer cmd, std::size_t w, std::uint32_t frame,
                                  bool timestamps) const {
   // The stamp protocol's words (workloads/perlin.hlsl): the frame number at byte 0 when the
-  // work starts, at byte 4 when it has finished. Only the copy engine's own ordering places
+  // work starts, at byte 4 when it has finished. Two execution barriers on this queue place
   // them: the start fill completes before the copy begins, the end fill begins after the copy
   // completes. The stamps are host-coherent memory the poller reads.
   const VkDeviceSize slot = w * slot_stride_;

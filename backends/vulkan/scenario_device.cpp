@@ -370,12 +370,13 @@ Status ScenarioDevice::create() {
   for (std::size_t w = 0; w < slots; ++w) {
     const WorkloadSpec& spec = scenario_.workloads[w];
     if (spec.kind == WorkloadKind::copy) {
-      // The source is an upload heap's buffer (host-visible, written once here); the
+      // The source is an upload heap's buffer (host-visible, written once here, in host
+      // memory rather than a resizable BAR's device memory where the device offers both); the
       // destination device memory, read by consumers as a dispatch's output.
       GPUOVERLAP_TRY(
           create_buffer(uploads_[w], spec.bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
                         VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
-                        0, 0, "copy upload buffer"));
+                        0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, "copy upload buffer"));
       std::memset(uploads_[w].mapped, 0, spec.bytes);
       GPUOVERLAP_TRY(
           create_buffer(outputs_[w], spec.bytes,

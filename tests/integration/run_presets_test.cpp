@@ -1496,6 +1496,8 @@ TEST(SyncValidation, TheUploadCopyPresetsAreCleanAndOrdered) {
     ASSERT_TRUE(run);
     EXPECT_EQ(run->meta["scenario"]["workloads"][0]["kind"], "copy");
     EXPECT_EQ(run->meta["scenario"]["workloads"][0]["bytes"], 16u << 20);
+    EXPECT_TRUE(run->meta["scenario"]["workloads"][0]["threads"].is_null());
+    EXPECT_TRUE(run->meta["scenario"]["workloads"][0]["groups"].is_null());
     const std::size_t ordered =
         run->count_after("Read on direct", "Upload on direct", {"poll", "ts"}) +
         run->count_after("Read on compute", "Upload on compute", {"poll", "ts"});

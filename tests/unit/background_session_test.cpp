@@ -111,6 +111,33 @@ TEST(BackgroundSession, FirstSightCompilesVariantsOfEveryWatchedPipelineAndDeliv
   EXPECT_TRUE(fake.disposed.empty());
 }
 
+// A copy is watched (one entry per workload, for the committed set) but has no shader: the
+// round robin skips it, and a session that watches only copies compiles nothing.
+TEST(BackgroundSession, WorkloadsWithoutAShaderAreNeverCompiled) {
+  FakeBuilder fake;
+  VariantSlot<PipelineHandle> slot;
+  BackgroundSession session(one_shot(3), fake.builder());
+  session.watch("Upload", 0, slot.back_pointer(), false);
+  session.watch("A", 64, slot.back_pointer());
+  session.watch("Copy", 0, slot.back_pointer(), false);
+  session.watch("B", 128, slot.back_pointer());
+  session.start();
+  ASSERT_TRUE(eventually([&] { return fake.built.load() == 3; }));
+  session.stop();
+  std::set<std::string> labels;
+  for (const auto& r : session.records()) labels.insert(r.label);
+  EXPECT_EQ(labels,
+            (std::set<std::string>{"compile #1 A (iterations 64)", "compile #2 B (iterations 128)",
+                                   "compile #3 A (iterations 64)"}));
+  FakeBuilder none;
+  BackgroundSession copies_only(one_shot(2), none.builder());
+  copies_only.watch("Upload", 0, slot.back_pointer(), false);
+  copies_only.start();
+  copies_only.stop();
+  EXPECT_TRUE(copies_only.records().empty());
+  EXPECT_EQ(none.built.load(), 0);
+}
+
 TEST(BackgroundSession, ContinuousKeepsCompilingUntilStoppedAndNothingRunsAfterStop) {
   FakeBuilder fake;
   VariantSlot<PipelineHandle> slot;
