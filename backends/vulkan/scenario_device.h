@@ -208,7 +208,8 @@ class ScenarioDevice final : public ScenarioBackend {
                      std::uint32_t draws) const;
   // Copy workload w (kind copy): its upload buffer into its output buffer, between its two
   // stamp writes (vkCmdFillBuffer), each ordered against the copy by an execution barrier; the
-  // timestamps, when `timestamps`, bracket the copy alone.
+  // timestamps, when `timestamps`, right before and after vkCmdCopyBuffer (the start one is not
+  // ordered after the start stamp's fill).
   void record_copy(VkCommandBuffer cmd, std::size_t w, std::uint32_t frame, bool timestamps) const;
   void record_barriers(VkCommandBuffer cmd, const std::vector<BarrierDesc>& descs,
                        std::size_t producer) const;
