@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -42,15 +43,34 @@ void explain(const Scenario& s, std::ostream& out) {
   }
   if (!plan.barriers.target_transitions.empty())
     out << "  writes into a texture's subresource in another layout (after a read, or from the "
-           "frame start), each behind a target transition:\n";
+           "frame start) or into a texture that takes its heap from another (an aliasing "
+           "hand-over), each behind target transitions:\n";
+  std::optional<std::size_t> last_writer;
   for (const TargetTransition& t : plan.barriers.target_transitions) {
     const WorkloadSpec& writer = s.workloads[t.workload];
     const TextureSpec& texture = s.textures[t.texture];
-    out << fmt::format("    {} ({} mip {}, slice {} of '{}'{}), recorded on queue '{}'\n",
-                       writer.name, writer.kind == WorkloadKind::graphics ? "draws into" : "writes",
-                       writer.target->mip, writer.target->slice, texture.name,
-                       writer.target->discard ? ", discard" : "", s.queues[writer.queue].name);
-    out << fmt::format("      D3D12 before the write: {}\n", describe(t.barrier));
+    const TextureSpec& written = s.textures[writer.target->texture];
+    if (last_writer != t.workload)
+      out << fmt::format("    {} ({} mip {}, slice {} of '{}'{}), recorded on queue '{}'\n",
+                         writer.name,
+                         writer.kind == WorkloadKind::graphics ? "draws into" : "writes",
+                         writer.target->mip, writer.target->slice, written.name,
+                         writer.target->discard ? ", discard" : "", s.queues[writer.queue].name);
+    last_writer = t.workload;
+    if (t.aliasing_from) {
+      out << fmt::format("      D3D12 before the write, heap '{}' from '{}' to '{}': {}\n",
+                         texture.heap, s.textures[*t.aliasing_from].name, texture.name,
+                         describe(t.barrier));
+      if (std::holds_alternative<D3D12_RESOURCE_BARRIER>(t.barrier))
+        out << fmt::format(
+            "      D3D12 then DiscardResource('{}'): a newly active render target must be "
+            "initialised\n",
+            texture.name);
+    } else if (t.texture != writer.target->texture)
+      out << fmt::format("      D3D12 before the write, heap '{}' leaves '{}': {}\n", texture.heap,
+                         texture.name, describe(t.barrier));
+    else
+      out << fmt::format("      D3D12 before the write: {}\n", describe(t.barrier));
     for (const std::string& line :
          explain_recording(t, {texture.mips, texture.slices}, s.queues[writer.queue].type))
       out << "      " << line << "\n";

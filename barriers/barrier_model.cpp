@@ -59,6 +59,7 @@ std::string sync_access(const Enhanced& b) {
 std::string describe(const D3D12Barrier& barrier) {
   if (const auto* legacy = std::get_if<D3D12_RESOURCE_BARRIER>(&barrier)) {
     if (legacy->Type == D3D12_RESOURCE_BARRIER_TYPE_UAV) return "UAV";
+    if (legacy->Type == D3D12_RESOURCE_BARRIER_TYPE_ALIASING) return "ALIASING";
     std::string text = "TRANSITION";
     if (legacy->Flags == D3D12_RESOURCE_BARRIER_FLAG_BEGIN_ONLY) text += "(BEGIN_ONLY)";
     if (legacy->Flags == D3D12_RESOURCE_BARRIER_FLAG_END_ONLY) text += "(END_ONLY)";

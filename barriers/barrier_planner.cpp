@@ -161,6 +161,7 @@ class Planner {
       // The frame start's restore is recorded on the writers' queue.
       start.queue = writer ? workloads[*writer].queue : 0;
       writer_of_.push_back(writer);
+      drawn_.push_back(drawn);
       plan_.texture_unordered_access.push_back(dispatched);
       plan_.texture_start_layouts.push_back(start.layout);
       plan_.texture_start_states.push_back(start.state);
@@ -200,6 +201,15 @@ class Planner {
       out.subresources = SubresourceRange{p.target->mip, 1, p.target->slice, 1};
     }
     if (d.request.subresources) resolve_subresources(*d.request.subresources, out);
+    if (out.texture) {
+      readers_.push_back({*out.texture, d.consumer});
+      if (!textures_[*out.texture].heap.empty() && out.cross_queue)
+        error("heap-queue", "'" + c.name + "' reads '" + textures_[*out.texture].name +
+                                "' on another queue than its writer's; a texture in heap '" +
+                                textures_[*out.texture].heap +
+                                "' is written and read on one queue, where its hand-overs are "
+                                "recorded");
+    }
     out.reads_output = d.request.reads_output.value_or(d.request.kind != BarrierKind::none);
     const Placement full_at =
         on_consumer_queue ? Placement::before_consumer : Placement::after_producer;
@@ -267,6 +277,7 @@ class Planner {
 
   void finish() {
     write_until(std::numeric_limits<std::size_t>::max());
+    plan_aliasing();
     // The next frame starts with every subresource restored on the writers' queue, from where
     // this frame left it: a compute queue cannot name a graphics state or layout.
     for (std::size_t t = 0; t < subresources_.size(); ++t) {
@@ -377,6 +388,141 @@ class Planner {
     if (target.discard)
       std::get<D3D12_TEXTURE_BARRIER>(barrier).Flags = D3D12_TEXTURE_BARRIER_FLAG_DISCARD;
     plan_.target_transitions.push_back({w, target.texture, barrier});
+  }
+
+  // The hand-overs of every heap (TargetTransition), from the state each texture is left in
+  // by its last use. Contract: every write and read has been planned, so each texture's
+  // tracked subresource is where its last use left it.
+  void plan_aliasing() {
+    plan_.texture_aliased.assign(textures_.size(), false);
+    plan_.texture_holds_heap_at_start.assign(textures_.size(), false);
+    std::vector<std::string> heaps;
+    for (const PlannerTexture& t : textures_)
+      if (!t.heap.empty() && std::find(heaps.begin(), heaps.end(), t.heap) == heaps.end())
+        heaps.push_back(t.heap);
+    std::vector<TargetTransition> handovers;
+    for (const std::string& heap : heaps) {
+      // Each texture's first write and its last use (write or read), by execution position.
+      struct Member {
+        std::size_t texture, first_writer, last_user;
+      };
+      std::vector<Member> members;
+      bool planned = true;
+      for (std::size_t t = 0; t < textures_.size(); ++t) {
+        if (textures_[t].heap != heap) continue;
+        plan_.texture_aliased[t] = true;
+        std::optional<std::size_t> first, last;
+        for (const std::size_t w : writers_)
+          if (workloads_[w].target->texture == t) {
+            if (!first) first = w;
+            last = w;
+          }
+        if (!first) {
+          planned = false;  // the parser refuses an unwritten texture in a heap
+          continue;
+        }
+        for (const auto& [texture, reader] : readers_)
+          if (texture == t && workloads_[reader].position > workloads_[*last].position)
+            last = reader;
+        members.push_back({t, *first, *last});
+      }
+      if (!planned || members.size() < 2) continue;
+      std::sort(members.begin(), members.end(), [&](const Member& a, const Member& b) {
+        return workloads_[a.first_writer].position < workloads_[b.first_writer].position;
+      });
+      for (std::size_t i = 1; i < members.size(); ++i) {
+        const Member& before = members[i - 1];
+        const Member& after = members[i];
+        const std::string& writer = workloads_[after.first_writer].name;
+        const std::string said = "'" + writer + "' writes '" + textures_[after.texture].name +
+                                 "', which shares heap '" + heap + "' with '" +
+                                 textures_[before.texture].name + "'";
+        if (workloads_[before.first_writer].queue != workloads_[after.first_writer].queue) {
+          target_error(after.first_writer, "heap-queue",
+                       said +
+                           ", written on another queue: the textures of one heap are "
+                           "written and read on one queue, where their hand-overs are "
+                           "recorded");
+          planned = false;
+        } else if (workloads_[before.last_user].position >=
+                   workloads_[after.first_writer].position) {
+          target_error(after.first_writer, "heap-overlap",
+                       said + ", while '" + workloads_[before.last_user].name +
+                           "' still uses the other one there or later in the frame: textures of "
+                           "one heap hold its memory one after another");
+          planned = false;
+        }
+      }
+      if (!planned) continue;
+      plan_.texture_holds_heap_at_start[members.back().texture] = true;
+      // Hand-over i gives the heap to members[i]; the first takes it from the last texture of
+      // the frame before.
+      for (std::size_t i = 0; i < members.size(); ++i) {
+        const std::size_t from = members[(i + members.size() - 1) % members.size()].texture;
+        hand_over(from, members[i].texture, members[i].first_writer, i > 0, handovers);
+      }
+    }
+    // Each hand-over goes before the transitions its writer already has.
+    handovers.insert(handovers.end(), plan_.target_transitions.begin(),
+                     plan_.target_transitions.end());
+    std::stable_sort(handovers.begin(), handovers.end(),
+                     [&](const TargetTransition& a, const TargetTransition& b) {
+                       return workloads_[a.workload].position < workloads_[b.workload].position;
+                     });
+    plan_.target_transitions = std::move(handovers);
+  }
+
+  // The barriers that hand heap memory from texture `from` to texture `to` right before `w`,
+  // its first write into `to`. `in_frame`: `from` was used earlier in this frame (not in the
+  // frame before), so what the hand-over leaves it in is where this frame leaves it.
+  void hand_over(std::size_t from, std::size_t to, std::size_t w, bool in_frame,
+                 std::vector<TargetTransition>& out) {
+    TrackedResource& held = subresources_[from].front();
+    const QueueType queue = workloads_[w].queue_type;
+    const TrackedResource activated =
+        drawn_[to] ? render_target_written() : unordered_access_texture_written();
+    if (!target_enhanced_) {
+      const D3D12_RESOURCE_STATES rest = plan_.texture_start_states[from];
+      if (held.state != rest) {
+        for (const BarrierFinding& found :
+             check_legacy_transition(held.state, rest, queue, ResourceKind::texture,
+                                     plan_.texture_unordered_access[from]))
+          plan_.findings.push_back({0, found, w});
+        out.push_back({w, from, legacy_transition(held.state, rest), {}});
+      }
+      D3D12_RESOURCE_BARRIER aliasing{};
+      aliasing.Type = D3D12_RESOURCE_BARRIER_TYPE_ALIASING;
+      aliasing.Flags = D3D12_RESOURCE_BARRIER_FLAG_NONE;
+      out.push_back({w, to, aliasing, from, plan_.texture_start_layouts[to]});
+      if (in_frame) {
+        held.state = rest;
+        held.layout = plan_.texture_start_layouts[from];
+      }
+      return;
+    }
+    const EnhancedFields release{D3D12_BARRIER_TYPE_TEXTURE,
+                                 held.sync,
+                                 D3D12_BARRIER_SYNC_NONE,
+                                 held.access,
+                                 D3D12_BARRIER_ACCESS_NO_ACCESS,
+                                 held.layout,
+                                 held.layout};
+    const EnhancedFields acquire{
+        D3D12_BARRIER_TYPE_TEXTURE,     held.sync,        activated.sync,
+        D3D12_BARRIER_ACCESS_NO_ACCESS, activated.access, D3D12_BARRIER_LAYOUT_UNDEFINED,
+        plan_.texture_start_layouts[to]};
+    for (const EnhancedFields* f : {&release, &acquire})
+      for (const BarrierFinding& found : check_enhanced_barrier(
+               f->type, f->sync_before, f->sync_after, f->access_before, f->access_after,
+               f->layout_before, f->layout_after, queue, ResourceKind::texture,
+               plan_.texture_unordered_access[f == &release ? from : to]))
+        plan_.findings.push_back({0, found, w});
+    out.push_back({w, from, make_enhanced(release, std::nullopt), {}});
+    EnhancedBarrier activate = make_enhanced(acquire, std::nullopt);
+    // Its compression metadata must be initialised when it becomes active: every declared
+    // texture may be a render target (the backends create them so).
+    std::get<D3D12_TEXTURE_BARRIER>(activate).Flags = D3D12_TEXTURE_BARRIER_FLAG_DISCARD;
+    out.push_back({w, to, activate, from});
   }
 
   void target_error(std::size_t draw, std::string rule, std::string message) {
@@ -663,6 +809,9 @@ class Planner {
   // Per texture: one of its writers (they share a queue, which restores it at the frame
   // start); none where nothing writes it.
   std::vector<std::optional<std::size_t>> writer_of_;
+  std::vector<bool> drawn_;  // per texture: a draw renders into it
+  // (texture, consumer) per dependency on a declared texture: who reads it.
+  std::vector<std::pair<std::size_t, std::size_t>> readers_;
   std::vector<std::size_t> writers_;  // workloads writing a texture, in execution order
   std::size_t next_writer_ = 0;
   std::vector<TrackedResource> tracked_;

@@ -36,6 +36,8 @@ struct PlannerWorkload {
 struct PlannerTexture {
   std::string name;
   TextureExtent extent;
+  // The heap it shares with other textures (resources/texture.h); empty: memory of its own.
+  std::string heap;
 };
 
 struct PlannerDependency {
@@ -79,10 +81,27 @@ struct DependencyPlan {
 // after a read). Legacy: a TRANSITION of that subresource from the state the read
 // left; enhanced: a TEXTURE barrier from the reader's sync, access and layout, or, for a
 // target that discards, from UNDEFINED with NO_ACCESS and D3D12_TEXTURE_BARRIER_FLAG_DISCARD.
+//
+// An aliasing hand-over is recorded the same way, before the first write into a texture that
+// shares a heap (see BarrierPlan::texture_aliased), as barriers on the texture that held the
+// heap and on the one that takes it:
+//   legacy:   a TRANSITION of the holder back to its start state (where it waits while
+//             inactive), then an ALIASING barrier from it to the new texture; the D3D12 backend
+//             then discards the new texture (DiscardResource), which D3D12 requires of a newly
+//             activated render target (every declared texture is created as one);
+//   enhanced: the holder from its last sync and access to SYNC_NONE / NO_ACCESS (its layout
+//             kept), then the new texture from NO_ACCESS and LAYOUT_UNDEFINED to its start
+//             layout with DISCARD, waiting for the holder's last sync.
 struct TargetTransition {
   std::size_t workload = 0;  // the draw or dispatch that writes the subresource
   std::size_t texture = 0;   // index into the planner's textures
   D3D12Barrier barrier;      // its resource left null: the draw's texture
+  // The barrier that activates `texture` in an aliasing hand-over: the texture that held the
+  // heap (an ALIASING barrier's pResourceBefore; `texture` is its pResourceAfter).
+  std::optional<std::size_t> aliasing_from;
+  // An ALIASING barrier: the layout the activated texture rests in while inactive (its start
+  // layout), where a translation that must name layouts (Vulkan) brings it from UNDEFINED.
+  D3D12_BARRIER_LAYOUT aliasing_layout = D3D12_BARRIER_LAYOUT_UNDEFINED;
 };
 
 struct BarrierPlanFinding {
@@ -112,6 +131,15 @@ struct BarrierPlan {
   // Per declared texture: a dispatch writes it, so the backends create it for unordered access
   // (a Vulkan storage image, D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS); the others go without.
   std::vector<bool> texture_unordered_access;
+  // Per declared texture: placed in a heap with others, so it holds the memory only between
+  // the hand-over that activates it and the one that hands the heap on. The executor never
+  // restores it at a frame start (that would write memory another texture holds).
+  std::vector<bool> texture_aliased;
+  // Per declared texture: the aliased texture that holds its heap when a frame starts (the
+  // one the frame activates last; the frame's first hand-over takes the heap from it). The
+  // backends create it in texture_final_states (before the first frame it is where the
+  // hand-over expects it); every other aliased texture starts in texture_start_states.
+  std::vector<bool> texture_holds_heap_at_start;
   std::vector<TargetTransition> target_transitions;  // in execution order of their writers
   bool has_errors() const;
 };
@@ -133,7 +161,8 @@ bool barrier_after_producer(const PlannerWorkload& producer, const PlannerWorklo
 // subresource its producer drew (by default just that one) in one state (subresource-states).
 // Rules: a draw may not rewrite a subresource nothing read since the last draw
 // (target-rewrite), nor one whose last reader ran on another queue (target-queue); DISCARD
-// needs enhanced barriers (discard-legacy).
+// needs enhanced barriers (discard-legacy). Textures of one heap are used one after another in
+// the frame (heap-overlap), on one queue (heap-queue).
 BarrierPlan plan_barriers(const std::vector<PlannerWorkload>& workloads,
                           const std::vector<PlannerDependency>& dependencies,
                           const std::vector<PlannerTexture>& textures = {},

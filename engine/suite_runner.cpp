@@ -81,13 +81,15 @@ nlohmann::json scenario_description(const Scenario& s) {
                         {"workloads", workloads}};
   if (!s.textures.empty()) {
     nlohmann::json textures = nlohmann::json::array();
-    for (const TextureSpec& t : s.textures)
+    for (const TextureSpec& t : s.textures) {
       textures.push_back({{"name", t.name},
                           {"format", to_string(t.format)},
                           {"width", t.width},
                           {"height", t.height},
                           {"mips", t.mips},
                           {"slices", t.slices}});
+      if (!t.heap.empty()) textures.back()["heap"] = t.heap;
+    }
     out["textures"] = textures;
   }
   if (s.preemption) out["preemption"] = preemption::to_json(*s.preemption);

@@ -36,6 +36,10 @@ struct TextureSpec {
   TextureFormat format = TextureFormat::rgba8;
   std::uint32_t width = 0, height = 0;  // of mip 0, in texels
   std::uint32_t mips = 1, slices = 1;
+  // The heap it is placed in ([[texture]] heap = NAME): every texture of one heap is placed at
+  // its offset 0, so they alias, and one of them holds the memory at a time (the barrier
+  // planner's aliasing hand-overs). Empty: memory of its own.
+  std::string heap;
   std::uint32_t subresources() const { return mips * slices; }
   bool operator==(const TextureSpec&) const = default;
 };

@@ -827,6 +827,89 @@ class Parser {
     return ok_status();
   }
 
+  // A copy's keys (`bytes`): it has no shader, so what sizes a dispatch or a draw does not
+  // apply, and it reads only its upload buffer.
+  Status parse_copy(const toml::table& w, const std::string& named, WorkloadSpec& spec) const {
+    for (const char* key : {"groups", "iterations", "target", "depends_on"})
+      if (const toml::node* given = w.get(key))
+        return error_at(given, named + " is a copy: '" + key +
+                                   "' does not apply (a copy moves 'bytes' from its upload "
+                                   "buffer into its output, and depends on no workload)");
+    static_assert(kMaxCopyBytes <= UINT32_MAX, "int_field reads 32-bit values");
+    auto bytes = int_field(w, "bytes", named, kMinCopyBytes, kMaxCopyBytes,
+                           static_cast<std::uint32_t>(kDefaultCopyBytes));
+    if (!bytes) return bytes.error();
+    if (*bytes % 4 != 0)
+      return error_at(w.get("bytes"), "'bytes' of " + named + " is " + std::to_string(*bytes) +
+                                          ", not a whole number of 4-byte words");
+    spec.bytes = *bytes;
+    spec.groups = spec.iterations = 0;  // no threads: nothing reads them for a copy
+    return ok_status();
+  }
+
+  // A dispatch's or a draw's keys: `groups`, `iterations` and `target`.
+  Status parse_shader_work(const toml::table& w, const std::string& named, const Scenario& s,
+                           WorkloadSpec& spec) {
+    // A dispatch's groups are bounded by the workgroups one dispatch may run, a draw's rows
+    // by a render target's height.
+    auto groups = int_field(w, "groups", named, 1,
+                            spec.kind == WorkloadKind::compute ? kMaxComputeGroups : kMaxGroups,
+                            kDefaultGroups);
+    if (!groups) return groups.error();
+    spec.groups = *groups;
+    auto iterations = int_field(w, "iterations", named, 1, kMaxIterations, kDefaultIterations);
+    if (!iterations) return iterations.error();
+    spec.iterations = *iterations;
+    if (const toml::node* target = w.get("target")) {
+      const bool dispatch = spec.kind == WorkloadKind::compute;
+      if (w.get("groups"))
+        return error_at(w.get("groups"),
+                        named +
+                            (dispatch ? " writes a texture: it runs a thread per pixel of"
+                                      : " renders into a texture: its pixels are") +
+                            " the target mip's, so 'groups' does not apply");
+      auto parsed = parse_target(*target, s, named);
+      if (!parsed) return parsed.error();
+      const TextureSpec& texture = s.textures[parsed->texture];
+      if (dispatch) {
+        // An unordered-access store of one float: perlin.hlsl's RWTexture2D<float>, whose
+        // SPIR-V names the R32f format (glslang cannot leave it unknown).
+        if (texture.format != TextureFormat::r32f)
+          return error_at(target, named + " is a dispatch writing '" + texture.name +
+                                      "', which is " + std::string(to_string(texture.format)) +
+                                      ": a dispatch writes r32f textures only (a draw renders "
+                                      "into any format)");
+        const std::uint64_t pixels = std::uint64_t{mip_size(texture.width, parsed->mip)} *
+                                     mip_size(texture.height, parsed->mip);
+        if (pixels / kThreadsPerDispatchGroup > kMaxDispatchWorkgroupsX)
+          return error_at(
+              target, named + " writes mip " + std::to_string(parsed->mip) + " of '" +
+                          texture.name + "', " + std::to_string(pixels) + " pixels: more than " +
+                          std::to_string(kMaxDispatchWorkgroupsX) + " groups of " +
+                          std::to_string(kThreadsPerDispatchGroup) + " threads in one dispatch");
+        if (pixels % kThreadsPerDispatchGroup != 0)
+          return error_at(target, named + " writes mip " + std::to_string(parsed->mip) + " of '" +
+                                      texture.name + "', " + std::to_string(pixels) +
+                                      " pixels: a dispatch runs a thread per pixel in groups "
+                                      "of " +
+                                      std::to_string(kThreadsPerDispatchGroup) +
+                                      ", so the mip's pixels must be a multiple of that");
+      }
+      // Each frame starts with the texture's subresources restored on one queue; a writer on
+      // another would race that restore. Several writers may write one subresource, each
+      // after a read of the one before (the planner's target-rewrite rule).
+      for (const WorkloadSpec& other : s.workloads)
+        if (other.target && other.target->texture == parsed->texture && other.queue != spec.queue)
+          return error_at(target, named + " writes '" + texture.name + "' on queue '" +
+                                      s.queues[spec.queue].name + "', '" + other.name +
+                                      "' on queue '" + s.queues[other.queue].name +
+                                      "': a texture's writers share one queue");
+      spec.target = *parsed;
+    }
+
+    return ok_status();
+  }
+
   // [[texture]]: name, format, width, height, mips, slices (resources/texture.h).
   Status parse_textures(const toml::table& root, Scenario& s) {
     const toml::node* node = root.get("texture");
@@ -840,7 +923,8 @@ class Parser {
       const toml::table* t = element.as_table();
       if (!t) return error_at(&element, "each [[texture]] must be a table");
       const std::string where = "[[texture]] #" + std::to_string(s.textures.size() + 1);
-      GPUOVERLAP_TRY(only_keys(*t, {"name", "format", "width", "height", "mips", "slices"}, where));
+      GPUOVERLAP_TRY(
+          only_keys(*t, {"name", "format", "width", "height", "mips", "slices", "heap"}, where));
       TextureSpec spec;
       auto name = string_field(*t, "name", where, true, &element);
       if (!name) return name.error();
@@ -880,7 +964,35 @@ class Parser {
         return error_at(&element, named + " takes " + std::to_string(texture_bytes(spec) >> 20) +
                                       " MiB; at most " + std::to_string(kMaxTextureBytes >> 20) +
                                       " MiB per texture");
+      auto heap = string_field(*t, "heap", named, false, &element);
+      if (!heap) return heap.error();
+      if (t->get("heap")) {
+        if (const std::string problem = label_problem(*heap); !problem.empty())
+          return error_at(t->get("heap"),
+                          named + ": heap name '" + printable_name(*heap) + "' " + problem);
+        // A hand-over makes the whole texture undefined and brings it back in one barrier; a
+        // texture of several subresources would need one per subresource state.
+        if (spec.subresources() != 1)
+          return error_at(t->get("heap"), named + " is placed in heap '" + *heap + "' with " +
+                                              std::to_string(spec.mips) + " mip(s) and " +
+                                              std::to_string(spec.slices) +
+                                              " slice(s): a texture in a heap has one of each");
+        spec.heap = *heap;
+      }
       s.textures.push_back(std::move(spec));
+      heap_nodes_.push_back(t->get("heap"));
+    }
+    // A heap of one texture aliases nothing: most likely a misspelt heap name.
+    for (std::size_t i = 0; i < s.textures.size(); ++i) {
+      const std::string& heap = s.textures[i].heap;
+      if (heap.empty()) continue;
+      const auto sharing = std::count_if(s.textures.begin(), s.textures.end(),
+                                         [&](const TextureSpec& t) { return t.heap == heap; });
+      if (sharing == 1)
+        return error_at(heap_nodes_[i], "texture '" + s.textures[i].name +
+                                            "' is the only one in heap '" + heap +
+                                            "': textures in one heap alias each other, so a heap "
+                                            "holds two or more");
     }
     return ok_status();
   }
@@ -981,84 +1093,11 @@ class Parser {
         return error_at(w->get("kind"), named + " is graphics but queue '" + *queue +
                                             "' is a compute queue (only direct queues draw)");
       if (spec.kind == WorkloadKind::copy) {
-        // A copy has no shader: what sizes a dispatch or a draw does not apply, and it reads
-        // only its upload buffer.
-        for (const char* key : {"groups", "iterations", "target", "depends_on"})
-          if (const toml::node* given = w->get(key))
-            return error_at(given, named + " is a copy: '" + key +
-                                       "' does not apply (a copy moves 'bytes' from its upload "
-                                       "buffer into its output, and depends on no workload)");
-        static_assert(kMaxCopyBytes <= UINT32_MAX, "int_field reads 32-bit values");
-        auto bytes = int_field(*w, "bytes", named, kMinCopyBytes, kMaxCopyBytes,
-                               static_cast<std::uint32_t>(kDefaultCopyBytes));
-        if (!bytes) return bytes.error();
-        if (*bytes % 4 != 0)
-          return error_at(w->get("bytes"), "'bytes' of " + named + " is " + std::to_string(*bytes) +
-                                               ", not a whole number of 4-byte words");
-        spec.bytes = *bytes;
-        spec.groups = spec.iterations = 0;  // no threads: nothing reads them for a copy
-        pending.emplace_back();
-        lines_.push_back(&element);
-        s.workloads.push_back(std::move(spec));
-        continue;
-      }
-      if (const toml::node* given = w->get("bytes"))
-        return error_at(given, named + " is not a copy: 'bytes' sizes a copy only");
-      // A dispatch's groups are bounded by the workgroups one dispatch may run, a draw's rows
-      // by a render target's height.
-      auto groups = int_field(*w, "groups", named, 1,
-                              spec.kind == WorkloadKind::compute ? kMaxComputeGroups : kMaxGroups,
-                              kDefaultGroups);
-      if (!groups) return groups.error();
-      spec.groups = *groups;
-      auto iterations = int_field(*w, "iterations", named, 1, kMaxIterations, kDefaultIterations);
-      if (!iterations) return iterations.error();
-      spec.iterations = *iterations;
-      if (const toml::node* target = w->get("target")) {
-        const bool dispatch = spec.kind == WorkloadKind::compute;
-        if (w->get("groups"))
-          return error_at(w->get("groups"),
-                          named +
-                              (dispatch ? " writes a texture: it runs a thread per pixel of"
-                                        : " renders into a texture: its pixels are") +
-                              " the target mip's, so 'groups' does not apply");
-        auto parsed = parse_target(*target, s, named);
-        if (!parsed) return parsed.error();
-        const TextureSpec& texture = s.textures[parsed->texture];
-        if (dispatch) {
-          // An unordered-access store of one float: perlin.hlsl's RWTexture2D<float>, whose
-          // SPIR-V names the R32f format (glslang cannot leave it unknown).
-          if (texture.format != TextureFormat::r32f)
-            return error_at(target, named + " is a dispatch writing '" + texture.name +
-                                        "', which is " + std::string(to_string(texture.format)) +
-                                        ": a dispatch writes r32f textures only (a draw renders "
-                                        "into any format)");
-          const std::uint64_t pixels = std::uint64_t{mip_size(texture.width, parsed->mip)} *
-                                       mip_size(texture.height, parsed->mip);
-          if (pixels / kThreadsPerDispatchGroup > kMaxDispatchWorkgroupsX)
-            return error_at(
-                target, named + " writes mip " + std::to_string(parsed->mip) + " of '" +
-                            texture.name + "', " + std::to_string(pixels) + " pixels: more than " +
-                            std::to_string(kMaxDispatchWorkgroupsX) + " groups of " +
-                            std::to_string(kThreadsPerDispatchGroup) + " threads in one dispatch");
-          if (pixels % kThreadsPerDispatchGroup != 0)
-            return error_at(target, named + " writes mip " + std::to_string(parsed->mip) + " of '" +
-                                        texture.name + "', " + std::to_string(pixels) +
-                                        " pixels: a dispatch runs a thread per pixel in groups "
-                                        "of " +
-                                        std::to_string(kThreadsPerDispatchGroup) +
-                                        ", so the mip's pixels must be a multiple of that");
-        }
-        // Each frame starts with the texture's subresources restored on one queue; a writer on
-        // another would race that restore. Several writers may write one subresource, each
-        // after a read of the one before (the planner's target-rewrite rule).
-        for (const WorkloadSpec& other : s.workloads)
-          if (other.target && other.target->texture == parsed->texture && other.queue != spec.queue)
-            return error_at(target, named + " writes '" + texture.name + "' on queue '" +
-                                        s.queues[spec.queue].name + "', '" + other.name +
-                                        "' on queue '" + s.queues[other.queue].name +
-                                        "': a texture's writers share one queue");
-        spec.target = *parsed;
+        GPUOVERLAP_TRY(parse_copy(*w, named, spec));
+      } else {
+        if (const toml::node* given = w->get("bytes"))
+          return error_at(given, named + " is not a copy: 'bytes' sizes a copy only");
+        GPUOVERLAP_TRY(parse_shader_work(*w, named, s, spec));
       }
 
       pending.emplace_back();
@@ -1147,6 +1186,17 @@ class Parser {
       }
     }
 
+    // A texture in a heap holds it from a write on (the hand-over before its first write): one
+    // nothing writes would never hold it.
+    for (std::size_t t = 0; t < s.textures.size(); ++t)
+      if (!s.textures[t].heap.empty() &&
+          std::none_of(s.workloads.begin(), s.workloads.end(),
+                       [&](const WorkloadSpec& w) { return w.target && w.target->texture == t; }))
+        return error_at(heap_nodes_[t], "texture '" + s.textures[t].name + "' in heap '" +
+                                            s.textures[t].heap +
+                                            "' is not written by any workload: a texture in a "
+                                            "heap takes its memory at its first write");
+
     // Barrier rules and fences: the frame plan the executor will follow.
     attach_frame_plan(s);
     for (const FrameFinding& f : s.plan->findings) {
@@ -1175,6 +1225,7 @@ class Parser {
   std::string source_;
   std::vector<std::vector<const toml::node*>> dependency_nodes_;  // [consumer][dependency]
   std::vector<const toml::node*> lines_;                          // per workload, for messages
+  std::vector<const toml::node*> heap_nodes_;  // per texture: its heap key (null: none)
 };
 
 }  // namespace

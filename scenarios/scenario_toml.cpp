@@ -124,11 +124,13 @@ std::string to_toml(const Scenario& s) {
   for (const QueueSpec& q : s.queues)
     out += fmt::format("\n[queues.{}]\ntype = {}\npriority = {}\n", toml_string(q.name),
                        toml_string(to_string(q.type)), toml_string(to_string(q.priority)));
-  for (const TextureSpec& t : s.textures)
+  for (const TextureSpec& t : s.textures) {
     out += fmt::format(
         "\n[[texture]]\nname = {}\nformat = {}\nwidth = {}\nheight = {}\nmips = {}\n"
         "slices = {}\n",
         toml_string(t.name), toml_string(to_string(t.format)), t.width, t.height, t.mips, t.slices);
+    if (!t.heap.empty()) out += fmt::format("heap = {}\n", toml_string(t.heap));
+  }
   for (const WorkloadSpec& w : s.workloads) {
     out += fmt::format("\n[[workload]]\nname = {}\nqueue = {}\nkind = {}\n", toml_string(w.name),
                        toml_string(s.queues[w.queue].name), toml_string(to_string(w.kind)));

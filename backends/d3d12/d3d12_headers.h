@@ -21,6 +21,10 @@ inline D3D12_GPU_DESCRIPTOR_HANDLE gpu_start(ID3D12DescriptorHeap* heap) {
   return heap->GetGPUDescriptorHandleForHeapStart();
 }
 inline D3D12_RESOURCE_DESC desc_of(ID3D12Resource* resource) { return resource->GetDesc(); }
+inline D3D12_RESOURCE_ALLOCATION_INFO allocation_info(ID3D12Device* device,
+                                                      const D3D12_RESOURCE_DESC& desc) {
+  return device->GetResourceAllocationInfo(0, 1, &desc);
+}
 #else
 inline D3D12_CPU_DESCRIPTOR_HANDLE cpu_start(ID3D12DescriptorHeap* heap) {
   D3D12_CPU_DESCRIPTOR_HANDLE out{};
@@ -35,6 +39,12 @@ inline D3D12_GPU_DESCRIPTOR_HANDLE gpu_start(ID3D12DescriptorHeap* heap) {
 inline D3D12_RESOURCE_DESC desc_of(ID3D12Resource* resource) {
   D3D12_RESOURCE_DESC out{};
   resource->GetDesc(&out);
+  return out;
+}
+inline D3D12_RESOURCE_ALLOCATION_INFO allocation_info(ID3D12Device* device,
+                                                      const D3D12_RESOURCE_DESC& desc) {
+  D3D12_RESOURCE_ALLOCATION_INFO out{};
+  device->GetResourceAllocationInfo(&out, 0, 1, &desc);
   return out;
 }
 #endif

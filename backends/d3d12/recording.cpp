@@ -199,6 +199,15 @@ void ScenarioDevice::record_workload(ID3D12GraphicsCommandList* list, std::size_
       continue;
     }
     D3D12_RESOURCE_BARRIER barrier = std::get<D3D12_RESOURCE_BARRIER>(transition.barrier);
+    if (barrier.Type == D3D12_RESOURCE_BARRIER_TYPE_ALIASING) {
+      // An aliasing hand-over: the texture that held the heap to this one, which D3D12
+      // requires to be initialised before its first use as a render target.
+      barrier.Aliasing.pResourceBefore = gpu_.textures[*transition.aliasing_from].get();
+      barrier.Aliasing.pResourceAfter = texture;
+      list->ResourceBarrier(1, &barrier);
+      list->DiscardResource(texture, nullptr);
+      continue;
+    }
     barrier.Transition.pResource = texture;
     list->ResourceBarrier(1, &barrier);
   }
@@ -286,6 +295,10 @@ Status ScenarioDevice::record_frame(std::uint32_t frame) {
           std::find_if(scenario_.workloads.begin(), scenario_.workloads.end(),
                        [&](const WorkloadSpec& w) { return w.target && w.target->texture == t; });
       if (first == scenario_.workloads.end() || &gpu_.queues[first->queue] != &q) continue;
+      // A texture in a heap is brought in and out by the frame's hand-overs: a barrier here
+      // would touch memory another texture holds. The one holding the heap at the frame start
+      // was created where every frame leaves it.
+      if (plan_.barriers.texture_aliased[t]) continue;
       const TextureSpec& texture = scenario_.textures[t];
       const D3D12_BARRIER_LAYOUT start_layout = plan_.barriers.texture_start_layouts[t];
       const D3D12_RESOURCE_STATES start_state = plan_.barriers.texture_start_states[t];

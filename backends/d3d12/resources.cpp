@@ -176,10 +176,12 @@ Status ScenarioDevice::create_resources() {
   gpu_.textures.resize(scenario_.textures.size());
   texture_states_.clear();
   texture_layouts_.clear();
+  // A texture in a heap is placed at its offset 0 (they alias): one heap per name, as large and
+  // aligned as its largest texture needs. The texture that holds it when a frame starts is
+  // created where the frame leaves it (the first hand-over takes the heap from there).
+  std::vector<D3D12_RESOURCE_DESC> descs;
   for (std::size_t t = 0; t < scenario_.textures.size(); ++t) {
     const TextureSpec& spec = scenario_.textures[t];
-    D3D12_HEAP_PROPERTIES properties{};
-    properties.Type = D3D12_HEAP_TYPE_DEFAULT;
     D3D12_RESOURCE_DESC desc{};
     desc.Dimension = D3D12_RESOURCE_DIMENSION_TEXTURE2D;
     desc.Width = spec.width;
@@ -191,11 +193,50 @@ Status ScenarioDevice::create_resources() {
     desc.Flags = D3D12_RESOURCE_FLAG_ALLOW_RENDER_TARGET;
     if (plan_.barriers.texture_unordered_access[t])
       desc.Flags |= D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS;
-    const D3D12_RESOURCE_STATES start = plan_.barriers.texture_start_states[t];
-    GPUOVERLAP_HR(gpu_.device->CreateCommittedResource(&properties, D3D12_HEAP_FLAG_NONE, &desc,
-                                                       start, nullptr, __uuidof(ID3D12Resource),
-                                                       gpu_.textures[t].receive_void()),
-                  "CreateCommittedResource (texture '" + spec.name + "')");
+    descs.push_back(desc);
+  }
+  gpu_.heaps.clear();
+  std::vector<std::string> heap_names;
+  for (std::size_t t = 0; t < scenario_.textures.size(); ++t) {
+    const TextureSpec& spec = scenario_.textures[t];
+    if (spec.heap.empty() ||
+        std::find(heap_names.begin(), heap_names.end(), spec.heap) != heap_names.end())
+      continue;
+    heap_names.push_back(spec.heap);
+    D3D12_HEAP_DESC heap{};
+    heap.Properties.Type = D3D12_HEAP_TYPE_DEFAULT;
+    heap.Alignment = D3D12_DEFAULT_RESOURCE_PLACEMENT_ALIGNMENT;
+    heap.Flags = D3D12_HEAP_FLAG_ALLOW_ONLY_RT_DS_TEXTURES;
+    for (std::size_t o = t; o < scenario_.textures.size(); ++o) {
+      if (scenario_.textures[o].heap != spec.heap) continue;
+      const D3D12_RESOURCE_ALLOCATION_INFO info = allocation_info(gpu_.device.get(), descs[o]);
+      heap.SizeInBytes = std::max(heap.SizeInBytes, info.SizeInBytes);
+      heap.Alignment = std::max(heap.Alignment, info.Alignment);
+    }
+    GPUOVERLAP_HR(gpu_.device->CreateHeap(&heap, __uuidof(ID3D12Heap),
+                                          gpu_.heaps.emplace_back().receive_void()),
+                  "CreateHeap (heap '" + spec.heap + "')");
+  }
+  for (std::size_t t = 0; t < scenario_.textures.size(); ++t) {
+    const TextureSpec& spec = scenario_.textures[t];
+    const D3D12_RESOURCE_STATES start = plan_.barriers.texture_holds_heap_at_start[t]
+                                            ? plan_.barriers.texture_final_states[t].front()
+                                            : plan_.barriers.texture_start_states[t];
+    if (!spec.heap.empty()) {
+      const auto heap = std::find(heap_names.begin(), heap_names.end(), spec.heap);
+      GPUOVERLAP_HR(
+          gpu_.device->CreatePlacedResource(
+              gpu_.heaps[static_cast<std::size_t>(heap - heap_names.begin())].get(), 0, &descs[t],
+              start, nullptr, __uuidof(ID3D12Resource), gpu_.textures[t].receive_void()),
+          "CreatePlacedResource (texture '" + spec.name + "' in heap '" + spec.heap + "')");
+    } else {
+      D3D12_HEAP_PROPERTIES properties{};
+      properties.Type = D3D12_HEAP_TYPE_DEFAULT;
+      GPUOVERLAP_HR(gpu_.device->CreateCommittedResource(
+                        &properties, D3D12_HEAP_FLAG_NONE, &descs[t], start, nullptr,
+                        __uuidof(ID3D12Resource), gpu_.textures[t].receive_void()),
+                    "CreateCommittedResource (texture '" + spec.name + "')");
+    }
     texture_states_.emplace_back(spec.subresources(), start);
     texture_layouts_.emplace_back(spec.subresources(), plan_.barriers.texture_start_layouts[t]);
   }

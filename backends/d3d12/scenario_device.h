@@ -40,6 +40,10 @@
 
 namespace gpuoverlap::d3d12 {
 
+// What of `scenario` this backend does not record, as an `unsupported` error (GpuApi::records);
+// ok where it records all of it. Checked again when a scenario opens, before any object exists.
+Status recordable(const Scenario& scenario);
+
 // Stamp and counter slots are 256 bytes apart: each workload's root descriptors point at its
 // own slot, and 256 bytes satisfies every runtime's alignment of a root descriptor's address
 // (vkd3d turns them into Vulkan buffer views, which have an offset alignment of their own).
@@ -113,6 +117,7 @@ struct DeviceObjects {
   ComPtr<ID3D12Resource> stamps, counters, zeros, input, dummy_output, dummy_target;
   std::vector<ComPtr<ID3D12Resource>> outputs;   // per workload; empty for graphics
   std::vector<ComPtr<ID3D12Resource>> targets;   // per workload; empty for compute
+  std::vector<ComPtr<ID3D12Heap>> heaps;         // per heap of aliased textures
   std::vector<ComPtr<ID3D12Resource>> textures;  // per declared texture
   ComPtr<ID3D12DescriptorHeap> rtv_heap, srv_heap;
   ComPtr<ID3D12QueryHeap> queries;

@@ -262,8 +262,21 @@ DependencyOps translate(const DependencyPlan& plan) {
 }
 
 BarrierDesc translate(const TargetTransition& transition, TextureExtent extent, QueueType queue) {
-  if (const auto* legacy = std::get_if<D3D12_RESOURCE_BARRIER>(&transition.barrier))
-    return legacy_desc(*legacy, ResourceKind::texture, extent, queue);
+  if (const auto* legacy = std::get_if<D3D12_RESOURCE_BARRIER>(&transition.barrier)) {
+    if (legacy->Type != D3D12_RESOURCE_BARRIER_TYPE_ALIASING)
+      return legacy_desc(*legacy, ResourceKind::texture, extent, queue);
+    // An ALIASING barrier names no sync: like vkd3d-proton, it waits for all earlier work and
+    // makes every write visible; the activated image leaves UNDEFINED (what D3D12's required
+    // DiscardResource of a newly active render target does) for the layout it rests in.
+    BarrierDesc desc;
+    desc.target = BarrierDesc::Target::image;
+    desc.src = {VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_MEMORY_WRITE_BIT};
+    desc.dst = {VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT};
+    desc.old_layout = VK_IMAGE_LAYOUT_UNDEFINED;
+    desc.new_layout = layout_for_barrier_layout(transition.aliasing_layout);
+    return desc;
+  }
   return enhanced_desc(std::get<EnhancedBarrier>(transition.barrier), queue);
 }
 

@@ -79,7 +79,9 @@ DependencyOps translate(const DependencyPlan& plan);
 
 // A draw's target transition (barriers/barrier_planner.h) on the draw's queue: an image
 // barrier of the one subresource it names on a texture of `extent`. A DISCARD is its
-// UNDEFINED old layout: Vulkan keeps no contents from UNDEFINED.
+// UNDEFINED old layout: Vulkan keeps no contents from UNDEFINED. An aliasing hand-over's
+// ALIASING barrier is a full barrier (every stage, every write) that brings the activated
+// image from UNDEFINED to its rest layout; its enhanced form is translated as any barrier.
 BarrierDesc translate(const TargetTransition& transition, TextureExtent extent, QueueType queue);
 
 }  // namespace gpuoverlap::vk

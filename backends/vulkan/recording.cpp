@@ -144,13 +144,7 @@ void ScenarioDevice::record_copy(VkCommandBuffer cmd, std::size_t w, std::uint32
   // completes. The stamps are host-coherent memory the poller reads.
   const VkDeviceSize slot = w * slot_stride_;
   auto order = [cmd](VkPipelineStageFlags2 before, VkPipelineStageFlags2 after) {
-    VkMemoryBarrier2 execution{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-    execution.srcStageMask = before;
-    execution.dstStageMask = after;
-    VkDependencyInfo info{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-    info.memoryBarrierCount = 1;
-    info.pMemoryBarriers = &execution;
-    vkCmdPipelineBarrier2(cmd, &info);
+    record_global_barrier(cmd, {before, 0}, {after, 0});
   };
   if (settings_.stamping) {
     vkCmdFillBuffer(cmd, stamps_.buffer, slot, 4, frame);
@@ -168,6 +162,21 @@ void ScenarioDevice::record_copy(VkCommandBuffer cmd, std::size_t w, std::uint32
     order(VK_PIPELINE_STAGE_2_COPY_BIT, VK_PIPELINE_STAGE_2_CLEAR_BIT);
     vkCmdFillBuffer(cmd, stamps_.buffer, slot + 4, 4, frame);
   }
+}
+
+void record_global_barrier(VkCommandBuffer cmd, const SyncScope& src, const SyncScope& dst,
+                           const std::vector<VkImageMemoryBarrier2>& images) {
+  VkMemoryBarrier2 global{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+  global.srcStageMask = src.stages;
+  global.srcAccessMask = src.access;
+  global.dstStageMask = dst.stages;
+  global.dstAccessMask = dst.access;
+  VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+  dependency.memoryBarrierCount = 1;
+  dependency.pMemoryBarriers = &global;
+  dependency.imageMemoryBarrierCount = static_cast<std::uint32_t>(images.size());
+  dependency.pImageMemoryBarriers = images.data();
+  vkCmdPipelineBarrier2(cmd, &dependency);
 }
 
 VkImageMemoryBarrier2 to_start_layout(VkImage image, VkImageLayout old_layout,
@@ -199,14 +208,15 @@ void ScenarioDevice::record_workload(VkCommandBuffer cmd, std::size_t w, std::ui
       record_event(cmd, events_[i], ops_[i].wait_event_before_consumer, producer, false);
     record_barriers(cmd, ops_[i].barriers_before_consumer, producer);
   }
-  if (!target_ops_[w].empty()) {
+  for (const TargetOp& op : target_ops_[w]) {
     // Its subresource into its writer's layout (COLOR_ATTACHMENT or GENERAL) after a read or
     // from the frame start, or discarded from UNDEFINED. From the frame start it waits for
     // nothing (the enhanced form's SyncBefore NONE): the restore was recorded in this queue's
     // prepare submission, before the gate, and layout transitions on one queue happen in
-    // submission order.
+    // submission order. An aliasing hand-over's barriers name the texture that held the heap
+    // and the one that takes it.
     RecordedDependency dependency;
-    fill_dependency(dependency, target_ops_[w], VK_NULL_HANDLE, draw_target(w).image);
+    fill_dependency(dependency, {op.desc}, VK_NULL_HANDLE, textures_[op.texture].image);
     vkCmdPipelineBarrier2(cmd, &dependency.info);
   }
   if (spec.kind == WorkloadKind::copy) {
@@ -259,9 +269,16 @@ Status ScenarioDevice::record_frame(std::uint32_t frame) {
           std::find_if(scenario_.workloads.begin(), scenario_.workloads.end(),
                        [&](const WorkloadSpec& w) { return w.target && w.target->texture == t; });
       if (first == scenario_.workloads.end() || first->queue != qi) continue;
+      // A texture in a heap is brought in and out by the frame's hand-overs; a barrier here
+      // would write memory another texture may hold. Only the one holding the heap when the
+      // frame starts is brought, once, to where the frame leaves it (its first hand-over
+      // takes the heap from there); after the first frame it already is there.
+      const bool aliased = plan_.barriers.texture_aliased[t];
+      if (aliased && !plan_.barriers.texture_holds_heap_at_start[t]) continue;
       const TextureSpec& texture = scenario_.textures[t];
       const VkImageLayout start =
-          layout_for_barrier_layout(plan_.barriers.texture_start_layouts[t]);
+          layout_for_barrier_layout(aliased ? plan_.barriers.texture_final_layouts[t].front()
+                                            : plan_.barriers.texture_start_layouts[t]);
       for (std::uint32_t slice = 0; slice < texture.slices; ++slice)
         for (std::uint32_t mip = 0; mip < texture.mips; ++mip) {
           const VkImageLayout layout =
@@ -274,17 +291,11 @@ Status ScenarioDevice::record_frame(std::uint32_t frame) {
     for (std::size_t i = 0; i < events_.size(); ++i)
       if (events_[i] && scenario_.workloads[plan_.barriers.dependencies[i].consumer].queue == qi)
         vkCmdResetEvent2(q.prepare, events_[i], VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
-    VkMemoryBarrier2 everything{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-    everything.srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-    everything.srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT;
-    everything.dstStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-    everything.dstAccessMask = VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT;
-    VkDependencyInfo prepare_dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-    prepare_dependency.memoryBarrierCount = 1;
-    prepare_dependency.pMemoryBarriers = &everything;
-    prepare_dependency.imageMemoryBarrierCount = static_cast<std::uint32_t>(target_barriers.size());
-    prepare_dependency.pImageMemoryBarriers = target_barriers.data();
-    vkCmdPipelineBarrier2(q.prepare, &prepare_dependency);
+    record_global_barrier(q.prepare,
+                          {VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_MEMORY_WRITE_BIT},
+                          {VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                           VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT},
+                          target_barriers);
     GPUOVERLAP_VK(vkEndCommandBuffer(q.prepare));
   }
 

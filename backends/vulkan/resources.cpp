@@ -1,5 +1,6 @@
 // The scenario's memory: buffers and render targets with their memory chosen by property
 // flags, the stamp memory of --stamp-memory, and the input's one-time upload.
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -98,7 +99,7 @@ Status ScenarioDevice::create_stamp_buffer(Buffer& out, VkDeviceSize size, const
   return ok_status();
 }
 
-Status ScenarioDevice::create_color_image(OwnedImage& image, OwnedMemory& memory, VkFormat format,
+Status ScenarioDevice::create_color_image(OwnedImage& image, OwnedMemory* memory, VkFormat format,
                                           std::uint32_t width, std::uint32_t height,
                                           std::uint32_t mips, std::uint32_t slices,
                                           VkImageUsageFlags extra_usage, const char* what) {
@@ -118,12 +119,45 @@ Status ScenarioDevice::create_color_image(OwnedImage& image, OwnedMemory& memory
     ii.pQueueFamilyIndices = families_in_use_.data();
   }
   GPUOVERLAP_VK(vkCreateImage(device_, &ii, nullptr, image.receive(device_)));
+  if (!memory) return ok_status();
   VkMemoryRequirements req;
   vkGetImageMemoryRequirements(device_, image, &req);
   std::uint32_t memory_type = 0;
   GPUOVERLAP_TRY(
-      allocate_memory(memory, memory_type, req, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, what));
-  GPUOVERLAP_VK(vkBindImageMemory(device_, image, memory, 0));
+      allocate_memory(*memory, memory_type, req, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, what));
+  GPUOVERLAP_VK(vkBindImageMemory(device_, image, *memory, 0));
+  return ok_status();
+}
+
+Status ScenarioDevice::bind_heaps() {
+  heaps_.clear();
+  std::vector<std::string> names;
+  for (const TextureSpec& t : scenario_.textures)
+    if (!t.heap.empty() && std::find(names.begin(), names.end(), t.heap) == names.end())
+      names.push_back(t.heap);
+  for (const std::string& name : names) {
+    // Large enough and aligned for every texture, of a type each can live in.
+    VkMemoryRequirements heap{0, 1, ~0u};
+    for (std::size_t t = 0; t < textures_.size(); ++t) {
+      if (scenario_.textures[t].heap != name) continue;
+      VkMemoryRequirements req;
+      vkGetImageMemoryRequirements(device_, textures_[t].image, &req);
+      heap.size = std::max(heap.size, req.size);
+      heap.alignment = std::max(heap.alignment, req.alignment);
+      heap.memoryTypeBits &= req.memoryTypeBits;
+    }
+    const std::string what = "heap '" + name + "'";
+    if (heap.memoryTypeBits == 0)
+      return make_error("no memory type can hold every texture of " + what);
+    std::uint32_t memory_type = 0;
+    GPUOVERLAP_TRY(allocate_memory(heaps_.emplace_back(), memory_type, heap, 0,
+                                   VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, what.c_str()));
+    for (std::size_t t = 0; t < textures_.size(); ++t) {
+      if (scenario_.textures[t].heap != name) continue;
+      GPUOVERLAP_VK(vkBindImageMemory(device_, textures_[t].image, heaps_.back(), 0));
+      GPUOVERLAP_TRY(create_texture_views(textures_[t], scenario_.textures[t]));
+    }
+  }
   return ok_status();
 }
 
@@ -139,7 +173,7 @@ Status ScenarioDevice::create_subresource_view(OwnedImageView& out, VkImage imag
 }
 
 Status ScenarioDevice::create_image(Image& out, std::uint32_t width, std::uint32_t height) {
-  GPUOVERLAP_TRY(create_color_image(out.image, out.memory, VK_FORMAT_R32_SFLOAT, width, height, 1,
+  GPUOVERLAP_TRY(create_color_image(out.image, &out.memory, VK_FORMAT_R32_SFLOAT, width, height, 1,
                                     1, 0, "render target"));
   out.width = width;
   out.height = height;
@@ -161,9 +195,14 @@ VkFormat vulkan_format(TextureFormat format) {
 Status ScenarioDevice::create_texture(TextureImage& out, const TextureSpec& spec,
                                       bool unordered_access) {
   out.format = vulkan_format(spec.format);
-  GPUOVERLAP_TRY(create_color_image(out.image, out.memory, out.format, spec.width, spec.height,
-                                    spec.mips, spec.slices,
+  GPUOVERLAP_TRY(create_color_image(out.image, spec.heap.empty() ? &out.memory : nullptr,
+                                    out.format, spec.width, spec.height, spec.mips, spec.slices,
                                     unordered_access ? VK_IMAGE_USAGE_STORAGE_BIT : 0, "texture"));
+  if (!spec.heap.empty()) return ok_status();  // its views come once bind_heaps bound it
+  return create_texture_views(out, spec);
+}
+
+Status ScenarioDevice::create_texture_views(TextureImage& out, const TextureSpec& spec) {
   out.views.resize(spec.subresources());
   for (std::uint32_t slice = 0; slice < spec.slices; ++slice)
     for (std::uint32_t mip = 0; mip < spec.mips; ++mip)

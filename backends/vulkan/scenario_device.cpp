@@ -248,8 +248,9 @@ Status ScenarioDevice::create_queue_objects() {
   for (const TargetTransition& transition : plan_.barriers.target_transitions) {
     const TextureSpec& texture = scenario_.textures[transition.texture];
     target_ops_[transition.workload].push_back(
-        translate(transition, {texture.mips, texture.slices},
-                  scenario_.queues[scenario_.workloads[transition.workload].queue].type));
+        {translate(transition, {texture.mips, texture.slices},
+                   scenario_.queues[scenario_.workloads[transition.workload].queue].type),
+         transition.texture});
   }
   // What a frame's wait and its timestamp read use, built here, not inside a measured frame.
   done_semaphores_.clear();
@@ -402,6 +403,7 @@ Status ScenarioDevice::create() {
                                   plan_.barriers.texture_unordered_access[t]));
     texture_layouts_.emplace_back(scenario_.textures[t].subresources(), VK_IMAGE_LAYOUT_UNDEFINED);
   }
+  GPUOVERLAP_TRY(bind_heaps());
   GPUOVERLAP_TRY(create_queue_objects());
   GPUOVERLAP_TRY(upload_input());
   GPUOVERLAP_TRY(create_pipelines());

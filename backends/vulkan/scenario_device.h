@@ -90,6 +90,11 @@ VkImageMemoryBarrier2 to_start_layout(VkImage image, VkImageLayout old_layout,
                                       VkImageLayout new_layout, std::uint32_t mip,
                                       std::uint32_t layer);
 
+// One vkCmdPipelineBarrier2 of a global memory barrier from `src` to `dst` (an execution
+// barrier where both accesses are 0), with `images` beside it in the same dependency.
+void record_global_barrier(VkCommandBuffer cmd, const SyncScope& src, const SyncScope& dst,
+                           const std::vector<VkImageMemoryBarrier2>& images = {});
+
 // Every Vulkan object of one scenario, each an owning handle (device_objects.h) made from
 // device_, which is declared first and so destroyed last. When the GPU may still be running
 // (a timed-out frame), nothing is destroyed: freeing memory the GPU still uses is worse than
@@ -134,8 +139,9 @@ class ScenarioDevice final : public ScenarioBackend {
                        VkMemoryPropertyFlags required, VkMemoryPropertyFlags wanted,
                        VkMemoryPropertyFlags unwanted, const char* what);
   // A 2-D colour image (render target and sampled, and `extra_usage`) in device-local memory,
-  // shared by the queue families in use; a view of one subresource of it.
-  Status create_color_image(OwnedImage& image, OwnedMemory& memory, VkFormat format,
+  // shared by the queue families in use; a view of one subresource of it. `memory` null: the
+  // image is left unbound (a texture placed in a heap, bound by bind_heaps).
+  Status create_color_image(OwnedImage& image, OwnedMemory* memory, VkFormat format,
                             std::uint32_t width, std::uint32_t height, std::uint32_t mips,
                             std::uint32_t slices, VkImageUsageFlags extra_usage, const char* what);
   Status create_subresource_view(OwnedImageView& out, VkImage image, VkFormat format,
@@ -144,6 +150,10 @@ class ScenarioDevice final : public ScenarioBackend {
   Status create_image(Image& out, std::uint32_t width, std::uint32_t height);
   // A storage image too where `unordered_access` (a dispatch writes it).
   Status create_texture(TextureImage& out, const TextureSpec& spec, bool unordered_access);
+  Status create_texture_views(TextureImage& out, const TextureSpec& spec);
+  // One allocation per heap, every texture placed in it bound at its offset 0 (they alias),
+  // then their views.
+  Status bind_heaps();
   // What workload `w`'s draw renders into: its own render target, or the subresource of a
   // declared texture it targets (that mip's size), which a dispatch writes as a storage image.
   struct DrawTarget {
@@ -236,14 +246,21 @@ class ScenarioDevice final : public ScenarioBackend {
   std::vector<Buffer> outputs_;         // per workload; empty buffer for graphics
   std::vector<Buffer> uploads_;         // per workload; a copy's source, empty for the others
   std::vector<Image> targets_;          // per workload; empty image for compute or a texture's draw
+  std::vector<OwnedMemory> heaps_;      // per heap of aliased textures; outlives textures_
   std::vector<TextureImage> textures_;  // per declared texture
   std::vector<std::vector<VkImageLayout>> texture_layouts_;  // per texture, per subresource
   OwnedQueryPool queries_;
   OwnedSemaphore gate_;
   const FramePlan& plan_;           // barriers, fences and submissions of a frame
   std::vector<DependencyOps> ops_;  // per plan_.barriers.dependencies entry
-  // Per workload: its target transitions (a draw after a read of its subresource).
-  std::vector<std::vector<BarrierDesc>> target_ops_;
+  // Per workload: its target transitions (a draw after a read of its subresource, an aliasing
+  // hand-over), each on its texture, recorded one barrier call each in order: a hand-over's
+  // barriers touch two images of one memory, and one call would not order them.
+  struct TargetOp {
+    BarrierDesc desc;
+    std::size_t texture = 0;
+  };
+  std::vector<std::vector<TargetOp>> target_ops_;
   std::vector<OwnedEvent> events_;      // per plan dependency; split barriers (event policy)
   std::vector<OwnedSemaphore> fences_;  // per workload; timeline, only where another queue waits
   std::vector<VkCommandBuffer> segment_buffers_;  // per plan_.segments entry

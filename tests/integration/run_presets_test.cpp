@@ -167,11 +167,11 @@ TEST_F(AllPresets, RunSucceedsAndWritesEveryFile) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
   EXPECT_EQ(result_->output.find("validation error"), std::string::npos) << result_->output;
   EXPECT_NE(result_->output.find("results: " + out_->string()), std::string::npos);
-  ASSERT_EQ(kPresets.size(), 41u);
+  ASSERT_EQ(kPresets.size(), 43u);
   // non-intrusiveness: 7 conditions (4 of them the control's doses) x 3 rounds, none added on
   // a CPU device; the matrix's 12 (the 12 preemption presets are its configurations and run
   // only inside it).
-  ASSERT_EQ(kScenarios.size(), 27u + 7u * 3u + 12u);
+  ASSERT_EQ(kScenarios.size(), 29u + 7u * 3u + 12u);
   for (const std::string& p : kScenarios)
     for (const char* file : {"records.csv.gz", "summary.csv", "dependencies.csv", "frames.csv",
                              "meta.json", "trace.json.gz"}) {
@@ -1523,6 +1523,41 @@ TEST(SyncValidation, TheUploadCopyPresetsAreCleanAndOrdered) {
                                ? "BUFFER copy/copy_dest -> compute_shading/shader_resource"
                                : "TRANSITION copy_dest -> non_pixel_shader_resource";
     EXPECT_NE(explained.output.find(expected), std::string::npos) << explained.output;
+    fs::remove_all(run->dir);
+  }
+}
+
+// Two render targets in one heap: clean under the layer (sync validation sees the shared
+// memory, so a hand-over that did not order the bloom draw after the shadow map's reader, or a
+// layout the memory is not in, would be a hazard or an error), and every use of the bloom
+// target after every use of the shadow map in the frame, on the poll and timestamp clocks.
+TEST(SyncValidation, TheAliasingHandoverPresetsAreCleanAndUseTheHeapInTurn) {
+  for (const std::string name : {"aliasing-handover-legacy", "aliasing-handover"}) {
+    SCOPED_TRACE(name);
+    const auto run = run_clean(name, name);
+    ASSERT_TRUE(run);
+    EXPECT_EQ(run->meta["scenario"]["textures"][0]["heap"], "transient");
+    EXPECT_EQ(run->meta["scenario"]["textures"][1]["heap"], "transient");
+    const std::size_t ordered = run->count_after("Draw Bloom", "Read Shadow", {"poll", "ts"}) +
+                                run->count_after("Draw Bloom", "Draw Shadow", {"poll", "ts"});
+    EXPECT_EQ(ordered, 4u * 2u * 2u);  // frames x clocks x uses of the shadow map
+    const auto report = run_gpuoverlap("report " + run->dir.string());
+    EXPECT_EQ(report.exit_code, 0) << report.output;
+    const auto explained = run_gpuoverlap("validate " + name + " --explain");
+    ASSERT_EQ(explained.exit_code, 0) << explained.output;
+    const std::vector<std::string> expected =
+        name == "aliasing-handover"
+            ? std::vector<std::string>{"heap 'transient' leaves 'shadow': TEXTURE "
+                                       "compute_shading/shader_resource -> none/no_access",
+                                       "heap 'transient' from 'shadow' to 'bloom': TEXTURE "
+                                       "compute_shading/no_access -> render_target/render_target "
+                                       "layout undefined -> render_target DISCARD"}
+            : std::vector<std::string>{"heap 'transient' leaves 'shadow': TRANSITION "
+                                       "non_pixel_shader_resource -> render_target",
+                                       "heap 'transient' from 'shadow' to 'bloom': ALIASING",
+                                       "image barrier: ALL_COMMANDS / MEMORY_WRITE"};
+    for (const std::string& line : expected)
+      EXPECT_NE(explained.output.find(line), std::string::npos) << line << "\n" << explained.output;
     fs::remove_all(run->dir);
   }
 }

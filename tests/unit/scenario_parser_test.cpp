@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
+#include "scenarios/frame_plan.h"
 #include "scenarios/presets.h"
 #include "scenarios/scenario.h"
+#include "scenarios/scenario_toml.h"
 
 namespace gpuoverlap {
 namespace {
@@ -116,7 +118,7 @@ TEST(ScenarioParser, EveryPresetIsValidAndNamedAfterItsFile) {
   // frame, the non-intrusiveness study and the two background-processing workflows + 12
   // preemption presets and the preemption matrix + the texture presets, each with its legacy
   // twin (mip-chain, render-target-discard, texture-read-after-render, upload-copy).
-  ASSERT_EQ(presets().size(), 41u);
+  ASSERT_EQ(presets().size(), 43u);
   for (const Preset& p : presets()) {
     auto expanded = resolve_scenarios(std::string(p.name));
     ASSERT_TRUE(expanded.ok()) << p.name << ": " << expanded.error().message;
@@ -442,6 +444,69 @@ target = { texture = "chain", mip = 1 }
                       "'a': a texture's writers share one queue"),
             std::string::npos)
       << error_of(two_direct);
+}
+
+TEST(ScenarioParser, ReadsHeapsOfAliasedTexturesAndRefusesBadOnes) {
+  auto scenario = [](const std::string& second_texture, const std::string& second_draw) {
+    return std::string(R"(name = "h"
+[queues.direct]
+type = "direct"
+[[texture]]
+name = "a"
+width = 64
+height = 64
+heap = "transient"
+)") + second_texture +
+           R"(
+[[workload]]
+name = "Draw A"
+queue = "direct"
+kind = "graphics"
+target = { texture = "a" }
+[[workload]]
+name = "Read A"
+queue = "direct"
+groups = 1
+depends_on = ["Draw A"]
+)" + second_draw;
+  };
+  const std::string b =
+      "[[texture]]\nname = \"b\"\nwidth = 64\nheight = 64\nheap = \"transient\"\n";
+  const std::string draw_b =
+      "[[workload]]\nname = \"Draw B\"\nqueue = \"direct\"\nkind = \"graphics\"\n"
+      "target = { texture = \"b\" }\n";
+  auto parsed = parse_scenario(scenario(b, draw_b), "h.toml");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->textures[0].heap, "transient");
+  EXPECT_EQ(parsed->textures[1].heap, "transient");
+  EXPECT_EQ(parsed->plan->barriers.texture_aliased, (std::vector<bool>{true, true}));
+  auto again = parse_scenario(to_toml(*parsed), "again.toml");
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(again->textures, parsed->textures);
+
+  // One texture alone in its heap (a misspelt name, most likely).
+  std::string error = error_of(scenario(
+      "[[texture]]\nname = \"b\"\nwidth = 64\nheight = 64\nheap = \"transiant\"\n", draw_b));
+  EXPECT_NE(error.find("texture 'a' is the only one in heap 'transient'"), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("test.toml"), std::string::npos);
+  // A texture of several subresources.
+  error = error_of(scenario(
+      "[[texture]]\nname = \"b\"\nwidth = 64\nheight = 64\nmips = 2\nheap = \"transient\"\n",
+      draw_b));
+  EXPECT_NE(error.find("a texture in a heap has one of each"), std::string::npos) << error;
+  // Nothing writes b.
+  error = error_of(scenario(b, ""));
+  EXPECT_NE(error.find("'b' in heap 'transient' is not written"), std::string::npos) << error;
+  // A bad heap name.
+  error = error_of(
+      scenario("[[texture]]\nname = \"b\"\nwidth = 64\nheight = 64\nheap = \"\"\n", draw_b));
+  EXPECT_NE(error.find("heap name '' is empty"), std::string::npos) << error;
+  // Draw B before Read A: the shadow map would still be read while b holds the memory.
+  error =
+      error_of(scenario(b, draw_b + "depends_on = [\"Draw A\"]\n[[workload]]\nname = \"Late\"\n"
+                                    "queue = \"direct\"\ngroups = 1\ndepends_on = [\"Draw A\"]\n"));
+  EXPECT_NE(error.find("[heap-overlap]"), std::string::npos) << error;
 }
 
 TEST(ScenarioParser, WarningsAreKeptNotFatal) {

@@ -216,7 +216,8 @@ def test_d3d12_grants_high_priority_and_refuses_realtime_unless_fallback(d3d12_r
 
 
 @pytest.mark.parametrize('preset', ['three-dispatches-enhanced', 'mip-chain',
-                                    'render-target-discard', 'texture-read-after-render'])
+                                    'render-target-discard', 'texture-read-after-render',
+                                    'aliasing-handover'])
 def test_enhanced_barriers_are_unsupported_and_the_suite_goes_on(tmp_path, preset):
     # Buffers and textures alike: an enhanced preset says why in one line, before any GPU
     # work; its legacy twin, next in the run, still runs. The status says not all ran.
@@ -316,6 +317,28 @@ def test_a_mip_chain_into_a_declared_texture_runs_on_d3d12(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     rows = read_csv(tmp_path / 'sliced-out' / 'mip-chain-legacy' / 'records.csv.gz')
     assert each_after_its_producer(rows) == 4 * 4
+
+
+def test_textures_that_share_a_heap_are_handed_over_on_d3d12(tmp_path):
+    # Placed resources in one ID3D12Heap, handed over with a TRANSITION, an ALIASING barrier
+    # and DiscardResource: the bloom target is drawn after every use of the shadow map.
+    explained = windows('validate', 'aliasing-handover-legacy', '--explain')
+    assert explained.returncode == 0, explained.stdout + explained.stderr
+    assert "heap 'transient' from 'shadow' to 'bloom': ALIASING" in explained.stdout
+    out = tmp_path / 'out'
+    result = windows('run', 'aliasing-handover-legacy', '--frames', '4', '--warmup', '1',
+                     '--out', windows_path(out))
+    assert result.returncode == 0, result.stdout + result.stderr
+    meta = json.loads((out / 'aliasing-handover-legacy' / 'meta.json').read_text())
+    assert [t['heap'] for t in meta['scenario']['textures']] == ['transient', 'transient']
+    rows = read_csv(out / 'aliasing-handover-legacy' / 'records.csv.gz')
+    assert each_after_its_producer(rows) == 4 * 2
+    by_key = {(r['frame'], r['workload']): r for r in rows}
+    for frame in {r['frame'] for r in rows}:
+        shadow_read = by_key[(frame, 'Read Shadow')]
+        bloom = by_key[(frame, 'Draw Bloom')]
+        assert float(shadow_read['poll_end_us']) <= float(bloom['poll_start_us']), (shadow_read,
+                                                                                   bloom)
 
 
 def test_a_dispatch_writes_a_declared_texture_on_d3d12(tmp_path):
