@@ -162,24 +162,19 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   if (Status s = apply_preemption_overrides(args, scenarios); !s) return fail(s.error());
   if (!api)
     if (Status chosen = choose_devices(); !chosen) return fail(chosen.error());
-  // --all is what this build can run: a backend that records no copies leaves those presets
-  // out, with a line saying so (named explicitly, such a scenario is refused as unsupported).
-  if (from_all > 0 && !api->records_copies()) {
-    std::vector<std::string> left_out;
+  // --all is what this build can run: a preset that asks for what the backend does not record
+  // is left out, with a line saying why (named explicitly, it is refused as unsupported).
+  if (from_all > 0) {
     std::vector<Scenario> kept;
     for (std::size_t i = 0; i < scenarios.size(); ++i) {
-      const bool copies =
-          std::any_of(scenarios[i].workloads.begin(), scenarios[i].workloads.end(),
-                      [](const WorkloadSpec& w) { return w.kind == WorkloadKind::copy; });
-      if (i < from_all && copies)
-        left_out.push_back(scenarios[i].name);
-      else
+      const Status recorded = i < from_all ? api->records(scenarios[i]) : ok_status();
+      if (recorded)
         kept.push_back(std::move(scenarios[i]));
+      else
+        std::cerr << fmt::format("--all: {} left out: {}\n", scenarios[i].name,
+                                 recorded.error().message);
     }
     scenarios = std::move(kept);
-    if (!left_out.empty())
-      std::cerr << fmt::format("--all: the {} backend records no copy workloads; left out: {}\n",
-                               api->name(), fmt::join(left_out, ", "));
   }
   if (choices.several && (args.on_scenarios || args.on_frame))
     return fail(make_error("--live and --script run on one device: give --device one device"));

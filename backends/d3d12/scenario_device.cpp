@@ -57,11 +57,13 @@ D3D12_MEASUREMENTS_ACTION to_d3d12(background::MeasurementsAction action) {
   return D3D12_MEASUREMENTS_ACTION_KEEP_ALL;
 }
 
+}  // namespace
+
 // A copy has no shader to stamp it. On D3D12 its stamps would be WriteBufferImmediate writes,
 // which need the stamp buffer in COPY_DEST while every dispatch and draw on every queue writes
 // it as an unordered-access view; until the stamps of a copy have a buffer of their own, this
 // backend refuses copy workloads before any object exists, as an unsupported feature.
-Status refuse_copies(const Scenario& scenario) {
+Status recordable(const Scenario& scenario) {
   for (const WorkloadSpec& w : scenario.workloads)
     if (w.kind == WorkloadKind::copy)
       return make_error("workload '" + w.name +
@@ -70,8 +72,6 @@ Status refuse_copies(const Scenario& scenario) {
                         ErrorCategory::unsupported);
   return ok_status();
 }
-
-}  // namespace
 
 ScenarioDevice::ScenarioDevice(IDXGIAdapter1* adapter, const Scenario& scenario,
                                const RunSettings& settings)
@@ -401,7 +401,7 @@ void ScenarioDevice::fill_facts() {
 }
 
 Status ScenarioDevice::create() {
-  GPUOVERLAP_TRY(refuse_copies(scenario_));
+  GPUOVERLAP_TRY(recordable(scenario_));
   GPUOVERLAP_TRY(create_device());
   GPUOVERLAP_TRY(check_barriers());
   GPUOVERLAP_TRY(create_queues());

@@ -64,22 +64,12 @@ void ScenarioDevice::record_counter_reset(VkCommandBuffer cmd,
                                           const std::vector<std::size_t>& workloads,
                                           std::uint32_t first_query, std::uint32_t queries) {
   if (streams_.timestamps) vkCmdResetQueryPool(cmd, stream_queries_, first_query, queries);
-  VkMemoryBarrier2 before{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-  before.srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-  before.srcAccessMask = VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT;
-  before.dstStageMask = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
-  before.dstAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-  VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-  dep.memoryBarrierCount = 1;
-  dep.pMemoryBarriers = &before;
-  vkCmdPipelineBarrier2(cmd, &dep);
+  const SyncScope everything{VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                             VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT};
+  const SyncScope fill{VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT};
+  record_global_barrier(cmd, everything, fill);
   for (std::size_t w : workloads)
     vkCmdFillBuffer(cmd, counters_.buffer, w * slot_stride_, kSlotBytes, 0);
-  VkMemoryBarrier2 after{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-  after.srcStageMask = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
-  after.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-  after.dstStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-  after.dstAccessMask = VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT;
   std::vector<VkImageMemoryBarrier2> images;
   for (std::size_t w : workloads) {
     const Image& target = targets_[w];
@@ -89,12 +79,7 @@ void ScenarioDevice::record_counter_reset(VkCommandBuffer cmd,
     images.push_back(to_start_layout(target.image, VK_IMAGE_LAYOUT_UNDEFINED,
                                      VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, 0, 0));
   }
-  VkDependencyInfo dep_after{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-  dep_after.memoryBarrierCount = 1;
-  dep_after.pMemoryBarriers = &after;
-  dep_after.imageMemoryBarrierCount = static_cast<std::uint32_t>(images.size());
-  dep_after.pImageMemoryBarriers = images.data();
-  vkCmdPipelineBarrier2(cmd, &dep_after);
+  record_global_barrier(cmd, fill, everything, images);
 }
 
 // One part: a dispatch, or `size.draws` draws into its target, stamped with `sequence`, between
