@@ -476,10 +476,28 @@ std::vector<BarrierGap> barrier_gaps(const LoadedRun& run) {
     if (!is_top_level(run, s) || (s.meta.is_object() && s.meta.contains("preemption"))) continue;
     const std::optional<Clock> clock = answer_clock(s);
     if (!clock) continue;
-    for (const MetricSeries& m : metric_series(s, *clock))
-      if (m.metric == "gap" && !m.values_us.empty())
-        out.push_back(
-            {relative_of(run, s), m.producer, m.workload, m.barrier, *clock, m.values_us});
+    // A copy's timestamp ends with its own bytes, while what follows it on its queue may wait
+    // longer (a copy on another queue still moving bytes): its poll end stamp is where its
+    // consumer can start, so a copy's gaps are taken on the poll clock.
+    std::set<std::string> copies;
+    for (const LoadedRecord& r : s.records)
+      if (r.kind == WorkloadKind::copy) copies.insert(r.workload);
+    std::vector<MetricSeries> poll;
+    if (!copies.empty() && *clock != Clock::poll) poll = metric_series(s, Clock::poll);
+    for (const MetricSeries& m : metric_series(s, *clock)) {
+      if (m.metric != "gap") continue;
+      const auto on_poll =
+          copies.count(m.producer) == 0
+              ? poll.end()
+              : std::find_if(poll.begin(), poll.end(), [&](const MetricSeries& p) {
+                  return p.metric == "gap" && p.producer == m.producer && p.workload == m.workload;
+                });
+      const bool from_poll = on_poll != poll.end();
+      const std::vector<double>& values = from_poll ? on_poll->values_us : m.values_us;
+      if (!values.empty())
+        out.push_back({relative_of(run, s), m.producer, m.workload, m.barrier,
+                       from_poll ? Clock::poll : *clock, values});
+    }
   }
   return out;
 }

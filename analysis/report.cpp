@@ -420,7 +420,9 @@ void barrier_table(std::string& out, const LoadedRun& run) {
   if (gaps.empty()) return;
   out +=
       "## Barriers\n\nThe gap from a producer's end to its consumer's start, µs, p50 (p5–p95), "
-      "on the timestamp clock where the scenario has it, else the poll clock.\n\n"
+      "on the timestamp clock where the scenario has it, else the poll clock; a copy's on the "
+      "poll clock (its timestamp ends with its bytes, its end stamp where what follows it can "
+      "start).\n\n"
       "| scenario | dependency | barrier | clock | frames | gap |\n|---|---|---|---|---|---|\n";
   for (const BarrierGap& g : gaps)
     out += fmt::format("| {} | {} → {} | {} | {} | {} | {} |\n", g.scenario, g.producer, g.consumer,

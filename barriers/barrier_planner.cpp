@@ -632,15 +632,19 @@ class Planner {
   }
 
   void plan_uav(TrackedResource& r, DependencyPlan& out, Placement at) {
-    if (r.kind == ResourceKind::texture) {
+    // On a texture a UAV barrier orders a dispatch's write of a subresource before a later
+    // unordered-access write; a reader reads a shader resource, which needs a transition.
+    if (r.kind == ResourceKind::texture && out.reads_output) {
       error("uav-texture",
-            "a UAV barrier orders unordered-access work on a buffer, but the producer writes a "
-            "texture, which its reader reads as a shader resource: use a transition");
+            "a UAV barrier on a texture orders unordered-access writes, but the consumer reads "
+            "the texture as a shader resource: use a transition, or reads_output = false for a "
+            "consumer that writes the subresource again");
       return;
     }
     if (r.state != D3D12_RESOURCE_STATE_UNORDERED_ACCESS) {
-      error("uav-state", "a UAV barrier needs the buffer in unordered_access; it is in " +
-                             resource_states_name(r.state));
+      error("uav-state", std::string("a UAV barrier needs the ") +
+                             (r.kind == ResourceKind::texture ? "texture" : "buffer") +
+                             " in unordered_access; it is in " + resource_states_name(r.state));
       return;
     }
     D3D12_RESOURCE_BARRIER b{};
@@ -722,15 +726,24 @@ class Planner {
     }
     EnhancedFields f;
     f.type = q.type.value_or(texture ? D3D12_BARRIER_TYPE_TEXTURE : D3D12_BARRIER_TYPE_BUFFER);
+    // A dispatch that does not read a subresource in unordered access but writes it again:
+    // the enhanced form of a UAV barrier, UNORDERED_ACCESS to UNORDERED_ACCESS on that range.
+    const PlannerWorkload& c = workloads_[d.consumer];
+    const bool rewrite =
+        texture && !out.reads_output && r.layout == D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS &&
+        c.kind == WorkloadKind::compute && c.target && c.target->texture == *out.texture;
+    const D3D12_BARRIER_ACCESS next_access =
+        rewrite ? D3D12_BARRIER_ACCESS_UNORDERED_ACCESS : D3D12_BARRIER_ACCESS_SHADER_RESOURCE;
     f.sync_before = q.sync_before.value_or(r.sync);
     f.sync_after = q.sync_after.value_or(read.sync);
     f.access_before = q.access_before.value_or(r.access);
-    f.access_after = q.access_after.value_or(D3D12_BARRIER_ACCESS_SHADER_RESOURCE);
+    f.access_after = q.access_after.value_or(next_access);
     const bool texture_barrier = f.type == D3D12_BARRIER_TYPE_TEXTURE;
     f.layout_before =
         q.layout_before.value_or(texture_barrier ? r.layout : D3D12_BARRIER_LAYOUT_UNDEFINED);
-    f.layout_after = q.layout_after.value_or(texture_barrier ? D3D12_BARRIER_LAYOUT_SHADER_RESOURCE
-                                                             : D3D12_BARRIER_LAYOUT_UNDEFINED);
+    f.layout_after = q.layout_after.value_or(!texture_barrier ? D3D12_BARRIER_LAYOUT_UNDEFINED
+                                             : rewrite ? D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS
+                                                       : D3D12_BARRIER_LAYOUT_SHADER_RESOURCE);
 
     if (f.type == D3D12_BARRIER_TYPE_GLOBAL && q.subresources)
       error("subresource-global",

@@ -167,11 +167,11 @@ TEST_F(AllPresets, RunSucceedsAndWritesEveryFile) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
   EXPECT_EQ(result_->output.find("validation error"), std::string::npos) << result_->output;
   EXPECT_NE(result_->output.find("results: " + out_->string()), std::string::npos);
-  ASSERT_EQ(kPresets.size(), 43u);
+  ASSERT_EQ(kPresets.size(), 45u);
   // non-intrusiveness: 7 conditions (4 of them the control's doses) x 3 rounds, none added on
   // a CPU device; the matrix's 12 (the 12 preemption presets are its configurations and run
   // only inside it).
-  ASSERT_EQ(kScenarios.size(), 29u + 7u * 3u + 12u);
+  ASSERT_EQ(kScenarios.size(), 31u + 7u * 3u + 12u);
   for (const std::string& p : kScenarios)
     for (const char* file : {"records.csv.gz", "summary.csv", "dependencies.csv", "frames.csv",
                              "meta.json", "trace.json.gz"}) {
@@ -1558,6 +1558,31 @@ TEST(SyncValidation, TheAliasingHandoverPresetsAreCleanAndUseTheHeapInTurn) {
                                        "image barrier: ALL_COMMANDS / MEMORY_WRITE"};
     for (const std::string& line : expected)
       EXPECT_NE(explained.output.find(line), std::string::npos) << line << "\n" << explained.output;
+    fs::remove_all(run->dir);
+  }
+}
+
+// Two writes of one texture subresource with a write of another mip between them: clean under
+// the layer (a UAV barrier, or an enhanced TEXTURE barrier on mip 0 alone, orders the second
+// write of mip 0 after the first), the rewrite after the first write and the reader after both
+// writers on the poll clock (the files turn timestamp queries off).
+TEST(SyncValidation, TheTextureRewritePresetsAreCleanAndOrderTheirWrites) {
+  for (const std::string name : {"texture-rewrite-legacy", "texture-rewrite"}) {
+    SCOPED_TRACE(name);
+    const auto run = run_clean(name, name);
+    ASSERT_TRUE(run);
+    const std::size_t ordered = run->count_after("Rewrite mip 0", "Write mip 0", {"poll"}) +
+                                run->count_after("Read both", "Rewrite mip 0", {"poll"}) +
+                                run->count_after("Read both", "Write mip 1", {"poll"});
+    EXPECT_EQ(ordered, 4u * 3u);  // frames x pairs
+    const auto explained = run_gpuoverlap("validate " + name + " --explain");
+    ASSERT_EQ(explained.exit_code, 0) << explained.output;
+    const char* expected =
+        name == "texture-rewrite"
+            ? "TEXTURE compute_shading/unordered_access -> compute_shading/unordered_access "
+              "layout unordered_access -> unordered_access mips 0+1 slices 0+1"
+            : "D3D12 before consumer: UAV";
+    EXPECT_NE(explained.output.find(expected), std::string::npos) << explained.output;
     fs::remove_all(run->dir);
   }
 }

@@ -10,6 +10,7 @@
 #include "temp_dir.h"
 #include "timeline/export.h"
 #include "timeline/records.h"
+#include "timeline/statistics.h"
 
 namespace gpuoverlap {
 namespace {
@@ -366,6 +367,38 @@ TEST(Report, SaysWhereTheTimeWentPerPresetOrStudy) {
                     "(2 scenarios), default 1.5 s."),
             std::string::npos)
       << md;
+}
+
+// A gap is taken on the timestamp clock where the scenario has one, except after a copy: its
+// timestamp may end long before what follows it can start (a copy on another queue still
+// moving bytes), so its gap is the poll clock's, from its end stamp.
+TEST(Report, ACopysGapIsTakenOnThePollClock) {
+  auto with_timestamps = [](WorkloadKind producer) {
+    LoadedScenario s =
+        synthetic(producer == WorkloadKind::copy ? "copied" : "dispatched", 50, 20, 10, 0.0);
+    for (LoadedRecord& r : s.records) {
+      r.ts_start_us = r.poll_start_us;
+      r.ts_end_us = r.poll_end_us;
+      if (r.workload == "A") {
+        r.kind = producer;
+        *r.ts_end_us -= 100.0;  // its timestamp ends 100 µs before its end stamp
+      }
+    }
+    return s;
+  };
+  LoadedRun run;
+  run.directory = "/tmp/synthetic";
+  run.scenarios = {with_timestamps(WorkloadKind::compute), with_timestamps(WorkloadKind::copy)};
+  const std::vector<BarrierGap> gaps = barrier_gaps(run);
+  ASSERT_EQ(gaps.size(), 2u);
+  EXPECT_EQ(gaps[0].clock, Clock::ts);
+  EXPECT_DOUBLE_EQ(*percentile(gaps[0].values_us, 50), 103.0);
+  EXPECT_EQ(gaps[1].scenario, "copied");
+  EXPECT_EQ(gaps[1].clock, Clock::poll);
+  EXPECT_DOUBLE_EQ(*percentile(gaps[1].values_us, 50), 3.0);
+  EXPECT_NE(markdown_report(run).page.find("| copied | A → B | legacy | poll | 10 |"),
+            std::string::npos)
+      << markdown_report(run).page;
 }
 
 // A scenario against its "-legacy" twin (the same work behind legacy barriers) on the frame's

@@ -772,6 +772,54 @@ TEST(Planner, UavBarriersNeedAnUnorderedAccessBuffer) {
   EXPECT_TRUE(plan_barriers(two_queues(), {{0, 2, request(BarrierKind::uav)}}).findings.empty());
 }
 
+// W0 writes mip 0 of an r32f texture, M writes mip 1, W1 writes mip 0 again without reading
+// it: a UAV barrier (legacy: the whole texture) or an enhanced TEXTURE barrier UNORDERED_ACCESS
+// -> UNORDERED_ACCESS on mip 0 alone orders the two writes; without one the first is lost.
+TEST(Planner, AUavBarrierOrdersTwoWritesOfOneTextureSubresource) {
+  const std::vector<PlannerWorkload> frame = {
+      {"W0", WorkloadKind::compute, 0, QueueType::direct, TextureTarget{0, 0, 0}, 0},
+      {"M", WorkloadKind::compute, 0, QueueType::direct, TextureTarget{0, 1, 0}, 1},
+      {"W1", WorkloadKind::compute, 0, QueueType::direct, TextureTarget{0, 0, 0}, 2}};
+  const std::vector<PlannerTexture> two_mips = {{"T", {2, 1}}};
+  auto not_read = [](BarrierKind kind) {
+    BarrierRequest r = request(kind);
+    r.reads_output = false;
+    return r;
+  };
+  const auto legacy = plan_barriers(frame, {{0, 2, not_read(BarrierKind::uav)}}, two_mips);
+  ASSERT_TRUE(legacy.findings.empty()) << legacy.findings[0].finding.message;
+  ASSERT_EQ(legacy.dependencies[0].barriers.size(), 1u);
+  const auto& uav = std::get<D3D12_RESOURCE_BARRIER>(legacy.dependencies[0].barriers[0].barrier);
+  EXPECT_EQ(uav.Type, D3D12_RESOURCE_BARRIER_TYPE_UAV);
+  EXPECT_TRUE(legacy.target_transitions.empty());  // mip 0 stays in UNORDERED_ACCESS
+
+  const auto enhanced = plan_barriers(frame, {{0, 2, not_read(BarrierKind::enhanced)}}, two_mips,
+                                      BarrierKind::enhanced);
+  ASSERT_TRUE(enhanced.findings.empty()) << enhanced.findings[0].finding.message;
+  const auto& t = std::get<D3D12_TEXTURE_BARRIER>(
+      std::get<EnhancedBarrier>(enhanced.dependencies[0].barriers.at(0).barrier));
+  EXPECT_EQ(t.SyncBefore, D3D12_BARRIER_SYNC_COMPUTE_SHADING);
+  EXPECT_EQ(t.SyncAfter, D3D12_BARRIER_SYNC_COMPUTE_SHADING);
+  EXPECT_EQ(t.AccessBefore, D3D12_BARRIER_ACCESS_UNORDERED_ACCESS);
+  EXPECT_EQ(t.AccessAfter, D3D12_BARRIER_ACCESS_UNORDERED_ACCESS);
+  EXPECT_EQ(t.LayoutBefore, D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS);
+  EXPECT_EQ(t.LayoutAfter, D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS);
+  EXPECT_EQ(t.Subresources.IndexOrFirstMipLevel, 0u);
+  EXPECT_EQ(t.Subresources.NumMipLevels, 1u);
+  EXPECT_TRUE(enhanced.target_transitions.empty());
+
+  // Nothing between the writes: the first one's work would be lost unmeasured.
+  EXPECT_TRUE(plan_has(plan_barriers(frame, {}, two_mips), "target-rewrite"));
+  // A UAV barrier cannot make the subresource readable.
+  EXPECT_TRUE(
+      plan_has(plan_barriers(frame, {{0, 2, request(BarrierKind::uav)}}, two_mips), "uav-texture"));
+  // A render target is not in UNORDERED_ACCESS.
+  std::vector<PlannerWorkload> drawn = frame;
+  drawn[0].kind = WorkloadKind::graphics;
+  EXPECT_TRUE(
+      plan_has(plan_barriers(drawn, {{0, 2, not_read(BarrierKind::uav)}}, two_mips), "uav-state"));
+}
+
 // A copy leaves its output buffer as a copy's destination: a legacy TRANSITION from COPY_DEST,
 // an enhanced BUFFER barrier from SYNC_COPY / ACCESS_COPY_DEST, on either queue type; a UAV
 // barrier, which orders unordered-access writes, does not apply.

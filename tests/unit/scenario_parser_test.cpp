@@ -118,7 +118,7 @@ TEST(ScenarioParser, EveryPresetIsValidAndNamedAfterItsFile) {
   // frame, the non-intrusiveness study and the two background-processing workflows + 12
   // preemption presets and the preemption matrix + the texture presets, each with its legacy
   // twin (mip-chain, render-target-discard, texture-read-after-render, upload-copy).
-  ASSERT_EQ(presets().size(), 43u);
+  ASSERT_EQ(presets().size(), 45u);
   for (const Preset& p : presets()) {
     auto expanded = resolve_scenarios(std::string(p.name));
     ASSERT_TRUE(expanded.ok()) << p.name << ": " << expanded.error().message;

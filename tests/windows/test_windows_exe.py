@@ -217,7 +217,7 @@ def test_d3d12_grants_high_priority_and_refuses_realtime_unless_fallback(d3d12_r
 
 @pytest.mark.parametrize('preset', ['three-dispatches-enhanced', 'mip-chain',
                                     'render-target-discard', 'texture-read-after-render',
-                                    'aliasing-handover'])
+                                    'aliasing-handover', 'texture-rewrite'])
 def test_enhanced_barriers_are_unsupported_and_the_suite_goes_on(tmp_path, preset):
     # Buffers and textures alike: an enhanced preset says why in one line, before any GPU
     # work; its legacy twin, next in the run, still runs. The status says not all ran.
