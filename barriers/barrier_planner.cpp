@@ -60,12 +60,20 @@ TrackedResource copy_destination_written() {
           D3D12_BARRIER_SYNC_COPY,        true};
 }
 
+// A declared texture's subresource, right after a copy wrote it.
+TrackedResource copy_destination_texture_written() {
+  return {ResourceKind::texture,          D3D12_RESOURCE_STATE_COPY_DEST,
+          D3D12_BARRIER_LAYOUT_COPY_DEST, D3D12_BARRIER_ACCESS_COPY_DEST,
+          D3D12_BARRIER_SYNC_COPY,        true};
+}
+
 // Where a workload's output stands right after it wrote it: a buffer or a declared texture's
-// subresource in unordered access (a dispatch), a render target (a draw), or a buffer as a
-// copy's destination.
+// subresource in unordered access (a dispatch), a render target (a draw), or a buffer or a
+// texture's subresource as a copy's destination.
 TrackedResource after_producer(const PlannerWorkload& w) {
   if (w.kind == WorkloadKind::graphics) return render_target_written();
-  if (w.kind == WorkloadKind::copy) return copy_destination_written();
+  if (w.kind == WorkloadKind::copy)
+    return w.target ? copy_destination_texture_written() : copy_destination_written();
   return w.target ? unordered_access_texture_written() : TrackedResource{};
 }
 
@@ -145,17 +153,22 @@ class Planner {
     for (const auto& w : workloads) tracked_.push_back(after_producer(w));
     at_signal_ = tracked_;
     // Every subresource of a declared texture starts the frame unwritten, in RENDER_TARGET,
-    // or in UNORDERED_ACCESS where only dispatches write the texture.
+    // in UNORDERED_ACCESS where dispatches and no draws write the texture, or in COPY_DEST
+    // where only copies do (both of which a compute queue can hold).
     for (std::size_t t = 0; t < textures.size(); ++t) {
-      bool drawn = false, dispatched = false;
+      bool drawn = false, dispatched = false, copied = false;
       std::optional<std::size_t> writer;  // any: the writers share one queue (the parser's rule)
       for (std::size_t w = 0; w < workloads.size(); ++w)
         if (workloads[w].target && workloads[w].target->texture == t) {
-          (workloads[w].kind == WorkloadKind::graphics ? drawn : dispatched) = true;
+          (workloads[w].kind == WorkloadKind::graphics ? drawn
+           : workloads[w].kind == WorkloadKind::copy   ? copied
+                                                       : dispatched) = true;
           writer = w;
         }
-      TrackedResource start =
-          dispatched && !drawn ? unordered_access_texture_written() : render_target_written();
+      TrackedResource start = drawn        ? render_target_written()
+                              : dispatched ? unordered_access_texture_written()
+                              : copied     ? copy_destination_texture_written()
+                                           : render_target_written();
       start.written = false;
       start.untouched = true;
       // The frame start's restore is recorded on the writers' queue.
@@ -163,6 +176,7 @@ class Planner {
       writer_of_.push_back(writer);
       drawn_.push_back(drawn);
       plan_.texture_unordered_access.push_back(dispatched);
+      plan_.texture_copy_destination.push_back(copied);
       plan_.texture_start_layouts.push_back(start.layout);
       plan_.texture_start_states.push_back(start.state);
       subresources_.emplace_back(std::size_t{textures[t].extent.mips} * textures[t].extent.slices,
@@ -324,11 +338,12 @@ class Planner {
       TrackedResource& sub = subresources_[target.texture][subresource_index(
           target.mip, target.slice, texture.extent.mips)];
       const TrackedResource written = after_producer(writer);
-      const std::string where =
-          "'" + writer.name + "' " +
-          (writer.kind == WorkloadKind::graphics ? "renders into" : "writes") + " mip " +
-          std::to_string(target.mip) + ", slice " + std::to_string(target.slice) + " of '" +
-          texture.name + "'";
+      const std::string where = "'" + writer.name + "' " +
+                                (writer.kind == WorkloadKind::graphics ? "renders into"
+                                 : writer.kind == WorkloadKind::copy   ? "copies into"
+                                                                       : "writes") +
+                                " mip " + std::to_string(target.mip) + ", slice " +
+                                std::to_string(target.slice) + " of '" + texture.name + "'";
       if (target.discard && !target_enhanced_)
         target_error(w, "discard-legacy",
                      where +

@@ -24,8 +24,8 @@ struct PlannerWorkload {
   WorkloadKind kind = WorkloadKind::compute;
   std::size_t queue = 0;
   QueueType queue_type = QueueType::direct;
-  // A draw into (or a dispatch's unordered-access write of) a declared texture's subresource:
-  // its output, instead of its own render target or buffer.
+  // A draw into (or a dispatch's unordered-access write of, or a copy into) a declared
+  // texture's subresource: its output, instead of its own render target or buffer.
   std::optional<TextureTarget> target;
   // Its place in the frame's execution order (scenarios/frame_plan.h): when it draws, against
   // the barriers recorded before and after it.
@@ -124,13 +124,16 @@ struct BarrierPlan {
   std::vector<std::vector<D3D12_RESOURCE_STATES>> texture_final_states;
   // Per declared texture: where every subresource starts the frame (the executor restores it
   // there, on the queue of the texture's writers). RENDER_TARGET where a draw renders into the
-  // texture or nothing writes it; UNORDERED_ACCESS where only dispatches write it, which a
-  // compute queue can hold.
+  // texture or nothing writes it; UNORDERED_ACCESS where dispatches and no draws write it;
+  // COPY_DEST where only copies do (a compute queue can hold both).
   std::vector<D3D12_BARRIER_LAYOUT> texture_start_layouts;
   std::vector<D3D12_RESOURCE_STATES> texture_start_states;
   // Per declared texture: a dispatch writes it, so the backends create it for unordered access
   // (a Vulkan storage image, D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS); the others go without.
   std::vector<bool> texture_unordered_access;
+  // Per declared texture: a copy writes it, so the backends create it as a copy's destination
+  // (a Vulkan TRANSFER_DST image).
+  std::vector<bool> texture_copy_destination;
   // Per declared texture: placed in a heap with others, so it holds the memory only between
   // the hand-over that activates it and the one that hands the heap on. The executor never
   // restores it at a frame start (that would write memory another texture holds).

@@ -827,14 +827,35 @@ class Parser {
     return ok_status();
   }
 
-  // A copy's keys (`bytes`): it has no shader, so what sizes a dispatch or a draw does not
-  // apply, and it reads only its upload buffer.
-  Status parse_copy(const toml::table& w, const std::string& named, WorkloadSpec& spec) const {
-    for (const char* key : {"groups", "iterations", "target", "depends_on"})
+  // A copy's keys (`bytes`, `target`): it has no shader, so what sizes a dispatch or a draw
+  // does not apply, and it reads only its upload buffer. Into a declared texture's subresource
+  // (`target`) it moves exactly that subresource's bytes.
+  Status parse_copy(const toml::table& w, const std::string& named, const Scenario& s,
+                    WorkloadSpec& spec) {
+    for (const char* key : {"groups", "iterations", "depends_on"})
       if (const toml::node* given = w.get(key))
         return error_at(given, named + " is a copy: '" + key +
                                    "' does not apply (a copy moves 'bytes' from its upload "
                                    "buffer into its output, and depends on no workload)");
+    spec.groups = spec.iterations = 0;  // no threads: nothing reads them for a copy
+    if (const toml::node* target = w.get("target")) {
+      GPUOVERLAP_TRY(parse_written_target(*target, named, s, spec));
+      if (spec.target->discard)
+        return error_at(target, named +
+                                    " is a copy: 'discard' does not apply (D3D12 discards "
+                                    "into a render-target, depth or unordered-access "
+                                    "layout, and a copy writes in COPY_DEST)");
+      const TextureSpec& texture = s.textures[spec.target->texture];
+      spec.bytes = std::uint64_t{mip_size(texture.width, spec.target->mip)} *
+                   mip_size(texture.height, spec.target->mip) * bytes_per_texel(texture.format);
+      if (const toml::node* given = w.get("bytes");
+          given && given->value<std::int64_t>() != static_cast<std::int64_t>(spec.bytes))
+        return error_at(given, named + " copies into mip " + std::to_string(spec.target->mip) +
+                                   " of '" + texture.name + "', which takes " +
+                                   std::to_string(spec.bytes) +
+                                   " bytes: leave 'bytes' out or give exactly that");
+      return ok_status();
+    }
     static_assert(kMaxCopyBytes <= UINT32_MAX, "int_field reads 32-bit values");
     auto bytes = int_field(w, "bytes", named, kMinCopyBytes, kMaxCopyBytes,
                            static_cast<std::uint32_t>(kDefaultCopyBytes));
@@ -843,7 +864,26 @@ class Parser {
       return error_at(w.get("bytes"), "'bytes' of " + named + " is " + std::to_string(*bytes) +
                                           ", not a whole number of 4-byte words");
     spec.bytes = *bytes;
-    spec.groups = spec.iterations = 0;  // no threads: nothing reads them for a copy
+    return ok_status();
+  }
+
+  // `target` of a workload that writes a declared texture's subresource (a draw, a dispatch,
+  // a copy), with the rule every writer shares.
+  Status parse_written_target(const toml::node& target, const std::string& named, const Scenario& s,
+                              WorkloadSpec& spec) {
+    auto parsed = parse_target(target, s, named);
+    if (!parsed) return parsed.error();
+    const TextureSpec& texture = s.textures[parsed->texture];
+    // Each frame starts with the texture's subresources restored on one queue; a writer on
+    // another would race that restore. Several writers may write one subresource, each
+    // after a read of the one before (the planner's target-rewrite rule).
+    for (const WorkloadSpec& other : s.workloads)
+      if (other.target && other.target->texture == parsed->texture && other.queue != spec.queue)
+        return error_at(&target, named + " writes '" + texture.name + "' on queue '" +
+                                     s.queues[spec.queue].name + "', '" + other.name +
+                                     "' on queue '" + s.queues[other.queue].name +
+                                     "': a texture's writers share one queue");
+    spec.target = *parsed;
     return ok_status();
   }
 
@@ -868,8 +908,8 @@ class Parser {
                             (dispatch ? " writes a texture: it runs a thread per pixel of"
                                       : " renders into a texture: its pixels are") +
                             " the target mip's, so 'groups' does not apply");
-      auto parsed = parse_target(*target, s, named);
-      if (!parsed) return parsed.error();
+      GPUOVERLAP_TRY(parse_written_target(*target, named, s, spec));
+      const TextureTarget* parsed = &*spec.target;
       const TextureSpec& texture = s.textures[parsed->texture];
       if (dispatch) {
         // An unordered-access store of one float: perlin.hlsl's RWTexture2D<float>, whose
@@ -895,16 +935,6 @@ class Parser {
                                       std::to_string(kThreadsPerDispatchGroup) +
                                       ", so the mip's pixels must be a multiple of that");
       }
-      // Each frame starts with the texture's subresources restored on one queue; a writer on
-      // another would race that restore. Several writers may write one subresource, each
-      // after a read of the one before (the planner's target-rewrite rule).
-      for (const WorkloadSpec& other : s.workloads)
-        if (other.target && other.target->texture == parsed->texture && other.queue != spec.queue)
-          return error_at(target, named + " writes '" + texture.name + "' on queue '" +
-                                      s.queues[spec.queue].name + "', '" + other.name +
-                                      "' on queue '" + s.queues[other.queue].name +
-                                      "': a texture's writers share one queue");
-      spec.target = *parsed;
     }
 
     return ok_status();
@@ -1093,7 +1123,7 @@ class Parser {
         return error_at(w->get("kind"), named + " is graphics but queue '" + *queue +
                                             "' is a compute queue (only direct queues draw)");
       if (spec.kind == WorkloadKind::copy) {
-        GPUOVERLAP_TRY(parse_copy(*w, named, spec));
+        GPUOVERLAP_TRY(parse_copy(*w, named, s, spec));
       } else {
         if (const toml::node* given = w->get("bytes"))
           return error_at(given, named + " is not a copy: 'bytes' sizes a copy only");

@@ -134,16 +134,15 @@ std::string to_toml(const Scenario& s) {
   for (const WorkloadSpec& w : s.workloads) {
     out += fmt::format("\n[[workload]]\nname = {}\nqueue = {}\nkind = {}\n", toml_string(w.name),
                        toml_string(s.queues[w.queue].name), toml_string(to_string(w.kind)));
-    if (w.kind == WorkloadKind::copy) {
-      out += fmt::format("bytes = {}\n", w.bytes);
-      continue;  // a copy has no size in groups or iterations, and no dependencies
-    }
+    const bool copy = w.kind == WorkloadKind::copy;
+    if (copy) out += fmt::format("bytes = {}\n", w.bytes);
     if (w.target)
       out += fmt::format("target = {{ texture = {}, mip = {}, slice = {}{} }}\n",
                          toml_string(s.textures[w.target->texture].name), w.target->mip,
                          w.target->slice, w.target->discard ? ", discard = true" : "");
-    else
-      out += fmt::format("groups = {}\n", w.groups);
+    // A copy has no size in groups or iterations, and no dependencies.
+    if (copy) continue;
+    if (!w.target) out += fmt::format("groups = {}\n", w.groups);
     out += fmt::format("iterations = {}\n", w.iterations);
     if (w.depends_on.empty()) continue;
     out += "depends_on = [\n";

@@ -153,8 +153,20 @@ void ScenarioDevice::record_copy(VkCommandBuffer cmd, std::size_t w, std::uint32
   if (timestamps)
     vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, queries_,
                          static_cast<std::uint32_t>(2 * w));
-  const VkBufferCopy region{0, 0, uploads_[w].size};
-  vkCmdCopyBuffer(cmd, uploads_[w].buffer, outputs_[w].buffer, 1, &region);
+  if (const std::optional<TextureTarget>& target = scenario_.workloads[w].target) {
+    // Into a declared texture's subresource, tightly packed rows (its target transition left
+    // it in TRANSFER_DST_OPTIMAL).
+    const TextureSpec& texture = scenario_.textures[target->texture];
+    VkBufferImageCopy region{};
+    region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, target->mip, target->slice, 1};
+    region.imageExtent = {mip_size(texture.width, target->mip),
+                          mip_size(texture.height, target->mip), 1};
+    vkCmdCopyBufferToImage(cmd, uploads_[w].buffer, textures_[target->texture].image,
+                           VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+  } else {
+    const VkBufferCopy region{0, 0, uploads_[w].size};
+    vkCmdCopyBuffer(cmd, uploads_[w].buffer, outputs_[w].buffer, 1, &region);
+  }
   if (timestamps)
     vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_BOTTOM_OF_PIPE_BIT, queries_,
                          static_cast<std::uint32_t>(2 * w + 1));
@@ -182,14 +194,22 @@ void record_global_barrier(VkCommandBuffer cmd, const SyncScope& src, const Sync
 VkImageMemoryBarrier2 to_start_layout(VkImage image, VkImageLayout old_layout,
                                       VkImageLayout new_layout, std::uint32_t mip,
                                       std::uint32_t layer) {
-  const bool storage = new_layout == VK_IMAGE_LAYOUT_GENERAL;
   VkImageMemoryBarrier2 b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
   b.srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
   b.srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT;
-  b.dstStageMask = storage ? VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT
-                           : VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT;
-  b.dstAccessMask =
-      storage ? VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT : VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT;
+  switch (new_layout) {
+    case VK_IMAGE_LAYOUT_GENERAL:  // a dispatch's storage writes
+      b.dstStageMask = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
+      b.dstAccessMask = VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
+      break;
+    case VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL:  // a copy's
+      b.dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
+      b.dstAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
+      break;
+    default:  // a draw's
+      b.dstStageMask = VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT;
+      b.dstAccessMask = VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT;
+  }
   b.oldLayout = old_layout;
   b.newLayout = new_layout;
   b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;

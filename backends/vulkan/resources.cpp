@@ -193,11 +193,13 @@ VkFormat vulkan_format(TextureFormat format) {
 }
 
 Status ScenarioDevice::create_texture(TextureImage& out, const TextureSpec& spec,
-                                      bool unordered_access) {
+                                      bool unordered_access, bool copy_destination) {
   out.format = vulkan_format(spec.format);
+  const VkImageUsageFlags usage = (unordered_access ? VK_IMAGE_USAGE_STORAGE_BIT : 0) |
+                                  (copy_destination ? VK_IMAGE_USAGE_TRANSFER_DST_BIT : 0);
   GPUOVERLAP_TRY(create_color_image(out.image, spec.heap.empty() ? &out.memory : nullptr,
                                     out.format, spec.width, spec.height, spec.mips, spec.slices,
-                                    unordered_access ? VK_IMAGE_USAGE_STORAGE_BIT : 0, "texture"));
+                                    usage, "texture"));
   if (!spec.heap.empty()) return ok_status();  // its views come once bind_heaps bound it
   return create_texture_views(out, spec);
 }

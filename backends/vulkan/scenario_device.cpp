@@ -364,7 +364,7 @@ Status ScenarioDevice::create() {
   GPUOVERLAP_TRY(create_texture(placeholder_storage_,
                                 {"placeholder storage", TextureFormat::r32f,
                                  kThreadsPerDispatchGroup, 1, 1, static_cast<std::uint32_t>(slots)},
-                                true));
+                                true, false));
   outputs_.resize(slots);
   uploads_.resize(slots);
   targets_.resize(slots);
@@ -379,6 +379,7 @@ Status ScenarioDevice::create() {
                         VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
                         0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, "copy upload buffer"));
       std::memset(uploads_[w].mapped, 0, spec.bytes);
+      if (spec.target) continue;  // into a declared texture
       GPUOVERLAP_TRY(
           create_buffer(outputs_[w], spec.bytes,
                         VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 0,
@@ -400,7 +401,8 @@ Status ScenarioDevice::create() {
   texture_layouts_.clear();
   for (std::size_t t = 0; t < textures_.size(); ++t) {
     GPUOVERLAP_TRY(create_texture(textures_[t], scenario_.textures[t],
-                                  plan_.barriers.texture_unordered_access[t]));
+                                  plan_.barriers.texture_unordered_access[t],
+                                  plan_.barriers.texture_copy_destination[t]));
     texture_layouts_.emplace_back(scenario_.textures[t].subresources(), VK_IMAGE_LAYOUT_UNDEFINED);
   }
   GPUOVERLAP_TRY(bind_heaps());

@@ -148,8 +148,10 @@ class ScenarioDevice final : public ScenarioBackend {
                                  std::uint32_t mip, std::uint32_t slice);
   // An R32F image of one subresource.
   Status create_image(Image& out, std::uint32_t width, std::uint32_t height);
-  // A storage image too where `unordered_access` (a dispatch writes it).
-  Status create_texture(TextureImage& out, const TextureSpec& spec, bool unordered_access);
+  // A storage image too where `unordered_access` (a dispatch writes it), a transfer
+  // destination where `copy_destination` (a copy writes it).
+  Status create_texture(TextureImage& out, const TextureSpec& spec, bool unordered_access,
+                        bool copy_destination);
   Status create_texture_views(TextureImage& out, const TextureSpec& spec);
   // One allocation per heap, every texture placed in it bound at its offset 0 (they alias),
   // then their views.

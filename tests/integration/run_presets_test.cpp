@@ -167,11 +167,11 @@ TEST_F(AllPresets, RunSucceedsAndWritesEveryFile) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
   EXPECT_EQ(result_->output.find("validation error"), std::string::npos) << result_->output;
   EXPECT_NE(result_->output.find("results: " + out_->string()), std::string::npos);
-  ASSERT_EQ(kPresets.size(), 45u);
+  ASSERT_EQ(kPresets.size(), 47u);
   // non-intrusiveness: 7 conditions (4 of them the control's doses) x 3 rounds, none added on
   // a CPU device; the matrix's 12 (the 12 preemption presets are its configurations and run
   // only inside it).
-  ASSERT_EQ(kScenarios.size(), 31u + 7u * 3u + 12u);
+  ASSERT_EQ(kScenarios.size(), 33u + 7u * 3u + 12u);
   for (const std::string& p : kScenarios)
     for (const char* file : {"records.csv.gz", "summary.csv", "dependencies.csv", "frames.csv",
                              "meta.json", "trace.json.gz"}) {
@@ -1522,6 +1522,35 @@ TEST(SyncValidation, TheUploadCopyPresetsAreCleanAndOrdered) {
     const char* expected = name == "upload-copy"
                                ? "BUFFER copy/copy_dest -> compute_shading/shader_resource"
                                : "TRANSITION copy_dest -> non_pixel_shader_resource";
+    EXPECT_NE(explained.output.find(expected), std::string::npos) << explained.output;
+    fs::remove_all(run->dir);
+  }
+}
+
+// A copy into a texture's subresource on each queue, then a dispatch that samples it: clean
+// under the layer (the copy writes in TRANSFER_DST_OPTIMAL, its reader's barrier leaves it),
+// each reader after its copy on the poll and timestamp clocks, the copy's bytes its mip's.
+TEST(SyncValidation, TheUploadTexturePresetsAreCleanAndOrdered) {
+  for (const std::string name : {"upload-texture-legacy", "upload-texture"}) {
+    SCOPED_TRACE(name);
+    const auto run = run_clean(name, name);
+    ASSERT_TRUE(run);
+    const auto& upload = run->meta["scenario"]["workloads"][0];
+    EXPECT_EQ(upload["kind"], "copy");
+    EXPECT_EQ(upload["target"]["texture"], "albedo");
+    EXPECT_EQ(upload["bytes"], 2048u * 2048u * 4u);
+    const std::size_t ordered =
+        run->count_after("Read albedo", "Upload albedo", {"poll", "ts"}) +
+        run->count_after("Read heightmap", "Upload heightmap", {"poll", "ts"});
+    EXPECT_EQ(ordered, 4u * 2u * 2u);  // frames x clocks x readers
+    const auto report = run_gpuoverlap("report " + run->dir.string());
+    EXPECT_EQ(report.exit_code, 0) << report.output;
+    const auto explained = run_gpuoverlap("validate " + name + " --explain");
+    ASSERT_EQ(explained.exit_code, 0) << explained.output;
+    const char* expected = name == "upload-texture"
+                               ? "TEXTURE copy/copy_dest -> compute_shading/shader_resource layout "
+                                 "copy_dest -> shader_resource"
+                               : "TRANSITION copy_dest -> non_pixel_shader_resource subresource 0";
     EXPECT_NE(explained.output.find(expected), std::string::npos) << explained.output;
     fs::remove_all(run->dir);
   }

@@ -820,6 +820,47 @@ TEST(Planner, AUavBarrierOrdersTwoWritesOfOneTextureSubresource) {
       plan_has(plan_barriers(drawn, {{0, 2, not_read(BarrierKind::uav)}}, two_mips), "uav-state"));
 }
 
+// A copy into a declared texture's subresource on a compute queue, read by a dispatch there:
+// the texture starts the frame in COPY_DEST (where only copies write it, a state a compute
+// queue can hold and restore), and its reader's barrier leaves COPY_DEST.
+TEST(Planner, ACopyIntoATextureLeavesItInCopyDestForItsReader) {
+  const std::vector<PlannerWorkload> frame = {
+      {"U", WorkloadKind::copy, 0, QueueType::compute, TextureTarget{0, 0, 0}, 0},
+      {"R", WorkloadKind::compute, 0, QueueType::compute, std::nullopt, 1}};
+  const std::vector<PlannerTexture> one = {{"T", {1, 1}}};
+  const auto legacy = plan_barriers(frame, {{0, 1, request(BarrierKind::legacy)}}, one);
+  ASSERT_TRUE(legacy.findings.empty()) << legacy.findings[0].finding.message;
+  EXPECT_EQ(legacy.texture_copy_destination, std::vector<bool>{true});
+  EXPECT_EQ(legacy.texture_unordered_access, std::vector<bool>{false});
+  EXPECT_EQ(legacy.texture_start_states,
+            std::vector<D3D12_RESOURCE_STATES>{D3D12_RESOURCE_STATE_COPY_DEST});
+  EXPECT_TRUE(legacy.target_transitions.empty());  // it starts where the copy writes it
+  const auto& t = std::get<D3D12_RESOURCE_BARRIER>(legacy.dependencies[0].barriers.at(0).barrier);
+  EXPECT_EQ(t.Transition.StateBefore, D3D12_RESOURCE_STATE_COPY_DEST);
+  EXPECT_EQ(t.Transition.StateAfter, D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE);
+  const auto enhanced =
+      plan_barriers(frame, {{0, 1, request(BarrierKind::enhanced)}}, one, BarrierKind::enhanced);
+  ASSERT_TRUE(enhanced.findings.empty()) << enhanced.findings[0].finding.message;
+  const auto& e = std::get<D3D12_TEXTURE_BARRIER>(
+      std::get<EnhancedBarrier>(enhanced.dependencies[0].barriers.at(0).barrier));
+  EXPECT_EQ(e.SyncBefore, D3D12_BARRIER_SYNC_COPY);
+  EXPECT_EQ(e.AccessBefore, D3D12_BARRIER_ACCESS_COPY_DEST);
+  EXPECT_EQ(e.LayoutBefore, D3D12_BARRIER_LAYOUT_COPY_DEST);
+  EXPECT_EQ(e.LayoutAfter, D3D12_BARRIER_LAYOUT_SHADER_RESOURCE);
+  // Drawn too, the texture starts in RENDER_TARGET: the copy's target transition takes it to
+  // COPY_DEST first.
+  std::vector<PlannerWorkload> drawn_too = frame;
+  for (auto& w : drawn_too) w.queue_type = QueueType::direct;
+  drawn_too.push_back(
+      {"D", WorkloadKind::graphics, 0, QueueType::direct, TextureTarget{0, 0, 0}, 2});
+  const auto both = plan_barriers(drawn_too, {{0, 1, request(BarrierKind::legacy)}}, one);
+  ASSERT_TRUE(both.findings.empty()) << both.findings[0].finding.message;
+  ASSERT_EQ(both.target_transitions.size(), 2u);
+  const auto& to_copy = std::get<D3D12_RESOURCE_BARRIER>(both.target_transitions[0].barrier);
+  EXPECT_EQ(to_copy.Transition.StateBefore, D3D12_RESOURCE_STATE_RENDER_TARGET);
+  EXPECT_EQ(to_copy.Transition.StateAfter, D3D12_RESOURCE_STATE_COPY_DEST);
+}
+
 // A copy leaves its output buffer as a copy's destination: a legacy TRANSITION from COPY_DEST,
 // an enhanced BUFFER barrier from SYNC_COPY / ACCESS_COPY_DEST, on either queue type; a UAV
 // barrier, which orders unordered-access writes, does not apply.

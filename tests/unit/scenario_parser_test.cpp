@@ -118,7 +118,7 @@ TEST(ScenarioParser, EveryPresetIsValidAndNamedAfterItsFile) {
   // frame, the non-intrusiveness study and the two background-processing workflows + 12
   // preemption presets and the preemption matrix + the texture presets, each with its legacy
   // twin (mip-chain, render-target-discard, texture-read-after-render, upload-copy).
-  ASSERT_EQ(presets().size(), 45u);
+  ASSERT_EQ(presets().size(), 47u);
   for (const Preset& p : presets()) {
     auto expanded = resolve_scenarios(std::string(p.name));
     ASSERT_TRUE(expanded.ok()) << p.name << ": " << expanded.error().message;
@@ -945,8 +945,18 @@ TEST(ScenarioParser, ReadsCopiesAndRefusesWhatDoesNotApply) {
   refused("bytes = 4098", "not a whole number of 4-byte words");
   refused("groups = 2", "is a copy: 'groups' does not apply");
   refused("iterations = 2", "is a copy: 'iterations' does not apply");
-  refused("target = { texture = \"tex\" }", "is a copy: 'target' does not apply");
   refused("depends_on = [\"R\"]", "is a copy: 'depends_on' does not apply");
+  // Into a declared texture: exactly its subresource's bytes (64 x 64 r32f: 16384), no discard.
+  auto into = parse_scenario(copy("target = { texture = \"tex\" }"), "t.toml");
+  ASSERT_TRUE(into) << into.error().message;
+  EXPECT_EQ(into->workloads[0].bytes, 64u * 64u * 4u);
+  ASSERT_TRUE(into->workloads[0].target.has_value());
+  EXPECT_TRUE(into->plan->barriers.texture_copy_destination[0]);
+  EXPECT_EQ(into->plan->barriers.texture_start_states[0], D3D12_RESOURCE_STATE_COPY_DEST);
+  auto exact = parse_scenario(copy("target = { texture = \"tex\" }\nbytes = 16384"), "t.toml");
+  EXPECT_TRUE(exact) << exact.error().message;
+  refused("bytes = 4096\ntarget = { texture = \"tex\" }", "which takes 16384 bytes");
+  refused("target = { texture = \"tex\", discard = true }", "is a copy: 'discard' does not apply");
   const std::string dispatch_with_bytes =
       head + "[[workload]]\nname = \"D\"\nqueue = \"direct\"\nbytes = 4096\n";
   EXPECT_NE(error_of(dispatch_with_bytes).find("is not a copy: 'bytes' sizes a copy only"),

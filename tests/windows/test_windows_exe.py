@@ -238,17 +238,19 @@ def test_enhanced_barriers_are_unsupported_and_the_suite_goes_on(tmp_path, prese
     assert (out / twin / 'records.csv.gz').is_file()
 
 
-def test_copies_are_unsupported_on_d3d12_and_the_suite_goes_on(tmp_path):
-    # The D3D12 backend records no copy workloads: upload-copy-legacy (legacy barriers, so the
-    # refusal is the copy's, not the runtime's enhanced barriers) is refused in one line before
-    # any GPU work, and the next scenario runs.
+@pytest.mark.parametrize('preset,copy', [('upload-copy-legacy', 'Upload on direct'),
+                                         ('upload-texture-legacy', 'Upload albedo')])
+def test_copies_are_unsupported_on_d3d12_and_the_suite_goes_on(tmp_path, preset, copy):
+    # The D3D12 backend records no copy workloads, into a buffer or a texture: a legacy preset
+    # (so the refusal is the copy's, not the runtime's enhanced barriers) is refused in one line
+    # before any GPU work, and the next scenario runs.
     out = tmp_path / 'out'
-    result = windows('run', 'upload-copy-legacy', 'three-dispatches-legacy', '--frames', '2',
+    result = windows('run', preset, 'three-dispatches-legacy', '--frames', '2',
                      '--out', windows_path(out))
     assert result.returncode == 1, result.stdout + result.stderr
-    reason = ("workload 'Upload on direct' is a copy: the D3D12 backend does not record copy "
+    reason = ("workload '" + copy + "' is a copy: the D3D12 backend does not record copy "
               "workloads (the Vulkan backend does)")
-    assert 'upload-copy-legacy: unsupported by this runtime, skipped: ' in result.stderr
+    assert preset + ': unsupported by this runtime, skipped: ' in result.stderr
     assert reason in result.stderr
     run = json.loads((out / 'run.json').read_text())
     assert [s['status'] for s in run['scenarios']] == ['unsupported', 'ok']
