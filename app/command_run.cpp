@@ -167,7 +167,7 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   if (from_all > 0) {
     std::vector<Scenario> kept;
     for (std::size_t i = 0; i < scenarios.size(); ++i) {
-      const Status recorded = i < from_all ? api->records(scenarios[i]) : ok_status();
+      const Status recorded = i < from_all ? api->recordable(scenarios[i]) : ok_status();
       if (recorded)
         kept.push_back(std::move(scenarios[i]));
       else

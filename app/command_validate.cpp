@@ -44,7 +44,7 @@ void explain(const Scenario& s, std::ostream& out) {
   if (!plan.barriers.target_transitions.empty())
     out << "  writes into a texture's subresource in another layout (after a read, or from the "
            "frame start) or into a texture that takes its heap from another (an aliasing "
-           "hand-over), each behind target transitions:\n";
+           "hand-over), each behind its barriers:\n";
   std::optional<std::size_t> last_writer;
   for (const TargetTransition& t : plan.barriers.target_transitions) {
     const WorkloadSpec& writer = s.workloads[t.workload];
@@ -57,18 +57,23 @@ void explain(const Scenario& s, std::ostream& out) {
                          writer.target->mip, writer.target->slice, written.name,
                          writer.target->discard ? ", discard" : "", s.queues[writer.queue].name);
     last_writer = t.workload;
+    // The frame's first hand-over takes the heap from the texture the frame before left in it.
+    const auto since = [&](std::size_t held) {
+      return plan.barriers.texture_holds_heap_at_start[held] ? " (held since the frame before)"
+                                                             : "";
+    };
     if (t.aliasing_from) {
-      out << fmt::format("      D3D12 before the write, heap '{}' from '{}' to '{}': {}\n",
-                         texture.heap, s.textures[*t.aliasing_from].name, texture.name,
-                         describe(t.barrier));
+      out << fmt::format("      D3D12 before the write, heap '{}' from '{}'{} to '{}': {}\n",
+                         texture.heap, s.textures[*t.aliasing_from].name, since(*t.aliasing_from),
+                         texture.name, describe(t.barrier));
       if (std::holds_alternative<D3D12_RESOURCE_BARRIER>(t.barrier))
         out << fmt::format(
             "      D3D12 then DiscardResource('{}'): a newly active render target must be "
             "initialised\n",
             texture.name);
     } else if (t.texture != writer.target->texture)
-      out << fmt::format("      D3D12 before the write, heap '{}' leaves '{}': {}\n", texture.heap,
-                         texture.name, describe(t.barrier));
+      out << fmt::format("      D3D12 before the write, '{}'{} leaves heap '{}': {}\n",
+                         texture.name, since(t.texture), texture.heap, describe(t.barrier));
     else
       out << fmt::format("      D3D12 before the write: {}\n", describe(t.barrier));
     for (const std::string& line :

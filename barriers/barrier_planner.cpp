@@ -113,6 +113,30 @@ struct EnhancedFields {
   D3D12_BARRIER_LAYOUT layout_before, layout_after;
 };
 
+// The barrier rules of one enhanced barrier recorded on a queue of `queue` type.
+std::vector<BarrierFinding> check(const EnhancedFields& f, QueueType queue, ResourceKind resource,
+                                  bool unordered_access) {
+  return check_enhanced_barrier(f.type, f.sync_before, f.sync_after, f.access_before,
+                                f.access_after, f.layout_before, f.layout_after, queue, resource,
+                                unordered_access);
+}
+
+// The textures of one heap are written and read on one queue: their hand-overs are recorded
+// there, and a fence between queues would not order a hand-over against a use elsewhere.
+std::string one_queue_per_heap(const std::string& heap) {
+  return "the textures of heap '" + heap +
+         "' are written and read on one queue, where their hand-overs are recorded";
+}
+
+// `consumer` writes again the subresource `producer` wrote, as an unordered-access write (a
+// dispatch): what a UAV barrier, or its enhanced form, orders without a read.
+bool rewrites_subresource(const PlannerWorkload& producer, const PlannerWorkload& consumer) {
+  return consumer.kind == WorkloadKind::compute && producer.target && consumer.target &&
+         producer.target->texture == consumer.target->texture &&
+         producer.target->mip == consumer.target->mip &&
+         producer.target->slice == consumer.target->slice;
+}
+
 EnhancedBarrier make_enhanced(const EnhancedFields& f,
                               const std::optional<SubresourceRange>& range) {
   switch (f.type) {
@@ -219,10 +243,8 @@ class Planner {
       readers_.push_back({*out.texture, d.consumer});
       if (!textures_[*out.texture].heap.empty() && out.cross_queue)
         error("heap-queue", "'" + c.name + "' reads '" + textures_[*out.texture].name +
-                                "' on another queue than its writer's; a texture in heap '" +
-                                textures_[*out.texture].heap +
-                                "' is written and read on one queue, where its hand-overs are "
-                                "recorded");
+                                "' on another queue than its writer's: " +
+                                one_queue_per_heap(textures_[*out.texture].heap));
     }
     out.reads_output = d.request.reads_output.value_or(d.request.kind != BarrierKind::none);
     const Placement full_at =
@@ -394,10 +416,8 @@ class Planner {
                      written.access,
                      target.discard ? D3D12_BARRIER_LAYOUT_UNDEFINED : sub.layout,
                      written.layout};
-    for (const BarrierFinding& found : check_enhanced_barrier(
-             f.type, f.sync_before, f.sync_after, f.access_before, f.access_after, f.layout_before,
-             f.layout_after, writer.queue_type, ResourceKind::texture,
-             plan_.texture_unordered_access[target.texture]))
+    for (const BarrierFinding& found : check(f, writer.queue_type, ResourceKind::texture,
+                                             plan_.texture_unordered_access[target.texture]))
       plan_.findings.push_back({0, found, w});
     EnhancedBarrier barrier = make_enhanced(f, SubresourceRange{target.mip, 1, target.slice, 1});
     if (target.discard)
@@ -425,7 +445,6 @@ class Planner {
       bool planned = true;
       for (std::size_t t = 0; t < textures_.size(); ++t) {
         if (textures_[t].heap != heap) continue;
-        plan_.texture_aliased[t] = true;
         std::optional<std::size_t> first, last;
         for (const std::size_t w : writers_)
           if (workloads_[w].target->texture == t) {
@@ -433,7 +452,7 @@ class Planner {
             last = w;
           }
         if (!first) {
-          planned = false;  // the parser refuses an unwritten texture in a heap
+          planned = false;  // the contract: the parser refuses an unwritten texture in a heap
           continue;
         }
         for (const auto& [texture, reader] : readers_)
@@ -454,10 +473,7 @@ class Planner {
                                  textures_[before.texture].name + "'";
         if (workloads_[before.first_writer].queue != workloads_[after.first_writer].queue) {
           target_error(after.first_writer, "heap-queue",
-                       said +
-                           ", written on another queue: the textures of one heap are "
-                           "written and read on one queue, where their hand-overs are "
-                           "recorded");
+                       said + ", written on another queue: " + one_queue_per_heap(heap));
           planned = false;
         } else if (workloads_[before.last_user].position >=
                    workloads_[after.first_writer].position) {
@@ -469,6 +485,7 @@ class Planner {
         }
       }
       if (!planned) continue;
+      for (const Member& m : members) plan_.texture_aliased[m.texture] = true;
       plan_.texture_holds_heap_at_start[members.back().texture] = true;
       // Hand-over i gives the heap to members[i]; the first takes it from the last texture of
       // the frame before.
@@ -527,17 +544,16 @@ class Planner {
         D3D12_BARRIER_ACCESS_NO_ACCESS, activated.access, D3D12_BARRIER_LAYOUT_UNDEFINED,
         plan_.texture_start_layouts[to]};
     for (const EnhancedFields* f : {&release, &acquire})
-      for (const BarrierFinding& found : check_enhanced_barrier(
-               f->type, f->sync_before, f->sync_after, f->access_before, f->access_after,
-               f->layout_before, f->layout_after, queue, ResourceKind::texture,
-               plan_.texture_unordered_access[f == &release ? from : to]))
+      for (const BarrierFinding& found :
+           check(*f, queue, ResourceKind::texture,
+                 plan_.texture_unordered_access[f == &release ? from : to]))
         plan_.findings.push_back({0, found, w});
     out.push_back({w, from, make_enhanced(release, std::nullopt), {}});
     EnhancedBarrier activate = make_enhanced(acquire, std::nullopt);
     // Its compression metadata must be initialised when it becomes active: every declared
     // texture may be a render target (the backends create them so).
     std::get<D3D12_TEXTURE_BARRIER>(activate).Flags = D3D12_TEXTURE_BARRIER_FLAG_DISCARD;
-    out.push_back({w, to, activate, from});
+    out.push_back({w, to, activate, from, D3D12_BARRIER_LAYOUT_UNDEFINED, held.access});
   }
 
   void target_error(std::size_t draw, std::string rule, std::string message) {
@@ -649,11 +665,14 @@ class Planner {
   void plan_uav(TrackedResource& r, DependencyPlan& out, Placement at) {
     // On a texture a UAV barrier orders a dispatch's write of a subresource before a later
     // unordered-access write; a reader reads a shader resource, which needs a transition.
-    if (r.kind == ResourceKind::texture && out.reads_output) {
+    if (r.kind == ResourceKind::texture &&
+        (out.reads_output ||
+         !rewrites_subresource(workloads_[out.producer], workloads_[out.consumer]))) {
       error("uav-texture",
-            "a UAV barrier on a texture orders unordered-access writes, but the consumer reads "
-            "the texture as a shader resource: use a transition, or reads_output = false for a "
-            "consumer that writes the subresource again");
+            "a UAV barrier on a texture orders a later unordered-access write of the same "
+            "subresource: its consumer must be a dispatch that writes that subresource again and "
+            "does not read it (reads_output = false); a reader reads a shader resource, which "
+            "needs a transition");
       return;
     }
     if (r.state != D3D12_RESOURCE_STATE_UNORDERED_ACCESS) {
@@ -743,10 +762,9 @@ class Planner {
     f.type = q.type.value_or(texture ? D3D12_BARRIER_TYPE_TEXTURE : D3D12_BARRIER_TYPE_BUFFER);
     // A dispatch that does not read a subresource in unordered access but writes it again:
     // the enhanced form of a UAV barrier, UNORDERED_ACCESS to UNORDERED_ACCESS on that range.
-    const PlannerWorkload& c = workloads_[d.consumer];
-    const bool rewrite =
-        texture && !out.reads_output && r.layout == D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS &&
-        c.kind == WorkloadKind::compute && c.target && c.target->texture == *out.texture;
+    const bool rewrite = texture && !out.reads_output &&
+                         r.layout == D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS &&
+                         rewrites_subresource(workloads_[d.producer], workloads_[d.consumer]);
     const D3D12_BARRIER_ACCESS next_access =
         rewrite ? D3D12_BARRIER_ACCESS_UNORDERED_ACCESS : D3D12_BARRIER_ACCESS_SHADER_RESOURCE;
     f.sync_before = q.sync_before.value_or(r.sync);
@@ -764,10 +782,8 @@ class Planner {
       error("subresource-global",
             "a GLOBAL barrier names no resource, so it has no subresources; use a TEXTURE "
             "barrier");
-    add_findings(
-        check_enhanced_barrier(f.type, f.sync_before, f.sync_after, f.access_before, f.access_after,
-                               f.layout_before, f.layout_after, out.barrier_queue_type, r.kind,
-                               out.texture && plan_.texture_unordered_access[*out.texture]));
+    add_findings(check(f, out.barrier_queue_type, r.kind,
+                       out.texture && plan_.texture_unordered_access[*out.texture]));
     if (f.type == D3D12_BARRIER_TYPE_GLOBAL && texture && out.reads_output &&
         !layout_readable(r.layout))
       error("global-barrier-layout",

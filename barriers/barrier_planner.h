@@ -5,7 +5,9 @@
 // through the frame, in execution order, as D3D12's debug layer does: a second consumer of an
 // output already in a readable state needs no barrier (recorded as a note), a StateBefore or
 // LayoutBefore that differs from the tracked one is an error. At the end of the frame each
-// render target goes back to RENDER_TARGET (the executor does that before the next frame).
+// render target goes back to RENDER_TARGET, and each declared texture to its start layout (the
+// executor does that before the next frame), except textures that share a heap: their
+// hand-overs bring them in and out (TargetTransition).
 #pragma once
 
 #include <cstddef>
@@ -92,16 +94,23 @@ struct DependencyPlan {
 //   enhanced: the holder from its last sync and access to SYNC_NONE / NO_ACCESS (its layout
 //             kept), then the new texture from NO_ACCESS and LAYOUT_UNDEFINED to its start
 //             layout with DISCARD, waiting for the holder's last sync.
+// Contract (the parser's rules): every texture of a heap has one subresource and a writer.
 struct TargetTransition {
-  std::size_t workload = 0;  // the draw or dispatch that writes the subresource
-  std::size_t texture = 0;   // index into the planner's textures
-  D3D12Barrier barrier;      // its resource left null: the draw's texture
-  // The barrier that activates `texture` in an aliasing hand-over: the texture that held the
-  // heap (an ALIASING barrier's pResourceBefore; `texture` is its pResourceAfter).
+  std::size_t workload = 0;  // the draw, dispatch or copy that writes the subresource
+  std::size_t texture = 0;   // index into the planner's textures: the resource it names
+  D3D12Barrier barrier;      // its resource left null: `texture`, filled in by the backend
+  // Set on the barrier that activates `texture` in an aliasing hand-over (both forms): the
+  // texture that held the heap (an ALIASING barrier's pResourceBefore).
   std::optional<std::size_t> aliasing_from;
-  // An ALIASING barrier: the layout the activated texture rests in while inactive (its start
-  // layout), where a translation that must name layouts (Vulkan) brings it from UNDEFINED.
+  // Legacy ALIASING barrier only: the layout the activated texture rests in while inactive
+  // (its start layout), where a translation that must name layouts (Vulkan) brings it from
+  // UNDEFINED; the enhanced form names it as its LayoutAfter.
   D3D12_BARRIER_LAYOUT aliasing_layout = D3D12_BARRIER_LAYOUT_UNDEFINED;
+  // Enhanced activation only: the holder's last access (its release barrier's AccessBefore).
+  // D3D12 orders the release's flush before the activation; a translation whose barriers do
+  // not chain through SYNC_NONE (Vulkan) makes the holder's last writes available in the
+  // activation's own first scope instead.
+  D3D12_BARRIER_ACCESS aliasing_access = D3D12_BARRIER_ACCESS_NO_ACCESS;
 };
 
 struct BarrierPlanFinding {
@@ -119,7 +128,8 @@ struct BarrierPlan {
   // the executor brings it back to RENDER_TARGET before the next frame.
   std::vector<D3D12_BARRIER_LAYOUT> final_layouts;
   // Per declared texture, per subresource (subresource_index order): the layout and the
-  // legacy state it ends the frame in; the executor brings each back to its start layout.
+  // legacy state it ends the frame in; the executor brings each back to its start layout
+  // (an aliased texture excepted: texture_aliased).
   std::vector<std::vector<D3D12_BARRIER_LAYOUT>> texture_final_layouts;
   std::vector<std::vector<D3D12_RESOURCE_STATES>> texture_final_states;
   // Per declared texture: where every subresource starts the frame (the executor restores it

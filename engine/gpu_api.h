@@ -54,7 +54,7 @@ class GpuApi {
   // Whether this API's backend records everything `scenario` asks for: an `unsupported`
   // error naming what it lacks (D3D12's records no copy workloads yet), which its executor
   // also refuses the scenario with. `run --all` leaves such presets out, with a line.
-  virtual Status records(const Scenario& /*scenario*/) const { return ok_status(); }
+  virtual Status recordable(const Scenario& /*scenario*/) const { return ok_status(); }
 };
 
 // How to open an API.

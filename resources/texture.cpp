@@ -1,5 +1,7 @@
 #include "resources/texture.h"
 
+#include <algorithm>
+
 namespace gpuoverlap {
 
 std::string_view to_string(TextureFormat format) { return name_of(kTextureFormatNames, format); }
@@ -35,6 +37,14 @@ std::uint64_t texture_bytes(const TextureSpec& texture) {
     bytes += std::uint64_t{mip_size(texture.width, mip)} * mip_size(texture.height, mip) *
              bytes_per_texel(texture.format);
   return bytes * texture.slices;
+}
+
+std::vector<std::string> heap_names(const std::vector<TextureSpec>& textures) {
+  std::vector<std::string> names;
+  for (const TextureSpec& t : textures)
+    if (!t.heap.empty() && std::find(names.begin(), names.end(), t.heap) == names.end())
+      names.push_back(t.heap);
+  return names;
 }
 
 }  // namespace gpuoverlap

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/enum_names.h"
 
@@ -43,6 +44,9 @@ struct TextureSpec {
   std::uint32_t subresources() const { return mips * slices; }
   bool operator==(const TextureSpec&) const = default;
 };
+
+// The heaps `textures` name, each once, in the order they first appear.
+std::vector<std::string> heap_names(const std::vector<TextureSpec>& textures);
 
 // The full mip chain of a width x height texture: down to 1 x 1.
 std::uint32_t full_mip_count(std::uint32_t width, std::uint32_t height);

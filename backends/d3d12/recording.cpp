@@ -201,11 +201,22 @@ void ScenarioDevice::record_workload(ID3D12GraphicsCommandList* list, std::size_
     D3D12_RESOURCE_BARRIER barrier = std::get<D3D12_RESOURCE_BARRIER>(transition.barrier);
     if (barrier.Type == D3D12_RESOURCE_BARRIER_TYPE_ALIASING) {
       // An aliasing hand-over: the texture that held the heap to this one, which D3D12
-      // requires to be initialised before its first use as a render target.
+      // requires to be initialised before its first use (every declared texture may be a
+      // render target). A direct list discards a render target in RENDER_TARGET, so a texture
+      // resting in UNORDERED_ACCESS goes there and back; a compute list discards it as is.
       barrier.Aliasing.pResourceBefore = gpu_.textures[*transition.aliasing_from].get();
       barrier.Aliasing.pResourceAfter = texture;
       list->ResourceBarrier(1, &barrier);
+      const D3D12_RESOURCE_STATES rest = plan_.barriers.texture_start_states[transition.texture];
+      const bool detour = rest != D3D12_RESOURCE_STATE_RENDER_TARGET &&
+                          scenario_.queues[spec.queue].type == QueueType::direct;
+      const D3D12_RESOURCE_BARRIER there =
+          transition(texture, rest, D3D12_RESOURCE_STATE_RENDER_TARGET);
+      const D3D12_RESOURCE_BARRIER back =
+          transition(texture, D3D12_RESOURCE_STATE_RENDER_TARGET, rest);
+      if (detour) list->ResourceBarrier(1, &there);
       list->DiscardResource(texture, nullptr);
+      if (detour) list->ResourceBarrier(1, &back);
       continue;
     }
     barrier.Transition.pResource = texture;

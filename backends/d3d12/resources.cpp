@@ -196,26 +196,21 @@ Status ScenarioDevice::create_resources() {
     descs.push_back(desc);
   }
   gpu_.heaps.clear();
-  std::vector<std::string> heap_names;
-  for (std::size_t t = 0; t < scenario_.textures.size(); ++t) {
-    const TextureSpec& spec = scenario_.textures[t];
-    if (spec.heap.empty() ||
-        std::find(heap_names.begin(), heap_names.end(), spec.heap) != heap_names.end())
-      continue;
-    heap_names.push_back(spec.heap);
+  const std::vector<std::string> heap_names = gpuoverlap::heap_names(scenario_.textures);
+  for (const std::string& name : heap_names) {
     D3D12_HEAP_DESC heap{};
     heap.Properties.Type = D3D12_HEAP_TYPE_DEFAULT;
     heap.Alignment = D3D12_DEFAULT_RESOURCE_PLACEMENT_ALIGNMENT;
     heap.Flags = D3D12_HEAP_FLAG_ALLOW_ONLY_RT_DS_TEXTURES;
-    for (std::size_t o = t; o < scenario_.textures.size(); ++o) {
-      if (scenario_.textures[o].heap != spec.heap) continue;
-      const D3D12_RESOURCE_ALLOCATION_INFO info = allocation_info(gpu_.device.get(), descs[o]);
+    for (std::size_t t = 0; t < scenario_.textures.size(); ++t) {
+      if (scenario_.textures[t].heap != name) continue;
+      const D3D12_RESOURCE_ALLOCATION_INFO info = allocation_info(gpu_.device.get(), descs[t]);
       heap.SizeInBytes = std::max(heap.SizeInBytes, info.SizeInBytes);
       heap.Alignment = std::max(heap.Alignment, info.Alignment);
     }
     GPUOVERLAP_HR(gpu_.device->CreateHeap(&heap, __uuidof(ID3D12Heap),
                                           gpu_.heaps.emplace_back().receive_void()),
-                  "CreateHeap (heap '" + spec.heap + "')");
+                  "CreateHeap (heap '" + name + "')");
   }
   for (std::size_t t = 0; t < scenario_.textures.size(); ++t) {
     const TextureSpec& spec = scenario_.textures[t];
@@ -238,7 +233,10 @@ Status ScenarioDevice::create_resources() {
                     "CreateCommittedResource (texture '" + spec.name + "')");
     }
     texture_states_.emplace_back(spec.subresources(), start);
-    texture_layouts_.emplace_back(spec.subresources(), plan_.barriers.texture_start_layouts[t]);
+    texture_layouts_.emplace_back(spec.subresources(),
+                                  plan_.barriers.texture_holds_heap_at_start[t]
+                                      ? plan_.barriers.texture_final_layouts[t].front()
+                                      : plan_.barriers.texture_start_layouts[t]);
   }
   return ok_status();
 }

@@ -40,7 +40,7 @@
 
 namespace gpuoverlap::d3d12 {
 
-// What of `scenario` this backend does not record, as an `unsupported` error (GpuApi::records);
+// What of `scenario` this backend does not record, as an `unsupported` error (GpuApi::recordable);
 // ok where it records all of it. Checked again when a scenario opens, before any object exists.
 Status recordable(const Scenario& scenario);
 

@@ -277,7 +277,18 @@ BarrierDesc translate(const TargetTransition& transition, TextureExtent extent, 
     desc.new_layout = layout_for_barrier_layout(transition.aliasing_layout);
     return desc;
   }
-  return enhanced_desc(std::get<EnhancedBarrier>(transition.barrier), queue);
+  BarrierDesc desc = enhanced_desc(std::get<EnhancedBarrier>(transition.barrier), queue);
+  if (transition.aliasing_from) {
+    // The activation's layout transition writes memory the holder wrote; the release before it
+    // ends in stage NONE, which no later barrier chains through, so the holder's last writes
+    // are made available here (reads need the execution dependency alone).
+    constexpr VkAccessFlags2 kWrites =
+        VK_ACCESS_2_SHADER_WRITE_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT |
+        VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT | VK_ACCESS_2_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT |
+        VK_ACCESS_2_TRANSFER_WRITE_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT;
+    desc.src.access |= access_for_barrier_access(transition.aliasing_access) & kWrites;
+  }
+  return desc;
 }
 
 }  // namespace gpuoverlap::vk

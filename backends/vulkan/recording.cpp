@@ -206,9 +206,13 @@ VkImageMemoryBarrier2 to_start_layout(VkImage image, VkImageLayout old_layout,
       b.dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
       b.dstAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
       break;
-    default:  // a draw's
+    case VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL:  // a draw's
       b.dstStageMask = VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT;
       b.dstAccessMask = VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT;
+      break;
+    default:  // a layout a read left (the heap holder's, once): whatever runs next, on any queue
+      b.dstStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+      b.dstAccessMask = VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT;
   }
   b.oldLayout = old_layout;
   b.newLayout = new_layout;

@@ -131,11 +131,7 @@ Status ScenarioDevice::create_color_image(OwnedImage& image, OwnedMemory* memory
 
 Status ScenarioDevice::bind_heaps() {
   heaps_.clear();
-  std::vector<std::string> names;
-  for (const TextureSpec& t : scenario_.textures)
-    if (!t.heap.empty() && std::find(names.begin(), names.end(), t.heap) == names.end())
-      names.push_back(t.heap);
-  for (const std::string& name : names) {
+  for (const std::string& name : heap_names(scenario_.textures)) {
     // Large enough and aligned for every texture, of a type each can live in.
     VkMemoryRequirements heap{0, 1, ~0u};
     for (std::size_t t = 0; t < textures_.size(); ++t) {

@@ -85,7 +85,8 @@ class OneTimeCommands {
 
 // One subresource from `old_layout` to where a frame starts it, after any earlier write to it
 // and before what writes it next: COLOR_ATTACHMENT_OPTIMAL for draws, GENERAL for a dispatch's
-// storage writes.
+// storage writes, TRANSFER_DST_OPTIMAL for a copy's; any other layout (where a heap's holder
+// waits for the frame's first hand-over) before everything after it.
 VkImageMemoryBarrier2 to_start_layout(VkImage image, VkImageLayout old_layout,
                                       VkImageLayout new_layout, std::uint32_t mip,
                                       std::uint32_t layer);
@@ -256,8 +257,9 @@ class ScenarioDevice final : public ScenarioBackend {
   const FramePlan& plan_;           // barriers, fences and submissions of a frame
   std::vector<DependencyOps> ops_;  // per plan_.barriers.dependencies entry
   // Per workload: its target transitions (a draw after a read of its subresource, an aliasing
-  // hand-over), each on its texture, recorded one barrier call each in order: a hand-over's
-  // barriers touch two images of one memory, and one call would not order them.
+  // hand-over), each on its texture, recorded one barrier call each in order (a hand-over's
+  // barriers touch two images of one memory; the activation's own first scope orders it after
+  // the holder's last use, see translate(TargetTransition)).
   struct TargetOp {
     BarrierDesc desc;
     std::size_t texture = 0;

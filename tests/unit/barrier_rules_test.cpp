@@ -536,6 +536,46 @@ TEST(Planner, TexturesOfOneHeapAreHandedOverBeforeEachFirstWrite) {
   EXPECT_EQ(apart.texture_aliased, (std::vector<bool>{false, false}));
 }
 
+// Three dispatch-only textures in one heap on a compute queue, the last one written and never
+// read: the hand-overs chain A -> B -> C and C -> A across frames, C holds the heap when a frame
+// starts, A and B end it at rest (UNORDERED_ACCESS) and C where its write left it; the
+// activation after C carries its last access (a write), which Vulkan must make available.
+TEST(Planner, AHeapOfThreeTexturesHandsOverInTurnAndAcrossFrames) {
+  const std::vector<PlannerWorkload> frame = {
+      {"WA", WorkloadKind::compute, 0, QueueType::compute, TextureTarget{0, 0, 0}, 0},
+      {"RA", WorkloadKind::compute, 0, QueueType::compute, std::nullopt, 1},
+      {"WB", WorkloadKind::compute, 0, QueueType::compute, TextureTarget{1, 0, 0}, 2},
+      {"RB", WorkloadKind::compute, 0, QueueType::compute, std::nullopt, 3},
+      {"WC", WorkloadKind::compute, 0, QueueType::compute, TextureTarget{2, 0, 0}, 4}};
+  const std::vector<PlannerTexture> heap = {
+      {"A", {1, 1}, "h"}, {"B", {1, 1}, "h"}, {"C", {1, 1}, "h"}};
+  const std::vector<PlannerDependency> reads = {{0, 1, {BarrierKind::legacy}},
+                                                {2, 3, {BarrierKind::legacy}}};
+  const auto legacy = plan_barriers(frame, reads, heap, BarrierKind::legacy);
+  ASSERT_TRUE(legacy.findings.empty()) << legacy.findings[0].finding.message;
+  EXPECT_EQ(legacy.texture_holds_heap_at_start, (std::vector<bool>{false, false, true}));
+  std::vector<std::pair<std::size_t, std::size_t>> chain;  // (from, to) per ALIASING barrier
+  for (const TargetTransition& t : legacy.target_transitions)
+    if (t.aliasing_from) chain.emplace_back(*t.aliasing_from, t.texture);
+  EXPECT_EQ(chain, (std::vector<std::pair<std::size_t, std::size_t>>{{2, 0}, {0, 1}, {1, 2}}));
+  // C's last use was its write, in UNORDERED_ACCESS, its rest state: no transition before the
+  // frame's first ALIASING barrier; A and B go back to rest from their readers' state.
+  EXPECT_EQ(legacy.target_transitions.size(), 5u);
+  for (std::size_t t = 0; t < 3; ++t)
+    EXPECT_EQ(legacy.texture_final_states[t][0], D3D12_RESOURCE_STATE_UNORDERED_ACCESS) << t;
+  std::vector<PlannerDependency> enhanced_reads = reads;
+  for (auto& d : enhanced_reads) d.request.kind = BarrierKind::enhanced;
+  const auto enhanced = plan_barriers(frame, enhanced_reads, heap, BarrierKind::enhanced);
+  ASSERT_TRUE(enhanced.findings.empty()) << enhanced.findings[0].finding.message;
+  const TargetTransition& first_activation = enhanced.target_transitions.at(1);
+  ASSERT_EQ(first_activation.aliasing_from, std::optional<std::size_t>{2});
+  EXPECT_EQ(first_activation.aliasing_access, D3D12_BARRIER_ACCESS_UNORDERED_ACCESS);
+  const auto& activate =
+      std::get<D3D12_TEXTURE_BARRIER>(std::get<EnhancedBarrier>(first_activation.barrier));
+  EXPECT_EQ(activate.LayoutAfter, D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS);
+  EXPECT_EQ(activate.SyncBefore, D3D12_BARRIER_SYNC_COMPUTE_SHADING);
+}
+
 TEST(Planner, TexturesOfOneHeapAreUsedOneAfterAnotherOnOneQueue) {
   // R1 reads A after D1 wrote B: A would still be used while B holds the memory.
   auto late_read = aliased_frame();
@@ -810,9 +850,11 @@ TEST(Planner, AUavBarrierOrdersTwoWritesOfOneTextureSubresource) {
 
   // Nothing between the writes: the first one's work would be lost unmeasured.
   EXPECT_TRUE(plan_has(plan_barriers(frame, {}, two_mips), "target-rewrite"));
-  // A UAV barrier cannot make the subresource readable.
+  // A UAV barrier cannot make the subresource readable, nor order a write of another mip.
   EXPECT_TRUE(
       plan_has(plan_barriers(frame, {{0, 2, request(BarrierKind::uav)}}, two_mips), "uav-texture"));
+  EXPECT_TRUE(plan_has(plan_barriers(frame, {{0, 1, not_read(BarrierKind::uav)}}, two_mips),
+                       "uav-texture"));
   // A render target is not in UNORDERED_ACCESS.
   std::vector<PlannerWorkload> drawn = frame;
   drawn[0].kind = WorkloadKind::graphics;

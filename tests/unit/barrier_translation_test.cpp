@@ -214,4 +214,45 @@ TEST(EnhancedTranslation, PreciseBarrierNamesOnlyTheStagesInvolved) {
             VK_ACCESS_2_SHADER_READ_BIT | VK_ACCESS_2_SHADER_WRITE_BIT);
 }
 
+// An aliasing hand-over: the legacy ALIASING barrier is a full barrier taking the new image from
+// UNDEFINED to its rest layout; the enhanced activation keeps its precise stages and, after a
+// holder whose last access was a write, makes that write available (Vulkan has no chain
+// through the release's stage NONE); after a read it adds nothing.
+TEST(AliasingTranslation, HandOversOrderTheNewImageAfterTheHoldersLastWork) {
+  D3D12_RESOURCE_BARRIER aliasing{};
+  aliasing.Type = D3D12_RESOURCE_BARRIER_TYPE_ALIASING;
+  const BarrierDesc full =
+      translate(TargetTransition{2, 1, aliasing, 0, D3D12_BARRIER_LAYOUT_RENDER_TARGET}, {1, 1},
+                QueueType::direct);
+  EXPECT_EQ(full.target, BarrierDesc::Target::image);
+  EXPECT_EQ(full.src.stages, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+  EXPECT_EQ(full.src.access, VK_ACCESS_2_MEMORY_WRITE_BIT);
+  EXPECT_EQ(full.dst.stages, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+  EXPECT_EQ(full.old_layout, VK_IMAGE_LAYOUT_UNDEFINED);
+  EXPECT_EQ(full.new_layout, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
+
+  D3D12_TEXTURE_BARRIER activate{};
+  activate.SyncBefore = D3D12_BARRIER_SYNC_COMPUTE_SHADING;
+  activate.SyncAfter = D3D12_BARRIER_SYNC_COMPUTE_SHADING;
+  activate.AccessBefore = D3D12_BARRIER_ACCESS_NO_ACCESS;
+  activate.AccessAfter = D3D12_BARRIER_ACCESS_UNORDERED_ACCESS;
+  activate.LayoutBefore = D3D12_BARRIER_LAYOUT_UNDEFINED;
+  activate.LayoutAfter = D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS;
+  activate.Subresources = kAllSubresources;
+  activate.Flags = D3D12_TEXTURE_BARRIER_FLAG_DISCARD;
+  TargetTransition after_write{2,
+                               1,
+                               EnhancedBarrier{activate},
+                               0,
+                               D3D12_BARRIER_LAYOUT_UNDEFINED,
+                               D3D12_BARRIER_ACCESS_UNORDERED_ACCESS};
+  const BarrierDesc written = translate(after_write, {1, 1}, QueueType::compute);
+  EXPECT_EQ(written.src.stages, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT);
+  EXPECT_EQ(written.src.access, VK_ACCESS_2_SHADER_WRITE_BIT);
+  EXPECT_EQ(written.old_layout, VK_IMAGE_LAYOUT_UNDEFINED);
+  EXPECT_EQ(written.new_layout, VK_IMAGE_LAYOUT_GENERAL);
+  after_write.aliasing_access = D3D12_BARRIER_ACCESS_SHADER_RESOURCE;
+  EXPECT_EQ(translate(after_write, {1, 1}, QueueType::compute).src.access, VkAccessFlags2{0});
+}
+
 }  // namespace gpuoverlap::vk

@@ -502,7 +502,7 @@ depends_on = ["Draw A"]
   error = error_of(
       scenario("[[texture]]\nname = \"b\"\nwidth = 64\nheight = 64\nheap = \"\"\n", draw_b));
   EXPECT_NE(error.find("heap name '' is empty"), std::string::npos) << error;
-  // Draw B before Read A: the shadow map would still be read while b holds the memory.
+  // 'Late' reads a after Draw B wrote b: a would still be read while b holds the memory.
   error =
       error_of(scenario(b, draw_b + "depends_on = [\"Draw A\"]\n[[workload]]\nname = \"Late\"\n"
                                     "queue = \"direct\"\ngroups = 1\ndepends_on = [\"Draw A\"]\n"));
