@@ -211,9 +211,9 @@ void ScenarioDevice::record_workload(ID3D12GraphicsCommandList* list, std::size_
       const bool detour = rest != D3D12_RESOURCE_STATE_RENDER_TARGET &&
                           scenario_.queues[spec.queue].type == QueueType::direct;
       const D3D12_RESOURCE_BARRIER there =
-          transition(texture, rest, D3D12_RESOURCE_STATE_RENDER_TARGET);
+          d3d12::transition(texture, rest, D3D12_RESOURCE_STATE_RENDER_TARGET);
       const D3D12_RESOURCE_BARRIER back =
-          transition(texture, D3D12_RESOURCE_STATE_RENDER_TARGET, rest);
+          d3d12::transition(texture, D3D12_RESOURCE_STATE_RENDER_TARGET, rest);
       if (detour) list->ResourceBarrier(1, &there);
       list->DiscardResource(texture, nullptr);
       if (detour) list->ResourceBarrier(1, &back);
