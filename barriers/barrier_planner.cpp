@@ -35,46 +35,54 @@ struct TrackedResource {
   std::size_t queue = 0;
 };
 
-TrackedResource render_target_written() {
-  return {ResourceKind::texture,
-          D3D12_RESOURCE_STATE_RENDER_TARGET,
-          D3D12_BARRIER_LAYOUT_RENDER_TARGET,
-          D3D12_BARRIER_ACCESS_RENDER_TARGET,
-          D3D12_BARRIER_SYNC_RENDER_TARGET,
-          true};
-}
-
-TrackedResource unordered_access_texture_written() {
-  return {ResourceKind::texture,
+// Where a workload's output stands right after it wrote it: a buffer or a declared texture's
+// subresource in unordered access (a dispatch), a render target or a depth buffer (a draw),
+// or a buffer or a texture's subresource as a copy's destination.
+TrackedResource written_by(WorkloadKind writer, ResourceKind resource, bool depth) {
+  const D3D12_BARRIER_LAYOUT texture_layout = [&] {
+    if (resource == ResourceKind::buffer) return D3D12_BARRIER_LAYOUT_UNDEFINED;
+    if (writer == WorkloadKind::graphics)
+      return depth ? D3D12_BARRIER_LAYOUT_DEPTH_STENCIL_WRITE : D3D12_BARRIER_LAYOUT_RENDER_TARGET;
+    return writer == WorkloadKind::copy ? D3D12_BARRIER_LAYOUT_COPY_DEST
+                                        : D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS;
+  }();
+  switch (writer) {
+    case WorkloadKind::graphics:
+      if (depth)
+        return {resource,
+                D3D12_RESOURCE_STATE_DEPTH_WRITE,
+                texture_layout,
+                D3D12_BARRIER_ACCESS_DEPTH_STENCIL_WRITE,
+                D3D12_BARRIER_SYNC_DEPTH_STENCIL,
+                true};
+      return {resource,
+              D3D12_RESOURCE_STATE_RENDER_TARGET,
+              texture_layout,
+              D3D12_BARRIER_ACCESS_RENDER_TARGET,
+              D3D12_BARRIER_SYNC_RENDER_TARGET,
+              true};
+    case WorkloadKind::copy:
+      return {resource,
+              D3D12_RESOURCE_STATE_COPY_DEST,
+              texture_layout,
+              D3D12_BARRIER_ACCESS_COPY_DEST,
+              D3D12_BARRIER_SYNC_COPY,
+              true};
+    case WorkloadKind::compute:
+      break;
+  }
+  return {resource,
           D3D12_RESOURCE_STATE_UNORDERED_ACCESS,
-          D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS,
+          texture_layout,
           D3D12_BARRIER_ACCESS_UNORDERED_ACCESS,
           D3D12_BARRIER_SYNC_COMPUTE_SHADING,
           true};
 }
 
-// A copy's output buffer, right after the copy wrote it.
-TrackedResource copy_destination_written() {
-  return {ResourceKind::buffer,           D3D12_RESOURCE_STATE_COPY_DEST,
-          D3D12_BARRIER_LAYOUT_UNDEFINED, D3D12_BARRIER_ACCESS_COPY_DEST,
-          D3D12_BARRIER_SYNC_COPY,        true};
-}
-
-// A declared texture's subresource, right after a copy wrote it.
-TrackedResource copy_destination_texture_written() {
-  return {ResourceKind::texture,          D3D12_RESOURCE_STATE_COPY_DEST,
-          D3D12_BARRIER_LAYOUT_COPY_DEST, D3D12_BARRIER_ACCESS_COPY_DEST,
-          D3D12_BARRIER_SYNC_COPY,        true};
-}
-
-// Where a workload's output stands right after it wrote it: a buffer or a declared texture's
-// subresource in unordered access (a dispatch), a render target (a draw), or a buffer or a
-// texture's subresource as a copy's destination.
-TrackedResource after_producer(const PlannerWorkload& w) {
-  if (w.kind == WorkloadKind::graphics) return render_target_written();
-  if (w.kind == WorkloadKind::copy)
-    return w.target ? copy_destination_texture_written() : copy_destination_written();
-  return w.target ? unordered_access_texture_written() : TrackedResource{};
+TrackedResource after_producer(const PlannerWorkload& w,
+                               const std::vector<PlannerTexture>& textures) {
+  if (w.target) return written_by(w.kind, ResourceKind::texture, textures[w.target->texture].depth);
+  return written_by(w.kind, output_of(w.kind), false);
 }
 
 // How a consumer reads a producer's output.
@@ -100,6 +108,7 @@ bool layout_readable(D3D12_BARRIER_LAYOUT layout) {
     case D3D12_BARRIER_LAYOUT_COMPUTE_QUEUE_COMMON:
     case D3D12_BARRIER_LAYOUT_COMPUTE_QUEUE_GENERIC_READ:
     case D3D12_BARRIER_LAYOUT_COMPUTE_QUEUE_SHADER_RESOURCE:
+    case D3D12_BARRIER_LAYOUT_DEPTH_STENCIL_READ:  // a depth buffer, read by shaders
       return true;
     default:
       return false;
@@ -174,11 +183,12 @@ class Planner {
         textures_(textures),
         target_enhanced_(is_enhanced(target_barrier)),
         plan_(plan) {
-    for (const auto& w : workloads) tracked_.push_back(after_producer(w));
+    for (const auto& w : workloads) tracked_.push_back(after_producer(w, textures));
     at_signal_ = tracked_;
-    // Every subresource of a declared texture starts the frame unwritten, in RENDER_TARGET,
-    // in UNORDERED_ACCESS where dispatches and no draws write the texture, or in COPY_DEST
-    // where only copies do (both of which a compute queue can hold).
+    // Every subresource of a declared texture starts the frame unwritten, in RENDER_TARGET
+    // (DEPTH_WRITE for a depth texture), in UNORDERED_ACCESS where dispatches and no draws
+    // write the texture, or in COPY_DEST where only copies do (both of which a compute queue
+    // can hold).
     for (std::size_t t = 0; t < textures.size(); ++t) {
       bool drawn = false, dispatched = false, copied = false;
       std::optional<std::size_t> writer;  // any: the writers share one queue (the parser's rule)
@@ -189,16 +199,17 @@ class Planner {
                                                        : dispatched) = true;
           writer = w;
         }
-      TrackedResource start = drawn        ? render_target_written()
-                              : dispatched ? unordered_access_texture_written()
-                              : copied     ? copy_destination_texture_written()
-                                           : render_target_written();
+      const WorkloadKind first_of = drawn        ? WorkloadKind::graphics
+                                    : dispatched ? WorkloadKind::compute
+                                    : copied     ? WorkloadKind::copy
+                                                 : WorkloadKind::graphics;
+      TrackedResource start = written_by(first_of, ResourceKind::texture, textures[t].depth);
       start.written = false;
       start.untouched = true;
       // The frame start's restore is recorded on the writers' queue.
       start.queue = writer ? workloads[*writer].queue : 0;
       writer_of_.push_back(writer);
-      drawn_.push_back(drawn);
+      start_writer_.push_back(first_of);
       plan_.texture_unordered_access.push_back(dispatched);
       plan_.texture_copy_destination.push_back(copied);
       plan_.texture_start_layouts.push_back(start.layout);
@@ -359,7 +370,7 @@ class Planner {
       const PlannerTexture& texture = textures_[target.texture];
       TrackedResource& sub = subresources_[target.texture][subresource_index(
           target.mip, target.slice, texture.extent.mips)];
-      const TrackedResource written = after_producer(writer);
+      const TrackedResource written = after_producer(writer, textures_);
       const std::string where = "'" + writer.name + "' " +
                                 (writer.kind == WorkloadKind::graphics ? "renders into"
                                  : writer.kind == WorkloadKind::copy   ? "copies into"
@@ -403,8 +414,10 @@ class Planner {
         subresource_index(target.mip, target.slice, textures_[target.texture].extent.mips);
     if (!target_enhanced_) {
       plan_.target_transitions.push_back(
-          {w, target.texture,
-           legacy_transition(sub.state, written.state, D3D12_RESOURCE_BARRIER_FLAG_NONE, index)});
+          {w,
+           target.texture,
+           legacy_transition(sub.state, written.state, D3D12_RESOURCE_BARRIER_FLAG_NONE, index),
+           {}});
       return;
     }
     // Untouched since the frame start, the subresource has no earlier work to wait for: a
@@ -422,7 +435,7 @@ class Planner {
     EnhancedBarrier barrier = make_enhanced(f, SubresourceRange{target.mip, 1, target.slice, 1});
     if (target.discard)
       std::get<D3D12_TEXTURE_BARRIER>(barrier).Flags = D3D12_TEXTURE_BARRIER_FLAG_DISCARD;
-    plan_.target_transitions.push_back({w, target.texture, barrier});
+    plan_.target_transitions.push_back({w, target.texture, barrier, {}});
   }
 
   // The hand-overs of every heap (TargetTransition), from the state each texture is left in
@@ -512,7 +525,7 @@ class Planner {
     TrackedResource& held = subresources_[from].front();
     const QueueType queue = workloads_[w].queue_type;
     const TrackedResource activated =
-        drawn_[to] ? render_target_written() : unordered_access_texture_written();
+        written_by(start_writer_[to], ResourceKind::texture, textures_[to].depth);
     if (!target_enhanced_) {
       const D3D12_RESOURCE_STATES rest = plan_.texture_start_states[from];
       if (held.state != rest) {
@@ -838,10 +851,11 @@ class Planner {
     r.access = f.access_after;
     r.sync = f.sync_after;
     // The legacy state the layout stands for, which a later legacy target transition names.
-    r.state = r.kind != ResourceKind::texture || layout_readable(r.layout) ? read.state
-              : r.layout == D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS
-                  ? D3D12_RESOURCE_STATE_UNORDERED_ACCESS
-                  : D3D12_RESOURCE_STATE_RENDER_TARGET;
+    r.state =
+        r.kind != ResourceKind::texture || layout_readable(r.layout) ? read.state
+        : r.layout == D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS ? D3D12_RESOURCE_STATE_UNORDERED_ACCESS
+        : r.layout == D3D12_BARRIER_LAYOUT_DEPTH_STENCIL_WRITE ? D3D12_RESOURCE_STATE_DEPTH_WRITE
+                                                               : D3D12_RESOURCE_STATE_RENDER_TARGET;
     r.written = false;
   }
 
@@ -853,7 +867,9 @@ class Planner {
   // Per texture: one of its writers (they share a queue, which restores it at the frame
   // start); none where nothing writes it.
   std::vector<std::optional<std::size_t>> writer_of_;
-  std::vector<bool> drawn_;  // per texture: a draw renders into it
+  // Per texture: the kind of writer that sets where it starts the frame (a draw where any draws
+  // it, else a dispatch, else a copy).
+  std::vector<WorkloadKind> start_writer_;
   // (texture, consumer) per dependency on a declared texture: who reads it.
   std::vector<std::pair<std::size_t, std::size_t>> readers_;
   std::vector<std::size_t> writers_;  // workloads writing a texture, in execution order

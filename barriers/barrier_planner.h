@@ -40,6 +40,9 @@ struct PlannerTexture {
   TextureExtent extent;
   // The heap it shares with other textures (resources/texture.h); empty: memory of its own.
   std::string heap;
+  // A depth texture (d32): a draw writes it in DEPTH_WRITE (layout DEPTH_STENCIL_WRITE)
+  // instead of RENDER_TARGET.
+  bool depth = false;
 };
 
 struct PlannerDependency {

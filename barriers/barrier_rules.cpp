@@ -40,9 +40,10 @@ constexpr unsigned kShadingSyncs =
     u(D3D12_BARRIER_SYNC_ALL) | u(D3D12_BARRIER_SYNC_DRAW) | u(D3D12_BARRIER_SYNC_VERTEX_SHADING) |
     u(D3D12_BARRIER_SYNC_PIXEL_SHADING) | u(D3D12_BARRIER_SYNC_COMPUTE_SHADING) |
     u(D3D12_BARRIER_SYNC_ALL_SHADING) | u(D3D12_BARRIER_SYNC_NON_PIXEL_SHADING);
-constexpr unsigned kGraphicsAccesses = u(D3D12_BARRIER_ACCESS_RENDER_TARGET) |
-                                       u(D3D12_BARRIER_ACCESS_VERTEX_BUFFER) |
-                                       u(D3D12_BARRIER_ACCESS_INDEX_BUFFER);
+constexpr unsigned kGraphicsAccesses =
+    u(D3D12_BARRIER_ACCESS_RENDER_TARGET) | u(D3D12_BARRIER_ACCESS_DEPTH_STENCIL_WRITE) |
+    u(D3D12_BARRIER_ACCESS_DEPTH_STENCIL_READ) | u(D3D12_BARRIER_ACCESS_VERTEX_BUFFER) |
+    u(D3D12_BARRIER_ACCESS_INDEX_BUFFER);
 
 BarrierFinding error(std::string rule, std::string message) {
   return {Severity::error, std::move(rule), std::move(message)};
@@ -82,6 +83,10 @@ unsigned accesses_allowed_by(D3D12_BARRIER_LAYOUT layout) {
              D3D12_BARRIER_ACCESS_INDEX_BUFFER | D3D12_BARRIER_ACCESS_INDIRECT_ARGUMENT;
     case D3D12_BARRIER_LAYOUT_RENDER_TARGET:
       return D3D12_BARRIER_ACCESS_RENDER_TARGET;
+    case D3D12_BARRIER_LAYOUT_DEPTH_STENCIL_WRITE:
+      return D3D12_BARRIER_ACCESS_DEPTH_STENCIL_WRITE | D3D12_BARRIER_ACCESS_DEPTH_STENCIL_READ;
+    case D3D12_BARRIER_LAYOUT_DEPTH_STENCIL_READ:  // a read-only depth test, or a shader's read
+      return D3D12_BARRIER_ACCESS_DEPTH_STENCIL_READ | D3D12_BARRIER_ACCESS_SHADER_RESOURCE;
     case D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS:
       return D3D12_BARRIER_ACCESS_UNORDERED_ACCESS;
     case D3D12_BARRIER_LAYOUT_SHADER_RESOURCE:
@@ -115,6 +120,9 @@ void check_sync_access(D3D12_BARRIER_SYNC sync, D3D12_BARRIER_ACCESS access, con
       {D3D12_BARRIER_ACCESS_RENDER_TARGET,
        D3D12_BARRIER_SYNC_ALL | D3D12_BARRIER_SYNC_DRAW | D3D12_BARRIER_SYNC_RENDER_TARGET,
        "RENDER_TARGET, DRAW or ALL"},
+      {D3D12_BARRIER_ACCESS_DEPTH_STENCIL_WRITE | D3D12_BARRIER_ACCESS_DEPTH_STENCIL_READ,
+       D3D12_BARRIER_SYNC_ALL | D3D12_BARRIER_SYNC_DRAW | D3D12_BARRIER_SYNC_DEPTH_STENCIL,
+       "DEPTH_STENCIL, DRAW or ALL"},
       {D3D12_BARRIER_ACCESS_UNORDERED_ACCESS, kShadingSyncs, "a shading scope"},
       {D3D12_BARRIER_ACCESS_SHADER_RESOURCE, kShadingSyncs, "a shading scope"},
       {D3D12_BARRIER_ACCESS_CONSTANT_BUFFER, kShadingSyncs, "a shading scope"},
@@ -170,6 +178,12 @@ bool sync_covers(D3D12_BARRIER_SYNC sync, D3D12_BARRIER_SYNC stage) {
 D3D12_BARRIER_LAYOUT layout_for_legacy_state(D3D12_RESOURCE_STATES state) {
   if (state == D3D12_RESOURCE_STATE_COMMON) return D3D12_BARRIER_LAYOUT_COMMON;
   if (state == D3D12_RESOURCE_STATE_RENDER_TARGET) return D3D12_BARRIER_LAYOUT_RENDER_TARGET;
+  if (state == D3D12_RESOURCE_STATE_DEPTH_WRITE) return D3D12_BARRIER_LAYOUT_DEPTH_STENCIL_WRITE;
+  // A depth buffer read by the depth test and by shaders.
+  if ((bits(state) & D3D12_RESOURCE_STATE_DEPTH_READ) &&
+      (bits(state) &
+       ~unsigned{D3D12_RESOURCE_STATE_DEPTH_READ | D3D12_RESOURCE_STATE_ALL_SHADER_RESOURCE}) == 0)
+    return D3D12_BARRIER_LAYOUT_DEPTH_STENCIL_READ;
   if (state == D3D12_RESOURCE_STATE_UNORDERED_ACCESS) return D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS;
   if (state == D3D12_RESOURCE_STATE_COPY_DEST) return D3D12_BARRIER_LAYOUT_COPY_DEST;
   if (state == D3D12_RESOURCE_STATE_COPY_SOURCE) return D3D12_BARRIER_LAYOUT_COPY_SOURCE;
@@ -184,7 +198,9 @@ bool state_usable_on(QueueType queue, D3D12_RESOURCE_STATES state) {
 
 bool layout_usable_on(QueueType queue, D3D12_BARRIER_LAYOUT layout) {
   if (queue == QueueType::compute)
-    return !is_direct_queue_layout(layout) && layout != D3D12_BARRIER_LAYOUT_RENDER_TARGET;
+    return !is_direct_queue_layout(layout) && layout != D3D12_BARRIER_LAYOUT_RENDER_TARGET &&
+           layout != D3D12_BARRIER_LAYOUT_DEPTH_STENCIL_WRITE &&
+           layout != D3D12_BARRIER_LAYOUT_DEPTH_STENCIL_READ;
   return !is_compute_queue_layout(layout);
 }
 
@@ -211,6 +227,11 @@ std::vector<BarrierFinding> check_legacy_transition(D3D12_RESOURCE_STATES before
       out.push_back(error("resource-state", std::string(side) +
                                                 " render_target on a buffer (only textures "
                                                 "are render targets)"));
+    if (resource == ResourceKind::buffer &&
+        (s & (D3D12_RESOURCE_STATE_DEPTH_WRITE | D3D12_RESOURCE_STATE_DEPTH_READ)))
+      out.push_back(error("resource-state", std::string(side) + " " + resource_states_name(state) +
+                                                " on a buffer (only textures are depth "
+                                                "buffers)"));
     if (resource == ResourceKind::texture && !texture_unordered_access &&
         (s & D3D12_RESOURCE_STATE_UNORDERED_ACCESS))
       out.push_back(

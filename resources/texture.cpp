@@ -14,6 +14,7 @@ std::uint32_t bytes_per_texel(TextureFormat format) {
   switch (format) {
     case TextureFormat::rgba8:
     case TextureFormat::r32f:
+    case TextureFormat::d32:
       return 4;
     case TextureFormat::rgba16f:
       return 8;

@@ -14,12 +14,16 @@
 
 namespace gpuoverlap {
 
-// Color formats a draw can render into and a shader can read as a float (its first channel).
-enum class TextureFormat { rgba8, rgba16f, r32f };
-inline constexpr EnumNames<TextureFormat, 3> kTextureFormatNames{
+// Formats a shader can read as a float (its first channel): three color formats a draw can
+// render into, and d32, a 32-bit float depth buffer, which only a draw writes (as its depth
+// attachment, with no color attachment) and shaders read as depth.
+enum class TextureFormat { rgba8, rgba16f, r32f, d32 };
+inline constexpr EnumNames<TextureFormat, 4> kTextureFormatNames{
     {{TextureFormat::rgba8, "rgba8"},
      {TextureFormat::rgba16f, "rgba16f"},
-     {TextureFormat::r32f, "r32f"}}};
+     {TextureFormat::r32f, "r32f"},
+     {TextureFormat::d32, "d32"}}};
+inline constexpr bool is_depth(TextureFormat format) { return format == TextureFormat::d32; }
 std::string_view to_string(TextureFormat format);
 std::optional<TextureFormat> parse_texture_format(std::string_view text);
 std::uint32_t bytes_per_texel(TextureFormat format);

@@ -141,7 +141,8 @@ FramePlan plan_frame(const Scenario& s) {
         {spec.name, spec.kind, spec.queue, s.queues[spec.queue].type, spec.target, position[w]});
   }
   std::vector<PlannerTexture> textures;
-  for (const TextureSpec& t : s.textures) textures.push_back({t.name, {t.mips, t.slices}, t.heap});
+  for (const TextureSpec& t : s.textures)
+    textures.push_back({t.name, {t.mips, t.slices}, t.heap, is_depth(t.format)});
   struct Ref {
     double key;
     std::size_t consumer, index;

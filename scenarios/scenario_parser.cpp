@@ -846,6 +846,10 @@ class Parser {
                                     "into a render-target, depth or unordered-access "
                                     "layout, and a copy writes in COPY_DEST)");
       const TextureSpec& texture = s.textures[spec.target->texture];
+      if (is_depth(texture.format))
+        return error_at(target, named + " copies into '" + texture.name +
+                                    "', which is d32: a depth texture is written by draws "
+                                    "only (copies write color textures and buffers)");
       spec.bytes = std::uint64_t{mip_size(texture.width, spec.target->mip)} *
                    mip_size(texture.height, spec.target->mip) * bytes_per_texel(texture.format);
       if (const toml::node* given = w.get("bytes");

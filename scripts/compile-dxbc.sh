@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compiles workloads/perlin.hlsl for the D3D12 backend to DXBC (shader model 5.0) and commits
-# nothing itself: it writes workloads/dxbc/perlin_{cs,vs,ps}_main.dxbc and SOURCE_SHA256 (the
+# nothing itself: it writes workloads/dxbc/perlin_{cs,vs,ps,ps_depth}_main.dxbc and SOURCE_SHA256 (the
 # hash of the HLSL they came from, which tests/python/test_dxbc.py checks, so a change to the
 # HLSL fails the tests until this script is run again).
 #
@@ -31,7 +31,7 @@ source_file="$root/workloads/perlin.hlsl"
 { echo "#define GPUOVERLAP_D3D12 1"; cat "$source_file"; } > "$work/perlin_d3d12.hlsl"
 out="$root/workloads/dxbc"
 mkdir -p "$out"
-for entry in cs_main:cs_5_0 vs_main:vs_5_0 ps_main:ps_5_0; do
+for entry in cs_main:cs_5_0 vs_main:vs_5_0 ps_main:ps_5_0 ps_depth_main:ps_5_0; do
   compiler -x hlsl -b dxbc-tpf -p "${entry#*:}" -e "${entry%%:*}" \
     -o "$out/perlin_${entry%%:*}.dxbc" "$work/perlin_d3d12.hlsl"
 done

@@ -241,3 +241,14 @@ float4 ps_main(float4 position : SV_Position) : SV_Target {
   stamp_end();
   return float4(value, 0.0, 0.0, 1.0);
 }
+
+// A depth-only draw (into a d32 texture, with no colour attachment): the noise sets each
+// pixel's depth, so the work has an output and cannot be removed with the colour it lacks.
+// The depth test always passes (the pipeline's), so every pixel runs and writes.
+float ps_depth_main(float4 position : SV_Position) : SV_Depth {
+  stamp_start();
+  uint pixel_index = uint(position.y) * params.width + uint(position.x);
+  float value = noise_work(pixel_index);
+  stamp_end();
+  return saturate(abs(value) * 1.0e-3);
+}

@@ -58,9 +58,13 @@ Status ScenarioDevice::create_pipelines() {
         module(kPerlinComputeClockSpirv, sizeof(kPerlinComputeClockSpirv), compute_module_));
     GPUOVERLAP_TRY(
         module(kPerlinFragmentClockSpirv, sizeof(kPerlinFragmentClockSpirv), fragment_module_));
+    GPUOVERLAP_TRY(module(kPerlinDepthFragmentClockSpirv, sizeof(kPerlinDepthFragmentClockSpirv),
+                          depth_fragment_module_));
   } else {
     GPUOVERLAP_TRY(module(kPerlinComputeSpirv, sizeof(kPerlinComputeSpirv), compute_module_));
     GPUOVERLAP_TRY(module(kPerlinFragmentSpirv, sizeof(kPerlinFragmentSpirv), fragment_module_));
+    GPUOVERLAP_TRY(module(kPerlinDepthFragmentSpirv, sizeof(kPerlinDepthFragmentSpirv),
+                          depth_fragment_module_));
   }
   GPUOVERLAP_TRY(module(kPerlinVertexSpirv, sizeof(kPerlinVertexSpirv), vertex_module_));
 
@@ -142,15 +146,38 @@ Status ScenarioDevice::create_pipelines() {
                                           graphics_pipeline_.receive(device_)));
   // The same pipeline for each other format a draw renders into (dynamic rendering names the
   // attachment's format in the pipeline). Only the red channel is written in every format.
+  // A depth format has no colour attachment: ps_depth_main writes the depth, which a depth
+  // test that always passes stores for every pixel.
+  VkPipelineDepthStencilStateCreateInfo depth{
+      VK_STRUCTURE_TYPE_PIPELINE_DEPTH_STENCIL_STATE_CREATE_INFO};
+  depth.depthTestEnable = VK_TRUE;  // without it nothing is written
+  depth.depthWriteEnable = VK_TRUE;
+  depth.depthCompareOp = VK_COMPARE_OP_ALWAYS;
   for (const TextureImage& texture : textures_) {
     if (texture.format == VK_FORMAT_R32_SFLOAT ||
         graphics_pipeline_for(texture.format) != graphics_pipeline_)
       continue;
     format = texture.format;
+    if (aspect_of(texture.format) == VK_IMAGE_ASPECT_DEPTH_BIT) {
+      stages[1].module = depth_fragment_module_;
+      stages[1].pName = "ps_depth_main";
+      rendering.colorAttachmentCount = 0;
+      rendering.pColorAttachmentFormats = nullptr;
+      rendering.depthAttachmentFormat = texture.format;
+      gi.pColorBlendState = nullptr;
+      gi.pDepthStencilState = &depth;
+    }
     OwnedPipeline pipeline;
     GPUOVERLAP_VK(vkCreateGraphicsPipelines(device_, VK_NULL_HANDLE, 1, &gi, nullptr,
                                             pipeline.receive(device_)));
     format_pipelines_.emplace_back(texture.format, std::move(pipeline));
+    stages[1].module = fragment_module_;
+    stages[1].pName = "ps_main";
+    rendering.colorAttachmentCount = 1;
+    rendering.pColorAttachmentFormats = &format;
+    rendering.depthAttachmentFormat = VK_FORMAT_UNDEFINED;
+    gi.pColorBlendState = &blend;
+    gi.pDepthStencilState = nullptr;
   }
   return ok_status();
 }

@@ -35,7 +35,7 @@ Barrier with_scopes(Barrier barrier, const BarrierDesc& d) {
 }
 
 void fill_dependency(RecordedDependency& out, const std::vector<BarrierDesc>& descs,
-                     VkBuffer buffer, VkImage image) {
+                     VkBuffer buffer, VkImage image, VkImageAspectFlags aspect) {
   for (const BarrierDesc& d : descs) {
     switch (d.target) {
       case BarrierDesc::Target::memory:
@@ -55,8 +55,7 @@ void fill_dependency(RecordedDependency& out, const std::vector<BarrierDesc>& de
         b.newLayout = d.new_layout;
         b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
         b.image = image;
-        b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, d.base_mip, d.mip_count, d.base_layer,
-                              d.layer_count};
+        b.subresourceRange = {aspect, d.base_mip, d.mip_count, d.base_layer, d.layer_count};
         out.images.push_back(b);
         break;
       }
@@ -76,7 +75,9 @@ void ScenarioDevice::record_barriers(VkCommandBuffer cmd, const std::vector<Barr
                                      std::size_t producer) const {
   if (descs.empty()) return;
   RecordedDependency dependency;
-  fill_dependency(dependency, descs, outputs_[producer].buffer, draw_target(producer).image);
+  const DrawTarget target = draw_target(producer);
+  fill_dependency(dependency, descs, outputs_[producer].buffer, target.image,
+                  aspect_of(target.format));
   vkCmdPipelineBarrier2(cmd, &dependency.info);
 }
 
@@ -86,7 +87,9 @@ void ScenarioDevice::record_event(VkCommandBuffer cmd, VkEvent event,
                                   const std::vector<BarrierDesc>& descs, std::size_t producer,
                                   bool set) const {
   RecordedDependency dependency;
-  fill_dependency(dependency, descs, outputs_[producer].buffer, draw_target(producer).image);
+  const DrawTarget target = draw_target(producer);
+  fill_dependency(dependency, descs, outputs_[producer].buffer, target.image,
+                  aspect_of(target.format));
   if (set)
     vkCmdSetEvent2(cmd, event, &dependency.info);
   else
@@ -112,16 +115,22 @@ void ScenarioDevice::record_perlin(VkCommandBuffer cmd, std::size_t w, const Pus
     return;
   }
   const DrawTarget target = draw_target(w);
-  VkRenderingAttachmentInfo color{VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO};
-  color.imageView = target.view;
-  color.imageLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
-  color.loadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE;
-  color.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
+  const bool depth = aspect_of(target.format) == VK_IMAGE_ASPECT_DEPTH_BIT;
+  VkRenderingAttachmentInfo attachment{VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO};
+  attachment.imageView = target.view;
+  attachment.imageLayout =
+      depth ? VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL : VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
+  attachment.loadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE;
+  attachment.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
   VkRenderingInfo ri{VK_STRUCTURE_TYPE_RENDERING_INFO};
   ri.renderArea = {{0, 0}, {target.width, target.height}};
   ri.layerCount = 1;
-  ri.colorAttachmentCount = 1;
-  ri.pColorAttachments = &color;
+  if (depth) {
+    ri.pDepthAttachment = &attachment;
+  } else {
+    ri.colorAttachmentCount = 1;
+    ri.pColorAttachments = &attachment;
+  }
   vkCmdBeginRendering(cmd, &ri);
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, graphics_pipeline_for(target.format));
   vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline_layout_, 0, 1, &sets_[w],
@@ -191,9 +200,9 @@ void record_global_barrier(VkCommandBuffer cmd, const SyncScope& src, const Sync
   vkCmdPipelineBarrier2(cmd, &dependency);
 }
 
-VkImageMemoryBarrier2 to_start_layout(VkImage image, VkImageLayout old_layout,
-                                      VkImageLayout new_layout, std::uint32_t mip,
-                                      std::uint32_t layer) {
+VkImageMemoryBarrier2 to_start_layout(VkImage image, VkImageAspectFlags aspect,
+                                      VkImageLayout old_layout, VkImageLayout new_layout,
+                                      std::uint32_t mip, std::uint32_t layer) {
   VkImageMemoryBarrier2 b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
   b.srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
   b.srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT;
@@ -210,6 +219,12 @@ VkImageMemoryBarrier2 to_start_layout(VkImage image, VkImageLayout old_layout,
       b.dstStageMask = VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT;
       b.dstAccessMask = VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT;
       break;
+    case VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL:  // a depth draw's
+      b.dstStageMask = VK_PIPELINE_STAGE_2_EARLY_FRAGMENT_TESTS_BIT |
+                       VK_PIPELINE_STAGE_2_LATE_FRAGMENT_TESTS_BIT;
+      b.dstAccessMask = VK_ACCESS_2_DEPTH_STENCIL_ATTACHMENT_READ_BIT |
+                        VK_ACCESS_2_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT;
+      break;
     default:  // a layout a read left (the heap holder's, once): whatever runs next, on any queue
       b.dstStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
       b.dstAccessMask = VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT;
@@ -218,7 +233,7 @@ VkImageMemoryBarrier2 to_start_layout(VkImage image, VkImageLayout old_layout,
   b.newLayout = new_layout;
   b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
   b.image = image;
-  b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, mip, 1, layer, 1};
+  b.subresourceRange = {aspect, mip, 1, layer, 1};
   return b;
 }
 
@@ -240,7 +255,8 @@ void ScenarioDevice::record_workload(VkCommandBuffer cmd, std::size_t w, std::ui
     // submission order. An aliasing hand-over's barriers name the texture that held the heap
     // and the one that takes it.
     RecordedDependency dependency;
-    fill_dependency(dependency, {op.desc}, VK_NULL_HANDLE, textures_[op.texture].image);
+    fill_dependency(dependency, {op.desc}, VK_NULL_HANDLE, textures_[op.texture].image,
+                    aspect_of(textures_[op.texture].format));
     vkCmdPipelineBarrier2(cmd, &dependency.info);
   }
   if (spec.kind == WorkloadKind::copy) {
@@ -282,7 +298,8 @@ Status ScenarioDevice::record_frame(std::uint32_t frame) {
       vkCmdFillBuffer(q.prepare, counters_.buffer, w * slot_stride_, kSlotBytes, 0);
       vkCmdResetQueryPool(q.prepare, queries_, static_cast<std::uint32_t>(2 * w), 2);
       if (targets_[w].image && target_layouts_[w] != VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL) {
-        target_barriers.push_back(to_start_layout(targets_[w].image, target_layouts_[w],
+        target_barriers.push_back(to_start_layout(targets_[w].image, VK_IMAGE_ASPECT_COLOR_BIT,
+                                                  target_layouts_[w],
                                                   VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, 0, 0));
       }
     }
@@ -308,8 +325,8 @@ Status ScenarioDevice::record_frame(std::uint32_t frame) {
           const VkImageLayout layout =
               texture_layouts_[t][subresource_index(mip, slice, texture.mips)];
           if (layout != start)
-            target_barriers.push_back(
-                to_start_layout(textures_[t].image, layout, start, mip, slice));
+            target_barriers.push_back(to_start_layout(
+                textures_[t].image, aspect_of(textures_[t].format), layout, start, mip, slice));
         }
     }
     for (std::size_t i = 0; i < events_.size(); ++i)

@@ -99,10 +99,10 @@ Status ScenarioDevice::create_stamp_buffer(Buffer& out, VkDeviceSize size, const
   return ok_status();
 }
 
-Status ScenarioDevice::create_color_image(OwnedImage& image, OwnedMemory* memory, VkFormat format,
-                                          std::uint32_t width, std::uint32_t height,
-                                          std::uint32_t mips, std::uint32_t slices,
-                                          VkImageUsageFlags extra_usage, const char* what) {
+Status ScenarioDevice::create_2d_image(OwnedImage& image, OwnedMemory* memory, VkFormat format,
+                                       std::uint32_t width, std::uint32_t height,
+                                       std::uint32_t mips, std::uint32_t slices,
+                                       VkImageUsageFlags extra_usage, const char* what) {
   VkImageCreateInfo ii{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
   ii.imageType = VK_IMAGE_TYPE_2D;
   ii.format = format;
@@ -111,7 +111,10 @@ Status ScenarioDevice::create_color_image(OwnedImage& image, OwnedMemory* memory
   ii.arrayLayers = slices;
   ii.samples = VK_SAMPLE_COUNT_1_BIT;
   ii.tiling = VK_IMAGE_TILING_OPTIMAL;
-  ii.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_SAMPLED_BIT | extra_usage;
+  ii.usage =
+      (aspect_of(format) == VK_IMAGE_ASPECT_DEPTH_BIT ? VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT
+                                                      : VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT) |
+      VK_IMAGE_USAGE_SAMPLED_BIT | extra_usage;
   ii.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
   if (families_in_use_.size() > 1) {
     ii.sharingMode = VK_SHARING_MODE_CONCURRENT;
@@ -163,14 +166,14 @@ Status ScenarioDevice::create_subresource_view(OwnedImageView& out, VkImage imag
   vi.image = image;
   vi.viewType = VK_IMAGE_VIEW_TYPE_2D;
   vi.format = format;
-  vi.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, mip, 1, slice, 1};
+  vi.subresourceRange = {aspect_of(format), mip, 1, slice, 1};
   GPUOVERLAP_VK(vkCreateImageView(device_, &vi, nullptr, out.receive(device_)));
   return ok_status();
 }
 
 Status ScenarioDevice::create_image(Image& out, std::uint32_t width, std::uint32_t height) {
-  GPUOVERLAP_TRY(create_color_image(out.image, &out.memory, VK_FORMAT_R32_SFLOAT, width, height, 1,
-                                    1, 0, "render target"));
+  GPUOVERLAP_TRY(create_2d_image(out.image, &out.memory, VK_FORMAT_R32_SFLOAT, width, height, 1, 1,
+                                 0, "render target"));
   out.width = width;
   out.height = height;
   return create_subresource_view(out.view, out.image, VK_FORMAT_R32_SFLOAT, 0, 0);
@@ -182,6 +185,8 @@ VkFormat vulkan_format(TextureFormat format) {
       return VK_FORMAT_R8G8B8A8_UNORM;
     case TextureFormat::rgba16f:
       return VK_FORMAT_R16G16B16A16_SFLOAT;
+    case TextureFormat::d32:
+      return VK_FORMAT_D32_SFLOAT;
     case TextureFormat::r32f:
       break;
   }
@@ -193,9 +198,9 @@ Status ScenarioDevice::create_texture(TextureImage& out, const TextureSpec& spec
   out.format = vulkan_format(spec.format);
   const VkImageUsageFlags usage = (unordered_access ? VK_IMAGE_USAGE_STORAGE_BIT : 0) |
                                   (copy_destination ? VK_IMAGE_USAGE_TRANSFER_DST_BIT : 0);
-  GPUOVERLAP_TRY(create_color_image(out.image, spec.heap.empty() ? &out.memory : nullptr,
-                                    out.format, spec.width, spec.height, spec.mips, spec.slices,
-                                    usage, "texture"));
+  GPUOVERLAP_TRY(create_2d_image(out.image, spec.heap.empty() ? &out.memory : nullptr, out.format,
+                                 spec.width, spec.height, spec.mips, spec.slices, usage,
+                                 "texture"));
   if (!spec.heap.empty()) return ok_status();  // its views come once bind_heaps bound it
   return create_texture_views(out, spec);
 }

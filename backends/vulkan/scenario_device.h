@@ -87,9 +87,15 @@ class OneTimeCommands {
 // and before what writes it next: COLOR_ATTACHMENT_OPTIMAL for draws, GENERAL for a dispatch's
 // storage writes, TRANSFER_DST_OPTIMAL for a copy's; any other layout (where a heap's holder
 // waits for the frame's first hand-over) before everything after it.
-VkImageMemoryBarrier2 to_start_layout(VkImage image, VkImageLayout old_layout,
-                                      VkImageLayout new_layout, std::uint32_t mip,
-                                      std::uint32_t layer);
+VkImageMemoryBarrier2 to_start_layout(VkImage image, VkImageAspectFlags aspect,
+                                      VkImageLayout old_layout, VkImageLayout new_layout,
+                                      std::uint32_t mip, std::uint32_t layer);
+
+// The aspect every barrier, view and copy of an image of `format` names: gpuoverlap's formats
+// are colour formats and one depth format without stencil.
+inline VkImageAspectFlags aspect_of(VkFormat format) {
+  return format == VK_FORMAT_D32_SFLOAT ? VK_IMAGE_ASPECT_DEPTH_BIT : VK_IMAGE_ASPECT_COLOR_BIT;
+}
 
 // One vkCmdPipelineBarrier2 of a global memory barrier from `src` to `dst` (an execution
 // barrier where both accesses are 0), with `images` beside it in the same dependency.
@@ -139,12 +145,12 @@ class ScenarioDevice final : public ScenarioBackend {
   Status create_buffer(Buffer& out, VkDeviceSize size, VkBufferUsageFlags usage,
                        VkMemoryPropertyFlags required, VkMemoryPropertyFlags wanted,
                        VkMemoryPropertyFlags unwanted, const char* what);
-  // A 2-D colour image (render target and sampled, and `extra_usage`) in device-local memory,
-  // shared by the queue families in use; a view of one subresource of it. `memory` null: the
-  // image is left unbound (a texture placed in a heap, bound by bind_heaps).
-  Status create_color_image(OwnedImage& image, OwnedMemory* memory, VkFormat format,
-                            std::uint32_t width, std::uint32_t height, std::uint32_t mips,
-                            std::uint32_t slices, VkImageUsageFlags extra_usage, const char* what);
+  // A 2-D image (a colour or depth attachment by its format, sampled, and `extra_usage`) in
+  // device-local memory, shared by the queue families in use; a view of one subresource of it.
+  // `memory` null: the image is left unbound (a texture placed in a heap, bound by bind_heaps).
+  Status create_2d_image(OwnedImage& image, OwnedMemory* memory, VkFormat format,
+                         std::uint32_t width, std::uint32_t height, std::uint32_t mips,
+                         std::uint32_t slices, VkImageUsageFlags extra_usage, const char* what);
   Status create_subresource_view(OwnedImageView& out, VkImage image, VkFormat format,
                                  std::uint32_t mip, std::uint32_t slice);
   // An R32F image of one subresource.
@@ -282,7 +288,8 @@ class ScenarioDevice final : public ScenarioBackend {
 
   OwnedSetLayout set_layout_;
   OwnedPipelineLayout pipeline_layout_;
-  OwnedShaderModule compute_module_, vertex_module_, fragment_module_;
+  // depth_fragment_module_: ps_depth_main, for draws into a depth texture.
+  OwnedShaderModule compute_module_, vertex_module_, fragment_module_, depth_fragment_module_;
   OwnedPipeline compute_pipeline_, graphics_pipeline_;
   // Draws into declared textures of other formats than R32_SFLOAT: one pipeline per format.
   std::vector<std::pair<VkFormat, OwnedPipeline>> format_pipelines_;

@@ -76,7 +76,8 @@ void ScenarioDevice::record_counter_reset(VkCommandBuffer cmd,
     if (!target.image) continue;
     // The previous load's draws are done writing (the barrier above); its contents are not
     // needed, so the layout starts from UNDEFINED every time.
-    images.push_back(to_start_layout(target.image, VK_IMAGE_LAYOUT_UNDEFINED,
+    images.push_back(to_start_layout(target.image, VK_IMAGE_ASPECT_COLOR_BIT,
+                                     VK_IMAGE_LAYOUT_UNDEFINED,
                                      VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, 0, 0));
   }
   record_global_barrier(cmd, fill, everything, images);

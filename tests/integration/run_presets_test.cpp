@@ -167,11 +167,11 @@ TEST_F(AllPresets, RunSucceedsAndWritesEveryFile) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
   EXPECT_EQ(result_->output.find("validation error"), std::string::npos) << result_->output;
   EXPECT_NE(result_->output.find("results: " + out_->string()), std::string::npos);
-  ASSERT_EQ(kPresets.size(), 47u);
+  ASSERT_EQ(kPresets.size(), 49u);
   // non-intrusiveness: 7 conditions (4 of them the control's doses) x 3 rounds, none added on
   // a CPU device; the matrix's 12 (the 12 preemption presets are its configurations and run
   // only inside it).
-  ASSERT_EQ(kScenarios.size(), 33u + 7u * 3u + 12u);
+  ASSERT_EQ(kScenarios.size(), 35u + 7u * 3u + 12u);
   for (const std::string& p : kScenarios)
     for (const char* file : {"records.csv.gz", "summary.csv", "dependencies.csv", "frames.csv",
                              "meta.json", "trace.json.gz"}) {
@@ -1444,6 +1444,68 @@ TEST(SyncValidation, TheRenderTargetDiscardPresetsAreCleanAndOrdered) {
                                                                     << explained.output;
     fs::remove_all(dir);
   }
+}
+
+// The depth-prepass presets: a d32 depth buffer drawn on the DIRECT queue, read by a dispatch on
+// the COMPUTE queue and by a draw back on the DIRECT queue. Clean under the layer (which, at
+// Debian 12's version, does not track a dynamic-rendering depth attachment's writes: the
+// ordering below is what shows the barrier and fence held), both readers after the pre-pass on
+// both clocks, and --explain names the depth layouts and the Vulkan ones.
+TEST(SyncValidation, TheDepthPrepassPresetsAreCleanAndOrdered) {
+  for (const std::string name : {"depth-prepass-legacy", "depth-prepass"}) {
+    SCOPED_TRACE(name);
+    const auto run = run_clean(name, name);
+    ASSERT_TRUE(run);
+    EXPECT_EQ(run->meta["scenario"]["textures"][0]["format"], "d32");
+    const std::size_t ordered = run->count_after("SSAO", "Depth pre-pass", {"poll", "ts"}) +
+                                run->count_after("Lighting", "Depth pre-pass", {"poll", "ts"}) +
+                                run->count_after("Lighting", "SSAO", {"poll", "ts"});
+    EXPECT_EQ(ordered, 4u * 2u * 3u);  // frames x clocks x dependencies
+    const auto report = run_gpuoverlap("report " + run->dir.string());
+    EXPECT_EQ(report.exit_code, 0) << report.output;
+    const auto explained = run_gpuoverlap("validate " + name + " --explain");
+    ASSERT_EQ(explained.exit_code, 0) << explained.output;
+    for (const char* expected :
+         name == "depth-prepass"
+             ? std::vector<const char*>{"TEXTURE depth_stencil/depth_stencil_write -> "
+                                        "compute_shading/shader_resource layout "
+                                        "depth_stencil_write -> shader_resource",
+                                        "layout DEPTH_ATTACHMENT_OPTIMAL -> "
+                                        "SHADER_READ_ONLY_OPTIMAL"}
+             : std::vector<const char*>{"TRANSITION depth_write -> all_shader_resource",
+                                        "EARLY_FRAGMENT_TESTS|LATE_FRAGMENT_TESTS / "
+                                        "DEPTH_STENCIL_ATTACHMENT_READ|"
+                                        "DEPTH_STENCIL_ATTACHMENT_WRITE",
+                                        "already all_shader_resource after an earlier barrier"})
+      EXPECT_NE(explained.output.find(expected), std::string::npos) << expected << "\n"
+                                                                    << explained.output;
+    fs::remove_all(run->dir);
+  }
+}
+
+// A depth buffer's mip 0 drawn, read, drawn again with DISCARD and read again, its mip 1 drawn
+// and read in between (tests/data/depth-rewrite.toml): clean under the layer, the second draw
+// after the first read, each read after its draw, on both clocks.
+TEST(SyncValidation, ADepthBufferDrawnAgainAfterItsReadIsOrdered) {
+  const std::string file =
+      (fs::path(GPUOVERLAP_SOURCE_DIR) / "tests" / "data" / "depth-rewrite.toml").string();
+  const auto run = run_clean(file, "depth-rewrite");
+  ASSERT_TRUE(run);
+  const std::size_t ordered = run->count_after("Read A", "Depth A", {"poll", "ts"}) +
+                              run->count_after("Depth B", "Read A", {"poll", "ts"}) +
+                              run->count_after("Read B", "Depth B", {"poll", "ts"}) +
+                              run->count_after("Read mip 1", "Depth mip 1", {"poll", "ts"});
+  EXPECT_EQ(ordered, 4u * 2u * 4u);  // frames x clocks x orderings
+  const auto explained = run_gpuoverlap("validate " + file + " --explain");
+  ASSERT_EQ(explained.exit_code, 0) << explained.output;
+  EXPECT_NE(explained.output.find("layout undefined -> depth_stencil_write mips 0+1 slices 0+1 "
+                                  "DISCARD"),
+            std::string::npos)
+      << explained.output;
+  EXPECT_NE(explained.output.find("layout UNDEFINED -> DEPTH_ATTACHMENT_OPTIMAL"),
+            std::string::npos)
+      << explained.output;
+  fs::remove_all(run->dir);
 }
 
 // The texture-read-after-render presets: one subresource drawn, read by a dispatch, written by

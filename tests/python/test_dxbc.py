@@ -18,7 +18,7 @@ def test_the_dxbc_was_compiled_from_this_hlsl():
 
 
 def test_each_entry_point_is_a_whole_dxbc_container_with_shader_code():
-    for entry in ('cs_main', 'vs_main', 'ps_main'):
+    for entry in ('cs_main', 'vs_main', 'ps_main', 'ps_depth_main'):
         data = (DXBC / f'perlin_{entry}.dxbc').read_bytes()
         assert data[:4] == b'DXBC', entry
         # magic, 16-byte checksum, version, then the container's total size and chunk count.

@@ -109,6 +109,40 @@ TEST(EnhancedRules, TheDefaultBarriersAreValid) {
   EXPECT_TRUE(texture_barrier().check().empty());
 }
 
+// A depth buffer's barrier: from the depth test's write, in DEPTH_STENCIL_WRITE, to a shader
+// read. Depth scopes, accesses and layouts belong to the direct queue.
+TEST(EnhancedRules, DepthBarriersNeedTheDepthScopeAndADirectQueue) {
+  Enhanced depth = texture_barrier();
+  depth.sync_before = D3D12_BARRIER_SYNC_DEPTH_STENCIL;
+  depth.access_before = D3D12_BARRIER_ACCESS_DEPTH_STENCIL_WRITE;
+  depth.layout_before = D3D12_BARRIER_LAYOUT_DEPTH_STENCIL_WRITE;
+  EXPECT_TRUE(depth.check().empty()) << depth.check()[0].message;
+  Enhanced wrong_sync = depth;
+  wrong_sync.sync_before = D3D12_BARRIER_SYNC_PIXEL_SHADING;
+  EXPECT_TRUE(has_rule(wrong_sync.check(), "sync-access"));
+  Enhanced wrong_layout = depth;
+  wrong_layout.layout_before = D3D12_BARRIER_LAYOUT_RENDER_TARGET;
+  EXPECT_TRUE(has_rule(wrong_layout.check(), "layout-access"));
+  // Read by shaders in the read-only depth layout: allowed, on a direct queue only.
+  Enhanced read_only = depth;
+  read_only.layout_after = D3D12_BARRIER_LAYOUT_DEPTH_STENCIL_READ;
+  EXPECT_TRUE(read_only.check().empty()) << read_only.check()[0].message;
+  Enhanced on_compute = read_only;
+  on_compute.queue = QueueType::compute;
+  EXPECT_TRUE(has_rule(on_compute.check(), "queue-layout"));
+  EXPECT_TRUE(has_rule(on_compute.check(), "queue-sync"));
+  EXPECT_TRUE(has_rule(on_compute.check(), "queue-access"));
+  EXPECT_EQ(layout_for_legacy_state(D3D12_RESOURCE_STATE_DEPTH_WRITE),
+            D3D12_BARRIER_LAYOUT_DEPTH_STENCIL_WRITE);
+  EXPECT_EQ(layout_for_legacy_state(D3D12_RESOURCE_STATE_DEPTH_READ |
+                                    D3D12_RESOURCE_STATE_PIXEL_SHADER_RESOURCE),
+            D3D12_BARRIER_LAYOUT_DEPTH_STENCIL_READ);
+  EXPECT_TRUE(has_rule(check_legacy_transition(D3D12_RESOURCE_STATE_UNORDERED_ACCESS,
+                                               D3D12_RESOURCE_STATE_DEPTH_READ, QueueType::direct,
+                                               ResourceKind::buffer),
+                       "resource-state"));
+}
+
 TEST(EnhancedRules, BarrierTypeMustMatchTheResource) {
   Enhanced e;
   e.resource = ResourceKind::texture;
@@ -452,6 +486,59 @@ TEST(Planner, TextureRangesMustLeaveDrawsTheirTargetAndStandInOneLayout) {
       "split-range-draw"));
   const auto mip0 = plan_barriers(mip_chain(3), {{0, 2, request(BarrierKind::split)}}, kChain);
   EXPECT_TRUE(mip0.findings.empty()) << mip0.findings[0].finding.message;
+}
+
+// A depth pre-pass (a draw into a d32 texture) read by a dispatch on a compute queue, then
+// drawn again over its read (with DISCARD, in the enhanced form).
+TEST(Planner, ADepthBufferIsWrittenInDepthWriteAndReadAsAShaderResource) {
+  const std::vector<PlannerWorkload> frame = {
+      {"Z", WorkloadKind::graphics, 0, QueueType::direct, TextureTarget{0, 0, 0}, 0},
+      {"SSAO", WorkloadKind::compute, 1, QueueType::compute, std::nullopt, 1},
+      {"Z again", WorkloadKind::graphics, 0, QueueType::direct, TextureTarget{0, 0, 0, true}, 2},
+      {"R", WorkloadKind::compute, 0, QueueType::direct, std::nullopt, 3}};
+  const std::vector<PlannerTexture> depth = {{"D", {1, 1}, "", true}};
+  const std::vector<PlannerDependency> deps = {{0, 1, request(BarrierKind::legacy)},
+                                               {1, 2, request(BarrierKind::legacy)},
+                                               {2, 3, request(BarrierKind::legacy)}};
+  // DISCARD is an enhanced barrier's flag.
+  auto without_discard = frame;
+  without_discard[2].target->discard = false;
+  const auto legacy = plan_barriers(without_discard, deps, depth);
+  EXPECT_TRUE(legacy.findings.empty()) << legacy.findings[0].finding.message;
+  EXPECT_EQ(legacy.texture_start_states[0], D3D12_RESOURCE_STATE_DEPTH_WRITE);
+  EXPECT_EQ(legacy.texture_start_layouts[0], D3D12_BARRIER_LAYOUT_DEPTH_STENCIL_WRITE);
+  // After the pre-pass, on its direct queue (a compute queue cannot name DEPTH_WRITE).
+  const DependencyPlan& read = legacy.dependencies[0];
+  EXPECT_EQ(read.barrier_queue, 0u);
+  ASSERT_EQ(read.barriers.size(), 1u);
+  const auto& t = std::get<D3D12_RESOURCE_BARRIER>(read.barriers[0].barrier);
+  EXPECT_EQ(t.Transition.StateBefore, D3D12_RESOURCE_STATE_DEPTH_WRITE);
+  EXPECT_EQ(t.Transition.StateAfter, D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE);
+  // The second depth draw takes it back from the read.
+  ASSERT_EQ(legacy.target_transitions.size(), 1u);
+  const auto& back = std::get<D3D12_RESOURCE_BARRIER>(legacy.target_transitions[0].barrier);
+  EXPECT_EQ(back.Transition.StateBefore, D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE);
+  EXPECT_EQ(back.Transition.StateAfter, D3D12_RESOURCE_STATE_DEPTH_WRITE);
+
+  auto enhanced_deps = deps;
+  for (auto& d : enhanced_deps) d.request.kind = BarrierKind::enhanced;
+  const auto enhanced = plan_barriers(frame, enhanced_deps, depth, BarrierKind::enhanced);
+  EXPECT_TRUE(enhanced.findings.empty()) << enhanced.findings[0].finding.message;
+  const auto& e = std::get<D3D12_TEXTURE_BARRIER>(
+      std::get<EnhancedBarrier>(enhanced.dependencies[0].barriers[0].barrier));
+  EXPECT_EQ(e.SyncBefore, D3D12_BARRIER_SYNC_DEPTH_STENCIL);
+  EXPECT_EQ(e.AccessBefore, D3D12_BARRIER_ACCESS_DEPTH_STENCIL_WRITE);
+  EXPECT_EQ(e.LayoutBefore, D3D12_BARRIER_LAYOUT_DEPTH_STENCIL_WRITE);
+  EXPECT_EQ(e.LayoutAfter, D3D12_BARRIER_LAYOUT_SHADER_RESOURCE);
+  ASSERT_EQ(enhanced.target_transitions.size(), 1u);
+  const auto& discard = std::get<D3D12_TEXTURE_BARRIER>(
+      std::get<EnhancedBarrier>(enhanced.target_transitions[0].barrier));
+  EXPECT_EQ(discard.LayoutBefore, D3D12_BARRIER_LAYOUT_UNDEFINED);
+  EXPECT_EQ(discard.LayoutAfter, D3D12_BARRIER_LAYOUT_DEPTH_STENCIL_WRITE);
+  EXPECT_EQ(discard.SyncAfter, D3D12_BARRIER_SYNC_DEPTH_STENCIL);
+  EXPECT_EQ(discard.AccessAfter, D3D12_BARRIER_ACCESS_DEPTH_STENCIL_WRITE);
+  EXPECT_EQ(discard.Flags, D3D12_TEXTURE_BARRIER_FLAG_DISCARD);
+  EXPECT_EQ(enhanced.texture_final_layouts[0][0], D3D12_BARRIER_LAYOUT_SHADER_RESOURCE);
 }
 
 // Two render targets in one heap: D0 draws A, R0 reads it, D1 draws B (same memory), R1 reads

@@ -94,6 +94,48 @@ TEST(EnhancedTranslation, SyncScopesMapToStagesPerQueue) {
   EXPECT_EQ(stages_for_sync(D3D12_BARRIER_SYNC_NONE, QueueType::direct), VK_PIPELINE_STAGE_2_NONE);
 }
 
+// A depth buffer (d32): written by the depth test's stages, in the depth attachment layout;
+// read by the depth test alone or with shaders in the read-only depth layout (which allows
+// sampling), and by shaders alone in the shader-read layout.
+TEST(LegacyTranslation, DepthWriteIsTheFragmentTestsInTheDepthAttachmentLayout) {
+  const auto t =
+      translate({D3D12_RESOURCE_STATE_DEPTH_WRITE, D3D12_RESOURCE_STATE_ALL_SHADER_RESOURCE},
+                QueueType::direct);
+  EXPECT_EQ(t.src.stages, VK_PIPELINE_STAGE_2_EARLY_FRAGMENT_TESTS_BIT |
+                              VK_PIPELINE_STAGE_2_LATE_FRAGMENT_TESTS_BIT);
+  EXPECT_EQ(t.src.access, VK_ACCESS_2_DEPTH_STENCIL_ATTACHMENT_READ_BIT |
+                              VK_ACCESS_2_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT);
+  EXPECT_EQ(t.old_layout, VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL);
+  EXPECT_EQ(t.new_layout, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+  EXPECT_EQ(t.dst.access, VK_ACCESS_2_SHADER_READ_BIT);
+
+  const auto read =
+      translate({D3D12_RESOURCE_STATE_DEPTH_WRITE,
+                 D3D12_RESOURCE_STATE_DEPTH_READ | D3D12_RESOURCE_STATE_PIXEL_SHADER_RESOURCE},
+                QueueType::direct);
+  EXPECT_EQ(read.new_layout, VK_IMAGE_LAYOUT_DEPTH_READ_ONLY_OPTIMAL);
+  EXPECT_EQ(read.dst.stages, VK_PIPELINE_STAGE_2_EARLY_FRAGMENT_TESTS_BIT |
+                                 VK_PIPELINE_STAGE_2_LATE_FRAGMENT_TESTS_BIT |
+                                 VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT);
+  EXPECT_EQ(read.dst.access,
+            VK_ACCESS_2_DEPTH_STENCIL_ATTACHMENT_READ_BIT | VK_ACCESS_2_SHADER_READ_BIT);
+}
+
+TEST(EnhancedTranslation, DepthSyncAccessesAndLayoutsMapToTheDepthAttachment) {
+  EXPECT_EQ(
+      stages_for_sync(D3D12_BARRIER_SYNC_DEPTH_STENCIL, QueueType::direct),
+      VK_PIPELINE_STAGE_2_EARLY_FRAGMENT_TESTS_BIT | VK_PIPELINE_STAGE_2_LATE_FRAGMENT_TESTS_BIT);
+  EXPECT_EQ(access_for_barrier_access(D3D12_BARRIER_ACCESS_DEPTH_STENCIL_WRITE),
+            VK_ACCESS_2_DEPTH_STENCIL_ATTACHMENT_READ_BIT |
+                VK_ACCESS_2_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT);
+  EXPECT_EQ(access_for_barrier_access(D3D12_BARRIER_ACCESS_DEPTH_STENCIL_READ),
+            VK_ACCESS_2_DEPTH_STENCIL_ATTACHMENT_READ_BIT);
+  EXPECT_EQ(layout_for_barrier_layout(D3D12_BARRIER_LAYOUT_DEPTH_STENCIL_WRITE),
+            VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL);
+  EXPECT_EQ(layout_for_barrier_layout(D3D12_BARRIER_LAYOUT_DEPTH_STENCIL_READ),
+            VK_IMAGE_LAYOUT_DEPTH_READ_ONLY_OPTIMAL);
+}
+
 TEST(EnhancedTranslation, AccessesAndLayoutsMapAsDesigned) {
   EXPECT_EQ(access_for_barrier_access(D3D12_BARRIER_ACCESS_UNORDERED_ACCESS),
             VK_ACCESS_2_SHADER_READ_BIT | VK_ACCESS_2_SHADER_WRITE_BIT);

@@ -117,8 +117,9 @@ TEST(ScenarioParser, EveryPresetIsValidAndNamedAfterItsFile) {
   // MJP's five (three-dispatches-split is now -split-event) + 11 barrier presets + the game
   // frame, the non-intrusiveness study and the two background-processing workflows + 12
   // preemption presets and the preemption matrix + the texture presets, each with its legacy
-  // twin (mip-chain, render-target-discard, texture-read-after-render, upload-copy).
-  ASSERT_EQ(presets().size(), 47u);
+  // twin (mip-chain, render-target-discard, texture-read-after-render, upload-copy,
+  // aliasing-handover, texture-rewrite, upload-texture, depth-prepass).
+  ASSERT_EQ(presets().size(), 49u);
   for (const Preset& p : presets()) {
     auto expanded = resolve_scenarios(std::string(p.name));
     ASSERT_TRUE(expanded.ok()) << p.name << ": " << expanded.error().message;
@@ -346,11 +347,25 @@ slices = 2
   refused(R"(
 [[texture]]
 name = "chain"
-format = "d32"
+format = "d24s8"
 width = 4
 height = 4
 )",
-          target, "unknown format 'd32'");
+          target, "unknown format 'd24s8'");
+  // d32: a draw's depth attachment; a dispatch's unordered-access store cannot write it.
+  const std::string depth =
+      "\n[[texture]]\nname = \"chain\"\nformat = \"d32\"\nwidth = 64\nheight = 64\n";
+  auto depth_drawn = parse_scenario(with(depth, target), "t");
+  ASSERT_TRUE(depth_drawn) << depth_drawn.error().message;
+  EXPECT_EQ(depth_drawn->textures[0].format, TextureFormat::d32);
+  EXPECT_EQ(depth_drawn->plan->barriers.texture_start_states[0], D3D12_RESOURCE_STATE_DEPTH_WRITE);
+  const std::string depth_dispatch =
+      two_queues(
+          "\n[[workload]]\nname = \"W\"\nqueue = \"direct\"\ntarget = { texture = \"chain\" }\n") +
+      depth;
+  EXPECT_NE(error_of(depth_dispatch).find("which is d32: a dispatch writes r32f textures only"),
+            std::string::npos)
+      << error_of(depth_dispatch);
   refused("\n[[texture]]\nname = \"chain\"\nwidth = 4\n", target, "needs 'height'");
   refused("\n[[texture]]\nname = \"chain\"\nwidth = 4\nheight = 4\nmips = 4\n", target,
           "must be in [1, 3]");  // 4 x 4 has 3 mips
@@ -957,6 +972,14 @@ TEST(ScenarioParser, ReadsCopiesAndRefusesWhatDoesNotApply) {
   EXPECT_TRUE(exact) << exact.error().message;
   refused("bytes = 4096\ntarget = { texture = \"tex\" }", "which takes 16384 bytes");
   refused("target = { texture = \"tex\", discard = true }", "is a copy: 'discard' does not apply");
+  std::string depth_head = head;
+  depth_head.replace(depth_head.find("r32f"), 4, "d32");
+  const std::string into_depth = depth_head +
+                                 "[[workload]]\nname = \"U\"\nqueue = \"direct\"\nkind = "
+                                 "\"copy\"\ntarget = { texture = \"tex\" }\n";
+  EXPECT_NE(error_of(into_depth).find("which is d32: a depth texture is written by draws only"),
+            std::string::npos)
+      << error_of(into_depth);
   const std::string dispatch_with_bytes =
       head + "[[workload]]\nname = \"D\"\nqueue = \"direct\"\nbytes = 4096\n";
   EXPECT_NE(error_of(dispatch_with_bytes).find("is not a copy: 'bytes' sizes a copy only"),
