@@ -14,6 +14,7 @@
 // plan's own D3D12_GLOBAL/BUFFER/TEXTURE_BARRIERs with the resource filled in; buffers have no
 // layout, so the decay above does not concern them.
 #include <algorithm>
+#include <utility>
 
 #include "backends/d3d12/hresult.h"
 #include "backends/d3d12/scenario_device.h"
@@ -28,6 +29,21 @@ D3D12_RESOURCE_BARRIER transition(ID3D12Resource* resource, D3D12_RESOURCE_STATE
   D3D12_RESOURCE_BARRIER barrier = legacy_transition(before, after);
   barrier.Transition.pResource = resource;
   return barrier;
+}
+
+// The work a frame-start restore into `layout` comes before, for an enhanced barrier's
+// SyncAfter and AccessAfter: the first write of the frame, a draw into a render target or a
+// depth buffer, or else a dispatch through a UAV (the D3D12 backend records no copies, so no
+// texture starts in COPY_DEST).
+std::pair<D3D12_BARRIER_SYNC, D3D12_BARRIER_ACCESS> first_write_in(D3D12_BARRIER_LAYOUT layout) {
+  switch (layout) {
+    case D3D12_BARRIER_LAYOUT_RENDER_TARGET:
+      return {D3D12_BARRIER_SYNC_RENDER_TARGET, D3D12_BARRIER_ACCESS_RENDER_TARGET};
+    case D3D12_BARRIER_LAYOUT_DEPTH_STENCIL_WRITE:
+      return {D3D12_BARRIER_SYNC_DEPTH_STENCIL, D3D12_BARRIER_ACCESS_DEPTH_STENCIL_WRITE};
+    default:
+      return {D3D12_BARRIER_SYNC_COMPUTE_SHADING, D3D12_BARRIER_ACCESS_UNORDERED_ACCESS};
+  }
 }
 
 }  // namespace
@@ -80,7 +96,10 @@ void ScenarioDevice::record_perlin(ID3D12GraphicsCommandList* list, std::size_t 
     return;
   }
   const DrawTarget target = draw_target(w);
-  list->OMSetRenderTargets(1, &target.rtv, FALSE, nullptr);
+  if (target.depth)
+    list->OMSetRenderTargets(0, nullptr, FALSE, &target.view);
+  else
+    list->OMSetRenderTargets(1, &target.view, FALSE, nullptr);
   const D3D12_VIEWPORT viewport{
       0, 0, static_cast<float>(target.width), static_cast<float>(target.height), 0, 1};
   const D3D12_RECT scissor{0, 0, static_cast<LONG>(target.width), static_cast<LONG>(target.height)};
@@ -187,10 +206,10 @@ void ScenarioDevice::record_workload(ID3D12GraphicsCommandList* list, std::size_
   for (std::size_t i = 0; i < plan_.barriers.dependencies.size(); ++i)
     if (plan_.barriers.dependencies[i].consumer == w)
       record_dependency_barriers(list, segment, i, Placement::before_consumer);
-  // Its subresource into its layout for the write (RENDER_TARGET or UNORDERED_ACCESS) after a
-  // read or from the frame start, or discarded from UNDEFINED. From the frame start the
-  // enhanced form waits for nothing (SyncBefore NONE): the restore is in the queue's prepare
-  // list, an ExecuteCommandLists of its own before this one, which orders it.
+  // Its subresource into its layout for the write (RENDER_TARGET, DEPTH_WRITE or
+  // UNORDERED_ACCESS) after a read or from the frame start, or discarded from UNDEFINED. From the
+  // frame start the enhanced form waits for nothing (SyncBefore NONE): the restore is in the
+  // queue's prepare list, an ExecuteCommandLists of its own before this one, which orders it.
   for (const TargetTransition& transition : plan_.barriers.target_transitions) {
     if (transition.workload != w) continue;
     ID3D12Resource* texture = gpu_.textures[transition.texture].get();
@@ -201,14 +220,17 @@ void ScenarioDevice::record_workload(ID3D12GraphicsCommandList* list, std::size_
     D3D12_RESOURCE_BARRIER barrier = std::get<D3D12_RESOURCE_BARRIER>(transition.barrier);
     if (barrier.Type == D3D12_RESOURCE_BARRIER_TYPE_ALIASING) {
       // An aliasing hand-over: the texture that held the heap to this one, which D3D12
-      // requires to be initialised before its first use (every declared texture may be a
-      // render target). A direct list discards a render target in RENDER_TARGET, so a texture
-      // resting in UNORDERED_ACCESS goes there and back; a compute list discards it as is.
+      // requires to be initialised before its first use (every declared texture is a render
+      // target or a depth stencil). A direct list discards a render target in RENDER_TARGET
+      // and a depth stencil in DEPTH_WRITE, so a texture resting in UNORDERED_ACCESS goes to
+      // RENDER_TARGET and back (a depth texture rests in DEPTH_WRITE: only draws write it); a
+      // compute list discards it as is.
       barrier.Aliasing.pResourceBefore = gpu_.textures[*transition.aliasing_from].get();
       barrier.Aliasing.pResourceAfter = texture;
       list->ResourceBarrier(1, &barrier);
       const D3D12_RESOURCE_STATES rest = plan_.barriers.texture_start_states[transition.texture];
       const bool detour = rest != D3D12_RESOURCE_STATE_RENDER_TARGET &&
+                          rest != D3D12_RESOURCE_STATE_DEPTH_WRITE &&
                           scenario_.queues[spec.queue].type == QueueType::direct;
       const D3D12_RESOURCE_BARRIER there =
           d3d12::transition(texture, rest, D3D12_RESOURCE_STATE_RENDER_TARGET);
@@ -300,7 +322,8 @@ Status ScenarioDevice::record_frame(std::uint32_t frame) {
       }
     }
     // Declared textures: every subresource, on the queue of the texture's writers, to where
-    // the frame starts it (RENDER_TARGET, or UNORDERED_ACCESS where only dispatches write it).
+    // the frame starts it (RENDER_TARGET, DEPTH_WRITE for a depth texture, or UNORDERED_ACCESS
+    // where only dispatches write it).
     for (std::size_t t = 0; t < scenario_.textures.size(); ++t) {
       const auto first =
           std::find_if(scenario_.workloads.begin(), scenario_.workloads.end(),
@@ -313,18 +336,16 @@ Status ScenarioDevice::record_frame(std::uint32_t frame) {
       const TextureSpec& texture = scenario_.textures[t];
       const D3D12_BARRIER_LAYOUT start_layout = plan_.barriers.texture_start_layouts[t];
       const D3D12_RESOURCE_STATES start_state = plan_.barriers.texture_start_states[t];
-      const bool render_target = start_layout == D3D12_BARRIER_LAYOUT_RENDER_TARGET;
+      const auto [first_sync, first_access] = first_write_in(start_layout);
       for (UINT slice = 0; slice < texture.slices; ++slice)
         for (UINT mip = 0; mip < texture.mips; ++mip) {
           const UINT sub = subresource_index(mip, slice, texture.mips);
           if (enhanced_textures_[t]) {
             if (texture_layouts_[t][sub] != start_layout)
               layouts.push_back({D3D12_BARRIER_SYNC_NONE,
-                                 render_target ? D3D12_BARRIER_SYNC_RENDER_TARGET
-                                               : D3D12_BARRIER_SYNC_COMPUTE_SHADING,
+                                 first_sync,
                                  D3D12_BARRIER_ACCESS_NO_ACCESS,
-                                 render_target ? D3D12_BARRIER_ACCESS_RENDER_TARGET
-                                               : D3D12_BARRIER_ACCESS_UNORDERED_ACCESS,
+                                 first_access,
                                  texture_layouts_[t][sub],
                                  start_layout,
                                  gpu_.textures[t].get(),

@@ -8,6 +8,7 @@
 #include "backends/d3d12/scenario_device.h"
 #include "core/clock.h"
 #include "perlin_cs_main_dxbc.h"
+#include "perlin_ps_depth_main_dxbc.h"
 #include "perlin_ps_main_dxbc.h"
 #include "perlin_vs_main_dxbc.h"
 #include "scenarios/scenario.h"
@@ -28,6 +29,31 @@ D3D12_RESOURCE_DESC buffer_desc(UINT64 bytes, D3D12_RESOURCE_FLAGS flags) {
   desc.Layout = D3D12_TEXTURE_LAYOUT_ROW_MAJOR;
   desc.Flags = flags;
   return desc;
+}
+
+// The formats a declared texture is created and viewed in. A colour texture has one. A depth
+// texture is created typeless: a depth-stencil view (D32_FLOAT, which a draw writes) and a
+// shader-resource view (R32_FLOAT, which readers sample) may only both name a typeless
+// resource.
+struct TextureFormats {
+  DXGI_FORMAT resource;  // the resource's own
+  DXGI_FORMAT draw;      // a draw's: its RTV's, or its DSV's for a depth texture
+  DXGI_FORMAT read;      // an SRV's (perlin.hlsl reads Texture2DArray<float>)
+};
+
+TextureFormats dxgi_formats(TextureFormat format) {
+  switch (format) {
+    case TextureFormat::rgba8:
+      return {DXGI_FORMAT_R8G8B8A8_UNORM, DXGI_FORMAT_R8G8B8A8_UNORM, DXGI_FORMAT_R8G8B8A8_UNORM};
+    case TextureFormat::rgba16f:
+      return {DXGI_FORMAT_R16G16B16A16_FLOAT, DXGI_FORMAT_R16G16B16A16_FLOAT,
+              DXGI_FORMAT_R16G16B16A16_FLOAT};
+    case TextureFormat::d32:
+      return {DXGI_FORMAT_R32_TYPELESS, DXGI_FORMAT_D32_FLOAT, DXGI_FORMAT_R32_FLOAT};
+    case TextureFormat::r32f:
+      break;
+  }
+  return {DXGI_FORMAT_R32_FLOAT, DXGI_FORMAT_R32_FLOAT, DXGI_FORMAT_R32_FLOAT};
 }
 
 }  // namespace
@@ -88,36 +114,28 @@ Status ScenarioDevice::create_target(ComPtr<ID3D12Resource>& out, UINT width, UI
   return ok_status();
 }
 
-DXGI_FORMAT dxgi_format(TextureFormat format) {
-  switch (format) {
-    case TextureFormat::rgba8:
-      return DXGI_FORMAT_R8G8B8A8_UNORM;
-    case TextureFormat::rgba16f:
-      return DXGI_FORMAT_R16G16B16A16_FLOAT;
-    case TextureFormat::r32f:
-      break;
-  }
-  return DXGI_FORMAT_R32_FLOAT;
-}
-
 ScenarioDevice::DrawTarget ScenarioDevice::draw_target(std::size_t w) const {
   const WorkloadSpec& spec = scenario_.workloads[w];
   const D3D12_CPU_DESCRIPTOR_HANDLE rtv_start = cpu_start(gpu_.rtv_heap.get());
   if (!spec.target) {
     const D3D12_RESOURCE_DESC desc = desc_of(gpu_.targets[w].get());
-    return {gpu_.targets[w].get(),
-            {rtv_start.ptr + w * rtv_increment_},
-            static_cast<UINT>(desc.Width),
-            desc.Height,
-            DXGI_FORMAT_R32_FLOAT};
+    return {.resource = gpu_.targets[w].get(),
+            .view = {rtv_start.ptr + w * rtv_increment_},
+            .width = static_cast<UINT>(desc.Width),
+            .height = desc.Height};
   }
-  const TextureSpec& texture = scenario_.textures[spec.target->texture];
-  const UINT sub = subresource_index(spec.target->mip, spec.target->slice, texture.mips);
-  return {gpu_.textures[spec.target->texture].get(),
-          {rtv_start.ptr + (texture_rtv_first_[spec.target->texture] + sub) * rtv_increment_},
-          mip_size(texture.width, spec.target->mip),
-          mip_size(texture.height, spec.target->mip),
-          dxgi_format(texture.format)};
+  const std::size_t t = spec.target->texture;
+  const TextureSpec& texture = scenario_.textures[t];
+  const UINT view = texture_view_first_[t] +
+                    subresource_index(spec.target->mip, spec.target->slice, texture.mips);
+  const bool depth = is_depth(texture.format);
+  return {.resource = gpu_.textures[t].get(),
+          .view = {depth ? cpu_start(gpu_.dsv_heap.get()).ptr + view * dsv_increment_
+                         : rtv_start.ptr + view * rtv_increment_},
+          .width = mip_size(texture.width, spec.target->mip),
+          .height = mip_size(texture.height, spec.target->mip),
+          .format = dxgi_formats(texture.format).draw,
+          .depth = depth};
 }
 
 ID3D12PipelineState* ScenarioDevice::graphics_pipeline_for(DXGI_FORMAT format) const {
@@ -171,8 +189,8 @@ Status ScenarioDevice::create_resources() {
       GPUOVERLAP_TRY(create_target(gpu_.targets[w], kRenderTargetWidth, spec.groups,
                                    D3D12_RESOURCE_STATE_RENDER_TARGET, "render target"));
   }
-  // Declared textures start where the plan starts every frame: RENDER_TARGET, or
-  // UNORDERED_ACCESS where only dispatches write them.
+  // Declared textures start where the plan starts every frame: RENDER_TARGET (DEPTH_WRITE for
+  // a depth texture), or UNORDERED_ACCESS where only dispatches write them.
   gpu_.textures.resize(scenario_.textures.size());
   texture_states_.clear();
   texture_layouts_.clear();
@@ -188,11 +206,17 @@ Status ScenarioDevice::create_resources() {
     desc.Height = spec.height;
     desc.DepthOrArraySize = static_cast<UINT16>(spec.slices);
     desc.MipLevels = static_cast<UINT16>(spec.mips);
-    desc.Format = dxgi_format(spec.format);
+    desc.Format = dxgi_formats(spec.format).resource;
     desc.SampleDesc.Count = 1;
-    desc.Flags = D3D12_RESOURCE_FLAG_ALLOW_RENDER_TARGET;
-    if (plan_.barriers.texture_unordered_access[t])
-      desc.Flags |= D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS;
+    // D3D12 refuses ALLOW_DEPTH_STENCIL beside ALLOW_RENDER_TARGET or ALLOW_UNORDERED_ACCESS:
+    // only draws write a depth texture (the parser's rule), so it needs neither.
+    if (is_depth(spec.format)) {
+      desc.Flags = D3D12_RESOURCE_FLAG_ALLOW_DEPTH_STENCIL;
+    } else {
+      desc.Flags = D3D12_RESOURCE_FLAG_ALLOW_RENDER_TARGET;
+      if (plan_.barriers.texture_unordered_access[t])
+        desc.Flags |= D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS;
+    }
     descs.push_back(desc);
   }
   gpu_.heaps.clear();
@@ -212,6 +236,8 @@ Status ScenarioDevice::create_resources() {
                                           gpu_.heaps.emplace_back().receive_void()),
                   "CreateHeap (heap '" + name + "')");
   }
+  // No optimized clear value, depth or colour: nothing clears them (every draw writes each
+  // pixel of its subresource).
   for (std::size_t t = 0; t < scenario_.textures.size(); ++t) {
     const TextureSpec& spec = scenario_.textures[t];
     const D3D12_RESOURCE_STATES start = plan_.barriers.texture_holds_heap_at_start[t]
@@ -359,16 +385,36 @@ Status ScenarioDevice::create_pipelines() {
   GPUOVERLAP_HR(gpu_.device->CreateGraphicsPipelineState(&graphics, __uuidof(ID3D12PipelineState),
                                                          gpu_.graphics_pipeline.receive_void()),
                 "CreateGraphicsPipelineState (perlin vs_main + ps_main)");
-  // The same pipeline for each other format a draw renders into.
-  for (const TextureSpec& texture : scenario_.textures) {
-    const DXGI_FORMAT format = dxgi_format(texture.format);
+  // The same pipeline for each other format a draw renders into. A depth texture's draws
+  // have no render target: ps_depth_main writes each pixel's depth, which a depth test that
+  // always passes stores (without the test, D3D12 writes no depth). Keyed by the DSV format.
+  for (std::size_t t = 0; t < scenario_.textures.size(); ++t) {
+    const TextureSpec& texture = scenario_.textures[t];
+    const DXGI_FORMAT format = dxgi_formats(texture.format).draw;
     if (format == DXGI_FORMAT_R32_FLOAT ||
         graphics_pipeline_for(format) != gpu_.graphics_pipeline.get())
       continue;
-    graphics.RTVFormats[0] = format;
+    D3D12_GRAPHICS_PIPELINE_STATE_DESC desc = graphics;
+    if (is_depth(texture.format)) {
+      const bool drawn = std::any_of(
+          scenario_.workloads.begin(), scenario_.workloads.end(), [&](const WorkloadSpec& w) {
+            return w.kind == WorkloadKind::graphics && w.target && w.target->texture == t;
+          });
+      if (!drawn) continue;
+      desc.PS = {kPerlinDepthPixelDxbc, sizeof kPerlinDepthPixelDxbc};
+      desc.NumRenderTargets = 0;
+      desc.RTVFormats[0] = DXGI_FORMAT_UNKNOWN;
+      desc.DSVFormat = format;
+      desc.DepthStencilState.DepthEnable = TRUE;
+      desc.DepthStencilState.DepthWriteMask = D3D12_DEPTH_WRITE_MASK_ALL;
+      desc.DepthStencilState.DepthFunc = D3D12_COMPARISON_FUNC_ALWAYS;
+      desc.DepthStencilState.StencilEnable = FALSE;
+    } else {
+      desc.RTVFormats[0] = format;
+    }
     ComPtr<ID3D12PipelineState> pipeline;
     GPUOVERLAP_HR(
-        gpu_.device->CreateGraphicsPipelineState(&graphics, __uuidof(ID3D12PipelineState),
+        gpu_.device->CreateGraphicsPipelineState(&desc, __uuidof(ID3D12PipelineState),
                                                  pipeline.receive_void()),
         "CreateGraphicsPipelineState (perlin, " + std::string(to_string(texture.format)) + ")");
     gpu_.format_pipelines.emplace_back(format, std::move(pipeline));
@@ -387,18 +433,27 @@ Status ScenarioDevice::create_descriptors() {
   GPUOVERLAP_HR(gpu_.device->CreateDescriptorHeap(&srv_desc, __uuidof(ID3D12DescriptorHeap),
                                                   gpu_.srv_heap.receive_void()),
                 "CreateDescriptorHeap (SRV)");
-  // An RTV per workload's own render target, then one per subresource of each texture.
-  texture_rtv_first_.clear();
-  UINT rtvs = static_cast<UINT>(count);
+  // An RTV per workload's own render target, then one per subresource of each colour texture;
+  // a DSV per subresource of each depth texture, in a heap of their own (none without one).
+  texture_view_first_.clear();
+  UINT rtvs = static_cast<UINT>(count), dsvs = 0;
   for (const TextureSpec& texture : scenario_.textures) {
-    texture_rtv_first_.push_back(rtvs);
-    rtvs += texture.subresources();
+    UINT& views = is_depth(texture.format) ? dsvs : rtvs;
+    texture_view_first_.push_back(views);
+    views += texture.subresources();
   }
   D3D12_DESCRIPTOR_HEAP_DESC rtv_desc{D3D12_DESCRIPTOR_HEAP_TYPE_RTV, rtvs,
                                       D3D12_DESCRIPTOR_HEAP_FLAG_NONE, 0};
   GPUOVERLAP_HR(gpu_.device->CreateDescriptorHeap(&rtv_desc, __uuidof(ID3D12DescriptorHeap),
                                                   gpu_.rtv_heap.receive_void()),
                 "CreateDescriptorHeap (RTV)");
+  if (dsvs > 0) {
+    D3D12_DESCRIPTOR_HEAP_DESC dsv_desc{D3D12_DESCRIPTOR_HEAP_TYPE_DSV, dsvs,
+                                        D3D12_DESCRIPTOR_HEAP_FLAG_NONE, 0};
+    GPUOVERLAP_HR(gpu_.device->CreateDescriptorHeap(&dsv_desc, __uuidof(ID3D12DescriptorHeap),
+                                                    gpu_.dsv_heap.receive_void()),
+                  "CreateDescriptorHeap (DSV)");
+  }
   const D3D12_CPU_DESCRIPTOR_HANDLE srv_start = cpu_start(gpu_.srv_heap.get());
   const D3D12_CPU_DESCRIPTOR_HANDLE rtv_start = cpu_start(gpu_.rtv_heap.get());
   D3D12_SHADER_RESOURCE_VIEW_DESC view{};
@@ -412,18 +467,31 @@ Status ScenarioDevice::create_descriptors() {
 
   for (std::size_t t = 0; t < scenario_.textures.size(); ++t) {
     const TextureSpec& texture = scenario_.textures[t];
+    const DXGI_FORMAT format = dxgi_formats(texture.format).draw;
     for (UINT slice = 0; slice < texture.slices; ++slice)
       for (UINT mip = 0; mip < texture.mips; ++mip) {
+        const UINT index = texture_view_first_[t] + subresource_index(mip, slice, texture.mips);
+        if (is_depth(texture.format)) {
+          D3D12_DEPTH_STENCIL_VIEW_DESC dsv{};
+          dsv.Format = format;
+          dsv.ViewDimension = D3D12_DSV_DIMENSION_TEXTURE2DARRAY;
+          dsv.Flags = D3D12_DSV_FLAG_NONE;
+          dsv.Texture2DArray.MipSlice = mip;
+          dsv.Texture2DArray.FirstArraySlice = slice;
+          dsv.Texture2DArray.ArraySize = 1;
+          gpu_.device->CreateDepthStencilView(
+              gpu_.textures[t].get(), &dsv,
+              {cpu_start(gpu_.dsv_heap.get()).ptr + index * dsv_increment_});
+          continue;
+        }
         D3D12_RENDER_TARGET_VIEW_DESC rtv{};
-        rtv.Format = dxgi_format(texture.format);
+        rtv.Format = format;
         rtv.ViewDimension = D3D12_RTV_DIMENSION_TEXTURE2DARRAY;
         rtv.Texture2DArray.MipSlice = mip;
         rtv.Texture2DArray.FirstArraySlice = slice;
         rtv.Texture2DArray.ArraySize = 1;
-        gpu_.device->CreateRenderTargetView(
-            gpu_.textures[t].get(), &rtv,
-            {rtv_start.ptr + (texture_rtv_first_[t] + subresource_index(mip, slice, texture.mips)) *
-                                 rtv_increment_});
+        gpu_.device->CreateRenderTargetView(gpu_.textures[t].get(), &rtv,
+                                            {rtv_start.ptr + index * rtv_increment_});
       }
   }
   producers_.assign(count, 0);
@@ -445,7 +513,7 @@ Status ScenarioDevice::create_descriptors() {
       } else if (target) {
         // The subresource the producer wrote.
         D3D12_SHADER_RESOURCE_VIEW_DESC mip_view = view;
-        mip_view.Format = dxgi_format(scenario_.textures[target->texture].format);
+        mip_view.Format = dxgi_formats(scenario_.textures[target->texture].format).read;
         mip_view.Texture2DArray.MostDetailedMip = target->mip;
         mip_view.Texture2DArray.FirstArraySlice = target->slice;
         gpu_.device->CreateShaderResourceView(gpu_.textures[target->texture].get(), &mip_view,

@@ -120,11 +120,13 @@ struct DeviceObjects {
   std::vector<ComPtr<ID3D12Heap>> heaps;         // per heap of aliased textures
   std::vector<ComPtr<ID3D12Resource>> textures;  // per declared texture
   ComPtr<ID3D12DescriptorHeap> rtv_heap, srv_heap;
+  ComPtr<ID3D12DescriptorHeap> dsv_heap;  // only where a texture is a depth texture
   ComPtr<ID3D12QueryHeap> queries;
   ComPtr<ID3D12Resource> query_readback;  // 2 ticks per workload
   ComPtr<ID3D12RootSignature> root_signature;
   ComPtr<ID3D12PipelineState> compute_pipeline, graphics_pipeline;
-  // Draws into declared textures of other formats than R32_FLOAT: one pipeline per format.
+  // Draws into declared textures of other formats than R32_FLOAT: one pipeline per format (a
+  // depth texture's, keyed by D32_FLOAT, has no render target and writes the depth).
   std::vector<std::pair<DXGI_FORMAT, ComPtr<ID3D12PipelineState>>> format_pipelines;
   StreamState load_stream, urgent_stream;
   ComPtr<ID3D12QueryHeap> stream_queries;
@@ -200,7 +202,8 @@ class ScenarioDevice final : public ScenarioBackend {
   void bind_workload(ID3D12GraphicsCommandList* list, std::size_t w,
                      const RootConstants& constants) const;
   // Workload w's Perlin work: a dispatch of constants.thread_count threads, or `draws`
-  // full-target draws (the target must be in RENDER_TARGET).
+  // full-target draws (the target must be in RENDER_TARGET, or DEPTH_WRITE for a depth
+  // texture).
   void record_perlin(ID3D12GraphicsCommandList* list, std::size_t w, const RootConstants& constants,
                      std::uint32_t draws) const;
   void record_workload(ID3D12GraphicsCommandList* list, std::size_t segment, std::size_t w,
@@ -229,7 +232,7 @@ class ScenarioDevice final : public ScenarioBackend {
   void* stamps_mapped_ = nullptr;
   const std::uint64_t* query_ticks_ = nullptr;   // mapped query_readback
   const std::uint64_t* stream_ticks_ = nullptr;  // mapped stream_readback
-  UINT srv_increment_ = 0, rtv_increment_ = 0;
+  UINT srv_increment_ = 0, rtv_increment_ = 0, dsv_increment_ = 0;
   std::vector<std::uint32_t> producers_;  // per workload: RootConstants::producers
   std::vector<std::array<D3D12_GPU_VIRTUAL_ADDRESS, kMaxProducerBindings>> producer_buffers_;
   std::vector<std::size_t> segment_of_;                     // per workload: its plan segment
@@ -242,14 +245,17 @@ class ScenarioDevice final : public ScenarioBackend {
   std::vector<std::vector<D3D12_RESOURCE_STATES>> texture_states_;
   std::vector<std::vector<D3D12_BARRIER_LAYOUT>> texture_layouts_;
   std::vector<bool> enhanced_textures_;
-  std::vector<UINT> texture_rtv_first_;  // per texture: its subresources' first RTV in the heap
+  // Per texture: its subresources' first RTV in the RTV heap, or first DSV in the DSV heap for
+  // a depth texture.
+  std::vector<UINT> texture_view_first_;
   // What workload `w` draws into and how big: its own render target, or the subresource of a
   // declared texture it targets.
   struct DrawTarget {
     ID3D12Resource* resource = nullptr;
-    D3D12_CPU_DESCRIPTOR_HANDLE rtv{};
+    D3D12_CPU_DESCRIPTOR_HANDLE view{};  // its RTV, or its DSV where `depth`
     UINT width = 0, height = 0;
-    DXGI_FORMAT format = DXGI_FORMAT_R32_FLOAT;
+    DXGI_FORMAT format = DXGI_FORMAT_R32_FLOAT;  // the view's (the pipeline's)
+    bool depth = false;  // a depth texture: bound as the depth-stencil, with no render target
   };
   DrawTarget draw_target(std::size_t w) const;
   ID3D12PipelineState* graphics_pipeline_for(DXGI_FORMAT format) const;

@@ -217,7 +217,7 @@ def test_d3d12_grants_high_priority_and_refuses_realtime_unless_fallback(d3d12_r
 
 @pytest.mark.parametrize('preset', ['three-dispatches-enhanced', 'mip-chain',
                                     'render-target-discard', 'texture-read-after-render',
-                                    'aliasing-handover', 'texture-rewrite'])
+                                    'aliasing-handover', 'texture-rewrite', 'depth-prepass'])
 def test_enhanced_barriers_are_unsupported_and_the_suite_goes_on(tmp_path, preset):
     # Buffers and textures alike: an enhanced preset says why in one line, before any GPU
     # work; its legacy twin, next in the run, still runs. The status says not all ran.
@@ -365,6 +365,37 @@ def test_a_dispatch_writes_a_declared_texture_on_d3d12(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     rows = read_csv(tmp_path / 'sliced-out' / name / 'records.csv.gz')
     assert each_after_its_producer(rows) == 4 * 3
+
+
+def test_a_depth_prepass_is_drawn_into_a_d32_texture_and_read_on_d3d12(tmp_path):
+    # depth-prepass-legacy (Wine has no enhanced barriers): a depth-only draw writes a d32
+    # texture (R32_TYPELESS, through a DSV), one TRANSITION out of depth_write after it, then
+    # SSAO on the compute queue and Lighting on the direct queue read it through R32_FLOAT SRVs.
+    name = 'depth-prepass-legacy'
+    explained = windows('validate', name, '--explain')
+    assert explained.returncode == 0, explained.stdout + explained.stderr
+    assert ('      D3D12 after producer: TRANSITION depth_write -> all_shader_resource '
+            'subresource 0') in lines(explained.stdout)
+    out = tmp_path / 'out'
+    result = windows('run', name, '--frames', '4', '--warmup', '1', '--out', windows_path(out))
+    assert result.returncode == 0, result.stdout + result.stderr
+    meta = json.loads((out / name / 'meta.json').read_text())
+    assert [t['format'] for t in meta['scenario']['textures']] == ['d32']
+    rows = read_csv(out / name / 'records.csv.gz')
+    assert len(rows) == 4 * 3 and {r['status'] for r in rows} == {'ok'}
+    by_key = {(r['frame'], r['workload']): r for r in rows}
+    frames = sorted({r['frame'] for r in rows})
+    assert len(frames) == 4
+    for frame in frames:
+        prepass, ssao, lighting = (by_key[(frame, w)] for w in ('Depth pre-pass', 'SSAO',
+                                                                 'Lighting'))
+        assert prepass['queue'] != ssao['queue'] == 'compute'
+        # Both readers of the depth buffer start after the pre-pass ended, and Lighting after
+        # SSAO (whose output it reads too).
+        assert float(prepass['poll_end_us']) <= float(ssao['poll_start_us']), (prepass, ssao)
+        assert float(prepass['poll_end_us']) <= float(lighting['poll_start_us']), (prepass,
+                                                                                   lighting)
+        assert float(ssao['poll_end_us']) <= float(lighting['poll_start_us']), (ssao, lighting)
 
 
 def test_background_work_is_refused_where_d3dcompile_cannot_compile_the_variants(tmp_path):
