@@ -68,9 +68,9 @@ void explain(const Scenario& s, std::ostream& out) {
                          texture.name, describe(t.barrier));
       if (std::holds_alternative<D3D12_RESOURCE_BARRIER>(t.barrier))
         out << fmt::format(
-            "      D3D12 then DiscardResource('{}'): a newly active render target must be "
+            "      D3D12 then DiscardResource('{}'): a newly active {} must be "
             "initialised\n",
-            texture.name);
+            texture.name, is_depth(texture.format) ? "depth buffer" : "render target");
     } else if (t.texture != writer.target->texture)
       out << fmt::format("      D3D12 before the write, '{}'{} leaves heap '{}': {}\n",
                          texture.name, since(t.texture), texture.heap, describe(t.barrier));
