@@ -85,18 +85,47 @@ TrackedResource after_producer(const PlannerWorkload& w,
   return written_by(w.kind, output_of(w.kind), false);
 }
 
-// How a consumer reads a producer's output.
+// How a consumer reads a producer's output: a shader reads a shader resource, a copy (a
+// readback) reads a copy source.
 struct ConsumerRead {
   D3D12_RESOURCE_STATES state;
   D3D12_BARRIER_SYNC sync;
+  D3D12_BARRIER_ACCESS access = D3D12_BARRIER_ACCESS_SHADER_RESOURCE;
+  D3D12_BARRIER_LAYOUT layout = D3D12_BARRIER_LAYOUT_SHADER_RESOURCE;  // a texture's
 };
 
 ConsumerRead read_by(WorkloadKind consumer) {
-  if (consumer == WorkloadKind::compute)
-    return {D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE, D3D12_BARRIER_SYNC_COMPUTE_SHADING};
+  switch (consumer) {
+    case WorkloadKind::compute:
+      return {D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE, D3D12_BARRIER_SYNC_COMPUTE_SHADING};
+    case WorkloadKind::copy:
+      return {D3D12_RESOURCE_STATE_COPY_SOURCE, D3D12_BARRIER_SYNC_COPY,
+              D3D12_BARRIER_ACCESS_COPY_SOURCE, D3D12_BARRIER_LAYOUT_COPY_SOURCE};
+    case WorkloadKind::graphics:
+      break;
+  }
   return {D3D12_RESOURCE_STATE_PIXEL_SHADER_RESOURCE, D3D12_BARRIER_SYNC_PIXEL_SHADING};
 }
 
+// A layout in which a copy can read a texture.
+bool copy_readable(D3D12_BARRIER_LAYOUT layout) {
+  switch (layout) {
+    case D3D12_BARRIER_LAYOUT_COMMON:
+    case D3D12_BARRIER_LAYOUT_GENERIC_READ:
+    case D3D12_BARRIER_LAYOUT_COPY_SOURCE:
+    case D3D12_BARRIER_LAYOUT_DIRECT_QUEUE_COMMON:
+    case D3D12_BARRIER_LAYOUT_DIRECT_QUEUE_GENERIC_READ:
+    case D3D12_BARRIER_LAYOUT_DIRECT_QUEUE_COPY_SOURCE:
+    case D3D12_BARRIER_LAYOUT_COMPUTE_QUEUE_COMMON:
+    case D3D12_BARRIER_LAYOUT_COMPUTE_QUEUE_GENERIC_READ:
+    case D3D12_BARRIER_LAYOUT_COMPUTE_QUEUE_COPY_SOURCE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A layout in which a shader can read a texture.
 bool layout_readable(D3D12_BARRIER_LAYOUT layout) {
   switch (layout) {
     case D3D12_BARRIER_LAYOUT_COMMON:
@@ -113,6 +142,11 @@ bool layout_readable(D3D12_BARRIER_LAYOUT layout) {
     default:
       return false;
   }
+}
+
+bool readable_by(const ConsumerRead& read, D3D12_BARRIER_LAYOUT layout) {
+  return read.access == D3D12_BARRIER_ACCESS_COPY_SOURCE ? copy_readable(layout)
+                                                         : layout_readable(layout);
 }
 
 struct EnhancedFields {
@@ -293,16 +327,23 @@ class Planner {
     switch (d.request.kind) {
       case BarrierKind::none:
         out.note = "no barrier";
-        if (out.reads_output && r.kind == ResourceKind::texture && !layout_readable(r.layout))
+        if (out.reads_output && r.kind == ResourceKind::texture && !readable_by(read, r.layout))
           error("none-texture-read",
                 "reads_output without a barrier on a texture: it stays in layout " +
-                    barrier_layout_name(r.layout) + ", which shaders cannot read");
+                    barrier_layout_name(r.layout) + ", which '" + c.name + "' cannot read");
         else if (out.reads_output && !out.cross_queue)
           warning("none-race",
                   "the consumer reads the producer's output with no barrier between "
                   "them: a data race, by request (reads_output = true)");
         break;
       case BarrierKind::uav:
+        if (c.kind == WorkloadKind::copy) {
+          error("uav-copy",
+                "a UAV barrier orders unordered-access work; '" + c.name +
+                    "' is a copy, which reads a copy source: use a transition (legacy) or an "
+                    "enhanced barrier");
+          break;
+        }
         plan_uav(r, out, full_at);
         break;
       case BarrierKind::legacy:
@@ -755,7 +796,7 @@ class Planner {
     }
     r.state = after;
     if (r.kind == ResourceKind::texture) r.layout = layout_for_legacy_state(after);
-    r.access = D3D12_BARRIER_ACCESS_SHADER_RESOURCE;
+    r.access = read.access;
     r.sync = read.sync;
     r.written = false;
   }
@@ -766,9 +807,11 @@ class Planner {
     const bool texture = r.kind == ResourceKind::texture;
     const bool anything_given = q.type || q.sync_before || q.sync_after || q.access_before ||
                                 q.access_after || q.layout_before || q.layout_after;
-    if (!anything_given && !r.written && r.access == D3D12_BARRIER_ACCESS_SHADER_RESOURCE &&
-        (!texture || layout_readable(r.layout))) {
-      out.note = "already visible to shader reads after an earlier barrier; no barrier needed";
+    if (!anything_given && !r.written && r.access == read.access &&
+        (!texture || readable_by(read, r.layout))) {
+      out.note = std::string("already visible to ") +
+                 (read.access == D3D12_BARRIER_ACCESS_COPY_SOURCE ? "copies" : "shader reads") +
+                 " after an earlier barrier; no barrier needed";
       return;
     }
     EnhancedFields f;
@@ -779,7 +822,7 @@ class Planner {
                          r.layout == D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS &&
                          rewrites_subresource(workloads_[d.producer], workloads_[d.consumer]);
     const D3D12_BARRIER_ACCESS next_access =
-        rewrite ? D3D12_BARRIER_ACCESS_UNORDERED_ACCESS : D3D12_BARRIER_ACCESS_SHADER_RESOURCE;
+        rewrite ? D3D12_BARRIER_ACCESS_UNORDERED_ACCESS : read.access;
     f.sync_before = q.sync_before.value_or(r.sync);
     f.sync_after = q.sync_after.value_or(read.sync);
     f.access_before = q.access_before.value_or(r.access);
@@ -789,7 +832,7 @@ class Planner {
         q.layout_before.value_or(texture_barrier ? r.layout : D3D12_BARRIER_LAYOUT_UNDEFINED);
     f.layout_after = q.layout_after.value_or(!texture_barrier ? D3D12_BARRIER_LAYOUT_UNDEFINED
                                              : rewrite ? D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS
-                                                       : D3D12_BARRIER_LAYOUT_SHADER_RESOURCE);
+                                                       : read.layout);
 
     if (f.type == D3D12_BARRIER_TYPE_GLOBAL && q.subresources)
       error("subresource-global",
@@ -798,10 +841,10 @@ class Planner {
     add_findings(check(f, out.barrier_queue_type, r.kind,
                        out.texture && plan_.texture_unordered_access[*out.texture]));
     if (f.type == D3D12_BARRIER_TYPE_GLOBAL && texture && out.reads_output &&
-        !layout_readable(r.layout))
+        !readable_by(read, r.layout))
       error("global-barrier-layout",
-            "the render target must go from layout " + barrier_layout_name(r.layout) +
-                " to one a shader can read, and a GLOBAL barrier changes no layout; use a "
+            "the texture must go from layout " + barrier_layout_name(r.layout) +
+                " to one its consumer can read, and a GLOBAL barrier changes no layout; use a "
                 "TEXTURE barrier");
     if (texture_barrier && texture && f.layout_before != r.layout)
       error("layout-mismatch", "LayoutBefore " + barrier_layout_name(f.layout_before) +
@@ -826,16 +869,17 @@ class Planner {
         error("consumer-sync", "SyncAfter " + barrier_sync_name(f.sync_after) +
                                    " does not include the work of '" + consumer + "' (" +
                                    barrier_sync_name(read.sync) + ")");
-      const unsigned readable = D3D12_BARRIER_ACCESS_SHADER_RESOURCE |
-                                (texture ? 0u : unsigned{D3D12_BARRIER_ACCESS_UNORDERED_ACCESS});
+      const bool copy = read.access == D3D12_BARRIER_ACCESS_COPY_SOURCE;
+      const unsigned readable =
+          read.access | (texture || copy ? 0u : unsigned{D3D12_BARRIER_ACCESS_UNORDERED_ACCESS});
       if (f.access_after != D3D12_BARRIER_ACCESS_COMMON &&
           !(static_cast<unsigned>(f.access_after) & readable))
         error("consumer-access", "AccessAfter " + barrier_access_name(f.access_after) +
-                                     " does not let '" + consumer +
-                                     "' read the output (it reads it as a shader resource)");
-      if (texture_barrier && texture && !layout_readable(f.layout_after))
+                                     " does not let '" + consumer + "' read the output (it reads " +
+                                     (copy ? "a copy source)" : "a shader resource)"));
+      if (texture_barrier && texture && !readable_by(read, f.layout_after))
         error("consumer-access", "LayoutAfter " + barrier_layout_name(f.layout_after) +
-                                     " does not let '" + consumer + "' read the render target");
+                                     " does not let '" + consumer + "' read the texture");
     }
 
     if (is_split(q.kind) && !out.cross_queue) {
@@ -852,7 +896,7 @@ class Planner {
     r.sync = f.sync_after;
     // The legacy state the layout stands for, which a later legacy target transition names.
     r.state =
-        r.kind != ResourceKind::texture || layout_readable(r.layout) ? read.state
+        r.kind != ResourceKind::texture || readable_by(read, r.layout) ? read.state
         : r.layout == D3D12_BARRIER_LAYOUT_UNORDERED_ACCESS ? D3D12_RESOURCE_STATE_UNORDERED_ACCESS
         : r.layout == D3D12_BARRIER_LAYOUT_DEPTH_STENCIL_WRITE ? D3D12_RESOURCE_STATE_DEPTH_WRITE
                                                                : D3D12_RESOURCE_STATE_RENDER_TARGET;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The barrier lab on the GPU machine: the barrier variants of three-dispatches and
-# default, barrier-cost, cross-queue-fence, the texture presets, upload-copy and
+# default, barrier-cost, cross-queue-fence, the texture presets, upload-copy, readback,
 # aliasing-handover and depth-prepass with their legacy twins
 # (PRESETS overrides the list), 200 frames each
 # (FRAMES overrides), twice: with
@@ -18,7 +18,7 @@ variants=(legacy split-event split-collapsed enhanced enhanced-sync-all)
 presets=(three-dispatches barrier-cost cross-queue-fence)
 for v in "${variants[@]}"; do presets+=("three-dispatches-$v" "default-$v"); done
 for t in mip-chain render-target-discard texture-read-after-render texture-rewrite upload-copy \
-  upload-texture aliasing-handover depth-prepass; do presets+=("$t" "$t-legacy"); done
+  upload-texture readback aliasing-handover depth-prepass; do presets+=("$t" "$t-legacy"); done
 # PRESETS="barrier-cost ..." runs only those.
 if [ -n "${PRESETS:-}" ]; then read -r -a presets <<< "$PRESETS"; fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw --format=csv > "$work/nvidia-smi.csv" 2>&1

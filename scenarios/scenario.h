@@ -129,6 +129,15 @@ struct Scenario {
 // texture that mip's pixels.
 WorkloadShape workload_shape(const Scenario& scenario, std::size_t w);
 
+// The bytes of workload `w`'s output, as a readback copy of it moves them: a dispatch's buffer
+// (4 per thread), a draw's R32F render target, a declared texture's subresource, a copy's bytes.
+std::uint64_t output_bytes(const Scenario& scenario, std::size_t w);
+
+// A copy that reads back its one producer's output (`depends_on`) instead of an upload buffer.
+inline bool is_readback(const WorkloadSpec& w) {
+  return w.kind == WorkloadKind::copy && !w.depends_on.empty();
+}
+
 // Parses and validates TOML text. `source_name` names the file in every message, which reads
 // "<source_name>:<line>: <reason>".
 Result<Scenario> parse_scenario(std::string_view toml_text, const std::string& source_name);

@@ -284,15 +284,17 @@ Result<EditOutcome> apply_edit(const EditableScenario& draft, const Edit& e,
     auto w = workload(e.workload);
     if (!w) return w.error();
     WorkloadSpec& spec = s.workloads[*w];
-    // A copy is sized by bytes and depends on nothing (the parser's rules).
+    // A copy is sized by bytes, and its dependency (a readback's source) is part of what it
+    // is (the parser's rules).
     if (spec.kind == WorkloadKind::copy &&
         (e.kind == Edit::Kind::groups || e.kind == Edit::Kind::iterations ||
          e.kind == Edit::Kind::depend))
-      return make_error("'" + spec.name + "' is a copy: it has no " +
+      return make_error("'" + spec.name + "' is a copy: its " +
                         (e.kind == Edit::Kind::depend   ? "dependencies"
                          : e.kind == Edit::Kind::groups ? "groups"
                                                         : "iterations") +
-                        " (a copy moves bytes from its upload buffer)");
+                        " cannot be edited (a copy moves bytes from its upload buffer, or from "
+                        "the one workload it reads back)");
     switch (e.kind) {
       case Edit::Kind::enable:
       case Edit::Kind::disable:

@@ -17,6 +17,24 @@
 
 namespace gpuoverlap {
 
+std::uint64_t output_bytes(const Scenario& scenario, std::size_t w) {
+  const WorkloadSpec& spec = scenario.workloads[w];
+  if (spec.target) {
+    const TextureSpec& texture = scenario.textures[spec.target->texture];
+    return std::uint64_t{mip_size(texture.width, spec.target->mip)} *
+           mip_size(texture.height, spec.target->mip) * bytes_per_texel(texture.format);
+  }
+  switch (spec.kind) {
+    case WorkloadKind::copy:
+      return spec.bytes;
+    case WorkloadKind::graphics:  // its own R32F render target
+      return std::uint64_t{kRenderTargetWidth} * spec.groups * 4;
+    case WorkloadKind::compute:
+      break;
+  }
+  return std::uint64_t{workload_shape(scenario, w).threads} * 4;
+}
+
 WorkloadShape workload_shape(const Scenario& scenario, std::size_t w) {
   const WorkloadSpec& spec = scenario.workloads[w];
   if (!spec.target) return groups_shape(spec.groups);
@@ -828,16 +846,30 @@ class Parser {
   }
 
   // A copy's keys (`bytes`, `target`): it has no shader, so what sizes a dispatch or a draw
-  // does not apply, and it reads only its upload buffer. Into a declared texture's subresource
-  // (`target`) it moves exactly that subresource's bytes.
+  // does not apply. It reads its upload buffer, or with `depends_on` (a readback) its one
+  // producer's output, whose size finish_readbacks gives it. Into a declared texture's
+  // subresource (`target`) it moves exactly that subresource's bytes.
   Status parse_copy(const toml::table& w, const std::string& named, const Scenario& s,
                     WorkloadSpec& spec) {
-    for (const char* key : {"groups", "iterations", "depends_on"})
+    for (const char* key : {"groups", "iterations"})
       if (const toml::node* given = w.get(key))
         return error_at(given, named + " is a copy: '" + key +
                                    "' does not apply (a copy moves 'bytes' from its upload "
-                                   "buffer into its output, and depends on no workload)");
+                                   "buffer, or from what it depends on, into its output)");
     spec.groups = spec.iterations = 0;  // no threads: nothing reads them for a copy
+    if (const toml::node* source = w.get("depends_on")) {
+      if (const toml::node* target = w.get("target"))
+        return error_at(target, named +
+                                    " reads back what it depends on into a buffer: 'target' "
+                                    "does not apply (a copy writes a texture from its upload "
+                                    "buffer only)");
+      const toml::array* list = source->as_array();
+      if (list && list->size() != 1)
+        return error_at(source, named +
+                                    " is a copy: it reads back one workload's output, so "
+                                    "'depends_on' names exactly one");
+      return ok_status();  // its bytes are its source's (finish_readbacks)
+    }
     if (const toml::node* target = w.get("target")) {
       GPUOVERLAP_TRY(parse_written_target(*target, named, s, spec));
       if (spec.target->discard)
@@ -1174,6 +1206,37 @@ class Parser {
         dependency_nodes_.resize(s.workloads.size());
         dependency_nodes_[c].push_back(d.node);
       }
+    }
+    return finish_readbacks(s);
+  }
+
+  // Readback copies (a copy with depends_on) take their bytes from their source: a dispatch's
+  // output buffer, a draw's render target or declared texture's subresource, an upload copy's
+  // output. Their own output is a readback buffer in host memory, which no workload reads.
+  Status finish_readbacks(Scenario& s) {
+    for (std::size_t c = 0; c < s.workloads.size(); ++c) {
+      WorkloadSpec& copy = s.workloads[c];
+      const std::string named = "workload '" + copy.name + "'";
+      for (std::size_t i = 0; i < copy.depends_on.size(); ++i) {
+        const WorkloadSpec& producer = s.workloads[copy.depends_on[i].producer];
+        if (is_readback(producer))
+          return error_at(dependency_nodes_[c][i],
+                          named + " depends on '" + producer.name +
+                              "', a readback: its output is read by the CPU, not by workloads");
+      }
+      if (!is_readback(copy)) continue;
+      const DependencySpec& source = copy.depends_on.front();
+      if (source.barrier.reads_output == false || source.barrier.kind == BarrierKind::none)
+        return error_at(dependency_nodes_[c][0],
+                        named + " is a copy that reads back '" + s.workloads[source.producer].name +
+                            "': it reads that output, behind a barrier (not 'none', and "
+                            "reads_output stays true)");
+      copy.bytes = output_bytes(s, source.producer);
+      const toml::node* given = lines_[c]->as_table()->get("bytes");
+      if (given && given->value<std::int64_t>() != static_cast<std::int64_t>(copy.bytes))
+        return error_at(given, named + " reads back '" + s.workloads[source.producer].name +
+                                   "', whose output takes " + std::to_string(copy.bytes) +
+                                   " bytes: leave 'bytes' out or give exactly that");
     }
     return ok_status();
   }

@@ -140,10 +140,11 @@ std::string to_toml(const Scenario& s) {
       out += fmt::format("target = {{ texture = {}, mip = {}, slice = {}{} }}\n",
                          toml_string(s.textures[w.target->texture].name), w.target->mip,
                          w.target->slice, w.target->discard ? ", discard = true" : "");
-    // A copy has no size in groups or iterations, and no dependencies.
-    if (copy) continue;
-    if (!w.target) out += fmt::format("groups = {}\n", w.groups);
-    out += fmt::format("iterations = {}\n", w.iterations);
+    // A copy has no size in groups or iterations; a readback copy depends on its source.
+    if (!copy) {
+      if (!w.target) out += fmt::format("groups = {}\n", w.groups);
+      out += fmt::format("iterations = {}\n", w.iterations);
+    }
     if (w.depends_on.empty()) continue;
     out += "depends_on = [\n";
     for (const DependencySpec& d : w.depends_on) out += "  " + dependency_table(s, d) + ",\n";

@@ -207,6 +207,9 @@ Status ScenarioDevice::create_descriptors() {
   ai.pSetLayouts = layouts.data();
   GPUOVERLAP_VK(vkAllocateDescriptorSets(device_, &ai, sets_.data()));
   for (std::uint32_t w = 0; w < count; ++w) {
+    // A copy runs no shader: its set is never bound (and a readback's output is no storage
+    // buffer, its source no sampled image in the layout a copy reads it in).
+    if (scenario_.workloads[w].kind == WorkloadKind::copy) continue;
     const Buffer& output = outputs_[w].buffer ? outputs_[w] : dummy_output_;
     std::array<VkDescriptorBufferInfo, 4 + kMaxProducerBindings> buffers{};
     buffers[0] = {input_.buffer, 0, VK_WHOLE_SIZE};

@@ -162,7 +162,26 @@ void ScenarioDevice::record_copy(VkCommandBuffer cmd, std::size_t w, std::uint32
   if (timestamps)
     vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, queries_,
                          static_cast<std::uint32_t>(2 * w));
-  if (const std::optional<TextureTarget>& target = scenario_.workloads[w].target) {
+  const WorkloadSpec& spec = scenario_.workloads[w];
+  if (is_readback(spec)) {
+    // From its producer's output, which the barrier before it left in TRANSFER_SRC_OPTIMAL
+    // (an image) or readable by transfers (a buffer), into the readback buffer.
+    const std::size_t source = spec.depends_on.front().producer;
+    const WorkloadSpec& producer = scenario_.workloads[source];
+    if (producer.target || producer.kind == WorkloadKind::graphics) {
+      const DrawTarget image = draw_target(source);
+      VkBufferImageCopy region{};
+      region.imageSubresource = {aspect_of(image.format),
+                                 producer.target ? producer.target->mip : 0,
+                                 producer.target ? producer.target->slice : 0, 1};
+      region.imageExtent = {image.width, image.height, 1};
+      vkCmdCopyImageToBuffer(cmd, image.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                             outputs_[w].buffer, 1, &region);
+    } else {
+      const VkBufferCopy region{0, 0, spec.bytes};
+      vkCmdCopyBuffer(cmd, outputs_[source].buffer, outputs_[w].buffer, 1, &region);
+    }
+  } else if (const std::optional<TextureTarget>& target = spec.target) {
     // Into a declared texture's subresource, tightly packed rows (its target transition left
     // it in TRANSFER_DST_OPTIMAL).
     const TextureSpec& texture = scenario_.textures[target->texture];

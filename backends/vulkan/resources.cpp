@@ -171,9 +171,10 @@ Status ScenarioDevice::create_subresource_view(OwnedImageView& out, VkImage imag
   return ok_status();
 }
 
-Status ScenarioDevice::create_image(Image& out, std::uint32_t width, std::uint32_t height) {
+Status ScenarioDevice::create_image(Image& out, std::uint32_t width, std::uint32_t height,
+                                    VkImageUsageFlags extra_usage) {
   GPUOVERLAP_TRY(create_2d_image(out.image, &out.memory, VK_FORMAT_R32_SFLOAT, width, height, 1, 1,
-                                 0, "render target"));
+                                 extra_usage, "render target"));
   out.width = width;
   out.height = height;
   return create_subresource_view(out.view, out.image, VK_FORMAT_R32_SFLOAT, 0, 0);
@@ -194,10 +195,12 @@ VkFormat vulkan_format(TextureFormat format) {
 }
 
 Status ScenarioDevice::create_texture(TextureImage& out, const TextureSpec& spec,
-                                      bool unordered_access, bool copy_destination) {
+                                      bool unordered_access, bool copy_destination,
+                                      bool copy_source) {
   out.format = vulkan_format(spec.format);
   const VkImageUsageFlags usage = (unordered_access ? VK_IMAGE_USAGE_STORAGE_BIT : 0) |
-                                  (copy_destination ? VK_IMAGE_USAGE_TRANSFER_DST_BIT : 0);
+                                  (copy_destination ? VK_IMAGE_USAGE_TRANSFER_DST_BIT : 0) |
+                                  (copy_source ? VK_IMAGE_USAGE_TRANSFER_SRC_BIT : 0);
   GPUOVERLAP_TRY(create_2d_image(out.image, spec.heap.empty() ? &out.memory : nullptr, out.format,
                                  spec.width, spec.height, spec.mips, spec.slices, usage,
                                  "texture"));

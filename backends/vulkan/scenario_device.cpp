@@ -368,8 +368,28 @@ Status ScenarioDevice::create() {
   outputs_.resize(slots);
   uploads_.resize(slots);
   targets_.resize(slots);
+  // Outputs a readback copy reads: its image is a transfer source too (a buffer always is).
+  std::vector<bool> read_back(slots, false);
+  std::vector<bool> texture_read_back(scenario_.textures.size(), false);
+  for (const WorkloadSpec& spec : scenario_.workloads)
+    if (is_readback(spec)) {
+      const std::size_t source = spec.depends_on.front().producer;
+      read_back[source] = true;
+      if (const auto& target = scenario_.workloads[source].target)
+        texture_read_back[target->texture] = true;
+    }
   for (std::size_t w = 0; w < slots; ++w) {
     const WorkloadSpec& spec = scenario_.workloads[w];
+    if (is_readback(spec)) {
+      // A readback buffer, as a D3D12 READBACK heap: host-visible, cached where the device
+      // offers it, outside device memory.
+      GPUOVERLAP_TRY(
+          create_buffer(outputs_[w], spec.bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                        VK_MEMORY_PROPERTY_HOST_CACHED_BIT, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+                        "readback buffer"));
+      continue;
+    }
     if (spec.kind == WorkloadKind::copy) {
       // The source is an upload heap's buffer (host-visible, written once here, in host
       // memory rather than a resizable BAR's device memory where the device offers both); the
@@ -380,11 +400,12 @@ Status ScenarioDevice::create() {
                         0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, "copy upload buffer"));
       std::memset(uploads_[w].mapped, 0, spec.bytes);
       if (spec.target) continue;  // into a declared texture
-      GPUOVERLAP_TRY(
-          create_buffer(outputs_[w], spec.bytes,
-                        VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 0,
-                        VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
-                        "copy destination buffer"));
+      GPUOVERLAP_TRY(create_buffer(outputs_[w], spec.bytes,
+                                   VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                                       VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+                                   0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+                                   VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, "copy destination buffer"));
       continue;
     }
     // Every dispatch has its own, a texture's too: cs_main names output_values, and
@@ -392,17 +413,19 @@ Status ScenarioDevice::create() {
     if (spec.kind == WorkloadKind::compute)
       GPUOVERLAP_TRY(
           create_buffer(outputs_[w], VkDeviceSize{workload_shape(scenario_, w).threads} * 4,
-                        VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
-                        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, "output buffer"));
+                        VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT, 0,
+                        VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
+                        "output buffer"));
     else if (!spec.target)
-      GPUOVERLAP_TRY(create_image(targets_[w], kRenderTargetWidth, spec.groups));
+      GPUOVERLAP_TRY(create_image(targets_[w], kRenderTargetWidth, spec.groups,
+                                  read_back[w] ? VK_IMAGE_USAGE_TRANSFER_SRC_BIT : 0));
   }
   textures_.resize(scenario_.textures.size());
   texture_layouts_.clear();
   for (std::size_t t = 0; t < textures_.size(); ++t) {
-    GPUOVERLAP_TRY(create_texture(textures_[t], scenario_.textures[t],
-                                  plan_.barriers.texture_unordered_access[t],
-                                  plan_.barriers.texture_copy_destination[t]));
+    GPUOVERLAP_TRY(create_texture(
+        textures_[t], scenario_.textures[t], plan_.barriers.texture_unordered_access[t],
+        plan_.barriers.texture_copy_destination[t], texture_read_back[t]));
     texture_layouts_.emplace_back(scenario_.textures[t].subresources(), VK_IMAGE_LAYOUT_UNDEFINED);
   }
   GPUOVERLAP_TRY(bind_heaps());

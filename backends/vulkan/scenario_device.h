@@ -153,12 +153,15 @@ class ScenarioDevice final : public ScenarioBackend {
                          std::uint32_t slices, VkImageUsageFlags extra_usage, const char* what);
   Status create_subresource_view(OwnedImageView& out, VkImage image, VkFormat format,
                                  std::uint32_t mip, std::uint32_t slice);
-  // An R32F image of one subresource.
-  Status create_image(Image& out, std::uint32_t width, std::uint32_t height);
+  // An R32F image of one subresource (a transfer source too where a readback copies it:
+  // `extra_usage`).
+  Status create_image(Image& out, std::uint32_t width, std::uint32_t height,
+                      VkImageUsageFlags extra_usage = 0);
   // A storage image too where `unordered_access` (a dispatch writes it), a transfer
-  // destination where `copy_destination` (a copy writes it).
+  // destination where `copy_destination` (a copy writes it), a transfer source where
+  // `copy_source` (a readback copies from it).
   Status create_texture(TextureImage& out, const TextureSpec& spec, bool unordered_access,
-                        bool copy_destination);
+                        bool copy_destination, bool copy_source = false);
   Status create_texture_views(TextureImage& out, const TextureSpec& spec);
   // One allocation per heap, every texture placed in it bound at its offset 0 (they alias),
   // then their views.

@@ -167,11 +167,11 @@ TEST_F(AllPresets, RunSucceedsAndWritesEveryFile) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
   EXPECT_EQ(result_->output.find("validation error"), std::string::npos) << result_->output;
   EXPECT_NE(result_->output.find("results: " + out_->string()), std::string::npos);
-  ASSERT_EQ(kPresets.size(), 49u);
+  ASSERT_EQ(kPresets.size(), 51u);
   // non-intrusiveness: 7 conditions (4 of them the control's doses) x 3 rounds, none added on
   // a CPU device; the matrix's 12 (the 12 preemption presets are its configurations and run
   // only inside it).
-  ASSERT_EQ(kScenarios.size(), 35u + 7u * 3u + 12u);
+  ASSERT_EQ(kScenarios.size(), 37u + 7u * 3u + 12u);
   for (const std::string& p : kScenarios)
     for (const char* file : {"records.csv.gz", "summary.csv", "dependencies.csv", "frames.csv",
                              "meta.json", "trace.json.gz"}) {
@@ -1477,6 +1477,44 @@ TEST(SyncValidation, TheDepthPrepassPresetsAreCleanAndOrdered) {
                                         "DEPTH_STENCIL_ATTACHMENT_READ|"
                                         "DEPTH_STENCIL_ATTACHMENT_WRITE",
                                         "already all_shader_resource after an earlier barrier"})
+      EXPECT_NE(explained.output.find(expected), std::string::npos) << expected << "\n"
+                                                                    << explained.output;
+    fs::remove_all(run->dir);
+  }
+}
+
+// The readback presets: a draw's texture read back on the DIRECT queue, a dispatch's buffer on
+// the COMPUTE queue, each into a readback buffer. Clean under the layer, each copy after its
+// source on both clocks, its bytes the source's, and --explain names the way into COPY_SOURCE
+// (a TEXTURE and a BUFFER barrier, or two TRANSITIONs) and Vulkan's TRANSFER_SRC_OPTIMAL.
+TEST(SyncValidation, TheReadbackPresetsAreCleanAndOrdered) {
+  for (const std::string name : {"readback-legacy", "readback"}) {
+    SCOPED_TRACE(name);
+    const auto run = run_clean(name, name);
+    ASSERT_TRUE(run);
+    const auto& workloads = run->meta["scenario"]["workloads"];
+    EXPECT_EQ(workloads[1]["bytes"], 1024 * 512 * 4);  // the texture's r32f mip 0
+    EXPECT_EQ(workloads[3]["bytes"],
+              run->meta["scenario"]["workloads"][2]["threads"].get<int>() * 4);
+    const std::size_t ordered =
+        run->count_after("Read back frame", "Render", {"poll", "ts"}) +
+        run->count_after("Read back simulation", "Simulate", {"poll", "ts"});
+    EXPECT_EQ(ordered, 4u * 2u * 2u);  // frames x clocks x readbacks
+    const auto report = run_gpuoverlap("report " + run->dir.string());
+    EXPECT_EQ(report.exit_code, 0) << report.output;
+    const auto explained = run_gpuoverlap("validate " + name + " --explain");
+    ASSERT_EQ(explained.exit_code, 0) << explained.output;
+    for (const char* expected :
+         name == "readback"
+             ? std::vector<const char*>{"TEXTURE render_target/render_target -> copy/copy_source "
+                                        "layout render_target -> copy_source",
+                                        "BUFFER compute_shading/unordered_access -> "
+                                        "copy/copy_source",
+                                        "layout COLOR_ATTACHMENT_OPTIMAL -> TRANSFER_SRC_OPTIMAL"}
+             : std::vector<const char*>{"TRANSITION render_target -> copy_source subresource 0",
+                                        "TRANSITION unordered_access -> copy_source",
+                                        "COMPUTE_SHADER / SHADER_READ|SHADER_WRITE -> COPY / "
+                                        "TRANSFER_READ"})
       EXPECT_NE(explained.output.find(expected), std::string::npos) << expected << "\n"
                                                                     << explained.output;
     fs::remove_all(run->dir);

@@ -541,6 +541,65 @@ TEST(Planner, ADepthBufferIsWrittenInDepthWriteAndReadAsAShaderResource) {
   EXPECT_EQ(enhanced.texture_final_layouts[0][0], D3D12_BARRIER_LAYOUT_SHADER_RESOURCE);
 }
 
+// Readbacks: a copy reads its producer's output as a copy source (COPY_SOURCE; enhanced SYNC_COPY
+// / ACCESS_COPY_SOURCE, a texture in LAYOUT_COPY_SOURCE), which a shader reader after it must
+// move out of; a UAV barrier cannot serve a copy.
+TEST(Planner, AReadbackReadsItsSourceAsACopySource) {
+  const std::vector<PlannerWorkload> frame = {
+      {"Draw", WorkloadKind::graphics, 0, QueueType::direct, TextureTarget{0, 0, 0}, 0},
+      {"Read back", WorkloadKind::copy, 0, QueueType::direct, std::nullopt, 1},
+      {"Shade", WorkloadKind::compute, 0, QueueType::direct, std::nullopt, 2},
+      {"Dispatch", WorkloadKind::compute, 1, QueueType::compute, std::nullopt, 3},
+      {"Read back buffer", WorkloadKind::copy, 1, QueueType::compute, std::nullopt, 4}};
+  const std::vector<PlannerTexture> texture = {{"T", {1, 1}}};
+  auto deps = [](BarrierKind kind) {
+    return std::vector<PlannerDependency>{
+        {0, 1, request(kind)}, {0, 2, request(kind)}, {3, 4, request(kind)}};
+  };
+  const auto legacy = plan_barriers(frame, deps(BarrierKind::legacy), texture);
+  EXPECT_TRUE(legacy.findings.empty()) << legacy.findings[0].finding.message;
+  const auto& to_copy =
+      std::get<D3D12_RESOURCE_BARRIER>(legacy.dependencies[0].barriers[0].barrier);
+  EXPECT_EQ(to_copy.Transition.StateBefore, D3D12_RESOURCE_STATE_RENDER_TARGET);
+  EXPECT_EQ(to_copy.Transition.StateAfter, D3D12_RESOURCE_STATE_COPY_SOURCE);
+  EXPECT_EQ(legacy.dependencies[0].layout_at_consumer, D3D12_BARRIER_LAYOUT_COPY_SOURCE);
+  // The shader reader after the readback: COPY_SOURCE is no shader resource.
+  const auto& to_shader =
+      std::get<D3D12_RESOURCE_BARRIER>(legacy.dependencies[1].barriers[0].barrier);
+  EXPECT_EQ(to_shader.Transition.StateBefore, D3D12_RESOURCE_STATE_COPY_SOURCE);
+  EXPECT_EQ(to_shader.Transition.StateAfter, D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE);
+  const auto& buffer = std::get<D3D12_RESOURCE_BARRIER>(legacy.dependencies[2].barriers[0].barrier);
+  EXPECT_EQ(buffer.Transition.StateBefore, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
+  EXPECT_EQ(buffer.Transition.StateAfter, D3D12_RESOURCE_STATE_COPY_SOURCE);
+
+  const auto enhanced = plan_barriers(frame, deps(BarrierKind::enhanced), texture);
+  EXPECT_TRUE(enhanced.findings.empty()) << enhanced.findings[0].finding.message;
+  const auto& t = std::get<D3D12_TEXTURE_BARRIER>(
+      std::get<EnhancedBarrier>(enhanced.dependencies[0].barriers[0].barrier));
+  EXPECT_EQ(t.SyncAfter, D3D12_BARRIER_SYNC_COPY);
+  EXPECT_EQ(t.AccessAfter, D3D12_BARRIER_ACCESS_COPY_SOURCE);
+  EXPECT_EQ(t.LayoutAfter, D3D12_BARRIER_LAYOUT_COPY_SOURCE);
+  const auto& back_to_shader = std::get<D3D12_TEXTURE_BARRIER>(
+      std::get<EnhancedBarrier>(enhanced.dependencies[1].barriers[0].barrier));
+  EXPECT_EQ(back_to_shader.LayoutBefore, D3D12_BARRIER_LAYOUT_COPY_SOURCE);
+  EXPECT_EQ(back_to_shader.AccessBefore, D3D12_BARRIER_ACCESS_COPY_SOURCE);
+  EXPECT_EQ(back_to_shader.LayoutAfter, D3D12_BARRIER_LAYOUT_SHADER_RESOURCE);
+  const auto& b = std::get<D3D12_BUFFER_BARRIER>(
+      std::get<EnhancedBarrier>(enhanced.dependencies[2].barriers[0].barrier));
+  EXPECT_EQ(b.SyncBefore, D3D12_BARRIER_SYNC_COMPUTE_SHADING);
+  EXPECT_EQ(b.SyncAfter, D3D12_BARRIER_SYNC_COPY);
+  EXPECT_EQ(b.AccessAfter, D3D12_BARRIER_ACCESS_COPY_SOURCE);
+
+  // A layout a copy cannot read from, and a UAV barrier before a copy.
+  auto shader_layout = request(BarrierKind::enhanced);
+  shader_layout.layout_after = D3D12_BARRIER_LAYOUT_SHADER_RESOURCE;
+  shader_layout.access_after = D3D12_BARRIER_ACCESS_SHADER_RESOURCE;
+  const auto wrong = plan_barriers(frame, {{0, 1, shader_layout}}, texture);
+  EXPECT_TRUE(plan_has(wrong, "consumer-access"));
+  EXPECT_TRUE(
+      plan_has(plan_barriers(frame, {{3, 4, request(BarrierKind::uav)}}, texture), "uav-copy"));
+}
+
 // Two render targets in one heap: D0 draws A, R0 reads it, D1 draws B (same memory), R1 reads
 // it. Before D1 the heap goes from A to B, and before D0 (the next frame) from B back to A.
 std::vector<PlannerWorkload> aliased_frame() {

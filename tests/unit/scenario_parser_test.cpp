@@ -118,8 +118,8 @@ TEST(ScenarioParser, EveryPresetIsValidAndNamedAfterItsFile) {
   // frame, the non-intrusiveness study and the two background-processing workflows + 12
   // preemption presets and the preemption matrix + the texture presets, each with its legacy
   // twin (mip-chain, render-target-discard, texture-read-after-render, upload-copy,
-  // aliasing-handover, texture-rewrite, upload-texture, depth-prepass).
-  ASSERT_EQ(presets().size(), 49u);
+  // aliasing-handover, texture-rewrite, upload-texture, depth-prepass, readback).
+  ASSERT_EQ(presets().size(), 51u);
   for (const Preset& p : presets()) {
     auto expanded = resolve_scenarios(std::string(p.name));
     ASSERT_TRUE(expanded.ok()) << p.name << ": " << expanded.error().message;
@@ -960,7 +960,6 @@ TEST(ScenarioParser, ReadsCopiesAndRefusesWhatDoesNotApply) {
   refused("bytes = 4098", "not a whole number of 4-byte words");
   refused("groups = 2", "is a copy: 'groups' does not apply");
   refused("iterations = 2", "is a copy: 'iterations' does not apply");
-  refused("depends_on = [\"R\"]", "is a copy: 'depends_on' does not apply");
   // Into a declared texture: exactly its subresource's bytes (64 x 64 r32f: 16384), no discard.
   auto into = parse_scenario(copy("target = { texture = \"tex\" }"), "t.toml");
   ASSERT_TRUE(into) << into.error().message;
@@ -984,6 +983,55 @@ TEST(ScenarioParser, ReadsCopiesAndRefusesWhatDoesNotApply) {
       head + "[[workload]]\nname = \"D\"\nqueue = \"direct\"\nbytes = 4096\n";
   EXPECT_NE(error_of(dispatch_with_bytes).find("is not a copy: 'bytes' sizes a copy only"),
             std::string::npos);
+}
+
+// A readback: a copy with depends_on reads its one producer's output into a readback buffer,
+// as many bytes as that output has (a dispatch's 4 per thread, a draw's R32F render target, a
+// declared texture's subresource).
+TEST(ScenarioParser, ReadsReadbackCopiesSizedByTheirSource) {
+  const std::string head =
+      "name = \"t\"\n[queues.direct]\ntype = \"direct\"\n[queues.compute]\ntype = "
+      "\"compute\"\n[[texture]]\nname = \"tex\"\nformat = \"rgba16f\"\nwidth = 64\nheight = "
+      "32\nmips = 2\n"
+      "[[workload]]\nname = \"D\"\nqueue = \"compute\"\ngroups = 3\n"
+      "[[workload]]\nname = \"G\"\nqueue = \"direct\"\nkind = \"graphics\"\ngroups = 5\n"
+      "[[workload]]\nname = \"T\"\nqueue = \"direct\"\nkind = \"graphics\"\ntarget = { texture = "
+      "\"tex\", mip = 1 }\n";
+  auto readback = [&](const std::string& lines) {
+    return head + "[[workload]]\nname = \"R\"\nqueue = \"compute\"\nkind = \"copy\"\n" + lines;
+  };
+  const auto threads = [](std::uint32_t groups) { return groups_shape(groups).threads; };
+  for (const auto& [source, bytes] : std::vector<std::pair<std::string, std::uint64_t>>{
+           {"D", threads(3) * 4ull}, {"G", 1024ull * 5 * 4}, {"T", 32ull * 16 * 8}}) {
+    auto parsed = parse_scenario(readback("depends_on = [\"" + source + "\"]\n"), "t.toml");
+    ASSERT_TRUE(parsed) << parsed.error().message;
+    const WorkloadSpec& copy = parsed->workloads.back();
+    EXPECT_TRUE(is_readback(copy));
+    EXPECT_EQ(copy.bytes, bytes) << source;
+    // It round-trips: to_toml writes its dependency.
+    auto again = parse_scenario(to_toml(*parsed), "again.toml");
+    ASSERT_TRUE(again) << again.error().message;
+    EXPECT_EQ(again->workloads.back().depends_on.size(), 1u);
+    EXPECT_EQ(again->workloads.back().bytes, bytes);
+  }
+  auto refused = [&](const std::string& toml, const std::string& reason) {
+    const std::string message = error_of(toml);
+    EXPECT_NE(message.find(reason), std::string::npos) << toml << ": " << message;
+    EXPECT_EQ(message.rfind("test.toml:", 0), 0u) << message;
+  };
+  refused(readback("depends_on = [\"D\", \"G\"]\n"),
+          "it reads back one workload's output, so 'depends_on' names exactly one");
+  refused(readback("depends_on = [\"D\"]\ntarget = { texture = \"tex\" }\n"),
+          "'target' does not apply");
+  refused(readback("depends_on = [\"D\"]\nbytes = 4096\n"),
+          "whose output takes " + std::to_string(threads(3) * 4) + " bytes");
+  refused(readback("depends_on = [{ workload = \"D\", barrier = \"none\" }]\n"),
+          "it reads that output, behind a barrier");
+  refused(readback("depends_on = [{ workload = \"D\", reads_output = false }]\n"),
+          "it reads that output, behind a barrier");
+  refused(readback("depends_on = [\"D\"]\n") +
+              "[[workload]]\nname = \"X\"\nqueue = \"compute\"\ndepends_on = [\"R\"]\n",
+          "a readback: its output is read by the CPU, not by workloads");
 }
 
 // [cpu]: the frame's CPU side. Every bad table is refused with one file:line message before

@@ -239,11 +239,12 @@ def test_enhanced_barriers_are_unsupported_and_the_suite_goes_on(tmp_path, prese
 
 
 @pytest.mark.parametrize('preset,copy', [('upload-copy-legacy', 'Upload on direct'),
-                                         ('upload-texture-legacy', 'Upload albedo')])
+                                         ('upload-texture-legacy', 'Upload albedo'),
+                                         ('readback-legacy', 'Read back frame')])
 def test_copies_are_unsupported_on_d3d12_and_the_suite_goes_on(tmp_path, preset, copy):
-    # The D3D12 backend records no copy workloads, into a buffer or a texture: a legacy preset
-    # (so the refusal is the copy's, not the runtime's enhanced barriers) is refused in one line
-    # before any GPU work, and the next scenario runs.
+    # The D3D12 backend records no copy workloads (into a buffer or a texture, or a readback):
+    # a legacy preset (so the refusal is the copy's, not the runtime's enhanced barriers) is
+    # refused in one line before any GPU work, and the next scenario runs.
     out = tmp_path / 'out'
     result = windows('run', preset, 'three-dispatches-legacy', '--frames', '2',
                      '--out', windows_path(out))
