@@ -33,6 +33,9 @@ struct TrackedResource {
   bool untouched = false;
   // The queue whose command list last moved it (a declared texture's subresource).
   std::size_t queue = 0;
+  // Who read it since it was written, and on which queue: a later barrier on another queue
+  // must come after those reads (finish_read).
+  std::vector<std::pair<std::size_t, std::size_t>> readers{};
 };
 
 // Where a workload's output stands right after it wrote it: a buffer or a declared texture's
@@ -211,12 +214,25 @@ EnhancedBarrier make_enhanced(const EnhancedFields& f,
 class Planner {
  public:
   Planner(const std::vector<PlannerWorkload>& workloads,
+          const std::vector<PlannerDependency>& dependencies,
           const std::vector<PlannerTexture>& textures, BarrierKind target_barrier,
           BarrierPlan& plan)
       : workloads_(workloads),
         textures_(textures),
         target_enhanced_(is_enhanced(target_barrier)),
         plan_(plan) {
+    // after_[c][p]: c runs after p, through a chain of dependencies (fences across queues).
+    after_.assign(workloads.size(), std::vector<bool>(workloads.size(), false));
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (const PlannerDependency& d : dependencies) {
+        if (d.consumer >= workloads.size() || d.producer >= workloads.size()) continue;
+        std::vector<bool>& c = after_[d.consumer];
+        if (!c[d.producer]) c[d.producer] = grew = true;
+        for (std::size_t p = 0; p < workloads.size(); ++p)
+          if (after_[d.producer][p] && !c[p]) c[p] = grew = true;
+      }
+    }
     for (const auto& w : workloads) tracked_.push_back(after_producer(w, textures));
     at_signal_ = tracked_;
     // Every subresource of a declared texture starts the frame unwritten, in RENDER_TARGET
@@ -355,6 +371,7 @@ class Planner {
         plan_enhanced(d, r, read, out, full_at);
         break;
     }
+    finish_read(r, out, c);
     r.queue = out.barrier_queue;
     r.untouched = false;
     for (TrackedResource* sub : covered) *sub = r;
@@ -605,9 +622,49 @@ class Planner {
     out.push_back({w, from, make_enhanced(release, std::nullopt), {}});
     EnhancedBarrier activate = make_enhanced(acquire, std::nullopt);
     // Its compression metadata must be initialised when it becomes active: every declared
-    // texture may be a render target (the backends create them so).
+    // texture is a render target or a depth stencil (the backends create them so).
     std::get<D3D12_TEXTURE_BARRIER>(activate).Flags = D3D12_TEXTURE_BARRIER_FLAG_DISCARD;
     out.push_back({w, to, activate, from, D3D12_BARRIER_LAYOUT_UNDEFINED, held.access});
+  }
+
+  // A barrier that changes a texture's layout (a legacy TRANSITION, an enhanced TEXTURE barrier
+  // to another layout) while a reader on another queue may still read it is a hazard: Vulkan
+  // rewrites the image, a D3D12 driver may decompress it. That reader must come before the
+  // consumer of the barrier (a fence on the way). A buffer has no layout: its barriers only
+  // order and make visible. Then `c` joins the output's readers.
+  void finish_read(TrackedResource& r, const DependencyPlan& out, const PlannerWorkload& c) {
+    const bool moves = out.resource == ResourceKind::texture &&
+                       std::any_of(out.barriers.begin(), out.barriers.end(), [](const auto& b) {
+                         if (const auto* legacy = std::get_if<D3D12_RESOURCE_BARRIER>(&b.barrier))
+                           return legacy->Type == D3D12_RESOURCE_BARRIER_TYPE_TRANSITION;
+                         const auto* texture = std::get_if<D3D12_TEXTURE_BARRIER>(
+                             &std::get<EnhancedBarrier>(b.barrier));
+                         return texture && texture->LayoutBefore != texture->LayoutAfter;
+                       });
+    if (moves)
+      for (const auto& [reader, queue] : r.readers)
+        if (queue != out.barrier_queue && reader != out.consumer && !after_[out.consumer][reader])
+          error("cross-queue-reader",
+                "this barrier moves the output of '" + workloads_[out.producer].name +
+                    "' on one queue while '" + workloads_[reader].name +
+                    "' may still read it on another: make '" + c.name + "' depend on '" +
+                    workloads_[reader].name +
+                    "', or let the first barrier leave the output in a state both read");
+    if (out.reads_output) r.readers.emplace_back(out.consumer, c.queue);
+  }
+
+  // A depth state or layout belongs to a depth texture (created to be a depth-stencil, D3D12's
+  // ALLOW_DEPTH_STENCIL), a render-target one to a colour texture: `said` names the one a
+  // barrier asks for.
+  void check_depth_match(const DependencyPlan& out, const std::string& said, bool depth_named,
+                         bool render_target_named) {
+    if (out.resource != ResourceKind::texture) return;
+    const bool depth = out.texture && textures_[*out.texture].depth;
+    if (depth_named && !depth)
+      error("resource-state", said + " on a colour texture (only a d32 texture is a depth buffer)");
+    if (render_target_named && depth)
+      error("resource-state",
+            said + " on a depth texture (a d32 texture is a depth buffer, not a render target)");
   }
 
   void target_error(std::size_t draw, std::string rule, std::string message) {
@@ -769,6 +826,10 @@ class Planner {
     add_findings(
         check_legacy_transition(before, after, out.barrier_queue_type, r.kind,
                                 out.texture && plan_.texture_unordered_access[*out.texture]));
+    check_depth_match(out, "StateAfter " + resource_states_name(after),
+                      (static_cast<unsigned>(after) &
+                       (D3D12_RESOURCE_STATE_DEPTH_WRITE | D3D12_RESOURCE_STATE_DEPTH_READ)) != 0,
+                      (static_cast<unsigned>(after) & D3D12_RESOURCE_STATE_RENDER_TARGET) != 0);
     // D3D12's legacy barriers name one subresource or all: a range is one TRANSITION each.
     std::vector<std::uint32_t> subresources{D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES};
     if (out.subresources) {
@@ -807,8 +868,9 @@ class Planner {
     const bool texture = r.kind == ResourceKind::texture;
     const bool anything_given = q.type || q.sync_before || q.sync_after || q.access_before ||
                                 q.access_after || q.layout_before || q.layout_after;
+    // Visible, and the barrier that made it so also ordered this consumer's stage after it.
     if (!anything_given && !r.written && r.access == read.access &&
-        (!texture || readable_by(read, r.layout))) {
+        sync_covers(r.sync, read.sync) && (!texture || readable_by(read, r.layout))) {
       out.note = std::string("already visible to ") +
                  (read.access == D3D12_BARRIER_ACCESS_COPY_SOURCE ? "copies" : "shader reads") +
                  " after an earlier barrier; no barrier needed";
@@ -840,6 +902,11 @@ class Planner {
             "barrier");
     add_findings(check(f, out.barrier_queue_type, r.kind,
                        out.texture && plan_.texture_unordered_access[*out.texture]));
+    if (texture_barrier)
+      check_depth_match(out, "LayoutAfter " + barrier_layout_name(f.layout_after),
+                        f.layout_after == D3D12_BARRIER_LAYOUT_DEPTH_STENCIL_WRITE ||
+                            f.layout_after == D3D12_BARRIER_LAYOUT_DEPTH_STENCIL_READ,
+                        f.layout_after == D3D12_BARRIER_LAYOUT_RENDER_TARGET);
     if (f.type == D3D12_BARRIER_TYPE_GLOBAL && texture && out.reads_output &&
         !readable_by(read, r.layout))
       error("global-barrier-layout",
@@ -919,6 +986,7 @@ class Planner {
   std::vector<std::size_t> writers_;  // workloads writing a texture, in execution order
   std::size_t next_writer_ = 0;
   std::vector<TrackedResource> tracked_;
+  std::vector<std::vector<bool>> after_;    // [consumer][producer]: runs after, transitively
   std::vector<TrackedResource> at_signal_;  // per producer: as its fence is signalled
   std::size_t index_ = 0;
 };
@@ -929,7 +997,7 @@ BarrierPlan plan_barriers(const std::vector<PlannerWorkload>& workloads,
                           const std::vector<PlannerDependency>& dependencies,
                           const std::vector<PlannerTexture>& textures, BarrierKind target_barrier) {
   BarrierPlan plan;
-  Planner planner(workloads, textures, target_barrier, plan);
+  Planner planner(workloads, dependencies, textures, target_barrier, plan);
   for (std::size_t i = 0; i < dependencies.size(); ++i) planner.add(i, dependencies[i]);
   planner.finish();
   return plan;

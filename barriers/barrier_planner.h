@@ -65,7 +65,7 @@ struct DependencyPlan {
   bool cross_queue = false;       // producer and consumer on different queues: a fence joins them
   std::size_t barrier_queue = 0;  // the scenario queue whose command list records the barriers
   QueueType barrier_queue_type = QueueType::direct;
-  bool reads_output = true;  // the consumer's shader reads the producer's output
+  bool reads_output = true;  // the consumer (its shader, or a readback copy) reads the output
   ResourceKind resource = ResourceKind::buffer;  // the producer's output
   // The declared texture the producer rendered into (index into the planner's textures); none:
   // the producer's own output.
@@ -82,7 +82,8 @@ struct DependencyPlan {
 
 // A write into a declared texture's subresource that a read (or the frame start) left in
 // another state: the barrier that brings it to the writer's layout, RENDER_TARGET for a draw
-// and UNORDERED_ACCESS for a dispatch, recorded right before the writer on its queue (a write
+// (DEPTH_STENCIL_WRITE into a depth texture), UNORDERED_ACCESS for a dispatch and COPY_DEST for
+// a copy, recorded right before the writer on its queue (a write
 // after a read). Legacy: a TRANSITION of that subresource from the state the read
 // left; enhanced: a TEXTURE barrier from the reader's sync, access and layout, or, for a
 // target that discards, from UNDEFINED with NO_ACCESS and D3D12_TEXTURE_BARRIER_FLAG_DISCARD.
@@ -93,7 +94,7 @@ struct DependencyPlan {
 //   legacy:   a TRANSITION of the holder back to its start state (where it waits while
 //             inactive), then an ALIASING barrier from it to the new texture; the D3D12 backend
 //             then discards the new texture (DiscardResource), which D3D12 requires of a newly
-//             activated render target (every declared texture is created as one);
+//             activated render target or depth stencil (every declared texture is one);
 //   enhanced: the holder from its last sync and access to SYNC_NONE / NO_ACCESS (its layout
 //             kept), then the new texture from NO_ACCESS and LAYOUT_UNDEFINED to its start
 //             layout with DISCARD, waiting for the holder's last sync.
@@ -171,7 +172,8 @@ bool barrier_after_producer(const PlannerWorkload& producer, const PlannerWorklo
 // any other right before its consumer, in an execution order of the workloads
 // (scenarios/frame_plan.h computes it). A cross-queue dependency may not be split (events do
 // not cross queues).
-// Every subresource of a declared texture starts the frame in RENDER_TARGET; a draw into one
+// Every subresource of a declared texture starts the frame where its writers write it
+// (BarrierPlan::texture_start_layouts); a draw into one
 // that a read left in another state gets a TargetTransition of kind `target_barrier` (legacy
 // or enhanced; split kinds as their whole form), and a barrier on a texture covers the
 // subresource its producer drew (by default just that one) in one state (subresource-states).

@@ -285,10 +285,11 @@ Result<EditOutcome> apply_edit(const EditableScenario& draft, const Edit& e,
     if (!w) return w.error();
     WorkloadSpec& spec = s.workloads[*w];
     // A copy is sized by bytes, and its dependency (a readback's source) is part of what it
-    // is (the parser's rules).
+    // is (the parser's rules): added or removed, it would make another kind of copy. Its
+    // barrier may change.
     if (spec.kind == WorkloadKind::copy &&
         (e.kind == Edit::Kind::groups || e.kind == Edit::Kind::iterations ||
-         e.kind == Edit::Kind::depend))
+         e.kind == Edit::Kind::depend || e.kind == Edit::Kind::undepend))
       return make_error("'" + spec.name + "' is a copy: its " +
                         (e.kind == Edit::Kind::depend   ? "dependencies"
                          : e.kind == Edit::Kind::groups ? "groups"

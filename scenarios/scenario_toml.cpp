@@ -135,7 +135,8 @@ std::string to_toml(const Scenario& s) {
     out += fmt::format("\n[[workload]]\nname = {}\nqueue = {}\nkind = {}\n", toml_string(w.name),
                        toml_string(s.queues[w.queue].name), toml_string(to_string(w.kind)));
     const bool copy = w.kind == WorkloadKind::copy;
-    if (copy) out += fmt::format("bytes = {}\n", w.bytes);
+    // A readback's bytes are its source's, which an edit of the source may change.
+    if (copy && !is_readback(w)) out += fmt::format("bytes = {}\n", w.bytes);
     if (w.target)
       out += fmt::format("target = {{ texture = {}, mip = {}, slice = {}{} }}\n",
                          toml_string(s.textures[w.target->texture].name), w.target->mip,

@@ -1056,7 +1056,8 @@ void draw_experiment(ViewState& state, live::LiveEdits& edits) {
         ImGui::PopID();
       }
       ImGui::SetNextItemWidth(230);
-      // A copy depends on nothing (it reads only its upload buffer).
+      // A copy's dependency is what it is (an upload has none, a readback its one source): no
+      // edit adds one.
       if (spec.kind != WorkloadKind::copy && ImGui::BeginCombo("##depend", "+ depends on")) {
         for (const WorkloadSpec& other : s.workloads)
           if (&other != &spec && ImGui::Selectable(other.name.c_str()))

@@ -1,7 +1,7 @@
 // The workload: 4-D gradient (Perlin) noise, stamped by the first thread to start and the last
-// thread to finish. One source, three entry points (cs_main, vs_main, ps_main), compiled to
-// SPIR-V at build time by glslangValidator, and with GPUOVERLAP_D3D12 to DXBC for the D3D12
-// backend (only the resource declarations and the three memory operations differ).
+// thread to finish. One source, four entry points (cs_main, vs_main, ps_main, ps_depth_main),
+// compiled to SPIR-V at build time by glslangValidator, and with GPUOVERLAP_D3D12 to DXBC for
+// the D3D12 backend (only the resource declarations and the three memory operations differ).
 //
 // Stamp protocol, per workload slot:
 //   counters.started  : prev = atomicAdd(+1); prev == 0       -> stamps.start = frame

@@ -1,6 +1,7 @@
 // What a workload is, independent of any API: a compute dispatch or a full-screen draw that
 // runs `groups` x 1024 threads (pixels), each doing `iterations` 4-D Perlin noise evaluations,
-// or a copy of `bytes` from an upload buffer into its output buffer.
+// or a copy of `bytes` from an upload buffer into its output buffer (or, a readback, of another
+// workload's output into a readback buffer).
 #pragma once
 
 #include <cstdint>
@@ -50,10 +51,12 @@ inline constexpr std::uint32_t kInputElements = 65536;
 inline constexpr std::uint32_t kProducerElements = 1024;
 
 // A copy (kind "copy") moves `bytes` from an upload buffer (host-visible, written once) into its
-// output buffer, which consumers read as they read a dispatch's. It has no shader to stamp it:
-// the backend writes its stamps itself, start before the copy and end after it, each ordered
-// against the copy by an execution barrier, so a copy's poll times include those two barriers.
-// At least what a consumer reads, at most 1 GiB, whole 4-byte words.
+// output buffer, which consumers read as they read a dispatch's; a readback copy instead moves
+// the output of the one workload it depends on into a readback buffer that no workload reads
+// (scenarios/scenario.h, is_readback). It has no shader to stamp it: the backend writes its
+// stamps itself, start before the copy and end after it, each ordered against the copy by an
+// execution barrier, so a copy's poll times include those two barriers. An upload's bytes: at
+// least what a consumer reads, at most 1 GiB, whole 4-byte words (a readback's: its source's).
 inline constexpr std::uint64_t kMinCopyBytes = std::uint64_t{kProducerElements} * 4;
 inline constexpr std::uint64_t kMaxCopyBytes = std::uint64_t{1} << 30;
 inline constexpr std::uint64_t kDefaultCopyBytes = std::uint64_t{16} << 20;

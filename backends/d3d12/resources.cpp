@@ -409,6 +409,13 @@ Status ScenarioDevice::create_pipelines() {
       desc.DepthStencilState.DepthWriteMask = D3D12_DEPTH_WRITE_MASK_ALL;
       desc.DepthStencilState.DepthFunc = D3D12_COMPARISON_FUNC_ALWAYS;
       desc.DepthStencilState.StencilEnable = FALSE;
+      // Valid values even with the stencil off (zero is no D3D12_STENCIL_OP or comparison).
+      desc.DepthStencilState.StencilReadMask = D3D12_DEFAULT_STENCIL_READ_MASK;
+      desc.DepthStencilState.StencilWriteMask = D3D12_DEFAULT_STENCIL_WRITE_MASK;
+      const D3D12_DEPTH_STENCILOP_DESC keep{D3D12_STENCIL_OP_KEEP, D3D12_STENCIL_OP_KEEP,
+                                            D3D12_STENCIL_OP_KEEP, D3D12_COMPARISON_FUNC_ALWAYS};
+      desc.DepthStencilState.FrontFace = keep;
+      desc.DepthStencilState.BackFace = keep;
     } else {
       desc.RTVFormats[0] = format;
     }

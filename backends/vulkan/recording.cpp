@@ -118,8 +118,8 @@ void ScenarioDevice::record_perlin(VkCommandBuffer cmd, std::size_t w, const Pus
   const bool depth = aspect_of(target.format) == VK_IMAGE_ASPECT_DEPTH_BIT;
   VkRenderingAttachmentInfo attachment{VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO};
   attachment.imageView = target.view;
-  attachment.imageLayout =
-      depth ? VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL : VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
+  attachment.imageLayout = depth ? VK_IMAGE_LAYOUT_DEPTH_STENCIL_ATTACHMENT_OPTIMAL
+                                 : VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
   attachment.loadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE;
   attachment.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
   VkRenderingInfo ri{VK_STRUCTURE_TYPE_RENDERING_INFO};
@@ -164,8 +164,9 @@ void ScenarioDevice::record_copy(VkCommandBuffer cmd, std::size_t w, std::uint32
                          static_cast<std::uint32_t>(2 * w));
   const WorkloadSpec& spec = scenario_.workloads[w];
   if (is_readback(spec)) {
-    // From its producer's output, which the barrier before it left in TRANSFER_SRC_OPTIMAL
-    // (an image) or readable by transfers (a buffer), into the readback buffer.
+    // From its producer's output, in the layout the barrier before it left (TRANSFER_SRC_OPTIMAL
+    // by default; GENERAL for a COMMON or GENERIC_READ the scenario asked for), into the
+    // readback buffer.
     const std::size_t source = spec.depends_on.front().producer;
     const WorkloadSpec& producer = scenario_.workloads[source];
     if (producer.target || producer.kind == WorkloadKind::graphics) {
@@ -175,7 +176,8 @@ void ScenarioDevice::record_copy(VkCommandBuffer cmd, std::size_t w, std::uint32
                                  producer.target ? producer.target->mip : 0,
                                  producer.target ? producer.target->slice : 0, 1};
       region.imageExtent = {image.width, image.height, 1};
-      vkCmdCopyImageToBuffer(cmd, image.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+      vkCmdCopyImageToBuffer(cmd, image.image,
+                             layout_for_barrier_layout(plan_.dependency(w, 0).layout_at_consumer),
                              outputs_[w].buffer, 1, &region);
     } else {
       const VkBufferCopy region{0, 0, spec.bytes};
@@ -238,7 +240,7 @@ VkImageMemoryBarrier2 to_start_layout(VkImage image, VkImageAspectFlags aspect,
       b.dstStageMask = VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT;
       b.dstAccessMask = VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT;
       break;
-    case VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL:  // a depth draw's
+    case VK_IMAGE_LAYOUT_DEPTH_STENCIL_ATTACHMENT_OPTIMAL:  // a depth draw's
       b.dstStageMask = VK_PIPELINE_STAGE_2_EARLY_FRAGMENT_TESTS_BIT |
                        VK_PIPELINE_STAGE_2_LATE_FRAGMENT_TESTS_BIT;
       b.dstAccessMask = VK_ACCESS_2_DEPTH_STENCIL_ATTACHMENT_READ_BIT |
@@ -267,12 +269,12 @@ void ScenarioDevice::record_workload(VkCommandBuffer cmd, std::size_t w, std::ui
     record_barriers(cmd, ops_[i].barriers_before_consumer, producer);
   }
   for (const TargetOp& op : target_ops_[w]) {
-    // Its subresource into its writer's layout (COLOR_ATTACHMENT or GENERAL) after a read or
-    // from the frame start, or discarded from UNDEFINED. From the frame start it waits for
-    // nothing (the enhanced form's SyncBefore NONE): the restore was recorded in this queue's
-    // prepare submission, before the gate, and layout transitions on one queue happen in
-    // submission order. An aliasing hand-over's barriers name the texture that held the heap
-    // and the one that takes it.
+    // Its subresource into its writer's layout (COLOR_ATTACHMENT, DEPTH_STENCIL_ATTACHMENT,
+    // GENERAL or TRANSFER_DST) after a read or from the frame start, or discarded from UNDEFINED.
+    // From the frame start it waits for nothing (the enhanced form's SyncBefore NONE): the restore
+    // was recorded in this queue's prepare submission, before the gate, and layout transitions on
+    // one queue happen in submission order. An aliasing hand-over's barriers name the texture that
+    // held the heap and the one that takes it.
     RecordedDependency dependency;
     fill_dependency(dependency, {op.desc}, VK_NULL_HANDLE, textures_[op.texture].image,
                     aspect_of(textures_[op.texture].format));

@@ -84,8 +84,9 @@ class OneTimeCommands {
 };
 
 // One subresource from `old_layout` to where a frame starts it, after any earlier write to it
-// and before what writes it next: COLOR_ATTACHMENT_OPTIMAL for draws, GENERAL for a dispatch's
-// storage writes, TRANSFER_DST_OPTIMAL for a copy's; any other layout (where a heap's holder
+// and before what writes it next: COLOR_ATTACHMENT_OPTIMAL for draws (the depth attachment
+// layout for a draw into a depth texture), GENERAL for a dispatch's storage writes,
+// TRANSFER_DST_OPTIMAL for a copy's; any other layout (where a heap's holder
 // waits for the frame's first hand-over) before everything after it.
 VkImageMemoryBarrier2 to_start_layout(VkImage image, VkImageAspectFlags aspect,
                                       VkImageLayout old_layout, VkImageLayout new_layout,
@@ -225,13 +226,15 @@ class ScenarioDevice final : public ScenarioBackend {
   void record_workload(VkCommandBuffer cmd, std::size_t w, std::uint32_t frame, bool timestamps);
   // Workload w's Perlin work with push constants `pc`: a dispatch of pc.thread_count threads
   // (compute), or `draws` full-target draws inside a render pass of its own (graphics; the
-  // target must be in COLOR_ATTACHMENT_OPTIMAL). Called outside a render pass.
+  // target must be in COLOR_ATTACHMENT_OPTIMAL, a depth texture in
+  // DEPTH_STENCIL_ATTACHMENT_OPTIMAL). Called outside a render pass.
   void record_perlin(VkCommandBuffer cmd, std::size_t w, const PushConstants& pc,
                      std::uint32_t draws) const;
-  // Copy workload w (kind copy): its upload buffer into its output buffer, between its two
-  // stamp writes (vkCmdFillBuffer), each ordered against the copy by an execution barrier; the
-  // timestamps, when `timestamps`, right before and after vkCmdCopyBuffer (the start one is not
-  // ordered after the start stamp's fill).
+  // Copy workload w (kind copy): its upload buffer into its output buffer or texture, or a
+  // readback's source into its readback buffer, between its two stamp writes
+  // (vkCmdFillBuffer), each ordered against the copy by an execution barrier; the timestamps,
+  // when `timestamps`, right before and after the copy (the start one is not ordered after the
+  // start stamp's fill).
   void record_copy(VkCommandBuffer cmd, std::size_t w, std::uint32_t frame, bool timestamps) const;
   void record_barriers(VkCommandBuffer cmd, const std::vector<BarrierDesc>& descs,
                        std::size_t producer) const;

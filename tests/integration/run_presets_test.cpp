@@ -1468,9 +1468,10 @@ TEST(SyncValidation, TheDepthPrepassPresetsAreCleanAndOrdered) {
     for (const char* expected :
          name == "depth-prepass"
              ? std::vector<const char*>{"TEXTURE depth_stencil/depth_stencil_write -> "
-                                        "compute_shading/shader_resource layout "
+                                        "all_shading/shader_resource layout "
                                         "depth_stencil_write -> shader_resource",
-                                        "layout DEPTH_ATTACHMENT_OPTIMAL -> "
+                                        "already visible to shader reads",
+                                        "layout DEPTH_STENCIL_ATTACHMENT_OPTIMAL -> "
                                         "SHADER_READ_ONLY_OPTIMAL"}
              : std::vector<const char*>{"TRANSITION depth_write -> all_shader_resource",
                                         "EARLY_FRAGMENT_TESTS|LATE_FRAGMENT_TESTS / "
@@ -1521,8 +1522,9 @@ TEST(SyncValidation, TheReadbackPresetsAreCleanAndOrdered) {
   }
 }
 
-// A depth buffer's mip 0 drawn, read, drawn again with DISCARD and read again, its mip 1 drawn
-// and read in between (tests/data/depth-rewrite.toml): clean under the layer, the second draw
+// A depth buffer's mip 0 drawn, read, drawn again with DISCARD, read again and read back, its
+// mip 1 drawn and read in between (tests/data/depth-rewrite.toml): clean under the layer (the
+// readback copies the depth aspect from GENERAL, the layout its barrier left), the second draw
 // after the first read, each read after its draw, on both clocks.
 TEST(SyncValidation, ADepthBufferDrawnAgainAfterItsReadIsOrdered) {
   const std::string file =
@@ -1532,16 +1534,22 @@ TEST(SyncValidation, ADepthBufferDrawnAgainAfterItsReadIsOrdered) {
   const std::size_t ordered = run->count_after("Read A", "Depth A", {"poll", "ts"}) +
                               run->count_after("Depth B", "Read A", {"poll", "ts"}) +
                               run->count_after("Read B", "Depth B", {"poll", "ts"}) +
-                              run->count_after("Read mip 1", "Depth mip 1", {"poll", "ts"});
-  EXPECT_EQ(ordered, 4u * 2u * 4u);  // frames x clocks x orderings
+                              run->count_after("Read mip 1", "Depth mip 1", {"poll", "ts"}) +
+                              run->count_after("Read back depth", "Read B", {"poll", "ts"});
+  EXPECT_EQ(ordered, 4u * 2u * 5u);  // frames x clocks x orderings
+  // The readback moves the depth buffer's bytes: 64 x 64 x 4.
+  EXPECT_EQ(run->meta["scenario"]["workloads"][6]["bytes"], 64 * 64 * 4);
   const auto explained = run_gpuoverlap("validate " + file + " --explain");
   ASSERT_EQ(explained.exit_code, 0) << explained.output;
   EXPECT_NE(explained.output.find("layout undefined -> depth_stencil_write mips 0+1 slices 0+1 "
                                   "DISCARD"),
             std::string::npos)
       << explained.output;
-  EXPECT_NE(explained.output.find("layout UNDEFINED -> DEPTH_ATTACHMENT_OPTIMAL"),
+  EXPECT_NE(explained.output.find("layout UNDEFINED -> DEPTH_STENCIL_ATTACHMENT_OPTIMAL"),
             std::string::npos)
+      << explained.output;
+  // A copy reads from the layout its barrier left, COMMON here (Vulkan GENERAL).
+  EXPECT_NE(explained.output.find("layout SHADER_READ_ONLY_OPTIMAL -> GENERAL"), std::string::npos)
       << explained.output;
   fs::remove_all(run->dir);
 }

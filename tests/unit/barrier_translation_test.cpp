@@ -105,7 +105,7 @@ TEST(LegacyTranslation, DepthWriteIsTheFragmentTestsInTheDepthAttachmentLayout) 
                               VK_PIPELINE_STAGE_2_LATE_FRAGMENT_TESTS_BIT);
   EXPECT_EQ(t.src.access, VK_ACCESS_2_DEPTH_STENCIL_ATTACHMENT_READ_BIT |
                               VK_ACCESS_2_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT);
-  EXPECT_EQ(t.old_layout, VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL);
+  EXPECT_EQ(t.old_layout, VK_IMAGE_LAYOUT_DEPTH_STENCIL_ATTACHMENT_OPTIMAL);
   EXPECT_EQ(t.new_layout, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
   EXPECT_EQ(t.dst.access, VK_ACCESS_2_SHADER_READ_BIT);
 
@@ -113,7 +113,7 @@ TEST(LegacyTranslation, DepthWriteIsTheFragmentTestsInTheDepthAttachmentLayout) 
       translate({D3D12_RESOURCE_STATE_DEPTH_WRITE,
                  D3D12_RESOURCE_STATE_DEPTH_READ | D3D12_RESOURCE_STATE_PIXEL_SHADER_RESOURCE},
                 QueueType::direct);
-  EXPECT_EQ(read.new_layout, VK_IMAGE_LAYOUT_DEPTH_READ_ONLY_OPTIMAL);
+  EXPECT_EQ(read.new_layout, VK_IMAGE_LAYOUT_DEPTH_STENCIL_READ_ONLY_OPTIMAL);
   EXPECT_EQ(read.dst.stages, VK_PIPELINE_STAGE_2_EARLY_FRAGMENT_TESTS_BIT |
                                  VK_PIPELINE_STAGE_2_LATE_FRAGMENT_TESTS_BIT |
                                  VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT);
@@ -131,9 +131,9 @@ TEST(EnhancedTranslation, DepthSyncAccessesAndLayoutsMapToTheDepthAttachment) {
   EXPECT_EQ(access_for_barrier_access(D3D12_BARRIER_ACCESS_DEPTH_STENCIL_READ),
             VK_ACCESS_2_DEPTH_STENCIL_ATTACHMENT_READ_BIT);
   EXPECT_EQ(layout_for_barrier_layout(D3D12_BARRIER_LAYOUT_DEPTH_STENCIL_WRITE),
-            VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL);
+            VK_IMAGE_LAYOUT_DEPTH_STENCIL_ATTACHMENT_OPTIMAL);
   EXPECT_EQ(layout_for_barrier_layout(D3D12_BARRIER_LAYOUT_DEPTH_STENCIL_READ),
-            VK_IMAGE_LAYOUT_DEPTH_READ_ONLY_OPTIMAL);
+            VK_IMAGE_LAYOUT_DEPTH_STENCIL_READ_ONLY_OPTIMAL);
 }
 
 TEST(EnhancedTranslation, AccessesAndLayoutsMapAsDesigned) {

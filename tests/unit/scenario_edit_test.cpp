@@ -238,6 +238,26 @@ TEST(ScenarioEdit, ARefusedEditSaysTheRuleAndChangesNothing) {
   }
 }
 
+// A readback copy: its size follows its source's through an edit of the source, and its
+// dependency is what it is (neither removed nor added to).
+TEST(ScenarioEdit, AReadbackFollowsItsSourceAndKeepsItsDependency) {
+  const EditableScenario draft = editable(preset("readback"));
+  auto groups = apply_edit(draft, *parse_edit("groups Simulate 16"), "readback-edit-1");
+  ASSERT_TRUE(groups) << groups.error().message;
+  EXPECT_EQ(groups->scenario.workloads[3].bytes, std::uint64_t{groups_shape(16).threads} * 4);
+  for (const char* refused :
+       {"undepend \"Read back simulation\" Simulate", "depend \"Read back frame\" Simulate",
+        "groups \"Read back frame\" 2"}) {
+    auto outcome = apply_edit(draft, *parse_edit(refused), "refused");
+    ASSERT_FALSE(outcome) << refused << " was accepted";
+    EXPECT_NE(outcome.error().message.find("is a copy"), std::string::npos)
+        << outcome.error().message;
+  }
+  auto barrier = apply_edit(draft, *parse_edit("barrier \"Read back simulation\" Simulate legacy"),
+                            "readback-edit-2");
+  ASSERT_TRUE(barrier) << barrier.error().message;
+}
+
 TEST(ScenarioEdit, ARuleThatOnlyTheSecondEditBreaksRefusesTheSecond) {
   const EditableScenario draft = editable(preset("default"));
   auto across = apply_edit(draft, *parse_edit("depend \"Compute A\" \"Compute Queue A\""), "v2");
