@@ -58,6 +58,22 @@ Status ScenarioDevice::check_features() {
   if (!missing.empty())
     return make_error(std::string("device '") + info_.properties.deviceName +
                       "' lacks required features:" + missing);
+  // D32_SFLOAT is a required depth attachment format only where X8_D24 is not one: ask.
+  for (const TextureSpec& texture : scenario_.textures) {
+    if (!is_depth(texture.format)) continue;
+    VkFormatProperties format{};
+    vkGetPhysicalDeviceFormatProperties(info_.handle, VK_FORMAT_D32_SFLOAT, &format);
+    const VkFormatFeatureFlags needed = VK_FORMAT_FEATURE_DEPTH_STENCIL_ATTACHMENT_BIT |
+                                        VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT |
+                                        VK_FORMAT_FEATURE_TRANSFER_SRC_BIT;
+    if ((format.optimalTilingFeatures & needed) != needed)
+      return make_error(std::string("device '") + info_.properties.deviceName +
+                            "' cannot use D32_SFLOAT as a sampled depth attachment that copies "
+                            "read (texture '" +
+                            texture.name + "' is d32)",
+                        ErrorCategory::unsupported);
+    break;
+  }
   if (info_.shader_clock) {
     VkPhysicalDeviceShaderClockFeaturesKHR clock{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
