@@ -32,11 +32,14 @@ std::uint32_t full_mip_count(std::uint32_t width, std::uint32_t height) {
   return mips;
 }
 
+std::uint64_t subresource_bytes(const TextureSpec& texture, std::uint32_t mip) {
+  return std::uint64_t{mip_size(texture.width, mip)} * mip_size(texture.height, mip) *
+         bytes_per_texel(texture.format);
+}
+
 std::uint64_t texture_bytes(const TextureSpec& texture) {
   std::uint64_t bytes = 0;
-  for (std::uint32_t mip = 0; mip < texture.mips; ++mip)
-    bytes += std::uint64_t{mip_size(texture.width, mip)} * mip_size(texture.height, mip) *
-             bytes_per_texel(texture.format);
+  for (std::uint32_t mip = 0; mip < texture.mips; ++mip) bytes += subresource_bytes(texture, mip);
   return bytes * texture.slices;
 }
 

@@ -58,6 +58,8 @@ std::uint32_t full_mip_count(std::uint32_t width, std::uint32_t height);
 inline constexpr std::uint32_t mip_size(std::uint32_t size, std::uint32_t mip) {
   return (size >> mip) > 0 ? (size >> mip) : 1;
 }
+// The bytes of one subresource at `mip`, tightly packed (what a copy into or out of it moves).
+std::uint64_t subresource_bytes(const TextureSpec& texture, std::uint32_t mip);
 // The bytes of every subresource (what the texture takes in memory, alignment aside).
 std::uint64_t texture_bytes(const TextureSpec& texture);
 

@@ -19,11 +19,8 @@ namespace gpuoverlap {
 
 std::uint64_t output_bytes(const Scenario& scenario, std::size_t w) {
   const WorkloadSpec& spec = scenario.workloads[w];
-  if (spec.target) {
-    const TextureSpec& texture = scenario.textures[spec.target->texture];
-    return std::uint64_t{mip_size(texture.width, spec.target->mip)} *
-           mip_size(texture.height, spec.target->mip) * bytes_per_texel(texture.format);
-  }
+  if (spec.target)
+    return subresource_bytes(scenario.textures[spec.target->texture], spec.target->mip);
   switch (spec.kind) {
     case WorkloadKind::copy:
       return spec.bytes;
@@ -882,8 +879,7 @@ class Parser {
         return error_at(target, named + " copies into '" + texture.name +
                                     "', which is d32: a depth texture is written by draws "
                                     "only (copies write color textures and buffers)");
-      spec.bytes = std::uint64_t{mip_size(texture.width, spec.target->mip)} *
-                   mip_size(texture.height, spec.target->mip) * bytes_per_texel(texture.format);
+      spec.bytes = subresource_bytes(texture, spec.target->mip);
       if (const toml::node* given = w.get("bytes");
           given && given->value<std::int64_t>() != static_cast<std::int64_t>(spec.bytes))
         return error_at(given, named + " copies into mip " + std::to_string(spec.target->mip) +
