@@ -56,8 +56,8 @@ RecordStatus status_for(GpuStatus status) {
 // Counts the workloads whose start and end stamps carry `frame` now.
 std::pair<std::size_t, std::size_t> stamps_seen(const StampView& stamps, std::uint32_t frame) {
   std::size_t started = 0, finished = 0;
-  for (std::size_t w = 0; w < stamps.slots; ++w) {
-    const std::uint32_t* slot = stamps.words + w * stamps.stride_words;
+  for (std::size_t w = 0; w < stamps.slots(); ++w) {
+    const std::uint32_t* slot = stamps.slot(w);
     started += __atomic_load_n(slot + kStampStartFrameWord, __ATOMIC_ACQUIRE) == frame ? 1 : 0;
     finished += __atomic_load_n(slot + kStampEndFrameWord, __ATOMIC_ACQUIRE) == frame ? 1 : 0;
   }
@@ -410,8 +410,7 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
     }
 
     // Release: the poller spins before t0, so no stamp can be missed.
-    if (settings.stamping)
-      poller.arm(stamps.words, stamps.stride_words, slots, frame, monotonic_raw_ns() + timeout_ns);
+    if (settings.stamping) poller.arm(stamps.slot_words, frame, monotonic_raw_ns() + timeout_ns);
     const std::int64_t t0_ns = monotonic_raw_ns();
     GpuOutcome waited = backend.release_gate(frame);
     // Two frames in flight: the next frame's CPU phase begins at its pace while this frame's
@@ -505,7 +504,7 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
         // A copy's stamps are written by the copy engine's commands, with no shader clock.
         if (shader_clock && waited.status == GpuStatus::ok &&
             scenario.workloads[w].kind != WorkloadKind::copy) {
-          const std::uint32_t* slot = stamps.words + w * stamps.stride_words;
+          const std::uint32_t* slot = stamps.slot(w);
           r.clk_start_ticks =
               shader_clock_ticks(slot, kStampStartFrameWord, kStampStartClockWord, frame);
           r.clk_end_ticks = shader_clock_ticks(slot, kStampEndFrameWord, kStampEndClockWord, frame);

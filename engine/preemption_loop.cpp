@@ -281,7 +281,7 @@ PreemptionLoopOutcome PreemptionLoop::run() {
   const StampView stamps = backend_.stamps();
   const bool clocks = backend_.facts().shader_clock.recorded;
   for (std::size_t w = 0; w < scenario_.workloads.size(); ++w) {
-    const std::uint32_t* slot = stamps.words + w * stamps.stride_words;
+    const std::uint32_t* slot = stamps.slot(w);
     words.push_back({slot + kStampStartFrameWord, clocks ? slot + kStampStartClockWord : nullptr});
     words.push_back({slot + kStampEndFrameWord, clocks ? slot + kStampEndClockWord : nullptr});
   }

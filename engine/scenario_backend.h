@@ -55,15 +55,24 @@ inline Error failure_of(const GpuOutcome& outcome, const std::string& what) {
                e.api_code, e.api_code_name};
 }
 
-// The stamp memory as the CPU sees it: one slot per workload, `stride_words` 32-bit words
-// apart. The slot layout is the shaders' (workloads/perlin.hlsl): start frame, end frame, then
-// the shader clock at the start (lo, hi) and at the end (lo, hi). Contract: mapped and written
-// with atomic stores only, for as long as the backend lives.
+// The stamp memory as the CPU sees it: one slot per workload, at `slot(w)`. The slot layout is
+// the shaders' (workloads/perlin.hlsl): start frame, end frame, then the shader clock at the
+// start (lo, hi) and at the end (lo, hi). The slots need not lie in one buffer: a backend
+// whose copies stamp with another command than its shaders' (D3D12's WriteBufferImmediate,
+// which writes only a buffer in COPY_DEST) keeps those slots in a buffer of their own.
+// Contract: mapped and written with atomic stores only, for as long as the backend lives.
 struct StampView {
-  const std::uint32_t* words = nullptr;
-  std::size_t stride_words = 0;
-  std::size_t slots = 0;
+  std::vector<const std::uint32_t*> slot_words;  // per workload, its slot's first word
+  std::size_t slots() const { return slot_words.size(); }
+  const std::uint32_t* slot(std::size_t w) const { return slot_words[w]; }
 };
+// `slots` slots `stride_words` 32-bit words apart from `words`: one buffer holds them all.
+inline StampView evenly_spaced_stamps(const std::uint32_t* words, std::size_t stride_words,
+                                      std::size_t slots) {
+  StampView view;
+  for (std::size_t w = 0; w < slots; ++w) view.slot_words.push_back(words + w * stride_words);
+  return view;
+}
 constexpr std::size_t kStampStartFrameWord = 0;
 constexpr std::size_t kStampEndFrameWord = 1;
 constexpr std::size_t kStampStartClockWord = 2;

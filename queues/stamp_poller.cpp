@@ -15,8 +15,9 @@ StampPoller::~StampPoller() {
   }
 }
 
-void StampPoller::arm(const std::uint32_t* base, std::size_t stride_words, std::size_t slot_count,
-                      std::uint32_t frame, std::int64_t deadline_ns) {
+void StampPoller::arm(std::vector<const std::uint32_t*> slots, std::uint32_t frame,
+                      std::int64_t deadline_ns) {
+  const std::size_t slot_count = slots.size();
   result_ = PollResult{};
   result_.start_ns.assign(slot_count, std::nullopt);
   result_.end_ns.assign(slot_count, std::nullopt);
@@ -24,7 +25,7 @@ void StampPoller::arm(const std::uint32_t* base, std::size_t stride_words, std::
   result_.end_window_ns.assign(slot_count, 0);
   deadline_ns_.store(deadline_ns, std::memory_order_relaxed);
   spinning_.store(false, std::memory_order_relaxed);
-  thread_ = std::thread([=, this] { poll_loop(base, stride_words, slot_count, frame); });
+  thread_ = std::thread([this, slots = std::move(slots), frame] { poll_loop(slots, frame); });
   while (!spinning_.load(std::memory_order_acquire)) std::this_thread::yield();
 }
 
@@ -40,8 +41,8 @@ PollResult StampPoller::wait() {
   return std::move(result_);
 }
 
-void StampPoller::poll_loop(const std::uint32_t* base, std::size_t stride_words,
-                            std::size_t slot_count, std::uint32_t frame) {
+void StampPoller::poll_loop(const std::vector<const std::uint32_t*>& slots, std::uint32_t frame) {
+  const std::size_t slot_count = slots.size();
   apply_placement(placement_);  // what a run gets was read back once, at its start
   std::size_t missing = slot_count * 2;
   // Seen, not yet timed: the window's start is kept here until the time is known.
@@ -54,7 +55,7 @@ void StampPoller::poll_loop(const std::uint32_t* base, std::size_t stride_words,
     if (pass_hook_) pass_hook_();
     bool changed = false;
     for (std::size_t slot = 0; slot < slot_count; ++slot) {
-      const std::uint32_t* words = base + slot * stride_words;
+      const std::uint32_t* words = slots[slot];
       if (!result_.start_ns[slot] && __atomic_load_n(&words[0], __ATOMIC_ACQUIRE) == frame) {
         result_.start_ns[slot] = 0;  // seen; timed below
         start_old_since[slot] = old_since_ns;

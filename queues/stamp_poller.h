@@ -43,11 +43,10 @@ class StampPoller {
   ~StampPoller();
 
   // Starts the polling thread and returns once it is spinning, so the caller can release the
-  // GPU work knowing no stamp can be missed. Slot s has its start word at
-  // base[s * stride_words] and its end word right after it. The thread gives up at
-  // deadline_ns (CLOCK_MONOTONIC_RAW). Contract: not armed already.
-  void arm(const std::uint32_t* base, std::size_t stride_words, std::size_t slot_count,
-           std::uint32_t frame, std::int64_t deadline_ns);
+  // GPU work knowing no stamp can be missed. Slot s has its start word at slots[s] and its
+  // end word right after it. The thread gives up at deadline_ns (CLOCK_MONOTONIC_RAW).
+  // Contract: not armed already.
+  void arm(std::vector<const std::uint32_t*> slots, std::uint32_t frame, std::int64_t deadline_ns);
 
   // Moves the deadline (e.g. once the GPU reported the frame complete, stamps still missing
   // will never come). Safe to call while the thread runs.
@@ -62,8 +61,7 @@ class StampPoller {
   void set_pass_hook(std::function<void()> hook) { pass_hook_ = std::move(hook); }
 
  private:
-  void poll_loop(const std::uint32_t* base, std::size_t stride_words, std::size_t slot_count,
-                 std::uint32_t frame);
+  void poll_loop(const std::vector<const std::uint32_t*>& slots, std::uint32_t frame);
 
   PollerPlacement placement_;
   std::function<void()> pass_hook_;

@@ -531,8 +531,8 @@ Status ScenarioDevice::submit_frame_commands(std::uint32_t frame) {
 // --- ScenarioBackend: the frame loop itself is engine/frame_loop.cpp's --------------------------
 
 StampView ScenarioDevice::stamps() const {
-  return {static_cast<const std::uint32_t*>(stamps_.mapped), slot_stride_ / sizeof(std::uint32_t),
-          scenario_.workloads.size()};
+  return evenly_spaced_stamps(static_cast<const std::uint32_t*>(stamps_.mapped),
+                              slot_stride_ / sizeof(std::uint32_t), scenario_.workloads.size());
 }
 
 GpuOutcome ScenarioDevice::outcome_of(VkResult result, const char* call) const {

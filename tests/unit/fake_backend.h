@@ -48,7 +48,9 @@ class FakeBackend : public ScenarioBackend {
   std::vector<std::uint32_t> recorded, submitted, released;
   int waits = 0;
 
-  StampView stamps() const override { return {words_.data(), kStrideWords, workloads_}; }
+  StampView stamps() const override {
+    return evenly_spaced_stamps(words_.data(), kStrideWords, workloads_);
+  }
   Status record_frame(std::uint32_t frame) override {
     recorded.push_back(frame);
     return ok_status();

@@ -7,6 +7,7 @@
 #include <array>
 #include <atomic>
 #include <thread>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/cpu_affinity.h"
@@ -18,6 +19,13 @@ namespace {
 
 constexpr std::size_t kStride = 16;
 
+// `count` slots kStride words apart from `words`.
+std::vector<const std::uint32_t*> slots_of(const std::uint32_t* words, std::size_t count) {
+  std::vector<const std::uint32_t*> slots;
+  for (std::size_t s = 0; s < count; ++s) slots.push_back(words + s * kStride);
+  return slots;
+}
+
 void store(std::uint32_t* word, std::uint32_t value) {
   __atomic_store_n(word, value, __ATOMIC_RELEASE);
 }
@@ -26,7 +34,7 @@ TEST(StampPoller, SeesEveryStampInCausalOrder) {
   alignas(64) std::array<std::uint32_t, 3 * kStride> words{};
   for (std::uint32_t frame = 1; frame <= 50; ++frame) {
     StampPoller poller;
-    poller.arm(words.data(), kStride, 3, frame, monotonic_raw_ns() + 5'000'000'000);
+    poller.arm(slots_of(words.data(), 3), frame, monotonic_raw_ns() + 5'000'000'000);
     // A chain: slot 0 runs, then slot 1 (depends on 0), then slot 2 (depends on 1).
     std::thread gpu([&] {
       for (std::size_t slot = 0; slot < 3; ++slot) {
@@ -49,11 +57,54 @@ TEST(StampPoller, SeesEveryStampInCausalOrder) {
 
 // Each stamp's detection window holds its write: the writer reads the clock just before and
 // just after each store, and [seen - window, seen] must meet [before, after].
+// Slots in two buffers, interleaved (a D3D12 copy's slot lies in a buffer of its own): each
+// slot's stamps are read where its pointer says, none from the other buffer.
+TEST(StampPoller, ReadsEachSlotWhereItLies) {
+  alignas(64) std::array<std::uint32_t, 2 * kStride> shaders{};
+  alignas(64) std::array<std::uint32_t, 2 * kStride> copies{};
+  const std::vector<const std::uint32_t*> slots = {shaders.data(), copies.data() + kStride,
+                                                   shaders.data() + kStride};
+  StampPoller poller;
+  poller.arm(slots, 5, monotonic_raw_ns() + 5'000'000'000);
+  std::thread gpu([&] {
+    store(&shaders[0], 5);
+    store(&shaders[1], 5);
+    store(&copies[kStride], 5);  // slot 1 starts...
+    store(&copies[0], 5);        // ...and a word no slot names changes
+    store(&copies[kStride + 1], 5);
+    store(&shaders[kStride], 5);
+    store(&shaders[kStride + 1], 5);
+  });
+  gpu.join();
+  const PollResult r = poller.wait();
+  ASSERT_FALSE(r.timed_out);
+  for (std::size_t slot = 0; slot < 3; ++slot) {
+    ASSERT_TRUE(r.start_ns[slot] && r.end_ns[slot]) << slot;
+    EXPECT_LE(*r.start_ns[slot], *r.end_ns[slot]);
+  }
+  EXPECT_LE(*r.end_ns[0], *r.start_ns[1]);
+  EXPECT_LE(*r.end_ns[1], *r.start_ns[2]);
+}
+
+// The same slots with one never written: the poller names that one missing at its deadline.
+TEST(StampPoller, ASlotInAnUnwrittenBufferTimesOut) {
+  alignas(64) std::array<std::uint32_t, kStride> shaders{};
+  alignas(64) std::array<std::uint32_t, kStride> copies{};
+  StampPoller poller;
+  poller.arm({shaders.data(), copies.data()}, 3, monotonic_raw_ns() + 50'000'000);
+  store(&shaders[0], 3);
+  store(&shaders[1], 3);
+  const PollResult r = poller.wait();
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_TRUE(r.start_ns[0] && r.end_ns[0]);
+  EXPECT_FALSE(r.start_ns[1] || r.end_ns[1]);
+}
+
 TEST(StampPoller, EveryWindowContainsItsWriteTime) {
   alignas(64) std::array<std::uint32_t, 4 * kStride> words{};
   for (std::uint32_t frame = 1; frame <= 50; ++frame) {
     StampPoller poller;
-    poller.arm(words.data(), kStride, 4, frame, monotonic_raw_ns() + 5'000'000'000);
+    poller.arm(slots_of(words.data(), 4), frame, monotonic_raw_ns() + 5'000'000'000);
     std::array<std::pair<std::int64_t, std::int64_t>, 8> written{};  // [before, after] per word
     std::thread gpu([&] {
       for (std::size_t word = 0; word < 8; ++word) {
@@ -93,7 +144,7 @@ TEST(StampPoller, APollerStoppedFor5MsGivesWindowsOfAtLeast5Ms) {
     const std::int64_t until = monotonic_raw_ns() + 5'000'000;
     while (monotonic_raw_ns() < until) std::this_thread::yield();
   });
-  poller.arm(words.data(), kStride, 1, 1, monotonic_raw_ns() + 5'000'000'000);
+  poller.arm(slots_of(words.data(), 1), 1, monotonic_raw_ns() + 5'000'000'000);
   stop_next.store(true);
   while (!stopped.load()) std::this_thread::yield();
   store(&words[0], 1);
@@ -141,7 +192,7 @@ TEST(StampPoller, OldFrameValuesDoNotCount) {
   words[0] = 6;  // left over from frame 6
   words[1] = 6;
   StampPoller poller;
-  poller.arm(words.data(), kStride, 1, 7, monotonic_raw_ns() + 50'000'000);
+  poller.arm(slots_of(words.data(), 1), 7, monotonic_raw_ns() + 50'000'000);
   const PollResult r = poller.wait();
   EXPECT_TRUE(r.timed_out);
   EXPECT_FALSE(r.start_ns[0].has_value());
@@ -152,7 +203,7 @@ TEST(StampPoller, MissingStampTimesOutAtTheDeadlineWithPartialResults) {
   alignas(64) std::array<std::uint32_t, 2 * kStride> words{};
   StampPoller poller;
   const std::int64_t armed = monotonic_raw_ns();
-  poller.arm(words.data(), kStride, 2, 1, armed + 3'600'000'000'000);  // an hour
+  poller.arm(slots_of(words.data(), 2), 1, armed + 3'600'000'000'000);  // an hour
   store(&words[0], 1);
   store(&words[1], 1);
   store(&words[kStride], 1);  // slot 1 starts but never ends
@@ -166,7 +217,7 @@ TEST(StampPoller, MissingStampTimesOutAtTheDeadlineWithPartialResults) {
 TEST(StampPoller, ShortenDeadlineNeverExtendsIt) {
   alignas(64) std::array<std::uint32_t, kStride> words{};
   StampPoller poller;
-  poller.arm(words.data(), kStride, 1, 1, monotonic_raw_ns() + 10'000'000);
+  poller.arm(slots_of(words.data(), 1), 1, monotonic_raw_ns() + 10'000'000);
   poller.shorten_deadline(monotonic_raw_ns() + 3'600'000'000'000);
   const PollResult r = poller.wait();  // returns after ~10 ms, not an hour
   EXPECT_TRUE(r.timed_out);
