@@ -131,7 +131,6 @@ int command_run(const RunArguments& args, const std::string& command_line) {
     scenarios.push_back(std::move(s));
     return ok_status();
   };
-  std::size_t from_all = 0;  // the first scenarios, --all's; the named ones follow
   if (args.all_presets) {
     auto suite = suite_scenarios();
     if (!suite) return fail(suite.error());
@@ -140,7 +139,6 @@ int command_run(const RunArguments& args, const std::string& command_line) {
                                suite->covered.size(), fmt::join(suite->covered, ", "));
     for (Scenario& s : suite->scenarios)
       if (Status added = add(std::move(s)); !added) return fail(added.error());
-    from_all = scenarios.size();
   }
   for (const auto& name : args.scenarios) {
     auto expanded = resolve_scenarios(name, args.all_presets ? std::string() : args.foreground);
@@ -162,20 +160,6 @@ int command_run(const RunArguments& args, const std::string& command_line) {
   if (Status s = apply_preemption_overrides(args, scenarios); !s) return fail(s.error());
   if (!api)
     if (Status chosen = choose_devices(); !chosen) return fail(chosen.error());
-  // --all is what this build can run: a preset that asks for what the backend does not record
-  // is left out, with a line saying why (named explicitly, it is refused as unsupported).
-  if (from_all > 0) {
-    std::vector<Scenario> kept;
-    for (std::size_t i = 0; i < scenarios.size(); ++i) {
-      const Status recorded = i < from_all ? api->recordable(scenarios[i]) : ok_status();
-      if (recorded)
-        kept.push_back(std::move(scenarios[i]));
-      else
-        std::cerr << fmt::format("--all: {} left out: {}\n", scenarios[i].name,
-                                 recorded.error().message);
-    }
-    scenarios = std::move(kept);
-  }
   if (choices.several && (args.on_scenarios || args.on_frame))
     return fail(make_error("--live and --script run on one device: give --device one device"));
   // Each device's scenarios: all of them, or as the concurrent plan has them.

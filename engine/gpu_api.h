@@ -51,10 +51,6 @@ class GpuApi {
   // opened, and how many of them were synchronization hazards.
   virtual std::uint32_t validation_errors() const { return 0; }
   virtual std::uint32_t sync_hazards() const { return 0; }
-  // Whether this API's backend records everything `scenario` asks for: an `unsupported`
-  // error naming what it lacks (D3D12's records no copy workloads yet), which its executor
-  // also refuses the scenario with. `run --all` leaves such presets out, with a line.
-  virtual Status recordable(const Scenario& /*scenario*/) const { return ok_status(); }
 };
 
 // How to open an API.

@@ -174,7 +174,6 @@ class D3D12Api final : public GpuApi {
       : devices_(std::move(devices)), adapters_(std::move(adapters)), debug_layer_(debug_layer) {}
   std::string name() const override { return "D3D12"; }
   const std::vector<DeviceFacts>& devices() const override { return devices_; }
-  Status recordable(const Scenario& scenario) const override { return d3d12::recordable(scenario); }
   std::unique_ptr<ScenarioExecutor> executor(std::size_t index) override {
     return std::make_unique<DeviceExecutor>(std::make_unique<D3D12Device>(
         adapters_.at(index).get(), index, devices_.at(index).description, debug_layer_));

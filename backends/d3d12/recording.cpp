@@ -33,14 +33,15 @@ D3D12_RESOURCE_BARRIER transition(ID3D12Resource* resource, D3D12_RESOURCE_STATE
 
 // The work a frame-start restore into `layout` comes before, for an enhanced barrier's
 // SyncAfter and AccessAfter: the first write of the frame, a draw into a render target or a
-// depth buffer, or else a dispatch through a UAV (the D3D12 backend records no copies, so no
-// texture starts in COPY_DEST).
+// depth buffer, a copy into a texture, or else a dispatch through a UAV.
 std::pair<D3D12_BARRIER_SYNC, D3D12_BARRIER_ACCESS> first_write_in(D3D12_BARRIER_LAYOUT layout) {
   switch (layout) {
     case D3D12_BARRIER_LAYOUT_RENDER_TARGET:
       return {D3D12_BARRIER_SYNC_RENDER_TARGET, D3D12_BARRIER_ACCESS_RENDER_TARGET};
     case D3D12_BARRIER_LAYOUT_DEPTH_STENCIL_WRITE:
       return {D3D12_BARRIER_SYNC_DEPTH_STENCIL, D3D12_BARRIER_ACCESS_DEPTH_STENCIL_WRITE};
+    case D3D12_BARRIER_LAYOUT_COPY_DEST:
+      return {D3D12_BARRIER_SYNC_COPY, D3D12_BARRIER_ACCESS_COPY_DEST};
     default:
       return {D3D12_BARRIER_SYNC_COMPUTE_SHADING, D3D12_BARRIER_ACCESS_UNORDERED_ACCESS};
   }
@@ -244,17 +245,77 @@ void ScenarioDevice::record_workload(ID3D12GraphicsCommandList* list, std::size_
     barrier.Transition.pResource = texture;
     list->ResourceBarrier(1, &barrier);
   }
-  if (timestamps)
-    list->EndQuery(gpu_.queries.get(), D3D12_QUERY_TYPE_TIMESTAMP, static_cast<UINT>(2 * w));
-  const RootConstants constants =
-      frame_params(static_cast<std::uint32_t>(w), workload_shape(scenario_, w), spec.iterations,
-                   frame, settings_.stamping, producers_[w]);
-  record_perlin(list, w, constants, 1);
-  if (timestamps)
-    list->EndQuery(gpu_.queries.get(), D3D12_QUERY_TYPE_TIMESTAMP, static_cast<UINT>(2 * w + 1));
+  if (spec.kind == WorkloadKind::copy) {
+    record_copy(list, segment, w, frame, timestamps);
+  } else {
+    if (timestamps)
+      list->EndQuery(gpu_.queries.get(), D3D12_QUERY_TYPE_TIMESTAMP, static_cast<UINT>(2 * w));
+    const RootConstants constants =
+        frame_params(static_cast<std::uint32_t>(w), workload_shape(scenario_, w), spec.iterations,
+                     frame, settings_.stamping, producers_[w]);
+    record_perlin(list, w, constants, 1);
+    if (timestamps)
+      list->EndQuery(gpu_.queries.get(), D3D12_QUERY_TYPE_TIMESTAMP, static_cast<UINT>(2 * w + 1));
+  }
   for (std::size_t i = 0; i < plan_.barriers.dependencies.size(); ++i)
     if (plan_.barriers.dependencies[i].producer == w)
       record_dependency_barriers(list, segment, i, Placement::after_producer);
+}
+
+// The stamp protocol's words (workloads/perlin.hlsl), written by the command processor: the
+// frame number at byte 0 once the commands before the copy have started (MARKER_IN), at byte 4
+// once every command before it, the copy included, has completed (MARKER_OUT). Hazard: the
+// start mark follows the start of the barrier before the copy, not its end; on hardware whose
+// command processor finishes a barrier's wait before it takes the next command, as is usual,
+// that is the same. Contract: segment_lists2 exists (check_copies), and the buffers a copy
+// reads and writes are in COPY_SOURCE and COPY_DEST (the plan's barriers; an UPLOAD heap's
+// buffer is GENERIC_READ, which includes COPY_SOURCE; a READBACK heap's is COPY_DEST).
+void ScenarioDevice::record_copy(ID3D12GraphicsCommandList* list, std::size_t segment,
+                                 std::size_t w, std::uint32_t frame, bool timestamps) const {
+  ID3D12GraphicsCommandList2* marker_list = gpu_.segment_lists2[segment].get();
+  const D3D12_GPU_VIRTUAL_ADDRESS slot =
+      gpu_.copy_stamps->GetGPUVirtualAddress() + w * kSlotStrideBytes;
+  auto stamp = [&](UINT64 offset, D3D12_WRITEBUFFERIMMEDIATE_MODE mode) {
+    if (!settings_.stamping) return;
+    const D3D12_WRITEBUFFERIMMEDIATE_PARAMETER parameter{slot + offset, frame};
+    marker_list->WriteBufferImmediate(1, &parameter, &mode);
+  };
+  stamp(0, D3D12_WRITEBUFFERIMMEDIATE_MODE_MARKER_IN);
+  if (timestamps)
+    list->EndQuery(gpu_.queries.get(), D3D12_QUERY_TYPE_TIMESTAMP, static_cast<UINT>(2 * w));
+  const WorkloadSpec& spec = scenario_.workloads[w];
+  const std::optional<TextureCopy>& texture = texture_copies_[w];
+  if (is_readback(spec)) {
+    const std::size_t source = spec.depends_on.front().producer;
+    if (texture) {
+      D3D12_TEXTURE_COPY_LOCATION to{};
+      to.pResource = gpu_.outputs[w].get();
+      to.Type = D3D12_TEXTURE_COPY_TYPE_PLACED_FOOTPRINT;
+      to.PlacedFootprint = texture->footprint;
+      D3D12_TEXTURE_COPY_LOCATION from{};
+      from.pResource = texture->texture;
+      from.Type = D3D12_TEXTURE_COPY_TYPE_SUBRESOURCE_INDEX;
+      from.SubresourceIndex = texture->subresource;
+      list->CopyTextureRegion(&to, 0, 0, 0, &from, nullptr);
+    } else {
+      list->CopyBufferRegion(gpu_.outputs[w].get(), 0, gpu_.outputs[source].get(), 0, spec.bytes);
+    }
+  } else if (texture) {
+    D3D12_TEXTURE_COPY_LOCATION to{};
+    to.pResource = texture->texture;
+    to.Type = D3D12_TEXTURE_COPY_TYPE_SUBRESOURCE_INDEX;
+    to.SubresourceIndex = texture->subresource;
+    D3D12_TEXTURE_COPY_LOCATION from{};
+    from.pResource = gpu_.uploads[w].get();
+    from.Type = D3D12_TEXTURE_COPY_TYPE_PLACED_FOOTPRINT;
+    from.PlacedFootprint = texture->footprint;
+    list->CopyTextureRegion(&to, 0, 0, 0, &from, nullptr);
+  } else {
+    list->CopyBufferRegion(gpu_.outputs[w].get(), 0, gpu_.uploads[w].get(), 0, spec.bytes);
+  }
+  if (timestamps)
+    list->EndQuery(gpu_.queries.get(), D3D12_QUERY_TYPE_TIMESTAMP, static_cast<UINT>(2 * w + 1));
+  stamp(4, D3D12_WRITEBUFFERIMMEDIATE_MODE_MARKER_OUT);
 }
 
 // Contract: the frame before completed on every queue (wait_frame), so the allocators' memory

@@ -180,6 +180,7 @@ Status ScenarioDevice::create_resources() {
   target_states_.assign(slots, D3D12_RESOURCE_STATE_RENDER_TARGET);
   for (std::size_t w = 0; w < slots; ++w) {
     const WorkloadSpec& spec = scenario_.workloads[w];
+    if (spec.kind == WorkloadKind::copy) continue;  // create_copy_resources
     if (spec.kind == WorkloadKind::compute)
       GPUOVERLAP_TRY(
           create_buffer(gpu_.outputs[w], UINT64{workload_shape(scenario_, w).threads} * 4,
@@ -263,6 +264,69 @@ Status ScenarioDevice::create_resources() {
                                   plan_.barriers.texture_holds_heap_at_start[t]
                                       ? plan_.barriers.texture_final_layouts[t].front()
                                       : plan_.barriers.texture_start_layouts[t]);
+  }
+  return create_copy_resources(page);
+}
+
+// A copy's memory, as on Vulkan: an upload copy reads an UPLOAD heap's buffer (zeros, written
+// once here) into a DEFAULT heap's buffer or a declared texture's subresource; a readback
+// writes its source's bytes into a READBACK heap's buffer. A texture's texels lie in the
+// buffer in rows D3D12_TEXTURE_DATA_PITCH_ALIGNMENT apart (GetCopyableFootprints), so such a
+// buffer may be larger than the copy's `bytes`, which count tightly packed rows.
+Status ScenarioDevice::create_copy_resources(D3D12_CPU_PAGE_PROPERTY page) {
+  const std::size_t slots = scenario_.workloads.size();
+  gpu_.uploads.resize(slots);
+  texture_copies_.assign(slots, std::nullopt);
+  if (!uses_copies_) return ok_status();
+  // COMMON, promoted to COPY_DEST by each ExecuteCommandLists's first WriteBufferImmediate.
+  GPUOVERLAP_TRY(create_mapped_buffer(gpu_.copy_stamps, slots * kSlotStrideBytes, page,
+                                      &copy_stamps_mapped_, "copy stamp buffer"));
+  for (std::size_t w = 0; w < slots; ++w) {
+    const WorkloadSpec& spec = scenario_.workloads[w];
+    if (spec.kind != WorkloadKind::copy) continue;
+    // The texture subresource it copies to or from, if any.
+    ID3D12Resource* texture = nullptr;
+    UINT subresource = 0;
+    if (is_readback(spec)) {
+      const std::size_t source = spec.depends_on.front().producer;
+      const WorkloadSpec& producer = scenario_.workloads[source];
+      if (const auto& target = producer.target) {
+        texture = gpu_.textures[target->texture].get();
+        subresource =
+            subresource_index(target->mip, target->slice, scenario_.textures[target->texture].mips);
+      } else if (producer.kind == WorkloadKind::graphics) {
+        texture = gpu_.targets[source].get();
+      }
+    } else if (const auto& target = spec.target) {
+      texture = gpu_.textures[target->texture].get();
+      subresource =
+          subresource_index(target->mip, target->slice, scenario_.textures[target->texture].mips);
+    }
+    UINT64 buffer_bytes = spec.bytes;
+    if (texture) {
+      TextureCopy copy{.texture = texture, .subresource = subresource};
+      const D3D12_RESOURCE_DESC desc = desc_of(texture);
+      gpu_.device->GetCopyableFootprints(&desc, subresource, 1, 0, &copy.footprint, nullptr,
+                                         nullptr, &buffer_bytes);
+      texture_copies_[w] = copy;
+    }
+    if (is_readback(spec)) {
+      GPUOVERLAP_TRY(create_buffer(gpu_.outputs[w], buffer_bytes, D3D12_HEAP_TYPE_READBACK,
+                                   D3D12_RESOURCE_FLAG_NONE, D3D12_RESOURCE_STATE_COPY_DEST,
+                                   "readback buffer"));
+      continue;
+    }
+    GPUOVERLAP_TRY(create_buffer(gpu_.uploads[w], buffer_bytes, D3D12_HEAP_TYPE_UPLOAD,
+                                 D3D12_RESOURCE_FLAG_NONE, D3D12_RESOURCE_STATE_GENERIC_READ,
+                                 "copy upload buffer"));
+    void* mapped = nullptr;
+    GPUOVERLAP_HR(gpu_.uploads[w]->Map(0, nullptr, &mapped), "Map (copy upload buffer)");
+    std::memset(mapped, 0, buffer_bytes);
+    gpu_.uploads[w]->Unmap(0, nullptr);
+    if (!texture)
+      GPUOVERLAP_TRY(create_buffer(gpu_.outputs[w], spec.bytes, D3D12_HEAP_TYPE_DEFAULT,
+                                   D3D12_RESOURCE_FLAG_NONE, D3D12_RESOURCE_STATE_COMMON,
+                                   "copy destination buffer"));
   }
   return ok_status();
 }
@@ -507,6 +571,7 @@ Status ScenarioDevice::create_descriptors() {
     if (gpu_.targets[w])
       gpu_.device->CreateRenderTargetView(gpu_.targets[w].get(), nullptr,
                                           {rtv_start.ptr + w * rtv_increment_});
+    if (scenario_.workloads[w].kind == WorkloadKind::copy) continue;  // binds nothing
     std::uint32_t buffers = 0, targets = 0;
     const auto& deps = scenario_.workloads[w].depends_on;
     for (std::size_t i = 0; i < deps.size(); ++i) {

@@ -59,20 +59,6 @@ D3D12_MEASUREMENTS_ACTION to_d3d12(background::MeasurementsAction action) {
 
 }  // namespace
 
-// A copy has no shader to stamp it. On D3D12 its stamps would be WriteBufferImmediate writes,
-// which need the stamp buffer in COPY_DEST while every dispatch and draw on every queue writes
-// it as an unordered-access view; until the stamps of a copy have a buffer of their own, this
-// backend refuses copy workloads before any object exists, as an unsupported feature.
-Status recordable(const Scenario& scenario) {
-  for (const WorkloadSpec& w : scenario.workloads)
-    if (w.kind == WorkloadKind::copy)
-      return make_error("workload '" + w.name +
-                            "' is a copy: the D3D12 backend does not record copy workloads "
-                            "(the Vulkan backend does)",
-                        ErrorCategory::unsupported);
-  return ok_status();
-}
-
 ScenarioDevice::ScenarioDevice(IDXGIAdapter1* adapter, const Scenario& scenario,
                                const RunSettings& settings)
     : adapter_(adapter),
@@ -116,6 +102,40 @@ Status ScenarioDevice::check_barriers() {
                           "this device",
                       ErrorCategory::unsupported);
   uses_enhanced_barriers_ = true;
+  return ok_status();
+}
+
+// A copy has no shader to stamp it: its stamps are WriteBufferImmediate writes (recording.cpp),
+// which a runtime offers per command-list type (D3D12_OPTIONS3). Where the type of a copy's
+// queue lacks them (Wine's vkd3d offers none) the scenario is refused before any queue exists,
+// as an unsupported feature: a copy without stamps would leave every frame unfinished.
+Status ScenarioDevice::check_copies() {
+  const auto copy =
+      std::find_if(scenario_.workloads.begin(), scenario_.workloads.end(),
+                   [](const WorkloadSpec& w) { return w.kind == WorkloadKind::copy; });
+  if (copy == scenario_.workloads.end()) return ok_status();
+  D3D12_FEATURE_DATA_D3D12_OPTIONS3 options3{};
+  const HRESULT result =
+      gpu_.device->CheckFeatureSupport(D3D12_FEATURE_D3D12_OPTIONS3, &options3, sizeof options3);
+  for (const WorkloadSpec& w : scenario_.workloads) {
+    if (w.kind != WorkloadKind::copy) continue;
+    const bool direct = scenario_.queues[w.queue].type == QueueType::direct;
+    const std::string asked = "workload '" + w.name + "' is a copy, stamped by " +
+                              "WriteBufferImmediate on a " + (direct ? "DIRECT" : "COMPUTE") +
+                              " command list: ";
+    if (FAILED(result))
+      return Error{
+          asked + "D3D12_OPTIONS3: unsupported by this runtime (" + hresult_name(result) + ")",
+          static_cast<std::int64_t>(result), hresult_name(result), ErrorCategory::unsupported};
+    const D3D12_COMMAND_LIST_SUPPORT_FLAGS needed =
+        direct ? D3D12_COMMAND_LIST_SUPPORT_FLAG_DIRECT : D3D12_COMMAND_LIST_SUPPORT_FLAG_COMPUTE;
+    if (!(options3.WriteBufferImmediateSupportFlags & needed))
+      return make_error(asked +
+                            "unsupported by this runtime (D3D12_OPTIONS3 "
+                            "WriteBufferImmediateSupportFlags leaves that type out)",
+                        ErrorCategory::unsupported);
+  }
+  uses_copies_ = true;
   return ok_status();
 }
 
@@ -208,6 +228,13 @@ Status ScenarioDevice::create_queue_objects() {
                   "CreateCommandList");
     GPUOVERLAP_HR(gpu_.segment_lists[i]->Close(), "ID3D12GraphicsCommandList::Close");
     for (std::size_t w : plan_.segments[i].workloads) segment_of_[w] = i;
+  }
+  if (uses_copies_) {
+    gpu_.segment_lists2.resize(gpu_.segment_lists.size());
+    for (std::size_t i = 0; i < gpu_.segment_lists.size(); ++i)
+      GPUOVERLAP_HR(gpu_.segment_lists[i]->QueryInterface(__uuidof(ID3D12GraphicsCommandList2),
+                                                          gpu_.segment_lists2[i].receive_void()),
+                    "QueryInterface (ID3D12GraphicsCommandList2, WriteBufferImmediate)");
   }
   if (uses_enhanced_barriers_) {
     auto seven = [](ID3D12GraphicsCommandList* list, ComPtr<ID3D12GraphicsCommandList7>& out) {
@@ -402,9 +429,9 @@ void ScenarioDevice::fill_facts() {
 }
 
 Status ScenarioDevice::create() {
-  GPUOVERLAP_TRY(recordable(scenario_));
   GPUOVERLAP_TRY(create_device());
   GPUOVERLAP_TRY(check_barriers());
+  GPUOVERLAP_TRY(check_copies());
   GPUOVERLAP_TRY(create_queues());
   GPUOVERLAP_TRY(create_queue_objects());
   GPUOVERLAP_TRY(create_resources());
@@ -454,9 +481,16 @@ Status ScenarioDevice::submit_frame_commands(std::uint32_t frame) {
 
 // --- ScenarioBackend: the frame loop itself is engine/frame_loop.cpp's --------------------------
 
+// A copy's slot is in the copy stamp buffer, at the offset its slot would have in the other.
 StampView ScenarioDevice::stamps() const {
-  return {static_cast<const std::uint32_t*>(stamps_mapped_),
-          kSlotStrideBytes / sizeof(std::uint32_t), scenario_.workloads.size()};
+  StampView view;
+  for (std::size_t w = 0; w < scenario_.workloads.size(); ++w) {
+    const void* base =
+        scenario_.workloads[w].kind == WorkloadKind::copy ? copy_stamps_mapped_ : stamps_mapped_;
+    view.slot_words.push_back(static_cast<const std::uint32_t*>(base) +
+                              w * (kSlotStrideBytes / sizeof(std::uint32_t)));
+  }
+  return view;
 }
 
 GpuOutcome ScenarioDevice::submit_frame(std::uint32_t frame) {

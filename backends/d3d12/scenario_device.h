@@ -14,7 +14,11 @@
 //                       ID3D12GraphicsCommandList7 where D3D12_OPTIONS12 has them), with the
 //                       producer's resource filled in;
 //   stamps, counters    CUSTOM-heap buffers (MEMORY_POOL_L0, WRITE_COMBINE for uncached,
-//                       WRITE_BACK for cached), persistently mapped;
+//                       WRITE_BACK for cached), persistently mapped; a copy's stamps are
+//                       WriteBufferImmediate writes (MARKER_IN, MARKER_OUT) into another such
+//                       buffer, where D3D12_OPTIONS3 offers them;
+//   copies              CopyBufferRegion and CopyTextureRegion from an UPLOAD heap's buffer,
+//                       or into a READBACK heap's buffer for a readback;
 //   timestamps          a TIMESTAMP query heap resolved into a READBACK buffer per submission,
 //                       placed on QueryPerformanceCounter by GetClockCalibration.
 //
@@ -39,10 +43,6 @@
 #include "scenarios/frame_plan.h"
 
 namespace gpuoverlap::d3d12 {
-
-// What of `scenario` this backend does not record, as an `unsupported` error (GpuApi::recordable);
-// ok where it records all of it. Checked again when a scenario opens, before any object exists.
-Status recordable(const Scenario& scenario);
 
 // Stamp and counter slots are 256 bytes apart: each workload's root descriptors point at its
 // own slot, and 256 bytes satisfies every runtime's alignment of a root descriptor's address
@@ -114,8 +114,16 @@ struct DeviceObjects {
   std::vector<ComPtr<ID3D12GraphicsCommandList>> segment_lists;  // per plan segment
   // The same lists as ID3D12GraphicsCommandList7, only where the plan has enhanced barriers.
   std::vector<ComPtr<ID3D12GraphicsCommandList7>> segment_lists7;
+  // The same lists as ID3D12GraphicsCommandList2, only where the scenario has copies.
+  std::vector<ComPtr<ID3D12GraphicsCommandList2>> segment_lists2;
   ComPtr<ID3D12Resource> stamps, counters, zeros, input, dummy_output, dummy_target;
-  std::vector<ComPtr<ID3D12Resource>> outputs;   // per workload; empty for graphics
+  // The copies' stamps: WriteBufferImmediate writes only a buffer in COPY_DEST, while the
+  // shaders of every queue write `stamps` as an unordered-access view. Only with copies.
+  ComPtr<ID3D12Resource> copy_stamps;
+  // Per workload; empty for graphics. A copy's: its destination buffer, or its READBACK heap
+  // buffer for a readback; none for a copy into a texture.
+  std::vector<ComPtr<ID3D12Resource>> outputs;
+  std::vector<ComPtr<ID3D12Resource>> uploads;   // per workload: an upload copy's UPLOAD buffer
   std::vector<ComPtr<ID3D12Resource>> targets;   // per workload; empty for compute
   std::vector<ComPtr<ID3D12Heap>> heaps;         // per heap of aliased textures
   std::vector<ComPtr<ID3D12Resource>> textures;  // per declared texture
@@ -173,6 +181,7 @@ class ScenarioDevice final : public ScenarioBackend {
  private:
   // scenario_device.cpp
   Status check_barriers();
+  Status check_copies();
   Status create_device();
   Status create_queues();
   Status create_queue_objects();
@@ -194,6 +203,7 @@ class ScenarioDevice final : public ScenarioBackend {
   Status create_target(ComPtr<ID3D12Resource>& out, UINT width, UINT height,
                        D3D12_RESOURCE_STATES state, const char* what);
   Status create_resources();
+  Status create_copy_resources(D3D12_CPU_PAGE_PROPERTY page);
   Status upload_input();
   Status create_pipelines();
   Status create_descriptors();
@@ -208,6 +218,9 @@ class ScenarioDevice final : public ScenarioBackend {
                      std::uint32_t draws) const;
   void record_workload(ID3D12GraphicsCommandList* list, std::size_t segment, std::size_t w,
                        std::uint32_t frame, bool timestamps);
+  // Copy workload w between its stamps (and timestamps): an upload or a readback.
+  void record_copy(ID3D12GraphicsCommandList* list, std::size_t segment, std::size_t w,
+                   std::uint32_t frame, bool timestamps) const;
   void record_dependency_barriers(ID3D12GraphicsCommandList* list, std::size_t segment,
                                   std::size_t dependency, Placement placement) const;
   void record_enhanced_barriers(std::size_t segment, const std::vector<EnhancedBarrier>& barriers,
@@ -230,6 +243,15 @@ class ScenarioDevice final : public ScenarioBackend {
   std::vector<QueuePriority> granted_priority_;
 
   void* stamps_mapped_ = nullptr;
+  void* copy_stamps_mapped_ = nullptr;
+  // Per workload: where a copy to or from a texture puts its texels in its buffer (rows aligned
+  // as CopyTextureRegion requires), and that texture subresource.
+  struct TextureCopy {
+    ID3D12Resource* texture = nullptr;
+    UINT subresource = 0;
+    D3D12_PLACED_SUBRESOURCE_FOOTPRINT footprint{};
+  };
+  std::vector<std::optional<TextureCopy>> texture_copies_;
   const std::uint64_t* query_ticks_ = nullptr;   // mapped query_readback
   const std::uint64_t* stream_ticks_ = nullptr;  // mapped stream_readback
   UINT srv_increment_ = 0, rtv_increment_ = 0, dsv_increment_ = 0;
@@ -263,6 +285,7 @@ class ScenarioDevice final : public ScenarioBackend {
   UINT64 timestamp_frequency_ = 0;
   bool calibration_works_ = false;
   bool uses_enhanced_barriers_ = false;  // the plan has some (check_barriers)
+  bool uses_copies_ = false;             // the scenario has some (check_copies)
 
   background::VariantSlot<background::PipelineHandle> compute_variants_;
   // Per workload, the committed variant bound in place of the build-time compute pipeline
