@@ -148,14 +148,17 @@ void ScenarioDevice::record_perlin(VkCommandBuffer cmd, std::size_t w, const Pus
 void ScenarioDevice::record_copy(VkCommandBuffer cmd, std::size_t w, std::uint32_t frame,
                                  bool timestamps) const {
   // The stamp protocol's words (workloads/perlin.hlsl): the frame number at byte 0 when the
-  // work starts, at byte 4 when it has finished. Two execution barriers on this queue place
-  // them: the start fill completes before the copy begins, the end fill begins after the copy
-  // completes. The stamps are host-coherent memory the poller reads.
+  // work starts, at byte 4 when it has finished. Execution barriers on this queue place them:
+  // the start fill waits for what the copy's own barriers wait for (their second scope is the
+  // COPY stage, which a fill, a CLEAR, is not in: a barrier from COPY to CLEAR chains them),
+  // and completes before the copy begins; the end fill begins after the copy completes. The
+  // stamps are host-coherent memory the poller reads.
   const VkDeviceSize slot = w * slot_stride_;
   auto order = [cmd](VkPipelineStageFlags2 before, VkPipelineStageFlags2 after) {
     record_global_barrier(cmd, {before, 0}, {after, 0});
   };
   if (settings_.stamping) {
+    order(VK_PIPELINE_STAGE_2_COPY_BIT, VK_PIPELINE_STAGE_2_CLEAR_BIT);
     vkCmdFillBuffer(cmd, stamps_.buffer, slot, 4, frame);
     order(VK_PIPELINE_STAGE_2_CLEAR_BIT, VK_PIPELINE_STAGE_2_COPY_BIT);
   }
