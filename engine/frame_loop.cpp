@@ -103,8 +103,9 @@ DeadlineFacts missed_deadline_facts(ScenarioBackend& backend, const RunSettings&
   // Stamps written before the fence signalled are visible by now, or within the grace period
   // on a device whose stamp memory is slow to become visible; re-read until all are, or the
   // grace period ends (no sleep: a few reads of mapped memory).
+  const StampView stamps = backend.stamps();
   for (;;) {
-    std::tie(f.started_after_grace, f.finished_after_grace) = stamps_seen(backend.stamps(), frame);
+    std::tie(f.started_after_grace, f.finished_after_grace) = stamps_seen(stamps, frame);
     const bool all = f.started_after_grace == f.workloads && f.finished_after_grace == f.workloads;
     if (all || monotonic_raw_ns() >= grace_end_ns || !f.gpu_finished) break;
   }

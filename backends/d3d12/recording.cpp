@@ -1,7 +1,7 @@
 // What a frame records on D3D12: each queue's prepare list (counters zeroed, render targets
 // back to RENDER_TARGET, declared textures to where a frame starts them), then one command list per
 // submission of the frame plan with each workload's barriers (the plan's own D3D12 barriers),
-// timestamps and Perlin dispatch or draw.
+// timestamps and Perlin dispatch or draw, or copy between its WriteBufferImmediate stamps.
 //
 // Buffers and ExecuteCommandLists: a buffer decays to COMMON when the GPU completes the
 // ExecuteCommandLists that used it, and is promoted to the state of its first use in the next
@@ -207,8 +207,8 @@ void ScenarioDevice::record_workload(ID3D12GraphicsCommandList* list, std::size_
   for (std::size_t i = 0; i < plan_.barriers.dependencies.size(); ++i)
     if (plan_.barriers.dependencies[i].consumer == w)
       record_dependency_barriers(list, segment, i, Placement::before_consumer);
-  // Its subresource into its layout for the write (RENDER_TARGET, DEPTH_WRITE or
-  // UNORDERED_ACCESS) after a read or from the frame start, or discarded from UNDEFINED. From the
+  // Its subresource into its layout for the write (RENDER_TARGET, DEPTH_WRITE, UNORDERED_ACCESS
+  // or COPY_DEST) after a read or from the frame start, or discarded from UNDEFINED. From the
   // frame start the enhanced form waits for nothing (SyncBefore NONE): the restore is in the
   // queue's prepare list, an ExecuteCommandLists of its own before this one, which orders it.
   for (const TargetTransition& transition : plan_.barriers.target_transitions) {
@@ -225,11 +225,14 @@ void ScenarioDevice::record_workload(ID3D12GraphicsCommandList* list, std::size_
       // target or a depth stencil). A direct list discards a render target in RENDER_TARGET
       // and a depth stencil in DEPTH_WRITE, so a texture resting in UNORDERED_ACCESS goes to
       // RENDER_TARGET and back (a depth texture rests in DEPTH_WRITE: only draws write it); a
-      // compute list discards it as is.
+      // compute list discards it in UNORDERED_ACCESS, where a dispatch leaves it. A texture
+      // resting in COPY_DEST (only copies write it) is not discarded: a compute list could not,
+      // and the copy that follows writes its one subresource whole, which initialises it too.
       barrier.Aliasing.pResourceBefore = gpu_.textures[*transition.aliasing_from].get();
       barrier.Aliasing.pResourceAfter = texture;
       list->ResourceBarrier(1, &barrier);
       const D3D12_RESOURCE_STATES rest = plan_.barriers.texture_start_states[transition.texture];
+      if (rest == D3D12_RESOURCE_STATE_COPY_DEST) continue;
       const bool detour = rest != D3D12_RESOURCE_STATE_RENDER_TARGET &&
                           rest != D3D12_RESOURCE_STATE_DEPTH_WRITE &&
                           scenario_.queues[spec.queue].type == QueueType::direct;
@@ -264,21 +267,21 @@ void ScenarioDevice::record_workload(ID3D12GraphicsCommandList* list, std::size_
 
 // The stamp protocol's words (workloads/perlin.hlsl), written by the command processor: the
 // frame number at byte 0 once the commands before the copy have started (MARKER_IN), at byte 4
-// once every command before it, the copy included, has completed (MARKER_OUT). Hazard: the
-// start mark follows the start of the barrier before the copy, not its end; on hardware whose
+// once every command before it, the copy included, has completed (MARKER_OUT). Hazards: the
+// start mark follows the start of the barrier before the copy, not its end (on hardware whose
 // command processor finishes a barrier's wait before it takes the next command, as is usual,
-// that is the same. Contract: segment_lists2 exists (check_copies), and the buffers a copy
+// that is the same); the end mark waits for every earlier command of the list, not the copy
+// alone (Vulkan's end fill waits for the COPY stage only). Contract: where stamping, the copy
+// stamp buffer and segment_lists2 exist (create_copy_resources, check_copies); the buffers a copy
 // reads and writes are in COPY_SOURCE and COPY_DEST (the plan's barriers; an UPLOAD heap's
 // buffer is GENERIC_READ, which includes COPY_SOURCE; a READBACK heap's is COPY_DEST).
 void ScenarioDevice::record_copy(ID3D12GraphicsCommandList* list, std::size_t segment,
                                  std::size_t w, std::uint32_t frame, bool timestamps) const {
-  ID3D12GraphicsCommandList2* marker_list = gpu_.segment_lists2[segment].get();
-  const D3D12_GPU_VIRTUAL_ADDRESS slot =
-      gpu_.copy_stamps->GetGPUVirtualAddress() + w * kSlotStrideBytes;
   auto stamp = [&](UINT64 offset, D3D12_WRITEBUFFERIMMEDIATE_MODE mode) {
     if (!settings_.stamping) return;
-    const D3D12_WRITEBUFFERIMMEDIATE_PARAMETER parameter{slot + offset, frame};
-    marker_list->WriteBufferImmediate(1, &parameter, &mode);
+    const D3D12_WRITEBUFFERIMMEDIATE_PARAMETER parameter{
+        gpu_.copy_stamps->GetGPUVirtualAddress() + w * kSlotStrideBytes + offset, frame};
+    gpu_.segment_lists2[segment]->WriteBufferImmediate(1, &parameter, &mode);
   };
   stamp(0, D3D12_WRITEBUFFERIMMEDIATE_MODE_MARKER_IN);
   if (timestamps)
@@ -383,8 +386,8 @@ Status ScenarioDevice::record_frame(std::uint32_t frame) {
       }
     }
     // Declared textures: every subresource, on the queue of the texture's writers, to where
-    // the frame starts it (RENDER_TARGET, DEPTH_WRITE for a depth texture, or UNORDERED_ACCESS
-    // where only dispatches write it).
+    // the frame starts it (RENDER_TARGET, DEPTH_WRITE for a depth texture, UNORDERED_ACCESS
+    // where only dispatches write it, or COPY_DEST where only copies do).
     for (std::size_t t = 0; t < scenario_.textures.size(); ++t) {
       const auto first =
           std::find_if(scenario_.workloads.begin(), scenario_.workloads.end(),

@@ -191,7 +191,8 @@ Status ScenarioDevice::create_resources() {
                                    D3D12_RESOURCE_STATE_RENDER_TARGET, "render target"));
   }
   // Declared textures start where the plan starts every frame: RENDER_TARGET (DEPTH_WRITE for
-  // a depth texture), or UNORDERED_ACCESS where only dispatches write them.
+  // a depth texture), UNORDERED_ACCESS where only dispatches write them, or COPY_DEST where
+  // only copies do.
   gpu_.textures.resize(scenario_.textures.size());
   texture_states_.clear();
   texture_layouts_.clear();
@@ -279,8 +280,9 @@ Status ScenarioDevice::create_copy_resources(D3D12_CPU_PAGE_PROPERTY page) {
   texture_copies_.assign(slots, std::nullopt);
   if (!uses_copies_) return ok_status();
   // COMMON, promoted to COPY_DEST by each ExecuteCommandLists's first WriteBufferImmediate.
-  GPUOVERLAP_TRY(create_mapped_buffer(gpu_.copy_stamps, slots * kSlotStrideBytes, page,
-                                      &copy_stamps_mapped_, "copy stamp buffer"));
+  if (settings_.stamping)
+    GPUOVERLAP_TRY(create_mapped_buffer(gpu_.copy_stamps, slots * kSlotStrideBytes, page,
+                                        &copy_stamps_mapped_, "copy stamp buffer"));
   for (std::size_t w = 0; w < slots; ++w) {
     const WorkloadSpec& spec = scenario_.workloads[w];
     if (spec.kind != WorkloadKind::copy) continue;

@@ -108,12 +108,12 @@ Status ScenarioDevice::check_barriers() {
 // A copy has no shader to stamp it: its stamps are WriteBufferImmediate writes (recording.cpp),
 // which a runtime offers per command-list type (D3D12_OPTIONS3). Where the type of a copy's
 // queue lacks them (Wine's vkd3d offers none) the scenario is refused before any queue exists,
-// as an unsupported feature: a copy without stamps would leave every frame unfinished.
+// as an unsupported feature: a copy without stamps would leave every frame unfinished. Without
+// stamping (the self-test's timestamps alone) nothing is written, so nothing is asked.
 Status ScenarioDevice::check_copies() {
-  const auto copy =
-      std::find_if(scenario_.workloads.begin(), scenario_.workloads.end(),
-                   [](const WorkloadSpec& w) { return w.kind == WorkloadKind::copy; });
-  if (copy == scenario_.workloads.end()) return ok_status();
+  uses_copies_ = std::any_of(scenario_.workloads.begin(), scenario_.workloads.end(),
+                             [](const WorkloadSpec& w) { return w.kind == WorkloadKind::copy; });
+  if (!uses_copies_ || !settings_.stamping) return ok_status();
   D3D12_FEATURE_DATA_D3D12_OPTIONS3 options3{};
   const HRESULT result =
       gpu_.device->CheckFeatureSupport(D3D12_FEATURE_D3D12_OPTIONS3, &options3, sizeof options3);
@@ -135,7 +135,6 @@ Status ScenarioDevice::check_copies() {
                             "WriteBufferImmediateSupportFlags leaves that type out)",
                         ErrorCategory::unsupported);
   }
-  uses_copies_ = true;
   return ok_status();
 }
 
@@ -229,7 +228,7 @@ Status ScenarioDevice::create_queue_objects() {
     GPUOVERLAP_HR(gpu_.segment_lists[i]->Close(), "ID3D12GraphicsCommandList::Close");
     for (std::size_t w : plan_.segments[i].workloads) segment_of_[w] = i;
   }
-  if (uses_copies_) {
+  if (uses_copies_ && settings_.stamping) {
     gpu_.segment_lists2.resize(gpu_.segment_lists.size());
     for (std::size_t i = 0; i < gpu_.segment_lists.size(); ++i)
       GPUOVERLAP_HR(gpu_.segment_lists[i]->QueryInterface(__uuidof(ID3D12GraphicsCommandList2),
@@ -329,7 +328,8 @@ Status ScenarioDevice::create_background(const std::optional<background::Backgro
   // compute pipeline states with the foreground's root signature, never bound. A runtime that
   // cannot compile them (Wine's D3DCompile cannot parse perlin.hlsl) would turn the
   // background work into a stream of instant failures, which measures nothing: one variant
-  // is compiled and built first, and the scenario is refused with the compiler's reason.
+  // is compiled and built first, and the scenario is refused with the compiler's reason, as
+  // unsupported by this runtime (the rest of a suite goes on).
   background::PipelineBuilder builder;
   builder.build = [this](const std::vector<std::uint32_t>& dxbc) { return build_variant(dxbc); };
   builder.dispose = [](background::PipelineHandle handle) {
@@ -337,8 +337,9 @@ Status ScenarioDevice::create_background(const std::optional<background::Backgro
   };
   auto probe = background::compile_variant({.iterations = 1, .optimize = true});
   if (!probe)
-    return probe.error().with_context(
-        "background work needs its shader variants compiled on this runtime: ");
+    return probe.error()
+        .with_context("background work needs its shader variants compiled on this runtime: ")
+        .with_category(ErrorCategory::unsupported);
   auto probe_pipeline = build_variant(*probe);
   if (!probe_pipeline)
     return probe_pipeline.error().with_context(
@@ -481,12 +482,14 @@ Status ScenarioDevice::submit_frame_commands(std::uint32_t frame) {
 
 // --- ScenarioBackend: the frame loop itself is engine/frame_loop.cpp's --------------------------
 
-// A copy's slot is in the copy stamp buffer, at the offset its slot would have in the other.
+// A copy's slot is in the copy stamp buffer, at the offset its slot would have in the other
+// (without stamping there is none, and nothing reads the slot).
 StampView ScenarioDevice::stamps() const {
   StampView view;
   for (std::size_t w = 0; w < scenario_.workloads.size(); ++w) {
-    const void* base =
-        scenario_.workloads[w].kind == WorkloadKind::copy ? copy_stamps_mapped_ : stamps_mapped_;
+    const void* base = scenario_.workloads[w].kind == WorkloadKind::copy && copy_stamps_mapped_
+                           ? copy_stamps_mapped_
+                           : stamps_mapped_;
     view.slot_words.push_back(static_cast<const std::uint32_t*>(base) +
                               w * (kSlotStrideBytes / sizeof(std::uint32_t)));
   }

@@ -118,13 +118,15 @@ struct DeviceObjects {
   std::vector<ComPtr<ID3D12GraphicsCommandList2>> segment_lists2;
   ComPtr<ID3D12Resource> stamps, counters, zeros, input, dummy_output, dummy_target;
   // The copies' stamps: WriteBufferImmediate writes only a buffer in COPY_DEST, while the
-  // shaders of every queue write `stamps` as an unordered-access view. Only with copies.
+  // shaders of every queue write `stamps` as an unordered-access view. Only with copies, and
+  // stamping.
   ComPtr<ID3D12Resource> copy_stamps;
   // Per workload; empty for graphics. A copy's: its destination buffer, or its READBACK heap
   // buffer for a readback; none for a copy into a texture.
   std::vector<ComPtr<ID3D12Resource>> outputs;
-  std::vector<ComPtr<ID3D12Resource>> uploads;   // per workload: an upload copy's UPLOAD buffer
-  std::vector<ComPtr<ID3D12Resource>> targets;   // per workload; empty for compute
+  std::vector<ComPtr<ID3D12Resource>> uploads;  // per workload: an upload copy's UPLOAD buffer
+  // Per workload: a draw's own render target; none where it draws into a declared texture.
+  std::vector<ComPtr<ID3D12Resource>> targets;
   std::vector<ComPtr<ID3D12Heap>> heaps;         // per heap of aliased textures
   std::vector<ComPtr<ID3D12Resource>> textures;  // per declared texture
   ComPtr<ID3D12DescriptorHeap> rtv_heap, srv_heap;

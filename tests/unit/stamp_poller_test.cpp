@@ -55,8 +55,6 @@ TEST(StampPoller, SeesEveryStampInCausalOrder) {
   }
 }
 
-// Each stamp's detection window holds its write: the writer reads the clock just before and
-// just after each store, and [seen - window, seen] must meet [before, after].
 // Slots in two buffers, interleaved (a D3D12 copy's slot lies in a buffer of its own): each
 // slot's stamps are read where its pointer says, none from the other buffer.
 TEST(StampPoller, ReadsEachSlotWhereItLies) {
@@ -100,6 +98,8 @@ TEST(StampPoller, ASlotInAnUnwrittenBufferTimesOut) {
   EXPECT_FALSE(r.start_ns[1] || r.end_ns[1]);
 }
 
+// Each stamp's detection window holds its write: the writer reads the clock just before and
+// just after each store, and [seen - window, seen] must meet [before, after].
 TEST(StampPoller, EveryWindowContainsItsWriteTime) {
   alignas(64) std::array<std::uint32_t, 4 * kStride> words{};
   for (std::uint32_t frame = 1; frame <= 50; ++frame) {
