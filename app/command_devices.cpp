@@ -56,7 +56,7 @@ int command_devices(bool as_json) {
       std::cout << fmt::format("     family {}: {} {} (timestamp bits {})\n",
                                f["index"].get<std::size_t>(), f["flags"].get<std::string>(),
                                f["queues"].get<unsigned>()
-                                   ? "x" + std::to_string(f["queues"].get<unsigned>())
+                                   ? fmt::format("x{}", f["queues"].get<unsigned>())
                                    : "(any number of queues)",
                                f["timestamp_valid_bits"].get<unsigned>());
     std::cout << fmt::format(

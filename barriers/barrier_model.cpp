@@ -63,8 +63,10 @@ std::string describe(const D3D12Barrier& barrier) {
     std::string text = "TRANSITION";
     if (legacy->Flags == D3D12_RESOURCE_BARRIER_FLAG_BEGIN_ONLY) text += "(BEGIN_ONLY)";
     if (legacy->Flags == D3D12_RESOURCE_BARRIER_FLAG_END_ONLY) text += "(END_ONLY)";
-    text += " " + resource_states_name(legacy->Transition.StateBefore) + " -> " +
-            resource_states_name(legacy->Transition.StateAfter);
+    text += ' ';
+    text += resource_states_name(legacy->Transition.StateBefore);
+    text += " -> ";
+    text += resource_states_name(legacy->Transition.StateAfter);
     if (legacy->Transition.Subresource != D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES)
       text += " subresource " + std::to_string(legacy->Transition.Subresource);
     return text;

@@ -95,7 +95,10 @@ std::vector<int> quietest_cpus(const std::vector<int>& cpus, std::size_t count) 
 
 std::string cpu_list(const std::vector<int>& cpus) {
   std::string out;
-  for (int cpu : cpus) out += (out.empty() ? "" : ",") + std::to_string(cpu);
+  for (int cpu : cpus) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(cpu);
+  }
   return out;
 }
 

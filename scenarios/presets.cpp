@@ -1,5 +1,6 @@
 #include "scenarios/presets.h"
 
+#include <fmt/format.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -53,11 +54,15 @@ Result<Definition> find_definition(const std::string& preset_or_path) {
           std::string(p.toml), "scenarios/presets/" + std::string(p.name) + ".toml", {}};
   std::string close;
   for (const Preset& p : presets())
-    if (edit_distance(p.name, preset_or_path) <= 3)
-      close += (close.empty() ? "" : ", ") + std::string(p.name);
-  return make_error("'" + printable_name(preset_or_path) + "' is not a preset and no such file " +
-                    "exists (" + (close.empty() ? "" : "did you mean " + close + "? ") +
-                    "'gpuoverlap list' shows the presets; a scenario file is named by its path)");
+    if (edit_distance(p.name, preset_or_path) <= 3) {
+      if (!close.empty()) close += ", ";
+      close += p.name;
+    }
+  const std::string suggestion = close.empty() ? std::string() : "did you mean " + close + "? ";
+  return make_error(
+      fmt::format("'{}' is not a preset and no such file exists ({}'gpuoverlap list' shows the "
+                  "presets; a scenario file is named by its path)",
+                  printable_name(preset_or_path), suggestion));
 }
 
 }  // namespace
