@@ -448,6 +448,16 @@ class Planner {
                          "write's work would be lost unmeasured (read it before writing again)");
       else if (sub.layout != written.layout)
         transition_target(w, sub, written, where);
+      // A reader on another queue must be done before the write: the writer's barrier orders
+      // only its own queue's work, so without a fence the write (and its layout change) may
+      // overwrite what the other queue still reads.
+      for (const auto& [reader, queue] : sub.readers)
+        if (queue != writer.queue && !done_before(reader, w))
+          target_error(w, "cross-queue-rewrite",
+                       where + " while '" + workloads_[reader].name +
+                           "' may still read it on another queue: make '" + writer.name +
+                           "' depend on '" + workloads_[reader].name +
+                           "' (or on later work of its queue)");
       sub = written;
       sub.queue = writer.queue;
     }
@@ -625,6 +635,17 @@ class Planner {
     // texture is a render target or a depth stencil (the backends create them so).
     std::get<D3D12_TEXTURE_BARRIER>(activate).Flags = D3D12_TEXTURE_BARRIER_FLAG_DISCARD;
     out.push_back({w, to, activate, from, D3D12_BARRIER_LAYOUT_UNDEFINED, held.access});
+  }
+
+  // Whether `reader` has completed when `w` starts: `w` waits, through dependencies, for the
+  // reader or for later work of the reader's queue (a fence is signalled once everything
+  // submitted before it on its queue has completed).
+  bool done_before(std::size_t reader, std::size_t w) const {
+    for (std::size_t x = 0; x < workloads_.size(); ++x)
+      if (after_[w][x] && workloads_[x].queue == workloads_[reader].queue &&
+          workloads_[x].position >= workloads_[reader].position)
+        return true;
+    return false;
   }
 
   // A barrier that changes a texture's layout (a legacy TRANSITION, an enhanced TEXTURE barrier

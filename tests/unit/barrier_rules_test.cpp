@@ -600,6 +600,39 @@ TEST(Planner, AReadbackReadsItsSourceAsACopySource) {
       plan_has(plan_barriers(frame, {{3, 4, request(BarrierKind::uav)}}, texture), "uav-copy"));
 }
 
+// A texture drawn on a direct queue, read by a dispatch on a compute queue, then drawn again on
+// the direct queue: the second draw must wait for that read (a fence from the reader, or from
+// later work of its queue), or it may overwrite what the compute queue still reads.
+TEST(Planner, ARewriteWaitsForReadersOnOtherQueues) {
+  const std::vector<PlannerWorkload> frame = {
+      {"Draw", WorkloadKind::graphics, 0, QueueType::direct, TextureTarget{0, 0, 0}, 0},
+      {"Read on compute", WorkloadKind::compute, 1, QueueType::compute, std::nullopt, 1},
+      {"Later on compute", WorkloadKind::compute, 1, QueueType::compute, std::nullopt, 2},
+      {"Redraw", WorkloadKind::graphics, 0, QueueType::direct, TextureTarget{0, 0, 0}, 3}};
+  const std::vector<PlannerTexture> colour = {{"T", {1, 1}}};
+  for (BarrierKind kind : {BarrierKind::legacy, BarrierKind::enhanced}) {
+    const auto racing = plan_barriers(frame, {{0, 1, request(kind)}}, colour);
+    ASSERT_TRUE(plan_has(racing, "cross-queue-rewrite"));
+    for (const auto& f : racing.findings)
+      if (f.finding.rule == "cross-queue-rewrite")
+        EXPECT_NE(f.finding.message.find("'Redraw' depend on 'Read on compute'"), std::string::npos)
+            << f.finding.message;
+    // Waiting for the reader, or for later work of its queue, orders the read first.
+    EXPECT_FALSE(
+        plan_has(plan_barriers(frame, {{0, 1, request(kind)}, {1, 3, request(kind)}}, colour),
+                 "cross-queue-rewrite"));
+    EXPECT_FALSE(
+        plan_has(plan_barriers(frame, {{0, 1, request(kind)}, {2, 3, request(kind)}}, colour),
+                 "cross-queue-rewrite"));
+  }
+  // A reader on the writer's own queue is ordered by the queue and the write's barrier.
+  std::vector<PlannerWorkload> one_queue = frame;
+  one_queue[1].queue = 0;
+  one_queue[1].queue_type = QueueType::direct;
+  EXPECT_FALSE(plan_has(plan_barriers(one_queue, {{0, 1, request(BarrierKind::legacy)}}, colour),
+                        "cross-queue-rewrite"));
+}
+
 // A texture drawn on a direct queue and read by a dispatch on a compute queue: a later barrier
 // on the direct queue that changes its layout (here into COPY_SOURCE for a readback) must come
 // after that read, through a dependency; a draw reading it after a barrier scoped to compute
