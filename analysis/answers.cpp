@@ -320,8 +320,7 @@ void answer_background(std::string& out, const LoadedRun& run,
     const nlohmann::json& v = studies[k].verdict;
     if (k > 0) out += " ";
     if (v.is_null()) {
-      out += fmt::format("`{}`: no verdict (`{}/verdict.json` is missing or unreadable).", study,
-                         study);
+      out += fmt::format("`{}`: no verdict ({}).", study, missing_verdict_reason(run, study));
       continue;
     }
     std::string judged;
@@ -625,8 +624,7 @@ std::string endpoint_effect(const CsvTable<kVerdictColumns.size()>& v, std::size
 
 std::string neighbours_answer(const LoadedRun& run, const StudyFile& study) {
   const nlohmann::json& v = study.verdict;
-  if (v.is_null())
-    return fmt::format("no verdict (`{}/verdict.json` is missing or unreadable).", study.name);
+  if (v.is_null()) return fmt::format("no verdict ({}).", missing_verdict_reason(run, study.name));
   std::string decision = "?";
   for (const auto& c : v["conditions"])
     if (c.is_object() && c.value("condition", std::string()) == "together")

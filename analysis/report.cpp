@@ -278,7 +278,7 @@ void study_tables(std::string& out, const LoadedRun& run, const std::vector<Stud
       out += fmt::format("No verdict table: `{}/verdict.csv`: {}.\n\n", study, e.what());
     }
     if (verdict.is_null()) {
-      out += fmt::format("No verdict: `{}/verdict.json` is missing or unreadable.\n\n", study);
+      out += fmt::format("No verdict: {}.\n\n", missing_verdict_reason(run, study));
       continue;
     }
     // Primary endpoints in verdict.csv's order (older files without `role`: every metric).

@@ -556,4 +556,26 @@ std::vector<MetricSeries> metric_series(const LoadedScenario& s, Clock clock) {
   return out;
 }
 
+std::string missing_verdict_reason(const LoadedRun& run, const std::string& study) {
+  std::size_t scenarios = 0;
+  std::map<std::string, std::size_t> by_status;
+  const auto listed = run.run.find("scenarios");
+  if (listed != run.run.end() && listed->is_array())
+    for (const nlohmann::json& s : *listed) {
+      if (!s.is_object() || !s.contains("name") || !s["name"].is_string()) continue;
+      if (!s["name"].get<std::string>().starts_with(study + "/")) continue;
+      ++scenarios;
+      ++by_status[s.value("status", std::string("?"))];
+    }
+  const std::size_t unsupported = by_status["unsupported"], failed = by_status["failed"];
+  if (unsupported + failed == 0)
+    return fmt::format("`{}/verdict.json` is missing or unreadable", study);
+  std::string why =
+      fmt::format("not judged: of its {} scenario{}, ", scenarios, scenarios == 1 ? "" : "s");
+  if (unsupported > 0) why += fmt::format("{} unsupported by this runtime", unsupported);
+  if (unsupported > 0 && failed > 0) why += ", ";
+  if (failed > 0) why += fmt::format("{} failed", failed);
+  return why;
+}
+
 }  // namespace gpuoverlap

@@ -117,6 +117,11 @@ struct LoadedRun {
   std::vector<LoadedScenario> scenarios;
 };
 
+// Why study `study` of `run` has no verdict.json, in words: how many of its scenarios
+// (run.json's "<study>/..." entries) were unsupported by the runtime, failed or did not run,
+// or, where run.json says nothing of them, that the file is missing or unreadable.
+std::string missing_verdict_reason(const LoadedRun& run, const std::string& study);
+
 // Whether `directory` is one scenario's results: it has records.csv.gz (or records.csv, as
 // results written before the table was compressed have).
 bool has_records(const std::filesystem::path& directory);

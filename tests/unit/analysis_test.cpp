@@ -355,6 +355,23 @@ TEST(Results, ScenarioDirectoriesStayInsideTheResults) {
     EXPECT_FALSE(static_cast<bool>(scenario_directory("/r", bad))) << bad;
 }
 
+// A study without verdict.json: why, from run.json's statuses of its scenarios (a runtime that
+// refused them all, as Wine's D3DCompile refuses the background variants).
+TEST(Report, SaysWhyAStudyHasNoVerdict) {
+  LoadedRun run;
+  run.run = {{"scenarios",
+              {{{"name", "study/managed/round-1"}, {"status", "unsupported"}},
+               {{"name", "study/unmanaged/round-1"}, {"status", "unsupported"}},
+               {{"name", "study/unmanaged/round-2"}, {"status", "failed"}},
+               {{"name", "studying"}, {"status", "failed"}},
+               {{"name", "other/a/round-1"}, {"status", "ok"}}}}};
+  EXPECT_EQ(missing_verdict_reason(run, "study"),
+            "not judged: of its 3 scenarios, 2 unsupported by this runtime, 1 failed");
+  EXPECT_EQ(missing_verdict_reason(run, "other"), "`other/verdict.json` is missing or unreadable");
+  run.run = nlohmann::json::object();  // a lone scenario directory: no run.json
+  EXPECT_EQ(missing_verdict_reason(run, "study"), "`study/verdict.json` is missing or unreadable");
+}
+
 TEST(Report, SaysWhereTheTimeWentPerPresetOrStudy) {
   LoadedRun run = run_of(synthetic("s", 50, 20, 10, 0.0));
   run.run = {{"scenarios",

@@ -505,6 +505,40 @@ def test_the_linux_tools_read_d3d12_results(d3d12_results, tmp_path):
     assert (tmp_path / 'plots' / 'default' / 'timeline.png').stat().st_size > 0
 
 
+def test_run_all_goes_through_the_suite_and_the_tools_read_it(tmp_path):
+    # The preset suite under Wine: every scenario runs or is refused as unsupported by this
+    # runtime (enhanced barriers, copies, background work), none fails and none stops the
+    # suite; the report answers from what ran and says why the study has no verdict, and the
+    # plots are drawn.
+    out = tmp_path / 'all'
+    result = windows('run', '--all', '--priority-fallback', '--frames', '2', '--out',
+                     windows_path(out))
+    assert result.returncode == 1, result.stdout + result.stderr
+    run = json.loads((out / 'run.json').read_text())
+    statuses = [s['status'] for s in run['scenarios']]
+    assert set(statuses) == {'ok', 'unsupported'}, statuses
+    assert run['failure'] is None
+    unsupported = [s['name'] for s in run['scenarios'] if s['status'] == 'unsupported']
+    assert (f'{len(unsupported)} of {len(statuses)} scenarios unsupported by this runtime, not '
+            'run: ') in result.stderr
+    names = {s['name']: s['status'] for s in run['scenarios']}
+    for preset in ('default', 'cross-queue-fence', 'depth-prepass-legacy', 'three-dispatches'):
+        assert names[preset] == 'ok', preset
+    for preset in ('upload-copy-legacy', 'readback-legacy', 'bgp-benchmark-priming', 'mip-chain'):
+        assert names[preset] == 'unsupported', preset
+    report = linux('report', str(out))
+    assert report.returncode == 0, report.stderr
+    text = (out / 'report.md').read_text()
+    assert '**1. Does DIRECT overlap COMPUTE?** **No**' in text
+    assert ('`non-intrusiveness`: no verdict (not judged: of its ' in text
+            and ' unsupported by this runtime)' in text), text[:3000]
+    plot = subprocess.run(['/usr/bin/python3', str(ROOT / 'plots' / 'plot.py'), str(out),
+                           '--out', str(tmp_path / 'plots')], capture_output=True, text=True,
+                          timeout=600)
+    assert plot.returncode == 0, plot.stdout + plot.stderr
+    assert (tmp_path / 'plots' / 'default' / 'timeline.png').stat().st_size > 0
+
+
 def test_compare_puts_a_vulkan_run_and_a_d3d12_run_side_by_side(d3d12_results, tmp_path):
     vulkan = tmp_path / 'vulkan'
     made = linux('run', 'default', '--frames', '6', '--warmup', '1', *KEEP_EVERY_POLL_FRAME,
