@@ -133,11 +133,26 @@ int command_history_list(const HistoryArguments& args) {
   }
   auto runs = store->runs();
   if (!runs) return fail(runs.error());
-  std::cout << fmt::format("{:>4}  {:<20}  {:>7}  {:>9}  {:>7}  {:<14} {}\n", "id", "started",
+  auto machines = store->machines();
+  if (!machines) return fail(machines.error());
+  // A machine by its id (what `history list --machines` and the series name) and, so the list
+  // reads without that table, its GPU and API.
+  std::map<std::int64_t, std::string> machine_names;
+  for (const history::MachineEntry& m : *machines) {
+    std::string gpu = m.fingerprint.gpu;
+    if (gpu.size() > 28) gpu = gpu.substr(0, 27) + "~";
+    machine_names[m.id] = fmt::format("{} {} ({})", m.id, gpu, m.fingerprint.api);
+  }
+  auto machine_name = [&](std::int64_t id) {
+    const auto found = machine_names.find(id);
+    return found == machine_names.end() ? std::to_string(id) : found->second;
+  };
+  std::cout << fmt::format("{:>4}  {:<20}  {:<40}  {:>9}  {:>7}  {:<14} {}\n", "id", "started",
                            "machine", "scenarios", "metrics", "revision", "folder");
   for (const history::RunEntry& r : *runs)
-    std::cout << fmt::format("{:>4}  {:<20}  {:>7}  {:>9}  {:>7}  {:<14} {}\n", r.id, r.started_at,
-                             r.machine_id, r.scenarios, r.metrics, r.tool_revision, r.directory);
+    std::cout << fmt::format("{:>4}  {:<20}  {:<40}  {:>9}  {:>7}  {:<14} {}\n", r.id, r.started_at,
+                             machine_name(r.machine_id), r.scenarios, r.metrics, r.tool_revision,
+                             r.directory);
   return kExitOk;
 }
 

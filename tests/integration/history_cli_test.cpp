@@ -43,6 +43,9 @@ TEST(HistoryCli, ARunIsKeptOnceListedAndItsSeriesJudged) {
   ASSERT_EQ(list.exit_code, 0) << list.output;
   EXPECT_NE(list.output.find(fs::absolute(out).lexically_normal().string()), std::string::npos)
       << list.output;
+  // Its machine by id, GPU and API (lavapipe's device is llvmpipe).
+  EXPECT_NE(list.output.find("1 llvmpipe"), std::string::npos) << list.output;
+  EXPECT_NE(list.output.find("(Vulkan)"), std::string::npos) << list.output;
   const auto machines = run_gpuoverlap("history list --machines --db " + db.string());
   ASSERT_EQ(machines.exit_code, 0) << machines.output;
   EXPECT_NE(machines.output.find("Vulkan"), std::string::npos) << machines.output;
