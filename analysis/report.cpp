@@ -341,11 +341,22 @@ void study_tables(std::string& out, const LoadedRun& run, const std::vector<Stud
       }
     }
     out += "\n";
+    // Each dose by its threads; by its condition too where two have as many (on a machine of
+    // two cores, `unmanaged`, one thread per core, doses what `unmanaged-2` does).
     std::string dose;
-    for (const auto& d : verdict.value("control_doses", nlohmann::json::array())) {
-      if (!d.is_object() || !d.contains("threads") || !d["threads"].is_number()) continue;
-      dose += fmt::format("{}{} thread{}: {}", dose.empty() ? "" : "; ", d["threads"].dump(),
-                          d["threads"] == 1 ? "" : "s", d.value("verdict", std::string("?")));
+    const nlohmann::json doses = verdict.value("control_doses", nlohmann::json::array());
+    auto usable = [](const nlohmann::json& d) {
+      return d.is_object() && d.contains("threads") && d["threads"].is_number();
+    };
+    for (const auto& d : doses) {
+      if (!usable(d)) continue;
+      const bool shared = std::count_if(doses.begin(), doses.end(), [&](const nlohmann::json& o) {
+                            return usable(o) && o["threads"] == d["threads"];
+                          }) > 1;
+      dose += fmt::format("{}{} thread{}{}: {}", dose.empty() ? "" : "; ", d["threads"].dump(),
+                          d["threads"] == 1 ? "" : "s",
+                          shared ? " (" + d.value("condition", std::string("?")) + ")" : "",
+                          d.value("verdict", std::string("?")));
     }
     if (!verdict.value("has_control", false))
       out += "No positive control in this study: a non-intrusive verdict is unchecked. ";

@@ -355,6 +355,35 @@ TEST(Results, ScenarioDirectoriesStayInsideTheResults) {
     EXPECT_FALSE(static_cast<bool>(scenario_directory("/r", bad))) << bad;
 }
 
+// The control's doses by threads; where two have as many (`unmanaged`, one thread per core, on
+// a machine of two cores beside `unmanaged-2`), each also by its condition.
+class StudyReport : public TempDir {};
+TEST_F(StudyReport, NamesTheConditionOfDosesWithAsManyThreads) {
+  LoadedScenario s = synthetic("round-1", 20, 20, 10, 0.0);
+  s.meta["scenario"]["study"] = {{"kind", "background"}};
+  s.directory = dir_ / "study" / "unmanaged" / "round-1";
+  LoadedRun run;
+  run.directory = dir_;
+  run.scenarios.push_back(std::move(s));
+  const nlohmann::json verdict = {
+      {"conditions", nlohmann::json::array()},
+      {"has_control", true},
+      {"control_detected", true},
+      {"detected_from_threads", 1},
+      {"control_doses",
+       {{{"condition", "unmanaged-1"}, {"threads", 1}, {"verdict", "intrusive"}},
+        {{"condition", "unmanaged-2"}, {"threads", 2}, {"verdict", "inconclusive"}},
+        {{"condition", "unmanaged"}, {"threads", 2}, {"verdict", "intrusive"}}}}};
+  std::filesystem::create_directories(dir_ / "study");
+  ASSERT_TRUE(write_file_atomically(dir_ / "study" / "verdict.json", verdict.dump()));
+  const ReportPages pages = markdown_report(run);
+  const std::string all = pages.page + pages.details;
+  EXPECT_NE(all.find("Control doses: 1 thread: intrusive; 2 threads (unmanaged-2): inconclusive; "
+                     "2 threads (unmanaged): intrusive."),
+            std::string::npos)
+      << all;
+}
+
 // A study without verdict.json: why, from run.json's statuses of its scenarios (a runtime that
 // refused them all, as Wine's D3DCompile refuses the background variants).
 TEST(Report, SaysWhyAStudyHasNoVerdict) {
