@@ -569,11 +569,15 @@ TEST_F(AllPresets, PreemptionRowsHoldTheInvariants) {
     for (std::size_t k = 1; k < urgent.size(); ++k)
       EXPECT_GE(urgent[k].start, urgent[k - 1].end - kRoundingUs)
           << "urgent job " << k << " overlaps " << k - 1;
-    // Loads (records.csv, poll clock): never overlapping an urgent job on a shared queue.
+    // Loads (records.csv, poll clock): never overlapping an urgent job on a shared queue. A
+    // load queued right behind another can miss a poll stamp when the poller lost its CPU (a
+    // loaded machine), so every load counts, and those with both stamps are checked.
     const auto records = read_csv((*out_ / p / "records.csv.gz").string(), kRecordColumns);
+    std::set<std::string> load_frames;
     std::map<std::string, Span> loads;
     for (std::size_t r = 0; r < records.rows.size(); ++r) {
       if (records.at(r, "workload") == "urgent") continue;
+      load_frames.insert(records.at(r, "frame"));
       const auto t0 = records.number(r, "frame_t0_us");
       const auto s = records.number(r, "poll_start_us"), e = records.number(r, "poll_end_us");
       if (!s || !e) continue;
@@ -581,7 +585,7 @@ TEST_F(AllPresets, PreemptionRowsHoldTheInvariants) {
       it->second.start = std::min(it->second.start, *t0 + *s);
       it->second.end = std::max(it->second.end, *t0 + *e);
     }
-    EXPECT_GE(loads.size(), 4u);  // 3 alone and at least one under the urgent job
+    EXPECT_GE(load_frames.size(), 4u);  // 3 alone and at least one under the urgent job
     if (meta["compute_queue_shared"].get<bool>()) {
       for (const Span& u : urgent)
         for (const auto& [frame, l] : loads) {
