@@ -323,19 +323,45 @@ void answer_background(std::string& out, const LoadedRun& run,
       out += fmt::format("`{}`: no verdict ({}).", study, missing_verdict_reason(run, study));
       continue;
     }
-    std::string judged;
+    std::string judged, null_control;
+    // A paced frame's late frames beside the baseline's: what a player would see.
+    const auto baseline_pacing = v.value("baseline_pacing", nlohmann::json());
+    auto late_of = [](const nlohmann::json& pacing) -> std::optional<std::pair<double, double>> {
+      if (!pacing.is_object() || !pacing.contains("late") || !pacing.contains("frames") ||
+          !pacing["late"].is_number() || !pacing["frames"].is_number())
+        return std::nullopt;
+      return std::pair{pacing["late"].get<double>(), pacing["frames"].get<double>()};
+    };
     for (const auto& c : v["conditions"]) {
       if (!c.is_object() || c.value("control", false)) continue;
+      if (c.value("null_control", false)) {
+        // The A/A test says whether an intrusive call can be trusted, not how a policy did.
+        null_control = c.value("verdict", std::string()) == "intrusive"
+                           ? "; the null control (the baseline again) was **called intrusive**: "
+                             "an intrusive call on this host may be false"
+                           : "; the null control (the baseline again) was not called intrusive";
+        continue;
+      }
       const auto progress = c.value("progress", nlohmann::json::object());
       judged +=
           fmt::format("{}{} **{}**", judged.empty() ? "" : ", ",
                       c.value("condition", std::string("?")), c.value("verdict", std::string("?")));
+      std::vector<std::string> details;
+      const auto late = late_of(c.value("pacing", nlohmann::json()));
+      const auto baseline_late = late_of(baseline_pacing);
+      if (late && baseline_late && late->second > 0 && baseline_late->second > 0)
+        details.push_back(fmt::format("{:.0f} % of frames late, baseline {:.0f} %",
+                                      100.0 * late->first / late->second,
+                                      100.0 * baseline_late->first / baseline_late->second));
       if (progress.is_object() && progress.contains("compiles_per_s") &&
           progress["compiles_per_s"].is_number())
-        judged += fmt::format(" ({:.1f} compiles/s{})", progress["compiles_per_s"].get<double>(),
-                              c.value("starved", false) ? ", starved" : "");
+        details.push_back(fmt::format("{:.1f} compiles/s{}",
+                                      progress["compiles_per_s"].get<double>(),
+                                      c.value("starved", false) ? ", starved" : ""));
+      if (!details.empty()) judged += fmt::format(" ({})", fmt::join(details, "; "));
     }
     out += fmt::format("`{}`: {}", study, judged.empty() ? "no condition judged" : judged);
+    out += null_control;
     if (v.value("has_control", false)) {
       if (v.value("control_detected", false) && v.contains("detected_from_threads") &&
           v["detected_from_threads"].is_number())

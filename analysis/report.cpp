@@ -306,7 +306,10 @@ void study_tables(std::string& out, const LoadedRun& run, const std::vector<Stud
                                    : std::string("?");
       std::string word = c.value("verdict", std::string("?"));
       if (c.value("starved", false)) word = "non-intrusive but starved";
-      out += fmt::format("| {}{} | {} | {} |", name, c.value("control", false) ? " (control)" : "",
+      out += fmt::format("| {}{} | {} | {} |", name,
+                         c.value("control", false)        ? " (control)"
+                         : c.value("null_control", false) ? " (null control: the baseline again)"
+                                                          : "",
                          word, rate);
       for (const std::string& e : endpoints) {
         std::string cell = "–";

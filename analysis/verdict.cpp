@@ -35,34 +35,82 @@ std::string number(const std::optional<double>& v) {
 
 }  // namespace
 
-std::vector<Endpoint> verdict_endpoints(const Scenario& s) {
+double late_tolerance_us(double period_us, const std::vector<double>& baseline_interval_us,
+                         const std::optional<double>& setting_us) {
+  if (setting_us) return *setting_us;
+  double tolerance_us = 0.05 * period_us;
+  if (const auto p95 = percentile(baseline_interval_us, 95))
+    tolerance_us = std::max(tolerance_us, *p95 - period_us);
+  // Never past the stutter line: a baseline that cannot keep its pace has every frame late.
+  return std::min(tolerance_us, 0.5 * period_us);
+}
+
+std::vector<Endpoint> verdict_endpoints(const Scenario& s, std::optional<double> tolerance_us) {
   std::vector<Endpoint> out;
   const bool game = s.cpu.has_value();
   const bool paced = game && s.cpu->frame_period_ms > 0;
-  // The frame-level endpoints, which alone decide.
-  if (game) {
-    out.push_back({"cpu_phase_us", true, true, true, {}});
-    if (s.cpu->critical_jobs > 0) out.push_back({"critical_path_us", true, false, true, {}});
-    out.push_back({"wake_max_us", true, false, true, {}});
+  if (paced) {
+    // What a player sees decides: the pace's median, late frames and stutters. Each of the
+    // three is a test a player notices (a 15 % slower median moves every frame; two frames in
+    // three past their pace is judder even when none is past 1.5 periods).
+    const double period_us = s.cpu->frame_period_ms * 1000.0;
+    out.push_back({"frame_interval_us", true, true, false, {}, ""});
+    out.push_back({"late_frames", true, false, true,
+                   period_us + tolerance_us.value_or(0.05 * period_us), "late"});
+    out.push_back({"stutters", true, false, true, 1.5 * period_us, "past the stutter line"});
+    // Where the time went: the CPU work, its chain, the workers' wake-up, the GPU's frame.
+    out.push_back({"cpu_phase_us", false, true, true, {}, ""});
+    if (s.cpu->critical_jobs > 0) out.push_back({"critical_path_us", false, false, true, {}, ""});
+    out.push_back({"wake_max_us", false, false, true, {}, ""});
+    out.push_back({"gpu_span_us", false, true, false, {}, ""});
   } else {
-    out.push_back({"cpu_frame_us", true, true, true, {}});
+    // Unpaced, the frame's own ends decide.
+    if (game) {
+      out.push_back({"cpu_phase_us", true, true, true, {}, ""});
+      if (s.cpu->critical_jobs > 0) out.push_back({"critical_path_us", true, false, true, {}, ""});
+      out.push_back({"wake_max_us", true, false, true, {}, ""});
+    } else {
+      out.push_back({"cpu_frame_us", true, true, true, {}, ""});
+    }
+    out.push_back({"frame_interval_us", true, false, true, {}, ""});
+    out.push_back({"gpu_span_us", true, true, false, {}, ""});
   }
-  // A paced frame's tail is the stutter rate: frames later than 1.5 periods.
-  out.push_back(
-      {"frame_interval_us", true, false, true,
-       paced ? std::optional<double>(1.5 * s.cpu->frame_period_ms * 1000.0) : std::nullopt});
-  out.push_back({"gpu_span_us", true, true, false, {}});
   // Diagnostics: the frame's components.
-  if (game) out.push_back({"cpu_frame_us", false, true, true, {}});
+  if (game) out.push_back({"cpu_frame_us", false, true, true, {}, ""});
   for (const char* m : {"cpu_submit_us", "submit_to_start_us", "poll_gap_max_us"})
-    out.push_back({m, false, true, true, {}});
+    out.push_back({m, false, true, true, {}, ""});
   // 1 for a frame with a stamp whose detection window was past the tolerance, else 0: the tail
   // test at 0.5 compares the shares of such frames. Background work that takes the poller's
   // CPU shows here, where the poll-clock metrics above leave those frames out.
-  out.push_back({"poll_disturbed", false, false, true, 0.5});
+  out.push_back({"poll_disturbed", false, false, true, 0.5, "with a disturbed poll stamp"});
   for (const WorkloadSpec& w : s.workloads)
-    out.push_back({"gpu_duration_us:" + w.name, false, true, true, {}});
+    out.push_back({"gpu_duration_us:" + w.name, false, true, true, {}, ""});
   return out;
+}
+
+PacingSummary pacing_summary(const std::vector<double>& interval_us, double late_line_us,
+                             double stutter_line_us) {
+  PacingSummary p;
+  p.frames = interval_us.size();
+  if (interval_us.empty()) return p;
+  p.late = static_cast<std::size_t>(std::count_if(interval_us.begin(), interval_us.end(),
+                                                  [&](double v) { return v > late_line_us; }));
+  p.stutters = static_cast<std::size_t>(std::count_if(
+      interval_us.begin(), interval_us.end(), [&](double v) { return v > stutter_line_us; }));
+  p.interval_p50_us = *percentile(interval_us, 50);
+  std::vector<double> sorted = interval_us;
+  std::sort(sorted.begin(), sorted.end(), std::greater<>());
+  double total_us = 0;
+  for (double v : sorted) total_us += v;
+  double slowest_us = 0;
+  for (double v : sorted) {
+    slowest_us += v;
+    if (slowest_us >= 0.01 * total_us) {
+      if (v > 0) p.one_percent_low_fps = 1e6 / v;
+      break;
+    }
+  }
+  return p;
 }
 
 std::vector<std::pair<std::string, std::vector<double>>> verdict_metrics(
@@ -95,6 +143,8 @@ std::vector<std::pair<std::string, std::vector<double>>> verdict_metrics(
     add("critical_path_us", f.critical_path_us);
     add("wake_max_us", f.wake_max_us);
     add("frame_interval_us", f.frame_interval_us);
+    add("late_frames", f.frame_interval_us);
+    add("stutters", f.frame_interval_us);
     // The poll clock's figures of a frame with a disturbed stamp say when the poller looked,
     // not when the GPU wrote: left out, and counted by poll_disturbed.
     if (!(span_on_poll[f.frame] && disturbed[f.frame])) add("gpu_span_us", f.gpu_span_us);
@@ -252,10 +302,14 @@ VerdictRow judge_metric(const std::string& condition, const Endpoint& endpoint,
   const bool tail_fine = !endpoint.tail || *row.tail_ci_high <= settings.tail_margin;
   if (p50_worse || tail_worse) {
     row.verdict = "intrusive";
-    row.note = p50_worse && tail_worse      ? "median and tail worse"
-               : p50_worse                  ? "median worse"
-               : endpoint.tail_threshold_us ? "more frames beyond the stutter line"
-                                            : "more frames beyond the baseline's p99";
+    row.note = p50_worse && tail_worse ? "median and tail worse"
+               : p50_worse             ? "median worse"
+               : endpoint.tail_threshold_us
+                   ? (*endpoint.tail_threshold_us >= 1
+                          ? fmt::format("more frames {} (beyond {:.0f} µs)", endpoint.beyond,
+                                        *endpoint.tail_threshold_us)
+                          : fmt::format("more frames {}", endpoint.beyond))
+                   : "more frames beyond the baseline's p99";
   } else if (p50_fine && tail_fine) {
     row.verdict = "non-intrusive";
   } else {
@@ -349,6 +403,13 @@ Samples pooled_metrics(const std::vector<const ScenarioOutcome*>& rounds,
   return pooled;
 }
 
+const std::vector<double>& samples_of(const Samples& samples, std::string_view metric) {
+  static const std::vector<double> none;
+  for (const auto& [name, values] : samples)
+    if (name == metric) return values;
+  return none;
+}
+
 // The period a frame's effects are shares of: the pace, or unpaced the baseline's median frame
 // interval.
 std::optional<double> frame_period_us(const Scenario& s, const Samples& baseline) {
@@ -356,6 +417,18 @@ std::optional<double> frame_period_us(const Scenario& s, const Samples& baseline
   for (const auto& [name, values] : baseline)
     if (name == "frame_interval_us" && !values.empty()) return percentile(values, 50);
   return std::nullopt;
+}
+
+// "327 of 523 frames late (beyond 8.40 ms; baseline 4 of 600), 36 stutters (2), frame
+// interval p50 9,428 µs (8,001), 1 % low 88 fps (121)".
+std::string describe_pacing(const PacingSummary& p, const PacingSummary& baseline,
+                            double late_line_us) {
+  return fmt::format(
+      "{} of {} frames late (beyond {:.2f} ms; baseline {} of {}), {} stutter{} ({}), frame "
+      "interval p50 {:.0f} µs ({:.0f}), 1 % low {:.0f} fps ({:.0f})",
+      p.late, p.frames, late_line_us / 1000.0, baseline.late, baseline.frames, p.stutters,
+      p.stutters == 1 ? "" : "s", baseline.stutters, p.interval_p50_us, baseline.interval_p50_us,
+      p.one_percent_low_fps, baseline.one_percent_low_fps);
 }
 
 BackgroundProgress background_progress(const std::string& condition, std::uint32_t threads,
@@ -404,7 +477,8 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
     if (!o->timeline) return make_error("condition '" + o->scenario.condition + "' has no results");
     if (o->scenario.neighbours_study != neighbours)
       return make_error("a study of neighbours mixed with one of background work");
-    if (neighbours ? o->scenario.condition == "alone" : !o->scenario.background) {
+    if (neighbours ? o->scenario.condition == "alone"
+                   : !o->scenario.background && !o->scenario.null_control) {
       if (!baseline_name.empty() && baseline_name != o->scenario.condition)
         return make_error("two baseline conditions ('" + baseline_name + "' and '" +
                           o->scenario.condition + "')");
@@ -437,8 +511,21 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
         out.gpu_clock = "poll";
   const Samples baseline_metrics = pooled_metrics(baseline.second, out.gpu_clock, any_frame);
   out.unit = baseline.second.size() == 1 ? "block" : "round";
+  const Scenario& foreground = baseline.second.front()->scenario;
+  out.period_us = frame_period_us(foreground, baseline_metrics);
+  const bool paced = foreground.cpu && foreground.cpu->frame_period_ms > 0;
+  std::optional<double> tolerance_us;
+  if (paced) {
+    tolerance_us =
+        late_tolerance_us(*out.period_us, samples_of(baseline_metrics, "frame_interval_us"),
+                          settings.late_tolerance_us);
+    out.late_line_us = *out.period_us + *tolerance_us;
+    out.stutter_line_us = 1.5 * *out.period_us;
+    out.baseline_pacing = pacing_summary(samples_of(baseline_metrics, "frame_interval_us"),
+                                         *out.late_line_us, *out.stutter_line_us);
+  }
   // Endpoints the baseline has no sample of (no stamps, no chain) are not judged at all.
-  const std::vector<Endpoint> endpoints = verdict_endpoints(baseline.second.front()->scenario);
+  const std::vector<Endpoint> endpoints = verdict_endpoints(foreground, tolerance_us);
   std::vector<bool> measurable(endpoints.size(), false);
   out.tests = 0;
   for (std::size_t m = 0; m < endpoints.size() && m < baseline_metrics.size(); ++m) {
@@ -447,7 +534,6 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
       out.tests += (endpoints[m].median ? 1 : 0) + (endpoints[m].tail ? 1 : 0);
   }
   out.tests = std::max<std::size_t>(out.tests, 1);
-  out.period_us = frame_period_us(baseline.second.front()->scenario, baseline_metrics);
 
   for (const auto& [name, rounds] : conditions) {
     if (name == baseline_name) continue;
@@ -456,20 +542,27 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
     const auto& background = rounds.front()->scenario.background;
     cv.control_threads = background && !neighbours ? background->unmanaged_threads : 0;
     cv.control = cv.control_threads > 0;
+    // The null control has no background work to mark frames: every frame is evidence.
+    cv.null_control = !neighbours && rounds.front()->scenario.null_control;
+    bool (*const use)(const FrameRecord&) = cv.null_control ? any_frame : evidence;
     for (const ScenarioOutcome* r : rounds) {
       cv.frames += r->timeline->frames.size();
       for (const FrameRecord& f : r->timeline->frames)
-        if (evidence(f)) ++cv.active_frames;
+        if (use(f)) ++cv.active_frames;
     }
     out.has_control = out.has_control || cv.control;
+    out.has_null = out.has_null || cv.null_control;
     const std::uint32_t block = neighbours ? 0 : alternate_frames(rounds.front()->scenario);
-    const Samples metrics = pooled_metrics(rounds, out.gpu_clock, block ? running_side : evidence);
+    const Samples metrics = pooled_metrics(rounds, out.gpu_clock, block ? running_side : use);
+    if (out.late_line_us)
+      cv.pacing = pacing_summary(samples_of(metrics, "frame_interval_us"), *out.late_line_us,
+                                 *out.stutter_line_us);
     // An alternating condition's baseline is its own held blocks.
     const Samples own_baseline =
         block ? pooled_metrics(rounds, out.gpu_clock, held_side) : Samples{};
     const Samples& reference = block ? own_baseline : baseline_metrics;
     const std::vector<Unit> units =
-        units_of(baseline.second, rounds, out.gpu_clock, settings, block, evidence);
+        units_of(baseline.second, rounds, out.gpu_clock, settings, block, use);
     const std::size_t count = std::min({metrics.size(), reference.size(), endpoints.size()});
     std::vector<VerdictRow> judged;
     for (std::size_t m = 0; m < count; ++m) {
@@ -483,6 +576,7 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
     bool any_intrusive = false, all_fine = true;
     for (VerdictRow& row : judged) {
       row.control = cv.control;
+      row.null_control = cv.null_control;
       row.pairing = cv.pairing;
       const bool primary = row.role == "primary";
       if (primary && cv.active_frames < settings.min_frames && row.verdict != "intrusive") {
@@ -499,6 +593,7 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
     cv.progress = background_progress(cv.condition, cv.control_threads, rounds);
     cv.verdict = any_intrusive ? "intrusive" : all_fine ? "non-intrusive" : "inconclusive";
     if (cv.control && any_intrusive) out.control_detected = true;
+    if (cv.null_control && any_intrusive) out.null_false_alarm = true;
     if (cv.control) {
       ControlDose dose{cv.condition, cv.control_threads, cv.verdict, "", {}, {}};
       // The strongest effect: the intrusive row that clears its margin by the most, in units of
@@ -533,11 +628,13 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
     }
   // No power: the positive control was not told apart from the baseline, so a condition that
   // looks non-intrusive may only show that this setup cannot see intrusion.
+  // The null control keeps its own call: it checks the error control, not the power.
   if (out.has_control && !out.control_detected) {
     for (VerdictRow& row : out.rows)
-      if (!row.control && row.role == "primary") row.verdict = "inconclusive (no power)";
+      if (!row.control && !row.null_control && row.role == "primary")
+        row.verdict = "inconclusive (no power)";
     for (ConditionVerdict& cv : out.conditions)
-      if (!cv.control) cv.verdict = "inconclusive (no power)";
+      if (!cv.control && !cv.null_control) cv.verdict = "inconclusive (no power)";
   }
   // Progress beside the cost: the control's smallest dose is the rate of unmanaged compiles;
   // a non-intrusive condition that got under 5 % of it done is starved.
@@ -546,7 +643,7 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
     if (cv.control && (!control_rate || cv.control_threads < control_rate->control_threads))
       control_rate = &cv.progress;
   for (ConditionVerdict& cv : out.conditions) {
-    if (neighbours || cv.control || cv.verdict != "non-intrusive") continue;
+    if (neighbours || cv.control || cv.null_control || cv.verdict != "non-intrusive") continue;
     cv.starved = cv.progress.compiles == 0 ||
                  (control_rate && cv.progress.compiles_per_s < 0.05 * control_rate->compiles_per_s);
   }
@@ -571,15 +668,31 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
       rate +=
           fmt::format(" (unmanaged, {} thread{}: {:.1f})", control_rate->control_threads,
                       control_rate->control_threads == 1 ? "" : "s", control_rate->compiles_per_s);
+    std::string pacing;
+    if (cv.pacing && out.baseline_pacing)
+      pacing = "; " + describe_pacing(*cv.pacing, *out.baseline_pacing, *out.late_line_us);
+    if (cv.null_control) {
+      out.summary +=
+          fmt::format("{} (null control, the baseline's settings again): {} ({} frames{})\n",
+                      cv.condition, cv.verdict, cv.frames, pacing);
+      continue;
+    }
     out.summary += fmt::format(
-        "{}{}: {}, {} ({} of {} frames overlapped background work{})\n", cv.condition,
+        "{}{}: {}, {} ({} of {} frames overlapped background work{}){}\n", cv.condition,
         cv.control ? " (positive control)" : "",
         cv.starved ? "non-intrusive but starved" : cv.verdict, rate, cv.active_frames, cv.frames,
         cv.pairing.starts_with("alternating:")
             ? "; against its own held blocks of " +
                   cv.pairing.substr(std::string_view("alternating:").size()) + " frames"
-            : "");
+            : "",
+        pacing);
   }
+  if (out.has_null)
+    out.summary += out.null_false_alarm
+                       ? "null control called intrusive: its rounds differed from the baseline's "
+                         "by more than the error control allows on this host, so an intrusive "
+                         "call here may be false\n"
+                       : "null control not called intrusive: the error control held\n";
   if (!out.has_control)
     out.summary += "no positive control in this study: a non-intrusive verdict is unchecked\n";
   else
@@ -622,12 +735,31 @@ std::string verdict_csv(const StudyVerdict& v) {
   return out;
 }
 
+namespace {
+
+nlohmann::json pacing_json(const std::optional<PacingSummary>& p) {
+  if (!p) return nullptr;
+  return {{"frames", p->frames},
+          {"late", p->late},
+          {"stutters", p->stutters},
+          {"interval_p50_us", p->interval_p50_us},
+          {"one_percent_low_fps", p->one_percent_low_fps}};
+}
+
+nlohmann::json optional_json(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
 nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
   nlohmann::json conditions = nlohmann::json::array();
   for (const ConditionVerdict& c : v.conditions)
     conditions.push_back(
         {{"condition", c.condition},
          {"control", c.control},
+         {"null_control", c.null_control},
+         {"pacing", pacing_json(c.pacing)},
          {"verdict", c.verdict},
          {"pairing", c.pairing},
          {"frames", c.frames},
@@ -663,6 +795,11 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
           {"period_us", v.period_us ? nlohmann::json(*v.period_us) : nullptr},
           {"has_control", v.has_control},
           {"control_detected", v.control_detected},
+          {"has_null", v.has_null},
+          {"null_false_alarm", v.null_false_alarm},
+          {"late_line_us", optional_json(v.late_line_us)},
+          {"stutter_line_us", optional_json(v.stutter_line_us)},
+          {"baseline_pacing", pacing_json(v.baseline_pacing)},
           {"conditions", conditions},
           {"summary", v.summary},
           {"settings",
@@ -670,13 +807,18 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
             {"tail_margin", s.tail_margin},
             {"alpha", s.alpha},
             {"min_difference_us", s.min_difference_us},
+            {"late_tolerance_us", optional_json(s.late_tolerance_us)},
             {"blocks", s.blocks},
             {"min_units", s.min_units},
             {"min_unit_frames", s.min_unit_frames},
             {"min_frames", s.min_frames},
             {"rule",
              "only primary endpoints (role primary: the frame-level ones) decide; diagnostics "
-             "are reported with their effect and never decide. "
+             "are reported with their effect and never decide. A paced frame's primary "
+             "endpoints are its pacing: the frame interval's median (median test), late_frames "
+             "(the share of intervals beyond late_line_us: the period plus late_tolerance_us, "
+             "by default the larger of 5 % of the period and the baseline's p95 interval less "
+             "the period) and stutters (beyond stutter_line_us, 1.5 periods), both tail tests. "
              "per unit (a round paired with the baseline's same round; a block of frames for a "
              "study of one round): the ratio of the medians, and the share of frames beyond the "
              "baseline's p99 * (1 + p50_margin) + min_difference_us minus the baseline's share. "
@@ -694,8 +836,10 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
 namespace {
 
 // A row that more rounds could still decide; the control's rows do not hold a study back.
+// Nor do the null control's: they check the error control, and the study need not wait on them.
 bool undecided(const VerdictRow& r) {
-  return !r.control && r.role == "primary" && r.verdict.starts_with("inconclusive");
+  return !r.control && !r.null_control && r.role == "primary" &&
+         r.verdict.starts_with("inconclusive");
 }
 
 // The lines under a study's verdict: its rounds and why they stopped, and, when undecided,
@@ -704,9 +848,17 @@ std::string progress_lines(const StudyVerdict& verdict, const StudyProgress& pro
                            std::uint32_t planned) {
   std::string out = fmt::format("rounds: {} ({} planned); {}\n", progress.rounds, planned,
                                 progress.stop.empty() ? "the run ended" : progress.stop);
+  // Only rows of conditions still undecided: an inconclusive row of a condition intrusive on
+  // another endpoint is decided, and what it could have seen says nothing about the study.
+  auto condition_undecided = [&](const std::string& condition) {
+    return std::any_of(verdict.conditions.begin(), verdict.conditions.end(),
+                       [&](const ConditionVerdict& c) {
+                         return c.condition == condition && c.verdict.starts_with("inconclusive");
+                       });
+  };
   double ratio = 0, tail = 0;
   for (const VerdictRow& r : verdict.rows)
-    if (undecided(r) && r.detectable_ratio)
+    if (undecided(r) && r.detectable_ratio && condition_undecided(r.condition))
       ratio = std::max(ratio, *r.detectable_ratio), tail = std::max(tail, *r.detectable_tail);
   if (ratio > 0)
     out += fmt::format(

@@ -51,11 +51,43 @@ struct Endpoint {
   bool primary = false;
   bool median = true;
   bool tail = true;
-  std::optional<double> tail_threshold_us;  // fixed: frame_interval_us of a paced frame
+  // Fixed: the late line and the stutter line of a paced frame's interval, 0.5 for a 0/1 flag.
+  std::optional<double> tail_threshold_us;
+  // What a frame beyond a fixed threshold is, for the row's note ("late", "a stutter").
+  std::string beyond;
 };
 
-// The endpoints of a study on this foreground, in verdict_metrics' order.
-std::vector<Endpoint> verdict_endpoints(const Scenario& scenario);
+// A paced frame is late when its interval exceeds the period by more than this: the setting
+// (VerdictSettings::late_tolerance_us) when given, else the larger of 5 % of the period and
+// the baseline's p95 interval less the period (its own jitter, so that a host whose frames
+// wander by 0.6 ms does not count each of them late), at most half a period (the stutter
+// line). `baseline_interval_us`: the baseline's frame intervals, all rounds.
+double late_tolerance_us(double period_us, const std::vector<double>& baseline_interval_us,
+                         const std::optional<double>& setting_us);
+
+// The endpoints of a study on this foreground, in verdict_metrics' order. A paced game frame
+// ([cpu] with frame_period_ms) is judged on its pacing, what a player sees: the frame
+// interval's median, the share of late frames (beyond the period by `late_tolerance_us`,
+// default 5 % of it) and the share of stutters (beyond 1.5 periods); the CPU phase, the
+// critical path, the wake-up and the GPU span are then diagnostics that say where the time
+// went. Unpaced, the frame's CPU and GPU ends decide as before.
+std::vector<Endpoint> verdict_endpoints(const Scenario& scenario,
+                                        std::optional<double> late_tolerance_us = std::nullopt);
+
+// Frame pacing of one condition over its usable frames (PresentMon's and CapFrameX's figures).
+struct PacingSummary {
+  std::size_t frames = 0;    // frames with an interval
+  std::size_t late = 0;      // beyond the late line
+  std::size_t stutters = 0;  // beyond 1.5 periods
+  double interval_p50_us = 0;
+  // Time-weighted 1 % low (CapFrameX's "integral" form): the frame rate at the interval where
+  // the slowest frames, summed from the slowest down, reach 1 % of all the frames' time. A
+  // run with one 100 ms hitch in 1000 frames of 8 ms shows it; the average of the slowest 1 %
+  // of frames weighs that hitch like any other frame.
+  double one_percent_low_fps = 0;
+};
+PacingSummary pacing_summary(const std::vector<double>& interval_us, double late_line_us,
+                             double stutter_line_us);
 
 struct VerdictSettings {
   // Per metric, over the units (rounds, or blocks of a one-round study):
@@ -74,6 +106,8 @@ struct VerdictSettings {
   // metric, so each upper bound at 1 - alpha keeps the whole call at alpha (intersection-union).
   double alpha = 0.05;
   double min_difference_us = 1.0;
+  // A paced frame's late line is the period plus this; none: from the baseline (above).
+  std::optional<double> late_tolerance_us;
   std::size_t blocks = 6;           // units of a one-round study
   std::size_t min_units = 3;        // fewer usable units: inconclusive
   std::size_t min_unit_frames = 5;  // a unit with fewer frames on either side is not used
@@ -102,6 +136,7 @@ struct VerdictRow {
   // ratio, and a tail excess, whose lower bound would just clear the margin at the spread seen.
   std::optional<double> detectable_ratio, detectable_tail;
   bool control = false;
+  bool null_control = false;  // a row of the null control (verdict.json names it; not a CSV column)
   // non-intrusive | intrusive | inconclusive | inconclusive (no power) for a primary endpoint;
   // a diagnostic's says how it moved: diagnostic: worse | diagnostic: within | diagnostic:
   // unclear.
@@ -127,13 +162,18 @@ struct BackgroundProgress {
 struct ConditionVerdict {
   std::string condition;
   bool control = false;
+  // The null control (an A/A test: the baseline's settings run as a condition of their own,
+  // `control = "null"`): every call on it is a false one, so an intrusive null says the rounds
+  // differ by more than the error control allows on this host.
+  bool null_control = false;
   std::string verdict;            // over its metrics: intrusive if any is, non-intrusive if all are
   std::size_t frames = 0;         // measured frames
   std::size_t active_frames = 0;  // of them, frames its background work overlapped
   std::uint32_t control_threads = 0;  // a positive control's normal-priority compile threads
   std::string pairing;                // VerdictRow::pairing
   BackgroundProgress progress;
-  bool starved = false;  // non-intrusive, but it got (almost) none of its work done
+  bool starved = false;                 // non-intrusive, but it got (almost) none of its work done
+  std::optional<PacingSummary> pacing;  // a paced frame's, over its evidence frames
 };
 
 // One dose of the positive control: its threads, its verdict and its strongest effect (the
@@ -181,6 +221,12 @@ struct StudyVerdict {
   std::optional<std::uint32_t> detected_from_threads;
   std::string summary;              // one line per condition, for the terminal and verdict.json
   std::optional<double> period_us;  // the frame's period the effects are shares of
+  // A paced frame: the lines its late frames and stutters are counted beyond, and the
+  // baseline's pacing.
+  std::optional<double> late_line_us, stutter_line_us;
+  std::optional<PacingSummary> baseline_pacing;
+  bool has_null = false;
+  bool null_false_alarm = false;  // the null control was called intrusive
 };
 
 // Per-frame samples of one condition, by metric name, in verdict_endpoints' order: the frame-level

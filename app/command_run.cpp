@@ -185,8 +185,11 @@ int command_run(const RunArguments& args, const std::string& command_line) {
         "preemption scenarios): {}\n",
         plan->together_only.size(), fmt::join(plan->together_only, ", "));
   install_interrupt_handler();
-  const VerdictSettings verdict_settings{.p50_margin = args.verdict_margin_pct / 100.0,
-                                         .tail_margin = args.verdict_tail_margin_pct / 100.0};
+  const VerdictSettings verdict_settings{
+      .p50_margin = args.verdict_margin_pct / 100.0,
+      .tail_margin = args.verdict_tail_margin_pct / 100.0,
+      .late_tolerance_us =
+          args.late_tolerance_ms ? std::optional(*args.late_tolerance_ms * 1000.0) : std::nullopt};
   const std::string started_at = utc_now_iso8601();
 
   // What one device runs: its scenarios, its poller (the slot's, with --concurrent), its

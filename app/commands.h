@@ -49,6 +49,7 @@ struct RunArguments {
   std::string stamp_memory = "uncached";
   std::string foreground;  // replaces a study's foreground
   double verdict_margin_pct = 5.0;
+  std::optional<double> late_tolerance_ms;  // none: from the baseline's jitter
   double verdict_tail_margin_pct = 1.0;
   std::optional<double> study_budget_s;  // override every study's budget_s
   std::optional<std::uint32_t> study_max_rounds;

@@ -108,6 +108,11 @@ int main(int argc, char** argv) {
                   "Studies: ... or when more of its frames than this (in percentage points) lie "
                   "beyond the baseline's p99 than the baseline's own do (default 1)")
       ->check(CLI::Range(0.0, 100.0));
+  run->add_option("--late-tolerance-ms", run_args.late_tolerance_ms,
+                  "Studies of a paced frame: a frame is late when its interval exceeds the "
+                  "period by more than this (default: the larger of 5 % of the period and the "
+                  "baseline's p95 interval less the period, at most half a period)")
+      ->check(CLI::Range(0.0, 10000.0));
   run->add_option("--study-budget-s", run_args.study_budget_s,
                   "Studies: while the verdict is undecided, add interleaved rounds until this "
                   "much wall time is spent (overrides the file's budget_s, default 600; 0 adds "

@@ -12,15 +12,7 @@ out=${1:?usage: study_repeat.sh OUT_DIR [N] [options]}
 runs=${2:-3}
 shift $(( $# >= 2 ? 2 : 1 ))
 here=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$out"
-: > "$out/runs.txt"
-for k in $(seq 1 "$runs"); do
-  start=$EPOCHREALTIME
-  gpuoverlap run non-intrusiveness --priority-fallback --out "$out/study-$k" "$@" \
-    > "$out/study-$k.log" 2>&1
-  status=$?
-  wall=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
-  bytes=$(du -sb "$out/study-$k" | cut -f1)
-  printf 'study-%d exit %d wall_s %s bytes %s\n' "$k" "$status" "$wall" "$bytes" | tee -a "$out/runs.txt"
-done
+# shellcheck source=bench/repeat.sh
+. "$here/repeat.sh"
+repeat_runs "$out" "$runs" study run non-intrusiveness --priority-fallback "$@"
 python3 "$here/study_table.py" "$out" | tee "$out/table.md"

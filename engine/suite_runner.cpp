@@ -99,6 +99,7 @@ nlohmann::json scenario_description(const Scenario& s) {
                     {"round", s.round},
                     {"rounds", s.rounds},
                     {"kind", s.neighbours_study ? "neighbours" : "background"}};
+  if (s.null_control) out["study"]["null_control"] = true;
   if (s.background) out["background"] = background::to_json(*s.background);
   out["timestamps"] = s.timestamps;
   if (s.live)

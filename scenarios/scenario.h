@@ -92,6 +92,9 @@ struct Scenario {
   // scenario is then named "<study>/<condition>" and written to that subdirectory.
   std::string study;
   std::string condition;
+  // The study's null control (`control = "null"`): no background work, like the baseline, but
+  // judged against it as a condition (an A/A test of the verdict's error control).
+  bool null_control = false;
   std::uint32_t round = 0;   // 1-based round of the study (0 outside a study)
   std::uint32_t rounds = 0;  // the study's rounds as planned (more may be added, below)
   // While the study's verdict is undecided, rounds are added until this much time (all its
@@ -153,7 +156,8 @@ inline constexpr std::uint32_t kMaxStudyRoundMs = 3'600'000;  // an hour per con
 
 struct ConditionSpec {
   std::string name;
-  std::optional<background::BackgroundSpec> background;  // none: the baseline
+  std::optional<background::BackgroundSpec> background;  // none: the baseline or the null control
+  bool null_control = false;  // `control = "null"`: the baseline's settings, judged as a condition
 };
 struct StudySpec {
   std::string name;

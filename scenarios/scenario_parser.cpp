@@ -625,13 +625,26 @@ class Parser {
     for (const toml::node& node : *conditions) {
       const toml::table* t = node.as_table();
       if (!t) return error_at(&node, "each condition must be a table ([[condition]])");
-      GPUOVERLAP_TRY(only_keys(*t, {"name", "background"}, "a condition"));
+      GPUOVERLAP_TRY(only_keys(*t, {"name", "background", "control"}, "a condition"));
       auto cname = directory_name(*t, "name", "a condition", &node);
       if (!cname) return cname.error();
       if (!names.insert(*cname).second)
         return error_at(t->get("name"), "two conditions are named '" + *cname + "'");
-      ConditionSpec condition{*cname, std::nullopt};
-      if (const toml::node* bg = t->get("background")) {
+      ConditionSpec condition{*cname, std::nullopt, false};
+      if (const toml::node* control = t->get("control")) {
+        const auto* text = control->as_string();
+        if (!text || text->get() != "null")
+          return error_at(control,
+                          "condition '" + *cname +
+                              "': control must be \"null\" (the baseline's settings run as a "
+                              "condition of their own, an A/A test); a positive control is a "
+                              "[condition.background] with unmanaged_threads");
+        if (t->get("background"))
+          return error_at(control, "condition '" + *cname +
+                                       "': a null control has no [condition.background] (it "
+                                       "runs the baseline's settings)");
+        condition.null_control = true;
+      } else if (const toml::node* bg = t->get("background")) {
         auto spec = parse_background(*bg, "[condition.background] of '" + *cname + "'");
         if (!spec) return spec.error();
         condition.background = *spec;
@@ -642,8 +655,9 @@ class Parser {
     }
     if (baselines != 1)
       return error_at(conditions,
-                      "a study needs exactly one condition without [background] "
-                      "(the baseline every other condition is compared with); "
+                      "a study needs exactly one condition without [background] and without "
+                      "control = \"null\" (the baseline every other condition is compared "
+                      "with); "
                       "this one has " +
                           std::to_string(baselines));
     return study;
@@ -1392,6 +1406,7 @@ std::vector<Scenario> expand_study(const StudySpec& study, const Scenario& foreg
       s.frames = frames_per_round(total, study.rounds);
       if (study.warmup_frames) s.warmup_frames = *study.warmup_frames;
       s.background = c->background;
+      s.null_control = c->null_control;
       out.push_back(std::move(s));
     }
   }

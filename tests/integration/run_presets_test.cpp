@@ -168,7 +168,8 @@ TEST_F(AllPresets, RunSucceedsAndWritesEveryFile) {
   EXPECT_EQ(result_->output.find("validation error"), std::string::npos) << result_->output;
   EXPECT_NE(result_->output.find("results: " + out_->string()), std::string::npos);
   ASSERT_EQ(kPresets.size(), 51u);
-  // non-intrusiveness: 7 conditions (4 of them the control's doses) x 3 rounds, none added on
+  // non-intrusiveness: 7 conditions (the null control and 3 of the control's doses) x 3
+  // rounds, none added on
   // a CPU device; the matrix's 12 (the 12 preemption presets are its configurations and run
   // only inside it).
   ASSERT_EQ(kScenarios.size(), 37u + 7u * 3u + 12u);
@@ -317,10 +318,22 @@ TEST_F(AllPresets, ReportAnswersTheFiveQuestionsFirst) {
   const auto verdict = read_json(*out_ / "non-intrusiveness" / "verdict.json");
   ASSERT_EQ(verdict["conditions"].size(), 6u);
   for (const auto& c : verdict["conditions"]) {
-    const std::string row = "| " + c["condition"].get<std::string>() +
-                            (c["control"].get<bool>() ? " (control) | " : " | ");
+    const std::string row =
+        "| " + c["condition"].get<std::string>() +
+        (c["control"].get<bool>()        ? " (control) | "
+         : c["null_control"].get<bool>() ? " (null control: the baseline again) | "
+                                         : " | ");
     EXPECT_NE(page.find("\n" + row), std::string::npos) << row;
   }
+  // Answer 4 says what the null control (the A/A test) found and what a player would see of
+  // each policy: its late frames beside the baseline's.
+  EXPECT_NE(page.find(verdict["null_false_alarm"].get<bool>()
+                          ? "the null control (the baseline again) was **called intrusive**"
+                          : "the null control (the baseline again) was not called intrusive"),
+            std::string::npos);
+  EXPECT_NE(page.find("managed **"), std::string::npos);
+  EXPECT_NE(page.find("% of frames late, baseline "), std::string::npos);
+  EXPECT_EQ(page.find("null **"), std::string::npos) << "the null control is no policy";
   // The preemption table: a row per matrix cell.
   std::size_t cells = 0;
   for (const std::string& s : kScenarios)
@@ -753,8 +766,8 @@ TEST(Background, BindingWithOneFrameCommitsFirstAndATooLargeBeforeIsRefused) {
   fs::remove(file);
 }
 
-// The non-intrusiveness preset on lavapipe: seven conditions, a verdict.csv, background
-// compiles recorded where they ran. Verdicts are not asserted (they are timings); their
+// The non-intrusiveness preset on lavapipe: seven conditions (a null one), a verdict.csv,
+// background compiles recorded where they ran. Verdicts are not asserted (they are timings); their
 // consistency is.
 TEST(Background, NonIntrusivenessWritesAVerdict) {
   const fs::path out = temp_path("non-intrusiveness");
@@ -765,8 +778,8 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
   const fs::path study = out / "non-intrusiveness";
   // Without --share-device every condition and round opens a device of its own.
   std::set<std::string> opened_for;
-  for (const char* condition : {"baseline", "managed", "commit-high-priority", "unmanaged-1",
-                                "unmanaged-2", "unmanaged-4", "unmanaged"})
+  for (const char* condition : {"baseline", "null", "managed", "commit-high-priority",
+                                "unmanaged-1", "unmanaged-2", "unmanaged"})
     for (int round = 1; round <= 3; ++round) {
       SCOPED_TRACE(std::string(condition) + " round " + std::to_string(round));
       const fs::path dir = study / condition / ("round-" + std::to_string(round));
@@ -796,7 +809,7 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
       if (name.rfind("unmanaged", 0) == 0) {
         EXPECT_EQ(threads["background_unmanaged"]["policy"], "SCHED_OTHER") << threads.dump();
       }
-      if (name == "baseline") {
+      if (name == "baseline" || name == "null") {
         EXPECT_FALSE(threads.contains("background_idle"));
       }
       std::size_t overlapped = 0;
@@ -813,7 +826,9 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
         const bool any = frames.at(f, "bg_managed") != "0" || frames.at(f, "bg_unmanaged") != "0";
         overlapped += any ? 1 : 0;
       }
-      if (std::string(condition) == "baseline") {
+      EXPECT_EQ(meta["scenario"]["study"].value("null_control", false),
+                std::string(condition) == "null");
+      if (std::string(condition) == "baseline" || std::string(condition) == "null") {
         EXPECT_EQ(overlapped, 0u);
         EXPECT_FALSE(fs::exists(dir / "background.csv"));
         continue;
@@ -844,29 +859,56 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
     }
   EXPECT_EQ(opened_for.size(), 21u);
   const auto verdict = read_csv((study / "verdict.csv").string(), kVerdictColumns);
-  // Six conditions x (5 primary endpoints of the game frame, 4 frame diagnostics, 8 workload
-  // durations, and submit_to_start_us where a baseline frame had an undisturbed start: on
-  // lavapipe the poller loses its CPU often enough that none may have).
+  // Six conditions x (3 primary endpoints of the paced game frame: the frame interval's median,
+  // late frames and stutters; 4 diagnostics of where the time went: CPU phase, critical path,
+  // wake-up, GPU span; 4 frame diagnostics, 8 workload durations, and submit_to_start_us where
+  // a baseline frame had an undisturbed start: on lavapipe the poller loses its CPU often
+  // enough that none may have).
   std::map<std::string, std::size_t> rows_per_metric;
   for (std::size_t r = 0; r < verdict.rows.size(); ++r) ++rows_per_metric[verdict.at(r, "metric")];
   const std::size_t with_start = rows_per_metric.count("submit_to_start_us");
-  ASSERT_EQ(rows_per_metric.size(), 17u + with_start);
+  ASSERT_EQ(rows_per_metric.size(), 19u + with_start);
   for (const auto& [metric, rows] : rows_per_metric) EXPECT_EQ(rows, 6u) << metric;
   EXPECT_EQ(rows_per_metric.count("poll_disturbed"), 1u);
-  ASSERT_EQ(verdict.rows.size(), 6u * (17u + with_start));
+  ASSERT_EQ(verdict.rows.size(), 6u * (19u + with_start));
+  for (std::size_t r = 0; r < verdict.rows.size(); ++r) {
+    const std::string metric = verdict.at(r, "metric");
+    const bool primary =
+        metric == "frame_interval_us" || metric == "late_frames" || metric == "stutters";
+    EXPECT_EQ(verdict.at(r, "role"), primary ? "primary" : "diagnostic") << metric;
+  }
   const auto summary = read_json(study / "verdict.json");
+  // The null control is judged like a condition; its call is the A/A test's, kept as it is.
+  EXPECT_TRUE(summary["has_null"].get<bool>());
+  ASSERT_TRUE(summary["late_line_us"].is_number());
+  EXPECT_GE(summary["late_line_us"].get<double>(), 8000.0 * 1.05);
+  EXPECT_EQ(summary["stutter_line_us"].get<double>(), 12000.0);
+  std::size_t nulls = 0;
+  for (const auto& c : summary["conditions"]) {
+    nulls += c["null_control"].get<bool>() ? 1 : 0;
+    // Pacing counts are of the frames the verdict used.
+    ASSERT_TRUE(c["pacing"].is_object()) << c.dump();
+    EXPECT_LE(c["pacing"]["late"].get<std::size_t>(), c["pacing"]["frames"].get<std::size_t>());
+    EXPECT_LE(c["pacing"]["stutters"].get<std::size_t>(), c["pacing"]["late"].get<std::size_t>())
+        << "the stutter line lies beyond the late line";
+    if (c["null_control"].get<bool>()) {
+      EXPECT_EQ(c["condition"], "null");
+      EXPECT_EQ(c["active_frames"], c["frames"]) << "every frame of the null is evidence";
+      EXPECT_EQ(summary["null_false_alarm"].get<bool>(), c["verdict"] == "intrusive");
+    }
+  }
+  EXPECT_EQ(nulls, 1u);
   const bool detected = summary["control_detected"].get<bool>();
   EXPECT_TRUE(summary["has_control"].get<bool>());
   // On a CPU device no rounds are added: the six planned ran, and the verdict says why it
   // stopped.
   // The control's doses, fewest threads first (one per core is 2 on a 2-core machine).
   const auto& doses = summary["control_doses"];
-  ASSERT_EQ(doses.size(), 4u);
+  ASSERT_EQ(doses.size(), 3u);
   std::vector<int> threads;
   for (const auto& d : doses) threads.push_back(d["threads"].get<int>());
   EXPECT_TRUE(std::is_sorted(threads.begin(), threads.end()));
-  for (int dose : {1, 2, 4})
-    EXPECT_NE(std::find(threads.begin(), threads.end(), dose), threads.end());
+  for (int dose : {1, 2}) EXPECT_NE(std::find(threads.begin(), threads.end(), dose), threads.end());
   if (detected) {
     bool seen = false;
     for (const auto& d : doses)
@@ -896,6 +938,10 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
   for (const auto& c : summary["conditions"]) {
     const std::string name = c["condition"].get<std::string>();
     std::size_t completed = 0;
+    if (c["null_control"].get<bool>()) {
+      EXPECT_EQ(c["progress"]["compiles"], 0) << "the null control compiles nothing";
+      continue;
+    }
     for (int round = 1; round <= 3; ++round) {
       const auto bg =
           read_csv((study / name / ("round-" + std::to_string(round)) / "background.csv").string(),
@@ -931,7 +977,7 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
     }
     EXPECT_EQ(verdict.at(r, "role"), "primary");
     ++primary_rows;
-    if (!control && !detected) {
+    if (!control && !detected && verdict.at(r, "condition") != "null") {
       EXPECT_EQ(v, "inconclusive (no power)");
     } else {
       EXPECT_TRUE(v == "intrusive" || v == "non-intrusive" || v == "inconclusive") << v;
@@ -944,7 +990,7 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
       EXPECT_LE(*low, *high);
     }
   }
-  EXPECT_EQ(primary_rows, 6u * 5u);
+  EXPECT_EQ(primary_rows, 6u * 3u) << "the paced frame's interval median, late frames, stutters";
   fs::remove_all(out);
 }
 

@@ -831,6 +831,37 @@ name = "a"
   EXPECT_NE(e.find("this is a study"), std::string::npos) << e;
 }
 
+// A null control runs the baseline's settings as a condition: it needs no [background], is
+// not a second baseline, and its key takes one value.
+TEST(Study, ANullControlIsAConditionOfItsOwnAndNotASecondBaseline) {
+  const std::string head = "name = \"st\"\nforeground = \"default\"\n[[condition]]\nname = \"b\"\n";
+  auto ok = parse_study(head + "[[condition]]\nname = \"aa\"\ncontrol = \"null\"\n", "st.toml");
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  ASSERT_EQ(ok->conditions.size(), 2u);
+  EXPECT_TRUE(ok->conditions[1].null_control);
+  EXPECT_FALSE(ok->conditions[1].background);
+  EXPECT_FALSE(ok->conditions[0].null_control);
+  auto positive =
+      parse_study(head + "[[condition]]\nname = \"aa\"\ncontrol = \"positive\"\n", "st.toml");
+  ASSERT_FALSE(positive.ok());
+  EXPECT_NE(positive.error().message.find("control must be \"null\""), std::string::npos)
+      << positive.error().message;
+  auto with_work = parse_study(
+      head +
+          "[[condition]]\nname = \"aa\"\ncontrol = \"null\"\n[condition.background]\ntasks = 1\n",
+      "st.toml");
+  ASSERT_FALSE(with_work.ok());
+  EXPECT_NE(with_work.error().message.find("a null control has no [condition.background]"),
+            std::string::npos)
+      << with_work.error().message;
+  auto only_null = parse_study(
+      "name = \"st\"\nforeground = \"default\"\n[[condition]]\nname = \"aa\"\ncontrol = \"null\"\n",
+      "st.toml");
+  ASSERT_FALSE(only_null.ok()) << "a null control is no baseline";
+  EXPECT_NE(only_null.error().message.find("exactly one condition without [background]"),
+            std::string::npos);
+}
+
 TEST(Study, ResolvingTheNonIntrusivenessPresetGivesItsConditionsAndTheControlsDoses) {
   auto scenarios = resolve_scenarios("non-intrusiveness");
   ASSERT_TRUE(scenarios.ok()) << scenarios.error().message;
@@ -841,13 +872,16 @@ TEST(Study, ResolvingTheNonIntrusivenessPresetGivesItsConditionsAndTheControlsDo
   EXPECT_EQ((*scenarios)[0].workloads.size(), 8u) << "the default preset's workloads";
   ASSERT_TRUE((*scenarios)[0].cpu) << "the foreground is the game frame";
   EXPECT_EQ((*scenarios)[0].cpu->wait, jobs::WaitMode::spin);
-  EXPECT_EQ((*scenarios)[1].background->mode, background::ProcessingMode::allowed);
-  EXPECT_EQ((*scenarios)[1].background->max_concurrent, 2u);
-  EXPECT_EQ((*scenarios)[2].background->action,
+  EXPECT_EQ((*scenarios)[1].condition, "null");
+  EXPECT_TRUE((*scenarios)[1].null_control) << "the A/A test: the baseline's settings again";
+  EXPECT_FALSE((*scenarios)[1].background);
+  EXPECT_FALSE((*scenarios)[0].null_control);
+  EXPECT_EQ((*scenarios)[2].background->mode, background::ProcessingMode::allowed);
+  EXPECT_EQ((*scenarios)[2].background->max_concurrent, 2u);
+  EXPECT_EQ((*scenarios)[3].background->action,
             background::MeasurementsAction::commit_results_high_priority);
-  EXPECT_EQ((*scenarios)[3].background->unmanaged_threads, 1u);
-  EXPECT_EQ((*scenarios)[4].background->unmanaged_threads, 2u);
-  EXPECT_EQ((*scenarios)[5].background->unmanaged_threads, 4u);
+  EXPECT_EQ((*scenarios)[4].background->unmanaged_threads, 1u);
+  EXPECT_EQ((*scenarios)[5].background->unmanaged_threads, 2u);
   EXPECT_GE((*scenarios)[6].background->unmanaged_threads, 1u) << "one per core";
   EXPECT_EQ((*scenarios)[0].study_budget_s, 36.0);
   auto other = resolve_scenarios("non-intrusiveness", "three-dispatches");

@@ -118,7 +118,7 @@ TEST_F(SuiteRunner, RunJsonNamesNestedDirectoriesFromTheResultsRoot) {
   const auto run = read_json(options_.out_directory / "run.json");
   ASSERT_EQ(run["scenarios"].size(), 3u);
   EXPECT_EQ(run["scenarios"][0]["directory"], "non-intrusiveness/baseline/round-1");
-  EXPECT_EQ(run["scenarios"][1]["directory"], "non-intrusiveness/managed/round-1");
+  EXPECT_EQ(run["scenarios"][1]["directory"], "non-intrusiveness/null/round-1");
   EXPECT_EQ(run["scenarios"][2]["directory"], "default");
   for (const auto& entry : run["scenarios"]) {
     EXPECT_TRUE(

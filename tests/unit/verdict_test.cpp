@@ -507,54 +507,219 @@ std::vector<ScenarioOutcome> game_rounds(const std::string& name,
   return out;
 }
 
-TEST(Verdict, AGameFramesPrimaryEndpointsDecideAndItsDiagnosticsNeverDo) {
+TEST(Verdict, APacedFrameIsJudgedOnItsPacingAndItsComponentsAreDiagnostics) {
   auto baseline = game_rounds("baseline", std::nullopt, 1.0, 1.0, 0, 100);
-  // Managed: its submit time doubles (a diagnostic), its CPU phase is untouched.
-  auto managed = game_rounds("managed", managed_spec(), 1.0, 2.0, 0, 200);
-  // The control: the CPU phase 15 % longer.
-  auto control = game_rounds("unmanaged", unmanaged_spec(), 1.15, 1.0, 0, 300);
+  // Managed: its submit time doubles and its CPU phase is 15 % longer, yet every frame keeps
+  // its 8 ms pace: nothing a player sees moved.
+  auto managed = game_rounds("managed", managed_spec(), 1.15, 2.0, 0, 200);
+  // The control: one frame in ten past the stutter line.
+  auto control = game_rounds("unmanaged", unmanaged_spec(), 1.0, 1.0, 10, 300);
   auto v = judge_study(all_of({&baseline, &managed, &control}), VerdictSettings{});
   ASSERT_TRUE(v.ok()) << v.error().message;
-  // cpu_phase_us: median and tail; critical_path_us, wake_max_us, frame_interval_us: tail;
-  // gpu_span_us: median.
-  EXPECT_EQ(v->tests, 6u);
-  EXPECT_EQ(v->rows.front().metric, "cpu_phase_us");
+  // frame_interval_us: median; late_frames and stutters: tail.
+  EXPECT_EQ(v->tests, 3u);
+  EXPECT_EQ(v->rows.front().metric, "frame_interval_us");
+  EXPECT_EQ(v->rows.front().tests, "median");
+  const VerdictRow& phase = row_of(*v, "managed", "cpu_phase_us");
+  EXPECT_EQ(phase.role, "diagnostic") << "a paced frame's CPU phase says where time went";
+  EXPECT_EQ(phase.verdict, "diagnostic: worse");
+  EXPECT_NEAR(*phase.effect_us, 750.0, 30.0);
   const VerdictRow& submit = row_of(*v, "managed", "cpu_submit_us");
-  EXPECT_EQ(submit.role, "diagnostic");
   EXPECT_EQ(submit.verdict, "diagnostic: worse");
   EXPECT_NEAR(*submit.effect_us, 20.0, 1.0) << "20 µs more, in µs";
   EXPECT_NEAR(*submit.effect_share, 20.0 / 8000.0, 1e-3) << "as a share of the 8 ms period";
   EXPECT_NE(submit.note.find("does not decide"), std::string::npos) << submit.note;
-  EXPECT_EQ(row_of(*v, "managed", "cpu_phase_us").verdict, "non-intrusive");
-  EXPECT_EQ(row_of(*v, "managed", "cpu_frame_us").role, "diagnostic")
-      << "with [cpu], the whole CPU frame is a component too";
-  EXPECT_EQ(v->conditions[0].verdict, "non-intrusive") << "a diagnostic alone never decides";
-  const VerdictRow& hit = row_of(*v, "unmanaged", "cpu_phase_us");
+  EXPECT_EQ(row_of(*v, "managed", "cpu_frame_us").role, "diagnostic");
+  EXPECT_EQ(v->conditions[0].verdict, "non-intrusive") << "diagnostics alone never decide";
+  const VerdictRow& hit = row_of(*v, "unmanaged", "stutters");
   EXPECT_EQ(hit.verdict, "intrusive");
-  EXPECT_NEAR(*hit.ratio_p50, 1.15, 0.01);
+  EXPECT_EQ(hit.note, "more frames past the stutter line (beyond 12000 µs)");
+  EXPECT_NEAR(*hit.tail_rate, 0.1, 0.001);
+  EXPECT_EQ(*hit.baseline_tail_rate, 0.0);
+  EXPECT_EQ(row_of(*v, "unmanaged", "late_frames").verdict, "intrusive");
   EXPECT_TRUE(v->control_detected);
   EXPECT_EQ(*v->period_us, 8000.0);
+  EXPECT_EQ(*v->late_line_us, 8400.0) << "a steady baseline: 5 % of the period";
+  EXPECT_EQ(*v->stutter_line_us, 12000.0);
+  ASSERT_TRUE(v->conditions[1].pacing && v->baseline_pacing);
+  EXPECT_EQ(v->conditions[1].pacing->stutters, 180u) << "one in ten of 6 x 300 frames";
+  EXPECT_EQ(v->baseline_pacing->late, 0u);
+  EXPECT_NE(v->summary.find("180 of 1800 frames late (beyond 8.40 ms; baseline 0 of 1800), "
+                            "180 stutters (0)"),
+            std::string::npos)
+      << v->summary;
 }
 
-TEST(Verdict, APacedFramesTailIsItsStutterRate) {
-  auto baseline = game_rounds("baseline", std::nullopt, 1.0, 1.0, 0, 100);
-  // One frame in ten 20 ms late (past 1.5 periods): the stutter line, not the baseline's p99.
-  auto managed = game_rounds("managed", managed_spec(), 1.0, 1.0, 10, 200);
+// Synthetic rounds of a paced 8 ms frame: `rounds` rounds of `frames` frames, each round with
+// a host state of its own (a shift of every frame by N(0, `round_sd`)), frames N(8000 *
+// `factor`, 60) µs, a share `late_share` of them 9 ms (late, short of a stutter), and, with
+// probability `burst_chance` per round, a burst of 6 frames of 16-40 ms (a host stall).
+std::vector<ScenarioOutcome> paced_rounds(const std::string& name,
+                                          std::optional<background::BackgroundSpec> bg,
+                                          bool null_control, double factor, double late_share,
+                                          double round_sd, double burst_chance,
+                                          std::uint32_t rounds, std::uint32_t frames,
+                                          std::uint64_t seed) {
+  std::vector<ScenarioOutcome> out;
+  std::mt19937_64 random(seed);
+  std::normal_distribution<double> round_shift(0, round_sd), jitter(0, 60);
+  std::uniform_real_distribution<double> unit(0, 1), burst_us(16'000, 40'000);
+  for (std::uint32_t r = 1; r <= rounds; ++r) {
+    ScenarioOutcome o =
+        condition(name, bg, std::vector<double>(frames, 6000.0), bg.has_value(), r, rounds);
+    o.scenario.null_control = null_control;
+    jobs::CpuFrameSpec cpu;
+    cpu.workers = 15;
+    cpu.critical_jobs = 3;
+    cpu.frame_period_ms = 8;
+    o.scenario.cpu = cpu;
+    const double shift = round_shift(random);
+    const bool burst = unit(random) < burst_chance;
+    for (FrameRecord& f : o.timeline->frames) {
+      f.cpu_phase_us = 5000 + jitter(random);
+      f.critical_path_us = 2500;
+      f.wake_max_us = 20;
+      f.frame_interval_us = unit(random) < late_share
+                                ? 9000.0 + jitter(random)
+                                : 8000.0 * factor * (1 + shift) + jitter(random);
+      if (burst && f.frame >= 40 && f.frame < 46) f.frame_interval_us = burst_us(random);
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+TEST(Verdict, AFifteenPercentSlowerPaceIsIntrusiveAtThreeRounds) {
+  // Every frame 15 % later, none past the stutter line: the median decides, at the preset's
+  // three rounds.
+  auto baseline = paced_rounds("baseline", std::nullopt, false, 1.0, 0.01, 0.005, 0, 3, 120, 1);
+  auto managed = paced_rounds("managed", managed_spec(), false, 1.15, 0.01, 0.005, 0, 3, 120, 2);
   auto v = judge_study(all_of({&baseline, &managed}), VerdictSettings{});
-  ASSERT_TRUE(v.ok());
-  const VerdictRow& r = row_of(*v, "managed", "frame_interval_us");
-  EXPECT_EQ(r.tests, "tail");
-  EXPECT_EQ(r.verdict, "intrusive");
-  EXPECT_EQ(r.note, "more frames beyond the stutter line");
-  EXPECT_NEAR(*r.tail_rate, 0.1, 0.001);
-  EXPECT_EQ(*r.baseline_tail_rate, 0.0);
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  const VerdictRow& median = row_of(*v, "managed", "frame_interval_us");
+  EXPECT_EQ(median.verdict, "intrusive");
+  EXPECT_EQ(median.note, "median worse");
+  EXPECT_NEAR(*median.ratio_p50, 1.15, 0.01);
+  EXPECT_EQ(row_of(*v, "managed", "stutters").verdict, "non-intrusive");
   EXPECT_EQ(v->conditions[0].verdict, "intrusive");
+}
+
+TEST(Verdict, SixtyPercentLateFramesAgainstOnePercentIsIntrusive) {
+  auto baseline = paced_rounds("baseline", std::nullopt, false, 1.0, 0.01, 0.005, 0, 3, 120, 3);
+  auto managed = paced_rounds("managed", managed_spec(), false, 1.0, 0.6, 0.005, 0, 3, 120, 4);
+  auto v = judge_study(all_of({&baseline, &managed}), VerdictSettings{});
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  const VerdictRow& late = row_of(*v, "managed", "late_frames");
+  EXPECT_EQ(late.verdict, "intrusive");
+  EXPECT_NEAR(*late.tail_rate, 0.6, 0.08);
+  EXPECT_LT(*late.baseline_tail_rate, 0.04);
+  EXPECT_NE(late.note.find("more frames late (beyond 8400 µs)"), std::string::npos) << late.note;
+  EXPECT_EQ(row_of(*v, "managed", "stutters").verdict, "non-intrusive") << "9 ms is no stutter";
+  ASSERT_TRUE(v->conditions[0].pacing);
+  EXPECT_GT(v->conditions[0].pacing->late, 150u);
+}
+
+// The null control: the baseline's settings again. Over many seeded studies whose rounds
+// differ in host state, and some of whose rounds hold a host burst, it is called intrusive in
+// at most 5 % of them, and only it and the baseline are without background work.
+TEST(Verdict, TheNullControlIsAlmostNeverCalledIntrusive) {
+  std::size_t intrusive = 0;
+  constexpr std::size_t kStudies = 300;
+  for (std::size_t study = 0; study < kStudies; ++study) {
+    const std::uint32_t rounds = 3 + static_cast<std::uint32_t>(study % 4);
+    auto baseline = paced_rounds("baseline", std::nullopt, false, 1.0, 0.03, 0.01, 0.1, rounds, 120,
+                                 1000 + 2 * study);
+    auto null = paced_rounds("null", std::nullopt, true, 1.0, 0.03, 0.01, 0.1, rounds, 120,
+                             1001 + 2 * study);
+    auto v = judge_study(all_of({&baseline, &null}), VerdictSettings{});
+    ASSERT_TRUE(v.ok()) << v.error().message;
+    ASSERT_EQ(v->baseline, "baseline") << "a null control is not a second baseline";
+    ASSERT_EQ(v->conditions.size(), 1u);
+    EXPECT_TRUE(v->conditions[0].null_control);
+    EXPECT_TRUE(v->has_null);
+    intrusive += v->conditions[0].verdict == "intrusive" ? 1 : 0;
+    EXPECT_EQ(v->null_false_alarm, v->conditions[0].verdict == "intrusive");
+  }
+  EXPECT_LE(static_cast<double>(intrusive) / kStudies, 0.05) << intrusive << " of " << kStudies;
+}
+
+// The same studies with a condition whose every frame is 10 % later, or with 30 % of its
+// frames late: three rounds call it intrusive nearly every time (the power the null control
+// must not buy with false alarms).
+TEST(Verdict, ThreeRoundsSeeATenPercentSlowerPaceOrAThirdOfFramesLate) {
+  std::size_t slower_seen = 0, late_seen = 0;
+  constexpr std::size_t kStudies = 100;
+  for (std::size_t study = 0; study < kStudies; ++study) {
+    auto baseline = paced_rounds("baseline", std::nullopt, false, 1.0, 0.03, 0.01, 0.1, 3, 120,
+                                 5000 + 3 * study);
+    auto slower = paced_rounds("slower", managed_spec(), false, 1.10, 0.03, 0.01, 0.1, 3, 120,
+                               5001 + 3 * study);
+    auto late =
+        paced_rounds("late", managed_spec(), false, 1.0, 0.3, 0.01, 0.1, 3, 120, 5002 + 3 * study);
+    auto v = judge_study(all_of({&baseline, &slower, &late}), VerdictSettings{});
+    ASSERT_TRUE(v.ok()) << v.error().message;
+    slower_seen += v->conditions[0].verdict == "intrusive" ? 1 : 0;
+    late_seen += v->conditions[1].verdict == "intrusive" ? 1 : 0;
+  }
+  EXPECT_GE(slower_seen, 90u);
+  EXPECT_GE(late_seen, 90u);
+}
+
+TEST(Verdict, ANullControlInStudyProgressNeitherHoldsTheStudyNorLosesItsCallToNoPower) {
+  auto baseline = paced_rounds("baseline", std::nullopt, false, 1.0, 0.01, 0.005, 0, 3, 120, 5);
+  // A null control whose rounds disagree (one with a 30 % late share): undecided.
+  auto null = paced_rounds("null", std::nullopt, true, 1.0, 0.01, 0.005, 0, 3, 120, 6);
+  for (FrameRecord& f : null[1].timeline->frames)
+    if (f.frame % 3 == 0) f.frame_interval_us = 9000;
+  // A control that nothing tells apart: no power.
+  auto control = paced_rounds("unmanaged", unmanaged_spec(), false, 1.0, 0.01, 0.005, 0, 3, 120, 7);
+  std::vector<const ScenarioOutcome*> all = all_of({&baseline, &null, &control});
+  auto v = judge_study(all, VerdictSettings{});
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  EXPECT_FALSE(v->control_detected);
+  EXPECT_EQ(v->conditions[0].condition, "null");
+  EXPECT_EQ(v->conditions[0].verdict, "inconclusive") << "its own call, not '(no power)'";
+  EXPECT_EQ(study_progress(all, *v).undecided, 0u) << "the null's rows hold nothing back";
+  EXPECT_NE(v->summary.find("null (null control, the baseline's settings again): inconclusive"),
+            std::string::npos)
+      << v->summary;
+  EXPECT_NE(v->summary.find("null control not called intrusive"), std::string::npos);
+  const nlohmann::json json = verdict_json(*v, VerdictSettings{});
+  EXPECT_TRUE(json["has_null"].get<bool>());
+  EXPECT_TRUE(json["conditions"][0]["null_control"].get<bool>());
+  EXPECT_EQ(json["late_line_us"], 8400.0);
+}
+
+TEST(Verdict, TheLateToleranceFollowsTheBaselinesJitterUpToHalfAPeriod) {
+  std::vector<double> steady(100, 8000.0), wandering, hopeless(100, 30'000.0);
+  for (int i = 0; i < 100; ++i) wandering.push_back(8000.0 + 10.0 * i);  // p95 ~ 8950
+  EXPECT_DOUBLE_EQ(late_tolerance_us(8000, steady, std::nullopt), 400.0) << "5 % of the period";
+  EXPECT_NEAR(late_tolerance_us(8000, wandering, std::nullopt), 940.5, 1.0);
+  EXPECT_DOUBLE_EQ(late_tolerance_us(8000, hopeless, std::nullopt), 4000.0)
+      << "never past the stutter line";
+  EXPECT_DOUBLE_EQ(late_tolerance_us(8000, wandering, 250.0), 250.0) << "the setting wins";
+}
+
+TEST(Verdict, OnePercentLowIsTimeWeighted) {
+  // 990 frames of 8 ms and 10 of 100 ms: the slowest frames reach 1 % of the 8.92 s at the
+  // first 100 ms frame, so the 1 % low is 10 fps; 1000 frames of 8 ms give 125.
+  std::vector<double> intervals(990, 8000.0);
+  intervals.insert(intervals.end(), 10, 100'000.0);
+  const PacingSummary hitchy = pacing_summary(intervals, 8400, 12000);
+  EXPECT_NEAR(hitchy.one_percent_low_fps, 10.0, 1e-9);
+  EXPECT_EQ(hitchy.late, 10u);
+  EXPECT_EQ(hitchy.stutters, 10u);
+  EXPECT_EQ(hitchy.frames, 1000u);
+  EXPECT_NEAR(pacing_summary(std::vector<double>(1000, 8000.0), 8400, 12000).one_percent_low_fps,
+              125.0, 1e-9);
+  EXPECT_EQ(pacing_summary({}, 8400, 12000).frames, 0u);
 }
 
 TEST(Verdict, ProgressCountsCompletedCompilesAndCallsAnIdleSchedulerStarved) {
   auto baseline = game_rounds("baseline", std::nullopt, 1.0, 1.0, 0, 100);
   auto managed = game_rounds("managed", managed_spec(), 1.0, 1.0, 0, 200);
-  auto control = game_rounds("unmanaged", unmanaged_spec(), 1.3, 1.0, 0, 300);
+  // The control: a frame in five past the stutter line (a paced frame's pacing decides).
+  auto control = game_rounds("unmanaged", unmanaged_spec(), 1.3, 1.0, 5, 300);
   // Each control round compiles 100 times over its frames; managed: once in all, or 50 times.
   auto add_compiles = [](std::vector<ScenarioOutcome>& rounds, std::size_t per_round,
                          bool managed) {
