@@ -20,6 +20,9 @@
 
 #include <cerrno>
 #include <fstream>
+#include <iterator>
+
+#include "core/gzip.h"
 #endif
 
 namespace gpuoverlap {
@@ -46,9 +49,86 @@ std::string linux_cpu_model() {
   }
   return fallback;
 }
+
+std::string read_small_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::string text(64 * 1024, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return text;
+}
+
+// The running kernel's config: /proc/config.gz (CONFIG_IKCONFIG_PROC), else the distribution's
+// /boot/config-<release>; "" when neither is readable. `source` names the one read.
+std::string kernel_config(const std::string& release, std::string& source) {
+  std::ifstream in("/proc/config.gz", std::ios::binary);
+  if (in) {
+    const std::string compressed((std::istreambuf_iterator<char>(in)),
+                                 std::istreambuf_iterator<char>());
+    if (auto text = gzip_decompress(compressed, 16 * 1024 * 1024, "/proc/config.gz")) {
+      source = "/proc/config.gz";
+      return *text;
+    }
+  }
+  std::ifstream boot("/boot/config-" + release);
+  if (boot) {
+    source = "/boot/config-" + release;
+    return std::string((std::istreambuf_iterator<char>(boot)), std::istreambuf_iterator<char>());
+  }
+  return {};
+}
 #endif
 
 }  // namespace
+
+std::optional<std::string> preempt_mode_selected(const std::string& debugfs_text) {
+  const std::size_t open = debugfs_text.find('(');
+  const std::size_t close = debugfs_text.find(')', open == std::string::npos ? 0 : open);
+  if (open == std::string::npos || close == std::string::npos || close <= open + 1)
+    return std::nullopt;
+  return debugfs_text.substr(open + 1, close - open - 1);
+}
+
+std::optional<std::string> kernel_config_value(const std::string& config_text,
+                                               const std::string& key) {
+  const std::string prefix = key + "=";
+  std::size_t begin = 0;
+  while (begin < config_text.size()) {
+    std::size_t end = config_text.find('\n', begin);
+    if (end == std::string::npos) end = config_text.size();
+    if (config_text.compare(begin, prefix.size(), prefix) == 0)
+      return config_text.substr(begin + prefix.size(), end - begin - prefix.size());
+    begin = end + 1;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> preemption_from_config(const std::string& config_text,
+                                                  const std::string& cmdline) {
+  auto set = [&](const char* key) { return kernel_config_value(config_text, key) == "y"; };
+  if (set("CONFIG_PREEMPT_RT")) return "rt";
+  if (set("CONFIG_PREEMPT_DYNAMIC")) {
+    // preempt=none|voluntary|full|lazy on the command line chooses; else the config's default.
+    const std::size_t at = cmdline.find("preempt=");
+    if (at != std::string::npos && (at == 0 || cmdline[at - 1] == ' ')) {
+      const std::size_t end = cmdline.find_first_of(" \n", at);
+      return cmdline.substr(at + 8, end == std::string::npos ? std::string::npos : end - at - 8);
+    }
+  }
+  if (set("CONFIG_PREEMPT_LAZY")) return "lazy";
+  if (set("CONFIG_PREEMPT")) return "full";
+  if (set("CONFIG_PREEMPT_VOLUNTARY")) return "voluntary";
+  if (set("CONFIG_PREEMPT_NONE")) return "none";
+  return std::nullopt;
+}
+
+std::string preemption_from_version(const std::string& uname_version) {
+  if (uname_version.find("PREEMPT_RT") != std::string::npos) return "rt";
+  if (uname_version.find("PREEMPT_DYNAMIC") != std::string::npos) return "dynamic";
+  if (uname_version.find("PREEMPT") != std::string::npos) return "full";
+  return "none or voluntary";
+}
 
 HostInfo describe_host() {
   HostInfo host;
@@ -63,6 +143,7 @@ HostInfo describe_host() {
   host.kernel = wine ? "Wine " + *wine : std::string("Windows");
   host.machine = "x86_64";
   if (const char* id = std::getenv("PROCESSOR_IDENTIFIER")) host.cpu_model = id;
+  host.preemption = {"", "not known on Windows"};
 #else
   utsname u{};
   uname(&u);
@@ -72,6 +153,25 @@ HostInfo describe_host() {
   host.kernel = std::string(u.sysname) + " " + u.release;
   host.machine = u.machine;
   host.cpu_model = linux_cpu_model();
+  host.kernel_version = u.version;
+  std::string config_source;
+  const std::string config = kernel_config(u.release, config_source);
+  if (const auto hz = kernel_config_value(config, "CONFIG_HZ")) {
+    try {
+      host.tick_hz = static_cast<std::uint32_t>(std::stoul(*hz));
+    } catch (const std::exception&) {
+    }
+  }
+  // Most precise first: the mode in force (debugfs, root only, refused under lockdown), the
+  // boot configuration, then what the version string says.
+  if (const auto mode = preempt_mode_selected(read_small_file("/sys/kernel/debug/sched/preempt"))) {
+    host.preemption = {*mode, "/sys/kernel/debug/sched/preempt"};
+  } else if (const auto configured =
+                 preemption_from_config(config, read_small_file("/proc/cmdline"))) {
+    host.preemption = {*configured, config_source + " (and /proc/cmdline)"};
+  } else {
+    host.preemption = {preemption_from_version(u.version), "uname -v"};
+  }
 #endif
   return host;
 }
@@ -83,14 +183,30 @@ ThreadScheduling this_thread_scheduling() {
   s.level = priority;
   s.level_name = "priority";
   switch (priority) {
-    case THREAD_PRIORITY_IDLE: s.policy = "THREAD_PRIORITY_IDLE"; break;
-    case THREAD_PRIORITY_LOWEST: s.policy = "THREAD_PRIORITY_LOWEST"; break;
-    case THREAD_PRIORITY_BELOW_NORMAL: s.policy = "THREAD_PRIORITY_BELOW_NORMAL"; break;
-    case THREAD_PRIORITY_NORMAL: s.policy = "THREAD_PRIORITY_NORMAL"; break;
-    case THREAD_PRIORITY_ABOVE_NORMAL: s.policy = "THREAD_PRIORITY_ABOVE_NORMAL"; break;
-    case THREAD_PRIORITY_HIGHEST: s.policy = "THREAD_PRIORITY_HIGHEST"; break;
-    case THREAD_PRIORITY_TIME_CRITICAL: s.policy = "THREAD_PRIORITY_TIME_CRITICAL"; break;
-    default: s.policy = "THREAD_PRIORITY " + std::to_string(priority); break;
+    case THREAD_PRIORITY_IDLE:
+      s.policy = "THREAD_PRIORITY_IDLE";
+      break;
+    case THREAD_PRIORITY_LOWEST:
+      s.policy = "THREAD_PRIORITY_LOWEST";
+      break;
+    case THREAD_PRIORITY_BELOW_NORMAL:
+      s.policy = "THREAD_PRIORITY_BELOW_NORMAL";
+      break;
+    case THREAD_PRIORITY_NORMAL:
+      s.policy = "THREAD_PRIORITY_NORMAL";
+      break;
+    case THREAD_PRIORITY_ABOVE_NORMAL:
+      s.policy = "THREAD_PRIORITY_ABOVE_NORMAL";
+      break;
+    case THREAD_PRIORITY_HIGHEST:
+      s.policy = "THREAD_PRIORITY_HIGHEST";
+      break;
+    case THREAD_PRIORITY_TIME_CRITICAL:
+      s.policy = "THREAD_PRIORITY_TIME_CRITICAL";
+      break;
+    default:
+      s.policy = "THREAD_PRIORITY " + std::to_string(priority);
+      break;
   }
 #else
   int policy = 0;
@@ -100,12 +216,24 @@ ThreadScheduling this_thread_scheduling() {
     return s;
   }
   switch (policy) {
-    case SCHED_OTHER: s.policy = "SCHED_OTHER"; break;
-    case SCHED_IDLE: s.policy = "SCHED_IDLE"; break;
-    case SCHED_BATCH: s.policy = "SCHED_BATCH"; break;
-    case SCHED_FIFO: s.policy = "SCHED_FIFO"; break;
-    case SCHED_RR: s.policy = "SCHED_RR"; break;
-    default: s.policy = "policy " + std::to_string(policy); break;
+    case SCHED_OTHER:
+      s.policy = "SCHED_OTHER";
+      break;
+    case SCHED_IDLE:
+      s.policy = "SCHED_IDLE";
+      break;
+    case SCHED_BATCH:
+      s.policy = "SCHED_BATCH";
+      break;
+    case SCHED_FIFO:
+      s.policy = "SCHED_FIFO";
+      break;
+    case SCHED_RR:
+      s.policy = "SCHED_RR";
+      break;
+    default:
+      s.policy = "policy " + std::to_string(policy);
+      break;
   }
   if (policy == SCHED_FIFO || policy == SCHED_RR) {
     s.level = param.sched_priority;

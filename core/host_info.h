@@ -11,14 +11,43 @@
 
 namespace gpuoverlap {
 
+// How the kernel preempts: a thread in the kernel (a page fault, an munmap) of even the lowest
+// priority keeps its CPU until it returns or yields under "none", so whether a waking game
+// thread waits for a background thread depends on it.
+struct KernelPreemption {
+  // none | voluntary | full | lazy | rt | dynamic (the mode not readable) | none or voluntary
+  // (a kernel that names no PREEMPT in its version) | "" (not known: Windows)
+  std::string model;
+  // Where it was read: /sys/kernel/debug/sched/preempt, /proc/config.gz, /boot/config-<release>,
+  // uname -v, or why not known.
+  std::string source;
+};
+
 struct HostInfo {
   std::string hostname;
-  std::string kernel;     // "Linux 6.1.0-…", "Windows", "Wine 8.0"
-  std::string machine;    // "x86_64"
-  std::string cpu_model;  // "" where the platform does not say
+  std::string kernel;              // "Linux 6.1.0-…", "Windows", "Wine 8.0"
+  std::string kernel_version;      // uname -v: "#1 SMP PREEMPT_DYNAMIC …"; "" on Windows
+  std::string machine;             // "x86_64"
+  std::string cpu_model;           // "" where the platform does not say
   std::uint32_t logical_cpus = 0;  // hardware threads the OS reports; 0 when unknown
+  KernelPreemption preemption;
+  std::optional<std::uint32_t> tick_hz;  // CONFIG_HZ where the kernel's config is readable
 };
 HostInfo describe_host();
+
+// The parts of describe_host that read text, for tests. The selected mode of
+// /sys/kernel/debug/sched/preempt ("none (voluntary) full lazy" -> "voluntary"); none when
+// the text names none.
+std::optional<std::string> preempt_mode_selected(const std::string& debugfs_text);
+// A kernel config's value of `key` ("CONFIG_HZ" -> "250"); none when absent or "not set".
+std::optional<std::string> kernel_config_value(const std::string& config_text,
+                                               const std::string& key);
+// The preemption model a kernel's config says it boots with, `cmdline` (/proc/cmdline) giving
+// a dynamic kernel's preempt=; none when the config names none.
+std::optional<std::string> preemption_from_config(const std::string& config_text,
+                                                  const std::string& cmdline);
+// The model uname -v suggests: "rt", "dynamic", "full" or "none or voluntary".
+std::string preemption_from_version(const std::string& uname_version);
 
 // The calling thread's scheduling as the OS reports it: on Linux the policy ("SCHED_OTHER",
 // "SCHED_IDLE", "SCHED_BATCH", "SCHED_FIFO", "SCHED_RR") with its nice value (the fair

@@ -164,14 +164,18 @@ std::string utc_now_iso8601() {
 
 nlohmann::json host_description() {
   const HostInfo host = describe_host();
-  nlohmann::json j = {{"hostname", host.hostname},
-                      {"kernel", host.kernel},
-                      {"machine", host.machine},
-                      {"cpu_model", host.cpu_model},
-                      {"logical_cpus", host.logical_cpus},
-                      // The CPUs this process may run on: what the game foreground's workers
-                      // and the background threads share.
-                      {"usable_cpus", jobs::usable_cpus()}};
+  nlohmann::json j = {
+      {"hostname", host.hostname},
+      {"kernel", host.kernel},
+      {"kernel_version", host.kernel_version},
+      {"preemption", {{"model", host.preemption.model}, {"source", host.preemption.source}}},
+      {"tick_hz", host.tick_hz ? nlohmann::json(*host.tick_hz) : nullptr},
+      {"machine", host.machine},
+      {"cpu_model", host.cpu_model},
+      {"logical_cpus", host.logical_cpus},
+      // The CPUs this process may run on: what the game foreground's workers
+      // and the background threads share.
+      {"usable_cpus", jobs::usable_cpus()}};
   return j;
 }
 

@@ -795,6 +795,9 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
       // The host and the scheduling every kind of thread read back, which the verdict is about.
       EXPECT_FALSE(meta["host"]["cpu_model"].get<std::string>().empty());
       EXPECT_GT(meta["host"]["usable_cpus"].get<int>(), 0);
+      EXPECT_FALSE(meta["host"]["preemption"]["model"].get<std::string>().empty());
+      EXPECT_FALSE(meta["host"]["preemption"]["source"].get<std::string>().empty());
+      EXPECT_FALSE(meta["host"]["kernel_version"].get<std::string>().empty());
       const auto& threads = meta["threads"];
       EXPECT_EQ(threads["frame_loop"]["policy"], "SCHED_OTHER");
       // The poller: placed as asked (the default priority is normal) and read back.

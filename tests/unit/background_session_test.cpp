@@ -116,7 +116,7 @@ TEST(BackgroundSession, FirstSightCompilesVariantsOfEveryWatchedPipelineAndDeliv
 TEST(BackgroundSession, WorkloadsWithoutAShaderAreNeverCompiled) {
   FakeBuilder fake;
   VariantSlot<PipelineHandle> slot;
-  BackgroundSession session(one_shot(3), fake.builder());
+  BackgroundSession session(one_shot(3), fake.builder(), kLogicOnly);
   session.watch("Upload", 0, slot.back_pointer(), false);
   session.watch("A", 64, slot.back_pointer());
   session.watch("Copy", 0, slot.back_pointer(), false);

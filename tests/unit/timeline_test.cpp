@@ -185,6 +185,41 @@ TEST(HostInfo, NamesTheCpuAndTheKernel) {
   EXPECT_FALSE(host.cpu_model.empty());
 }
 
+// The kernel's preemption model, which decides whether a waking game thread can take its CPU
+// back from a background thread in the kernel: named with where it was read.
+TEST(HostInfo, NamesTheKernelsPreemptionModelAndWhereItWasRead) {
+  const HostInfo host = describe_host();
+  EXPECT_FALSE(host.kernel_version.empty());
+  EXPECT_FALSE(host.preemption.model.empty());
+  EXPECT_FALSE(host.preemption.source.empty());
+  for (const char* model :
+       {"none", "voluntary", "full", "lazy", "rt", "dynamic", "none or voluntary"})
+    if (host.preemption.model == model) return;
+  ADD_FAILURE() << host.preemption.model << " from " << host.preemption.source;
+}
+
+TEST(HostInfo, ReadsThePreemptionModelFromEachSource) {
+  EXPECT_EQ(preempt_mode_selected("none (voluntary) full lazy\n"), "voluntary");
+  EXPECT_EQ(preempt_mode_selected("(none) voluntary full"), "none");
+  EXPECT_FALSE(preempt_mode_selected(""));
+  EXPECT_FALSE(preempt_mode_selected("none voluntary full"));
+  const std::string dynamic_none =
+      "CONFIG_HZ_250=y\nCONFIG_HZ=250\nCONFIG_PREEMPT_NONE=y\n# CONFIG_PREEMPT is not set\n"
+      "CONFIG_PREEMPT_DYNAMIC=y\n";
+  EXPECT_EQ(kernel_config_value(dynamic_none, "CONFIG_HZ"), "250");
+  EXPECT_FALSE(kernel_config_value(dynamic_none, "CONFIG_PREEMPT")) << "'is not set' is absent";
+  EXPECT_EQ(preemption_from_config(dynamic_none, "root=/dev/vda quiet"), "none")
+      << "a dynamic kernel boots with its configured default";
+  EXPECT_EQ(preemption_from_config(dynamic_none, "root=/dev/vda preempt=full quiet"), "full");
+  EXPECT_EQ(preemption_from_config("CONFIG_PREEMPT_RT=y\nCONFIG_PREEMPT=y\n", ""), "rt");
+  EXPECT_EQ(preemption_from_config("CONFIG_PREEMPT_VOLUNTARY=y\n", ""), "voluntary");
+  EXPECT_FALSE(preemption_from_config("", ""));
+  EXPECT_EQ(preemption_from_version("#1 SMP PREEMPT_DYNAMIC Debian 6.1.158-1"), "dynamic");
+  EXPECT_EQ(preemption_from_version("#1 SMP PREEMPT_RT Fri"), "rt");
+  EXPECT_EQ(preemption_from_version("#1 SMP PREEMPT Fri"), "full");
+  EXPECT_EQ(preemption_from_version("#1 SMP Fri"), "none or voluntary");
+}
+
 TEST(HostInfo, ReadsBackTheThreadsOwnPolicy) {
   const ThreadScheduling normal = this_thread_scheduling();
   EXPECT_EQ(normal.policy, "SCHED_OTHER");
