@@ -183,30 +183,14 @@ ThreadScheduling this_thread_scheduling() {
   s.level = priority;
   s.level_name = "priority";
   switch (priority) {
-    case THREAD_PRIORITY_IDLE:
-      s.policy = "THREAD_PRIORITY_IDLE";
-      break;
-    case THREAD_PRIORITY_LOWEST:
-      s.policy = "THREAD_PRIORITY_LOWEST";
-      break;
-    case THREAD_PRIORITY_BELOW_NORMAL:
-      s.policy = "THREAD_PRIORITY_BELOW_NORMAL";
-      break;
-    case THREAD_PRIORITY_NORMAL:
-      s.policy = "THREAD_PRIORITY_NORMAL";
-      break;
-    case THREAD_PRIORITY_ABOVE_NORMAL:
-      s.policy = "THREAD_PRIORITY_ABOVE_NORMAL";
-      break;
-    case THREAD_PRIORITY_HIGHEST:
-      s.policy = "THREAD_PRIORITY_HIGHEST";
-      break;
-    case THREAD_PRIORITY_TIME_CRITICAL:
-      s.policy = "THREAD_PRIORITY_TIME_CRITICAL";
-      break;
-    default:
-      s.policy = "THREAD_PRIORITY " + std::to_string(priority);
-      break;
+    case THREAD_PRIORITY_IDLE: s.policy = "THREAD_PRIORITY_IDLE"; break;
+    case THREAD_PRIORITY_LOWEST: s.policy = "THREAD_PRIORITY_LOWEST"; break;
+    case THREAD_PRIORITY_BELOW_NORMAL: s.policy = "THREAD_PRIORITY_BELOW_NORMAL"; break;
+    case THREAD_PRIORITY_NORMAL: s.policy = "THREAD_PRIORITY_NORMAL"; break;
+    case THREAD_PRIORITY_ABOVE_NORMAL: s.policy = "THREAD_PRIORITY_ABOVE_NORMAL"; break;
+    case THREAD_PRIORITY_HIGHEST: s.policy = "THREAD_PRIORITY_HIGHEST"; break;
+    case THREAD_PRIORITY_TIME_CRITICAL: s.policy = "THREAD_PRIORITY_TIME_CRITICAL"; break;
+    default: s.policy = "THREAD_PRIORITY " + std::to_string(priority); break;
   }
 #else
   int policy = 0;
@@ -216,24 +200,12 @@ ThreadScheduling this_thread_scheduling() {
     return s;
   }
   switch (policy) {
-    case SCHED_OTHER:
-      s.policy = "SCHED_OTHER";
-      break;
-    case SCHED_IDLE:
-      s.policy = "SCHED_IDLE";
-      break;
-    case SCHED_BATCH:
-      s.policy = "SCHED_BATCH";
-      break;
-    case SCHED_FIFO:
-      s.policy = "SCHED_FIFO";
-      break;
-    case SCHED_RR:
-      s.policy = "SCHED_RR";
-      break;
-    default:
-      s.policy = "policy " + std::to_string(policy);
-      break;
+    case SCHED_OTHER: s.policy = "SCHED_OTHER"; break;
+    case SCHED_IDLE: s.policy = "SCHED_IDLE"; break;
+    case SCHED_BATCH: s.policy = "SCHED_BATCH"; break;
+    case SCHED_FIFO: s.policy = "SCHED_FIFO"; break;
+    case SCHED_RR: s.policy = "SCHED_RR"; break;
+    default: s.policy = "policy " + std::to_string(policy); break;
   }
   if (policy == SCHED_FIFO || policy == SCHED_RR) {
     s.level = param.sched_priority;
