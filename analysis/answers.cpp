@@ -60,16 +60,6 @@ std::string clock_name(Clock clock) {
                                : "poll clock";
 }
 
-// The scenario of the run whose folder is `name` at the results' top level (a preset run on
-// its own, not a study's round or a matrix's cell).
-const LoadedScenario* top_level(const LoadedRun& run, const std::string& name) {
-  for (const LoadedScenario& s : run.scenarios) {
-    const std::string relative = s.directory.lexically_relative(run.directory).generic_string();
-    if (relative == name || ((relative == "." || relative.empty()) && s.name == name)) return &s;
-  }
-  return nullptr;
-}
-
 // " Figure: [plots/x/overlap.png](plots/x/overlap.png)." (after `label`) for the first of
 // `relative_pngs` that plot.py made (the figure drawn for this answer first, then a general
 // one), else "".
@@ -110,8 +100,8 @@ void overlap_answer(std::string& out, const LoadedRun& run, const LoadedScenario
 
 void answer_direct_compute(std::string& out, const LoadedRun& run) {
   out += "**1. Does DIRECT overlap COMPUTE?** ";
-  const LoadedScenario* s = top_level(run, "default");
-  if (!s) s = top_level(run, "high-priority-compute");
+  const LoadedScenario* s = top_level_scenario(run, "default");
+  if (!s) s = top_level_scenario(run, "high-priority-compute");
   const std::optional<Clock> clock = s ? answer_clock(*s) : std::nullopt;
   if (!s || !clock) {
     out += "Not measured: run `default`.\n\n";
@@ -126,7 +116,7 @@ void answer_direct_compute(std::string& out, const LoadedRun& run) {
 
 void answer_same_queue(std::string& out, const LoadedRun& run) {
   out += "**2. Do dispatches on one queue overlap without barriers?** ";
-  const LoadedScenario* s = top_level(run, "no-barriers");
+  const LoadedScenario* s = top_level_scenario(run, "no-barriers");
   const std::optional<Clock> clock = s ? answer_clock(*s) : std::nullopt;
   if (!s || !clock) {
     out += "Not measured: run `no-barriers`.\n\n";
@@ -453,6 +443,12 @@ std::string relative_of(const LoadedRun& run, const LoadedScenario& s) {
 
 bool is_top_level(const LoadedRun& run, const LoadedScenario& s) {
   return relative_of(run, s).find('/') == std::string::npos;
+}
+
+const LoadedScenario* top_level_scenario(const LoadedRun& run, const std::string& name) {
+  for (const LoadedScenario& s : run.scenarios)
+    if (is_top_level(run, s) && relative_of(run, s) == name) return &s;
+  return nullptr;
 }
 
 PreemptionCells preemption_cells(const LoadedRun& run) {

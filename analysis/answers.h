@@ -102,6 +102,9 @@ std::vector<BarrierTwin> barrier_twins(const LoadedRun& run);
 std::string relative_of(const LoadedRun& run, const LoadedScenario& s);
 // True for a scenario at the results' top level (a preset run on its own).
 bool is_top_level(const LoadedRun& run, const LoadedScenario& s);
+// The scenario at the results' top level whose folder is `name` (not a study's round or a
+// matrix's cell); nullptr when the run has none.
+const LoadedScenario* top_level_scenario(const LoadedRun& run, const std::string& name);
 
 // A study of the run: its folder under the results (the first folder of its scenarios) and
 // its verdict.json, parsed; null where the file is missing, unreadable or has no `conditions`

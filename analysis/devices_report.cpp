@@ -72,12 +72,6 @@ bool apart(const Row& row) {
   return false;
 }
 
-const LoadedScenario* top_level(const LoadedRun& run, const std::string& name) {
-  for (const LoadedScenario& s : run.scenarios)
-    if (is_top_level(run, s) && relative_of(run, s) == name) return &s;
-  return nullptr;
-}
-
 // A table: a row per label in first-seen order, a column per device, and "apart" where the
 // intervals say so. Rows come from `cells(device) -> [(label, cell)]`.
 void add_table(std::string& out, const std::vector<DeviceResults>& devices,
@@ -140,7 +134,7 @@ std::string devices_report(const std::vector<DeviceResults>& devices) {
   auto overlap = [](const std::string& scenario, bool cross) {
     return [scenario, cross](const DeviceResults& d) {
       std::vector<std::pair<std::string, std::optional<Cell>>> cells;
-      const LoadedScenario* s = top_level(d.run, scenario);
+      const LoadedScenario* s = top_level_scenario(d.run, scenario);
       const std::optional<Clock> clock = s ? answer_clock(*s) : std::nullopt;
       if (clock)
         cells.emplace_back(

@@ -54,11 +54,6 @@ bool disabled(ProcessingMode mode) {
          mode == ProcessingMode::disable_profiling_by_system;
 }
 
-bool is_commit(MeasurementsAction action) {
-  return action == MeasurementsAction::commit_results ||
-         action == MeasurementsAction::commit_results_high_priority;
-}
-
 #if defined(_WIN32)
 // THREAD_PRIORITY_IDLE for the calling thread: Windows' lowest, the nearest to SCHED_IDLE
 // (the thread runs when nothing else of normal priority wants the core).

@@ -73,6 +73,12 @@ inline constexpr EnumNames<MeasurementsAction, 4> kMeasurementsActionNames{
      {MeasurementsAction::commit_results_high_priority, "commit_results_high_priority"},
      {MeasurementsAction::discard_previous, "discard_previous"}}};
 
+// The actions that commit what the work measured (with or without a priority boost).
+constexpr bool is_commit(MeasurementsAction action) {
+  return action == MeasurementsAction::commit_results ||
+         action == MeasurementsAction::commit_results_high_priority;
+}
+
 std::string_view to_string(ProcessingMode mode);
 std::string_view to_string(MeasurementsAction action);
 std::optional<ProcessingMode> parse_processing_mode(std::string_view text);

@@ -9,11 +9,6 @@ namespace gpuoverlap::background {
 
 namespace {
 
-bool is_commit(MeasurementsAction action) {
-  return action == MeasurementsAction::commit_results ||
-         action == MeasurementsAction::commit_results_high_priority;
-}
-
 bool allows_work(ProcessingMode mode) {
   return mode == ProcessingMode::allowed || mode == ProcessingMode::allow_intrusive_measurements;
 }

@@ -26,7 +26,7 @@ std::uint64_t busy_work(std::uint64_t iterations, std::uint64_t seed) {
 
 namespace {
 // A sink the optimiser must assume is read.
-std::atomic<std::uint64_t> g_sink{0};
+std::atomic<std::uint64_t> g_busy_work_sink{0};
 }  // namespace
 
 BusyWorkCalibration calibrate_busy_work(std::uint32_t runs, double run_ms) {
@@ -35,7 +35,7 @@ BusyWorkCalibration calibrate_busy_work(std::uint32_t runs, double run_ms) {
   double ms = 0;
   for (;;) {
     const std::int64_t start = monotonic_raw_ns();
-    g_sink.fetch_add(busy_work(iterations, iterations), std::memory_order_relaxed);
+    g_busy_work_sink.fetch_add(busy_work(iterations, iterations), std::memory_order_relaxed);
     ms = static_cast<double>(monotonic_raw_ns() - start) / 1e6;
     if (ms >= run_ms / 4 || iterations > (std::uint64_t{1} << 40)) break;
     iterations *= 2;
@@ -45,7 +45,7 @@ BusyWorkCalibration calibrate_busy_work(std::uint32_t runs, double run_ms) {
   std::vector<double> run_times_ms;
   for (std::uint32_t r = 0; r < runs; ++r) {
     const std::int64_t start = monotonic_raw_ns();
-    g_sink.fetch_add(busy_work(iterations, r), std::memory_order_relaxed);
+    g_busy_work_sink.fetch_add(busy_work(iterations, r), std::memory_order_relaxed);
     run_times_ms.push_back(static_cast<double>(monotonic_raw_ns() - start) / 1e6);
   }
   const auto [fastest, slowest] = std::minmax_element(run_times_ms.begin(), run_times_ms.end());

@@ -24,7 +24,7 @@ constexpr std::uint32_t taken_of(std::uint64_t critical) {
 
 // Each worker's work results land here, once per thread at exit, so the arithmetic has an
 // observable result without the workers sharing a cache line while they work.
-std::atomic<std::uint64_t> g_sink{0};
+std::atomic<std::uint64_t> g_worker_result_sink{0};
 
 }  // namespace
 
@@ -210,7 +210,7 @@ void JobSystem::run_job(std::uint32_t generation, std::uint32_t job, std::size_t
   const std::int64_t start_ns = monotonic_raw_ns();
   const std::uint64_t result = busy_work(job_iterations_, job + 1);
   const std::int64_t end_ns = monotonic_raw_ns();
-  g_sink.fetch_xor(result, std::memory_order_relaxed);
+  g_worker_result_sink.fetch_xor(result, std::memory_order_relaxed);
   runs_[job].fetch_add(1, std::memory_order_relaxed);
   job_start_ns_[job].store(start_ns, std::memory_order_relaxed);
   job_end_ns_[job].store(end_ns, std::memory_order_relaxed);

@@ -4,31 +4,66 @@
 # (mingw-w64) under Wine against the Linux build (tests/windows/), then again with
 # AddressSanitizer + UndefinedBehaviorSanitizer and the threaded parts with ThreadSanitizer,
 # and last the libFuzzer targets for FUZZ_SECONDS each (scripts/fuzz.sh, default 60).
-# SANITIZERS=0 skips the sanitizer builds and the fuzzing.
+# SANITIZERS=0 skips the sanitizer builds and the fuzzing. Ends with the time each stage took
+# (also when a stage fails), so a slow stage is seen where it is.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$(nproc)
 
-echo "== build and test (RelWithDebInfo)"
+stage_names=()
+stage_seconds=()
+stage_name=""
+stage_start=0
+# stage NAME: stops the clock of the stage before and starts NAME's.
+stage() {
+  end_stage
+  stage_name=$1
+  stage_start=$SECONDS
+  echo "== $1"
+}
+end_stage() {
+  if [ -n "$stage_name" ]; then
+    stage_names+=("$stage_name")
+    stage_seconds+=($((SECONDS - stage_start)))
+    stage_name=""
+  fi
+}
+pg_dir=""
+on_exit() {
+  local status=$?
+  end_stage
+  if [ -n "$pg_dir" ]; then "$root/scripts/pg-throwaway.sh" stop "$pg_dir"; fi
+  echo "== time per stage (s)"
+  local i
+  for i in "${!stage_names[@]}"; do
+    printf '%6d  %s\n' "${stage_seconds[$i]}" "${stage_names[$i]}"
+  done
+  printf '%6d  in all (exit status %d)\n' "$SECONDS" "$status"
+}
+trap on_exit EXIT
+
+stage "packages and build (RelWithDebInfo)"
 BUILD_TYPE=RelWithDebInfo "$root/scripts/setup.sh" "$root/build-test" -DGPUOVERLAP_TESTS=ON
 
+stage "tests (RelWithDebInfo)"
 # The results history's tests run on SQLite and on this throwaway PostgreSQL server, stopped
 # and removed however the script ends.
 pg=$("$root/scripts/pg-throwaway.sh" start)
 pg_dir=$(head -1 <<<"$pg")
-trap '"$root/scripts/pg-throwaway.sh" stop "$pg_dir"' EXIT
 export GPUOVERLAP_TEST_POSTGRESQL=$(tail -1 <<<"$pg")
 echo "PostgreSQL for the history tests: $GPUOVERLAP_TEST_POSTGRESQL"
 ctest --test-dir "$root/build-test" --output-on-failure -j"$jobs"
 
-echo "== Windows build (mingw-w64) under Wine: what needs no GPU, against the Linux build"
+stage "Windows build (mingw-w64)"
 "$root/scripts/build-windows.sh"
+stage "Wine and its prefix"
 timeout 900 "$root/scripts/wine-run.sh" --version  # installs Wine and makes the prefix once
+stage "Windows tests under Wine, against the Linux build (what needs no GPU)"
 GPUOVERLAP_BINARY="$root/build-test/gpuoverlap" /usr/bin/python3 -m pytest -q -p no:cacheprovider \
   "$root/tests/windows"
 
 if [ "${SANITIZERS:-1}" != 0 ]; then
-  echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
+  stage "AddressSanitizer + UndefinedBehaviorSanitizer: build"
   BUILD_TYPE=Debug "$root/scripts/setup.sh" "$root/build-asan" -DGPUOVERLAP_TESTS=ON \
     -DGPUOVERLAP_SANITIZE=address,undefined
   # Leak checking stays on for everything that runs in-process. The integration tests start
@@ -37,15 +72,23 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
   # exit, so LeakSanitizer cannot even name it to suppress it. There, leaks are not checked;
   # ASan's memory errors and UBSan still are.
   export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+  stage "AddressSanitizer + UndefinedBehaviorSanitizer: in-process tests"
   ASAN_OPTIONS=detect_leaks=1 ctest --test-dir "$root/build-asan" --output-on-failure -j"$jobs" -LE integration
-  ASAN_OPTIONS=detect_leaks=0 ctest --test-dir "$root/build-asan" --output-on-failure -j"$jobs" -L integration
+  # python_tests is left out: the Python it tests is not instrumented, and the runs it makes
+  # of the binary (presets and options) are all in AllPresets.
+  stage "AddressSanitizer + UndefinedBehaviorSanitizer: the binary"
+  ASAN_OPTIONS=detect_leaks=0 ctest --test-dir "$root/build-asan" --output-on-failure -j"$jobs" -L integration \
+    -E '^python_tests$'
 
-  echo "== ThreadSanitizer (the threaded parts: pollers, the loops and executor on a fake backend, runner, devices at once, and the executor on the device, the live viewer's hand-over)"
-  BUILD_TYPE=Debug "$root/scripts/setup.sh" "$root/build-tsan" -DGPUOVERLAP_TESTS=ON \
-    -DGPUOVERLAP_SANITIZE=thread
+  stage "ThreadSanitizer: build (what its tests need)"
+  # The threaded parts: pollers, the loops and executor on a fake backend, runner, devices at
+  # once, and the executor on the device, the live viewer's hand-over.
+  TARGETS="gpuoverlap unit_tests integration_tests" BUILD_TYPE=Debug "$root/scripts/setup.sh" \
+    "$root/build-tsan" -DGPUOVERLAP_TESTS=ON -DGPUOVERLAP_SANITIZE=thread
+  stage "ThreadSanitizer: tests"
   TSAN_OPTIONS="halt_on_error=1 suppressions=$root/tests/tsan.supp" \
     ctest --test-dir "$root/build-tsan" --output-on-failure -j"$jobs" -R 'StampPoller|SequencePoller|JobSystem|FrameLoop|PreemptionLoop|DeviceExecutor|LoadProcess|SuiteRunner|StepGate|ConcurrencyPlan|ConcurrentDevices|BackgroundProcessor|BackgroundSession|VariantSlot|AllPresets|Background\.|Verdict|LiveFeed|LiveEdits|LiveScript|ViewerLive'
 
-  echo "== fuzzing: the scenario parser and the results readers (clang, ASan + UBSan)"
+  stage "fuzzing: the scenario parser and the results readers (clang, ASan + UBSan)"
   "$root/scripts/fuzz.sh"
 fi

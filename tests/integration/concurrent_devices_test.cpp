@@ -21,12 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path scratch(const std::string& name) { return scratch_path("concurrent", name); }
-
-nlohmann::json read_json(const fs::path& file) { return read_json_or_discarded(file); }
-
-std::string read_text(const fs::path& file) { return read_text_file(file); }
-
 // One scenario as a device ran it: its step in the run and when it ran on the CPU clock.
 struct Ran {
   std::string device, name;
@@ -39,12 +33,13 @@ struct Ran {
 // scenarios' meta.json.
 std::vector<Ran> scenarios_run(const fs::path& out) {
   std::vector<Ran> all;
-  const auto run = read_json(out / "run.json");
+  const auto run = read_json_or_discarded(out / "run.json");
   for (const auto& device : run["devices"]) {
     const std::string folder = device["directory"];
-    const auto own = read_json(out / folder / "run.json");
+    const auto own = read_json_or_discarded(out / folder / "run.json");
     for (const auto& s : own["scenarios"]) {
-      const auto meta = read_json(out / folder / s["directory"].get<std::string>() / "meta.json");
+      const auto meta =
+          read_json_or_discarded(out / folder / s["directory"].get<std::string>() / "meta.json");
       EXPECT_TRUE(meta["concurrent"]["in_step"].get<bool>()) << folder << " " << s["name"];
       all.push_back({folder, s["name"], meta["concurrent"]["step"], meta["concurrent"]["alone"],
                      meta["run_span_ns"]["start"], meta["run_span_ns"]["end"]});
@@ -57,7 +52,7 @@ class ConcurrentDevices : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     devices_ = new TwoLavapipes("concurrent");
-    out_ = new fs::path(scratch("rounds"));
+    out_ = new fs::path(scratch_path("concurrent", "rounds"));
     fs::remove_all(*out_);
     result_ =
         new CommandResult(run_with("run default --frames 12 --warmup 1 --device all --concurrent "
@@ -81,12 +76,12 @@ CommandResult* ConcurrentDevices::result_ = nullptr;
 
 TEST_F(ConcurrentDevices, EachDeviceRunsTogetherAndAloneAndIsJudged) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
-  const auto run = read_json(*out_ / "run.json");
+  const auto run = read_json_or_discarded(*out_ / "run.json");
   ASSERT_EQ(run["devices"].size(), 2u) << run.dump(2);
   EXPECT_EQ(run["concurrent"]["rounds"], 3);
   EXPECT_EQ(run["concurrent"]["studied"], nlohmann::json::array({"default"}));
   for (const char* folder : {"gpu0", "gpu1"}) {
-    const auto verdict = read_json(*out_ / folder / "default" / "verdict.json");
+    const auto verdict = read_json_or_discarded(*out_ / folder / "default" / "verdict.json");
     ASSERT_TRUE(verdict.is_object()) << folder;
     EXPECT_EQ(verdict["baseline"], "alone");
     ASSERT_EQ(verdict["conditions"].size(), 1u);
@@ -94,8 +89,8 @@ TEST_F(ConcurrentDevices, EachDeviceRunsTogetherAndAloneAndIsJudged) {
     EXPECT_EQ(verdict["progress"]["rounds_run"], 3);
     for (const char* condition : {"alone", "together"})
       for (int round = 1; round <= 3; ++round) {
-        const auto meta = read_json(*out_ / folder / "default" / condition /
-                                    ("round-" + std::to_string(round)) / "meta.json");
+        const auto meta = read_json_or_discarded(*out_ / folder / "default" / condition /
+                                                 ("round-" + std::to_string(round)) / "meta.json");
         EXPECT_EQ(meta["scenario"]["study"]["kind"], "neighbours");
         EXPECT_EQ(meta["concurrent"]["alone"], std::string(condition) == "alone");
       }
@@ -109,11 +104,12 @@ TEST_F(ConcurrentDevices, EachDeviceRunsTogetherAndAloneAndIsJudged) {
 // why. Either way run.json and every meta.json tell which.
 TEST_F(ConcurrentDevices, EachDeviceGetsCpusOfItsOwnWhereTheyGoRound) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
-  const auto run = read_json(*out_ / "run.json");
+  const auto run = read_json_or_discarded(*out_ / "run.json");
   const std::string cpus = run["concurrent"]["cpus"];
   std::vector<std::set<int>> shares;
   for (const char* folder : {"gpu0", "gpu1"}) {
-    const auto meta = read_json(*out_ / folder / "default" / "together" / "round-1" / "meta.json");
+    const auto meta =
+        read_json_or_discarded(*out_ / folder / "default" / "together" / "round-1" / "meta.json");
     EXPECT_EQ(meta.contains("cpu_share"), cpus == "split") << folder << " " << cpus;
     if (meta.contains("cpu_share"))
       shares.emplace_back(meta["cpu_share"].begin(), meta["cpu_share"].end());
@@ -159,10 +155,10 @@ TEST_F(ConcurrentDevices, EveryToolReadsTheRun) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
   const auto report = run_gpuoverlap("report " + out_->string());
   ASSERT_EQ(report.exit_code, 0) << report.output;
-  const std::string page = read_text(*out_ / "report.md");
+  const std::string page = read_text_file(*out_ / "report.md");
   EXPECT_NE(page.find("## Does one GPU's work disturb another's?"), std::string::npos) << page;
   EXPECT_NE(page.find("| `default` |"), std::string::npos) << page;
-  const std::string own = read_text(*out_ / "gpu1" / "report.md");
+  const std::string own = read_text_file(*out_ / "gpu1" / "report.md");
   EXPECT_NE(own.find("**6. Does the other devices' work disturb this one's?**"), std::string::npos)
       << own;
   EXPECT_NE(own.find("## Neighbours: study `default`"), std::string::npos) << own;
@@ -171,13 +167,13 @@ TEST_F(ConcurrentDevices, EveryToolReadsTheRun) {
   const auto compared =
       run_gpuoverlap("compare " + (*out_ / "gpu0").string() + " " + (*out_ / "gpu1").string());
   EXPECT_TRUE(compared.exit_code == 0 || compared.exit_code == 1) << compared.output;
-  const fs::path plots = scratch("plots");
+  const fs::path plots = scratch_path("concurrent", "plots");
   const auto plotted = run_command("/usr/bin/python3 " + std::string(GPUOVERLAP_SOURCE_DIR) +
                                    "/plots/plot.py " + out_->string() + " --out " + plots.string());
   EXPECT_EQ(plotted.exit_code, 0) << plotted.output;
   EXPECT_TRUE(fs::exists(plots / "gpu0" / "default")) << plotted.output;
   fs::remove_all(plots);
-  const fs::path db = scratch("h.sqlite");
+  const fs::path db = scratch_path("concurrent", "h.sqlite");
   fs::remove(db);
   const auto kept = run_gpuoverlap("history ingest " + out_->string() + " --db " + db.string());
   ASSERT_EQ(kept.exit_code, 0) << kept.output;
@@ -185,7 +181,7 @@ TEST_F(ConcurrentDevices, EveryToolReadsTheRun) {
                                      " --scenario default --series together --metric decision");
   EXPECT_EQ(listed.exit_code, 0) << listed.output;
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
-  const fs::path shot = scratch("view.png");
+  const fs::path shot = scratch_path("concurrent", "view.png");
   const auto viewed = run_gpuoverlap_on_display("view " + out_->string() +
                                                 " --scenario gpu1/default/together/round-1 "
                                                 "--screenshot " +
@@ -198,14 +194,14 @@ TEST_F(ConcurrentDevices, EveryToolReadsTheRun) {
 
 // Without rounds every scenario runs once on both devices, each started together.
 TEST_F(ConcurrentDevices, WithoutRoundsEachScenarioRunsOnEveryDeviceInStep) {
-  const fs::path out = scratch("plain");
+  const fs::path out = scratch_path("concurrent", "plain");
   fs::remove_all(out);
   const auto r = run_with(
       "run default barrier-cost --frames 3 --warmup 0 --device 0,1 "
       "--concurrent --shared-cpus --out " +
       out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const auto run = read_json(out / "run.json");
+  const auto run = read_json_or_discarded(out / "run.json");
   EXPECT_EQ(run["concurrent"]["rounds"], 0);
   EXPECT_EQ(run["concurrent"]["cpus"], "shared");
   EXPECT_EQ(r.output.find("the devices share the CPUs"), std::string::npos)
@@ -224,7 +220,7 @@ TEST_F(ConcurrentDevices, WithoutRoundsEachScenarioRunsOnEveryDeviceInStep) {
 }
 
 TEST_F(ConcurrentDevices, BadRequestsAreRefusedBeforeAnyWork) {
-  const fs::path out = scratch("never");
+  const fs::path out = scratch_path("concurrent", "never");
   const std::vector<std::pair<std::string, std::string>> refusals = {
       {"--concurrent --device 0", "several devices"},
       {"--concurrency-rounds 3 --device all", "--concurrent"},

@@ -23,18 +23,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path scratch(const std::string& name) { return scratch_path("multi-device", name); }
-
-nlohmann::json read_json(const fs::path& file) { return read_json_or_discarded(file); }
-
-std::string read_text(const fs::path& file) { return read_text_file(file); }
-
 // Lavapipe twice: two devices, as on a host with two GPUs of one model.
 class TwoDevices : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     devices_ = new TwoLavapipes("multi-device");
-    out_ = new fs::path(scratch("run"));
+    out_ = new fs::path(scratch_path("multi-device", "run"));
     fs::remove_all(*out_);
     result_ = new CommandResult(run_gpuoverlap_with(
         "run default barrier-cost --frames 4 --warmup 1 --device all --out " + out_->string()));
@@ -58,7 +52,7 @@ CommandResult* TwoDevices::result_ = nullptr;
 
 TEST_F(TwoDevices, AllRunsEveryDeviceEachInAFolderOfItsOwn) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
-  const auto run = read_json(*out_ / "run.json");
+  const auto run = read_json_or_discarded(*out_ / "run.json");
   ASSERT_TRUE(run.is_object());
   ASSERT_EQ(run["devices"].size(), 2u) << run.dump(2);
   for (int index = 0; index < 2; ++index) {
@@ -69,10 +63,10 @@ TEST_F(TwoDevices, AllRunsEveryDeviceEachInAFolderOfItsOwn) {
     EXPECT_EQ(device["status"], "ok");
     EXPECT_FALSE(device["device"]["uuid"].get<std::string>().empty());
     // Each device's folder is a results folder of its own.
-    const auto own = read_json(*out_ / folder / "run.json");
+    const auto own = read_json_or_discarded(*out_ / folder / "run.json");
     ASSERT_EQ(own["scenarios"].size(), 2u);
     EXPECT_EQ(own["scenarios"][0]["directory"], "default");
-    const auto meta = read_json(*out_ / folder / "default" / "meta.json");
+    const auto meta = read_json_or_discarded(*out_ / folder / "default" / "meta.json");
     EXPECT_EQ(meta["device_index"], index);
     EXPECT_EQ(meta["device"]["uuid"], device["device"]["uuid"]);
   }
@@ -86,7 +80,7 @@ TEST_F(TwoDevices, EveryToolReadsTheRun) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
   const auto report = run_gpuoverlap("report " + out_->string());
   ASSERT_EQ(report.exit_code, 0) << report.output;
-  const std::string page = read_text(*out_ / "report.md");
+  const std::string page = read_text_file(*out_ / "report.md");
   EXPECT_NE(page.find("# gpuoverlap report: 2 devices side by side"), std::string::npos) << page;
   EXPECT_NE(page.find("| scenario · workload | gpu0 | gpu1 | apart |"), std::string::npos) << page;
   EXPECT_NE(page.find("| `default` · Compute A |"), std::string::npos) << page;
@@ -99,13 +93,13 @@ TEST_F(TwoDevices, EveryToolReadsTheRun) {
   // Which rows there are depends on the frames a loaded machine left undisturbed: the table is
   // there, judged.
   EXPECT_NE(compared.output.find("metrics changed beyond"), std::string::npos) << compared.output;
-  const fs::path plots = scratch("plots");
+  const fs::path plots = scratch_path("multi-device", "plots");
   const auto plotted = run_command("/usr/bin/python3 " + std::string(GPUOVERLAP_SOURCE_DIR) +
                                    "/plots/plot.py " + out_->string() + " --out " + plots.string());
   EXPECT_EQ(plotted.exit_code, 0) << plotted.output;
   EXPECT_TRUE(fs::exists(plots / "gpu1" / "default")) << plotted.output;
   fs::remove_all(plots);
-  const fs::path db = scratch("h.sqlite");
+  const fs::path db = scratch_path("multi-device", "h.sqlite");
   fs::remove(db);
   const auto kept = run_gpuoverlap("history ingest " + out_->string() + " --db " + db.string());
   ASSERT_EQ(kept.exit_code, 0) << kept.output;
@@ -114,7 +108,7 @@ TEST_F(TwoDevices, EveryToolReadsTheRun) {
   EXPECT_NE(kept.output.find("run 2: kept " + (*out_ / "gpu1").string()), std::string::npos)
       << kept.output;
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
-  const fs::path shot = scratch("view.png");
+  const fs::path shot = scratch_path("multi-device", "view.png");
   const auto viewed = run_gpuoverlap_on_display(
       "view " + out_->string() + " --scenario gpu1/default --screenshot " + shot.string());
   EXPECT_EQ(viewed.exit_code, 0) << viewed.output;
@@ -146,13 +140,13 @@ std::map<std::string, RecordedSpan> recorded_frame(const fs::path& scenario_dir,
 // bars where that device's records put them, all on one time axis.
 TEST_F(TwoDevices, TheViewerStacksTheScenarioChosenOnEveryDeviceOnOneTimeAxis) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
-  const auto run = read_json(*out_ / "run.json");
-  const fs::path shot = scratch("stacked.png");
+  const auto run = read_json_or_discarded(*out_ / "run.json");
+  const fs::path shot = scratch_path("multi-device", "stacked.png");
   const auto viewed = run_gpuoverlap_on_display(
       "view " + out_->string() + " --scenario gpu1/default --frame 2 --clock ts --screenshot " +
       shot.string());
   ASSERT_EQ(viewed.exit_code, 0) << viewed.output;
-  auto layout = read_json(shot.string() + ".layout.json");
+  auto layout = read_json_or_discarded(shot.string() + ".layout.json");
   ASSERT_TRUE(layout.is_object());
   EXPECT_EQ(layout["scenario"], "gpu1/default") << "the panes below are the device chosen";
   const auto& bands = layout["devices"];
@@ -232,10 +226,10 @@ TEST_F(TwoDevices, TheViewerStacksTheScenarioChosenOnEveryDeviceOnOneTimeAxis) {
   const auto medians = run_gpuoverlap_on_display(
       "view " + out_->string() + " --scenario barrier-cost --screenshot " + shot.string());
   ASSERT_EQ(medians.exit_code, 0) << medians.output;
-  layout = read_json(shot.string() + ".layout.json");
+  layout = read_json_or_discarded(shot.string() + ".layout.json");
   EXPECT_EQ(layout["scenario"], "gpu0/barrier-cost");
   ASSERT_EQ(layout["devices"].size(), 2u);
-  const auto meta = read_json(*out_ / "gpu0" / "barrier-cost" / "meta.json");
+  const auto meta = read_json_or_discarded(*out_ / "gpu0" / "barrier-cost" / "meta.json");
   std::set<std::string> workloads;
   for (const auto& w : meta["scenario"]["workloads"]) workloads.insert(w["name"]);
   ASSERT_FALSE(workloads.empty()) << meta.dump();
@@ -252,7 +246,7 @@ TEST_F(TwoDevices, TheViewerStacksTheScenarioChosenOnEveryDeviceOnOneTimeAxis) {
 }
 
 TEST_F(TwoDevices, AListRunsThoseDevicesInItsOrder) {
-  const fs::path out = scratch("list");
+  const fs::path out = scratch_path("multi-device", "list");
   fs::remove_all(out);
   const auto r =
       run_gpuoverlap_with("run default --frames 2 --warmup 0 --device 1 --out " + out.string());
@@ -262,7 +256,7 @@ TEST_F(TwoDevices, AListRunsThoseDevicesInItsOrder) {
   const auto listed =
       run_gpuoverlap_with("run default --frames 2 --warmup 0 --device 1,0 --out " + out.string());
   ASSERT_EQ(listed.exit_code, 0) << listed.output;
-  const auto run = read_json(out / "run.json");
+  const auto run = read_json_or_discarded(out / "run.json");
   ASSERT_EQ(run["devices"].size(), 2u);
   EXPECT_EQ(run["devices"][0]["directory"], "gpu1");
   EXPECT_EQ(run["devices"][1]["directory"], "gpu0");
@@ -272,20 +266,21 @@ TEST_F(TwoDevices, AListRunsThoseDevicesInItsOrder) {
 // A device whose frame is past its deadline stops its own scenarios, with the reason recorded;
 // the next device still runs. Three dispatches take tens of ms on lavapipe, far past 1 ms.
 TEST_F(TwoDevices, AFailedDeviceStopsItsOwnScenariosAndTheOthersRun) {
-  const fs::path out = scratch("timeout");
+  const fs::path out = scratch_path("multi-device", "timeout");
   fs::remove_all(out);
   const auto r = run_gpuoverlap_with(
       "run three-dispatches --frames 3 --warmup 0 --timeout-ms 1 "
       "--device 0,1 --out " +
       out.string());
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  const auto run = read_json(out / "run.json");
+  const auto run = read_json_or_discarded(out / "run.json");
   ASSERT_EQ(run["devices"].size(), 2u) << r.output;
   for (const auto& device : run["devices"]) {
     EXPECT_EQ(device["status"], "failed") << device.dump();
     EXPECT_EQ(device["failure"]["api_code_name"], "VK_TIMEOUT") << device.dump();
   }
-  EXPECT_EQ(read_json(out / "gpu1" / "three-dispatches" / "meta.json")["failure"]["api_code_name"],
+  EXPECT_EQ(read_json_or_discarded(out / "gpu1" / "three-dispatches" /
+                                   "meta.json")["failure"]["api_code_name"],
             "VK_TIMEOUT")
       << "device 1 ran after device 0 had failed";
   EXPECT_FALSE(run["failure"].is_null());
@@ -293,7 +288,7 @@ TEST_F(TwoDevices, AFailedDeviceStopsItsOwnScenariosAndTheOthersRun) {
 }
 
 TEST_F(TwoDevices, BadListsAreRefusedBeforeAnyWorkNamingTheDevices) {
-  const fs::path out = scratch("never");
+  const fs::path out = scratch_path("multi-device", "never");
   for (const char* bad : {"--device 7", "--device 0,0", "--device all --device 1", "--device ''",
                           "--device 0,", "--device nothing-like-it,1"}) {
     fs::remove_all(out);

@@ -27,12 +27,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path temp_path(const std::string& name) {
+fs::path preemption_scratch(const std::string& name) {
   return fs::temp_directory_path() /
          ("gpuoverlap-preemption-" + name + "-" + std::to_string(::getpid()));
 }
 
-nlohmann::json read_json(const fs::path& path) {
+nlohmann::json parse_json_file(const fs::path& path) {
   std::ifstream in(path);
   return nlohmann::json::parse(in);
 }
@@ -44,7 +44,7 @@ pid_t load_process_pid(const std::string& output) {
 }
 
 TEST(LoadProcessRun, RunMergesTheChildsLoadAndTheChildIsGone) {
-  const fs::path out = temp_path("run");
+  const fs::path out = preemption_scratch("run");
   fs::remove_all(out);
   const auto r = run_gpuoverlap(
       "run preemption-slow-shader-high --load-process --priority-fallback --duration-ms 300 "
@@ -55,7 +55,7 @@ TEST(LoadProcessRun, RunMergesTheChildsLoadAndTheChildIsGone) {
   ASSERT_GT(child, 0) << r.output;
   EXPECT_TRUE(gone_within(child, std::chrono::seconds(5)));
   const fs::path dir = out / "preemption-slow-shader-high";
-  const auto meta = read_json(dir / "meta.json");
+  const auto meta = parse_json_file(dir / "meta.json");
   EXPECT_EQ(meta["preemption"]["process"], "separate");
   EXPECT_EQ(meta["preemption"]["load_process_id"].get<pid_t>(), child);
   EXPECT_EQ(meta["preemption"]["load_process_exit"], "exit 0");
@@ -94,7 +94,7 @@ TEST(LoadProcessRun, RunMergesTheChildsLoadAndTheChildIsGone) {
 // towards 50 ms, far past a 5 ms --timeout-ms on lavapipe, and the run stops with exit 1, the
 // reason in meta.json and run.json, and its files written.
 TEST(PreemptionRun, ALoadPastItsDeadlineIsAReportedResult) {
-  const fs::path out = temp_path("deadline");
+  const fs::path out = preemption_scratch("deadline");
   fs::remove_all(out);
   const auto start = std::chrono::steady_clock::now();
   const auto r = run_gpuoverlap(
@@ -105,12 +105,12 @@ TEST(PreemptionRun, ALoadPastItsDeadlineIsAReportedResult) {
   EXPECT_NE(r.output.find("within 5 ms of its submission (--timeout-ms)"), std::string::npos)
       << r.output;
   const fs::path dir = out / "preemption-big-dispatch-normal";
-  const auto meta = read_json(dir / "meta.json");
+  const auto meta = parse_json_file(dir / "meta.json");
   EXPECT_NE(meta["failure"]["message"].get<std::string>().find("load calibration"),
             std::string::npos)
       << meta["failure"];
   EXPECT_TRUE(fs::exists(dir / "preemption.csv"));
-  EXPECT_EQ(read_json(out / "run.json")["scenarios"][0]["status"], "failed");
+  EXPECT_EQ(parse_json_file(out / "run.json")["scenarios"][0]["status"], "failed");
   fs::remove_all(out);
 }
 
@@ -190,7 +190,7 @@ int wait_exit(Started& s, std::chrono::seconds limit) {
 }
 
 TEST(LoadProcessRun, InterruptStopsTheChildAndKeepsWhatWasMeasured) {
-  const fs::path out = temp_path("interrupt");
+  const fs::path out = preemption_scratch("interrupt");
   fs::remove_all(out);
   Started s = start_long_run(out);
   ASSERT_GT(s.parent, 0);
@@ -205,14 +205,14 @@ TEST(LoadProcessRun, InterruptStopsTheChildAndKeepsWhatWasMeasured) {
   EXPECT_TRUE(gone_within(s.child, std::chrono::seconds(5))) << s.output;
   const fs::path dir = out / "preemption-big-dispatch-normal";
   ASSERT_TRUE(fs::exists(dir / "preemption.csv")) << s.output;
-  const auto meta = read_json(dir / "meta.json");
+  const auto meta = parse_json_file(dir / "meta.json");
   EXPECT_NE(meta["failure"]["message"].get<std::string>().find("interrupted"), std::string::npos);
   EXPECT_EQ(meta["preemption"]["load_process_exit"], "exit 0") << meta["preemption"];
   fs::remove_all(out);
 }
 
 TEST(LoadProcessRun, ChildDiesWithAKilledParent) {
-  const fs::path out = temp_path("killed");
+  const fs::path out = preemption_scratch("killed");
   fs::remove_all(out);
   Started s = start_long_run(out);
   ASSERT_GT(s.parent, 0);
