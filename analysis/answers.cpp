@@ -348,6 +348,10 @@ void answer_background(std::string& out, const LoadedRun& run,
         details.push_back(fmt::format("{:.1f} compiles/s{}",
                                       progress["compiles_per_s"].get<double>(),
                                       c.value("starved", false) ? ", starved" : ""));
+      // Where the time went (analysis/time_account.h), when the frames had the loop's phases.
+      const auto account = c.value("time_account", nlohmann::json());
+      if (account.is_object() && account.contains("line") && account["line"].is_string())
+        details.push_back(account["line"].get<std::string>());
       if (!details.empty()) judged += fmt::format(" ({})", fmt::join(details, "; "));
     }
     out += fmt::format("`{}`: {}", study, judged.empty() ? "no condition judged" : judged);

@@ -16,8 +16,6 @@ namespace gpuoverlap {
 
 namespace {
 
-bool background_overlapped(const FrameRecord& f) { return f.bg_managed + f.bg_unmanaged > 0; }
-
 // An alternating condition's two sides (BackgroundSpec::alternate_frames): frames of running
 // blocks that its background work overlapped, against frames of held blocks that no compile
 // overlapped. A compile still finishing from the block before would put the condition's own
@@ -557,6 +555,7 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
     if (out.late_line_us)
       cv.pacing = pacing_summary(samples_of(metrics, "frame_interval_us"), *out.late_line_us,
                                  *out.stutter_line_us);
+    if (!block) cv.time_account = account_time(baseline.second, rounds, use, out.late_line_us);
     // An alternating condition's baseline is its own held blocks.
     const Samples own_baseline =
         block ? pooled_metrics(rounds, out.gpu_clock, held_side) : Samples{};
@@ -671,6 +670,7 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
     std::string pacing;
     if (cv.pacing && out.baseline_pacing)
       pacing = "; " + describe_pacing(*cv.pacing, *out.baseline_pacing, *out.late_line_us);
+    if (cv.time_account) pacing += "; " + cv.time_account->line;
     if (cv.null_control) {
       out.summary +=
           fmt::format("{} (null control, the baseline's settings again): {} ({} frames{})\n",
@@ -750,6 +750,28 @@ nlohmann::json optional_json(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
+nlohmann::json phase_shift_json(const PhaseShift& p) {
+  return {{"phase", p.phase},
+          {"baseline_mean_us", p.baseline_mean_us},
+          {"condition_mean_us", p.condition_mean_us},
+          {"shift_us", p.shift_us},
+          {"low_us", optional_json(p.low_us)},
+          {"high_us", optional_json(p.high_us)}};
+}
+
+nlohmann::json time_account_json(const std::optional<TimeAccount>& a) {
+  if (!a) return nullptr;
+  nlohmann::json phases = nlohmann::json::array();
+  for (const PhaseShift& p : a->phases) phases.push_back(phase_shift_json(p));
+  return {{"interval", phase_shift_json(a->interval)},
+          {"phases", phases},
+          {"run_delay", a->run_delay ? phase_shift_json(*a->run_delay) : nlohmann::json(nullptr)},
+          {"frames", a->frames},
+          {"late_frames", a->late_frames},
+          {"late_overlapping_background", a->late_overlapping_background},
+          {"line", a->line}};
+}
+
 }  // namespace
 
 nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
@@ -760,6 +782,7 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
          {"control", c.control},
          {"null_control", c.null_control},
          {"pacing", pacing_json(c.pacing)},
+         {"time_account", time_account_json(c.time_account)},
          {"verdict", c.verdict},
          {"pairing", c.pairing},
          {"frames", c.frames},

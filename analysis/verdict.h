@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/time_account.h"
 #include "core/result.h"
 #include "engine/suite_runner.h"
 
@@ -174,6 +175,9 @@ struct ConditionVerdict {
   BackgroundProgress progress;
   bool starved = false;                 // non-intrusive, but it got (almost) none of its work done
   std::optional<PacingSummary> pacing;  // a paced frame's, over its evidence frames
+  // Where its frame time went against the baseline (analysis/time_account.h); empty for
+  // frames without the frame loop's phases.
+  std::optional<TimeAccount> time_account;
 };
 
 // One dose of the positive control: its threads, its verdict and its strongest effect (the

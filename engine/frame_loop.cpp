@@ -12,7 +12,9 @@
 #include "background/background_session.h"
 #include "core/clock.h"
 #include "core/cpu_relax.h"
+#include "core/thread_accounting.h"
 #include "engine/device_clocks.h"
+#include "engine/loop_phases.h"
 #include "jobs/busy_work.h"
 #include "jobs/job_system.h"
 #include "queues/deadline_diagnosis.h"
@@ -195,6 +197,10 @@ nlohmann::json thread_scheduling_meta(const jobs::JobSystem* job_system) {
   nlohmann::json threads;
   threads["frame_loop"] = scheduling_json(this_thread_scheduling(), 1, 0);
   threads["frame_loop"]["pinned"] = false;
+  // frames.csv's loop_run_delay_us: kept, or why not (Windows keeps no such figure).
+  threads["frame_loop"]["run_delay"] = read_thread_accounting().run_delay_ns
+                                           ? std::string("kept")
+                                           : std::string("n/a: ") + run_delay_unavailable_reason();
   if (job_system) {
     if (const auto seen = job_system->worker_scheduling()) {
       threads["job_workers"] = scheduling_json(seen->first, seen->threads, seen->differing);
@@ -290,6 +296,25 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
   std::string ended_why;
   std::optional<std::int64_t> first_measured_start_ns;  // measure_limit_ms counts from here
   const std::int64_t loop_start_ns = monotonic_raw_ns();
+  // Where the frame loop's thread spends each frame interval, and what the scheduler did to it
+  // meanwhile: closed at each frame's start, written with the next measured frame's record.
+  LoopPhaseClock phases;
+  std::optional<LoopPhaseTimes> interval_phases;
+  ThreadAccounting accounting_at_start = read_thread_accounting();
+  std::optional<ThreadAccounting> interval_accounting;
+  // A frame starts at `start_ns` (its release); the thread goes on in `next`.
+  auto frame_started = [&](std::int64_t start_ns, LoopPhase next) {
+    interval_phases = phases.frame_started(start_ns, next);
+    const ThreadAccounting now = read_thread_accounting();
+    interval_accounting = accounting_between(accounting_at_start, now);
+    accounting_at_start = now;
+  };
+  // The pace: asleep, then spinning, until `target_ns`; late if the thread woke after it.
+  auto pace_until = [&](std::int64_t target_ns) {
+    phases.enter(LoopPhase::pace, monotonic_raw_ns());
+    wait_until_ns(target_ns);
+    phases.enter(LoopPhase::woke_late, target_ns);
+  };
   for (std::uint32_t index = 0; index < total;) {
     ++frame;
     if (workflow_pending && !training && index >= settings.warmup_frames + before_frames &&
@@ -373,8 +398,10 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
     std::optional<jobs::FrameJobsResult> cpu_phase;
     if (job_system) {
       if (!job_system->in_progress()) {
-        if (period_ns > 0 && last_frame_start_ns) wait_until_ns(*last_frame_start_ns + period_ns);
-        job_system->begin_frame();
+        if (period_ns > 0 && last_frame_start_ns) pace_until(*last_frame_start_ns + period_ns);
+        frame_started(job_system->begin_frame(), LoopPhase::jobs);
+      } else {
+        phases.enter(LoopPhase::jobs, monotonic_raw_ns());
       }
       cpu_phase = job_system->wait_frame(monotonic_raw_ns() + timeout_ns);
       if (!cpu_phase) {
@@ -386,6 +413,14 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
     }
     const std::int64_t cpu_start_ns = monotonic_raw_ns();
     const std::int64_t frame_start_ns = cpu_phase ? cpu_phase->release_ns : cpu_start_ns;
+    if (cpu_phase)
+      phases.enter(LoopPhase::submit, cpu_start_ns);
+    else
+      frame_started(cpu_start_ns, LoopPhase::submit);
+    // This frame's interval, closed at its start (here, or in the frame before's GPU wait with
+    // two frames in flight, which also closes the next one before this record is written).
+    const std::optional<LoopPhaseTimes> phases_of_interval = interval_phases;
+    const std::optional<ThreadAccounting> accounting_of_interval = interval_accounting;
     std::optional<double> frame_interval_us;
     if (last_frame_start_ns)
       frame_interval_us = ns_to_us_since(frame_start_ns, *last_frame_start_ns);
@@ -403,6 +438,7 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
       break;
     }
     const std::int64_t cpu_submitted_ns = monotonic_raw_ns();
+    phases.enter(LoopPhase::tool, cpu_submitted_ns);
     const std::optional<GpuCalibration> calibration = backend.calibrate();
     if (calibration) {
       worst_deviation_ns =
@@ -413,6 +449,7 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
     // Release: the poller spins before t0, so no stamp can be missed.
     if (settings.stamping) poller.arm(stamps.slot_words, frame, monotonic_raw_ns() + timeout_ns);
     const std::int64_t t0_ns = monotonic_raw_ns();
+    phases.enter(LoopPhase::gpu_wait, t0_ns);
     GpuOutcome waited = backend.release_gate(frame);
     // Two frames in flight: the next frame's CPU phase begins at its pace while this frame's
     // GPU work still runs (the wait's first deadline is that start), as a swapchain lets a game.
@@ -425,8 +462,10 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
         gpu_done = waited.status != GpuStatus::timeout;  // done, or failed: nothing to wait for
         if (!gpu_done) {
           // A wait may return before its deadline (a spurious wake): the pace still holds.
+          // Waiting for the GPU until the pace's start; woken late if after it.
           wait_until_ns(next_start_ns);
-          job_system->begin_frame();
+          phases.enter(LoopPhase::woke_late, next_start_ns);
+          frame_started(job_system->begin_frame(), LoopPhase::gpu_wait);
           waited = GpuOutcome::ok();
         }
       }
@@ -434,6 +473,7 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
     if (waited.status == GpuStatus::ok && !gpu_done)
       waited = backend.wait_frame(frame, t0_ns + timeout_ns);
     const std::int64_t waited_ns = monotonic_raw_ns();
+    phases.enter(LoopPhase::tool, waited_ns);
     // The GPU is done (or given up on): stamps still missing a little after now never come.
     // "A little" is generous because the poller is one thread among many: with a game frame's
     // workers busy on every core (and a competitor beside them) it can wait a scheduler time
@@ -480,6 +520,24 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
             std::minmax_element(cpu_phase->busy_us.begin(), cpu_phase->busy_us.end());
         frame_record.worker_busy_min_us = *least;
         frame_record.worker_busy_max_us = *most;
+      }
+      if (frame_interval_us && phases_of_interval) {
+        auto us = [&](LoopPhase p) { return static_cast<double>(phases_of_interval->at(p)) / 1e3; };
+        frame_record.loop_jobs_us = us(LoopPhase::jobs);
+        frame_record.loop_submit_us = us(LoopPhase::submit);
+        frame_record.loop_tool_us = us(LoopPhase::tool);
+        frame_record.loop_gpu_wait_us = us(LoopPhase::gpu_wait);
+        frame_record.loop_pace_us = us(LoopPhase::pace);
+        frame_record.loop_woke_late_us = us(LoopPhase::woke_late);
+      }
+      if (frame_interval_us && accounting_of_interval) {
+        const ThreadAccounting& a = *accounting_of_interval;
+        if (a.run_delay_ns)
+          frame_record.loop_run_delay_us = static_cast<double>(*a.run_delay_ns) / 1e3;
+        if (a.on_cpu_ns) frame_record.loop_on_cpu_us = static_cast<double>(*a.on_cpu_ns) / 1e3;
+        frame_record.loop_switches_voluntary = a.voluntary_switches;
+        frame_record.loop_switches_involuntary = a.involuntary_switches;
+        if (a.cpu >= 0) frame_record.loop_cpu = a.cpu;
       }
       frame_record.cpu_submit_us = ns_to_us_since(cpu_submitted_ns, cpu_start_ns);
       frame_record.bg_held = held;

@@ -85,7 +85,7 @@ JobSystem::~JobSystem() {
   for (std::thread& t : threads_) t.join();
 }
 
-void JobSystem::begin_frame() {
+std::int64_t JobSystem::begin_frame() {
   const std::uint32_t generation =
       ++current_generation_ == 0 ? ++current_generation_ : current_generation_;
   // No job of the previous frame runs now (wait_frame saw them all done), so these resets
@@ -99,7 +99,8 @@ void JobSystem::begin_frame() {
   end_ns_.store(0, std::memory_order_relaxed);
   critical_end_ns_.store(0, std::memory_order_relaxed);
   const std::uint64_t tag = std::uint64_t{generation} << 32;
-  release_ns_.store(monotonic_raw_ns(), std::memory_order_relaxed);
+  const std::int64_t release_ns = monotonic_raw_ns();
+  release_ns_.store(release_ns, std::memory_order_relaxed);
   parallel_claim_.store(tag, std::memory_order_release);
   critical_state_.store(tag | (critical_jobs_ > 0 ? std::uint64_t{1} << 16 : 0),
                         std::memory_order_release);
@@ -107,6 +108,7 @@ void JobSystem::begin_frame() {
   in_progress_ = true;
   signal_.fetch_add(1, std::memory_order_acq_rel);
   signal_.notify_all();
+  return release_ns;
 }
 
 std::optional<FrameJobsResult> JobSystem::wait_frame(std::int64_t deadline_ns) {

@@ -65,7 +65,8 @@ class JobSystem {
   JobSystem& operator=(const JobSystem&) = delete;
 
   // Releases the next frame's jobs and returns at once. Contract: no frame in progress.
-  void begin_frame();
+  // Returns the release time (FrameJobsResult::release_ns), CLOCK_MONOTONIC_RAW.
+  std::int64_t begin_frame();
   bool in_progress() const { return in_progress_; }
   // Waits (asleep) until every job of the frame in progress has run, or until deadline_ns
   // (CLOCK_MONOTONIC_RAW): nullopt then, and the frame stays in progress. Contract: a frame is

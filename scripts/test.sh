@@ -74,11 +74,11 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
   export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
   stage "AddressSanitizer + UndefinedBehaviorSanitizer: in-process tests"
   ASAN_OPTIONS=detect_leaks=1 ctest --test-dir "$root/build-asan" --output-on-failure -j"$jobs" -LE integration
-  # python_tests is left out: the Python it tests is not instrumented, and the runs it makes
-  # of the binary (presets and options) are all in AllPresets.
+  # The python_* tests are left out: the Python they test is not instrumented, and the runs
+  # they make of the binary (presets and options) are all in AllPresets.
   stage "AddressSanitizer + UndefinedBehaviorSanitizer: the binary"
   ASAN_OPTIONS=detect_leaks=0 ctest --test-dir "$root/build-asan" --output-on-failure -j"$jobs" -L integration \
-    -E '^python_tests$'
+    -E '^python_'
 
   stage "ThreadSanitizer: build (what its tests need)"
   # The threaded parts: pollers, the loops and executor on a fake backend, runner, devices at

@@ -152,21 +152,37 @@ std::string summary_csv(const Scenario& s, const std::vector<SummaryRow>& rows) 
   return out;
 }
 
+namespace {
+
+// A whole number, or an empty field.
+template <typename Integer>
+std::string optional_text(const std::optional<Integer>& value) {
+  return value ? std::to_string(*value) : std::string();
+}
+
+}  // namespace
+
 std::string frames_csv(const Scenario& s, const ScenarioTimeline& timeline) {
   std::string out = csv_line(kFrameColumns);
   for (const FrameRecord& f : timeline.frames)
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                       csv_field(s.name), f.frame, csv_number(f.cpu_start_us),
-                       csv_number(f.cpu_frame_us), csv_number(f.cpu_submit_us),
-                       csv_number(f.submit_to_start_us), csv_number(f.poll_gap_max_us),
-                       f.bg_managed, f.bg_boosted, f.bg_unmanaged, to_string(f.status),
-                       f.bg_held ? 1 : 0, csv_number(f.frame_interval_us), f.stutter ? 1 : 0,
-                       csv_number(f.gpu_span_us), csv_number(f.cpu_phase_us),
-                       csv_number(f.critical_path_us), csv_number(f.wake_max_us),
-                       f.cpu_phase_us ? std::to_string(f.workers_missed) : std::string(),
-                       csv_number(f.worker_busy_min_us), csv_number(f.worker_busy_max_us),
-                       f.poll_scans ? std::to_string(*f.poll_scans) : std::string(),
-                       f.poller_cpu ? std::to_string(*f.poller_cpu) : std::string());
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},"
+        "{},{},{},{},{},{},{},{},{}\n",
+        csv_field(s.name), f.frame, csv_number(f.cpu_start_us), csv_number(f.cpu_frame_us),
+        csv_number(f.cpu_submit_us), csv_number(f.submit_to_start_us),
+        csv_number(f.poll_gap_max_us), f.bg_managed, f.bg_boosted, f.bg_unmanaged,
+        to_string(f.status), f.bg_held ? 1 : 0, csv_number(f.frame_interval_us), f.stutter ? 1 : 0,
+        csv_number(f.gpu_span_us), csv_number(f.cpu_phase_us), csv_number(f.critical_path_us),
+        csv_number(f.wake_max_us),
+        f.cpu_phase_us ? std::to_string(f.workers_missed) : std::string(),
+        csv_number(f.worker_busy_min_us), csv_number(f.worker_busy_max_us),
+        f.poll_scans ? std::to_string(*f.poll_scans) : std::string(),
+        f.poller_cpu ? std::to_string(*f.poller_cpu) : std::string(), csv_number(f.loop_jobs_us),
+        csv_number(f.loop_submit_us), csv_number(f.loop_tool_us), csv_number(f.loop_gpu_wait_us),
+        csv_number(f.loop_pace_us), csv_number(f.loop_woke_late_us),
+        csv_number(f.loop_run_delay_us), csv_number(f.loop_on_cpu_us),
+        optional_text(f.loop_switches_voluntary), optional_text(f.loop_switches_involuntary),
+        optional_text(f.loop_cpu));
   return out;
 }
 

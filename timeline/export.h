@@ -59,7 +59,7 @@ inline constexpr std::array<std::string_view, 24> kSummaryColumns = {
     "load_slowdown",   "preemption",      "poll_disturbed", "poll_window_p99_us"};
 
 // Appended, never reordered: readers of older runs find the first twelve.
-inline constexpr std::array<std::string_view, 23> kFrameColumns = {"scenario",
+inline constexpr std::array<std::string_view, 34> kFrameColumns = {"scenario",
                                                                    "frame",
                                                                    "cpu_start_us",
                                                                    "cpu_frame_us",
@@ -81,7 +81,18 @@ inline constexpr std::array<std::string_view, 23> kFrameColumns = {"scenario",
                                                                    "worker_busy_min_us",
                                                                    "worker_busy_max_us",
                                                                    "poll_scans",
-                                                                   "poller_cpu"};
+                                                                   "poller_cpu",
+                                                                   "loop_jobs_us",
+                                                                   "loop_submit_us",
+                                                                   "loop_tool_us",
+                                                                   "loop_gpu_wait_us",
+                                                                   "loop_pace_us",
+                                                                   "loop_woke_late_us",
+                                                                   "loop_run_delay_us",
+                                                                   "loop_on_cpu_us",
+                                                                   "loop_switches_voluntary",
+                                                                   "loop_switches_involuntary",
+                                                                   "loop_cpu"};
 
 inline constexpr std::array<std::string_view, 14> kBackgroundColumns = {
     "scenario",  "id",       "kind",      "label",   "worker",     "boosted",  "idle_priority",

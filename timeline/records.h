@@ -138,7 +138,24 @@ struct FrameRecord {
   std::uint32_t workers_missed = 0;
   std::optional<double> worker_busy_min_us;
   std::optional<double> worker_busy_max_us;
+  // The frame interval (frame_interval_us) as the frame loop's thread spent it, by phase
+  // (engine/loop_phases.h: they add up to the interval). Mostly the frame before's work:
+  // the interval runs from its start to this frame's.
+  std::optional<double> loop_jobs_us, loop_submit_us, loop_tool_us, loop_gpu_wait_us, loop_pace_us,
+      loop_woke_late_us;
+  // What the scheduler did to the frame loop's thread in the interval (core/
+  // thread_accounting.h): time runnable but not running (Linux), time on a CPU, the switches
+  // it made (blocked, slept) and suffered (preempted), and the CPU it started this frame on.
+  std::optional<double> loop_run_delay_us, loop_on_cpu_us;
+  std::optional<std::int64_t> loop_switches_voluntary, loop_switches_involuntary;
+  std::optional<int> loop_cpu;
 };
+
+// A background compile (managed or unmanaged) ran during the frame: the frames that are a
+// study condition's evidence.
+inline bool background_overlapped(const FrameRecord& f) {
+  return f.bg_managed + f.bg_unmanaged > 0;
+}
 
 struct ScenarioTimeline {
   std::vector<WorkloadFrameRecord> records;  // frame-major, workload-minor

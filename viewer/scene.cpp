@@ -64,6 +64,15 @@ void read_study_settings(const std::filesystem::path& path, StudyVerdictTable& t
             [](const StudyDose& a, const StudyDose& b) { return a.threads < b.threads; });
   if (v.contains("detected_from_threads") && v["detected_from_threads"].is_number_unsigned())
     table.detected_from_threads = v["detected_from_threads"].get<std::uint32_t>();
+  const nlohmann::json conditions = v.value("conditions", nlohmann::json::array());
+  if (conditions.is_array())
+    for (const nlohmann::json& c : conditions) {
+      if (!c.is_object() || !c.contains("condition") || !c["condition"].is_string()) continue;
+      const nlohmann::json account = c.value("time_account", nlohmann::json());
+      if (account.is_object() && account.contains("line") && account["line"].is_string())
+        table.time_accounts.emplace_back(c["condition"].get<std::string>(),
+                                         account["line"].get<std::string>());
+    }
 }
 
 }  // namespace

@@ -126,6 +126,9 @@ struct StudyVerdictTable {
   double p50_margin = 0.05, tail_margin = 0.01;  // verdict.json's settings
   std::vector<StudyDose> doses;                  // the positive control's, by threads
   std::optional<std::uint32_t> detected_from_threads;
+  // Per condition, where its frame time went (verdict.json's time_account line), in the file's
+  // order; conditions without one are left out.
+  std::vector<std::pair<std::string, std::string>> time_accounts;
 };
 
 // The rows of a forest plot: every primary endpoint, then with `with_diagnostics` each

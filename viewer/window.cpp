@@ -809,6 +809,19 @@ void draw_forest(ViewState& state) {
                                  {"tail_axis", {tail.px0, tail.px1, tail.low, tail.high}}};
 }
 
+// Where each condition's frame time went (analysis/time_account.h), a line per condition.
+void draw_time_accounts(ViewState& state) {
+  const StudyVerdictTable& table = *state.verdict;
+  if (table.time_accounts.empty()) return;
+  ImGui::TextUnformatted("Where the time went, against the baseline:");
+  nlohmann::json drawn = nlohmann::json::array();
+  for (const auto& [condition, line] : table.time_accounts) {
+    ImGui::TextWrapped("%s: %s", condition.c_str(), line.c_str());
+    drawn.push_back({{"condition", condition}, {"line", line}});
+  }
+  state.grids_drawn["time_accounts"] = drawn;
+}
+
 // The positive control's dose-response: each primary endpoint's median ratio (log) against the
 // control's threads (log 2), with its interval; a filled point is a dose detected. The legend
 // is beside the plot, never on it.
@@ -1241,6 +1254,7 @@ layout::TimelineLayout draw_ui(ViewState& state, live::LiveEdits* edits) {
     draw_latencies(state);
   if (state.verdict && ImGui::CollapsingHeader("study: each condition's effect against the margins",
                                                ImGuiTreeNodeFlags_DefaultOpen)) {
+    draw_time_accounts(state);
     draw_forest(state);
     draw_dose_response(state);
   }
@@ -1550,6 +1564,7 @@ nlohmann::json layout_json(const ViewState& state, const layout::TimelineLayout&
       {"preemption_grid", state.grids_drawn.value("preemption_grid", nlohmann::json())},
       {"forest", state.grids_drawn.value("forest", nlohmann::json())},
       {"dose_response", state.grids_drawn.value("dose_response", nlohmann::json())},
+      {"time_accounts", state.grids_drawn.value("time_accounts", nlohmann::json())},
       {"frame_time",
        state.frame_time.empty() ? nlohmann::json(nullptr) : nlohmann::json(state.frame_time)}};
 }

@@ -52,6 +52,32 @@ std::vector<std::string> split_list(const std::string& text) {
   }
 }
 
+// A frame's interval as the frame loop's thread spent it (frames.csv's loop_* columns): its
+// phases add up to the interval, and the thread's time on a CPU and runnable fit inside it.
+void expect_interval_explained(const CsvTable<kFrameColumns.size()>& frames, std::size_t f) {
+  const auto interval = frames.number(f, "frame_interval_us");
+  ASSERT_TRUE(interval) << "line " << f + 2 << ": warm-up frames came before";
+  double sum_us = 0;
+  for (const char* phase : {"loop_jobs_us", "loop_submit_us", "loop_tool_us", "loop_gpu_wait_us",
+                            "loop_pace_us", "loop_woke_late_us"}) {
+    const auto us = frames.number(f, phase);
+    ASSERT_TRUE(us) << phase << ", line " << f + 2;
+    EXPECT_GE(*us, 0.0) << phase << ", line " << f + 2;
+    sum_us += *us;
+  }
+  EXPECT_NEAR(sum_us, *interval, 1.0) << "line " << f + 2;
+  const auto run_delay = frames.number(f, "loop_run_delay_us");
+  const auto on_cpu = frames.number(f, "loop_on_cpu_us");
+  ASSERT_TRUE(run_delay && on_cpu) << "Linux keeps both (/proc/thread-self/schedstat)";
+  EXPECT_GE(*run_delay, 0.0);
+  EXPECT_GT(*on_cpu, 0.0);
+  // Read just after each start, so the span is the interval's give or take the reads.
+  EXPECT_LE(*on_cpu + *run_delay, *interval + 1000.0) << "line " << f + 2;
+  EXPECT_GE(*frames.number(f, "loop_switches_voluntary"), 0.0);
+  EXPECT_GE(*frames.number(f, "loop_switches_involuntary"), 0.0);
+  EXPECT_GE(*frames.number(f, "loop_cpu"), 0.0);
+}
+
 constexpr std::uint32_t kFrames = 5;
 
 // One scenario run under --sync-validation for 4 frames after 1 warm-up, which must succeed
@@ -376,6 +402,19 @@ TEST_F(AllPresets, TheViewerShowsTheStudyAndTheMatricesAsPictures) {
   }
   ASSERT_TRUE(study["forest"].is_object()) << study.dump();
   EXPECT_EQ(study["forest"]["rows"].size(), forest);
+  // Where each condition's time went, as verdict.json says it.
+  std::vector<std::string> accounts;
+  const auto study_verdict = read_json(*out_ / "non-intrusiveness" / "verdict.json");
+  for (const auto& c : study_verdict["conditions"])
+    if (c["time_account"].is_object())
+      accounts.push_back(c["condition"].get<std::string>() + ": " +
+                         c["time_account"]["line"].get<std::string>());
+  ASSERT_FALSE(accounts.empty());
+  ASSERT_EQ(study["time_accounts"].size(), accounts.size()) << study["time_accounts"].dump();
+  for (std::size_t i = 0; i < accounts.size(); ++i)
+    EXPECT_EQ(study["time_accounts"][i]["condition"].get<std::string>() + ": " +
+                  study["time_accounts"][i]["line"].get<std::string>(),
+              accounts[i]);
   const auto doses = read_json(*out_ / "non-intrusiveness" / "verdict.json")["control_doses"];
   ASSERT_GE(doses.size(), 2u);
   ASSERT_EQ(study["dose_response"].size(), primary.size())
@@ -800,6 +839,7 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
       EXPECT_FALSE(meta["host"]["kernel_version"].get<std::string>().empty());
       const auto& threads = meta["threads"];
       EXPECT_EQ(threads["frame_loop"]["policy"], "SCHED_OTHER");
+      EXPECT_EQ(threads["frame_loop"]["run_delay"], "kept") << "Linux: /proc/thread-self/schedstat";
       // The poller: placed as asked (the default priority is normal) and read back.
       EXPECT_EQ(meta["poller"]["priority_requested"], "normal");
       EXPECT_EQ(meta["poller"]["scheduling"], "SCHED_OTHER, nice 0");
@@ -820,7 +860,7 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
         EXPECT_EQ(frames.at(f, "status"), "ok");
         ASSERT_TRUE(frames.number(f, "cpu_phase_us") && frames.number(f, "critical_path_us"));
         EXPECT_LE(*frames.number(f, "critical_path_us"), *frames.number(f, "cpu_phase_us"));
-        EXPECT_TRUE(frames.number(f, "frame_interval_us")) << "warm-up frames came before";
+        expect_interval_explained(frames, f);
         EXPECT_TRUE(frames.number(f, "gpu_span_us"));
         EXPECT_TRUE(frames.number(f, "wake_max_us"));
         EXPECT_GT(*frames.number(f, "cpu_frame_us"), 0.0);
@@ -894,6 +934,20 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
     EXPECT_LE(c["pacing"]["late"].get<std::size_t>(), c["pacing"]["frames"].get<std::size_t>());
     EXPECT_LE(c["pacing"]["stutters"].get<std::size_t>(), c["pacing"]["late"].get<std::size_t>())
         << "the stutter line lies beyond the late line";
+    // Where the time went: the six phases' shifts add up to the interval's, a line says it.
+    const auto& account = c["time_account"];
+    ASSERT_TRUE(account.is_object()) << c.dump();
+    ASSERT_EQ(account["phases"].size(), 6u);
+    double shifts_us = 0;
+    for (const auto& p : account["phases"]) shifts_us += p["shift_us"].get<double>();
+    EXPECT_NEAR(shifts_us, account["interval"]["shift_us"].get<double>(), 0.5) << account.dump();
+    EXPECT_TRUE(account["run_delay"].is_object()) << "Linux keeps the run delay";
+    EXPECT_LE(account["late_overlapping_background"].get<std::size_t>(),
+              account["late_frames"].get<std::size_t>());
+    EXPECT_TRUE(account["line"].get<std::string>().starts_with("frame interval "))
+        << account["line"];
+    EXPECT_NE(summary["summary"].get<std::string>().find(account["line"].get<std::string>()),
+              std::string::npos);
     if (c["null_control"].get<bool>()) {
       EXPECT_EQ(c["condition"], "null");
       EXPECT_EQ(c["active_frames"], c["frames"]) << "every frame of the null is evidence";
@@ -1893,6 +1947,7 @@ TEST(Cli, EveryPollStampHasItsWindowAndDisturbedOnesAreCounted) {
   for (std::size_t i = 0; i < frames.rows.size(); ++i) {
     EXPECT_GT(*frames.number(i, "poll_scans"), 0.0);
     EXPECT_GE(*frames.number(i, "poller_cpu"), 0.0);
+    expect_interval_explained(frames, i);
   }
   EXPECT_EQ(meta["poller"]["priority_requested"], "normal");
   EXPECT_TRUE(meta["poller"]["refused"].is_null());

@@ -1,3 +1,4 @@
+import csv
 import shutil
 import subprocess
 
@@ -124,6 +125,11 @@ def test_study_gets_a_verdict_plot_and_background_timelines(tmp_path):
     assert result.returncode == 0, result.stderr
     assert (out / "non-intrusiveness" / "verdict.png").stat().st_size > 0
     assert (out / "non-intrusiveness" / "forest.png").stat().st_size > 0
+    # The diagnostics in a figure of their own, drawn only when one of them moved.
+    with open(results / "non-intrusiveness" / "verdict.csv", newline="") as verdict:
+        moved = any(row["role"] == "diagnostic" and row["verdict"] != "diagnostic: within"
+                    for row in csv.DictReader(verdict))
+    assert (out / "non-intrusiveness" / "forest-diagnostics.png").exists() == moved
     # The control's 1, 2, 4 and one-per-core threads: a dose-response curve.
     assert (out / "non-intrusiveness" / "dose-response.png").stat().st_size > 0
     # Every round of every condition with background work has its compile timeline.

@@ -613,10 +613,12 @@ TEST(Planner, ARewriteWaitsForReadersOnOtherQueues) {
   for (BarrierKind kind : {BarrierKind::legacy, BarrierKind::enhanced}) {
     const auto racing = plan_barriers(frame, {{0, 1, request(kind)}}, colour);
     ASSERT_TRUE(plan_has(racing, "cross-queue-rewrite"));
-    for (const auto& f : racing.findings)
-      if (f.finding.rule == "cross-queue-rewrite")
+    for (const auto& f : racing.findings) {
+      if (f.finding.rule == "cross-queue-rewrite") {
         EXPECT_NE(f.finding.message.find("'Redraw' depend on 'Read on compute'"), std::string::npos)
             << f.finding.message;
+      }
+    }
     // Waiting for the reader, or for later work of its queue, orders the read first.
     EXPECT_FALSE(
         plan_has(plan_barriers(frame, {{0, 1, request(kind)}, {1, 3, request(kind)}}, colour),

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "engine/loop_phases.h"
 #include "fake_backend.h"
 
 namespace gpuoverlap {
@@ -60,6 +61,53 @@ std::vector<std::int64_t> frame_starts_ns(const ScenarioTimeline& t) {
   return out;
 }
 
+// The frame loop's thread in the frame's interval: the six phases add up to it exactly (one
+// clock, contiguous spans), and the scheduler's account of the thread is there.
+void expect_interval_explained(const FrameRecord& f) {
+  ASSERT_TRUE(f.frame_interval_us);
+  ASSERT_TRUE(f.loop_jobs_us && f.loop_submit_us && f.loop_tool_us && f.loop_gpu_wait_us &&
+              f.loop_pace_us && f.loop_woke_late_us);
+  const double sum_us = *f.loop_jobs_us + *f.loop_submit_us + *f.loop_tool_us +
+                        *f.loop_gpu_wait_us + *f.loop_pace_us + *f.loop_woke_late_us;
+  EXPECT_NEAR(sum_us, *f.frame_interval_us, 0.001);
+  EXPECT_TRUE(f.loop_run_delay_us && f.loop_on_cpu_us && f.loop_switches_voluntary &&
+              f.loop_switches_involuntary && f.loop_cpu);
+}
+
+TEST(LoopPhases, AnIntervalsPhasesAddUpToItAndAPastPaceTargetTakesNoTime) {
+  LoopPhaseClock clock;
+  EXPECT_FALSE(clock.frame_started(1000, LoopPhase::jobs)) << "no interval before the first";
+  clock.enter(LoopPhase::submit, 1500);
+  clock.enter(LoopPhase::tool, 1700);
+  clock.enter(LoopPhase::gpu_wait, 1800);
+  clock.enter(LoopPhase::tool, 2600);
+  clock.enter(LoopPhase::pace, 2700);
+  clock.enter(LoopPhase::woke_late, 3000);  // the pace's target
+  const auto first = clock.frame_started(3400, LoopPhase::jobs);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->at(LoopPhase::jobs), 500);
+  EXPECT_EQ(first->at(LoopPhase::submit), 200);
+  EXPECT_EQ(first->at(LoopPhase::tool), 200);
+  EXPECT_EQ(first->at(LoopPhase::gpu_wait), 800);
+  EXPECT_EQ(first->at(LoopPhase::pace), 300);
+  EXPECT_EQ(first->at(LoopPhase::woke_late), 400);
+  EXPECT_EQ(first->total_ns(), 3400 - 1000);
+  // The pace asked for a target already past: no pace, and the interval still adds up.
+  clock.enter(LoopPhase::pace, 3600);
+  clock.enter(LoopPhase::woke_late, 3500);
+  const auto second = clock.frame_started(3700, LoopPhase::gpu_wait);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->at(LoopPhase::jobs), 200);
+  EXPECT_EQ(second->at(LoopPhase::pace), 0);
+  EXPECT_EQ(second->at(LoopPhase::woke_late), 100);
+  EXPECT_EQ(second->total_ns(), 3700 - 3400);
+  // The phase a start hands on is where the next interval begins.
+  const auto third = clock.frame_started(3900, LoopPhase::jobs);
+  ASSERT_TRUE(third);
+  EXPECT_EQ(third->at(LoopPhase::gpu_wait), 200);
+  EXPECT_EQ(third->total_ns(), 200);
+}
+
 TEST(FrameLoop, AGameFrameRunsItsJobsFirstPacedAndOneFrameInFlight) {
   FakeBackend backend(2);
   const FrameLoopOutcome out = run_frames(backend, game_frame(1), settings(2, 6), {});
@@ -74,6 +122,7 @@ TEST(FrameLoop, AGameFrameRunsItsJobsFirstPacedAndOneFrameInFlight) {
     EXPECT_TRUE(f.gpu_span_us);
     ASSERT_TRUE(f.worker_busy_min_us && f.worker_busy_max_us);
     EXPECT_LE(*f.worker_busy_min_us, *f.worker_busy_max_us);
+    expect_interval_explained(f);
   }
   // One frame in flight: each frame's CPU phase begins after the GPU finished the one before
   // (measured frame i is frame 3 + i: two warm-up frames come first).
@@ -104,6 +153,7 @@ TEST(FrameLoop, TwoFramesInFlightBeginTheNextCpuPhaseWhileTheGpuRunsButNeverTwoA
     const FrameRecord& f = out.timeline.frames[i];
     EXPECT_EQ(f.status, RecordStatus::ok);
     EXPECT_GE(*f.frame_interval_us, 2000.0) << "paced, also when begun during a GPU wait";
+    expect_interval_explained(f);
     // Began before the frame before it was complete, and never before the one before that.
     overlapped = overlapped || starts[i] < backend.completed_ns.at(2 + i);
     EXPECT_GE(starts[i] + 1, backend.completed_ns.at(1 + i)) << "frame " << i;

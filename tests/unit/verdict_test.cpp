@@ -589,6 +589,63 @@ std::vector<ScenarioOutcome> paced_rounds(const std::string& name,
   return out;
 }
 
+// The frame loop's phases of every frame, adding up to its interval: the jobs 5 ms, the GPU
+// 1.5 ms, the rest small, the pace what is left of 8 ms, and `woke_late_us` after it.
+void set_loop_phases(std::vector<ScenarioOutcome>& rounds, double woke_late_us,
+                     double run_delay_us) {
+  for (ScenarioOutcome& o : rounds)
+    for (FrameRecord& f : o.timeline->frames) {
+      f.loop_jobs_us = 5000, f.loop_submit_us = 200, f.loop_tool_us = 100;
+      f.loop_gpu_wait_us = 1500, f.loop_pace_us = 1150;
+      f.loop_woke_late_us = woke_late_us + (f.frame % 3) * 10.0 + o.scenario.round;
+      f.frame_interval_us = 7950 + *f.loop_woke_late_us;
+      f.loop_run_delay_us = run_delay_us + (f.frame % 2) * 5.0;
+    }
+}
+
+TEST(TimeAccount, ThePhaseThatMovedIsWhereTheTimeWentAndTheLateFramesItOverlapped) {
+  auto baseline = paced_rounds("baseline", std::nullopt, false, 1.0, 0, 0.005, 0, 3, 120, 1);
+  auto managed = paced_rounds("managed", managed_spec(), false, 1.0, 0, 0.005, 0, 3, 120, 2);
+  set_loop_phases(baseline, 50, 20);
+  set_loop_phases(managed, 1350, 1200);
+  auto v = judge_study(all_of({&baseline, &managed}), VerdictSettings{});
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  ASSERT_TRUE(v->conditions[0].time_account);
+  const TimeAccount& a = *v->conditions[0].time_account;
+  EXPECT_NEAR(a.interval.shift_us, 1300, 0.01);
+  ASSERT_EQ(a.phases.size(), 6u);
+  double phase_shifts_us = 0;
+  for (const PhaseShift& p : a.phases) phase_shifts_us += p.shift_us;
+  EXPECT_NEAR(phase_shifts_us, a.interval.shift_us, 0.01) << "the shifts add up";
+  const PhaseShift& woke = a.phases[5];
+  EXPECT_EQ(woke.phase, "woke_late");
+  EXPECT_NEAR(woke.shift_us, 1300, 0.01);
+  ASSERT_TRUE(woke.low_us && woke.high_us) << "three round pairs";
+  EXPECT_LE(*woke.low_us, 1300.01);
+  EXPECT_GE(*woke.high_us, 1299.99);
+  ASSERT_TRUE(a.run_delay);
+  EXPECT_NEAR(a.run_delay->shift_us, 1180, 0.01);
+  EXPECT_EQ(a.frames, 360u);
+  EXPECT_EQ(a.late_frames, 360u) << "every frame past 8.4 ms";
+  EXPECT_EQ(a.late_overlapping_background, 360u);
+  EXPECT_EQ(a.line,
+            "frame interval +1.30 ms (mean): most of it waking late after the pacing sleep, "
+            "+1.30 ms [1.30, 1.30]; runnable but not running +1.18 ms; 100 % of late frames "
+            "(360 of 360) overlapped a background task");
+  EXPECT_NE(v->summary.find(a.line), std::string::npos) << v->summary;
+  const nlohmann::json json = verdict_json(*v, VerdictSettings{});
+  EXPECT_EQ(json["conditions"][0]["time_account"]["line"], a.line);
+  EXPECT_EQ(json["conditions"][0]["time_account"]["phases"][5]["phase"], "woke_late");
+  // Frames without the loop's phases (results of an older version, or none measured) have no
+  // account, and the verdict stands as before.
+  auto plain_baseline = paced_rounds("baseline", std::nullopt, false, 1.0, 0, 0.005, 0, 3, 120, 1);
+  auto plain = paced_rounds("managed", managed_spec(), false, 1.0, 0, 0.005, 0, 3, 120, 2);
+  auto without = judge_study(all_of({&plain_baseline, &plain}), VerdictSettings{});
+  ASSERT_TRUE(without.ok());
+  EXPECT_FALSE(without->conditions[0].time_account);
+  EXPECT_TRUE(verdict_json(*without, VerdictSettings{})["conditions"][0]["time_account"].is_null());
+}
+
 TEST(Verdict, AFifteenPercentSlowerPaceIsIntrusiveAtThreeRounds) {
   // Every frame 15 % later, none past the stutter line: the median decides, at the preset's
   // three rounds.
@@ -1021,8 +1078,12 @@ TEST(BackgroundExport, FramesAndBackgroundCsvUseTheRunsTimeOrigin) {
             "scenario,frame,cpu_start_us,cpu_frame_us,cpu_submit_us,submit_to_start_us,"
             "poll_gap_max_us,bg_managed,bg_boosted,bg_unmanaged,status,bg_held,"
             "frame_interval_us,stutter,gpu_span_us,cpu_phase_us,critical_path_us,wake_max_us,"
-            "workers_missed,worker_busy_min_us,worker_busy_max_us,poll_scans,poller_cpu");
-  EXPECT_NE(frames.find("s,0,-3.000,100.000,20.000,,,0,0,0,ok,0,,0,,,,,,,,,\n"), std::string::npos)
+            "workers_missed,worker_busy_min_us,worker_busy_max_us,poll_scans,poller_cpu,"
+            "loop_jobs_us,loop_submit_us,loop_tool_us,loop_gpu_wait_us,loop_pace_us,"
+            "loop_woke_late_us,loop_run_delay_us,loop_on_cpu_us,loop_switches_voluntary,"
+            "loop_switches_involuntary,loop_cpu");
+  EXPECT_NE(frames.find("s,0,-3.000,100.000,20.000,,,0,0,0,ok,0,,0,,,,,,,,,,,,,,,,,,,,\n"),
+            std::string::npos)
       << frames;
   const std::string bg = background_csv(s, t);
   EXPECT_NE(bg.find("s,1,managed,\"compile #1 A, quoted\",0,0,1,-1000.000,-500.000,1000.000,"
