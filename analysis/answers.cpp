@@ -348,6 +348,19 @@ void answer_background(std::string& out, const LoadedRun& run,
         details.push_back(fmt::format("{:.1f} compiles/s{}",
                                       progress["compiles_per_s"].get<double>(),
                                       c.value("starved", false) ? ", starved" : ""));
+      // What the compiles cost their threads (verdict.json's progress; older files lack it).
+      if (progress.is_object()) {
+        BackgroundProgress cost;
+        auto figure = [&](const char* key) -> std::optional<double> {
+          const auto value = progress.value(key, nlohmann::json());
+          return value.is_number() ? std::optional<double>(value.get<double>()) : std::nullopt;
+        };
+        cost.on_cpu_ms_per_compile = figure("on_cpu_ms_per_compile");
+        cost.kernel_share = figure("kernel_share");
+        cost.minor_faults_per_compile = figure("minor_faults_per_compile");
+        if (std::string line = describe_compile_cost(cost); !line.empty())
+          details.push_back(std::move(line));
+      }
       // Where the time went (analysis/time_account.h), when the frames had the loop's phases.
       const auto account = c.value("time_account", nlohmann::json());
       if (account.is_object() && account.contains("line") && account["line"].is_string())

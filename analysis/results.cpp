@@ -262,7 +262,56 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
     if (!loaded) return loaded.error();
     s.frames = std::move(*loaded);
   }
+  const std::filesystem::path background = directory / "background.csv";
+  if (std::filesystem::exists(background, ec)) {
+    auto loaded = load_background(background);
+    if (!loaded) return loaded.error();
+    s.background_tasks = std::move(*loaded);
+  }
   return s;
+}
+
+Result<std::vector<LoadedBackgroundTask>> load_background(const std::filesystem::path& csv) {
+  std::vector<LoadedBackgroundTask> tasks;
+  try {
+    // The first fourteen columns are in every background.csv; the thread's were appended.
+    const auto table = read_csv(csv.string(), kBackgroundColumns, /*allow_missing=*/true);
+    for (std::size_t i = 0; i < 14; ++i)
+      if (!table.present[i])
+        return make_error(csv.string() + ": missing column " + std::string(kBackgroundColumns[i]));
+    auto whole = [&](std::size_t r, std::string_view column) -> std::optional<std::int64_t> {
+      if (table.at(r, column).empty()) return std::nullopt;
+      return static_cast<std::int64_t>(
+          table.unsigned_integer(r, column, std::numeric_limits<std::int64_t>::max()));
+    };
+    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+      LoadedBackgroundTask t;
+      const std::string& kind = table.at(r, "kind");
+      if (kind != "managed" && kind != "unmanaged")
+        throw std::runtime_error(CsvTable<kBackgroundColumns.size()>::where(r, "kind") + ": '" +
+                                 kind + "' is none of managed, unmanaged");
+      t.managed = kind == "managed";
+      t.label = table.at(r, "label");
+      // -1: cancelled before any thread took it.
+      if (const auto worker = table.number(r, "worker"); worker && *worker >= -1 && *worker < 1e6)
+        t.worker = static_cast<int>(*worker);
+      t.boosted = table.at(r, "boosted") == "1";
+      t.start_us = table.number(r, "start_us");
+      t.finish_us = table.number(r, "finish_us");
+      t.outcome = table.at(r, "outcome");
+      t.thread_id = whole(r, "thread_id");
+      if (const auto cpu = whole(r, "cpu_start")) t.cpu_start = static_cast<int>(*cpu);
+      if (const auto cpu = whole(r, "cpu_end")) t.cpu_end = static_cast<int>(*cpu);
+      t.on_cpu_ms = table.number(r, "on_cpu_ms");
+      t.system_ms = table.number(r, "system_ms");
+      t.run_delay_ms = table.number(r, "run_delay_ms");
+      t.minor_faults = whole(r, "minor_faults");
+      tasks.push_back(std::move(t));
+    }
+  } catch (const std::exception& e) {  // io::error::* and the checks of csv_table.h
+    return make_error(csv_failure(csv.string(), e));
+  }
+  return tasks;
 }
 
 Result<std::vector<LoadedSummaryRow>> load_summary(const std::filesystem::path& summary_csv) {

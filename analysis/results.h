@@ -58,6 +58,26 @@ struct LoadedFrame {
   bool operator==(const LoadedFrame&) const = default;
 };
 
+// One background compile of background.csv: when it ran and on which thread. Results older
+// than the thread columns leave them empty.
+struct LoadedBackgroundTask {
+  bool managed = true;
+  std::string label;
+  int worker = -1;
+  bool boosted = false;
+  std::optional<double> start_us, finish_us;  // µs from the first measured frame's t0
+  std::string outcome;
+  std::optional<std::int64_t> thread_id;
+  std::optional<int> cpu_start, cpu_end;
+  std::optional<double> on_cpu_ms, system_ms, run_delay_ms;
+  std::optional<std::int64_t> minor_faults;
+  bool operator==(const LoadedBackgroundTask&) const = default;
+};
+
+// background.csv of one scenario (untrusted: a missing column of the first fourteen, a bad
+// number or kind is an Error naming the file).
+Result<std::vector<LoadedBackgroundTask>> load_background(const std::filesystem::path& csv);
+
 // One row of summary.csv (timeline/export.h, kSummaryColumns): one workload on one clock, as
 // `run` summarized it from the records it wrote. Only what a reader without the records uses;
 // results older than a column leave it empty.
@@ -85,6 +105,7 @@ struct LoadedScenario {
   std::vector<LoadedRecord> records;
   std::vector<std::string> workloads;  // in the scenario's order
   std::vector<LoadedFrame> frames;     // frames.csv; empty where a scenario has none
+  std::vector<LoadedBackgroundTask> background_tasks;  // background.csv; empty without one
   // false: its records were never kept (loaded with RecordsRequired::no); `records` is empty
   // and `summary` holds its summary.csv instead.
   bool has_records = true;

@@ -146,12 +146,22 @@ std::string describe_time_account(const TimeAccount& a) {
                                      [&](const PhaseShift& x, const PhaseShift& y) {
                                        return sign * x.shift_us < sign * y.shift_us;
                                      });
+  // When the frame loop's wait for a CPU makes up half the change or more, that is the cause,
+  // whichever phase it fell in: a phase that grew only because the thread was not running
+  // (the tool's few microseconds of work after the GPU wait, say) is where, not why.
+  const bool waited_for_cpu = a.run_delay && sign * a.interval.shift_us > 0 &&
+                              sign * a.run_delay->shift_us >= 0.5 * sign * a.interval.shift_us;
+  if (waited_for_cpu)
+    line += fmt::format(": the frame loop waited {} for a CPU (runnable but not running)",
+                        signed_ms(a.run_delay->shift_us));
   if (most != a.phases.end()) {
-    line += fmt::format(": most of it {}, {}", phase_label(most->phase), signed_ms(most->shift_us));
+    line +=
+        fmt::format("{} {}, {}", waited_for_cpu ? "; the phase that grew most:" : ": most of it",
+                    phase_label(most->phase), signed_ms(most->shift_us));
     if (most->low_us && most->high_us)
       line += fmt::format(" [{:.2f}, {:.2f}]", *most->low_us / 1000.0, *most->high_us / 1000.0);
   }
-  if (a.run_delay)
+  if (a.run_delay && !waited_for_cpu)
     line += fmt::format("; runnable but not running {}", signed_ms(a.run_delay->shift_us));
   if (a.late_frames > 0)
     line += fmt::format("; {:.0f} % of late frames ({} of {}) overlapped a background task",

@@ -41,9 +41,11 @@ std::optional<TimeAccount> account_time(const std::vector<const ScenarioOutcome*
                                         bool (*use)(const FrameRecord&),
                                         std::optional<double> late_line_us);
 
-// One sentence: "frame interval +1.42 ms (mean): most of it waking late after the pacing
-// sleep, +1.31 ms [1.10, 1.52]; runnable but not running +1.20 ms; 97 % of late frames (320
-// of 330) overlapped a background task".
+// One sentence: "frame interval +1.42 ms (mean): the frame loop waited +1.20 ms for a CPU
+// (runnable but not running); the phase that grew most: waking late after the pacing sleep,
+// +1.31 ms [1.10, 1.52]; 97 % of late frames (320 of 330) overlapped a background task". The
+// wait for a CPU leads when it is half the change or more; otherwise the phase leads ("most
+// of it …") and the run delay follows.
 std::string describe_time_account(const TimeAccount& account);
 
 // A phase's name in a sentence ("waking late after the pacing sleep").

@@ -33,11 +33,15 @@ std::string number(const std::optional<double>& v) {
 
 }  // namespace
 
-double late_tolerance_us(double period_us, const std::vector<double>& baseline_interval_us,
+double late_tolerance_us(double period_us,
+                         const std::vector<std::vector<double>>& baseline_rounds_interval_us,
                          const std::optional<double>& setting_us) {
   if (setting_us) return *setting_us;
   double tolerance_us = 0.05 * period_us;
-  if (const auto p95 = percentile(baseline_interval_us, 95))
+  std::vector<double> round_p95_us;
+  for (const std::vector<double>& round : baseline_rounds_interval_us)
+    if (const auto p95 = percentile(round, 95)) round_p95_us.push_back(*p95);
+  if (const auto p95 = percentile(round_p95_us, 50))
     tolerance_us = std::max(tolerance_us, *p95 - period_us);
   // Never past the stutter line: a baseline that cannot keep its pace has every frame late.
   return std::min(tolerance_us, 0.5 * period_us);
@@ -435,6 +439,9 @@ BackgroundProgress background_progress(const std::string& condition, std::uint32
   p.condition = condition;
   p.control_threads = threads;
   std::vector<double> latency_ms;
+  // Sums over the completed compiles that have each figure, and how many had it.
+  double on_cpu_ms = 0, system_ms = 0, run_delay_ms = 0, minor_faults = 0;
+  std::size_t with_cpu = 0, with_system = 0, with_run_delay = 0, with_faults = 0;
   for (const ScenarioOutcome* r : rounds) {
     const ScenarioTimeline& t = *r->timeline;
     if (t.frames.empty()) continue;
@@ -451,8 +458,24 @@ BackgroundProgress background_progress(const std::string& condition, std::uint32
       if (!completed || task.finish_ns < first_ns || task.finish_ns > last_ns) continue;
       ++p.compiles;
       latency_ms.push_back(static_cast<double>(task.finish_ns - task.queued_ns) / 1e6);
+      const ThreadAccounting& used = task.thread.used;
+      auto add = [](const auto& figure, double scale, double& sum, std::size_t& count) {
+        if (!figure) return;
+        sum += static_cast<double>(*figure) * scale;
+        ++count;
+      };
+      add(used.on_cpu_ns, 1e-6, on_cpu_ms, with_cpu);
+      if (used.on_cpu_ns) add(used.system_ns, 1e-6, system_ms, with_system);
+      add(used.run_delay_ns, 1e-6, run_delay_ms, with_run_delay);
+      add(used.minor_faults, 1.0, minor_faults, with_faults);
     }
   }
+  if (with_cpu > 0) p.on_cpu_ms_per_compile = on_cpu_ms / static_cast<double>(with_cpu);
+  if (with_system > 0 && with_system == with_cpu && on_cpu_ms > 0)
+    p.kernel_share = system_ms / on_cpu_ms;
+  if (with_faults > 0) p.minor_faults_per_compile = minor_faults / static_cast<double>(with_faults);
+  if (with_run_delay > 0)
+    p.run_delay_ms_per_compile = run_delay_ms / static_cast<double>(with_run_delay);
   if (p.seconds > 0) p.compiles_per_s = static_cast<double>(p.compiles) / p.seconds;
   p.queue_to_done_p50_ms = percentile(latency_ms, 50);
   p.queue_to_done_p99_ms = percentile(latency_ms, 99);
@@ -460,6 +483,17 @@ BackgroundProgress background_progress(const std::string& condition, std::uint32
 }
 
 }  // namespace
+
+std::string describe_compile_cost(const BackgroundProgress& progress) {
+  if (!progress.on_cpu_ms_per_compile) return {};
+  std::string out =
+      fmt::format("compile threads: {:.1f} ms CPU per compile", *progress.on_cpu_ms_per_compile);
+  if (progress.kernel_share)
+    out += fmt::format(", {:.0f} % of it in the kernel", *progress.kernel_share * 100);
+  if (progress.minor_faults_per_compile)
+    out += fmt::format(", {:.0f} page faults per compile", *progress.minor_faults_per_compile);
+  return out;
+}
 
 Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outcomes,
                                  const VerdictSettings& settings) {
@@ -514,9 +548,13 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
   const bool paced = foreground.cpu && foreground.cpu->frame_period_ms > 0;
   std::optional<double> tolerance_us;
   if (paced) {
+    std::vector<std::vector<double>> rounds_interval_us;
+    for (const ScenarioOutcome* r : baseline.second)
+      rounds_interval_us.push_back(
+          samples_of(verdict_metrics(r->scenario, *r->timeline, out.gpu_clock, any_frame),
+                     "frame_interval_us"));
     tolerance_us =
-        late_tolerance_us(*out.period_us, samples_of(baseline_metrics, "frame_interval_us"),
-                          settings.late_tolerance_us);
+        late_tolerance_us(*out.period_us, rounds_interval_us, settings.late_tolerance_us);
     out.late_line_us = *out.period_us + *tolerance_us;
     out.stutter_line_us = 1.5 * *out.period_us;
     out.baseline_pacing = pacing_summary(samples_of(baseline_metrics, "frame_interval_us"),
@@ -532,6 +570,9 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
       out.tests += (endpoints[m].median ? 1 : 0) + (endpoints[m].tail ? 1 : 0);
   }
   out.tests = std::max<std::size_t>(out.tests, 1);
+  out.burst_reference = burst_reference(baseline.second);
+  if (out.burst_reference)
+    out.baseline_bursts = find_host_bursts(baseline.second, *out.burst_reference);
 
   for (const auto& [name, rounds] : conditions) {
     if (name == baseline_name) continue;
@@ -590,6 +631,7 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
       out.rows.push_back(std::move(row));
     }
     cv.progress = background_progress(cv.condition, cv.control_threads, rounds);
+    if (out.burst_reference) cv.bursts = find_host_bursts(rounds, *out.burst_reference);
     cv.verdict = any_intrusive ? "intrusive" : all_fine ? "non-intrusive" : "inconclusive";
     if (cv.control && any_intrusive) out.control_detected = true;
     if (cv.null_control && any_intrusive) out.null_false_alarm = true;
@@ -625,6 +667,49 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
       out.detected_from_threads = d.threads;
       break;
     }
+  // A round in which the host burst with nothing else running (the baseline's or the null
+  // control's bursts) may not decide a condition alone: judged again without such rounds, a
+  // decision that changes is withdrawn. Only where enough rounds remain to judge at all.
+  if (settings.guard_host_bursts && !neighbours) {
+    std::vector<std::uint32_t> burst_rounds = out.baseline_bursts.rounds;
+    for (const ConditionVerdict& cv : out.conditions)
+      if (cv.null_control)
+        burst_rounds.insert(burst_rounds.end(), cv.bursts.rounds.begin(), cv.bursts.rounds.end());
+    std::sort(burst_rounds.begin(), burst_rounds.end());
+    burst_rounds.erase(std::unique(burst_rounds.begin(), burst_rounds.end()), burst_rounds.end());
+    const auto in_burst_round = [&](const ScenarioOutcome* o) {
+      return std::binary_search(burst_rounds.begin(), burst_rounds.end(), o->scenario.round);
+    };
+    std::vector<const ScenarioOutcome*> calm;
+    for (const ScenarioOutcome* o : outcomes)
+      if (!in_burst_round(o)) calm.push_back(o);
+    if (!burst_rounds.empty() && out.rounds >= burst_rounds.size() + settings.min_units) {
+      VerdictSettings without = settings;
+      without.guard_host_bursts = false;
+      if (const auto calm_verdict = judge_study(calm, without); calm_verdict.ok()) {
+        for (ConditionVerdict& cv : out.conditions) {
+          if (cv.control || cv.null_control) continue;
+          if (cv.verdict != "intrusive" && cv.verdict != "non-intrusive") continue;
+          const auto again =
+              std::find_if(calm_verdict->conditions.begin(), calm_verdict->conditions.end(),
+                           [&](const ConditionVerdict& c) { return c.condition == cv.condition; });
+          if (again == calm_verdict->conditions.end() || again->verdict == cv.verdict) continue;
+          cv.burst_note = fmt::format(
+              "{} only with round{} {}, where the host burst with nothing else running; without "
+              "{}: {}",
+              cv.verdict, burst_rounds.size() == 1 ? "" : "s", fmt::join(burst_rounds, ", "),
+              burst_rounds.size() == 1 ? "it" : "them", again->verdict);
+          cv.verdict = "inconclusive";
+          for (VerdictRow& row : out.rows)
+            if (row.condition == cv.condition && row.role == "primary" &&
+                (row.verdict == "intrusive" || row.verdict == "non-intrusive")) {
+              row.note += std::string(row.note.empty() ? "" : "; ") + "withdrawn: " + cv.burst_note;
+              row.verdict = "inconclusive";
+            }
+        }
+      }
+    }
+  }
   // No power: the positive control was not told apart from the baseline, so a condition that
   // looks non-intrusive may only show that this setup cannot see intrusion.
   // The null control keeps its own call: it checks the error control, not the power.
@@ -667,10 +752,17 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
       rate +=
           fmt::format(" (unmanaged, {} thread{}: {:.1f})", control_rate->control_threads,
                       control_rate->control_threads == 1 ? "" : "s", control_rate->compiles_per_s);
+    if (const std::string cost = describe_compile_cost(cv.progress); !cost.empty())
+      rate += "; " + cost;
     std::string pacing;
     if (cv.pacing && out.baseline_pacing)
       pacing = "; " + describe_pacing(*cv.pacing, *out.baseline_pacing, *out.late_line_us);
     if (cv.time_account) pacing += "; " + cv.time_account->line;
+    if (out.burst_reference)
+      if (const std::string bursts = describe_host_bursts(cv.bursts, *out.burst_reference);
+          !bursts.empty())
+        pacing += "; " + bursts;
+    if (!cv.burst_note.empty()) pacing += "; withdrawn: " + cv.burst_note;
     if (cv.null_control) {
       out.summary +=
           fmt::format("{} (null control, the baseline's settings again): {} ({} frames{})\n",
@@ -686,6 +778,10 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
                   cv.pairing.substr(std::string_view("alternating:").size()) + " frames"
             : "",
         pacing);
+  }
+  if (out.burst_reference) {
+    const std::string bursts = describe_host_bursts(out.baseline_bursts, *out.burst_reference);
+    out.summary += fmt::format("baseline: {}\n", bursts.empty() ? "no host bursts" : bursts);
   }
   if (out.has_null)
     out.summary += out.null_false_alarm
@@ -746,6 +842,18 @@ nlohmann::json pacing_json(const std::optional<PacingSummary>& p) {
           {"one_percent_low_fps", p->one_percent_low_fps}};
 }
 
+nlohmann::json host_bursts_json(const HostBursts& b,
+                                const std::optional<BurstReference>& reference) {
+  if (!reference) return nullptr;
+  return {{"frames", b.frames},
+          {"rounds", b.rounds},
+          {"waited_for_cpu", b.waited_for_cpu},
+          {"ran_longer", b.ran_longer},
+          {"off_cpu", b.off_cpu},
+          {"unknown", b.unknown},
+          {"line", describe_host_bursts(b, *reference)}};
+}
+
 nlohmann::json optional_json(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
@@ -783,6 +891,8 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
          {"null_control", c.null_control},
          {"pacing", pacing_json(c.pacing)},
          {"time_account", time_account_json(c.time_account)},
+         {"host_bursts", host_bursts_json(c.bursts, v.burst_reference)},
+         {"burst_note", c.burst_note},
          {"verdict", c.verdict},
          {"pairing", c.pairing},
          {"frames", c.frames},
@@ -797,7 +907,11 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
                                         : nullptr},
            {"queue_to_done_p99_ms", c.progress.queue_to_done_p99_ms
                                         ? nlohmann::json(*c.progress.queue_to_done_p99_ms)
-                                        : nullptr}}}});
+                                        : nullptr},
+           {"on_cpu_ms_per_compile", optional_json(c.progress.on_cpu_ms_per_compile)},
+           {"kernel_share", optional_json(c.progress.kernel_share)},
+           {"minor_faults_per_compile", optional_json(c.progress.minor_faults_per_compile)},
+           {"run_delay_ms_per_compile", optional_json(c.progress.run_delay_ms_per_compile)}}}});
   nlohmann::json doses = nlohmann::json::array();
   for (const ControlDose& d : v.doses)
     doses.push_back({{"condition", d.condition},
@@ -806,54 +920,57 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
                      {"strongest_metric", d.metric},
                      {"ratio_p50", d.ratio_p50 ? nlohmann::json(*d.ratio_p50) : nullptr},
                      {"tail_excess", d.tail_excess ? nlohmann::json(*d.tail_excess) : nullptr}});
-  return {{"study", v.study},
-          {"baseline", v.baseline},
-          {"control_doses", doses},
-          {"detected_from_threads",
-           v.detected_from_threads ? nlohmann::json(*v.detected_from_threads) : nullptr},
-          {"rounds", v.rounds},
-          {"unit", v.unit},
-          {"tests_per_condition", v.tests},
-          {"gpu_clock", v.gpu_clock},
-          {"period_us", v.period_us ? nlohmann::json(*v.period_us) : nullptr},
-          {"has_control", v.has_control},
-          {"control_detected", v.control_detected},
-          {"has_null", v.has_null},
-          {"null_false_alarm", v.null_false_alarm},
-          {"late_line_us", optional_json(v.late_line_us)},
-          {"stutter_line_us", optional_json(v.stutter_line_us)},
-          {"baseline_pacing", pacing_json(v.baseline_pacing)},
-          {"conditions", conditions},
-          {"summary", v.summary},
-          {"settings",
-           {{"p50_margin", s.p50_margin},
-            {"tail_margin", s.tail_margin},
-            {"alpha", s.alpha},
-            {"min_difference_us", s.min_difference_us},
-            {"late_tolerance_us", optional_json(s.late_tolerance_us)},
-            {"blocks", s.blocks},
-            {"min_units", s.min_units},
-            {"min_unit_frames", s.min_unit_frames},
-            {"min_frames", s.min_frames},
-            {"rule",
-             "only primary endpoints (role primary: the frame-level ones) decide; diagnostics "
-             "are reported with their effect and never decide. A paced frame's primary "
-             "endpoints are its pacing: the frame interval's median (median test), late_frames "
-             "(the share of intervals beyond late_line_us: the period plus late_tolerance_us, "
-             "by default the larger of 5 % of the period and the baseline's p95 interval less "
-             "the period) and stutters (beyond stutter_line_us, 1.5 periods), both tail tests. "
-             "per unit (a round paired with the baseline's same round; a block of frames for a "
-             "study of one round): the ratio of the medians, and the share of frames beyond the "
-             "baseline's p99 * (1 + p50_margin) + min_difference_us minus the baseline's share. "
-             "Student's t over the units gives one-sided bounds: lower at 1 - alpha/K (K = "
-             "tests_per_condition), "
-             "upper at 1 - alpha. intrusive: a lower bound beyond its margin (the median's also "
-             "by more than min_difference_us); non-intrusive: both upper bounds within (or the "
-             "median's difference under min_difference_us); otherwise inconclusive. Conditions "
-             "use only frames their background work overlapped. An alternating condition "
-             "(pairing alternating:N) is judged against itself instead: a unit is a pair of "
-             "adjacent N-frame blocks of one of its runs, the frames of the running block that "
-             "background work overlapped against the frames of the held block that none did."}}}};
+  return {
+      {"study", v.study},
+      {"baseline", v.baseline},
+      {"control_doses", doses},
+      {"detected_from_threads",
+       v.detected_from_threads ? nlohmann::json(*v.detected_from_threads) : nullptr},
+      {"rounds", v.rounds},
+      {"unit", v.unit},
+      {"tests_per_condition", v.tests},
+      {"gpu_clock", v.gpu_clock},
+      {"period_us", v.period_us ? nlohmann::json(*v.period_us) : nullptr},
+      {"has_control", v.has_control},
+      {"control_detected", v.control_detected},
+      {"has_null", v.has_null},
+      {"null_false_alarm", v.null_false_alarm},
+      {"burst_line_us", v.burst_reference ? nlohmann::json(v.burst_reference->line_us()) : nullptr},
+      {"baseline_host_bursts", host_bursts_json(v.baseline_bursts, v.burst_reference)},
+      {"late_line_us", optional_json(v.late_line_us)},
+      {"stutter_line_us", optional_json(v.stutter_line_us)},
+      {"baseline_pacing", pacing_json(v.baseline_pacing)},
+      {"conditions", conditions},
+      {"summary", v.summary},
+      {"settings",
+       {{"p50_margin", s.p50_margin},
+        {"tail_margin", s.tail_margin},
+        {"alpha", s.alpha},
+        {"min_difference_us", s.min_difference_us},
+        {"late_tolerance_us", optional_json(s.late_tolerance_us)},
+        {"blocks", s.blocks},
+        {"min_units", s.min_units},
+        {"min_unit_frames", s.min_unit_frames},
+        {"min_frames", s.min_frames},
+        {"rule",
+         "only primary endpoints (role primary: the frame-level ones) decide; diagnostics "
+         "are reported with their effect and never decide. A paced frame's primary "
+         "endpoints are its pacing: the frame interval's median (median test), late_frames "
+         "(the share of intervals beyond late_line_us: the period plus late_tolerance_us, "
+         "by default the larger of 5 % of the period and the baseline's p95 interval less "
+         "the period) and stutters (beyond stutter_line_us, 1.5 periods), both tail tests. "
+         "per unit (a round paired with the baseline's same round; a block of frames for a "
+         "study of one round): the ratio of the medians, and the share of frames beyond the "
+         "baseline's p99 * (1 + p50_margin) + min_difference_us minus the baseline's share. "
+         "Student's t over the units gives one-sided bounds: lower at 1 - alpha/K (K = "
+         "tests_per_condition), "
+         "upper at 1 - alpha. intrusive: a lower bound beyond its margin (the median's also "
+         "by more than min_difference_us); non-intrusive: both upper bounds within (or the "
+         "median's difference under min_difference_us); otherwise inconclusive. Conditions "
+         "use only frames their background work overlapped. An alternating condition "
+         "(pairing alternating:N) is judged against itself instead: a unit is a pair of "
+         "adjacent N-frame blocks of one of its runs, the frames of the running block that "
+         "background work overlapped against the frames of the held block that none did."}}}};
 }
 
 namespace {

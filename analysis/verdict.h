@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/host_bursts.h"
 #include "analysis/time_account.h"
 #include "core/result.h"
 #include "engine/suite_runner.h"
@@ -62,8 +63,11 @@ struct Endpoint {
 // (VerdictSettings::late_tolerance_us) when given, else the larger of 5 % of the period and
 // the baseline's p95 interval less the period (its own jitter, so that a host whose frames
 // wander by 0.6 ms does not count each of them late), at most half a period (the stutter
-// line). `baseline_interval_us`: the baseline's frame intervals, all rounds.
-double late_tolerance_us(double period_us, const std::vector<double>& baseline_interval_us,
+// line). The p95 is each round's, and the median of those is taken: a host burst in one
+// round does not move the line for all. `baseline_rounds_interval_us`: the baseline's frame
+// intervals, per round.
+double late_tolerance_us(double period_us,
+                         const std::vector<std::vector<double>>& baseline_rounds_interval_us,
                          const std::optional<double>& setting_us);
 
 // The endpoints of a study on this foreground, in verdict_metrics' order. A paced game frame
@@ -113,6 +117,10 @@ struct VerdictSettings {
   std::size_t min_units = 3;        // fewer usable units: inconclusive
   std::size_t min_unit_frames = 5;  // a unit with fewer frames on either side is not used
   std::size_t min_frames = 20;      // fewer usable frames over all units: inconclusive
+  // Rounds in which the baseline (or the null control) had host bursts (host_bursts.h) may not
+  // decide a condition alone: judge_study judges again without them, and a decision that does
+  // not hold there becomes inconclusive. Off in that second judgement.
+  bool guard_host_bursts = true;
 };
 
 struct VerdictRow {
@@ -158,7 +166,17 @@ struct BackgroundProgress {
   double seconds = 0;        // the measured frames' wall time over its runs
   double compiles_per_s = 0;
   std::optional<double> queue_to_done_p50_ms, queue_to_done_p99_ms;
+  // What those compiles cost the threads that ran them (background.csv's thread columns; empty
+  // where unknown: Windows, files without them): CPU time per compile, the kernel's share of it
+  // (system calls, page faults: work a kernel without full preemption finishes before the CPU
+  // goes to a woken frame loop), page faults and run delay per compile.
+  std::optional<double> on_cpu_ms_per_compile, kernel_share, minor_faults_per_compile,
+      run_delay_ms_per_compile;
 };
+
+// "compile threads: 1.9 ms CPU per compile, 41 % of it in the kernel, 5,120 page faults per
+// compile"; empty when the progress has no thread figures.
+std::string describe_compile_cost(const BackgroundProgress& progress);
 
 struct ConditionVerdict {
   std::string condition;
@@ -178,6 +196,10 @@ struct ConditionVerdict {
   // Where its frame time went against the baseline (analysis/time_account.h); empty for
   // frames without the frame loop's phases.
   std::optional<TimeAccount> time_account;
+  HostBursts bursts;  // its frames past the burst line, and what the thread accounting says
+  // Why a decision was withdrawn: the rounds with the host's bursts decided it alone (empty
+  // when none was).
+  std::string burst_note;
 };
 
 // One dose of the positive control: its threads, its verdict and its strongest effect (the
@@ -231,6 +253,10 @@ struct StudyVerdict {
   std::optional<PacingSummary> baseline_pacing;
   bool has_null = false;
   bool null_false_alarm = false;  // the null control was called intrusive
+  // Host bursts (host_bursts.h): the line, from the baseline's CPU phase (none without [cpu]),
+  // and the baseline's own; each condition has its own in ConditionVerdict::bursts.
+  std::optional<BurstReference> burst_reference;
+  HostBursts baseline_bursts;
 };
 
 // Per-frame samples of one condition, by metric name, in verdict_endpoints' order: the frame-level

@@ -269,11 +269,14 @@ void BackgroundProcessor::worker(std::size_t index, bool boost) {
     r.boosted = boost;
     r.idle_priority = idle && this_thread_is_idle();
     lock.unlock();
+    const ThreadAccounting before = read_thread_accounting();
     q.item.callback();
+    const ThreadSpan span = thread_span_since(before);
     lock.lock();
     (boost ? running_boost_ : running_idle_)--;
     records_[q.id - 1].finish_ns = monotonic_raw_ns();
     records_[q.id - 1].ran = true;
+    records_[q.id - 1].thread = span;
     finished_locked(q.id);
   }
 }

@@ -44,6 +44,7 @@
 #include "core/enum_names.h"
 #include "core/host_info.h"
 #include "core/result.h"
+#include "core/thread_accounting.h"
 
 namespace gpuoverlap::background {
 
@@ -122,6 +123,7 @@ struct TaskRecord {
   bool boosted = false;        // ran on a high-priority commit thread
   bool idle_priority = false;  // its thread was SCHED_IDLE while it ran
   int worker = -1;  // thread index (idle threads first, then boost threads); -1 cancelled
+  ThreadSpan thread;  // the thread that ran the callback and what it cost it (when it ran)
 };
 
 struct ProcessorSettings {

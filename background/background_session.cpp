@@ -240,7 +240,9 @@ void BackgroundSession::unmanaged_loop(int worker) {
     record.label = "unmanaged " + label_of(compile);
     record.queued_ns = record.start_ns = start_ns;
     unmanaged_running_.fetch_add(1);
+    const ThreadAccounting before = read_thread_accounting();
     CompileResult result = run_compile(compile);
+    record.thread = thread_span_since(before);
     unmanaged_running_.fetch_sub(1);
     record.finish_ns = monotonic_raw_ns();
     record.outcome = std::move(result.outcome);
@@ -372,6 +374,7 @@ std::vector<BackgroundTaskRecord> BackgroundSession::records() const {
     r.worker = t.worker;
     r.boosted = t.boosted;
     r.idle_priority = t.idle_priority;
+    r.thread = t.thread;
     if (auto it = managed_results_.find(t.label); it != managed_results_.end()) {
       r.outcome = it->second.outcome;
       r.compile_ms = it->second.compile_ms;

@@ -104,6 +104,9 @@ struct BackgroundTaskRecord {
                                // failed: <reason>
   double compile_ms = 0;       // shaderc
   double build_ms = 0;         // the backend's pipeline creation
+  // The thread that ran it (its OS id, the CPUs it started and ended on) and what the compile
+  // cost that thread: on-CPU and kernel time, run delay, page faults, switches.
+  ThreadSpan thread;
 };
 
 // One line for logs and `validate`, e.g. "allowed + keep_all, 8 compiles kept queued, at most

@@ -5,10 +5,14 @@
 #else
 #include <sched.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cstdio>
 #endif
+
+#include <algorithm>
 
 namespace gpuoverlap {
 
@@ -31,6 +35,10 @@ ThreadAccounting read_thread_accounting() {
   a.cpu = static_cast<int>(GetCurrentProcessorNumber());
   return a;
 }
+
+std::int64_t current_thread_id() { return static_cast<std::int64_t>(GetCurrentThreadId()); }
+
+std::optional<ThreadAccounting> read_thread_accounting_of(std::int64_t) { return std::nullopt; }
 
 const char* run_delay_unavailable_reason() {
   return "Windows gives no per-thread time spent ready but not running";
@@ -60,10 +68,32 @@ ThreadAccounting read_thread_accounting() {
   if (getrusage(RUSAGE_THREAD, &usage) == 0) {
     a.voluntary_switches = usage.ru_nvcsw;
     a.involuntary_switches = usage.ru_nivcsw;
+    a.system_ns = std::int64_t{usage.ru_stime.tv_sec} * 1'000'000'000 +
+                  std::int64_t{usage.ru_stime.tv_usec} * 1000;
+    a.minor_faults = usage.ru_minflt;
   }
   a.cpu = sched_getcpu();
   return a;
 }
+
+std::optional<ThreadAccounting> read_thread_accounting_of(std::int64_t thread_id) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/self/task/%lld/schedstat",
+                static_cast<long long>(thread_id));
+  std::FILE* f = std::fopen(path, "r");
+  if (!f) return std::nullopt;
+  long long on_cpu = 0, waited = 0, timeslices = 0;
+  const bool read = std::fscanf(f, "%lld %lld %lld", &on_cpu, &waited, &timeslices) == 3;
+  std::fclose(f);
+  if (!read || timeslices == 0) return std::nullopt;  // not kept (read_thread_accounting)
+  ThreadAccounting a;
+  a.on_cpu_ns = on_cpu;
+  a.run_delay_ns = waited;
+  return a;
+}
+
+// glibc 2.36 (Debian 12) has gettid(), older ones only the system call.
+std::int64_t current_thread_id() { return static_cast<std::int64_t>(syscall(SYS_gettid)); }
 
 const char* run_delay_unavailable_reason() {
   return "/proc/thread-self/schedstat could not be read (no procfs, or a kernel built without "
@@ -80,8 +110,52 @@ ThreadAccounting accounting_between(const ThreadAccounting& earlier,
   d.voluntary_switches = difference(earlier.voluntary_switches, later.voluntary_switches);
   d.involuntary_switches = difference(earlier.involuntary_switches, later.involuntary_switches);
   d.on_cpu_cycles = difference(earlier.on_cpu_cycles, later.on_cpu_cycles);
+  d.system_ns = difference(earlier.system_ns, later.system_ns);
+  d.minor_faults = difference(earlier.minor_faults, later.minor_faults);
   d.cpu = later.cpu;
   return d;
+}
+
+std::optional<GroupAccounting> GroupAccountingClock::lap(
+    const std::vector<std::int64_t>& thread_ids) {
+  std::vector<std::optional<ThreadAccounting>> now;
+  now.reserve(thread_ids.size());
+  for (const std::int64_t id : thread_ids)
+    now.push_back(id != 0 ? read_thread_accounting_of(id) : std::nullopt);
+  const bool comparable = !thread_ids.empty() && thread_ids == ids_;
+  std::optional<GroupAccounting> out;
+  if (comparable) {
+    GroupAccounting g;
+    bool known = true;
+    for (std::size_t t = 0; t < now.size() && known; ++t) {
+      if (!now[t] || !last_[t]) {
+        known = false;
+        break;
+      }
+      const ThreadAccounting d = accounting_between(*last_[t], *now[t]);
+      if (!d.run_delay_ns || !d.on_cpu_ns) {
+        known = false;
+        break;
+      }
+      g.run_delay_ns += *d.run_delay_ns;
+      g.run_delay_max_ns = std::max(g.run_delay_max_ns, *d.run_delay_ns);
+      g.on_cpu_ns += *d.on_cpu_ns;
+    }
+    if (known) out = g;
+  }
+  ids_ = thread_ids;
+  last_ = std::move(now);
+  return out;
+}
+
+ThreadSpan thread_span_since(const ThreadAccounting& before) {
+  const ThreadAccounting after = read_thread_accounting();
+  ThreadSpan span;
+  span.thread_id = current_thread_id();
+  span.cpu_start = before.cpu;
+  span.cpu_end = after.cpu;
+  span.used = accounting_between(before, after);
+  return span;
 }
 
 }  // namespace gpuoverlap

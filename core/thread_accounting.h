@@ -15,6 +15,7 @@
 // boundaries, not per job.
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace gpuoverlap {
 
@@ -24,7 +25,12 @@ struct ThreadAccounting {
   std::optional<std::int64_t> voluntary_switches;    // it blocked or slept
   std::optional<std::int64_t> involuntary_switches;  // it was preempted
   std::optional<std::uint64_t> on_cpu_cycles;        // Windows: QueryThreadCycleTime
-  int cpu = -1;                                      // where it runs now; -1 when unknown
+  // Of on_cpu_ns, the part in the kernel on the thread's behalf (system calls, page faults),
+  // and the page faults served without I/O: work a kernel without full preemption finishes
+  // before another thread may have that CPU (Linux: getrusage; empty on Windows).
+  std::optional<std::int64_t> system_ns;
+  std::optional<std::int64_t> minor_faults;
+  int cpu = -1;  // where it runs now; -1 when unknown
 };
 
 // The calling thread's totals since it started.
@@ -32,6 +38,42 @@ ThreadAccounting read_thread_accounting();
 
 // `later` minus `earlier`, field by field; a field is empty unless both have it.
 ThreadAccounting accounting_between(const ThreadAccounting& earlier, const ThreadAccounting& later);
+
+// One piece of work on one thread (a background compile): the thread, the CPUs it started and
+// ended on, and what the work cost it. Take `before` with read_thread_accounting() on the same
+// thread just before the work; thread_span_since(before) just after.
+struct ThreadSpan {
+  std::int64_t thread_id = 0;  // Linux: gettid(); Windows: GetCurrentThreadId()
+  int cpu_start = -1, cpu_end = -1;
+  ThreadAccounting used;  // accounting_between(before, after); `cpu` is cpu_end
+};
+ThreadSpan thread_span_since(const ThreadAccounting& before);
+
+// Another thread of this process, by its OS id: its on-CPU time and run delay only (Linux:
+// /proc/self/task/<id>/schedstat; the on-CPU figure may lag up to a scheduler tick for a thread
+// that never blocks). nullopt where unknown (Windows, no procfs, a thread that has exited).
+// For a thread that cannot be asked to read its own (a worker mid-job).
+std::optional<ThreadAccounting> read_thread_accounting_of(std::int64_t thread_id);
+
+// What the scheduler did to a group of threads (a job system's workers) between two laps,
+// read from outside them: run delay and on-CPU time summed over the group, and the worst
+// thread's run delay (one worker kept off a CPU stalls a frame's jobs as much as all of them).
+struct GroupAccounting {
+  std::int64_t run_delay_ns = 0, run_delay_max_ns = 0, on_cpu_ns = 0;
+};
+class GroupAccountingClock {
+ public:
+  // The figures since the last lap of the same threads; nullopt on the first lap, when the
+  // ids changed, or when any thread's figures are unknown. Cost: one procfs read per thread.
+  std::optional<GroupAccounting> lap(const std::vector<std::int64_t>& thread_ids);
+
+ private:
+  std::vector<std::int64_t> ids_;
+  std::vector<std::optional<ThreadAccounting>> last_;
+};
+
+// The calling thread's id as the OS names it (the tid `top -H` and perf show).
+std::int64_t current_thread_id();
 
 // Why a figure is missing on this platform, for the files that show it ("n/a: ...").
 const char* run_delay_unavailable_reason();

@@ -302,12 +302,15 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
   std::optional<LoopPhaseTimes> interval_phases;
   ThreadAccounting accounting_at_start = read_thread_accounting();
   std::optional<ThreadAccounting> interval_accounting;
+  GroupAccountingClock workers_clock;
+  std::optional<GroupAccounting> interval_workers;
   // A frame starts at `start_ns` (its release); the thread goes on in `next`.
   auto frame_started = [&](std::int64_t start_ns, LoopPhase next) {
     interval_phases = phases.frame_started(start_ns, next);
     const ThreadAccounting now = read_thread_accounting();
     interval_accounting = accounting_between(accounting_at_start, now);
     accounting_at_start = now;
+    if (job_system) interval_workers = workers_clock.lap(job_system->worker_thread_ids());
   };
   // The pace: asleep, then spinning, until `target_ns`; late if the thread woke after it.
   auto pace_until = [&](std::int64_t target_ns) {
@@ -421,6 +424,7 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
     // two frames in flight, which also closes the next one before this record is written).
     const std::optional<LoopPhaseTimes> phases_of_interval = interval_phases;
     const std::optional<ThreadAccounting> accounting_of_interval = interval_accounting;
+    const std::optional<GroupAccounting> workers_of_interval = interval_workers;
     std::optional<double> frame_interval_us;
     if (last_frame_start_ns)
       frame_interval_us = ns_to_us_since(frame_start_ns, *last_frame_start_ns);
@@ -539,12 +543,21 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
         frame_record.loop_switches_involuntary = a.involuntary_switches;
         if (a.cpu >= 0) frame_record.loop_cpu = a.cpu;
       }
+      if (frame_interval_us && workers_of_interval) {
+        frame_record.workers_run_delay_us =
+            static_cast<double>(workers_of_interval->run_delay_ns) / 1e3;
+        frame_record.workers_run_delay_max_us =
+            static_cast<double>(workers_of_interval->run_delay_max_ns) / 1e3;
+        frame_record.workers_on_cpu_us = static_cast<double>(workers_of_interval->on_cpu_ns) / 1e3;
+      }
       frame_record.cpu_submit_us = ns_to_us_since(cpu_submitted_ns, cpu_start_ns);
       frame_record.bg_held = held;
       if (settings.stamping) {
         frame_record.poll_gap_max_us = static_cast<double>(polled.max_scan_gap_ns) / 1000.0;
         frame_record.poll_scans = polled.scans;
         if (polled.cpu >= 0) frame_record.poller_cpu = polled.cpu;
+        if (polled.run_delay_ns)
+          frame_record.poller_run_delay_us = static_cast<double>(*polled.run_delay_ns) / 1e3;
       }
       for (std::size_t w = 0; w < slots; ++w) {
         WorkloadFrameRecord r;

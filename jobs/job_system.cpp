@@ -6,6 +6,7 @@
 
 #include "core/clock.h"
 #include "core/cpu_relax.h"
+#include "core/thread_accounting.h"
 #include "jobs/busy_work.h"
 
 namespace gpuoverlap::jobs {
@@ -74,6 +75,7 @@ JobSystem::JobSystem(const CpuFrameSpec& spec, double iterations_per_us)
       if (!pinned_cpus_.empty() && pinned_cpus_[w] >= 0 && !pin_current_thread(pinned_cpus_[w]))
         pinned_failed_.fetch_add(1, std::memory_order_relaxed);
       worker_scheduling_.report(this_thread_scheduling());
+      slots_[w].thread_id.store(current_thread_id(), std::memory_order_release);
       worker_loop(w);
     });
 }
@@ -83,6 +85,13 @@ JobSystem::~JobSystem() {
   signal_.fetch_add(1, std::memory_order_acq_rel);
   signal_.notify_all();
   for (std::thread& t : threads_) t.join();
+}
+
+std::vector<std::int64_t> JobSystem::worker_thread_ids() const {
+  std::vector<std::int64_t> ids(spec_.workers);
+  for (std::size_t w = 0; w < ids.size(); ++w)
+    ids[w] = slots_[w].thread_id.load(std::memory_order_acquire);
+  return ids;
 }
 
 std::int64_t JobSystem::begin_frame() {

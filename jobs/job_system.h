@@ -81,6 +81,9 @@ class JobSystem {
   std::uint64_t job_iterations() const { return job_iterations_; }
   // The scheduling the workers ran under, as each reported it on starting.
   std::optional<SchedulingSeen::Seen> worker_scheduling() const { return worker_scheduling_.get(); }
+  // The workers' OS thread ids, in worker order; 0 for one not started yet. For reading what
+  // the scheduler did to them from outside (read_thread_accounting_of).
+  std::vector<std::int64_t> worker_thread_ids() const;
 
  private:
   struct alignas(64) WorkerSlot {
@@ -89,6 +92,7 @@ class JobSystem {
     std::atomic<std::uint32_t> busy_generation{0};
     std::atomic<std::int64_t> busy_ns{0};
     std::atomic<std::uint32_t> jobs{0};
+    std::atomic<std::int64_t> thread_id{0};  // the OS's, set once the worker runs
   };
 
   void worker_loop(std::size_t worker);

@@ -35,6 +35,10 @@ struct WorkloadTiming {
   // disturbed (records.csv poll_*_window_us, poll_disturbed). Empty otherwise.
   std::optional<double> start_window_us, end_window_us;
   bool disturbed = false;
+  // A lane of background work (a compile thread), not a GPU workload: drawn in its own colour,
+  // with `detail` (what ran, where, and what it cost the thread) in the hover text.
+  bool background = false;
+  std::string detail;
   bool operator==(const WorkloadTiming&) const = default;
 };
 

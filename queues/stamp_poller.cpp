@@ -4,6 +4,7 @@
 
 #include "core/clock.h"
 #include "core/cpu_affinity.h"
+#include "core/thread_accounting.h"
 #include "queues/settling_spin.h"
 
 namespace gpuoverlap {
@@ -48,6 +49,7 @@ void StampPoller::poll_loop(const std::vector<const std::uint32_t*>& slots, std:
   // Seen, not yet timed: the window's start is kept here until the time is known.
   std::vector<std::int64_t> start_old_since(slot_count), end_old_since(slot_count);
   const std::int64_t started_ns = monotonic_raw_ns();
+  const ThreadAccounting accounting_at_start = read_thread_accounting();
   spinning_.store(true, std::memory_order_release);
   // Hot loop (queues/settling_spin.h): one acquire load per missing word and one clock read per
   // pass, so detection latency is a few loads.
@@ -90,6 +92,8 @@ void StampPoller::poll_loop(const std::vector<const std::uint32_t*>& slots, std:
   result_.scans = stats.scans;
   result_.max_scan_gap_ns = stats.max_scan_gap_ns;
   result_.cpu = current_cpu();
+  result_.run_delay_ns =
+      accounting_between(accounting_at_start, read_thread_accounting()).run_delay_ns;
   result_.timed_out = missing > 0;
 }
 

@@ -167,7 +167,7 @@ std::string frames_csv(const Scenario& s, const ScenarioTimeline& timeline) {
   for (const FrameRecord& f : timeline.frames)
     out += fmt::format(
         "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},"
-        "{},{},{},{},{},{},{},{},{}\n",
+        "{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
         csv_field(s.name), f.frame, csv_number(f.cpu_start_us), csv_number(f.cpu_frame_us),
         csv_number(f.cpu_submit_us), csv_number(f.submit_to_start_us),
         csv_number(f.poll_gap_max_us), f.bg_managed, f.bg_boosted, f.bg_unmanaged,
@@ -182,7 +182,9 @@ std::string frames_csv(const Scenario& s, const ScenarioTimeline& timeline) {
         csv_number(f.loop_pace_us), csv_number(f.loop_woke_late_us),
         csv_number(f.loop_run_delay_us), csv_number(f.loop_on_cpu_us),
         optional_text(f.loop_switches_voluntary), optional_text(f.loop_switches_involuntary),
-        optional_text(f.loop_cpu));
+        optional_text(f.loop_cpu), csv_number(f.workers_run_delay_us),
+        csv_number(f.workers_run_delay_max_us), csv_number(f.workers_on_cpu_us),
+        csv_number(f.poller_run_delay_us));
   return out;
 }
 
@@ -192,14 +194,28 @@ std::string background_csv(const Scenario& s, const ScenarioTimeline& timeline) 
     if (ns == 0) return std::nullopt;
     return static_cast<double>(ns - timeline.time_origin_ns) / 1000.0;
   };
-  for (const background::BackgroundTaskRecord& t : timeline.background_tasks)
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(s.name), t.id,
-                       t.managed ? "managed" : "unmanaged", csv_field(t.label), t.worker,
-                       t.boosted ? 1 : 0, t.idle_priority ? 1 : 0,
-                       csv_number(relative_us(t.queued_ns)), csv_number(relative_us(t.start_ns)),
-                       csv_number(relative_us(t.finish_ns)), csv_field(t.outcome),
-                       csv_number(std::optional<double>(t.compile_ms)),
-                       csv_number(std::optional<double>(t.build_ms)), t.start_ns != 0 ? 1 : 0);
+  auto ms = [](const std::optional<std::int64_t>& ns) -> std::optional<double> {
+    if (!ns) return std::nullopt;
+    return static_cast<double>(*ns) / 1e6;
+  };
+  auto cpu_text = [](int cpu) { return cpu >= 0 ? std::to_string(cpu) : std::string(); };
+  for (const background::BackgroundTaskRecord& t : timeline.background_tasks) {
+    // A compile that never ran has no thread: its thread columns stay empty.
+    const bool ran_on_thread = t.thread.thread_id != 0;
+    const ThreadAccounting& used = t.thread.used;
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(s.name),
+        t.id, t.managed ? "managed" : "unmanaged", csv_field(t.label), t.worker, t.boosted ? 1 : 0,
+        t.idle_priority ? 1 : 0, csv_number(relative_us(t.queued_ns)),
+        csv_number(relative_us(t.start_ns)), csv_number(relative_us(t.finish_ns)),
+        csv_field(t.outcome), csv_number(std::optional<double>(t.compile_ms)),
+        csv_number(std::optional<double>(t.build_ms)), t.start_ns != 0 ? 1 : 0,
+        ran_on_thread ? std::to_string(t.thread.thread_id) : std::string(),
+        cpu_text(t.thread.cpu_start), cpu_text(t.thread.cpu_end), csv_number(ms(used.on_cpu_ns)),
+        csv_number(ms(used.system_ns)), csv_number(ms(used.run_delay_ns)),
+        optional_text(used.minor_faults), optional_text(used.voluntary_switches),
+        optional_text(used.involuntary_switches));
+  }
   return out;
 }
 

@@ -59,7 +59,7 @@ inline constexpr std::array<std::string_view, 24> kSummaryColumns = {
     "load_slowdown",   "preemption",      "poll_disturbed", "poll_window_p99_us"};
 
 // Appended, never reordered: readers of older runs find the first twelve.
-inline constexpr std::array<std::string_view, 34> kFrameColumns = {"scenario",
+inline constexpr std::array<std::string_view, 38> kFrameColumns = {"scenario",
                                                                    "frame",
                                                                    "cpu_start_us",
                                                                    "cpu_frame_us",
@@ -92,11 +92,36 @@ inline constexpr std::array<std::string_view, 34> kFrameColumns = {"scenario",
                                                                    "loop_on_cpu_us",
                                                                    "loop_switches_voluntary",
                                                                    "loop_switches_involuntary",
-                                                                   "loop_cpu"};
+                                                                   "loop_cpu",
+                                                                   "workers_run_delay_us",
+                                                                   "workers_run_delay_max_us",
+                                                                   "workers_on_cpu_us",
+                                                                   "poller_run_delay_us"};
 
-inline constexpr std::array<std::string_view, 14> kBackgroundColumns = {
-    "scenario",  "id",       "kind",      "label",   "worker",     "boosted",  "idle_priority",
-    "queued_us", "start_us", "finish_us", "outcome", "compile_ms", "build_ms", "ran"};
+// Append, never reorder: files from before the thread's columns are read by every tool.
+inline constexpr std::array<std::string_view, 23> kBackgroundColumns = {"scenario",
+                                                                        "id",
+                                                                        "kind",
+                                                                        "label",
+                                                                        "worker",
+                                                                        "boosted",
+                                                                        "idle_priority",
+                                                                        "queued_us",
+                                                                        "start_us",
+                                                                        "finish_us",
+                                                                        "outcome",
+                                                                        "compile_ms",
+                                                                        "build_ms",
+                                                                        "ran",
+                                                                        "thread_id",
+                                                                        "cpu_start",
+                                                                        "cpu_end",
+                                                                        "on_cpu_ms",
+                                                                        "system_ms",
+                                                                        "run_delay_ms",
+                                                                        "minor_faults",
+                                                                        "switches_voluntary",
+                                                                        "switches_involuntary"};
 
 // One summary row per workload and clock.
 struct SummaryRow {

@@ -149,6 +149,11 @@ struct FrameRecord {
   std::optional<double> loop_run_delay_us, loop_on_cpu_us;
   std::optional<std::int64_t> loop_switches_voluntary, loop_switches_involuntary;
   std::optional<int> loop_cpu;
+  // The same interval for the job system's workers, read from outside them (Linux only): run
+  // delay summed over the workers and the worst worker's, their on-CPU time summed. And the
+  // stamp poller's run delay while it polled this frame.
+  std::optional<double> workers_run_delay_us, workers_run_delay_max_us, workers_on_cpu_us;
+  std::optional<double> poller_run_delay_us;
 };
 
 // A background compile (managed or unmanaged) ran during the frame: the frames that are a

@@ -94,6 +94,64 @@ std::vector<Clock> available_clocks(const LoadedScenario& scenario) {
   return out;
 }
 
+namespace {
+
+// Beside one frame's workloads, the background compiles that ran during it (background.csv):
+// a lane per compile thread under a "background" header, its bar the compiles' span within the
+// frame (from the frame's t0 to its last workload's end on `clock`). Nothing without the
+// records' frame_t0_us (results older than it) or without background.csv.
+void add_background_lanes(const LoadedScenario& scenario, Clock clock, std::uint32_t frame,
+                          layout::TimelineInput& input) {
+  if (scenario.background_tasks.empty()) return;
+  std::optional<double> t0_us, frame_end_us;
+  for (const LoadedRecord& r : scenario.records) {
+    if (r.frame != frame || r.status != RecordStatus::ok) continue;
+    if (r.frame_t0_us) t0_us = r.frame_t0_us;
+    if (const auto end = end_on(r, clock)) frame_end_us = std::max(frame_end_us.value_or(0), *end);
+  }
+  if (!t0_us || !frame_end_us) return;
+  const std::string queue = "background";
+  // Lanes in first-seen order, named as trace.json names the compile threads.
+  std::map<std::string, std::size_t> lanes;
+  for (const LoadedBackgroundTask& t : scenario.background_tasks) {
+    if (!t.start_us || t.worker < 0) continue;  // cancelled before it ran
+    const std::string name =
+        t.managed
+            ? fmt::format("{} thread {}", t.boosted ? "high-priority commit" : "idle", t.worker)
+            : fmt::format("unmanaged thread {}", t.worker);
+    auto [lane, fresh] = lanes.try_emplace(name, input.workloads.size());
+    if (fresh) {
+      layout::WorkloadTiming timing;
+      timing.name = name;
+      timing.queue = queue;
+      timing.background = true;
+      input.workloads.push_back(std::move(timing));
+    }
+    // Within the frame: from its t0 to its last workload's end; a compile still running when
+    // the run ended has no finish and runs to the frame's end.
+    const double from_us = *t.start_us - *t0_us;
+    const double to_us = t.finish_us ? *t.finish_us - *t0_us : *frame_end_us;
+    if (to_us < 0 || from_us > *frame_end_us) continue;
+    const double start_us = std::max(from_us, 0.0), end_us = std::min(to_us, *frame_end_us);
+    layout::WorkloadTiming& w = input.workloads[lane->second];
+    w.start_us = std::min(w.start_us.value_or(start_us), start_us);
+    w.end_us = std::max(w.end_us.value_or(end_us), end_us);
+    std::string line = t.label;
+    if (t.thread_id) line += fmt::format(", thread {}", *t.thread_id);
+    if (t.cpu_start && t.cpu_end)
+      line += *t.cpu_start == *t.cpu_end ? fmt::format(", CPU {}", *t.cpu_start)
+                                         : fmt::format(", CPU {} to {}", *t.cpu_start, *t.cpu_end);
+    if (t.on_cpu_ms) line += fmt::format(", {:.1f} ms on a CPU", *t.on_cpu_ms);
+    if (t.system_ms) line += fmt::format(" ({:.1f} ms in the kernel)", *t.system_ms);
+    if (t.minor_faults) line += fmt::format(", {} page faults", *t.minor_faults);
+    if (t.run_delay_ms) line += fmt::format(", waited {:.1f} ms for a CPU", *t.run_delay_ms);
+    w.detail += (w.detail.empty() ? "" : "\n") + line;
+  }
+  if (!lanes.empty()) input.queues.push_back({queue, "background compiles (CPU threads)"});
+}
+
+}  // namespace
+
 layout::TimelineInput timeline_input(const LoadedScenario& scenario, Clock clock,
                                      std::optional<std::uint32_t> frame) {
   layout::TimelineInput input;
@@ -163,6 +221,7 @@ layout::TimelineInput timeline_input(const LoadedScenario& scenario, Clock clock
       input.workloads[w].end_us = percentile(ends[w], 50);
     }
   }
+  if (frame) add_background_lanes(scenario, clock, *frame, input);
   return input;
 }
 

@@ -298,7 +298,10 @@ layout::TimelineLayout draw_timeline(ViewState& state, const layout::TimelineInp
     draw->AddLine(at(w.x1, w.y - 5), at(w.x1, w.y + 5), rgba(180, 180, 180));
   }
   for (const layout::Bar& bar : layout.bars) {
-    const int* rgb = bar.graphics ? kGraphicsRgb : kComputeRgb;
+    static constexpr int kBackgroundRgb[3] = {120, 120, 135};  // CPU work, not the GPU's
+    const int* rgb = input.workloads[bar.workload].background ? kBackgroundRgb
+                     : bar.graphics                           ? kGraphicsRgb
+                                                              : kComputeRgb;
     draw->AddRectFilled(at(bar.rect.x0, bar.rect.y0), at(bar.rect.x1, bar.rect.y1),
                         rgba(rgb[0], rgb[1], rgb[2]));
     if (bar.flagged)  // outside the bar, so its fill stays the kind's colour
@@ -343,6 +346,7 @@ layout::TimelineLayout draw_timeline(ViewState& state, const layout::TimelineInp
             "\nwritten within {:.3f} us before its start and {:.3f} us before its end{}",
             *w.start_window_us, *w.end_window_us,
             w.disturbed ? " (disturbed: the poller lost its CPU around it)" : "");
+      if (!w.detail.empty()) text += "\n" + w.detail;
       ImGui::SetTooltip("%s", text.c_str());
     }
   }
@@ -373,7 +377,8 @@ nlohmann::json timeline_json(const layout::TimelineInput& input,
                     {"rect", rect(b.rect)},
                     {"graphics", b.graphics},
                     {"label", b.label},
-                    {"disturbed", input.workloads[b.workload].disturbed}});
+                    {"disturbed", input.workloads[b.workload].disturbed},
+                    {"background", input.workloads[b.workload].background}});
   for (const layout::LaneBox& l : drawn.lanes)
     lanes.push_back({{"label", l.label}, {"rect", rect(l.rect)}, {"queue_header", l.queue_header}});
   for (const layout::Arrow& a : drawn.arrows)

@@ -76,6 +76,42 @@ void expect_interval_explained(const CsvTable<kFrameColumns.size()>& frames, std
   EXPECT_GE(*frames.number(f, "loop_switches_voluntary"), 0.0);
   EXPECT_GE(*frames.number(f, "loop_switches_involuntary"), 0.0);
   EXPECT_GE(*frames.number(f, "loop_cpu"), 0.0);
+  // The workers' share of the same interval, read by the frame loop by their ids, with the CPU
+  // frame; the poller's while it polled, with stamps.
+  if (frames.number(f, "cpu_phase_us")) {
+    const auto sum = frames.number(f, "workers_run_delay_us");
+    const auto worst = frames.number(f, "workers_run_delay_max_us");
+    const auto on_cpu_us = frames.number(f, "workers_on_cpu_us");
+    ASSERT_TRUE(sum && worst && on_cpu_us) << "line " << f + 2;
+    EXPECT_GE(*worst, 0.0);
+    EXPECT_LE(*worst, *sum + 0.001) << "line " << f + 2;
+    EXPECT_GT(*on_cpu_us, 0.0) << "the jobs ran on some CPU";
+  }
+  if (frames.number(f, "poll_scans")) {
+    const auto poller = frames.number(f, "poller_run_delay_us");
+    ASSERT_TRUE(poller) << "line " << f + 2;
+    EXPECT_GE(*poller, 0.0);
+  }
+}
+
+// Every compile that ran names its thread and what it cost it (Linux keeps all of it).
+void expect_compiles_on_threads(const CsvTable<kBackgroundColumns.size()>& bg) {
+  for (std::size_t r = 0; r < bg.rows.size(); ++r) {
+    if (bg.at(r, "ran") != "1" || bg.at(r, "outcome") == "cancelled") continue;
+    const std::string label = bg.at(r, "label");
+    const auto thread_id = bg.number(r, "thread_id");
+    const auto on_cpu_ms = bg.number(r, "on_cpu_ms"), system_ms = bg.number(r, "system_ms");
+    ASSERT_TRUE(thread_id && on_cpu_ms && system_ms) << label;
+    EXPECT_GT(*thread_id, 0.0) << label;
+    EXPECT_GE(*bg.number(r, "cpu_start"), 0.0) << label;
+    EXPECT_GE(*bg.number(r, "cpu_end"), 0.0) << label;
+    EXPECT_GT(*on_cpu_ms, 0.0) << label << ": a compile takes CPU";
+    EXPECT_GE(*system_ms, 0.0) << label;
+    // getrusage's split is sampled at ticks: allow a tick beyond the thread clock.
+    EXPECT_LE(*system_ms, *on_cpu_ms + 10.0) << label;
+    EXPECT_GE(*bg.number(r, "run_delay_ms"), 0.0) << label;
+    EXPECT_GE(*bg.number(r, "minor_faults"), 0.0) << label;
+  }
 }
 
 constexpr std::uint32_t kFrames = 5;
@@ -730,6 +766,7 @@ TEST_F(AllPresets, BackgroundWorkflowsConvergeBetweenBeforeAndAfterAndTheirVaria
 
     const auto bg = read_csv((*out_ / p / "background.csv").string(), kBackgroundColumns);
     ASSERT_GT(bg.rows.size(), 0u);
+    expect_compiles_on_threads(bg);
     std::size_t boosted = 0;
     std::set<std::string> labels;
     for (std::size_t r = 0; r < bg.rows.size(); ++r) {
@@ -879,6 +916,7 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
       EXPECT_GT(overlapped, 0u) << "continuous compiles run during the measured frames";
       const auto bg = read_csv((dir / "background.csv").string(), kBackgroundColumns);
       ASSERT_GT(bg.rows.size(), 0u);
+      expect_compiles_on_threads(bg);
       std::size_t boosted = 0;
       for (std::size_t t = 0; t < bg.rows.size(); ++t) {
         const std::string outcome = bg.at(t, "outcome");
@@ -948,6 +986,22 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
         << account["line"];
     EXPECT_NE(summary["summary"].get<std::string>().find(account["line"].get<std::string>()),
               std::string::npos);
+    // Host bursts: counted per condition, each named by a cause; the counts add up.
+    const auto& bursts = c["host_bursts"];
+    ASSERT_TRUE(bursts.is_object()) << "the game frame has a CPU phase: " << c.dump();
+    EXPECT_EQ(bursts["frames"].get<std::size_t>(), bursts["waited_for_cpu"].get<std::size_t>() +
+                                                       bursts["ran_longer"].get<std::size_t>() +
+                                                       bursts["off_cpu"].get<std::size_t>() +
+                                                       bursts["unknown"].get<std::size_t>());
+    EXPECT_EQ(bursts["unknown"].get<std::size_t>(), 0u) << "Linux has the workers' figures";
+    // What the compiles cost their threads, for a condition that compiled.
+    const auto& progress = c["progress"];
+    if (progress["compiles"].get<std::size_t>() > 0) {
+      ASSERT_TRUE(progress["on_cpu_ms_per_compile"].is_number()) << progress.dump();
+      ASSERT_TRUE(progress["kernel_share"].is_number()) << progress.dump();
+      EXPECT_GE(progress["kernel_share"].get<double>(), 0.0);
+      EXPECT_LE(progress["kernel_share"].get<double>(), 1.5) << "sampled at ticks, near 0..1";
+    }
     if (c["null_control"].get<bool>()) {
       EXPECT_EQ(c["condition"], "null");
       EXPECT_EQ(c["active_frames"], c["frames"]) << "every frame of the null is evidence";
@@ -955,6 +1009,9 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
     }
   }
   EXPECT_EQ(nulls, 1u);
+  ASSERT_TRUE(summary["burst_line_us"].is_number());
+  ASSERT_TRUE(summary["baseline_host_bursts"].is_object());
+  EXPECT_NE(summary["summary"].get<std::string>().find("baseline: "), std::string::npos);
   const bool detected = summary["control_detected"].get<bool>();
   EXPECT_TRUE(summary["has_control"].get<bool>());
   // On a CPU device no rounds are added: the six planned ran, and the verdict says why it

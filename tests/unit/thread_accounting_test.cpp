@@ -2,6 +2,7 @@
 // two threads pinned to one CPU, each runnable the whole time, must show the waiting in their
 // run delay; a thread held on a condition variable is off the CPU, and that is not run delay.
 // Bounds only, loose enough for a loaded machine: more load adds run delay, never removes it.
+// Another thread's figures read by its id, and a group's between laps, are checked the same way.
 #include "core/thread_accounting.h"
 
 #include <gtest/gtest.h>
@@ -9,7 +10,9 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <thread>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/cpu_affinity.h"
@@ -105,6 +108,78 @@ TEST(ThreadAccounting, ADifferenceNeedsBothReadingsAndKeepsTheLaterCpu) {
   EXPECT_EQ(d.voluntary_switches, 3);
   EXPECT_FALSE(d.involuntary_switches);
   EXPECT_EQ(d.cpu, 3);
+}
+
+// The frame loop reads the workers' figures from outside them: two threads pinned to one CPU,
+// read by a third through their ids, show the same wait their own readings would.
+TEST(ThreadAccounting, AGroupOfThreadsIsReadFromOutsideByTheirIds) {
+  const int cpu = usable_cpu_ids().front();
+  constexpr std::int64_t kSpanNs = 300 * kMs;
+  std::mutex mutex;
+  std::condition_variable changed;
+  int ready = 0, done = 0;
+  bool go = false, leave = false;
+  std::int64_t ids[2] = {0, 0};
+  bool pinned[2] = {false, false};
+  std::int64_t end_ns = 0;
+  auto spinner = [&](int i) {
+    pinned[i] = pin_current_thread(cpu);
+    std::unique_lock lock(mutex);
+    ids[i] = current_thread_id();
+    ++ready;
+    changed.notify_all();
+    changed.wait(lock, [&] { return go; });
+    lock.unlock();
+    spin_until(end_ns);
+    lock.lock();
+    ++done;
+    changed.notify_all();
+    // Alive until the reader has lapped: an exited thread has no figures.
+    changed.wait(lock, [&] { return leave; });
+  };
+  std::thread a(spinner, 0), b(spinner, 1);
+  GroupAccountingClock clock;
+  std::optional<GroupAccounting> first, second;
+  {
+    std::unique_lock lock(mutex);
+    changed.wait(lock, [&] { return ready == 2; });
+    first = clock.lap({ids[0], ids[1]});
+    end_ns = monotonic_raw_ns() + kSpanNs;
+    go = true;
+    changed.notify_all();
+    changed.wait(lock, [&] { return done == 2; });
+    second = clock.lap({ids[0], ids[1]});
+    leave = true;
+    changed.notify_all();
+  }
+  a.join();
+  b.join();
+  ASSERT_TRUE(pinned[0] && pinned[1]) << "pinning to CPU " << cpu;
+  EXPECT_FALSE(first) << "the first lap has nothing to compare with";
+  ASSERT_TRUE(second);
+  EXPECT_GE(second->run_delay_ns, 2 * kSpanNs / 3) << "together they waited about one span";
+  EXPECT_GE(second->run_delay_max_ns, second->run_delay_ns / 2) << "the worst of two";
+  EXPECT_LE(second->run_delay_max_ns, second->run_delay_ns);
+  EXPECT_GE(second->on_cpu_ns, kSpanNs / 2) << "one CPU, busy the whole span";
+  EXPECT_FALSE(clock.lap({ids[0]})) << "other threads: a fresh start";
+  EXPECT_FALSE(read_thread_accounting_of(0));
+}
+
+// A compile's record: its thread, and what touching fresh memory cost that thread in the
+// kernel (page faults, each served by zeroing a page).
+TEST(ThreadAccounting, APieceOfWorkCarriesItsThreadAndItsKernelTime) {
+  const ThreadAccounting before = read_thread_accounting();
+  constexpr std::size_t kBytes = 256u << 20;
+  std::vector<unsigned char> fresh(kBytes);  // zero-initialised: every page written
+  const ThreadSpan span = thread_span_since(before);
+  EXPECT_EQ(fresh[kBytes / 2], 0);
+  EXPECT_EQ(span.thread_id, current_thread_id());
+  EXPECT_GE(span.cpu_start, 0);
+  EXPECT_GE(span.cpu_end, 0);
+  ASSERT_TRUE(span.used.minor_faults && span.used.system_ns && span.used.on_cpu_ns);
+  EXPECT_GT(*span.used.minor_faults, 0) << "a huge page is one fault; small ones 65,536";
+  EXPECT_GT(*span.used.system_ns, 0) << "zeroing 256 MiB is the kernel's work";
+  EXPECT_LE(*span.used.system_ns, *span.used.on_cpu_ns + 10 * kMs) << "part of the CPU time";
 }
 
 }  // namespace

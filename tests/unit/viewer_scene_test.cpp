@@ -69,6 +69,42 @@ TEST(ViewerScene, OneFrameIsDrawnFromItsRecordsWithLanesFromMeta) {
   EXPECT_EQ(in.dependencies[0].barrier, "split-event");
 }
 
+TEST(ViewerScene, AFramesTimelineShowsTheBackgroundCompilesThatRanDuringIt) {
+  LoadedScenario s = three_frames();
+  // Frame 1 starts 8 ms after frame 0 and ends its last workload at 210 us.
+  for (LoadedRecord& r : s.records) r.frame_t0_us = 8000.0 * r.frame;
+  LoadedBackgroundTask across;  // begins before frame 1 and ends inside it
+  across.label = "compile #1", across.worker = 0, across.start_us = 7000, across.finish_us = 8050;
+  LoadedBackgroundTask later = across;  // the same thread's next compile, after frame 1
+  later.label = "compile #2", later.start_us = 9000, later.finish_us = 12000;
+  LoadedBackgroundTask control;  // an unmanaged thread still running when the run ended
+  control.managed = false, control.label = "unmanaged", control.worker = 0;
+  control.start_us = 8100;
+  LoadedBackgroundTask cancelled;  // never ran: no lane
+  cancelled.label = "compile #3";
+  s.background_tasks = {across, later, control, cancelled};
+  const layout::TimelineInput in = timeline_input(s, Clock::poll, 1);
+  ASSERT_EQ(in.queues.size(), 3u);
+  EXPECT_EQ(in.queues[2].name, "background");
+  EXPECT_EQ(in.queues[2].label, "background compiles (CPU threads)");
+  ASSERT_EQ(in.workloads.size(), 4u);
+  const layout::WorkloadTiming& idle = in.workloads[2];
+  EXPECT_EQ(idle.name, "idle thread 0");
+  EXPECT_EQ(idle.queue, "background");
+  EXPECT_EQ(idle.start_us, 0.0) << "clipped to the frame's t0";
+  EXPECT_EQ(idle.end_us, 50.0);
+  const layout::WorkloadTiming& unmanaged = in.workloads[3];
+  EXPECT_EQ(unmanaged.name, "unmanaged thread 0");
+  EXPECT_EQ(unmanaged.start_us, 100.0);
+  EXPECT_EQ(unmanaged.end_us, 210.0) << "no finish: to the frame's last end";
+  // Frame 0 (t0 0, last end 200): the first compile is running from 7 ms, after its end.
+  const layout::TimelineInput first = timeline_input(s, Clock::poll, 0);
+  ASSERT_EQ(first.workloads.size(), 4u) << "every thread's lane, drawn or not";
+  EXPECT_FALSE(first.workloads[2].start_us);
+  // The medians over every frame have no single frame's compiles.
+  EXPECT_EQ(timeline_input(s, Clock::poll, std::nullopt).workloads.size(), 2u);
+}
+
 TEST(ViewerScene, AFrameOnThePollClockCarriesEachStampsWindowForTheHoverText) {
   LoadedScenario s = three_frames();
   for (LoadedRecord& r : s.records)
