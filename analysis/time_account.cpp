@@ -62,6 +62,24 @@ Sums sums_of(const std::vector<const ScenarioOutcome*>& rounds,
 
 std::string signed_ms(double us) { return fmt::format("{:+.2f} ms", us / 1000.0); }
 
+// Whether a compile whose thread's CPU is known ran in frame `f`'s interval (from the frame
+// before's start to this one's), and whether one of them started or ended on the CPU the frame
+// loop started `f` on. Contract: f.loop_cpu is known.
+void count_cpu_sharing(const ScenarioTimeline& t, const FrameRecord& f, TimeAccount& a) {
+  const std::int64_t end_ns = t.time_origin_ns + static_cast<std::int64_t>(f.cpu_start_us * 1e3);
+  const std::int64_t begin_ns = end_ns - static_cast<std::int64_t>(*f.frame_interval_us * 1e3);
+  bool compiling = false, shared = false;
+  for (const background::BackgroundTaskRecord& task : t.background_tasks) {
+    if (task.start_ns == 0 || task.thread.cpu_start < 0) continue;
+    if (task.start_ns >= end_ns || (task.finish_ns != 0 && task.finish_ns <= begin_ns)) continue;
+    compiling = true;
+    shared = shared || task.thread.cpu_start == *f.loop_cpu || task.thread.cpu_end == *f.loop_cpu;
+  }
+  if (!compiling) return;
+  ++a.intervals_with_compiles;
+  if (shared) ++a.intervals_sharing_cpu;
+}
+
 }  // namespace
 
 std::string phase_label(const std::string& phase) {
@@ -133,6 +151,7 @@ std::optional<TimeAccount> account_time(const std::vector<const ScenarioOutcome*
           ++a.late_frames;
           if (background_overlapped(f)) ++a.late_overlapping_background;
         }
+        if (f.loop_cpu) count_cpu_sharing(*r->timeline, f, a);
       }
   a.line = describe_time_account(a);
   return a;
@@ -168,6 +187,10 @@ std::string describe_time_account(const TimeAccount& a) {
                         100.0 * static_cast<double>(a.late_overlapping_background) /
                             static_cast<double>(a.late_frames),
                         a.late_overlapping_background, a.late_frames);
+  if (a.intervals_with_compiles > 0)
+    line +=
+        fmt::format("; in {} of {} intervals the frame loop ran on a CPU a compile thread ran on",
+                    a.intervals_sharing_cpu, a.intervals_with_compiles);
   return line;
 }
 

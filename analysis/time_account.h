@@ -30,7 +30,13 @@ struct TimeAccount {
   std::size_t frames = 0;                       // the condition's frames with phases
   std::size_t late_frames = 0;                  // of them, beyond the late line (a paced frame)
   std::size_t late_overlapping_background = 0;  // of those, overlapped by a background task
-  std::string line;                             // describe_time_account
+  // Where the frame loop ran: of the condition's intervals with its CPU known and with a
+  // background compile whose CPU is known running, those in which a compile thread started or
+  // ended a compile on the CPU the frame loop started the frame on. A compile thread kept on
+  // the frame loop's CPU is what its run delay waits behind.
+  std::size_t intervals_with_compiles = 0;
+  std::size_t intervals_sharing_cpu = 0;
+  std::string line;  // describe_time_account
 };
 
 // `baseline_rounds` and `rounds` are paired by round number, as the verdict pairs them;
@@ -43,7 +49,8 @@ std::optional<TimeAccount> account_time(const std::vector<const ScenarioOutcome*
 
 // One sentence: "frame interval +1.42 ms (mean): the frame loop waited +1.20 ms for a CPU
 // (runnable but not running); the phase that grew most: waking late after the pacing sleep,
-// +1.31 ms [1.10, 1.52]; 97 % of late frames (320 of 330) overlapped a background task". The
+// +1.31 ms [1.10, 1.52]; 97 % of late frames (320 of 330) overlapped a background task; in
+// 93 of 98 intervals the frame loop ran on a CPU a compile thread ran on". The
 // wait for a CPU leads when it is half the change or more; otherwise the phase leads ("most
 // of it …") and the run delay follows.
 std::string describe_time_account(const TimeAccount& account);

@@ -877,6 +877,8 @@ nlohmann::json time_account_json(const std::optional<TimeAccount>& a) {
           {"frames", a->frames},
           {"late_frames", a->late_frames},
           {"late_overlapping_background", a->late_overlapping_background},
+          {"intervals_with_compiles", a->intervals_with_compiles},
+          {"intervals_sharing_cpu", a->intervals_sharing_cpu},
           {"line", a->line}};
 }
 

@@ -982,6 +982,12 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
     EXPECT_TRUE(account["run_delay"].is_object()) << "Linux keeps the run delay";
     EXPECT_LE(account["late_overlapping_background"].get<std::size_t>(),
               account["late_frames"].get<std::size_t>());
+    EXPECT_LE(account["intervals_sharing_cpu"].get<std::size_t>(),
+              account["intervals_with_compiles"].get<std::size_t>());
+    if (!c["null_control"].get<bool>()) {
+      EXPECT_GT(account["intervals_with_compiles"].get<std::size_t>(), 0u)
+          << "compiles ran, and Linux names their threads' CPUs";
+    }
     EXPECT_TRUE(account["line"].get<std::string>().starts_with("frame interval "))
         << account["line"];
     EXPECT_NE(summary["summary"].get<std::string>().find(account["line"].get<std::string>()),

@@ -758,6 +758,40 @@ TEST(Verdict, ANullControlInStudyProgressNeitherHoldsTheStudyNorLosesItsCallToNo
   EXPECT_EQ(json["late_line_us"], 8400.0);
 }
 
+// The frame loop's CPU against the compile threads': a compile thread on the frame loop's CPU
+// in one round of three is named in the sentence, and frames no compile ran in are not counted.
+TEST(TimeAccount, SaysInHowManyIntervalsTheFrameLoopSharedItsCpuWithACompileThread) {
+  auto baseline = paced_rounds("baseline", std::nullopt, false, 1.0, 0, 0.005, 0, 3, 120, 1);
+  auto managed = paced_rounds("managed", managed_spec(), false, 1.0, 0, 0.005, 0, 3, 120, 2);
+  set_loop_phases(baseline, 50, 20);
+  set_loop_phases(managed, 1350, 1200);
+  constexpr std::int64_t kOriginNs = 1'000'000'000'000;
+  for (ScenarioOutcome& o : managed) {
+    o.timeline->time_origin_ns = kOriginNs;
+    for (FrameRecord& f : o.timeline->frames) {
+      f.cpu_start_us = 8000.0 * f.frame;
+      f.loop_cpu = 3;
+    }
+    // One compile from before the first frame to just before frame 60's start: on CPU 3 in
+    // round 1, CPU 5 in the others. Frame 61's interval (from frame 60's start less a little)
+    // still holds its end; the intervals after it have no compile running.
+    background::BackgroundTaskRecord task;
+    task.start_ns = kOriginNs - 1'000'000;
+    task.finish_ns = kOriginNs + 8000LL * 60 * 1000 - 1000;
+    task.thread.cpu_start = task.thread.cpu_end = o.scenario.round == 1 ? 3 : 5;
+    o.timeline->background_tasks.push_back(task);
+  }
+  auto v = judge_study(all_of({&baseline, &managed}), VerdictSettings{});
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  const TimeAccount& a = *v->conditions[0].time_account;
+  EXPECT_EQ(a.intervals_with_compiles, 3u * 62) << "frames 0 to 61 of each round";
+  EXPECT_EQ(a.intervals_sharing_cpu, 62u) << "round 1's";
+  EXPECT_TRUE(
+      a.line.ends_with("; in 62 of 186 intervals the frame loop ran on a CPU a compile "
+                       "thread ran on"))
+      << a.line;
+}
+
 // Four rounds; in round 4 the host stalls the baseline's jobs (6 frames whose CPU phase takes
 // 30 ms for 5, their workers waiting for a CPU), and the managed condition has a share of late
 // frames per round that decides it intrusive over four rounds but not over the other three.
