@@ -152,7 +152,18 @@ std::optional<TimeAccount> account_time(const std::vector<const ScenarioOutcome*
           if (background_overlapped(f)) ++a.late_overlapping_background;
         }
         if (f.loop_cpu) count_cpu_sharing(*r->timeline, f, a);
+        if (f.workers_on_loop_cpu) {
+          ++a.frames_with_worker_cpus;
+          if (*f.workers_on_loop_cpu > 0) ++a.frames_worker_on_loop_cpu;
+        }
       }
+  for (const ScenarioOutcome* r : baseline_rounds)
+    if (r->timeline)
+      for (const FrameRecord& f : r->timeline->frames)
+        if (accounted(f) && f.workers_on_loop_cpu) {
+          ++a.baseline_frames_with_worker_cpus;
+          if (*f.workers_on_loop_cpu > 0) ++a.baseline_frames_worker_on_loop_cpu;
+        }
   a.line = describe_time_account(a);
   return a;
 }
@@ -191,6 +202,13 @@ std::string describe_time_account(const TimeAccount& a) {
     line +=
         fmt::format("; in {} of {} intervals the frame loop ran on a CPU a compile thread ran on",
                     a.intervals_sharing_cpu, a.intervals_with_compiles);
+  if (a.frames_with_worker_cpus > 0 && a.baseline_frames_with_worker_cpus > 0)
+    line += fmt::format(
+        "; a worker ran on the frame loop's CPU in {:.0f} % of frames (baseline {:.0f} %)",
+        100.0 * static_cast<double>(a.frames_worker_on_loop_cpu) /
+            static_cast<double>(a.frames_with_worker_cpus),
+        100.0 * static_cast<double>(a.baseline_frames_worker_on_loop_cpu) /
+            static_cast<double>(a.baseline_frames_with_worker_cpus));
   return line;
 }
 

@@ -879,6 +879,10 @@ nlohmann::json time_account_json(const std::optional<TimeAccount>& a) {
           {"late_overlapping_background", a->late_overlapping_background},
           {"intervals_with_compiles", a->intervals_with_compiles},
           {"intervals_sharing_cpu", a->intervals_sharing_cpu},
+          {"frames_with_worker_cpus", a->frames_with_worker_cpus},
+          {"frames_worker_on_loop_cpu", a->frames_worker_on_loop_cpu},
+          {"baseline_frames_with_worker_cpus", a->baseline_frames_with_worker_cpus},
+          {"baseline_frames_worker_on_loop_cpu", a->baseline_frames_worker_on_loop_cpu},
           {"line", a->line}};
 }
 

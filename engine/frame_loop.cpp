@@ -543,6 +543,10 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
         frame_record.loop_switches_involuntary = a.involuntary_switches;
         if (a.cpu >= 0) frame_record.loop_cpu = a.cpu;
       }
+      if (cpu_phase && frame_record.loop_cpu)
+        frame_record.workers_on_loop_cpu = static_cast<std::uint32_t>(
+            std::count(cpu_phase->cpu_by_worker.begin(), cpu_phase->cpu_by_worker.end(),
+                       *frame_record.loop_cpu));
       if (frame_interval_us && workers_of_interval) {
         frame_record.workers_run_delay_us =
             static_cast<double>(workers_of_interval->run_delay_ns) / 1e3;

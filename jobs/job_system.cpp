@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/clock.h"
+#include "core/cpu_affinity.h"
 #include "core/cpu_relax.h"
 #include "core/thread_accounting.h"
 #include "jobs/busy_work.h"
@@ -158,6 +159,7 @@ std::optional<FrameJobsResult> JobSystem::wait_frame(std::int64_t deadline_ns) {
     r.busy_us.push_back(
         busy ? static_cast<double>(slot.busy_ns.load(std::memory_order_relaxed)) / 1000.0 : 0);
     r.jobs_by_worker.push_back(busy ? slot.jobs.load(std::memory_order_relaxed) : 0);
+    r.cpu_by_worker.push_back(busy ? slot.last_cpu.load(std::memory_order_relaxed) : -1);
   }
   return r;
 }
@@ -226,6 +228,7 @@ void JobSystem::run_job(std::uint32_t generation, std::uint32_t job, std::size_t
   job_start_ns_[job].store(start_ns, std::memory_order_relaxed);
   job_end_ns_[job].store(end_ns, std::memory_order_relaxed);
   WorkerSlot& slot = slots_[worker];
+  slot.last_cpu.store(current_cpu(), std::memory_order_relaxed);  // published with busy_generation
   if (slot.busy_generation.load(std::memory_order_relaxed) != generation) {
     slot.busy_ns.store(end_ns - start_ns, std::memory_order_relaxed);
     slot.jobs.store(1, std::memory_order_relaxed);

@@ -40,6 +40,9 @@ struct FrameJobsResult {
   std::vector<double> wake_us;
   std::vector<double> busy_us;  // per worker: time spent running this frame's jobs
   std::vector<std::uint32_t> jobs_by_worker;
+  // Per worker: the CPU its last job of this frame ended on; -1 for a worker that ran none.
+  // Against the frame loop's CPU: a worker there competes with the thread that starts frames.
+  std::vector<int> cpu_by_worker;
   std::uint32_t missed_workers = 0;
   // How many times each job ran, by job index (critical jobs first): 1 each. And each job's
   // start and end (CLOCK_MONOTONIC_RAW), by index: the chain's order and its hand-over delays.
@@ -93,6 +96,7 @@ class JobSystem {
     std::atomic<std::int64_t> busy_ns{0};
     std::atomic<std::uint32_t> jobs{0};
     std::atomic<std::int64_t> thread_id{0};  // the OS's, set once the worker runs
+    std::atomic<int> last_cpu{-1};           // where its last job ended (sched_getcpu)
   };
 
   void worker_loop(std::size_t worker);

@@ -59,7 +59,7 @@ inline constexpr std::array<std::string_view, 24> kSummaryColumns = {
     "load_slowdown",   "preemption",      "poll_disturbed", "poll_window_p99_us"};
 
 // Appended, never reordered: readers of older runs find the first twelve.
-inline constexpr std::array<std::string_view, 38> kFrameColumns = {"scenario",
+inline constexpr std::array<std::string_view, 39> kFrameColumns = {"scenario",
                                                                    "frame",
                                                                    "cpu_start_us",
                                                                    "cpu_frame_us",
@@ -96,7 +96,8 @@ inline constexpr std::array<std::string_view, 38> kFrameColumns = {"scenario",
                                                                    "workers_run_delay_us",
                                                                    "workers_run_delay_max_us",
                                                                    "workers_on_cpu_us",
-                                                                   "poller_run_delay_us"};
+                                                                   "poller_run_delay_us",
+                                                                   "workers_on_loop_cpu"};
 
 // Append, never reorder: files from before the thread's columns are read by every tool.
 inline constexpr std::array<std::string_view, 23> kBackgroundColumns = {"scenario",

@@ -154,6 +154,9 @@ struct FrameRecord {
   // stamp poller's run delay while it polled this frame.
   std::optional<double> workers_run_delay_us, workers_run_delay_max_us, workers_on_cpu_us;
   std::optional<double> poller_run_delay_us;
+  // How many workers ended their last job of this frame on the CPU the frame loop started it
+  // on (loop_cpu): threads that compete with the one that starts frames.
+  std::optional<std::uint32_t> workers_on_loop_cpu;
 };
 
 // A background compile (managed or unmanaged) ran during the frame: the frames that are a

@@ -86,6 +86,9 @@ void expect_interval_explained(const CsvTable<kFrameColumns.size()>& frames, std
     EXPECT_GE(*worst, 0.0);
     EXPECT_LE(*worst, *sum + 0.001) << "line " << f + 2;
     EXPECT_GT(*on_cpu_us, 0.0) << "the jobs ran on some CPU";
+    const auto on_loop_cpu = frames.number(f, "workers_on_loop_cpu");
+    ASSERT_TRUE(on_loop_cpu) << "line " << f + 2;
+    EXPECT_GE(*on_loop_cpu, 0.0);
   }
   if (frames.number(f, "poll_scans")) {
     const auto poller = frames.number(f, "poller_run_delay_us");

@@ -790,6 +790,23 @@ TEST(TimeAccount, SaysInHowManyIntervalsTheFrameLoopSharedItsCpuWithACompileThre
       a.line.ends_with("; in 62 of 186 intervals the frame loop ran on a CPU a compile "
                        "thread ran on"))
       << a.line;
+  // The workers' CPUs: one on the frame loop's in every 4th managed frame, never in the
+  // baseline's.
+  for (ScenarioOutcome& o : baseline)
+    for (FrameRecord& f : o.timeline->frames) f.workers_on_loop_cpu = 0;
+  for (ScenarioOutcome& o : managed)
+    for (FrameRecord& f : o.timeline->frames) f.workers_on_loop_cpu = f.frame % 4 == 0 ? 1 : 0;
+  auto with_workers = judge_study(all_of({&baseline, &managed}), VerdictSettings{});
+  ASSERT_TRUE(with_workers.ok());
+  const TimeAccount& w = *with_workers->conditions[0].time_account;
+  EXPECT_EQ(w.frames_with_worker_cpus, 360u);
+  EXPECT_EQ(w.frames_worker_on_loop_cpu, 90u);
+  EXPECT_EQ(w.baseline_frames_with_worker_cpus, 360u);
+  EXPECT_EQ(w.baseline_frames_worker_on_loop_cpu, 0u);
+  EXPECT_TRUE(
+      w.line.ends_with("; a worker ran on the frame loop's CPU in 25 % of frames "
+                       "(baseline 0 %)"))
+      << w.line;
 }
 
 // Four rounds; in round 4 the host stalls the baseline's jobs (6 frames whose CPU phase takes
@@ -1200,8 +1217,8 @@ TEST(BackgroundExport, FramesAndBackgroundCsvUseTheRunsTimeOrigin) {
             "loop_jobs_us,loop_submit_us,loop_tool_us,loop_gpu_wait_us,loop_pace_us,"
             "loop_woke_late_us,loop_run_delay_us,loop_on_cpu_us,loop_switches_voluntary,"
             "loop_switches_involuntary,loop_cpu,workers_run_delay_us,workers_run_delay_max_us,"
-            "workers_on_cpu_us,poller_run_delay_us");
-  EXPECT_NE(frames.find("s,0,-3.000,100.000,20.000,,,0,0,0,ok,0,,0,,,,,,,,,,,,,,,,,,,,,,,,\n"),
+            "workers_on_cpu_us,poller_run_delay_us,workers_on_loop_cpu");
+  EXPECT_NE(frames.find("s,0,-3.000,100.000,20.000,,,0,0,0,ok,0,,0,,,,,,,,,,,,,,,,,,,,,,,,,\n"),
             std::string::npos)
       << frames;
   const std::string bg = background_csv(s, t);
