@@ -326,7 +326,7 @@ void answer_background(std::string& out, const LoadedRun& run,
       if (!c.is_object() || c.value("control", false)) continue;
       if (c.value("null_control", false)) {
         // The A/A test says whether an intrusive call can be trusted, not how a policy did.
-        null_control = c.value("verdict", std::string()) == "intrusive"
+        null_control = decision_of(c) == Decision::intrusive
                            ? "; the null control (the baseline again) was **called intrusive**: "
                              "an intrusive call on this host may be false"
                            : "; the null control (the baseline again) was not called intrusive";
@@ -666,11 +666,13 @@ std::string neighbours_answer(const LoadedRun& run, const StudyFile& study) {
   if (v.is_null()) return fmt::format("no verdict ({}).", missing_verdict_reason(run, study.name));
   std::string decision = "?";
   for (const auto& c : v["conditions"])
-    if (c.is_object() && c.value("condition", std::string()) == "together")
-      decision = c.value("verdict", std::string("?"));
-  decision = decision == "intrusive"       ? "**disturbed**"
-             : decision == "non-intrusive" ? "**not disturbed**"
-                                           : decision;
+    if (c.is_object() && c.value("condition", std::string()) == "together") {
+      const auto together = decision_of(c);
+      decision = together == Decision::intrusive       ? "**disturbed**"
+                 : together == Decision::non_intrusive ? "**not disturbed**"
+                 : together                            ? std::string(to_string(*together))
+                                                       : "?";
+    }
   std::string effects;
   try {
     const auto rows = read_csv((run.directory / study.name / "verdict.csv").string(),

@@ -250,7 +250,7 @@ void time_section(std::string& out, const LoadedRun& run) {
 // tail +9.3 pts").
 std::string endpoint_cell(const CsvTable<kVerdictColumns.size()>& v, std::size_t r) {
   std::string cell = v.at(r, "verdict");
-  if (cell == "intrusive") cell = "**intrusive**";
+  if (parse_decision(cell) == Decision::intrusive) cell = "**intrusive**";
   return cell + endpoint_effect(v, r, /*intervals=*/false);
 }
 
@@ -328,7 +328,7 @@ void study_tables(std::string& out, const LoadedRun& run, const std::vector<Stud
       // Diagnostics that moved: reported, never deciding.
       for (std::size_t r = 0; rows && r < rows->rows.size(); ++r) {
         if (rows->at(r, "condition") != name || rows->at(r, "role") != "diagnostic" ||
-            rows->at(r, "verdict").find("worse") == std::string::npos)
+            parse_decision(rows->at(r, "verdict")) != Decision::diagnostic_worse)
           continue;
         std::optional<double> effect_us, share;
         try {

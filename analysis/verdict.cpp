@@ -207,7 +207,7 @@ VerdictRow judge_metric(const std::string& condition, const Endpoint& endpoint,
   if (!baseline.empty()) row.baseline_p50 = *percentile(baseline, 50);
   if (!sample.empty()) row.p50 = *percentile(sample, 50);
   if (baseline.size() < settings.min_frames || sample.size() < settings.min_frames) {
-    row.verdict = endpoint.primary ? "inconclusive" : "diagnostic: unclear";
+    row.decision = endpoint.primary ? Decision::inconclusive : Decision::diagnostic_unclear;
     row.note = fmt::format("too few frames ({} and {}; at least {} each)", baseline.size(),
                            sample.size(), settings.min_frames);
     return row;
@@ -259,7 +259,7 @@ VerdictRow judge_metric(const std::string& condition, const Endpoint& endpoint,
   // A tail-only endpoint may have medians of 0 (poll_disturbed): it needs no ratios.
   if (excesses.size() < settings.min_units ||
       (endpoint.median && log_ratios.size() < settings.min_units)) {
-    row.verdict = endpoint.primary ? "inconclusive" : "diagnostic: unclear";
+    row.decision = endpoint.primary ? Decision::inconclusive : Decision::diagnostic_unclear;
     row.note =
         fmt::format("{} units with at least {} frames on both sides{}; at least {} are needed",
                     excesses.size(), settings.min_unit_frames,
@@ -303,7 +303,7 @@ VerdictRow judge_metric(const std::string& condition, const Endpoint& endpoint,
                         p50_diff_high <= settings.min_difference_us;
   const bool tail_fine = !endpoint.tail || *row.tail_ci_high <= settings.tail_margin;
   if (p50_worse || tail_worse) {
-    row.verdict = "intrusive";
+    row.decision = Decision::intrusive;
     row.note = p50_worse && tail_worse ? "median and tail worse"
                : p50_worse             ? "median worse"
                : endpoint.tail_threshold_us
@@ -313,18 +313,18 @@ VerdictRow judge_metric(const std::string& condition, const Endpoint& endpoint,
                           : fmt::format("more frames {}", endpoint.beyond))
                    : "more frames beyond the baseline's p99";
   } else if (p50_fine && tail_fine) {
-    row.verdict = "non-intrusive";
+    row.decision = Decision::non_intrusive;
   } else {
-    row.verdict = "inconclusive";
+    row.decision = Decision::inconclusive;
     row.note = !p50_fine ? "the median's bound reaches past the margin"
                          : "the tail's bound reaches past the margin";
   }
   if (!endpoint.primary) {
     // A diagnostic says how it moved; it never decides.
-    row.verdict = row.verdict == "intrusive"       ? "diagnostic: worse"
-                  : row.verdict == "non-intrusive" ? "diagnostic: within"
-                                                   : "diagnostic: unclear";
-    if (row.verdict == "diagnostic: worse")
+    row.decision = row.decision == Decision::intrusive       ? Decision::diagnostic_worse
+                   : row.decision == Decision::non_intrusive ? Decision::diagnostic_within
+                                                             : Decision::diagnostic_unclear;
+    if (row.decision == Decision::diagnostic_worse)
       row.note = fmt::format("moved ({}); a diagnostic does not decide", row.note);
   }
   return row;
@@ -619,30 +619,33 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
       row.null_control = cv.null_control;
       row.pairing = cv.pairing;
       const bool primary = row.role == "primary";
-      if (primary && cv.active_frames < settings.min_frames && row.verdict != "intrusive") {
-        row.verdict = "inconclusive";
+      if (primary && cv.active_frames < settings.min_frames &&
+          row.decision != Decision::intrusive) {
+        row.decision = Decision::inconclusive;
         row.note = fmt::format("background work overlapped only {} of {} frames", cv.active_frames,
                                cv.frames);
       }
       if (primary) {
-        any_intrusive = any_intrusive || row.verdict == "intrusive";
-        all_fine = all_fine && row.verdict == "non-intrusive";
+        any_intrusive = any_intrusive || row.decision == Decision::intrusive;
+        all_fine = all_fine && row.decision == Decision::non_intrusive;
       }
       out.rows.push_back(std::move(row));
     }
     cv.progress = background_progress(cv.condition, cv.control_threads, rounds);
     if (out.burst_reference) cv.bursts = find_host_bursts(rounds, *out.burst_reference);
-    cv.verdict = any_intrusive ? "intrusive" : all_fine ? "non-intrusive" : "inconclusive";
+    cv.decision = any_intrusive ? Decision::intrusive
+                  : all_fine    ? Decision::non_intrusive
+                                : Decision::inconclusive;
     if (cv.control && any_intrusive) out.control_detected = true;
     if (cv.null_control && any_intrusive) out.null_false_alarm = true;
     if (cv.control) {
-      ControlDose dose{cv.condition, cv.control_threads, cv.verdict, "", {}, {}};
+      ControlDose dose{cv.condition, cv.control_threads, cv.decision, "", {}, {}};
       // The strongest effect: the intrusive row that clears its margin by the most, in units of
       // the margin (a median ratio and a tail share are not otherwise comparable).
       double best = 0;
       for (auto row = out.rows.end() - static_cast<std::ptrdiff_t>(judged.size());
            row != out.rows.end(); ++row) {
-        if (row->verdict != "intrusive") continue;
+        if (row->decision != Decision::intrusive) continue;
         const double median_clear =
             row->ci_low ? std::log(*row->ci_low) / std::log1p(settings.p50_margin) : 0;
         const double tail_clear = row->tail_ci_low && settings.tail_margin > 0
@@ -663,7 +666,7 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
       out.doses.begin(), out.doses.end(),
       [](const ControlDose& a, const ControlDose& b) { return a.threads < b.threads; });
   for (const ControlDose& d : out.doses)
-    if (d.verdict == "intrusive") {
+    if (d.decision == Decision::intrusive) {
       out.detected_from_threads = d.threads;
       break;
     }
@@ -689,22 +692,24 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
       if (const auto calm_verdict = judge_study(calm, without); calm_verdict.ok()) {
         for (ConditionVerdict& cv : out.conditions) {
           if (cv.control || cv.null_control) continue;
-          if (cv.verdict != "intrusive" && cv.verdict != "non-intrusive") continue;
+          if (cv.decision != Decision::intrusive && cv.decision != Decision::non_intrusive)
+            continue;
           const auto again =
               std::find_if(calm_verdict->conditions.begin(), calm_verdict->conditions.end(),
                            [&](const ConditionVerdict& c) { return c.condition == cv.condition; });
-          if (again == calm_verdict->conditions.end() || again->verdict == cv.verdict) continue;
+          if (again == calm_verdict->conditions.end() || again->decision == cv.decision) continue;
           cv.burst_note = fmt::format(
               "{} only with round{} {}, where the host burst with nothing else running; without "
               "{}: {}",
-              cv.verdict, burst_rounds.size() == 1 ? "" : "s", fmt::join(burst_rounds, ", "),
-              burst_rounds.size() == 1 ? "it" : "them", again->verdict);
-          cv.verdict = "inconclusive";
+              to_string(cv.decision), burst_rounds.size() == 1 ? "" : "s",
+              fmt::join(burst_rounds, ", "), burst_rounds.size() == 1 ? "it" : "them",
+              to_string(again->decision));
+          cv.decision = Decision::inconclusive;
           for (VerdictRow& row : out.rows)
             if (row.condition == cv.condition && row.role == "primary" &&
-                (row.verdict == "intrusive" || row.verdict == "non-intrusive")) {
+                (row.decision == Decision::intrusive || row.decision == Decision::non_intrusive)) {
               row.note += std::string(row.note.empty() ? "" : "; ") + "withdrawn: " + cv.burst_note;
-              row.verdict = "inconclusive";
+              row.decision = Decision::inconclusive;
             }
         }
       }
@@ -716,9 +721,9 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
   if (out.has_control && !out.control_detected) {
     for (VerdictRow& row : out.rows)
       if (!row.control && !row.null_control && row.role == "primary")
-        row.verdict = "inconclusive (no power)";
+        row.decision = Decision::no_power;
     for (ConditionVerdict& cv : out.conditions)
-      if (!cv.control && !cv.null_control) cv.verdict = "inconclusive (no power)";
+      if (!cv.control && !cv.null_control) cv.decision = Decision::no_power;
   }
   // Progress beside the cost: the control's smallest dose is the rate of unmanaged compiles;
   // a non-intrusive condition that got under 5 % of it done is starved.
@@ -727,7 +732,8 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
     if (cv.control && (!control_rate || cv.control_threads < control_rate->control_threads))
       control_rate = &cv.progress;
   for (ConditionVerdict& cv : out.conditions) {
-    if (neighbours || cv.control || cv.null_control || cv.verdict != "non-intrusive") continue;
+    if (neighbours || cv.control || cv.null_control || cv.decision != Decision::non_intrusive)
+      continue;
     cv.starved = cv.progress.compiles == 0 ||
                  (control_rate && cv.progress.compiles_per_s < 0.05 * control_rate->compiles_per_s);
   }
@@ -737,9 +743,9 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
     for (const ConditionVerdict& cv : out.conditions)
       out.summary += fmt::format(
           "{}: {} ({} frames with the other devices running it, against {} alone)\n", cv.condition,
-          cv.verdict == "intrusive"       ? "disturbed by the other devices"
-          : cv.verdict == "non-intrusive" ? "not disturbed by the other devices"
-                                          : cv.verdict,
+          cv.decision == Decision::intrusive       ? "disturbed by the other devices"
+          : cv.decision == Decision::non_intrusive ? "not disturbed by the other devices"
+                                                   : to_string(cv.decision),
           cv.frames, baseline_frames);
     out.summary +=
         "a study of neighbours has no positive control: \"not disturbed\" holds within the "
@@ -766,13 +772,14 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
     if (cv.null_control) {
       out.summary +=
           fmt::format("{} (null control, the baseline's settings again): {} ({} frames{})\n",
-                      cv.condition, cv.verdict, cv.frames, pacing);
+                      cv.condition, to_string(cv.decision), cv.frames, pacing);
       continue;
     }
     out.summary += fmt::format(
         "{}{}: {}, {} ({} of {} frames overlapped background work{}){}\n", cv.condition,
         cv.control ? " (positive control)" : "",
-        cv.starved ? "non-intrusive but starved" : cv.verdict, rate, cv.active_frames, cv.frames,
+        cv.starved ? std::string_view("non-intrusive but starved") : to_string(cv.decision), rate,
+        cv.active_frames, cv.frames,
         cv.pairing.starts_with("alternating:")
             ? "; against its own held blocks of " +
                   cv.pairing.substr(std::string_view("alternating:").size()) + " frames"
@@ -798,8 +805,8 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
   if (out.doses.size() > 1 || (out.doses.size() == 1 && out.detected_from_threads)) {
     out.summary += "control dose-response:";
     for (const ControlDose& d : out.doses) {
-      out.summary +=
-          fmt::format(" {} thread{}: {}", d.threads, d.threads == 1 ? "" : "s", d.verdict);
+      out.summary += fmt::format(" {} thread{}: {}", d.threads, d.threads == 1 ? "" : "s",
+                                 to_string(d.decision));
       if (!d.metric.empty())
         out.summary += fmt::format(" ({} x{:.3f}, tail {:+.1f} points)", d.metric,
                                    d.ratio_p50.value_or(0), 100.0 * d.tail_excess.value_or(0));
@@ -822,12 +829,12 @@ std::string verdict_csv(const StudyVerdict& v) {
         ",{},{},{},{},{},{}\n",
         csv_field(r.condition), csv_field(r.metric), r.baseline_p50, r.p50, number(r.ratio_p50),
         number(r.ci_low), number(r.ci_high), r.baseline_p99, r.p99, number(r.ratio_p99),
-        csv_field(r.verdict), number(r.p99_ci_low), number(r.p99_ci_high), number(r.rank_p),
-        r.frames, r.baseline_frames, r.control ? 1 : 0, csv_field(r.note), number(r.tail_rate),
-        number(r.baseline_tail_rate), number(r.tail_excess), number(r.tail_ci_low),
-        number(r.tail_ci_high), r.units, number(r.detectable_ratio), number(r.detectable_tail),
-        csv_field(r.pairing), csv_field(r.role), csv_field(r.tests), number(r.effect_us),
-        number(r.effect_share));
+        csv_field(to_string(r.decision)), number(r.p99_ci_low), number(r.p99_ci_high),
+        number(r.rank_p), r.frames, r.baseline_frames, r.control ? 1 : 0, csv_field(r.note),
+        number(r.tail_rate), number(r.baseline_tail_rate), number(r.tail_excess),
+        number(r.tail_ci_low), number(r.tail_ci_high), r.units, number(r.detectable_ratio),
+        number(r.detectable_tail), csv_field(r.pairing), csv_field(r.role), csv_field(r.tests),
+        number(r.effect_us), number(r.effect_share));
   return out;
 }
 
@@ -899,7 +906,7 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
          {"time_account", time_account_json(c.time_account)},
          {"host_bursts", host_bursts_json(c.bursts, v.burst_reference)},
          {"burst_note", c.burst_note},
-         {"verdict", c.verdict},
+         {"verdict", to_string(c.decision)},
          {"pairing", c.pairing},
          {"frames", c.frames},
          {"active_frames", c.active_frames},
@@ -922,7 +929,7 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
   for (const ControlDose& d : v.doses)
     doses.push_back({{"condition", d.condition},
                      {"threads", d.threads},
-                     {"verdict", d.verdict},
+                     {"verdict", to_string(d.decision)},
                      {"strongest_metric", d.metric},
                      {"ratio_p50", d.ratio_p50 ? nlohmann::json(*d.ratio_p50) : nullptr},
                      {"tail_excess", d.tail_excess ? nlohmann::json(*d.tail_excess) : nullptr}});
@@ -984,8 +991,7 @@ namespace {
 // A row that more rounds could still decide; the control's rows do not hold a study back.
 // Nor do the null control's: they check the error control, and the study need not wait on them.
 bool undecided(const VerdictRow& r) {
-  return !r.control && !r.null_control && r.role == "primary" &&
-         r.verdict.starts_with("inconclusive");
+  return !r.control && !r.null_control && r.role == "primary" && is_inconclusive(r.decision);
 }
 
 // The lines under a study's verdict: its rounds and why they stopped, and, when undecided,
@@ -999,7 +1005,7 @@ std::string progress_lines(const StudyVerdict& verdict, const StudyProgress& pro
   auto condition_undecided = [&](const std::string& condition) {
     return std::any_of(verdict.conditions.begin(), verdict.conditions.end(),
                        [&](const ConditionVerdict& c) {
-                         return c.condition == condition && c.verdict.starts_with("inconclusive");
+                         return c.condition == condition && is_inconclusive(c.decision);
                        });
   };
   double ratio = 0, tail = 0;
@@ -1027,7 +1033,7 @@ StudyProgress study_progress(const std::vector<const ScenarioOutcome*>& outcomes
     const auto cv =
         std::find_if(verdict.conditions.begin(), verdict.conditions.end(),
                      [&](const ConditionVerdict& c) { return c.condition == condition; });
-    return cv == verdict.conditions.end() || cv->verdict.starts_with("inconclusive");
+    return cv == verdict.conditions.end() || is_inconclusive(cv->decision);
   };
   for (const ScenarioOutcome* o : outcomes) {
     p.seconds += o->seconds;
@@ -1040,8 +1046,7 @@ StudyProgress study_progress(const std::vector<const ScenarioOutcome*>& outcomes
     const auto cv =
         std::find_if(verdict.conditions.begin(), verdict.conditions.end(),
                      [&](const ConditionVerdict& c) { return c.condition == r.condition; });
-    const bool condition_decided =
-        cv != verdict.conditions.end() && !cv->verdict.starts_with("inconclusive");
+    const bool condition_decided = cv != verdict.conditions.end() && !is_inconclusive(cv->decision);
     p.undecided += undecided(r) && !condition_decided ? 1 : 0;
   }
   p.decided = p.undecided == 0;
@@ -1049,9 +1054,7 @@ StudyProgress study_progress(const std::vector<const ScenarioOutcome*>& outcomes
       verdict.detected_from_threads.value_or(std::numeric_limits<std::uint32_t>::max());
   for (const ConditionVerdict& c : verdict.conditions)
     p.control_pending +=
-        c.control && c.verdict.starts_with("inconclusive") && c.control_threads < smallest_detected
-            ? 1
-            : 0;
+        c.control && is_inconclusive(c.decision) && c.control_threads < smallest_detected ? 1 : 0;
   const Scenario& s = outcomes.front()->scenario;
   // Decided with the control's smaller doses pending: what stops it is still said, after
   // "decided", so the verdict reads as decided.
@@ -1118,7 +1121,7 @@ std::vector<Scenario> next_study_rounds(const SuiteOutcome& outcome,
       const auto cv = std::find_if(
           verdict->conditions.begin(), verdict->conditions.end(),
           [&](const ConditionVerdict& c) { return c.condition == o->scenario.condition; });
-      if (cv != verdict->conditions.end() && !cv->verdict.starts_with("inconclusive")) {
+      if (cv != verdict->conditions.end() && !is_inconclusive(cv->decision)) {
         ++dropped;
         continue;
       }
@@ -1196,7 +1199,7 @@ Status write_study_verdicts(const SuiteOutcome& outcome, const std::filesystem::
       log << fmt::format("  {:<22} {:<34} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8}  {}\n", r.condition,
                          r.metric, number(r.ratio_p50), number(r.ci_low), number(r.ci_high),
                          percent(r.tail_excess), percent(r.tail_ci_low), percent(r.tail_ci_high),
-                         r.verdict);
+                         to_string(r.decision));
     log << summary;
     log << "verdict: " << (directory / "verdict.csv").string() << "\n";
   }

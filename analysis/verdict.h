@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/decision.h"
 #include "analysis/host_bursts.h"
 #include "analysis/time_account.h"
 #include "core/result.h"
@@ -146,10 +147,9 @@ struct VerdictRow {
   std::optional<double> detectable_ratio, detectable_tail;
   bool control = false;
   bool null_control = false;  // a row of the null control (verdict.json names it; not a CSV column)
-  // non-intrusive | intrusive | inconclusive | inconclusive (no power) for a primary endpoint;
-  // a diagnostic's says how it moved: diagnostic: worse | diagnostic: within | diagnostic:
-  // unclear.
-  std::string verdict;
+  // A primary endpoint's call (non-intrusive, intrusive, inconclusive, no power); a
+  // diagnostic's says how it moved (worse, within, unclear). verdict.csv's `verdict` column.
+  Decision decision = Decision::inconclusive;
   std::string note;
   std::string role = "primary";  // primary | diagnostic
   std::string tests;             // median+tail | median | tail
@@ -185,7 +185,8 @@ struct ConditionVerdict {
   // `control = "null"`): every call on it is a false one, so an intrusive null says the rounds
   // differ by more than the error control allows on this host.
   bool null_control = false;
-  std::string verdict;            // over its metrics: intrusive if any is, non-intrusive if all are
+  // Over its primary endpoints: intrusive if any is, non-intrusive if all are.
+  Decision decision = Decision::inconclusive;
   std::size_t frames = 0;         // measured frames
   std::size_t active_frames = 0;  // of them, frames its background work overlapped
   std::uint32_t control_threads = 0;  // a positive control's normal-priority compile threads
@@ -207,7 +208,7 @@ struct ConditionVerdict {
 struct ControlDose {
   std::string condition;
   std::uint32_t threads = 0;
-  std::string verdict;
+  Decision decision = Decision::inconclusive;
   std::string metric;
   std::optional<double> ratio_p50, tail_excess;
 };

@@ -173,7 +173,8 @@ Status add_study(std::vector<MetricRow>& out, const LoadedRun& run, const StudyF
                          100.0 * *tail, points(rows.number(r, "tail_ci_low")),
                          points(rows.number(r, "tail_ci_high")), frames});
         }
-        if (const auto code = decision_code(rows.at(r, "verdict")))
+        const auto decision = parse_decision(rows.at(r, "verdict"));
+        if (const auto code = decision ? decision_code(*decision) : std::nullopt)
           out.push_back({study.name, condition, endpoint + ":decision", "study", *code,
                          std::nullopt, std::nullopt, frames});
       }
@@ -189,9 +190,8 @@ Status add_study(std::vector<MetricRow>& out, const LoadedRun& run, const StudyF
     const std::int64_t frames =
         frames_field.is_number_integer() ? frames_field.get<std::int64_t>() : 0;
     // The condition's own decision, over its primary endpoints.
-    const auto verdict = c.value("verdict", nlohmann::json());
-    if (const auto code =
-            verdict.is_string() ? decision_code(verdict.get<std::string>()) : std::nullopt)
+    const auto decision = decision_of(c);
+    if (const auto code = decision ? decision_code(*decision) : std::nullopt)
       out.push_back(
           {study.name, condition, "decision", "study", *code, std::nullopt, std::nullopt, frames});
     const auto progress = c.value("progress", nlohmann::json::object());
@@ -258,11 +258,11 @@ bool step_is_worse(std::string_view metric, double step_low, double step_high) {
   return false;
 }
 
-std::optional<double> decision_code(std::string_view verdict) {
-  if (verdict == "non-intrusive") return 0.0;
-  if (verdict.starts_with("inconclusive")) return 1.0;
-  if (verdict == "intrusive") return 2.0;
-  return std::nullopt;  // a diagnostic's word, or none
+std::optional<double> decision_code(Decision decision) {
+  if (decision == Decision::non_intrusive) return 0.0;
+  if (is_inconclusive(decision)) return 1.0;
+  if (decision == Decision::intrusive) return 2.0;
+  return std::nullopt;  // a diagnostic's move
 }
 
 Result<std::vector<MetricRow>> metric_rows(const LoadedRun& run) {

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/decision.h"
 #include "analysis/results.h"
 #include "core/result.h"
 
@@ -73,8 +74,8 @@ bool step_is_worse(std::string_view metric, double step_low, double step_high);
 
 // A study's decision as a number, for its series ("decision" of a condition, "<endpoint>:decision"
 // of one of its primary endpoints): 0 non-intrusive, 1 inconclusive (with or without power),
-// 2 intrusive.
-std::optional<double> decision_code(std::string_view verdict);
+// 2 intrusive; none for a diagnostic's move.
+std::optional<double> decision_code(Decision decision);
 
 // A run's content key: FNV-1a 64 over run.json and every scenario's meta.json and
 // summary.csv, in the order run.json lists them, as 16 hex digits. Ingesting the same results

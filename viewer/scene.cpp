@@ -405,7 +405,7 @@ Result<std::optional<StudyVerdictTable>> study_verdict(const std::filesystem::pa
           StudyRow row;
           row.condition = csv.at(r, "condition");
           row.metric = csv.at(r, "metric");
-          row.verdict = csv.at(r, "verdict");
+          row.decision = parse_decision(csv.at(r, "verdict"));
           row.pairing = csv.at(r, "pairing");
           row.primary = !has_role || csv.at(r, "role") == "primary";
           const std::string tests = has_tests ? csv.at(r, "tests") : "median+tail";
@@ -434,7 +434,7 @@ Result<std::optional<StudyVerdictTable>> study_verdict(const std::filesystem::pa
 
 std::vector<std::size_t> forest_rows(const StudyVerdictTable& table, bool with_diagnostics) {
   auto shown = [&](const StudyRow& r) {
-    return r.primary || (with_diagnostics && r.verdict != "diagnostic: within");
+    return r.primary || (with_diagnostics && r.decision != Decision::diagnostic_within);
   };
   std::vector<std::string> metrics;
   for (bool primary : {true, false})

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/decision.h"
 #include "analysis/results.h"
 #include "layout/timeline_layout.h"
 
@@ -109,7 +110,9 @@ UrgentLatencies urgent_latencies(const LoadedScenario& scenario, Clock clock,
 // beside it. nullopt: the scenario is in no study. An unreadable verdict.csv is an Error naming
 // it; a verdict.json missing or unreadable leaves the margins at their defaults and no doses.
 struct StudyRow {
-  std::string condition, metric, verdict, pairing;
+  std::string condition, metric, pairing;
+  // verdict.csv's `verdict`, read once (analysis/decision.h); none where it names no decision.
+  std::optional<Decision> decision;
   bool primary = true;  // role "primary" (older files without the column: every row)
   bool tests_median = true, tests_tail = true;  // `tests`: what the decision rests on
   // The median's ratio to the baseline and the tail's excess (a share of frames), each with

@@ -668,10 +668,15 @@ void draw_preemption_grid(ViewState& state) {
                                           {"cells", cells}};
 }
 
-ImU32 verdict_colour(const std::string& verdict, bool primary) {
+// What a verdict.csv row says, for the screen and the sidecar ("?" where it named none).
+std::string decision_text(std::optional<Decision> decision) {
+  return decision ? std::string(to_string(*decision)) : std::string("?");
+}
+
+ImU32 verdict_colour(std::optional<Decision> decision, bool primary) {
   if (!primary) return rgba(150, 150, 150);
-  if (verdict == "intrusive") return rgba(230, 80, 70);
-  if (verdict == "non-intrusive") return rgba(90, 200, 110);
+  if (decision == Decision::intrusive) return rgba(230, 80, 70);
+  if (decision == Decision::non_intrusive) return rgba(90, 200, 110);
   return rgba(230, 190, 80);  // inconclusive
 }
 
@@ -788,7 +793,7 @@ void draw_forest(ViewState& state) {
       draw->AddLine(ImVec2(origin.x, y - row_h / 2), ImVec2(tail.px1, y - row_h / 2),
                     rgba(70, 74, 82));
     previous_metric = r.metric;
-    const ImU32 colour = verdict_colour(r.verdict, r.primary);
+    const ImU32 colour = verdict_colour(r.decision, r.primary);
     draw->AddText(ImVec2(origin.x, y - line / 2), colour, label_of(r).c_str());
     const auto median_x =
         r.tests_median ? draw_effect(draw, median, y, r.ratio_p50, r.ci_low, r.ci_high, colour)
@@ -802,7 +807,7 @@ void draw_forest(ViewState& state) {
     drawn.push_back({{"condition", r.condition},
                      {"metric", r.metric},
                      {"primary", r.primary},
-                     {"verdict", r.verdict},
+                     {"verdict", decision_text(r.decision)},
                      {"y", y},
                      {"median_x", x_json(median_x)},
                      {"tail_x", x_json(tail_x)}});
@@ -884,7 +889,7 @@ void draw_dose_response(ViewState& state) {
       draw->AddLine(ImVec2(at.x, y.at(r.ci_low.value_or(*r.ratio_p50))),
                     ImVec2(at.x, y.at(r.ci_high.value_or(*r.ratio_p50))), colour, 1.5f);
       if (previous) draw->AddLine(*previous, at, colour, 1.0f);
-      if (r.verdict == "intrusive")
+      if (r.decision == Decision::intrusive)
         draw->AddCircleFilled(at, 4.5f, colour);
       else
         draw->AddCircle(at, 4.5f, colour, 0, 1.5f);
@@ -919,9 +924,9 @@ void draw_verdict(const ViewState& state) {
   };
   for (const StudyRow& row : state.verdict->rows) {
     ImGui::TableNextRow();
-    if (row.verdict == "intrusive")
+    if (row.decision == Decision::intrusive)
       ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, rgba(110, 40, 40));
-    else if (row.verdict == "non-intrusive")
+    else if (row.decision == Decision::non_intrusive)
       ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, rgba(40, 90, 50));
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(row.condition.c_str());
@@ -933,7 +938,7 @@ void draw_verdict(const ViewState& state) {
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(number(row.tail_excess, "{:+.4f}").c_str());
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(row.verdict.c_str());
+    ImGui::TextUnformatted(decision_text(row.decision).c_str());
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(row.pairing.c_str());
   }

@@ -1014,7 +1014,7 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
     if (c["null_control"].get<bool>()) {
       EXPECT_EQ(c["condition"], "null");
       EXPECT_EQ(c["active_frames"], c["frames"]) << "every frame of the null is evidence";
-      EXPECT_EQ(summary["null_false_alarm"].get<bool>(), c["verdict"] == "intrusive");
+      EXPECT_EQ(summary["null_false_alarm"].get<bool>(), decision_of(c) == Decision::intrusive);
     }
   }
   EXPECT_EQ(nulls, 1u);
@@ -1035,7 +1035,7 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
   if (detected) {
     bool seen = false;
     for (const auto& d : doses)
-      if (d["verdict"] == "intrusive" && !seen) {
+      if (decision_of(d) == Decision::intrusive && !seen) {
         EXPECT_EQ(summary["detected_from_threads"], d["threads"]) << "the smallest dose detected";
         seen = true;
       }
@@ -1103,7 +1103,9 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
     if (!control && !detected && verdict.at(r, "condition") != "null") {
       EXPECT_EQ(v, "inconclusive (no power)");
     } else {
-      EXPECT_TRUE(v == "intrusive" || v == "non-intrusive" || v == "inconclusive") << v;
+      const auto decision = parse_decision(v);
+      EXPECT_TRUE(decision && is_primary_decision(*decision) && decision != Decision::no_power)
+          << v;
     }
     // The baseline uses every frame; a condition only those its background work overlapped.
     EXPECT_EQ(verdict.at(r, "baseline_frames"), "30");

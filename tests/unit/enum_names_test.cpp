@@ -6,6 +6,7 @@
 
 #include <set>
 
+#include "analysis/decision.h"
 #include "analysis/results.h"
 #include "background/background_processor.h"
 #include "background/background_spec.h"
@@ -53,6 +54,7 @@ TEST(EnumNames, EveryTableOfTheModelIsCompleteAndDistinct) {
                                background::MeasurementsAction::discard_previous);
   expect_complete_and_distinct(kRecordStatusNames, RecordStatus::gpu_error);
   expect_complete_and_distinct(kClockNames, Clock::clk);
+  expect_complete_and_distinct(kDecisionNames, Decision::diagnostic_unclear);
 }
 
 TEST(EnumNames, TheModelsFunctionsReadTheTables) {
@@ -61,6 +63,25 @@ TEST(EnumNames, TheModelsFunctionsReadTheTables) {
   EXPECT_EQ(preemption::parse_load_kind("many-draws"), preemption::LoadKind::many_draws);
   EXPECT_EQ(to_string(RecordStatus::device_lost), "device_lost");
   EXPECT_EQ(names_list(kQueuePriorityNames), "normal | high | realtime");
+}
+
+// The one loader of a verdict's decisions: the files' text in, a Decision out, and nothing else
+// taken for one (a reader never matches the words itself).
+TEST(EnumNames, DecisionsAreReadFromTheFilesTextOnce) {
+  for (const auto& [decision, text] : kDecisionNames) {
+    EXPECT_EQ(parse_decision(text), decision) << text;
+    EXPECT_EQ(to_string(decision), text);
+  }
+  EXPECT_EQ(parse_decision("inconclusive (no power)"), Decision::no_power);
+  EXPECT_FALSE(parse_decision("Intrusive"));
+  EXPECT_FALSE(parse_decision("inconclusive (something new)")) << "no prefix matching";
+  EXPECT_FALSE(parse_decision(""));
+  EXPECT_EQ(decision_of(nlohmann::json{{"verdict", "non-intrusive"}}), Decision::non_intrusive);
+  EXPECT_FALSE(decision_of(nlohmann::json{{"verdict", 2}}));
+  EXPECT_FALSE(decision_of(nlohmann::json::array({"intrusive"})));
+  EXPECT_FALSE(decision_of(nlohmann::json{{"condition", "managed"}}));
+  EXPECT_TRUE(is_inconclusive(Decision::no_power));
+  EXPECT_FALSE(is_primary_decision(Decision::diagnostic_worse));
 }
 
 }  // namespace

@@ -350,10 +350,11 @@ TEST(HistoryRows, EachMetricSaysWhichWayIsWorse) {
   EXPECT_TRUE(step_is_worse("cross_queue_overlap_pct", -0.5, -0.2)) << "less overlap";
   EXPECT_FALSE(step_is_worse("cross_queue_overlap_pct", 0.2, 0.5));
   EXPECT_FALSE(step_is_worse("duration vs groups R^2", 0.2, 0.5));
-  EXPECT_EQ(decision_code("non-intrusive"), 0.0);
-  EXPECT_EQ(decision_code("inconclusive (no power)"), 1.0);
-  EXPECT_EQ(decision_code("intrusive"), 2.0);
-  EXPECT_FALSE(decision_code("diagnostic: worse"));
+  EXPECT_EQ(decision_code(Decision::non_intrusive), 0.0);
+  EXPECT_EQ(decision_code(Decision::no_power), 1.0);
+  EXPECT_EQ(decision_code(Decision::inconclusive), 1.0);
+  EXPECT_EQ(decision_code(Decision::intrusive), 2.0);
+  EXPECT_FALSE(decision_code(Decision::diagnostic_worse));
 }
 
 // A self-test's folder as `gpuoverlap selftest` writes it.

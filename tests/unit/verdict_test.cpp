@@ -121,7 +121,7 @@ TEST(Verdict, DetectedControlIsIntrusiveAndAnUndisturbedConditionIsNot) {
   EXPECT_TRUE(v->has_control);
   EXPECT_TRUE(v->control_detected);
   const VerdictRow& hit = row_of(*v, "unmanaged", "cpu_frame_us");
-  EXPECT_EQ(hit.verdict, "intrusive");
+  EXPECT_EQ(hit.decision, Decision::intrusive);
   EXPECT_NEAR(*hit.ratio_p50, 1.5, 0.05);
   EXPECT_GT(*hit.ci_low, 1.05);
   EXPECT_FALSE(hit.rank_p) << "retired: it judged frames as independent";
@@ -132,14 +132,14 @@ TEST(Verdict, DetectedControlIsIntrusiveAndAnUndisturbedConditionIsNot) {
          "gpu_span_us median";
   EXPECT_TRUE(hit.control);
   const VerdictRow& calm = row_of(*v, "managed", "cpu_frame_us");
-  EXPECT_EQ(calm.verdict, "non-intrusive");
+  EXPECT_EQ(calm.decision, Decision::non_intrusive);
   EXPECT_LE(*calm.ci_low, 1.0 + 0.05);
   EXPECT_EQ(calm.role, "primary");
-  EXPECT_EQ(row_of(*v, "managed", "gpu_duration_us:A").verdict, "diagnostic: within");
+  EXPECT_EQ(row_of(*v, "managed", "gpu_duration_us:A").decision, Decision::diagnostic_within);
   EXPECT_EQ(row_of(*v, "managed", "gpu_duration_us:A").role, "diagnostic");
   ASSERT_EQ(v->conditions.size(), 2u);
-  EXPECT_EQ(v->conditions[0].verdict, "non-intrusive");
-  EXPECT_EQ(v->conditions[1].verdict, "intrusive");
+  EXPECT_EQ(v->conditions[0].decision, Decision::non_intrusive);
+  EXPECT_EQ(v->conditions[1].decision, Decision::intrusive);
   EXPECT_EQ(v->conditions[0].active_frames, 3000u);
 }
 
@@ -167,11 +167,11 @@ TEST(Verdict, AnUndetectedControlMakesEveryOtherVerdictInconclusiveNoPower) {
   for (const VerdictRow& r : v->rows)
     if (!r.control) {
       if (r.role == "primary")
-        EXPECT_EQ(r.verdict, "inconclusive (no power)") << r.metric;
+        EXPECT_EQ(r.decision, Decision::no_power) << r.metric;
       else
-        EXPECT_TRUE(r.verdict.starts_with("diagnostic: ")) << r.metric << ": " << r.verdict;
+        EXPECT_FALSE(is_primary_decision(r.decision)) << r.metric << ": " << r.decision;
     }
-  EXPECT_EQ(v->conditions[0].verdict, "inconclusive (no power)");
+  EXPECT_EQ(v->conditions[0].decision, Decision::no_power);
   EXPECT_NE(v->summary.find("NOT detected"), std::string::npos);
 }
 
@@ -182,7 +182,7 @@ TEST(Verdict, FramesWithoutBackgroundWorkDoNotCount) {
   ASSERT_TRUE(v.ok());
   EXPECT_FALSE(v->has_control);
   const VerdictRow& r = row_of(*v, "managed", "cpu_frame_us");
-  EXPECT_EQ(r.verdict, "inconclusive");
+  EXPECT_EQ(r.decision, Decision::inconclusive);
   EXPECT_NE(r.note.find("overlapped only 0 of 300"), std::string::npos) << r.note;
   EXPECT_NE(v->summary.find("no positive control"), std::string::npos);
 }
@@ -193,7 +193,9 @@ TEST(Verdict, TooFewFramesIsInconclusiveAndAStudyNeedsOneBaseline) {
   auto v = judge_study({&baseline, &managed}, VerdictSettings{});
   ASSERT_TRUE(v.ok());
   for (const VerdictRow& r : v->rows)
-    EXPECT_EQ(r.verdict, r.role == "primary" ? "inconclusive" : "diagnostic: unclear") << r.metric;
+    EXPECT_EQ(r.decision,
+              r.role == "primary" ? Decision::inconclusive : Decision::diagnostic_unclear)
+        << r.metric;
   EXPECT_FALSE(judge_study({&managed}, VerdictSettings{}).ok());
   EXPECT_FALSE(judge_study({&baseline, &baseline}, VerdictSettings{}).ok());
 }
@@ -205,7 +207,7 @@ TEST(Verdict, SubMicrosecondDifferencesAreNeverIntrusive) {
   for (FrameRecord& f : managed.timeline->frames) f.poll_gap_max_us = 1.5;
   auto v = judge_study({&baseline, &managed}, VerdictSettings{});
   ASSERT_TRUE(v.ok());
-  EXPECT_EQ(row_of(*v, "managed", "poll_gap_max_us").verdict, "diagnostic: within");
+  EXPECT_EQ(row_of(*v, "managed", "poll_gap_max_us").decision, Decision::diagnostic_within);
 }
 
 // Rounds of a study, each condition's round r next to the baseline's round r: CPU frame
@@ -242,8 +244,8 @@ TEST(Verdict, RoundsArePairedWithTheBaselinesSoDriftCancels) {
   const VerdictRow& calm = row_of(*v, "managed", "cpu_frame_us");
   EXPECT_EQ(calm.units, 6u);
   EXPECT_NEAR(*calm.ratio_p50, 1.03, 0.01);
-  EXPECT_EQ(calm.verdict, "non-intrusive") << *calm.ci_low << " " << *calm.ci_high;
-  EXPECT_EQ(row_of(*v, "unmanaged", "cpu_frame_us").verdict, "intrusive");
+  EXPECT_EQ(calm.decision, Decision::non_intrusive) << *calm.ci_low << " " << *calm.ci_high;
+  EXPECT_EQ(row_of(*v, "unmanaged", "cpu_frame_us").decision, Decision::intrusive);
   EXPECT_TRUE(v->control_detected);
 
   // The same condition when the drift is not shared (its rounds ran on a machine that the
@@ -253,7 +255,7 @@ TEST(Verdict, RoundsArePairedWithTheBaselinesSoDriftCancels) {
   auto w = judge_study(all_of({&baseline, &unlucky, &control}), VerdictSettings{});
   ASSERT_TRUE(w.ok());
   const VerdictRow& wide = row_of(*w, "managed", "cpu_frame_us");
-  EXPECT_EQ(wide.verdict, "inconclusive") << *wide.ci_low << " " << *wide.ci_high;
+  EXPECT_EQ(wide.decision, Decision::inconclusive) << *wide.ci_low << " " << *wide.ci_high;
   EXPECT_GT(*wide.ci_high, 1.05);
 }
 
@@ -269,20 +271,20 @@ TEST(Verdict, ATailOfSlowFramesIsIntrusiveEvenWithTheSameMedian) {
   auto v = judge_study(all_of({&baseline, &managed}), VerdictSettings{});
   ASSERT_TRUE(v.ok());
   const VerdictRow& r = row_of(*v, "managed", "cpu_frame_us");
-  EXPECT_EQ(r.verdict, "intrusive");
+  EXPECT_EQ(r.decision, Decision::intrusive);
   EXPECT_EQ(r.note, "more frames beyond the baseline's p99");
   EXPECT_NEAR(*r.ratio_p50, 1.0, 0.02);
   EXPECT_NEAR(*r.tail_rate, 0.1, 0.01);
   EXPECT_LT(*r.baseline_tail_rate, 0.02);
   EXPECT_GT(*r.tail_ci_low, 0.01);
   // Its other metrics are untouched and bounded.
-  EXPECT_EQ(row_of(*v, "managed", "cpu_submit_us").verdict, "diagnostic: within");
+  EXPECT_EQ(row_of(*v, "managed", "cpu_submit_us").decision, Decision::diagnostic_within);
   // With the tail margin at 20 frames in 100, the same tail is allowed.
   VerdictSettings lenient;
   lenient.tail_margin = 0.2;
   EXPECT_EQ(row_of(*judge_study(all_of({&baseline, &managed}), lenient), "managed", "cpu_frame_us")
-                .verdict,
-            "non-intrusive");
+                .decision,
+            Decision::non_intrusive);
 }
 
 // An A/A test whose rounds do not share their state: the condition changes nothing, but each
@@ -304,7 +306,7 @@ TEST(Verdict, RoundsInDifferentStatesAreNoTailWhenNothingDiffers) {
   ASSERT_TRUE(v.ok()) << v.error().message;
   const VerdictRow& r = row_of(*v, "managed", "cpu_frame_us");
   EXPECT_EQ(r.units, 40u);
-  EXPECT_NE(r.verdict, "intrusive") << r.note;
+  EXPECT_NE(r.decision, Decision::intrusive) << r.note;
   EXPECT_NEAR(*r.tail_excess, 0.0, 0.005);
   EXPECT_LE(*r.tail_ci_high, 0.01) << "the tail is bounded within its margin";
 }
@@ -358,8 +360,8 @@ TEST(Verdict, AnAlternatingConditionIsJudgedAgainstItsOwnHeldBlocks) {
   EXPECT_EQ(hit.frames, 6u * 300) << "the running blocks' frames";
   EXPECT_EQ(hit.baseline_frames, 6u * 300) << "the held blocks' frames, not the baseline's";
   EXPECT_NEAR(*hit.ratio_p50, 1.10, 0.01);
-  EXPECT_EQ(hit.verdict, "intrusive") << hit.note;
-  EXPECT_EQ(row_of(*v, "managed", "cpu_submit_us").verdict, "diagnostic: within");
+  EXPECT_EQ(hit.decision, Decision::intrusive) << hit.note;
+  EXPECT_EQ(row_of(*v, "managed", "cpu_submit_us").decision, Decision::diagnostic_within);
   EXPECT_NE(v->summary.find("against its own held blocks of 50 frames"), std::string::npos)
       << v->summary;
 
@@ -367,7 +369,7 @@ TEST(Verdict, AnAlternatingConditionIsJudgedAgainstItsOwnHeldBlocks) {
   auto w = judge_study(all_of({&baseline, &same}), VerdictSettings{});
   ASSERT_TRUE(w.ok());
   const VerdictRow& calm = row_of(*w, "managed", "cpu_frame_us");
-  EXPECT_EQ(calm.verdict, "non-intrusive") << *calm.ci_low << " " << *calm.ci_high;
+  EXPECT_EQ(calm.decision, Decision::non_intrusive) << *calm.ci_low << " " << *calm.ci_high;
   EXPECT_EQ(verdict_json(*w, VerdictSettings{})["conditions"][0]["pairing"], "alternating:50");
 }
 
@@ -381,7 +383,7 @@ TEST(Verdict, HeldFramesThatACompileStillOverlappedAreNotTheBaseline) {
   const VerdictRow& r = row_of(*v, "managed", "cpu_frame_us");
   EXPECT_EQ(r.baseline_frames, 6u * 6 * 10) << "10 quiet frames of each held block";
   EXPECT_NEAR(*r.ratio_p50, 1.10, 0.02);
-  EXPECT_EQ(r.verdict, "intrusive") << r.note;
+  EXPECT_EQ(r.decision, Decision::intrusive) << r.note;
 }
 
 // Too few rounds to bound anything: two rounds of 200 frames are inconclusive however clear.
@@ -391,7 +393,7 @@ TEST(Verdict, FewerUnitsThanTheMinimumAreInconclusive) {
   auto v = judge_study(all_of({&baseline, &managed}), VerdictSettings{});
   ASSERT_TRUE(v.ok());
   const VerdictRow& r = row_of(*v, "managed", "cpu_frame_us");
-  EXPECT_EQ(r.verdict, "inconclusive");
+  EXPECT_EQ(r.decision, Decision::inconclusive);
   EXPECT_EQ(r.units, 2u);
   EXPECT_NE(r.note.find("at least 3 are needed"), std::string::npos) << r.note;
 }
@@ -463,7 +465,7 @@ TEST(StudyRounds, AnUndecidedStudyGetsItsNextRoundWhileTheBudgetLasts) {
   const auto verdict = judge_study(all, VerdictSettings{});
   ASSERT_TRUE(verdict.ok());
   EXPECT_EQ(verdict->rounds, 3u);
-  EXPECT_EQ(row_of(*verdict, "managed", "cpu_frame_us").verdict, "non-intrusive");
+  EXPECT_EQ(row_of(*verdict, "managed", "cpu_frame_us").decision, Decision::non_intrusive);
   EXPECT_EQ(study_progress(all, *verdict).stop, "decided");
 
   // A failed scenario stops the suite: nothing is added.
@@ -522,21 +524,21 @@ TEST(Verdict, APacedFrameIsJudgedOnItsPacingAndItsComponentsAreDiagnostics) {
   EXPECT_EQ(v->rows.front().tests, "median");
   const VerdictRow& phase = row_of(*v, "managed", "cpu_phase_us");
   EXPECT_EQ(phase.role, "diagnostic") << "a paced frame's CPU phase says where time went";
-  EXPECT_EQ(phase.verdict, "diagnostic: worse");
+  EXPECT_EQ(phase.decision, Decision::diagnostic_worse);
   EXPECT_NEAR(*phase.effect_us, 750.0, 30.0);
   const VerdictRow& submit = row_of(*v, "managed", "cpu_submit_us");
-  EXPECT_EQ(submit.verdict, "diagnostic: worse");
+  EXPECT_EQ(submit.decision, Decision::diagnostic_worse);
   EXPECT_NEAR(*submit.effect_us, 20.0, 1.0) << "20 µs more, in µs";
   EXPECT_NEAR(*submit.effect_share, 20.0 / 8000.0, 1e-3) << "as a share of the 8 ms period";
   EXPECT_NE(submit.note.find("does not decide"), std::string::npos) << submit.note;
   EXPECT_EQ(row_of(*v, "managed", "cpu_frame_us").role, "diagnostic");
-  EXPECT_EQ(v->conditions[0].verdict, "non-intrusive") << "diagnostics alone never decide";
+  EXPECT_EQ(v->conditions[0].decision, Decision::non_intrusive) << "diagnostics alone never decide";
   const VerdictRow& hit = row_of(*v, "unmanaged", "stutters");
-  EXPECT_EQ(hit.verdict, "intrusive");
+  EXPECT_EQ(hit.decision, Decision::intrusive);
   EXPECT_EQ(hit.note, "more frames past the stutter line (beyond 12000 µs)");
   EXPECT_NEAR(*hit.tail_rate, 0.1, 0.001);
   EXPECT_EQ(*hit.baseline_tail_rate, 0.0);
-  EXPECT_EQ(row_of(*v, "unmanaged", "late_frames").verdict, "intrusive");
+  EXPECT_EQ(row_of(*v, "unmanaged", "late_frames").decision, Decision::intrusive);
   EXPECT_TRUE(v->control_detected);
   EXPECT_EQ(*v->period_us, 8000.0);
   EXPECT_EQ(*v->late_line_us, 8400.0) << "a steady baseline: 5 % of the period";
@@ -665,11 +667,11 @@ TEST(Verdict, AFifteenPercentSlowerPaceIsIntrusiveAtThreeRounds) {
   auto v = judge_study(all_of({&baseline, &managed}), VerdictSettings{});
   ASSERT_TRUE(v.ok()) << v.error().message;
   const VerdictRow& median = row_of(*v, "managed", "frame_interval_us");
-  EXPECT_EQ(median.verdict, "intrusive");
+  EXPECT_EQ(median.decision, Decision::intrusive);
   EXPECT_EQ(median.note, "median worse");
   EXPECT_NEAR(*median.ratio_p50, 1.15, 0.01);
-  EXPECT_EQ(row_of(*v, "managed", "stutters").verdict, "non-intrusive");
-  EXPECT_EQ(v->conditions[0].verdict, "intrusive");
+  EXPECT_EQ(row_of(*v, "managed", "stutters").decision, Decision::non_intrusive);
+  EXPECT_EQ(v->conditions[0].decision, Decision::intrusive);
 }
 
 TEST(Verdict, SixtyPercentLateFramesAgainstOnePercentIsIntrusive) {
@@ -678,11 +680,12 @@ TEST(Verdict, SixtyPercentLateFramesAgainstOnePercentIsIntrusive) {
   auto v = judge_study(all_of({&baseline, &managed}), VerdictSettings{});
   ASSERT_TRUE(v.ok()) << v.error().message;
   const VerdictRow& late = row_of(*v, "managed", "late_frames");
-  EXPECT_EQ(late.verdict, "intrusive");
+  EXPECT_EQ(late.decision, Decision::intrusive);
   EXPECT_NEAR(*late.tail_rate, 0.6, 0.08);
   EXPECT_LT(*late.baseline_tail_rate, 0.04);
   EXPECT_NE(late.note.find("more frames late (beyond 8400 µs)"), std::string::npos) << late.note;
-  EXPECT_EQ(row_of(*v, "managed", "stutters").verdict, "non-intrusive") << "9 ms is no stutter";
+  EXPECT_EQ(row_of(*v, "managed", "stutters").decision, Decision::non_intrusive)
+      << "9 ms is no stutter";
   ASSERT_TRUE(v->conditions[0].pacing);
   EXPECT_GT(v->conditions[0].pacing->late, 150u);
 }
@@ -705,8 +708,8 @@ TEST(Verdict, TheNullControlIsAlmostNeverCalledIntrusive) {
     ASSERT_EQ(v->conditions.size(), 1u);
     EXPECT_TRUE(v->conditions[0].null_control);
     EXPECT_TRUE(v->has_null);
-    intrusive += v->conditions[0].verdict == "intrusive" ? 1 : 0;
-    EXPECT_EQ(v->null_false_alarm, v->conditions[0].verdict == "intrusive");
+    intrusive += v->conditions[0].decision == Decision::intrusive ? 1 : 0;
+    EXPECT_EQ(v->null_false_alarm, v->conditions[0].decision == Decision::intrusive);
   }
   EXPECT_LE(static_cast<double>(intrusive) / kStudies, 0.05) << intrusive << " of " << kStudies;
 }
@@ -726,8 +729,8 @@ TEST(Verdict, ThreeRoundsSeeATenPercentSlowerPaceOrAThirdOfFramesLate) {
         paced_rounds("late", managed_spec(), false, 1.0, 0.3, 0.01, 0.1, 3, 120, 5002 + 3 * study);
     auto v = judge_study(all_of({&baseline, &slower, &late}), VerdictSettings{});
     ASSERT_TRUE(v.ok()) << v.error().message;
-    slower_seen += v->conditions[0].verdict == "intrusive" ? 1 : 0;
-    late_seen += v->conditions[1].verdict == "intrusive" ? 1 : 0;
+    slower_seen += v->conditions[0].decision == Decision::intrusive ? 1 : 0;
+    late_seen += v->conditions[1].decision == Decision::intrusive ? 1 : 0;
   }
   EXPECT_GE(slower_seen, 90u);
   EXPECT_GE(late_seen, 90u);
@@ -746,7 +749,7 @@ TEST(Verdict, ANullControlInStudyProgressNeitherHoldsTheStudyNorLosesItsCallToNo
   ASSERT_TRUE(v.ok()) << v.error().message;
   EXPECT_FALSE(v->control_detected);
   EXPECT_EQ(v->conditions[0].condition, "null");
-  EXPECT_EQ(v->conditions[0].verdict, "inconclusive") << "its own call, not '(no power)'";
+  EXPECT_EQ(v->conditions[0].decision, Decision::inconclusive) << "its own call, not '(no power)'";
   EXPECT_EQ(study_progress(all, *v).undecided, 0u) << "the null's rows hold nothing back";
   EXPECT_NE(v->summary.find("null (null control, the baseline's settings again): inconclusive"),
             std::string::npos)
@@ -837,13 +840,13 @@ TEST(HostBursts, AreNamedCountedAndMayNotDecideAVerdictAlone) {
   unguarded.guard_host_bursts = false;
   auto all_rounds = judge_study(all_of({&baseline, &managed}), unguarded);
   ASSERT_TRUE(all_rounds.ok()) << all_rounds.error().message;
-  ASSERT_EQ(all_rounds->conditions[0].verdict, "intrusive") << all_rounds->summary;
+  ASSERT_EQ(all_rounds->conditions[0].decision, Decision::intrusive) << all_rounds->summary;
   std::vector<const ScenarioOutcome*> first_three;
   for (auto* rounds : {&baseline, &managed})
     for (std::size_t r = 0; r < 3; ++r) first_three.push_back(&(*rounds)[r]);
   auto calm = judge_study(first_three, unguarded);
   ASSERT_TRUE(calm.ok());
-  ASSERT_EQ(calm->conditions[0].verdict, "inconclusive") << "the premise: round 4 decides";
+  ASSERT_EQ(calm->conditions[0].decision, Decision::inconclusive) << "the premise: round 4 decides";
 
   auto v = judge_study(all_of({&baseline, &managed}), VerdictSettings{});
   ASSERT_TRUE(v.ok()) << v.error().message;
@@ -854,7 +857,7 @@ TEST(HostBursts, AreNamedCountedAndMayNotDecideAVerdictAlone) {
   EXPECT_EQ(v->baseline_bursts.waited_for_cpu, 6u);
   EXPECT_EQ(v->baseline_bursts.off_cpu, 1u);
   EXPECT_EQ(v->conditions[0].bursts.frames, 0u);
-  EXPECT_EQ(v->conditions[0].verdict, "inconclusive");
+  EXPECT_EQ(v->conditions[0].decision, Decision::inconclusive);
   EXPECT_EQ(v->conditions[0].burst_note,
             "intrusive only with round 4, where the host burst with nothing else running; "
             "without it: inconclusive");
@@ -864,7 +867,7 @@ TEST(HostBursts, AreNamedCountedAndMayNotDecideAVerdictAlone) {
       << v->summary;
   for (const VerdictRow& row : v->rows) {
     if (row.condition == "managed" && row.role == "primary") {
-      EXPECT_NE(row.verdict, "intrusive") << row.metric;
+      EXPECT_NE(row.decision, Decision::intrusive) << row.metric;
     }
   }
   const nlohmann::json json = verdict_json(*v, VerdictSettings{});
@@ -952,7 +955,7 @@ TEST(Verdict, ProgressCountsCompletedCompilesAndCallsAnIdleSchedulerStarved) {
   auto w = judge_study(all_of({&baseline, &idle, &control}), VerdictSettings{});
   ASSERT_TRUE(w.ok());
   EXPECT_TRUE(w->conditions[0].starved);
-  EXPECT_EQ(w->conditions[0].verdict, "non-intrusive");
+  EXPECT_EQ(w->conditions[0].decision, Decision::non_intrusive);
   EXPECT_NE(w->summary.find("managed: non-intrusive but starved"), std::string::npos) << w->summary;
   EXPECT_EQ(verdict_json(*w, VerdictSettings{})["conditions"][0]["starved"], true);
 }
@@ -1062,7 +1065,7 @@ TEST(StudyRounds, AConditionIntrusiveOnOneEndpointIsDecidedWhateverItsOtherRows)
   for (const ScenarioOutcome& o : so_far) all.push_back(&o);
   const auto verdict = judge_study(all, VerdictSettings{});
   ASSERT_TRUE(verdict.ok());
-  EXPECT_EQ(verdict->conditions[0].verdict, "intrusive");
+  EXPECT_EQ(verdict->conditions[0].decision, Decision::intrusive);
   const StudyProgress progress = study_progress(all, *verdict);
   EXPECT_EQ(progress.undecided, 0u);
   EXPECT_EQ(progress.stop, "decided");
@@ -1083,7 +1086,7 @@ TEST(Verdict, UndecidedRowsSayWhatTheyCouldHaveDetected) {
   ASSERT_TRUE(a.detectable_ratio && b.detectable_ratio);
   EXPECT_NEAR(*a.detectable_ratio, 1.05, 1e-9) << "no spread: exactly the margin";
   EXPECT_GT(*b.detectable_ratio, 1.08);
-  EXPECT_EQ(b.verdict, "inconclusive");
+  EXPECT_EQ(b.decision, Decision::inconclusive);
   EXPECT_GE(*b.detectable_tail, 0.01);
 }
 
@@ -1106,10 +1109,10 @@ TEST(Verdict, TheControlsDoseResponseNamesTheSmallestDoseDetected) {
   ASSERT_TRUE(v.ok()) << v.error().message;
   ASSERT_EQ(v->doses.size(), 3u);
   EXPECT_EQ(v->doses[0].threads, 1u) << "fewest threads first";
-  EXPECT_EQ(v->doses[0].verdict, "non-intrusive");
+  EXPECT_EQ(v->doses[0].decision, Decision::non_intrusive);
   EXPECT_TRUE(v->doses[0].metric.empty());
   EXPECT_EQ(v->doses[1].threads, 2u);
-  EXPECT_EQ(v->doses[1].verdict, "intrusive");
+  EXPECT_EQ(v->doses[1].decision, Decision::intrusive);
   EXPECT_EQ(v->doses[1].metric, "cpu_frame_us");
   EXPECT_NEAR(*v->doses[1].ratio_p50, 1.2, 0.01);
   EXPECT_EQ(v->detected_from_threads, 2u);
@@ -1123,7 +1126,7 @@ TEST(Verdict, TheControlsDoseResponseNamesTheSmallestDoseDetected) {
   const nlohmann::json json = verdict_json(*v, VerdictSettings{});
   EXPECT_EQ(json["detected_from_threads"], 2);
   EXPECT_EQ(json["control_doses"][2]["threads"], 4);
-  EXPECT_EQ(row_of(*v, "managed", "cpu_frame_us").verdict, "non-intrusive");
+  EXPECT_EQ(row_of(*v, "managed", "cpu_frame_us").decision, Decision::non_intrusive);
 }
 
 // A frame whose start stamp the poller saw late (a disturbed window) says when the poller
@@ -1146,7 +1149,7 @@ TEST(Verdict, FramesWithADisturbedPollStampAreLeftOutAndCounted) {
   const VerdictRow& start = row_of(*v, "unmanaged", "submit_to_start_us");
   EXPECT_EQ(start.frames, 3000 - disturbed);
   EXPECT_EQ(start.p99, 5) << "no disturbed frame's late start is in the sample";
-  EXPECT_EQ(start.verdict, "diagnostic: within");
+  EXPECT_EQ(start.decision, Decision::diagnostic_within);
   EXPECT_EQ(row_of(*v, "unmanaged", "gpu_span_us").frames, 3000 - disturbed)
       << "no timestamps: the span is on the poll clock";
   const VerdictRow& moved = row_of(*v, "unmanaged", "poll_disturbed");
@@ -1154,8 +1157,8 @@ TEST(Verdict, FramesWithADisturbedPollStampAreLeftOutAndCounted) {
   EXPECT_EQ(moved.frames, 3000u);
   EXPECT_FALSE(moved.ratio_p50) << "a share of 0/1 frames has no median ratio";
   EXPECT_NEAR(*moved.tail_rate, 1.0 / 3, 0.01);
-  EXPECT_EQ(moved.verdict, "diagnostic: worse");
-  EXPECT_EQ(row_of(*v, "managed", "poll_disturbed").verdict, "diagnostic: within");
+  EXPECT_EQ(moved.decision, Decision::diagnostic_worse);
+  EXPECT_EQ(row_of(*v, "managed", "poll_disturbed").decision, Decision::diagnostic_within);
   EXPECT_EQ(row_of(*v, "managed", "submit_to_start_us").frames, 3000u);
   EXPECT_EQ(v->tests, 4u) << "a diagnostic is no test";
 }
@@ -1248,7 +1251,7 @@ TEST(Verdict, AStudyOfNeighboursJudgesTogetherAgainstAlone) {
   EXPECT_EQ(v->baseline, "alone");
   ASSERT_EQ(v->conditions.size(), 1u);
   EXPECT_EQ(v->conditions[0].condition, "together");
-  EXPECT_EQ(v->conditions[0].verdict, "intrusive");
+  EXPECT_EQ(v->conditions[0].decision, Decision::intrusive);
   EXPECT_EQ(v->conditions[0].active_frames, v->conditions[0].frames);
   EXPECT_FALSE(v->has_control);
   EXPECT_NE(v->summary.find("disturbed by the other devices"), std::string::npos) << v->summary;
@@ -1256,7 +1259,7 @@ TEST(Verdict, AStudyOfNeighboursJudgesTogetherAgainstAlone) {
   auto calm = neighbour_rounds("together", drift, 1.01, 700);
   auto w = judge_study(all_of({&alone, &calm}), VerdictSettings{});
   ASSERT_TRUE(w.ok()) << w.error().message;
-  EXPECT_EQ(w->conditions[0].verdict, "non-intrusive");
+  EXPECT_EQ(w->conditions[0].decision, Decision::non_intrusive);
   EXPECT_FALSE(w->conditions[0].starved);  // no background work to starve
   EXPECT_NE(w->summary.find("not disturbed by the other devices"), std::string::npos);
 

@@ -363,7 +363,7 @@ TEST(ViewerScene, TheForestHasPrimaryEndpointsThenDiagnosticsThatMovedAndTheDose
                 double ratio) {
     StudyRow r;
     r.condition = std::move(condition), r.metric = std::move(metric), r.primary = primary;
-    r.verdict = std::move(verdict), r.ratio_p50 = ratio;
+    r.decision = parse_decision(verdict), r.ratio_p50 = ratio;
     return r;
   };
   table.rows = {row("managed", "gpu_us", false, "diagnostic: within", 1.0),
@@ -441,7 +441,7 @@ TEST(ViewerScene, AStudysVerdictIsFoundAboveItsScenarioAndNeverAboveTheFolderOpe
   ASSERT_TRUE(*found);
   EXPECT_EQ((*found)->file, root / "study" / "verdict.csv");
   ASSERT_EQ((*found)->rows.size(), 1u);
-  EXPECT_EQ((*found)->rows[0].verdict, "non-intrusive");
+  EXPECT_EQ((*found)->rows[0].decision, Decision::non_intrusive);
   EXPECT_EQ((*found)->rows[0].ci_low, 0.99);
   EXPECT_TRUE((*found)->rows[0].primary);
   EXPECT_DOUBLE_EQ((*found)->p50_margin, 0.05) << "no verdict.json: the default margins";
