@@ -33,18 +33,24 @@ HostBursts find_host_bursts(const std::vector<const ScenarioOutcome*>& rounds,
   for (const ScenarioOutcome* r : rounds) {
     if (!r->timeline) continue;
     bool round_had_one = false;
-    for (const FrameRecord& f : r->timeline->frames) {
+    const std::vector<FrameRecord>& frames = r->timeline->frames;
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+      const FrameRecord& f = frames[i];
       if (f.status != RecordStatus::ok || !f.cpu_phase_us || *f.cpu_phase_us < reference.line_us())
         continue;
       ++out.frames;
       round_had_one = true;
       const double excess_us = *f.cpu_phase_us - reference.cpu_phase_p50_us;
-      if (!f.workers_run_delay_max_us || !f.workers_on_cpu_us) {
+      // A frame's jobs run after its start; the workers' figures of the interval that holds
+      // them are the next frame's record (each record's interval ends at its frame's start).
+      const FrameRecord* next =
+          i + 1 < frames.size() && frames[i + 1].frame == f.frame + 1 ? &frames[i + 1] : nullptr;
+      if (!next || !next->workers_run_delay_max_us || !next->workers_on_cpu_us) {
         ++out.unknown;
-      } else if (*f.workers_run_delay_max_us >= 0.5 * excess_us) {
+      } else if (*next->workers_run_delay_max_us >= 0.5 * excess_us) {
         ++out.waited_for_cpu;
       } else if (reference.workers_on_cpu_p50_us &&
-                 (*f.workers_on_cpu_us - *reference.workers_on_cpu_p50_us) /
+                 (*next->workers_on_cpu_us - *reference.workers_on_cpu_p50_us) /
                          static_cast<double>(reference.workers) >=
                      0.5 * excess_us) {
         ++out.ran_longer;

@@ -3,7 +3,9 @@
 // (on the H100 machine, 16-42 ms for 5 ms of jobs, in clusters, with nothing else running).
 // They are the host's, not the background work's, when the baseline has them; a round that
 // holds one must not decide a verdict alone (judge_study checks the decision without it).
-// Each burst frame is named by what the workers' thread accounting shows for its interval:
+// Each burst frame is named by what the workers' thread accounting shows for the interval that
+// holds its jobs (the next frame's record: a record's interval ends at its frame's start; unknown
+// for the last frame of a round):
 // - waited for a CPU: the worst worker's run delay covers half the excess or more;
 // - ran longer: the workers' on-CPU time grew by half the excess or more (slower clocks or
 //   caches, or a hypervisor's steal, which a guest's clock counts as running);

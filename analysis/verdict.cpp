@@ -697,7 +697,11 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
           const auto again =
               std::find_if(calm_verdict->conditions.begin(), calm_verdict->conditions.end(),
                            [&](const ConditionVerdict& c) { return c.condition == cv.condition; });
-          if (again == calm_verdict->conditions.end() || again->decision == cv.decision) continue;
+          // Without the control detected there, the calm rounds lose power, which contradicts
+          // no decision: only a decision of their own does.
+          if (again == calm_verdict->conditions.end() || again->decision == cv.decision ||
+              again->decision == Decision::no_power)
+            continue;
           cv.burst_note = fmt::format(
               "{} only with round{} {}, where the host burst with nothing else running; without "
               "{}: {}",
@@ -970,8 +974,9 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
          "are reported with their effect and never decide. A paced frame's primary "
          "endpoints are its pacing: the frame interval's median (median test), late_frames "
          "(the share of intervals beyond late_line_us: the period plus late_tolerance_us, "
-         "by default the larger of 5 % of the period and the baseline's p95 interval less "
-         "the period) and stutters (beyond stutter_line_us, 1.5 periods), both tail tests. "
+         "by default the larger of 5 % of the period and the median over the baseline's "
+         "rounds of each round's p95 interval, less the period, at most half a period) and "
+         "stutters (beyond stutter_line_us, 1.5 periods), both tail tests. "
          "per unit (a round paired with the baseline's same round; a block of frames for a "
          "study of one round): the ratio of the medians, and the share of frames beyond the "
          "baseline's p99 * (1 + p50_margin) + min_difference_us minus the baseline's share. "
@@ -983,7 +988,10 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
          "use only frames their background work overlapped. An alternating condition "
          "(pairing alternating:N) is judged against itself instead: a unit is a pair of "
          "adjacent N-frame blocks of one of its runs, the frames of the running block that "
-         "background work overlapped against the frames of the held block that none did."}}}};
+         "background work overlapped against the frames of the held block that none did. "
+         "Host bursts (a CPU phase of burst_line_us or more, 3 times the baseline's median): "
+         "a condition decided only with the rounds in which the baseline or the null control "
+         "had them, and not the same way without them, is inconclusive (burst_note)."}}}};
 }
 
 namespace {

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""What shared the frame loop's CPU, frame by frame: for each condition of a study folder, its
-measured frames grouped by whether a background compile's thread (background.csv: cpu_start or
-cpu_end) or a worker (frames.csv: workers_on_loop_cpu) ran on the CPU the frame loop started the
-frame on, with the frame loop's mean run delay, mean interval and share of late frames in each
-group. The standard library only.
+"""What shared the frame loop's CPU, interval by interval: for each condition of a study folder,
+its frame intervals (frames.csv: each record's interval runs from the frame before's start to its
+own) grouped by whether a background compile's thread ran on the CPU the frame loop started the
+frame on (background.csv: cpu_start or cpu_end, a compile running in the interval) and whether a
+worker ran the frame before's jobs, which run in this interval, on the CPU the frame loop started
+that frame on (the frame before's workers_on_loop_cpu), with the frame loop's mean run delay, mean
+interval and share of late frames in each group. The standard library only.
 
 Usage: frame_loop_cpu_table.py STUDY_DIR [LATE_LINE_US]   (default late line 8400 us)"""
 import csv
@@ -40,9 +42,13 @@ def main():
         for frames_csv in sorted(condition.glob("round-*/frames.csv")):
             background_csv = frames_csv.with_name("background.csv")
             tasks = list(csv.DictReader(open(background_csv))) if background_csv.exists() else []
+            before = None  # the frame before's record
             for f in csv.DictReader(open(frames_csv)):
+                previous, before = before, f
+                if previous is None or number(previous["frame"]) + 1 != number(f["frame"]):
+                    continue
                 interval, cpu = number(f["frame_interval_us"]), number(f.get("loop_cpu"))
-                workers = number(f.get("workers_on_loop_cpu"))
+                workers = number(previous.get("workers_on_loop_cpu"))
                 if interval is None or cpu is None or workers is None:
                     continue
                 start = number(f["cpu_start_us"])

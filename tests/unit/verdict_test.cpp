@@ -824,11 +824,11 @@ TEST(HostBursts, AreNamedCountedAndMayNotDecideAVerdictAlone) {
         f.workers_on_cpu_us = 15 * 5000.0;
         f.workers_run_delay_us = 150.0, f.workers_run_delay_max_us = 10.0;
       }
-  for (FrameRecord& f : baseline[3].timeline->frames)
-    if (f.frame >= 40 && f.frame < 46) {
-      f.cpu_phase_us = 30'000, f.frame_interval_us = 30'000;
-      f.workers_run_delay_max_us = 24'000;
-    }
+  // The workers' figures of a frame's jobs are in the next frame's record (its interval).
+  for (FrameRecord& f : baseline[3].timeline->frames) {
+    if (f.frame >= 40 && f.frame < 46) f.cpu_phase_us = 30'000, f.frame_interval_us = 30'000;
+    if (f.frame >= 41 && f.frame < 47) f.workers_run_delay_max_us = 24'000;
+  }
   FrameRecord& paused = baseline[3].timeline->frames[60];  // neither waiting nor running
   paused.cpu_phase_us = 20'000;
   const double late_share[] = {0.30, 0.10, 0.20, 0.35};
