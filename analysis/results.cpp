@@ -271,14 +271,27 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
   return s;
 }
 
+namespace {
+
+// The first `required` columns of `table` are in every version of its file; the rest were
+// appended later and may be missing. The error for the first one missing, naming the file.
+template <std::size_t N>
+std::optional<Error> missing_column(const CsvTable<N>& table, std::size_t required,
+                                    const std::filesystem::path& file) {
+  for (std::size_t i = 0; i < required && i < N; ++i)
+    if (!table.present[i])
+      return make_error(file.string() + ": missing column " + table.columns[i]);
+  return std::nullopt;
+}
+
+}  // namespace
+
 Result<std::vector<LoadedBackgroundTask>> load_background(const std::filesystem::path& csv) {
   std::vector<LoadedBackgroundTask> tasks;
   try {
     // The first fourteen columns are in every background.csv; the thread's were appended.
     const auto table = read_csv(csv.string(), kBackgroundColumns, /*allow_missing=*/true);
-    for (std::size_t i = 0; i < 14; ++i)
-      if (!table.present[i])
-        return make_error(csv.string() + ": missing column " + std::string(kBackgroundColumns[i]));
+    if (auto missing = missing_column(table, 14, csv)) return *std::move(missing);
     auto whole = [&](std::size_t r, std::string_view column) -> std::optional<std::int64_t> {
       if (table.at(r, column).empty()) return std::nullopt;
       return static_cast<std::int64_t>(
@@ -320,10 +333,7 @@ Result<std::vector<LoadedSummaryRow>> load_summary(const std::filesystem::path& 
     // The first fourteen columns are in every summary.csv ever written; the rest were
     // appended later (flagged_rows, the preemption columns, then the poll disturbance).
     const auto table = read_csv(summary_csv.string(), kSummaryColumns, /*allow_missing=*/true);
-    for (std::size_t i = 0; i < 14; ++i)
-      if (!table.present[i])
-        return make_error(summary_csv.string() + ": missing column " +
-                          std::string(kSummaryColumns[i]));
+    if (auto missing = missing_column(table, 14, summary_csv)) return *std::move(missing);
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
       LoadedSummaryRow row;
       row.scenario = table.at(r, "scenario");

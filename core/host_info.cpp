@@ -4,6 +4,8 @@
 
 #include <thread>
 
+#include "core/thread_accounting.h"
+
 #if defined(_WIN32)
 #include <windows.h>
 
@@ -213,8 +215,7 @@ ThreadScheduling this_thread_scheduling() {
   } else {
     // A Linux thread's nice value is per thread: getpriority with its thread id.
     errno = 0;
-    const int nice =
-        getpriority(PRIO_PROCESS, static_cast<id_t>(static_cast<pid_t>(syscall(SYS_gettid))));
+    const int nice = getpriority(PRIO_PROCESS, static_cast<id_t>(current_thread_id()));
     s.level = errno == 0 ? nice : 0;
     s.level_name = "nice";
   }

@@ -46,18 +46,32 @@ const char* run_delay_unavailable_reason() {
 
 #else
 
+namespace {
+
+struct Schedstat {
+  std::int64_t on_cpu_ns = 0, run_delay_ns = 0;
+};
+
+// A thread's schedstat file: "on-CPU ns, runqueue wait ns, timeslices". nullopt when it cannot
+// be read or is not kept: a kernel that keeps no scheduler statistics prints zeros, and a thread
+// that ran arrived on a CPU at least once, so no timeslice means "not kept". (Not the on-CPU
+// time: a thread just started may not have had it updated yet.)
+std::optional<Schedstat> read_schedstat(const char* path) {
+  std::FILE* f = std::fopen(path, "r");
+  if (!f) return std::nullopt;
+  long long on_cpu = 0, waited = 0, timeslices = 0;
+  const bool read = std::fscanf(f, "%lld %lld %lld", &on_cpu, &waited, &timeslices) == 3;
+  std::fclose(f);
+  if (!read || timeslices == 0) return std::nullopt;
+  return Schedstat{on_cpu, waited};
+}
+
+}  // namespace
+
 ThreadAccounting read_thread_accounting() {
   ThreadAccounting a;
-  // "on-CPU ns, runqueue wait ns, timeslices": three numbers, the first two in ns.
-  if (std::FILE* f = std::fopen("/proc/thread-self/schedstat", "r")) {
-    long long on_cpu = 0, waited = 0, timeslices = 0;
-    // A kernel that keeps no scheduler statistics prints zeros. A thread reading the file is
-    // running, so it arrived on a CPU at least once: no timeslice means "not kept". (Not the
-    // on-CPU time: a thread just started may not have had it updated yet.)
-    if (std::fscanf(f, "%lld %lld %lld", &on_cpu, &waited, &timeslices) == 3 && timeslices > 0)
-      a.run_delay_ns = waited;
-    std::fclose(f);
-  }
+  if (const auto stat = read_schedstat("/proc/thread-self/schedstat"))
+    a.run_delay_ns = stat->run_delay_ns;
   // The thread's CPU clock, not schedstat's first figure: that one leaves out the time since
   // the kernel last updated it (up to a scheduler tick for a thread that never blocks), this
   // one includes it.
@@ -80,15 +94,11 @@ std::optional<ThreadAccounting> read_thread_accounting_of(std::int64_t thread_id
   char path[64];
   std::snprintf(path, sizeof path, "/proc/self/task/%lld/schedstat",
                 static_cast<long long>(thread_id));
-  std::FILE* f = std::fopen(path, "r");
-  if (!f) return std::nullopt;
-  long long on_cpu = 0, waited = 0, timeslices = 0;
-  const bool read = std::fscanf(f, "%lld %lld %lld", &on_cpu, &waited, &timeslices) == 3;
-  std::fclose(f);
-  if (!read || timeslices == 0) return std::nullopt;  // not kept (read_thread_accounting)
+  const auto stat = read_schedstat(path);
+  if (!stat) return std::nullopt;
   ThreadAccounting a;
-  a.on_cpu_ns = on_cpu;
-  a.run_delay_ns = waited;
+  a.on_cpu_ns = stat->on_cpu_ns;
+  a.run_delay_ns = stat->run_delay_ns;
   return a;
 }
 
@@ -127,7 +137,7 @@ std::optional<GroupAccounting> GroupAccountingClock::lap(
   if (comparable) {
     GroupAccounting g;
     bool known = true;
-    for (std::size_t t = 0; t < now.size() && known; ++t) {
+    for (std::size_t t = 0; t < now.size(); ++t) {
       if (!now[t] || !last_[t]) {
         known = false;
         break;

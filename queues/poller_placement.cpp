@@ -10,6 +10,7 @@
 
 #include "core/cpu_affinity.h"
 #include "core/cpu_steal.h"
+#include "core/thread_accounting.h"
 
 #if defined(_WIN32)
 #include <windows.h>
@@ -42,7 +43,7 @@ std::string raise_priority(PollerPriority priority) {
   return fmt::format("SetThreadPriority failed (error {})", GetLastError());
 #else
   if (priority == PollerPriority::high) {
-    const auto tid = static_cast<id_t>(static_cast<pid_t>(syscall(SYS_gettid)));
+    const auto tid = static_cast<id_t>(current_thread_id());
     if (setpriority(PRIO_PROCESS, tid, -10) == 0) return "";
     return fmt::format("nice -10: {}", std::strerror(errno));
   }

@@ -49,7 +49,6 @@ void StampPoller::poll_loop(const std::vector<const std::uint32_t*>& slots, std:
   // Seen, not yet timed: the window's start is kept here until the time is known.
   std::vector<std::int64_t> start_old_since(slot_count), end_old_since(slot_count);
   const std::int64_t started_ns = monotonic_raw_ns();
-  const ThreadAccounting accounting_at_start = read_thread_accounting();
   spinning_.store(true, std::memory_order_release);
   // Hot loop (queues/settling_spin.h): one acquire load per missing word and one clock read per
   // pass, so detection latency is a few loads.
@@ -92,8 +91,9 @@ void StampPoller::poll_loop(const std::vector<const std::uint32_t*>& slots, std:
   result_.scans = stats.scans;
   result_.max_scan_gap_ns = stats.max_scan_gap_ns;
   result_.cpu = current_cpu();
-  result_.run_delay_ns =
-      accounting_between(accounting_at_start, read_thread_accounting()).run_delay_ns;
+  // The thread is started per frame (arm), so its totals are this poll's: one read, after the
+  // stamps, none before the release waits on `spinning_`.
+  result_.run_delay_ns = read_thread_accounting().run_delay_ns;
   result_.timed_out = missing > 0;
 }
 

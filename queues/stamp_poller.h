@@ -32,8 +32,9 @@ struct PollResult {
   std::uint64_t scans = 0;
   std::int64_t max_scan_gap_ns = 0;
   int cpu = -1;  // the CPU the thread ran on when it finished (-1: unknown)
-  // What the scheduler did to the polling thread while it polled (core/thread_accounting.h):
-  // time runnable but not running, the part of its spin it was kept off a CPU (Linux only).
+  // What the scheduler did to the polling thread, started for this frame, over its life
+  // (core/thread_accounting.h): time runnable but not running, the part of its spin it was kept
+  // off a CPU (Linux only).
   std::optional<std::int64_t> run_delay_ns;
 };
 
