@@ -45,6 +45,43 @@ std::vector<int> usable_cpu_ids() {
   return ids;
 }
 
+std::optional<std::vector<int>> this_thread_cpus() {
+#if defined(_WIN32)
+  // Windows has no getter for a thread's affinity: SetThreadAffinityMask returns the old mask
+  // only by setting a new one, which would race with the thread's own pinning.
+  return std::nullopt;
+#else
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (pthread_getaffinity_np(pthread_self(), sizeof(set), &set) != 0) return std::nullopt;
+  std::vector<int> ids;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &set)) ids.push_back(cpu);
+  return ids;
+#endif
+}
+
+std::string thread_cpus_unavailable_reason() {
+#if defined(_WIN32)
+  return "Windows reads a thread's affinity only by setting it";
+#else
+  return "";
+#endif
+}
+
+std::string describe_cpus(const std::vector<int>& cpus) {
+  std::string out;
+  for (std::size_t i = 0; i < cpus.size();) {
+    std::size_t last = i;
+    while (last + 1 < cpus.size() && cpus[last + 1] == cpus[last] + 1) ++last;
+    if (!out.empty()) out += ',';
+    out += std::to_string(cpus[i]);
+    if (last > i) out += '-' + std::to_string(cpus[last]);
+    i = last + 1;
+  }
+  return out;
+}
+
 bool pin_current_thread(int cpu) {
 #if defined(_WIN32)
   if (cpu < 0 || cpu >= static_cast<int>(8 * sizeof(DWORD_PTR))) return false;

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace gpuoverlap {
@@ -12,6 +14,13 @@ namespace gpuoverlap {
 std::uint32_t usable_cpus();
 // Their numbers, in increasing order (empty where the platform cannot say).
 std::vector<int> usable_cpu_ids();
+// The CPUs the calling thread may run on (its own affinity, which pinning narrows), in
+// increasing order; none where the platform cannot read it without changing it (Windows).
+std::optional<std::vector<int>> this_thread_cpus();
+// Why this_thread_cpus() gives none here ("" where it gives them).
+std::string thread_cpus_unavailable_reason();
+// `cpus` (increasing) as ranges, "0-3,8,10-11"; "" for none.
+std::string describe_cpus(const std::vector<int>& cpus);
 // Pins the calling thread to CPU `cpu`; false where the platform refuses.
 bool pin_current_thread(int cpu);
 // The CPU the calling thread runs on now; -1 where the platform cannot say.

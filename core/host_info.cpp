@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <iterator>
 #include <thread>
 
+#include "core/cpu_affinity.h"
 #include "core/thread_accounting.h"
 
 #if defined(_WIN32)
@@ -220,6 +223,7 @@ ThreadScheduling this_thread_scheduling() {
     s.level_name = "nice";
   }
 #endif
+  s.cpus = this_thread_cpus();
   return s;
 }
 
@@ -233,9 +237,16 @@ bool operator==(const ThreadScheduling& a, const ThreadScheduling& b) {
 
 void SchedulingSeen::report(const ThreadScheduling& s) {
   std::lock_guard lock(mutex_);
-  if (!seen_) seen_ = Seen{s, 0, 0};
+  if (!seen_) seen_ = Seen{s, 0, 0, {}, 0};
   ++seen_->threads;
   if (!(seen_->first == s)) ++seen_->differing;
+  if (s.cpus != seen_->first.cpus) ++seen_->cpus_unlike_the_first;
+  if (s.cpus) {
+    std::vector<int> merged;
+    std::set_union(seen_->cpus_of_all.begin(), seen_->cpus_of_all.end(), s.cpus->begin(),
+                   s.cpus->end(), std::back_inserter(merged));
+    seen_->cpus_of_all = std::move(merged);
+  }
 }
 
 std::optional<SchedulingSeen::Seen> SchedulingSeen::get() const {

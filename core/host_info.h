@@ -8,6 +8,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gpuoverlap {
 
@@ -57,6 +58,9 @@ struct ThreadScheduling {
   std::string policy;
   int level = 0;           // nice (Linux fair policies), RT priority, or the Windows value
   std::string level_name;  // "nice", "rt_priority" or "priority"
+  // The CPUs it may run on (cpu_affinity.h's this_thread_cpus); none where the OS cannot say.
+  // Not part of operator==: pinned workers differ here by design, not by a refusal.
+  std::optional<std::vector<int>> cpus;
 };
 ThreadScheduling this_thread_scheduling();
 std::string describe(const ThreadScheduling& s);  // "SCHED_IDLE, nice 0"
@@ -73,6 +77,10 @@ class SchedulingSeen {
     ThreadScheduling first;
     std::uint32_t threads = 0;    // reports
     std::uint32_t differing = 0;  // reports unlike the first
+    // The affinities: every reported CPU, and the reports whose CPUs differ from the first's
+    // (pinned workers: each on its own CPU).
+    std::vector<int> cpus_of_all;
+    std::uint32_t cpus_unlike_the_first = 0;
   };
   std::optional<Seen> get() const;
 

@@ -11,6 +11,7 @@
 
 #include "background/background_session.h"
 #include "core/clock.h"
+#include "core/cpu_affinity.h"
 #include "core/cpu_relax.h"
 #include "core/thread_accounting.h"
 #include "engine/device_clocks.h"
@@ -181,10 +182,18 @@ nlohmann::json background_meta(const background::BackgroundSession& session, dou
   return bg;
 }
 
-nlohmann::json scheduling_json(const ThreadScheduling& s, std::uint32_t threads,
-                               std::uint32_t differing) {
-  nlohmann::json j = {{"policy", s.policy}, {s.level_name, s.level}, {"threads", threads}};
-  if (differing > 0) j["threads_unlike_the_first"] = differing;
+// One kind of thread's scheduling and affinity: "cpus" is the first thread's (ranges, or
+// "n/a: why"); where threads of the kind differ (pinned workers, one CPU each), "cpus_of_all"
+// joins them and "cpus_unlike_the_first" counts them.
+nlohmann::json scheduling_json(const SchedulingSeen::Seen& seen) {
+  const ThreadScheduling& s = seen.first;
+  nlohmann::json j = {{"policy", s.policy}, {s.level_name, s.level}, {"threads", seen.threads}};
+  if (seen.differing > 0) j["threads_unlike_the_first"] = seen.differing;
+  j["cpus"] = s.cpus ? describe_cpus(*s.cpus) : "n/a: " + thread_cpus_unavailable_reason();
+  if (seen.cpus_unlike_the_first > 0) {
+    j["cpus_of_all"] = describe_cpus(seen.cpus_of_all);
+    j["cpus_unlike_the_first"] = seen.cpus_unlike_the_first;
+  }
   return j;
 }
 
@@ -195,7 +204,8 @@ nlohmann::json scheduling_json(const ThreadScheduling& s, std::uint32_t threads,
 // meta.json's "threads": the frame loop's and the workers' (read before the workers stop)...
 nlohmann::json thread_scheduling_meta(const jobs::JobSystem* job_system) {
   nlohmann::json threads;
-  threads["frame_loop"] = scheduling_json(this_thread_scheduling(), 1, 0);
+  const ThreadScheduling loop = this_thread_scheduling();
+  threads["frame_loop"] = scheduling_json({loop, 1, 0, loop.cpus.value_or(std::vector<int>{}), 0});
   threads["frame_loop"]["pinned"] = false;
   // frames.csv's loop_run_delay_us: kept, or why not (Windows keeps no such figure).
   threads["frame_loop"]["run_delay"] = read_thread_accounting().run_delay_ns
@@ -203,7 +213,7 @@ nlohmann::json thread_scheduling_meta(const jobs::JobSystem* job_system) {
                                            : std::string("n/a: ") + run_delay_unavailable_reason();
   if (job_system) {
     if (const auto seen = job_system->worker_scheduling()) {
-      threads["job_workers"] = scheduling_json(seen->first, seen->threads, seen->differing);
+      threads["job_workers"] = scheduling_json(*seen);
       threads["job_workers"]["pinned"] = job_system->spec().pin_workers;
     }
   }
@@ -214,7 +224,7 @@ nlohmann::json thread_scheduling_meta(const jobs::JobSystem* job_system) {
 void add_background_scheduling(nlohmann::json& threads,
                                const background::BackgroundSession& background) {
   for (const auto& [kind, seen] : background.thread_scheduling())
-    threads["background_" + kind] = scheduling_json(seen.first, seen.threads, seen.differing);
+    threads["background_" + kind] = scheduling_json(seen);
 }
 
 }  // namespace

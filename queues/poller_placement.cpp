@@ -94,15 +94,6 @@ std::vector<int> quietest_cpus(const std::vector<int>& cpus, std::size_t count) 
   return out;
 }
 
-std::string cpu_list(const std::vector<int>& cpus) {
-  std::string out;
-  for (int cpu : cpus) {
-    if (!out.empty()) out += ',';
-    out += std::to_string(cpu);
-  }
-  return out;
-}
-
 }  // namespace
 
 int quietest_cpu(const std::vector<int>& cpus) { return quietest_cpus(cpus, 1).front(); }
@@ -124,7 +115,7 @@ Result<PollerPlacement> poller_placement(std::string_view requested, PollerPrior
     }
     return placement;
   }
-  const std::string usable = cpu_list(cpus);
+  const std::string usable = describe_cpus(cpus);
   int requested_cpu = -1;
   const auto [end, error] =
       std::from_chars(requested.data(), requested.data() + requested.size(), requested_cpu);
@@ -178,7 +169,7 @@ Result<std::vector<PollerPlacement>> poller_placements(std::string_view requeste
       return make_error(fmt::format(
           "--poller-core '{}': give auto, none or {} CPUs, one per device, such as {} (this "
           "process may run on {})",
-          requested, count, cpu_list(quietest_cpus(cpus, count)), cpu_list(cpus)));
+          requested, count, describe_cpus(quietest_cpus(cpus, count)), describe_cpus(cpus)));
     if (std::find(listed.begin(), listed.end(), *one->cpu) != listed.end())
       return make_error(fmt::format(
           "--poller-core '{}': CPU {} is listed twice; each device's poller needs its own",

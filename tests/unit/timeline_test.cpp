@@ -121,6 +121,8 @@ TEST(Statistics, PercentileIntervalCoversTheTruePercentile) {
 }  // namespace
 }  // namespace gpuoverlap
 
+#include <unistd.h>
+
 #include "core/cpu_affinity.h"
 #include "core/cpu_steal.h"
 
@@ -131,6 +133,10 @@ TEST(CpuSteal, FractionOfBusyAndStolenTime) {
   EXPECT_DOUBLE_EQ(*steal_fraction({100, 10}, {190, 20}), 10.0 / 100.0);
   EXPECT_FALSE(steal_fraction({100, 10}, {100, 10}).has_value());  // nothing ran
   EXPECT_FALSE(steal_fraction({100, 10}, {90, 10}).has_value());   // counters went back
+  // As time: ticks of 1/USER_HZ s.
+  const double tick_ms = 1000.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  EXPECT_DOUBLE_EQ(*steal_ms({100, 10}, {190, 13}), 3 * tick_ms);
+  EXPECT_FALSE(steal_ms({100, 10}, {190, 9}).has_value());
   // On Linux /proc/stat exists and its counters only grow.
   const auto a = read_cpu_times();
   ASSERT_TRUE(a.has_value());
@@ -251,6 +257,36 @@ TEST(HostInfo, SchedulingSeenKeepsTheFirstAndCountsTheOthers) {
   EXPECT_EQ(got->first, idle);
   EXPECT_EQ(got->threads, 9u);
   EXPECT_EQ(got->differing, 1u);
+  EXPECT_EQ(got->cpus_unlike_the_first, 0u) << "none of the reports named CPUs";
+}
+
+// The affinity a thread reads back is its own, narrowed by pinning, and it is not scheduling:
+// pinned workers (one CPU each) count as unlike the first in their CPUs only.
+TEST(HostInfo, EachThreadReadsBackItsOwnAffinity) {
+  EXPECT_EQ(describe_cpus({0, 1, 2, 3, 8, 10, 11}), "0-3,8,10-11");
+  EXPECT_EQ(describe_cpus({5}), "5");
+  EXPECT_EQ(describe_cpus({}), "");
+  const std::vector<int> usable = usable_cpu_ids();
+  ASSERT_FALSE(usable.empty());
+  const ThreadScheduling here = this_thread_scheduling();
+  ASSERT_TRUE(here.cpus.has_value()) << "Linux reads a thread's affinity";
+  EXPECT_EQ(*here.cpus, usable);
+  SchedulingSeen seen;
+  std::vector<std::thread> threads;
+  for (const int cpu : usable)
+    threads.emplace_back([&seen, cpu] {
+      ASSERT_TRUE(pin_current_thread(cpu));
+      seen.report(this_thread_scheduling());
+    });
+  for (std::thread& t : threads) t.join();
+  const auto got = seen.get();
+  ASSERT_TRUE(got.has_value());
+  ASSERT_TRUE(got->first.cpus.has_value());
+  EXPECT_EQ(got->first.cpus->size(), 1u) << "pinned to one CPU";
+  EXPECT_EQ(got->differing, 0u) << "the same policy everywhere";
+  EXPECT_EQ(got->cpus_unlike_the_first, usable.size() - 1);
+  EXPECT_EQ(got->cpus_of_all, usable);
+  EXPECT_EQ(this_thread_scheduling().cpus, here.cpus) << "the other threads' pinning is theirs";
 }
 
 }  // namespace
