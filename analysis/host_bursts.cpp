@@ -30,6 +30,8 @@ std::optional<BurstReference> burst_reference(const std::vector<const ScenarioOu
 HostBursts find_host_bursts(const std::vector<const ScenarioOutcome*>& rounds,
                             const BurstReference& reference) {
   HostBursts out;
+  bool steal_known = true;
+  double steal_ms = 0;
   for (const ScenarioOutcome* r : rounds) {
     if (!r->timeline) continue;
     bool round_had_one = false;
@@ -58,8 +60,13 @@ HostBursts find_host_bursts(const std::vector<const ScenarioOutcome*>& rounds,
         ++out.off_cpu;
       }
     }
-    if (round_had_one) out.rounds.push_back(r->scenario.round);
+    if (round_had_one) {
+      out.rounds.push_back(r->scenario.round);
+      steal_known = steal_known && r->host_steal_ms.has_value();
+      steal_ms += r->host_steal_ms.value_or(0);
+    }
   }
+  if (out.frames > 0 && steal_known) out.steal_ms_in_burst_rounds = steal_ms;
   std::sort(out.rounds.begin(), out.rounds.end());
   out.rounds.erase(std::unique(out.rounds.begin(), out.rounds.end()), out.rounds.end());
   return out;
@@ -75,10 +82,15 @@ std::string describe_host_bursts(const HostBursts& bursts, const BurstReference&
   cause(bursts.ran_longer, "ran longer on a CPU");
   cause(bursts.off_cpu, "off a CPU");
   cause(bursts.unknown, "cause unknown (no worker figures)");
-  return fmt::format("{} host burst{} (CPU phase past {:.1f} ms) in round{} {}: {}", bursts.frames,
-                     bursts.frames == 1 ? "" : "s", reference.line_us() / 1000.0,
+  std::string steal;
+  if (bursts.steal_ms_in_burst_rounds)
+    steal = fmt::format("; hypervisor steal in th{}: {:.0f} ms",
+                        bursts.rounds.size() == 1 ? "at round" : "ose rounds",
+                        *bursts.steal_ms_in_burst_rounds);
+  return fmt::format("{} host burst{} (CPU phase past {:.1f} ms) in round{} {}: {}{}",
+                     bursts.frames, bursts.frames == 1 ? "" : "s", reference.line_us() / 1000.0,
                      bursts.rounds.size() == 1 ? "" : "s", fmt::join(bursts.rounds, ", "),
-                     fmt::join(causes, ", "));
+                     fmt::join(causes, ", "), steal);
 }
 
 }  // namespace gpuoverlap

@@ -9,7 +9,9 @@
 // - waited for a CPU: the worst worker's run delay covers half the excess or more;
 // - ran longer: the workers' on-CPU time grew by half the excess or more (slower clocks or
 //   caches, or a hypervisor's steal, which a guest's clock counts as running);
-// - off a CPU: neither (blocked, stopped, or the whole machine paused);
+// - off a CPU: neither (blocked, stopped, or the whole machine paused; on a virtual machine
+//   whose kernel accounts steal, time a hypervisor took counts as neither: the rounds' steal,
+//   below, says whether that can be it);
 // - unknown: the frame has no worker figures (Windows, files from before them).
 #include <cstddef>
 #include <cstdint>
@@ -28,6 +30,9 @@ struct HostBursts {
   std::size_t frames = 0;             // burst frames
   std::vector<std::uint32_t> rounds;  // the rounds that had any, ascending
   std::size_t waited_for_cpu = 0, ran_longer = 0, off_cpu = 0, unknown = 0;
+  // CPU time a hypervisor took from the machine over the rounds with bursts, summed over its
+  // CPUs (ScenarioOutcome::host_steal_ms); nullopt where a round has no figure.
+  std::optional<double> steal_ms_in_burst_rounds;
 };
 
 // What a frame is compared with: the baseline's median CPU phase and the workers' median summed
@@ -44,8 +49,8 @@ std::optional<BurstReference> burst_reference(const std::vector<const ScenarioOu
 HostBursts find_host_bursts(const std::vector<const ScenarioOutcome*>& rounds,
                             const BurstReference& reference);
 
-// "3 host bursts (CPU phase past 15.0 ms) in round 2: 2 waited for a CPU, 1 off a CPU"; empty
-// when there are none.
+// "3 host bursts (CPU phase past 15.0 ms) in round 2: 2 waited for a CPU, 1 off a CPU;
+// hypervisor steal in that round: 0 ms"; empty when there are none.
 std::string describe_host_bursts(const HostBursts& bursts, const BurstReference& reference);
 
 }  // namespace gpuoverlap

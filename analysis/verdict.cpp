@@ -853,6 +853,10 @@ nlohmann::json pacing_json(const std::optional<PacingSummary>& p) {
           {"one_percent_low_fps", p->one_percent_low_fps}};
 }
 
+nlohmann::json optional_json(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
 nlohmann::json host_bursts_json(const HostBursts& b,
                                 const std::optional<BurstReference>& reference) {
   if (!reference) return nullptr;
@@ -862,11 +866,8 @@ nlohmann::json host_bursts_json(const HostBursts& b,
           {"ran_longer", b.ran_longer},
           {"off_cpu", b.off_cpu},
           {"unknown", b.unknown},
+          {"steal_ms_in_burst_rounds", optional_json(b.steal_ms_in_burst_rounds)},
           {"line", describe_host_bursts(b, *reference)}};
-}
-
-nlohmann::json optional_json(const std::optional<double>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
 nlohmann::json phase_shift_json(const PhaseShift& p) {

@@ -94,12 +94,14 @@ int main(int argc, char** argv) {
                 "Run the preset suite: every built-in preset, each configuration once (the "
                 "twelve preemption-<load>-<priority> presets run as part of preemption-matrix)");
   const CpuDeviceSizes cpu_sizes;
-  run->add_flag("--full-size", run_args.full_size,
-                fmt::format("On a CPU device (lavapipe) keep the files' sizes; by default it runs "
-                            "at most {} frames per scenario, {} per study condition, {} ms of "
-                            "preemption on a {} ms load",
-                            cpu_sizes.frames, cpu_sizes.study_frames,
-                            cpu_sizes.preemption_duration_ms, cpu_sizes.preemption_target_ms));
+  run->add_flag(
+      "--full-size", run_args.full_size,
+      fmt::format("On a CPU device (lavapipe) keep the files' sizes; by default it runs "
+                  "at most {} frames per scenario, {} per study condition, {} ms of "
+                  "preemption on a {} ms load, and paces a game frame at {:g}x its "
+                  "unpaced frame interval, measured once per study",
+                  cpu_sizes.frames, cpu_sizes.study_frames, cpu_sizes.preemption_duration_ms,
+                  cpu_sizes.preemption_target_ms, kCpuDevicePeriodHeadroom));
   run->add_option("--verdict-margin-pct", run_args.verdict_margin_pct,
                   "Studies: a condition is intrusive on a metric when its median is worse than "
                   "the baseline's by more than this, with confidence (default 5)")

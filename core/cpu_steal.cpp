@@ -5,6 +5,10 @@
 #include <string>
 #include <vector>
 
+#if !defined(_WIN32)
+#include <unistd.h>
+#endif
+
 namespace gpuoverlap {
 
 std::optional<CpuTimes> read_cpu_times() {
@@ -67,6 +71,17 @@ std::optional<double> steal_fraction(const CpuTimes& before, const CpuTimes& aft
   const double steal = double(after.steal_ticks - before.steal_ticks);
   if (busy + steal <= 0) return std::nullopt;
   return steal / (busy + steal);
+}
+
+std::optional<double> steal_ms(const CpuTimes& before, const CpuTimes& after) {
+  if (after.steal_ticks < before.steal_ticks) return std::nullopt;
+#if defined(_WIN32)
+  const double ticks_per_s = 100;  // never read there: read_cpu_times has no source
+#else
+  const double ticks_per_s = static_cast<double>(sysconf(_SC_CLK_TCK));
+#endif
+  if (ticks_per_s <= 0) return std::nullopt;
+  return 1000.0 * static_cast<double>(after.steal_ticks - before.steal_ticks) / ticks_per_s;
 }
 
 }  // namespace gpuoverlap

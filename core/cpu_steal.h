@@ -21,6 +21,9 @@ std::optional<CpuTimes> read_cpu_times();
 
 // Steal over [before, after] as a fraction of busy + steal time; nullopt when nothing ran.
 std::optional<double> steal_fraction(const CpuTimes& before, const CpuTimes& after);
+// The same as CPU time, summed over the CPUs, in milliseconds (the kernel counts it in ticks of
+// 1/USER_HZ s, 10 ms where USER_HZ is 100); nullopt when the counters went back.
+std::optional<double> steal_ms(const CpuTimes& before, const CpuTimes& after);
 
 // Interrupts served so far on one CPU, all sources summed (/proc/interrupts: device interrupts,
 // the local timer, function calls, TLB shootdowns...). Each takes a pinned poller off its CPU

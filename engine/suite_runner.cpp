@@ -6,6 +6,7 @@
 #include <windows.h>  // gmtime_s
 #endif
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -17,6 +18,7 @@
 #include "git_revision.h"
 #include "jobs/cpu_spec.h"
 #include "preemption/preemption_analysis.h"
+#include "scenarios/cpu_device_sizes.h"
 #include "scenarios/frame_plan.h"
 #include "scenarios/suite_estimate.h"
 
@@ -147,6 +149,68 @@ Status write_run_json(const SuiteOptions& options, const std::string& started_at
   return write_file_atomically(options.out_directory / "run.json", run.dump(2) + "\n");
 }
 
+// The key of the scenarios one calibrated period serves: a study's conditions and rounds
+// share one (their frames are compared), any other scenario has its own.
+std::string pacing_group(const Scenario& s) { return s.study.empty() ? s.name : s.study; }
+
+bool paced_frame(const Scenario& s) {
+  return s.cpu && s.cpu->frame_period_ms > 0 && !s.preemption && !s.cpu->period_calibration;
+}
+
+// The period a CPU device sustains for scenarios[at]'s group (cpu_device_sizes.h): the group's
+// baseline (its first scenario without background work, else scenarios[at] without it) run
+// unpaced and unwritten, before any of the group runs; then every scenario of the group from
+// `at` on is paced at it. A calibration that fails leaves the files' period and says why.
+void calibrate_cpu_device_pacing(ScenarioExecutor& executor, std::vector<Scenario>& scenarios,
+                                 std::size_t at, const RunSettings& run, std::ostream& log) {
+  const std::string group = pacing_group(scenarios[at]);
+  Scenario probe = scenarios[at];
+  for (std::size_t j = at; j < scenarios.size(); ++j)
+    if (pacing_group(scenarios[j]) == group && !scenarios[j].background &&
+        !scenarios[j].null_control) {
+      probe = scenarios[j];
+      break;
+    }
+  probe.background.reset();
+  const double period_ms_in_file = probe.cpu->frame_period_ms;
+  probe.cpu->frame_period_ms = 0;
+  RunSettings settings = run;
+  settings.frames = kCpuDevicePeriodCalibrationFrames;
+  settings.warmup_frames = probe.warmup_frames;
+  settings.measure_limit_ms = 0;
+  const Result<ScenarioTimeline> timeline = executor.run(probe, settings, {});
+  std::vector<double> intervals_us;
+  if (timeline && !timeline->failure)
+    for (const FrameRecord& f : timeline->frames)
+      if (f.frame_interval_us) intervals_us.push_back(*f.frame_interval_us);
+  const std::optional<CpuDevicePeriod> period = cpu_device_period(intervals_us, period_ms_in_file);
+  if (!period) {
+    const std::string why = !timeline           ? timeline.error().message
+                            : timeline->failure ? timeline->failure->message
+                                                : "too few frames";
+    log << fmt::format(
+               "{}: the device is the CPU, but its frame period could not be measured "
+               "({}); paced at the files' {:g} ms\n",
+               group, why, period_ms_in_file)
+        << std::flush;
+    return;
+  }
+  const jobs::CpuFrameSpec::PeriodCalibration calibration{
+      period_ms_in_file, std::round(period->unpaced_interval_p50_ms * 100) / 100, period->intervals,
+      probe.name};
+  for (std::size_t j = at; j < scenarios.size(); ++j)
+    if (pacing_group(scenarios[j]) == group && paced_frame(scenarios[j])) {
+      scenarios[j].cpu->frame_period_ms = period->period_ms;
+      scenarios[j].cpu->period_calibration = calibration;
+    }
+  log << fmt::format(
+             "{}: the device is the CPU: paced at {:g} ms, {:g}x its unpaced frame "
+             "interval (median {:.1f} ms over {} frames of {}), not the files' {:g} ms\n",
+             group, period->period_ms, kCpuDevicePeriodHeadroom, period->unpaced_interval_p50_ms,
+             period->intervals, probe.name, period_ms_in_file)
+      << std::flush;
+}
+
 }  // namespace
 
 std::string utc_now_iso8601() {
@@ -222,6 +286,8 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
       scenarios.insert(scenarios.end(), extra.begin(), extra.end());
       estimate = make_estimate();
     }
+    if (options.cpu_device_pacing && paced_frame(scenarios[i]))
+      calibrate_cpu_device_pacing(executor, scenarios, i, options.run, log);
     ScenarioOutcome result;
     result.scenario = scenarios[i];
     const nlohmann::json hook_meta =
@@ -266,6 +332,7 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     Result<ScenarioTimeline> timeline = executor.run(result.scenario, settings, progress);
     const std::int64_t run_end_ns = monotonic_ns();
     const std::optional<CpuTimes> cpu_after = read_cpu_times();
+    if (cpu_before && cpu_after) result.host_steal_ms = steal_ms(*cpu_before, *cpu_after);
     if (options.show_progress) log << "\r\033[K" << std::flush;
     result.seconds = seconds_since(scenario_start);
     estimate.finished(i, result.seconds);

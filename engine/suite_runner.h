@@ -29,6 +29,10 @@ struct SuiteOptions {
   // A poll stamp whose detection window is wider is disturbed (mark_poll_disturbance);
   // nullopt: the default, from the scenario's own windows.
   std::optional<double> poll_window_tolerance_us;
+  // The device is the CPU (lavapipe): a paced game frame runs at a period the device sustains,
+  // measured once per study (or scenario) before its first run, from its baseline run unpaced
+  // (scenarios/cpu_device_sizes.h); meta.json's cpu.period_calibration records it.
+  bool cpu_device_pacing = false;
   bool show_progress = false;  // a live "\r" progress line (terminals only)
   bool write_run_json = true;  // OUT/run.json (the self-test writes its own index instead)
   std::string command_line;    // recorded in meta.json
@@ -49,6 +53,9 @@ struct ScenarioOutcome {
   bool written = false;                      // its files exist
   double seconds = 0;        // wall time of its run (device setup included), not the writing
   double write_seconds = 0;  // writing its results folder
+  // CPU time a hypervisor took from the machine's CPUs during the run, summed over them
+  // (core/cpu_steal.h; meta.json's poll_window.cpu_steal is its share); nullopt off Linux.
+  std::optional<double> host_steal_ms;
   // Refused before its first GPU work for a feature this runtime or device lacks
   // (ErrorCategory::unsupported): nothing was measured, and the suite went on.
   bool unsupported() const {

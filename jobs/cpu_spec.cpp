@@ -52,6 +52,11 @@ nlohmann::json to_json(const CpuFrameSpec& s) {
                       {"pin_workers", s.pin_workers}};
   if (s.jobs_per_worker) j["jobs_per_worker"] = *s.jobs_per_worker;
   if (s.cpu_ms_per_worker) j["cpu_ms_per_worker"] = *s.cpu_ms_per_worker;
+  if (const auto& c = s.period_calibration)
+    j["period_calibration"] = {{"period_ms_in_file", c->period_ms_in_file},
+                               {"unpaced_interval_p50_ms", c->unpaced_interval_p50_ms},
+                               {"frames", c->frames},
+                               {"from", c->from}};
   return j;
 }
 

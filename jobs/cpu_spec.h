@@ -71,6 +71,16 @@ struct CpuFrameSpec {
   // one core's hyper-threads in one run, apart in the next). Where pinning fails, the workers
   // run unpinned and meta.json says so.
   bool pin_workers = false;
+  // Where frame_period_ms was measured for the device rather than taken from the file (a CPU
+  // device, whose frames take 10-100x a GPU's: scenarios/cpu_device_sizes.h), how. Recorded
+  // in meta.json's "cpu"; not in the scenario files (it is what a run found, not asked for).
+  struct PeriodCalibration {
+    double period_ms_in_file = 0;
+    double unpaced_interval_p50_ms = 0;  // the calibration run's frames, unpaced
+    std::uint32_t frames = 0;            // its measured frames with an interval
+    std::string from;                    // the scenario it ran: the study's baseline
+  };
+  std::optional<PeriodCalibration> period_calibration;
 
   double job_ms() const { return cpu_ms_per_frame / jobs_per_frame; }
   // The chain's length on an idle machine, and each worker's share of all the work.

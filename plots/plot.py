@@ -37,7 +37,9 @@ metric's distribution per condition (rounds pooled; frames.csv, and the records 
 durations where present), every box labelled with its verdict, OUT/<study>/forest.FORMAT:
 each condition's effect and interval on the primary endpoints (those that decide) against the
 margin band (the median's ratio, the tail's excess), coloured by the decision, and
-OUT/<study>/forest-diagnostics.FORMAT: the same, grey, for the diagnostics that moved.
+OUT/<study>/forest-diagnostics.FORMAT: the same, grey, for the diagnostics that moved, and for
+a paced game frame OUT/<study>/phases.FORMAT: each condition's mean frame interval split into
+the frame loop's phases (verdict.json's time_account) beside the baseline's, with its shift.
 For a study whose positive control has several doses (verdict.json control_doses) it also
 writes OUT/<study>/dose-response.FORMAT: each primary endpoint's effect against the control's
 threads (the median's ratio and the tail's excess with their intervals, filled where intrusive),
@@ -783,7 +785,74 @@ def plot_study(study_dir, out_base, fmt):
                     f"p50, geometric mean); {control}", fontsize=10)
     forests = plot_forest(verdict, summary, out_base, fmt)
     dose = plot_dose_response(verdict, summary, out_base, fmt, path)
-    return [save(figure, out_base / f"verdict.{fmt}")] + forests + ([dose] if dose else [])
+    phases = plot_phases(summary, out_base / f"phases.{fmt}", path)
+    return ([save(figure, out_base / f"verdict.{fmt}")] + forests + ([dose] if dose else [])
+            + ([phases] if phases else []))
+
+
+PHASE_COLOURS = ["#4C72B0", "#8172B2", "#937860", "#55A868", "#CCCCCC", "#C44E52"]
+
+
+def time_account_phases(condition, path):
+    """A condition's time account phases as (name, baseline mean us, condition mean us), or None
+    where it has none (an unpaced foreground, files from before the account)."""
+    account = condition.get("time_account")
+    if account is None:
+        return None
+    phases = account.get("phases") if isinstance(account, dict) else None
+    if not isinstance(phases, list) or not phases:
+        raise InputError(f"{path}: {short(condition['condition'])}'s time_account has no phases")
+    out = []
+    for phase in phases:
+        values = [phase.get(k) if isinstance(phase, dict) else None
+                  for k in ("phase", "baseline_mean_us", "condition_mean_us")]
+        if not isinstance(values[0], str) or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                for v in values[1:]):
+            raise InputError(f"{path}: {short(condition['condition'])}'s time_account phases need "
+                             "a phase name and finite means")
+        out.append(tuple(values))
+    return out
+
+
+def plot_phases(summary, target, path):
+    """phases.FORMAT: where each condition's frame interval went, beside the baseline's: the
+    frame loop's mean interval split into its phases (verdict.json's time_account, which add up
+    to the interval), one bar per condition, labelled with the interval's shift and the
+    decision. None when no condition has a time account."""
+    accounts = [(c, time_account_phases(c, path)) for c in summary["conditions"]]
+    accounts = [(c, phases) for c, phases in accounts if phases]
+    if not accounts:
+        return None
+    names = [phase for phase, _, _ in accounts[0][1]]
+    rows = [(f"{short(summary['baseline'])} (baseline)", [b for _, b, _ in accounts[0][1]], "")]
+    for c, phases in accounts:
+        if [phase for phase, _, _ in phases] != names:
+            raise InputError(f"{path}: the conditions' time accounts name different phases")
+        shift_ms = (sum(m for _, _, m in phases) - sum(b for _, b, _ in phases)) / 1000
+        tag = " (null)" if c.get("null_control") else " (control)" if c.get("control") else ""
+        rows.append((f"{short(c['condition'])}{tag}", [m for _, _, m in phases],
+                     f"{shift_ms:+.2f} ms, {c.get('verdict', '?')}"))
+    figure, axes = plt.subplots(figsize=(11, 0.55 * len(rows) + 1.8))
+    for y, (_, means_us, note) in enumerate(rows):
+        left = 0.0
+        for k, mean_us in enumerate(means_us):
+            width = max(mean_us, 0) / 1000
+            axes.barh(y, width, left=left, color=PHASE_COLOURS[k % len(PHASE_COLOURS)],
+                      edgecolor="white", label=names[k] if y == 0 else None)
+            left += width
+        axes.text(left, y, f"  {note}", va="center", fontsize=8)
+    axes.set_yticks(range(len(rows)))
+    axes.set_yticklabels([label for label, _, _ in rows], fontsize=8)
+    axes.invert_yaxis()
+    axes.set_xlabel("mean frame interval, ms (the frame loop's phases, left to right)")
+    axes.set_xlim(0, axes.get_xlim()[1] * 1.25)
+    axes.legend(fontsize=7, ncol=6, loc="upper center", bbox_to_anchor=(0.5, -0.14))
+    axes.grid(axis="x", alpha=0.3)
+    axes.set_title(f"{short(summary['study'])}: where each condition's frame interval went "
+                   "(mean per interval; the text: the shift against the baseline, the decision)",
+                   fontsize=9)
+    return save(figure, target)
 
 
 

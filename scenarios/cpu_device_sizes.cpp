@@ -3,8 +3,20 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace gpuoverlap {
+
+std::optional<CpuDevicePeriod> cpu_device_period(const std::vector<double>& unpaced_interval_us,
+                                                 double period_ms_in_file) {
+  if (unpaced_interval_us.size() < 5) return std::nullopt;
+  std::vector<double> sorted = unpaced_interval_us;
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t n = sorted.size();
+  const double p50_ms = (n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2])) / 1000;
+  return CpuDevicePeriod{std::max(period_ms_in_file, std::ceil(kCpuDevicePeriodHeadroom * p50_ms)),
+                         p50_ms, static_cast<std::uint32_t>(n)};
+}
 
 SizeProfile apply_cpu_device_sizes(std::vector<Scenario>& scenarios, const SizesGiven& given,
                                    const CpuDeviceSizes& limits) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,23 @@ struct SizeProfile {
 // validated; they stay valid (the limits are inside every range the parser checks).
 SizeProfile apply_cpu_device_sizes(std::vector<Scenario>& scenarios, const SizesGiven& given,
                                    const CpuDeviceSizes& limits = {});
+
+// A paced game frame on a CPU device: the files' periods are a GPU's (8 ms), and a CPU
+// device's frame takes 10-100x that, so every frame would be a stutter and pacing could not be
+// judged. Such a frame is paced instead at a period the device sustains: the median interval
+// of the same frame run unpaced (the study's baseline, once per study before its first
+// condition: engine/suite_runner.h), times this headroom, rounded up to a whole millisecond.
+inline constexpr double kCpuDevicePeriodHeadroom = 1.15;
+inline constexpr std::uint32_t kCpuDevicePeriodCalibrationFrames = 12;
+struct CpuDevicePeriod {
+  double period_ms = 0;
+  double unpaced_interval_p50_ms = 0;
+  std::uint32_t intervals = 0;
+};
+// The period for `unpaced_interval_us` (a calibration run's frame intervals); none with fewer
+// than 5 intervals. Never shorter than `period_ms_in_file`.
+std::optional<CpuDevicePeriod> cpu_device_period(const std::vector<double>& unpaced_interval_us,
+                                                 double period_ms_in_file);
 
 // The meta.json record of a run at the files' own sizes.
 SizeProfile files_sizes(const std::string& why);

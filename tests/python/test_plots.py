@@ -1,4 +1,5 @@
 import csv
+import json
 import shutil
 import subprocess
 
@@ -132,6 +133,25 @@ def test_study_gets_a_verdict_plot_and_background_timelines(tmp_path):
     assert (out / "non-intrusiveness" / "forest-diagnostics.png").exists() == moved
     # The control's 1, 2, 4 and one-per-core threads: a dose-response curve.
     assert (out / "non-intrusiveness" / "dose-response.png").stat().st_size > 0
+    # The paced frame's phases per condition beside the baseline's.
+    assert (out / "non-intrusiveness" / "phases.png").stat().st_size > 0
+    verdict_path = results / "non-intrusiveness" / "verdict.json"
+    written = json.loads(verdict_path.read_text())
+    # Files from before the time account: no phases figure, every other one still drawn.
+    for condition in written["conditions"]:
+        condition["time_account"] = None
+    verdict_path.write_text(json.dumps(written))
+    older = run_plot(results, "--out", tmp_path / "older")
+    assert older.returncode == 0, older.stderr
+    assert (tmp_path / "older" / "non-intrusiveness" / "forest.png").exists()
+    assert not (tmp_path / "older" / "non-intrusiveness" / "phases.png").exists()
+    # A malformed account is named, not a traceback.
+    written["conditions"][0]["time_account"] = {"phases": [{"phase": "jobs"}]}
+    verdict_path.write_text(json.dumps(written))
+    broken = run_plot(results, "--out", tmp_path / "broken")
+    assert broken.returncode == 2
+    assert "time_account phases need a phase name and finite means" in broken.stderr
+    assert "Traceback" not in broken.stderr
     # Every round of every condition with background work has its compile timeline.
     for condition in ("managed", "commit-high-priority", "unmanaged"):
         rounds = sorted(p.name for p in (results / "non-intrusiveness" / condition).glob("round-*"))

@@ -23,12 +23,15 @@ class FakeExecutor : public ScenarioExecutor {
  public:
   std::vector<std::string> ran;
   std::vector<RunSettings> settings_seen;
+  std::vector<Scenario> scenarios_seen;
   std::string fail_setup_of, fail_midway_of, unsupported_by;
+  double frame_interval_us = 100'000;  // a game frame's, each frame after the first
 
   Result<ScenarioTimeline> run(const Scenario& s, const RunSettings& settings,
                                const ProgressCallback& progress) override {
     ran.push_back(s.name);
     settings_seen.push_back(settings);
+    scenarios_seen.push_back(s);
     if (s.name == fail_setup_of)
       return Error{"priority refused", -1000174001, "VK_ERROR_NOT_PERMITTED_KHR"};
     if (s.name == unsupported_by)
@@ -44,6 +47,11 @@ class FakeExecutor : public ScenarioExecutor {
                              .poll_end_us = 2.0,
                              .ts_start_us = 1.0,
                              .ts_end_us = 2.0});
+    if (s.cpu)
+      for (std::uint32_t f = 0; f < settings.frames; ++f)
+        t.frames.push_back(
+            {.frame = f,
+             .frame_interval_us = f > 0 ? std::optional(frame_interval_us) : std::nullopt});
     if (s.name == fail_midway_of) {
       t.records.back().status = RecordStatus::timeout;
       t.failure = make_error("the GPU did not finish frame 1");
@@ -260,6 +268,66 @@ TEST(CpuDeviceSizes, LowersWhatTheUserDidNotSet) {
   small[0].frames = 5;
   (void)apply_cpu_device_sizes(small, {});
   EXPECT_EQ(small[0].frames, 5u);
+}
+
+TEST(CpuDeviceSizes, PeriodIsTheUnpacedMedianWithHeadroom) {
+  EXPECT_FALSE(cpu_device_period({100'000, 100'000, 100'000, 100'000}, 8))
+      << "four intervals are too few";
+  const auto period = cpu_device_period({90'000, 100'000, 101'000, 250'000, 99'000, 100'500}, 8);
+  ASSERT_TRUE(period.has_value());
+  EXPECT_DOUBLE_EQ(period->unpaced_interval_p50_ms, 100.25);
+  EXPECT_EQ(period->period_ms, 116) << "1.15 x 100.25 ms, rounded up to a millisecond";
+  EXPECT_EQ(period->intervals, 6u);
+  EXPECT_EQ(cpu_device_period({1000, 1000, 1000, 1000, 1000}, 8)->period_ms, 8)
+      << "never shorter than the file's period";
+}
+
+// On a CPU device a study's paced game frame runs at the period its baseline sustains: one
+// unwritten calibration run of the baseline, unpaced and without background work, before the
+// study's first condition; every condition and round after it at the period, recorded.
+TEST_F(SuiteRunner, CpuDevicePacingCalibratesOncePerStudy) {
+  options_.frames = 3;
+  options_.warmup_frames = 1;
+  options_.cpu_device_pacing = true;
+  std::vector<Scenario> study = *resolve_scenarios("non-intrusiveness");
+  // The managed condition first: the calibration still runs the baseline.
+  std::swap(study[0], study[2]);
+  ASSERT_EQ(study.front().name, "non-intrusiveness/managed/round-1");
+  const auto outcome = run_suite(executor_, study, options_, log_);
+  ASSERT_FALSE(outcome.failure.has_value());
+  ASSERT_EQ(executor_.scenarios_seen.size(), study.size() + 1);
+  const Scenario& probe = executor_.scenarios_seen.front();
+  EXPECT_EQ(probe.name, "non-intrusiveness/baseline/round-1");
+  EXPECT_FALSE(probe.background.has_value());
+  EXPECT_EQ(probe.cpu->frame_period_ms, 0) << "unpaced";
+  EXPECT_EQ(executor_.settings_seen.front().frames, kCpuDevicePeriodCalibrationFrames);
+  EXPECT_EQ(outcome.scenarios.size(), study.size()) << "the calibration run is not a result";
+  for (std::size_t i = 1; i < executor_.scenarios_seen.size(); ++i) {
+    const Scenario& ran = executor_.scenarios_seen[i];
+    SCOPED_TRACE(ran.name);
+    EXPECT_EQ(ran.cpu->frame_period_ms, 115) << "1.15 x 100 ms";
+    ASSERT_TRUE(ran.cpu->period_calibration.has_value());
+    EXPECT_EQ(ran.cpu->period_calibration->period_ms_in_file, 8);
+    EXPECT_EQ(ran.cpu->period_calibration->unpaced_interval_p50_ms, 100);
+    EXPECT_EQ(ran.cpu->period_calibration->from, "non-intrusiveness/baseline/round-1");
+  }
+  // The outcomes keep the scenarios as they ran: the verdict's period is the calibrated one
+  // (meta.json's cpu, written by the frame loop, is the integration tests' to check).
+  for (const ScenarioOutcome& o : outcome.scenarios)
+    EXPECT_EQ(o.scenario.cpu->frame_period_ms, 115);
+  EXPECT_NE(log_.str().find("non-intrusiveness: the device is the CPU: paced at 115 ms"),
+            std::string::npos)
+      << log_.str();
+
+  // Off (a GPU, or --full-size), the files' period and no calibration run.
+  FakeExecutor plain;
+  options_.cpu_device_pacing = false;
+  (void)run_suite(plain, study, options_, log_);
+  ASSERT_EQ(plain.scenarios_seen.size(), study.size());
+  for (const Scenario& ran : plain.scenarios_seen) {
+    EXPECT_EQ(ran.cpu->frame_period_ms, 8);
+    EXPECT_FALSE(ran.cpu->period_calibration.has_value());
+  }
 }
 
 TEST_F(SuiteRunner, ScenarioFramesAreUsedWithoutOverride) {

@@ -831,6 +831,8 @@ TEST(HostBursts, AreNamedCountedAndMayNotDecideAVerdictAlone) {
   }
   FrameRecord& paused = baseline[3].timeline->frames[60];  // neither waiting nor running
   paused.cpu_phase_us = 20'000;
+  // The machine's steal per round: only the burst round's is summed.
+  for (std::size_t r = 0; r < baseline.size(); ++r) baseline[r].host_steal_ms = 10.0 * (r + 1);
   const double late_share[] = {0.30, 0.10, 0.20, 0.35};
   for (std::size_t r = 0; r < managed.size(); ++r)
     for (FrameRecord& f : managed[r].timeline->frames)
@@ -861,8 +863,10 @@ TEST(HostBursts, AreNamedCountedAndMayNotDecideAVerdictAlone) {
   EXPECT_EQ(v->conditions[0].burst_note,
             "intrusive only with round 4, where the host burst with nothing else running; "
             "without it: inconclusive");
+  EXPECT_EQ(v->baseline_bursts.steal_ms_in_burst_rounds, 40.0);
+  EXPECT_FALSE(v->conditions[0].bursts.steal_ms_in_burst_rounds) << "no bursts, no figure";
   EXPECT_NE(v->summary.find("baseline: 7 host bursts (CPU phase past 15.0 ms) in round 4: 6 "
-                            "waited for a CPU, 1 off a CPU"),
+                            "waited for a CPU, 1 off a CPU; hypervisor steal in that round: 40 ms"),
             std::string::npos)
       << v->summary;
   for (const VerdictRow& row : v->rows) {
@@ -873,6 +877,7 @@ TEST(HostBursts, AreNamedCountedAndMayNotDecideAVerdictAlone) {
   const nlohmann::json json = verdict_json(*v, VerdictSettings{});
   EXPECT_EQ(json["baseline_host_bursts"]["frames"], 7);
   EXPECT_EQ(json["baseline_host_bursts"]["waited_for_cpu"], 6);
+  EXPECT_EQ(json["baseline_host_bursts"]["steal_ms_in_burst_rounds"], 40.0);
   EXPECT_EQ(json["conditions"][0]["burst_note"], v->conditions[0].burst_note);
   EXPECT_EQ(json["burst_line_us"], v->burst_reference->line_us());
 }
