@@ -793,6 +793,17 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
   if (out.burst_reference) {
     const std::string bursts = describe_host_bursts(out.baseline_bursts, *out.burst_reference);
     out.summary += fmt::format("baseline: {}\n", bursts.empty() ? "no host bursts" : bursts);
+    const double asked_ms = foreground.cpu ? foreground.cpu->cpu_ms_per_worker_share() : 0.0;
+    if (asked_ms > 0) {
+      out.cpu_phase_of_asked = out.burst_reference->cpu_phase_p50_us / 1000.0 / asked_ms;
+      if (*out.cpu_phase_of_asked < kLessWorkThanAsked)
+        out.summary += fmt::format(
+            "the game frame did less work than asked: the baseline's CPU phase p50 {:.2f} ms "
+            "against {:.2f} ms of busy work per worker; the busy-work calibration "
+            "(meta.json cpu.busy_work_calibration) ran slow, so this study measured a lighter "
+            "game than its file says\n",
+            out.burst_reference->cpu_phase_p50_us / 1000.0, asked_ms);
+    }
   }
   if (out.has_null)
     out.summary += out.null_false_alarm
@@ -954,6 +965,7 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
       {"has_null", v.has_null},
       {"null_false_alarm", v.null_false_alarm},
       {"burst_line_us", v.burst_reference ? nlohmann::json(v.burst_reference->line_us()) : nullptr},
+      {"cpu_phase_of_asked", optional_json(v.cpu_phase_of_asked)},
       {"baseline_host_bursts", host_bursts_json(v.baseline_bursts, v.burst_reference)},
       {"late_line_us", optional_json(v.late_line_us)},
       {"stutter_line_us", optional_json(v.stutter_line_us)},

@@ -258,7 +258,15 @@ struct StudyVerdict {
   // and the baseline's own; each condition has its own in ConditionVerdict::bursts.
   std::optional<BurstReference> burst_reference;
   HostBursts baseline_bursts;
+  // The baseline's median CPU phase against the work asked of each worker ([cpu]
+  // cpu_ms_per_frame / workers, in busy-work milliseconds): well below 1 the frame did less
+  // work than asked, which only a busy-work calibration that ran slow can cause (measured once
+  // on the H100 machine: 2.4 ms against the 5 ms asked, where other processes gave 5.2-5.6),
+  // and the study then measured a lighter game than its file says. Empty without [cpu].
+  std::optional<double> cpu_phase_of_asked;
 };
+// Below this share the summary says the frame did less work than asked.
+inline constexpr double kLessWorkThanAsked = 0.75;
 
 // Per-frame samples of one condition, by metric name, in verdict_endpoints' order: the frame-level
 // endpoints (cpu_phase_us, critical_path_us and wake_max_us with [cpu], else cpu_frame_us;

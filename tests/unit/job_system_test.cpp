@@ -6,9 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <numeric>
+#include <thread>
 
 #include "core/clock.h"
+#include "core/cpu_affinity.h"
 #include "jobs/busy_work.h"
 
 namespace gpuoverlap::jobs {
@@ -133,6 +136,44 @@ TEST(JobSystem, BusyWorkIsDeterministicAndTheCalibrationIsPositive) {
   EXPECT_GE(c.spread_pct, 0);
   // The process's calibration is measured once.
   EXPECT_EQ(&calibrate_once(), &calibrate_once());
+  EXPECT_STREQ(c.clock, "thread CPU time") << "Linux has a thread CPU clock";
+  EXPECT_GE(c.wall_best_run_ms, c.best_run_ms * 0.999) << "a thread runs no longer than the wall";
+}
+
+// A calibration that shares its CPU with a spinning thread for every run is timed on its own
+// CPU clock: it finds about the rate of one that has the CPU alone, where the wall clock would
+// find about half, and it says that its runs were shared. Runs of 30 ms: longer than any slice
+// the scheduler gives one of two threads on a CPU (CFS's 24 ms latency period, EEVDF's 3 ms
+// slice), so every run is shared.
+TEST(JobSystem, BusyWorkCalibrationSharingItsCpuIsNotSlower) {
+  const std::vector<int> cpus = usable_cpu_ids();
+  ASSERT_FALSE(cpus.empty());
+  const int cpu = cpus.front();
+  double alone = 0;
+  std::thread([&] {
+    ASSERT_TRUE(pin_current_thread(cpu));
+    alone = calibrate_busy_work(3, 30.0).iterations_per_us;
+  }).join();
+  std::atomic<bool> started{false}, stop{false};
+  std::thread spinner([&] {
+    ASSERT_TRUE(pin_current_thread(cpu));
+    started.store(true);
+    std::uint64_t x = 1;
+    while (!stop.load(std::memory_order_relaxed)) x = busy_work(1000, x);
+    (void)x;
+  });
+  while (!started.load()) std::this_thread::yield();
+  BusyWorkCalibration shared;
+  std::thread([&] {
+    ASSERT_TRUE(pin_current_thread(cpu));
+    shared = calibrate_busy_work(3, 30.0);
+  }).join();
+  stop.store(true);
+  spinner.join();
+  ASSERT_GT(alone, 0);
+  EXPECT_GT(shared.shared_runs, 0u) << "the spinner took the CPU for part of the runs";
+  EXPECT_GT(shared.wall_best_run_ms, 1.3 * shared.best_run_ms) << "the wall clock counts its turns";
+  EXPECT_GT(shared.iterations_per_us, 0.7 * alone) << "the CPU clock does not";
 }
 
 }  // namespace

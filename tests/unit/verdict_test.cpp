@@ -882,6 +882,33 @@ TEST(HostBursts, AreNamedCountedAndMayNotDecideAVerdictAlone) {
   EXPECT_EQ(json["burst_line_us"], v->burst_reference->line_us());
 }
 
+// A game frame whose baseline CPU phase is well below the busy work asked of each worker did
+// less work than asked (a busy-work calibration that ran slow): the summary and verdict.json
+// say so; the same frame at the work asked says nothing.
+TEST(Verdict, AFrameThatDidLessWorkThanAskedIsNamed) {
+  auto baseline = paced_rounds("baseline", std::nullopt, false, 1.0, 0, 0.0, 0, 3, 120, 7);
+  auto managed = paced_rounds("managed", managed_spec(), false, 1.0, 0, 0.0, 0, 3, 120, 8);
+  auto ask = [&](double cpu_ms_per_worker) {
+    for (auto* rounds : {&baseline, &managed})
+      for (ScenarioOutcome& o : *rounds) o.scenario.cpu->cpu_ms_per_frame = 15 * cpu_ms_per_worker;
+    auto v = judge_study(all_of({&baseline, &managed}), VerdictSettings{});
+    EXPECT_TRUE(v.ok());
+    return *v;
+  };
+  const StudyVerdict lighter = ask(10.0);  // 5 ms measured for 10 ms asked
+  ASSERT_TRUE(lighter.cpu_phase_of_asked.has_value());
+  EXPECT_NEAR(*lighter.cpu_phase_of_asked, 0.5, 0.02);
+  EXPECT_NE(lighter.summary.find("the game frame did less work than asked: the baseline's CPU "
+                                 "phase p50 5.0"),
+            std::string::npos)
+      << lighter.summary;
+  EXPECT_NEAR(verdict_json(lighter, VerdictSettings{})["cpu_phase_of_asked"].get<double>(), 0.5,
+              0.02);
+  const StudyVerdict as_asked = ask(5.0);
+  EXPECT_NEAR(*as_asked.cpu_phase_of_asked, 1.0, 0.02);
+  EXPECT_EQ(as_asked.summary.find("less work than asked"), std::string::npos) << as_asked.summary;
+}
+
 TEST(Verdict, TheLateToleranceFollowsTheBaselinesJitterUpToHalfAPeriod) {
   std::vector<double> steady(100, 8000.0), wandering, hopeless(100, 30'000.0);
   for (int i = 0; i < 100; ++i) wandering.push_back(8000.0 + 10.0 * i);  // p95 ~ 8950
