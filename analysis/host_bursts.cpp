@@ -81,7 +81,7 @@ std::string describe_host_bursts(const HostBursts& bursts, const BurstReference&
   cause(bursts.waited_for_cpu, "waited for a CPU");
   cause(bursts.ran_longer, "ran longer on a CPU");
   cause(bursts.off_cpu, "off a CPU");
-  cause(bursts.unknown, "cause unknown (no worker figures)");
+  cause(bursts.unknown, "cause unknown (a round's last frame, or no worker figures)");
   std::string steal;
   if (bursts.steal_ms_in_burst_rounds)
     steal = fmt::format("; hypervisor steal in th{}: {:.0f} ms",

@@ -12,7 +12,8 @@
 // - off a CPU: neither (blocked, stopped, or the whole machine paused; on a virtual machine
 //   whose kernel accounts steal, time a hypervisor took counts as neither: the rounds' steal,
 //   below, says whether that can be it);
-// - unknown: the frame has no worker figures (Windows, files from before them).
+// - unknown: the frame has no worker figures (a round's last frame, whose jobs' interval no
+//   record holds; Windows; files from before them).
 #include <cstddef>
 #include <cstdint>
 #include <optional>

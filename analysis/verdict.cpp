@@ -800,8 +800,8 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
         out.summary += fmt::format(
             "the game frame did less work than asked: the baseline's CPU phase p50 {:.2f} ms "
             "against {:.2f} ms of busy work per worker; the busy-work calibration "
-            "(meta.json cpu.busy_work_calibration) ran slow, so this study measured a lighter "
-            "game than its file says\n",
+            "(meta.json cpu.busy_work_calibration) ran slower than the frames, so this study "
+            "measured a lighter game than its file says\n",
             out.burst_reference->cpu_phase_p50_us / 1000.0, asked_ms);
     }
   }

@@ -260,9 +260,10 @@ struct StudyVerdict {
   HostBursts baseline_bursts;
   // The baseline's median CPU phase against the work asked of each worker ([cpu]
   // cpu_ms_per_frame / workers, in busy-work milliseconds): well below 1 the frame did less
-  // work than asked, which only a busy-work calibration that ran slow can cause (measured once
-  // on the H100 machine: 2.4 ms against the 5 ms asked, where other processes gave 5.2-5.6),
-  // and the study then measured a lighter game than its file says. Empty without [cpu].
+  // work than asked, because the busy-work calibration ran slower than the frames did (a busy
+  // hyper-thread sibling or a low clock while it ran; measured once on the H100 machine: 2.4 ms
+  // against the 5 ms asked, where other processes gave 5.2-5.6), and the study then measured a
+  // lighter game than its file says. Empty without [cpu].
   std::optional<double> cpu_phase_of_asked;
 };
 // Below this share the summary says the frame did less work than asked.

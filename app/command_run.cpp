@@ -263,8 +263,10 @@ int command_run(const RunArguments& args, const std::string& command_line) {
                       {"driver_info", facts.driver_info}});
     // A "\r" progress line on a terminal; devices that run at once log whole lines instead.
     options.show_progress = !plan && isatty(STDERR_FILENO) != 0;
-    // The files' frame periods are a GPU's; --full-size keeps them on the CPU too.
-    options.cpu_device_pacing = cpu_device && !args.full_size;
+    // The files' frame periods are a GPU's; --full-size keeps them on the CPU too, and so do
+    // devices run at once (a probe would run outside their lockstep) and live sessions (each
+    // version would calibrate anew).
+    options.cpu_device_pacing = cpu_device && !args.full_size && !plan && !args.next_version;
     options.command_line = command_line;
     options.extra_meta["device_choice"] = job.chosen.reason;
     options.extra_meta["device_index"] = job.chosen.index;

@@ -46,26 +46,28 @@ std::vector<int> usable_cpu_ids() {
 }
 
 std::optional<std::vector<int>> this_thread_cpus() {
+  std::vector<int> ids;
 #if defined(_WIN32)
-  // Windows has no getter for a thread's affinity: SetThreadAffinityMask returns the old mask
-  // only by setting a new one, which would race with the thread's own pinning.
-  return std::nullopt;
+  // The thread's processor group and its mask there; CPU numbers count on from 64 per group.
+  GROUP_AFFINITY group{};
+  if (!GetThreadGroupAffinity(GetCurrentThread(), &group)) return std::nullopt;
+  for (int cpu = 0; cpu < static_cast<int>(8 * sizeof(KAFFINITY)); ++cpu)
+    if (group.Mask & (KAFFINITY{1} << cpu)) ids.push_back(64 * group.Group + cpu);
 #else
   cpu_set_t set;
   CPU_ZERO(&set);
   if (pthread_getaffinity_np(pthread_self(), sizeof(set), &set) != 0) return std::nullopt;
-  std::vector<int> ids;
   for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
     if (CPU_ISSET(cpu, &set)) ids.push_back(cpu);
-  return ids;
 #endif
+  return ids;
 }
 
 std::string thread_cpus_unavailable_reason() {
 #if defined(_WIN32)
-  return "Windows reads a thread's affinity only by setting it";
+  return "GetThreadGroupAffinity failed";
 #else
-  return "";
+  return "pthread_getaffinity_np failed";
 #endif
 }
 

@@ -15,9 +15,10 @@ std::uint32_t usable_cpus();
 // Their numbers, in increasing order (empty where the platform cannot say).
 std::vector<int> usable_cpu_ids();
 // The CPUs the calling thread may run on (its own affinity, which pinning narrows), in
-// increasing order; none where the platform cannot read it without changing it (Windows).
+// increasing order (Windows: its processor group's, numbered on from 64 per group); none where
+// the OS call fails.
 std::optional<std::vector<int>> this_thread_cpus();
-// Why this_thread_cpus() gives none here ("" where it gives them).
+// Why this_thread_cpus() gave none.
 std::string thread_cpus_unavailable_reason();
 // `cpus` (increasing) as ranges, "0-3,8,10-11"; "" for none.
 std::string describe_cpus(const std::vector<int>& cpus);

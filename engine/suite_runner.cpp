@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <set>
 
 #include "core/atomic_file.h"
 #include "core/clock.h"
@@ -161,8 +162,11 @@ bool paced_frame(const Scenario& s) {
 // baseline (its first scenario without background work, else scenarios[at] without it) run
 // unpaced and unwritten, before any of the group runs; then every scenario of the group from
 // `at` on is paced at it. A calibration that fails leaves the files' period and says why.
+// `warmup_frames`: --warmup where given. The probe gets none of the run's per-frame hooks (a
+// live window or script sees no unwritten frames), only its stop request.
 void calibrate_cpu_device_pacing(ScenarioExecutor& executor, std::vector<Scenario>& scenarios,
-                                 std::size_t at, const RunSettings& run, std::ostream& log) {
+                                 std::size_t at, const RunSettings& run,
+                                 std::optional<std::uint32_t> warmup_frames, std::ostream& log) {
   const std::string group = pacing_group(scenarios[at]);
   Scenario probe = scenarios[at];
   for (std::size_t j = at; j < scenarios.size(); ++j)
@@ -176,8 +180,12 @@ void calibrate_cpu_device_pacing(ScenarioExecutor& executor, std::vector<Scenari
   probe.cpu->frame_period_ms = 0;
   RunSettings settings = run;
   settings.frames = kCpuDevicePeriodCalibrationFrames;
-  settings.warmup_frames = probe.warmup_frames;
+  settings.warmup_frames = warmup_frames.value_or(probe.warmup_frames);
+  settings.timestamp_queries = run.timestamp_queries && probe.timestamps;
   settings.measure_limit_ms = 0;
+  settings.on_frame = {};
+  settings.on_start = {};
+  settings.end_requested = {};
   const Result<ScenarioTimeline> timeline = executor.run(probe, settings, {});
   std::vector<double> intervals_us;
   if (timeline && !timeline->failure)
@@ -196,8 +204,7 @@ void calibrate_cpu_device_pacing(ScenarioExecutor& executor, std::vector<Scenari
     return;
   }
   const jobs::CpuFrameSpec::PeriodCalibration calibration{
-      period_ms_in_file, std::round(period->unpaced_interval_p50_ms * 100) / 100, period->intervals,
-      probe.name};
+      period_ms_in_file, period->unpaced_interval_p50_ms, period->intervals, probe.name};
   for (std::size_t j = at; j < scenarios.size(); ++j)
     if (pacing_group(scenarios[j]) == group && paced_frame(scenarios[j])) {
       scenarios[j].cpu->frame_period_ms = period->period_ms;
@@ -266,6 +273,7 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     return estimate;
   };
   SuiteEstimate estimate = make_estimate();
+  std::set<std::string> pacing_groups_tried;  // cpu_device_pacing's calibrations
   const auto suite_start = std::chrono::steady_clock::now();
   auto seconds_since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -286,8 +294,11 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
       scenarios.insert(scenarios.end(), extra.begin(), extra.end());
       estimate = make_estimate();
     }
-    if (options.cpu_device_pacing && paced_frame(scenarios[i]))
-      calibrate_cpu_device_pacing(executor, scenarios, i, options.run, log);
+    // Once per group: one that failed keeps the files' period for all its scenarios, so a
+    // study never mixes periods.
+    if (options.cpu_device_pacing && paced_frame(scenarios[i]) &&
+        pacing_groups_tried.insert(pacing_group(scenarios[i])).second)
+      calibrate_cpu_device_pacing(executor, scenarios, i, options.run, options.warmup_frames, log);
     ScenarioOutcome result;
     result.scenario = scenarios[i];
     const nlohmann::json hook_meta =

@@ -31,7 +31,8 @@ struct SuiteOptions {
   std::optional<double> poll_window_tolerance_us;
   // The device is the CPU (lavapipe): a paced game frame runs at a period the device sustains,
   // measured once per study (or scenario) before its first run, from its baseline run unpaced
-  // (scenarios/cpu_device_sizes.h); meta.json's cpu.period_calibration records it.
+  // (scenarios/cpu_device_sizes.h); meta.json's cpu.period_calibration records it. Off for
+  // devices run at once (the probe would run outside their lockstep) and live sessions.
   bool cpu_device_pacing = false;
   bool show_progress = false;  // a live "\r" progress line (terminals only)
   bool write_run_json = true;  // OUT/run.json (the self-test writes its own index instead)

@@ -2,8 +2,9 @@
 // in iterations, and the calibration that turns milliseconds into iterations on this machine.
 //
 // "2 ms of work" means 2 ms on an idle core: the calibration takes the fastest of several
-// timed runs, each timed on the thread's own CPU clock (Linux), so a core shared at
-// calibration time does not make the work shorter. It
+// timed runs, each timed on the thread's own CPU clock (Linux), so time slices another thread
+// took from the core at calibration time do not make the work shorter (a busy hyper-thread
+// sibling or a low clock still can: the verdict's cpu_phase_of_asked shows it). It
 // runs once per process (calibrate_once) before any background work of the run starts, so
 // every condition of a study does the same work whatever its load.
 #pragma once

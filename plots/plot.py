@@ -825,12 +825,23 @@ def plot_phases(summary, target, path):
     if not accounts:
         return None
     names = [phase for phase, _, _ in accounts[0][1]]
-    rows = [(f"{short(summary['baseline'])} (baseline)", [b for _, b, _ in accounts[0][1]], "")]
     for c, phases in accounts:
         if [phase for phase, _, _ in phases] != names:
             raise InputError(f"{path}: the conditions' time accounts name different phases")
-        shift_ms = (sum(m for _, _, m in phases) - sum(b for _, b, _ in phases)) / 1000
+    # Each condition is paired with the baseline rounds it ran beside (a condition decided early
+    # stops with fewer): one baseline bar where every pairing has the same means, else one above
+    # each condition.
+    baselines = [[b for _, b, _ in phases] for _, phases in accounts]
+    one_baseline = all(
+        all(abs(x - y) <= 0.005 * max(abs(y), 1.0) for x, y in zip(means, baselines[0]))
+        for means in baselines)
+    baseline_label = f"{short(summary['baseline'])} (baseline)"
+    rows = [(baseline_label, baselines[0], "")] if one_baseline else []
+    for (c, phases), baseline_means in zip(accounts, baselines):
+        shift_ms = (sum(m for _, _, m in phases) - sum(baseline_means)) / 1000
         tag = " (null)" if c.get("null_control") else " (control)" if c.get("control") else ""
+        if not one_baseline:
+            rows.append((f"{baseline_label}, its rounds", baseline_means, ""))
         rows.append((f"{short(c['condition'])}{tag}", [m for _, _, m in phases],
                      f"{shift_ms:+.2f} ms, {c.get('verdict', '?')}"))
     figure, axes = plt.subplots(figsize=(11, 0.55 * len(rows) + 1.8))

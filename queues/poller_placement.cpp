@@ -169,7 +169,7 @@ Result<std::vector<PollerPlacement>> poller_placements(std::string_view requeste
       return make_error(fmt::format(
           "--poller-core '{}': give auto, none or {} CPUs, one per device, such as {} (this "
           "process may run on {})",
-          requested, count, describe_cpus(quietest_cpus(cpus, count)), describe_cpus(cpus)));
+          requested, count, fmt::join(quietest_cpus(cpus, count), ","), describe_cpus(cpus)));
     if (std::find(listed.begin(), listed.end(), *one->cpu) != listed.end())
       return make_error(fmt::format(
           "--poller-core '{}': CPU {} is listed twice; each device's poller needs its own",

@@ -901,9 +901,13 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
       EXPECT_EQ(meta["poller"]["scheduling"], "SCHED_OTHER, nice 0");
       EXPECT_EQ(threads["job_workers"]["policy"], "SCHED_OTHER");
       EXPECT_EQ(threads["job_workers"]["threads"], meta["cpu"]["workers"]);
-      // Each kind's affinity: the process's CPUs, as the test's own thread has them (nothing
-      // in the preset pins a thread kind but the poller, which meta.json's poller gives).
-      const std::string process_cpus = describe_cpus(usable_cpu_ids());
+      // Each kind's affinity: the process's CPUs, as the test's own thread has them, less the
+      // poller's where it was reserved (--poller-core auto does so from 4 CPUs on); nothing in
+      // the preset pins another thread kind.
+      std::vector<int> cpus_left = usable_cpu_ids();
+      if (meta["poller"]["cpu_reserved"].get<bool>())
+        std::erase(cpus_left, meta["poller"]["cpu"].get<int>());
+      const std::string process_cpus = describe_cpus(cpus_left);
       EXPECT_EQ(threads["frame_loop"]["cpus"], process_cpus) << threads.dump();
       EXPECT_EQ(threads["job_workers"]["cpus"], process_cpus) << threads.dump();
       const std::string name(condition);
@@ -1028,7 +1032,9 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
                                                        bursts["ran_longer"].get<std::size_t>() +
                                                        bursts["off_cpu"].get<std::size_t>() +
                                                        bursts["unknown"].get<std::size_t>());
-    EXPECT_EQ(bursts["unknown"].get<std::size_t>(), 0u) << "Linux has the workers' figures";
+    // Linux has the workers' figures; only a round's last frame, whose jobs' interval no
+    // record holds, can go unnamed.
+    EXPECT_LE(bursts["unknown"].get<std::size_t>(), 3u) << "one per round at most: " << bursts;
     // What the compiles cost their threads, for a condition that compiled.
     const auto& progress = c["progress"];
     if (progress["compiles"].get<std::size_t>() > 0) {
