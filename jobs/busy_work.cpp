@@ -31,8 +31,7 @@ std::atomic<std::uint64_t> g_busy_work_sink{0};
 }  // namespace
 
 BusyWorkCalibration calibrate_busy_work(std::uint32_t runs, double run_ms) {
-  // Find an iteration count that takes about run_ms, doubling from a small one. This also
-  // spins the core for a few ms first, so its clock has ramped up before the timed runs.
+  // Find an iteration count that takes about run_ms, doubling from a small one.
   std::uint64_t iterations = 1024;
   double ms = 0;
   for (;;) {
