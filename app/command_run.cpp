@@ -232,6 +232,7 @@ int command_run(const RunArguments& args, const std::string& command_line) {
     options.run.timestamp_queries = !args.no_timestamps;
     options.run.shader_clock = !args.no_shader_clock;
     options.run.study_shares_device = args.share_device;
+    options.run.reuse_devices = !args.device_per_scenario;
     // No GPU clock to settle on the CPU device, where a washout chunk takes over a second.
     options.run.washout_ms = args.washout_ms.value_or(cpu_device ? 0 : kDefaultWashoutMs);
     options.run.stamp_memory =

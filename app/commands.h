@@ -45,6 +45,7 @@ struct RunArguments {
   bool no_timestamps = false;
   bool no_shader_clock = false;
   bool share_device = false;
+  bool device_per_scenario = false;
   std::optional<std::uint32_t> washout_ms;
   std::string stamp_memory = "uncached";
   std::string foreground;  // replaces a study's foreground

@@ -200,6 +200,12 @@ int main(int argc, char** argv) {
       "--share-device", run_args.share_device,
       "Run all conditions and rounds of a study on one device instead of opening one per "
       "scenario, with a washout before each (--washout-ms; docs/background.md)");
+  run->add_flag("--device-per-scenario", run_args.device_per_scenario,
+                "Create a Vulkan device for every scenario and destroy it after; by default a "
+                "frame scenario outside a study runs on an idle device an earlier scenario created "
+                "with the same queues, priorities and features (a study's scenarios and preemption "
+                "scenarios always create their own; meta.json device_opening.api_device says "
+                "which)");
   run->add_option("--washout-ms", run_args.washout_ms,
                   "With --share-device, run the foreground alone (no background work, "
                   "unmeasured) for this long before each condition, so that the last one's load "

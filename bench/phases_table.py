@@ -43,6 +43,22 @@ def table(root: Path) -> str:
         lines.append(f"| {name} | {row['scenarios']} | {row['seconds']:.1f} | " +
                      " | ".join(f"{row[p]:.2f}" for p in PHASES) +
                      f" | {rest:.2f} | {row['write']:.2f} |")
+    parts = OrderedDict()  # the opening's parts over every scenario that opened a device
+    opened = 0
+    for entry in run["scenarios"]:
+        if not entry.get("directory"):
+            continue
+        meta = json.loads((root / entry["directory"] / "meta.json").read_text())
+        split = (meta.get("device_opening") or {}).get("parts_ms")
+        if not split:
+            continue
+        opened += 1
+        for part, ms in split.items():
+            parts[part] = parts.get(part, 0.0) + ms / 1000.0
+    if parts:
+        lines += ["", f"Opening a device, by part, over the {opened} scenarios that opened one:", "",
+                  "| " + " | ".join(parts) + " |", "|" + "---|" * len(parts),
+                  "| " + " | ".join(f"{s:.2f}" for s in parts.values()) + " |"]
     lines.append("")
     lines.append("Seconds in s; `rest`: the scenario's seconds outside the recorded phases "
                  "(validation, sizes, the executor's own work); `write`: writing its files, "

@@ -55,6 +55,19 @@ std::string kept_key(const Scenario& scenario, const RunSettings& settings) {
   return key.dump();
 }
 
+// A study compares its conditions run by run: each creates its own device, as a scenario
+// always did before devices were kept, with no idle one open beside it, so what ran before the
+// study cannot reach its comparison through a device. A preemption scenario sizes its load
+// from the timestamps around it: on lavapipe, a device reused after a frame scenario gave
+// timestamps that did not bracket the load's dispatch (0.007 ms for a dispatch the CPU waited
+// 33 ms for), so the calibration grew the load past its deadline; it creates its own device
+// too. Every other scenario may take an idle one (RunSettings::reuse_devices).
+DeviceReuse reuse_for(const Scenario& scenario, const RunSettings& settings) {
+  return settings.reuse_devices && scenario.study.empty() && !scenario.preemption
+             ? DeviceReuse::idle_ok
+             : DeviceReuse::fresh;
+}
+
 // What a load's calibration depends on: its kind, target and the sizes the file gives. Not the
 // urgent job's priority, period or duration, nor the process mode.
 std::string calibration_key(const preemption::PreemptionSpec& spec) {
@@ -70,6 +83,21 @@ std::string calibration_key(const preemption::PreemptionSpec& spec) {
 void add_open_and_close_ms(nlohmann::json& meta, std::int64_t open_ns, std::int64_t close_ns) {
   meta["phases_ms"]["open_device"] = rounded_ms(open_ns);
   meta["phases_ms"]["close_device"] = rounded_ms(close_ns);
+}
+
+// meta.json's device_opening (docs/output-format.md). The backend's opening parts and API
+// device belong to the run that opened it (`run` 1), not to later runs on a study's kept one.
+nlohmann::json device_opening(const std::string& opened_for, std::uint32_t run, bool kept_open,
+                              const nlohmann::json& washout, const ScenarioDeviceFacts& facts) {
+  nlohmann::json parts = nullptr, api_device = nullptr;
+  if (run == 1 && !facts.open_parts_ms.empty()) {
+    parts = nlohmann::json::object();
+    for (const auto& [part, ms] : facts.open_parts_ms) parts[part] = ms;
+  }
+  if (run == 1 && !facts.api_device_created_for.empty())
+    api_device = {{"created_for", facts.api_device_created_for}, {"use", facts.api_device_use}};
+  return {{"opened_for", opened_for}, {"run", run},        {"kept_open", kept_open},
+          {"washout", washout},       {"parts_ms", parts}, {"api_device", api_device}};
 }
 
 }  // namespace
@@ -99,7 +127,8 @@ Result<DeviceExecutor::Kept*> DeviceExecutor::backend_for(const Scenario& scenar
   kept->runs = 1;
   kept->scenario = std::make_unique<Scenario>(scenario);
   kept->settings = std::make_unique<RunSettings>(settings);
-  auto opened = device_->open_scenario(*kept->scenario, *kept->settings);
+  auto opened = device_->open_scenario(*kept->scenario, *kept->settings,
+                                       reuse_for(*kept->scenario, *kept->settings));
   if (!opened) return opened.error();
   kept->backend = std::move(*opened);
   kept_.push_back(std::move(kept));
@@ -163,10 +192,8 @@ Result<ScenarioTimeline> DeviceExecutor::run(const Scenario& scenario, const Run
   device_->describe_run(outcome.timeline, mark);
   // A run that failed leaves its device in a state nothing else should measure in.
   const bool keep = !outcome.gpu_may_be_busy && !outcome.timeline.failure && !device.key.empty();
-  outcome.timeline.meta["device_opening"] = {{"opened_for", device.opened_for},
-                                             {"run", device.runs},
-                                             {"kept_open", keep},
-                                             {"washout", device.washout}};
+  outcome.timeline.meta["device_opening"] =
+      device_opening(device.opened_for, device.runs, keep, device.washout, device.backend->facts());
   const std::int64_t close_start_ns = monotonic_raw_ns();
   if (!keep)
     std::erase_if(kept_, [&](const std::unique_ptr<Kept>& k) { return k.get() == &device; });
@@ -183,7 +210,7 @@ Result<ScenarioTimeline> DeviceExecutor::run_preemption(const Scenario& scenario
   const ValidationMark mark = device_->validation_mark();
   if (spec.process == preemption::ProcessMode::same) {
     const std::int64_t open_start_ns = monotonic_raw_ns();
-    auto backend = device_->open_scenario(scenario, settings);
+    auto backend = device_->open_scenario(scenario, settings, reuse_for(scenario, settings));
     if (!backend) return backend.error();
     const std::int64_t loop_start_ns = monotonic_raw_ns();
     PreemptionHooks hooks;
@@ -201,6 +228,8 @@ Result<ScenarioTimeline> DeviceExecutor::run_preemption(const Scenario& scenario
     if (!outcome.timeline.failure && info && info->calibrated && info->sizes_from.empty())
       calibrated_[key] = {scenario.name, info->load_sizes};
     device_->describe_run(outcome.timeline, mark);
+    outcome.timeline.meta["device_opening"] =
+        device_opening(scenario.name, 1, false, nullptr, (*backend)->facts());
     const std::int64_t close_start_ns = monotonic_raw_ns();
     backend->reset();
     outcome.timeline.meta["phases_ms"]["loop"] = rounded_ms(close_start_ns - loop_start_ns);
@@ -212,7 +241,7 @@ Result<ScenarioTimeline> DeviceExecutor::run_preemption(const Scenario& scenario
   // The urgent job here, the load in a child with its own device on the same physical one.
   const Scenario urgent_only =
       preemption::make_scenario(spec, preemption::Role::urgent_only, scenario.name);
-  auto opened = device_->open_scenario(urgent_only, settings);
+  auto opened = device_->open_scenario(urgent_only, settings, reuse_for(scenario, settings));
   if (!opened) return opened.error();
   ScenarioBackend& backend = **opened;
   auto executable = preemption::current_executable();
@@ -269,7 +298,7 @@ Result<ScenarioTimeline> DeviceExecutor::run_load_process(const Scenario& load_o
                                                           preemption::ParentLink& parent) {
   GPUOVERLAP_TRY(check_planned(load_only));
   const ValidationMark mark = device_->validation_mark();
-  auto opened = device_->open_scenario(load_only, settings);
+  auto opened = device_->open_scenario(load_only, settings, reuse_for(load_only, settings));
   if (!opened) return opened.error();
   PreemptionHooks hooks;
   hooks.on_loading = [](const ScenarioTimeline& so_far) {

@@ -23,15 +23,26 @@ struct ValidationMark {
   std::uint32_t errors = 0, hazards = 0;
 };
 
+// Whether a scenario may run on an API device that an earlier scenario created with the same
+// queues, priorities and features and left idle. Creating a device is most of what opening a
+// scenario costs (vkCreateDevice, about 0.1 s on an H200); a backend that keeps no idle
+// devices creates one either way.
+enum class DeviceReuse {
+  fresh,    // a device of its own, with no idle one left open beside it
+  idle_ok,  // an idle one where there is one
+};
+
 class DeviceBackend {
  public:
   virtual ~DeviceBackend() = default;
-  // One scenario's device objects: a device per scenario, because a queue's global priority
-  // is fixed when its device is created. An Error says why not (e.g. a refused priority).
+  // One scenario's device objects: its own device, or with DeviceReuse::idle_ok an idle one
+  // created with the same queues, priorities and features (a queue's global priority is fixed
+  // when its device is created). An Error says why not (e.g. a refused priority).
   // Contract: the scenario's frame plan is attached and free of errors (the executor checks);
   // the backend records that plan and computes none.
   virtual Result<std::unique_ptr<ScenarioBackend>> open_scenario(const Scenario& scenario,
-                                                                 const RunSettings& settings) = 0;
+                                                                 const RunSettings& settings,
+                                                                 DeviceReuse reuse) = 0;
   virtual Result<PingPongResult> ping_pong(std::uint32_t rounds, StampMemory memory,
                                            RoundTripPath path, std::uint32_t timeout_ms) = 0;
   // This device's index among the API's devices (the load process opens the same one).

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "queues/queue_model.h"
@@ -68,6 +69,14 @@ struct ScenarioDeviceFacts {
   std::uint64_t slot_stride_bytes = 0;  // between two workloads' stamp slots
   bool stamping = true;
   std::uint32_t max_workgroups_x = 0;  // bounds a preemption load part's size
+  // What opening the device took, part by part in the order the backend did them (e.g.
+  // "device", "resources", "pipelines"); empty where the backend does not time its parts.
+  std::vector<std::pair<std::string, double>> open_parts_ms;
+  // Where the API device came from (Vulkan, which keeps idle devices between scenarios): the
+  // scenario it was created for, and which use of it this scenario is (1: it was created for
+  // this one). Empty and 0 where the backend does not say.
+  std::string api_device_created_for;
+  std::uint32_t api_device_use = 0;
 };
 
 // Valid timestamp bits per workload (its queue's), read once per scenario.

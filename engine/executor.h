@@ -60,6 +60,11 @@ struct RunSettings {
   // A study's conditions and rounds run on one device (engine/device_executor.h); false (the
   // default): every scenario opens its own.
   bool study_shares_device = false;
+  // A frame scenario outside a study may run on an idle API device an earlier one created with
+  // the same queues, priorities and features (DeviceReuse); false (--device-per-scenario):
+  // every scenario creates its own. A study's scenarios and preemption scenarios always create
+  // their own (engine/device_executor.cpp says why).
+  bool reuse_devices = true;
   // On a shared device, each run after the first is preceded by the foreground alone (no
   // background work, unmeasured) for at least this long: a condition's load can leave the GPU
   // clocked low into the next run (measured on the H100: 2.3x longer frames for up to 0.3 s

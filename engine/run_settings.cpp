@@ -14,6 +14,7 @@ nlohmann::json to_json(const RunSettings& settings) {
           {"stamp_memory", to_string(settings.stamp_memory)},
           {"shader_clock", settings.shader_clock},
           {"study_shares_device", settings.study_shares_device},
+          {"reuse_devices", settings.reuse_devices},
           {"washout_ms", settings.washout_ms},
           {"measure_limit_ms", settings.measure_limit_ms},
           {"poller_cpu",
@@ -50,6 +51,7 @@ Result<RunSettings> run_settings_from_json(const nlohmann::json& json) {
   GPUOVERLAP_TRY(flag("stamping", settings.stamping));
   GPUOVERLAP_TRY(flag("shader_clock", settings.shader_clock));
   GPUOVERLAP_TRY(flag("study_shares_device", settings.study_shares_device));
+  GPUOVERLAP_TRY(flag("reuse_devices", settings.reuse_devices));
   GPUOVERLAP_TRY(count("washout_ms", 0, kMaxWashoutMs, settings.washout_ms));
   GPUOVERLAP_TRY(count("measure_limit_ms", 0, kMaxStudyRoundMs, settings.measure_limit_ms));
   const auto memory = json.find("stamp_memory");

@@ -371,6 +371,7 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
                         {"shader_clock", settings.shader_clock},
                         {"stamping", settings.stamping},
                         {"study_shares_device", settings.study_shares_device},
+                        {"reuse_devices", settings.reuse_devices},
                         {"washout_ms", settings.washout_ms},
                         {"measure_limit_ms", settings.measure_limit_ms}};
     const std::size_t flagged = flag_disagreements(*timeline, options.agreement);

@@ -127,8 +127,11 @@ class D3D12Device final : public DeviceBackend {
         index_(index),
         description_(std::move(description)),
         debug_layer_(debug_layer) {}
+  // Every scenario creates its own device (`reuse` aside): no D3D12 device is kept between
+  // scenarios.
   Result<std::unique_ptr<ScenarioBackend>> open_scenario(const Scenario& scenario,
-                                                         const RunSettings& settings) override {
+                                                         const RunSettings& settings,
+                                                         DeviceReuse) override {
     auto device = std::make_unique<ScenarioDevice>(adapter_.get(), scenario, settings);
     if (Status s = device->create(); !s) {
       abandoned_device_ = abandoned_device_ || device->gpu_may_be_busy();

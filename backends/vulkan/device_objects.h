@@ -12,6 +12,7 @@
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -23,14 +24,24 @@ class OwnedDevice {
   OwnedDevice(const OwnedDevice&) = delete;
   OwnedDevice& operator=(const OwnedDevice&) = delete;
   ~OwnedDevice() {
-    if (handle_ != VK_NULL_HANDLE && !gpu_may_be_busy) vkDestroyDevice(handle_, nullptr);
+    if (handle_ == VK_NULL_HANDLE || gpu_may_be_busy) return;
+    if (release)
+      release(handle_);
+    else
+      vkDestroyDevice(handle_, nullptr);
   }
   operator VkDevice() const { return handle_; }
   // For vkCreateDevice; only while no device was created.
   VkDevice* receive() { return &handle_; }
+  // For a device an earlier owner left idle (device_pool.h); only while none is held.
+  void adopt(VkDevice handle) { handle_ = handle; }
 
   // Set when work of this device may still run: from then on nothing of it is freed.
   bool gpu_may_be_busy = false;
+  // What becomes of the device instead of vkDestroyDevice once every object made from it is
+  // destroyed and the GPU is not busy (a DevicePool keeps it for the next scenario). The owner
+  // clears it when the device must not be reused (it was not idle when asked).
+  std::function<void(VkDevice)> release;
 
  private:
   VkDevice handle_ = VK_NULL_HANDLE;

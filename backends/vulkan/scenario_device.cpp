@@ -98,7 +98,53 @@ Status ScenarioDevice::check_features() {
   return ok_status();
 }
 
+std::string ScenarioDevice::device_key() const {
+  nlohmann::json queues = nlohmann::json::array();
+  for (const QueueSpec& q : scenario_.queues)
+    queues.push_back({to_string(q.type), to_string(q.priority)});
+  return nlohmann::json{{"queues", queues},
+                        {"priority_fallback", settings_.priority_fallback},
+                        {"robust_image_access", !scenario_.textures.empty()},
+                        {"shader_clock", facts_.shader_clock.recorded}}
+      .dump();
+}
+
+void ScenarioDevice::return_device_to_pool() {
+  if (!pool_) return;
+  pooled_.mapping = mapping_;
+  pooled_.granted_priority = granted_priority_;
+  pooled_.priority_notes = facts_.priority_notes;
+  pooled_.global_priority_requested = facts_.global_priority_requested;
+  // Weak: a pool already gone (its backend closed first) leaves the device to be destroyed.
+  device_.release = [pool = std::weak_ptr<DevicePool>(pool_),
+                     pooled = pooled_](VkDevice handle) mutable {
+    pooled.handle = handle;
+    if (auto alive = pool.lock())
+      alive->put(std::move(pooled));
+    else
+      vkDestroyDevice(handle, nullptr);
+  };
+}
+
 Status ScenarioDevice::create_device() {
+  if (pool_) {
+    pooled_ = {.key = device_key(), .created_for = scenario_.name};
+    if (std::optional<PooledDevice> idle = pool_->take(pooled_.key)) {
+      pooled_ = std::move(*idle);
+      ++pooled_.uses;
+      device_.adopt(pooled_.handle);
+      mapping_ = pooled_.mapping;
+      granted_priority_ = pooled_.granted_priority;
+      facts_.priority_notes = pooled_.priority_notes;
+      facts_.global_priority_requested = pooled_.global_priority_requested;
+      vkGetPhysicalDeviceMemoryProperties(info_.handle, &memory_properties_);
+      facts_.api_device_created_for = pooled_.created_for;
+      facts_.api_device_use = pooled_.uses;
+      return_device_to_pool();
+      return ok_status();
+    }
+    pooled_.uses = 1;
+  }
   std::vector<QueueType> types;
   for (const auto& q : scenario_.queues) types.push_back(q.type);
   auto mapped = map_queues(info_.family_descriptions(), types);
@@ -194,6 +240,9 @@ Status ScenarioDevice::create_device() {
   granted_priority_ = priorities.granted(mapping_);
   facts_.priority_notes = priorities.notes;
   vkGetPhysicalDeviceMemoryProperties(info_.handle, &memory_properties_);
+  facts_.api_device_created_for = scenario_.name;
+  facts_.api_device_use = 1;
+  return_device_to_pool();
   return ok_status();
 }
 
@@ -352,8 +401,17 @@ std::optional<GpuCalibration> ScenarioDevice::calibrate() {
 }
 
 Status ScenarioDevice::create() {
+  // Each part's time goes to facts_.open_parts_ms: what a device opening costs, per part, is
+  // what decides whether keeping devices or pipelines between scenarios would pay.
+  std::int64_t part_start_ns = monotonic_raw_ns();
+  auto part_done = [&](const char* part) {
+    const std::int64_t now_ns = monotonic_raw_ns();
+    facts_.open_parts_ms.emplace_back(part, rounded_ms(now_ns - part_start_ns));
+    part_start_ns = now_ns;
+  };
   GPUOVERLAP_TRY(check_features());
   GPUOVERLAP_TRY(create_device());
+  part_done("device");
   for (const MappedQueue& m : mapping_)
     if (std::find(families_in_use_.begin(), families_in_use_.end(), m.family_index) ==
         families_in_use_.end())
@@ -445,12 +503,18 @@ Status ScenarioDevice::create() {
     texture_layouts_.emplace_back(scenario_.textures[t].subresources(), VK_IMAGE_LAYOUT_UNDEFINED);
   }
   GPUOVERLAP_TRY(bind_heaps());
+  part_done("resources");
   GPUOVERLAP_TRY(create_queue_objects());
+  part_done("queue_objects");
   GPUOVERLAP_TRY(upload_input());
+  part_done("upload");
   GPUOVERLAP_TRY(create_pipelines());
+  part_done("pipelines");
   GPUOVERLAP_TRY(create_descriptors());
   GPUOVERLAP_TRY(setup_calibration());
+  part_done("descriptors_and_clocks");
   GPUOVERLAP_TRY(create_background(scenario_.background));
+  part_done("background");
 
   const auto stamp_flags = memory_properties_.memoryTypes[stamps_.memory_type].propertyFlags;
   const auto counter_flags = memory_properties_.memoryTypes[counters_.memory_type].propertyFlags;
@@ -593,8 +657,8 @@ ScenarioDevice::~ScenarioDevice() {
   if (background_) background_->stop();
   if (device_ == VK_NULL_HANDLE || device_.gpu_may_be_busy) return;  // every handle leaks
   // Every submission was waited for with a deadline; this returns at once. Then the members'
-  // handles free their objects, the device last.
-  vkDeviceWaitIdle(device_);
+  // handles free their objects, the device last (or back to the pool, only if it is idle).
+  if (vkDeviceWaitIdle(device_) != VK_SUCCESS) device_.release = nullptr;
   for (background::PipelineHandle variant : compute_variants_.take())
     vkDestroyPipeline(device_, reinterpret_cast<VkPipeline>(variant), nullptr);
 }

@@ -13,6 +13,7 @@
 
 #include "backends/vulkan/barrier_translation.h"
 #include "backends/vulkan/device_objects.h"
+#include "backends/vulkan/device_pool.h"
 #include "backends/vulkan/vulkan_instance.h"
 #include "background/background_session.h"
 #include "background/variant_slot.h"
@@ -114,12 +115,16 @@ void record_global_barrier(VkCommandBuffer cmd, const SyncScope& src, const Sync
 // preemption streams), ping_pong.cpp (the self-test's probe).
 class ScenarioDevice final : public ScenarioBackend {
  public:
+  // With a `pool`, the device is taken from its idle ones where one was created with the same
+  // queues, priorities and features (device_key), and given back to it when this is destroyed
+  // idle; without, it is created here and destroyed with this.
   ScenarioDevice(const Instance& instance, const PhysicalDeviceInfo& info, const Scenario& s,
-                 const RunSettings& settings)
+                 const RunSettings& settings, std::shared_ptr<DevicePool> pool = nullptr)
       : instance_(instance),
         info_(info),
         scenario_(s),
         settings_(settings),
+        pool_(std::move(pool)),
         plan_(frame_plan_of(s)) {}
   ~ScenarioDevice();
   ScenarioDevice(const ScenarioDevice&) = delete;
@@ -136,7 +141,12 @@ class ScenarioDevice final : public ScenarioBackend {
 
  private:
   Status check_features();
+  // What creating the device depends on beyond the physical device: its queues' types and
+  // priorities, --priority-fallback, and the features asked for. After check_features.
+  std::string device_key() const;
   Status create_device();
+  // After create_device: the pool gets the device back when this is destroyed.
+  void return_device_to_pool();
   // Memory for `requirements`: of the types with all of `required`, the one with most of
   // `wanted` and fewest of `unwanted` (ties: the first, as the driver orders them).
   Status allocate_memory(OwnedMemory& out, std::uint32_t& memory_type,
@@ -249,6 +259,8 @@ class ScenarioDevice final : public ScenarioBackend {
   const PhysicalDeviceInfo& info_;
   const Scenario& scenario_;
   const RunSettings& settings_;
+  std::shared_ptr<DevicePool> pool_;  // null: the device is this scenario's alone
+  PooledDevice pooled_;               // what the pool is given back (with a pool)
 
   OwnedDevice device_;  // first: destroyed after every object made from it
   VkPhysicalDeviceMemoryProperties memory_properties_{};

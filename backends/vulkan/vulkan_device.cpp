@@ -29,9 +29,12 @@ Result<PingPongResult> VulkanDevice::ping_pong(std::uint32_t rounds, StampMemory
 }
 
 Result<std::unique_ptr<ScenarioBackend>> VulkanDevice::open_scenario(const Scenario& scenario,
-                                                                     const RunSettings& settings) {
-  auto device = std::make_unique<ScenarioDevice>(instance_, instance_.devices().at(device_index_),
-                                                 scenario, settings);
+                                                                     const RunSettings& settings,
+                                                                     DeviceReuse reuse) {
+  if (reuse == DeviceReuse::fresh) pool_->clear();
+  auto device =
+      std::make_unique<ScenarioDevice>(instance_, instance_.devices().at(device_index_), scenario,
+                                       settings, reuse == DeviceReuse::idle_ok ? pool_ : nullptr);
   if (Status s = device->create(); !s) {
     abandoned_device_ = abandoned_device_ || device->gpu_may_be_busy();
     return s.error();

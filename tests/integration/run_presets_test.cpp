@@ -615,6 +615,47 @@ TEST_F(AllPresets, MetaRecordsDeviceQueuesPrioritiesAndClocks) {
   }
 }
 
+// A frame scenario outside the study runs on an idle device an earlier scenario created with
+// the same queues and priorities, and says so; the study's scenarios and the preemption cells
+// create their own.
+TEST_F(AllPresets, OnlyFrameScenariosOutsideTheStudyReuseAnIdleDeviceOfTheirConfiguration) {
+  ASSERT_EQ(result_->exit_code, 0) << result_->output;
+  const auto run = read_json(*out_ / "run.json");
+  std::map<std::string, nlohmann::json> created;  // scenario name -> its queues
+  std::map<std::string, std::int64_t> uses;       // creator -> the last use seen
+  std::size_t reused = 0;
+  for (const auto& entry : run["scenarios"]) {
+    const std::string dir = entry["directory"].get<std::string>();
+    SCOPED_TRACE(dir);
+    const auto meta = read_json(*out_ / dir / "meta.json");
+    const auto& opening = meta["device_opening"];
+    ASSERT_TRUE(opening["api_device"].is_object()) << opening.dump();
+    const std::string creator = opening["api_device"]["created_for"].get<std::string>();
+    const std::int64_t use = opening["api_device"]["use"].get<std::int64_t>();
+    nlohmann::json queues = nlohmann::json::array();
+    for (const auto& q : meta["queues"]) queues.push_back({q["type"], q["priority_requested"]});
+    if (dir.rfind("non-intrusiveness/", 0) == 0 || dir.rfind("preemption-matrix/", 0) == 0 ||
+        use == 1) {
+      EXPECT_EQ(use, 1);
+      EXPECT_EQ(creator, opening["opened_for"]);
+      created[creator] = queues;
+      uses[creator] = 1;
+      continue;
+    }
+    // A reuse: of a device created earlier in the run, for the same queues, its uses counting
+    // up (by more than one where an unwritten run used it between, as a CPU device's pacing
+    // probe does).
+    ++reused;
+    ASSERT_TRUE(created.count(creator)) << creator << " did not run before " << dir;
+    EXPECT_EQ(created[creator], queues);
+    EXPECT_GT(use, uses[creator]);
+    uses[creator] = use;
+  }
+  // 26 of the 37 other presets on lavapipe: they share a few configurations, and at most four
+  // idle devices are kept.
+  EXPECT_GE(reused, 20u) << "most of the 37 other presets share a few configurations";
+}
+
 // The preemption presets on lavapipe (one queue: the urgent job cannot overlap, let alone
 // preempt, so only invariants are checked, never timings): preemption.csv has its columns and
 // a row per urgent submission with a latency >= 0; urgent jobs run one after another; on a

@@ -28,8 +28,11 @@ class FakeDevice final : public DeviceBackend {
   bool last_marked_busy = false;
   int opened = 0, described = 0;
 
+  std::vector<DeviceReuse> reuse_asked;  // per open_scenario call
   Result<std::unique_ptr<ScenarioBackend>> open_scenario(const Scenario& scenario,
-                                                         const RunSettings&) override {
+                                                         const RunSettings&,
+                                                         DeviceReuse reuse) override {
+    reuse_asked.push_back(reuse);
     if (refuse) return *refuse;
     ++opened;
     auto backend = std::make_unique<Observed>(scenario.workloads.size(), *this);
@@ -162,6 +165,9 @@ Scenario study_condition(const Scenario& foreground, const std::string& conditio
 TEST(DeviceExecutor, AStudysConditionsShareOneDeviceWhoseFramesCountOnAcrossRuns) {
   auto device = std::make_unique<FakeDevice>();
   FakeDevice& fake = *device;
+  fake.script = [](FakeBackend& b) {
+    b.device_facts.open_parts_ms = {{"device", 12.5}, {"pipelines", 3.0}};
+  };
   DeviceExecutor executor(std::move(device));
   const Scenario foreground = two_workloads();
   const Scenario baseline = study_condition(foreground, "baseline", false);
@@ -173,9 +179,15 @@ TEST(DeviceExecutor, AStudysConditionsShareOneDeviceWhoseFramesCountOnAcrossRuns
     ASSERT_FALSE(timeline->failure) << timeline->failure->message;
     EXPECT_EQ(timeline->records.size(), 6u);
     for (const WorkloadFrameRecord& r : timeline->records) EXPECT_EQ(r.status, RecordStatus::ok);
-    EXPECT_EQ(timeline->meta["device_opening"]["opened_for"], "study/baseline");
-    EXPECT_TRUE(timeline->meta["device_opening"]["kept_open"].get<bool>());
-    runs.push_back(timeline->meta["device_opening"]["run"].get<std::int64_t>());
+    const nlohmann::json& opening = timeline->meta["device_opening"];
+    EXPECT_EQ(opening["opened_for"], "study/baseline");
+    EXPECT_TRUE(opening["kept_open"].get<bool>());
+    runs.push_back(opening["run"].get<std::int64_t>());
+    // The opening's parts belong to the run that opened the device.
+    if (runs.back() == 1)
+      EXPECT_EQ(opening["parts_ms"], nlohmann::json({{"device", 12.5}, {"pipelines", 3.0}}));
+    else
+      EXPECT_TRUE(opening["parts_ms"].is_null()) << opening.dump();
   }
   EXPECT_EQ(runs, (std::vector<std::int64_t>{1, 2, 3, 4}));
   EXPECT_EQ(fake.opened, 1);
@@ -267,6 +279,53 @@ TEST(DeviceExecutor, ADeviceIsSharedOnlyByTheSameStudyPlanSettingsAndBinding) {
   EXPECT_EQ(run(foreground, short_run()), 1);
   EXPECT_EQ(run(foreground, short_run()), 1);
   EXPECT_EQ(fake.opened, 9);
+}
+
+// Only a frame scenario outside a study may run on an idle device an earlier one created; a
+// study's scenarios (shared device or not), a preemption scenario and every scenario with
+// --device-per-scenario ask for their own.
+TEST(DeviceExecutor, OnlyAScenarioOutsideAStudyMayRunOnAnIdleDevice) {
+  auto device = std::make_unique<FakeDevice>();
+  FakeDevice& fake = *device;
+  DeviceExecutor executor(std::move(device));
+  const Scenario foreground = two_workloads();
+  RunSettings shared = short_run();
+  RunSettings per_study_scenario = short_run();
+  per_study_scenario.study_shares_device = false;
+  RunSettings per_scenario = short_run();
+  per_scenario.reuse_devices = false;
+  ASSERT_TRUE(executor.run(foreground, shared, {}));
+  ASSERT_TRUE(executor.run(study_condition(foreground, "baseline", false), shared, {}));
+  ASSERT_TRUE(executor.run(study_condition(foreground, "managed", true), per_study_scenario, {}));
+  ASSERT_TRUE(executor.run(foreground, per_scenario, {}));
+  preemption::PreemptionSpec spec;
+  spec.target_ms = 2;
+  spec.period_ms = 5;
+  spec.duration_ms = 20;
+  ASSERT_TRUE(
+      executor.run(preemption::make_scenario(spec, preemption::Role::both, "p"), short_run(), {}));
+  EXPECT_EQ(fake.reuse_asked,
+            (std::vector<DeviceReuse>{DeviceReuse::idle_ok, DeviceReuse::fresh, DeviceReuse::fresh,
+                                      DeviceReuse::fresh, DeviceReuse::fresh}));
+}
+
+// Where the backend says where its API device came from, meta.json's device_opening does.
+TEST(DeviceExecutor, TheApiDevicesOriginIsInTheMeta) {
+  auto device = std::make_unique<FakeDevice>();
+  FakeDevice& fake = *device;
+  fake.script = [](FakeBackend& b) {
+    b.device_facts.api_device_created_for = "earlier";
+    b.device_facts.api_device_use = 3;
+  };
+  DeviceExecutor executor(std::move(device));
+  auto timeline = executor.run(two_workloads(), short_run(), {});
+  ASSERT_TRUE(timeline && !timeline->failure);
+  EXPECT_EQ(timeline->meta["device_opening"]["api_device"],
+            nlohmann::json({{"created_for", "earlier"}, {"use", 3}}));
+  fake.script = nullptr;
+  auto silent = executor.run(two_workloads(), short_run(), {});
+  ASSERT_TRUE(silent && !silent->failure);
+  EXPECT_TRUE(silent->meta["device_opening"]["api_device"].is_null());
 }
 
 TEST(DeviceExecutor, AStudyRunThatFailedClosesItsDevice) {
