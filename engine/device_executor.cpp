@@ -61,9 +61,11 @@ std::string kept_key(const Scenario& scenario, const RunSettings& settings) {
 // from the timestamps around it: on lavapipe, a device reused after a frame scenario gave
 // timestamps that did not bracket the load's dispatch (0.007 ms for a dispatch the CPU waited
 // 33 ms for), so the calibration grew the load past its deadline; it creates its own device
-// too. Every other scenario may take an idle one (RunSettings::reuse_devices).
-DeviceReuse reuse_for(const Scenario& scenario, const RunSettings& settings) {
-  return settings.reuse_devices && scenario.study.empty() && !scenario.preemption
+// too. Every other scenario may take an idle one (RunSettings::reuse_devices), unless a
+// device was abandoned with work on the GPU (`abandoned`): after that, nothing kept idle is
+// trusted.
+DeviceReuse reuse_for(const Scenario& scenario, const RunSettings& settings, bool abandoned) {
+  return settings.reuse_devices && scenario.study.empty() && !scenario.preemption && !abandoned
              ? DeviceReuse::idle_ok
              : DeviceReuse::fresh;
 }
@@ -127,8 +129,9 @@ Result<DeviceExecutor::Kept*> DeviceExecutor::backend_for(const Scenario& scenar
   kept->runs = 1;
   kept->scenario = std::make_unique<Scenario>(scenario);
   kept->settings = std::make_unique<RunSettings>(settings);
-  auto opened = device_->open_scenario(*kept->scenario, *kept->settings,
-                                       reuse_for(*kept->scenario, *kept->settings));
+  auto opened =
+      device_->open_scenario(*kept->scenario, *kept->settings,
+                             reuse_for(*kept->scenario, *kept->settings, abandoned_device()));
   if (!opened) return opened.error();
   kept->backend = std::move(*opened);
   kept_.push_back(std::move(kept));
@@ -194,6 +197,7 @@ Result<ScenarioTimeline> DeviceExecutor::run(const Scenario& scenario, const Run
   const bool keep = !outcome.gpu_may_be_busy && !outcome.timeline.failure && !device.key.empty();
   outcome.timeline.meta["device_opening"] =
       device_opening(device.opened_for, device.runs, keep, device.washout, device.backend->facts());
+  if (outcome.timeline.failure) device.backend->discard_device();
   const std::int64_t close_start_ns = monotonic_raw_ns();
   if (!keep)
     std::erase_if(kept_, [&](const std::unique_ptr<Kept>& k) { return k.get() == &device; });
@@ -210,7 +214,8 @@ Result<ScenarioTimeline> DeviceExecutor::run_preemption(const Scenario& scenario
   const ValidationMark mark = device_->validation_mark();
   if (spec.process == preemption::ProcessMode::same) {
     const std::int64_t open_start_ns = monotonic_raw_ns();
-    auto backend = device_->open_scenario(scenario, settings, reuse_for(scenario, settings));
+    auto backend = device_->open_scenario(scenario, settings,
+                                          reuse_for(scenario, settings, abandoned_device()));
     if (!backend) return backend.error();
     const std::int64_t loop_start_ns = monotonic_raw_ns();
     PreemptionHooks hooks;
@@ -241,7 +246,8 @@ Result<ScenarioTimeline> DeviceExecutor::run_preemption(const Scenario& scenario
   // The urgent job here, the load in a child with its own device on the same physical one.
   const Scenario urgent_only =
       preemption::make_scenario(spec, preemption::Role::urgent_only, scenario.name);
-  auto opened = device_->open_scenario(urgent_only, settings, reuse_for(scenario, settings));
+  auto opened = device_->open_scenario(urgent_only, settings,
+                                       reuse_for(scenario, settings, abandoned_device()));
   if (!opened) return opened.error();
   ScenarioBackend& backend = **opened;
   auto executable = preemption::current_executable();
@@ -289,6 +295,8 @@ Result<ScenarioTimeline> DeviceExecutor::run_preemption(const Scenario& scenario
   }
   // The run's facts now include the load process's; the loop's own keys stay.
   timeline.meta["preemption"].update(preemption::to_json(*timeline.preemption));
+  timeline.meta["device_opening"] =
+      device_opening(scenario.name, 1, false, nullptr, backend.facts());
   device_->describe_run(timeline, mark);
   return std::move(timeline);
 }
@@ -298,7 +306,8 @@ Result<ScenarioTimeline> DeviceExecutor::run_load_process(const Scenario& load_o
                                                           preemption::ParentLink& parent) {
   GPUOVERLAP_TRY(check_planned(load_only));
   const ValidationMark mark = device_->validation_mark();
-  auto opened = device_->open_scenario(load_only, settings, reuse_for(load_only, settings));
+  auto opened = device_->open_scenario(load_only, settings,
+                                       reuse_for(load_only, settings, abandoned_device()));
   if (!opened) return opened.error();
   PreemptionHooks hooks;
   hooks.on_loading = [](const ScenarioTimeline& so_far) {

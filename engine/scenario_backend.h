@@ -171,6 +171,9 @@ class ScenarioBackend {
   // Set when work of this scenario may still run on the GPU (a loop's outcome says so):
   // from then on the backend frees nothing the GPU may still use, now or when destroyed.
   virtual void set_gpu_may_be_busy() = 0;
+  // A run on this backend failed: its device may be in any state, so no later scenario may
+  // run on it (where the backend keeps idle devices, this one is destroyed, not kept).
+  virtual void discard_device() {}
 
   // The device, its queues (as mapped, with the priorities granted) and clocks: complete once
   // the backend is open, unchanged after. The loops read them and write them into meta.json

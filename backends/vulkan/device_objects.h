@@ -11,6 +11,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <cassert>
 #include <cstdint>
 #include <functional>
 #include <utility>
@@ -34,7 +35,10 @@ class OwnedDevice {
   // For vkCreateDevice; only while no device was created.
   VkDevice* receive() { return &handle_; }
   // For a device an earlier owner left idle (device_pool.h); only while none is held.
-  void adopt(VkDevice handle) { handle_ = handle; }
+  void adopt(VkDevice handle) {
+    assert(handle_ == VK_NULL_HANDLE);
+    handle_ = handle;
+  }
 
   // Set when work of this device may still run: from then on nothing of it is freed.
   bool gpu_may_be_busy = false;

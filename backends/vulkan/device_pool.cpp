@@ -25,7 +25,7 @@ void DevicePool::put(PooledDevice device) {
       idle_.erase(idle_.begin());
     }
   }
-  for (VkDevice handle : evicted) vkDestroyDevice(handle, nullptr);
+  for (VkDevice handle : evicted) destroy_(handle);
 }
 
 void DevicePool::clear() {
@@ -34,7 +34,7 @@ void DevicePool::clear() {
     std::lock_guard lock(mutex_);
     idle.swap(idle_);
   }
-  for (const PooledDevice& device : idle) vkDestroyDevice(device.handle, nullptr);
+  for (const PooledDevice& device : idle) destroy_(device.handle);
 }
 
 std::size_t DevicePool::idle() const {

@@ -101,7 +101,7 @@ Status ScenarioDevice::check_features() {
 std::string ScenarioDevice::device_key() const {
   nlohmann::json queues = nlohmann::json::array();
   for (const QueueSpec& q : scenario_.queues)
-    queues.push_back({to_string(q.type), to_string(q.priority)});
+    queues.push_back({q.name, to_string(q.type), to_string(q.priority)});
   return nlohmann::json{{"queues", queues},
                         {"priority_fallback", settings_.priority_fallback},
                         {"robust_image_access", !scenario_.textures.empty()},
@@ -109,20 +109,16 @@ std::string ScenarioDevice::device_key() const {
       .dump();
 }
 
-void ScenarioDevice::return_device_to_pool() {
+void ScenarioDevice::arm_return_to_pool() {
   if (!pool_) return;
   pooled_.mapping = mapping_;
   pooled_.granted_priority = granted_priority_;
   pooled_.priority_notes = facts_.priority_notes;
   pooled_.global_priority_requested = facts_.global_priority_requested;
-  // Weak: a pool already gone (its backend closed first) leaves the device to be destroyed.
-  device_.release = [pool = std::weak_ptr<DevicePool>(pool_),
-                     pooled = pooled_](VkDevice handle) mutable {
+  // Called from device_'s destructor, which pool_ outlives (declared before it).
+  device_.release = [pool = pool_.get(), pooled = pooled_](VkDevice handle) mutable {
     pooled.handle = handle;
-    if (auto alive = pool.lock())
-      alive->put(std::move(pooled));
-    else
-      vkDestroyDevice(handle, nullptr);
+    pool->put(std::move(pooled));
   };
 }
 
@@ -140,7 +136,7 @@ Status ScenarioDevice::create_device() {
       vkGetPhysicalDeviceMemoryProperties(info_.handle, &memory_properties_);
       facts_.api_device_created_for = pooled_.created_for;
       facts_.api_device_use = pooled_.uses;
-      return_device_to_pool();
+      arm_return_to_pool();
       return ok_status();
     }
     pooled_.uses = 1;
@@ -242,7 +238,7 @@ Status ScenarioDevice::create_device() {
   vkGetPhysicalDeviceMemoryProperties(info_.handle, &memory_properties_);
   facts_.api_device_created_for = scenario_.name;
   facts_.api_device_use = 1;
-  return_device_to_pool();
+  arm_return_to_pool();
   return ok_status();
 }
 

@@ -138,15 +138,18 @@ class ScenarioDevice final : public ScenarioBackend {
   Result<PingPongResult> semaphore_round_trip(std::uint32_t rounds, std::uint32_t timeout_ms);
   bool gpu_may_be_busy() const { return device_.gpu_may_be_busy; }
   void set_gpu_may_be_busy() override { device_.gpu_may_be_busy = true; }
+  void discard_device() override { device_.release = nullptr; }
 
  private:
   Status check_features();
-  // What creating the device depends on beyond the physical device: its queues' types and
-  // priorities, --priority-fallback, and the features asked for. After check_features.
+  // What creating the device depends on beyond the physical device: its queues (names, types
+  // and priorities: the priority notes name the queues), --priority-fallback, and the features
+  // asked for. After check_features.
   std::string device_key() const;
   Status create_device();
-  // After create_device: the pool gets the device back when this is destroyed.
-  void return_device_to_pool();
+  // After create_device: arms device_ to give the device back to the pool when this is
+  // destroyed idle (nothing without a pool).
+  void arm_return_to_pool();
   // Memory for `requirements`: of the types with all of `required`, the one with most of
   // `wanted` and fewest of `unwanted` (ties: the first, as the driver orders them).
   Status allocate_memory(OwnedMemory& out, std::uint32_t& memory_type,
@@ -259,6 +262,7 @@ class ScenarioDevice final : public ScenarioBackend {
   const PhysicalDeviceInfo& info_;
   const Scenario& scenario_;
   const RunSettings& settings_;
+  // Declared before device_, so both outlive the device's release into the pool.
   std::shared_ptr<DevicePool> pool_;  // null: the device is this scenario's alone
   PooledDevice pooled_;               // what the pool is given back (with a pool)
 

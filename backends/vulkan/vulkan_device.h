@@ -32,9 +32,10 @@ class VulkanDevice final : public DeviceBackend {
   bool abandoned_device() const override { return abandoned_device_; }
 
  private:
-  // Idle devices: one per configuration the main job's presets use is about four (a DIRECT
-  // queue alone, or with a COMPUTE one at each priority, with or without textures).
-  static constexpr std::size_t kMaxIdleDevices = 4;
+  // Idle devices kept: the main job's frame scenarios outside the study use about eight
+  // configurations (a DIRECT queue alone or with a COMPUTE one, at their priorities, with or
+  // without textures); an idle device holds no scenario's memory.
+  static constexpr std::size_t kMaxIdleDevices = 8;
 
   const Instance& instance_;
   std::size_t device_index_;

@@ -26,6 +26,7 @@ class FakeDevice final : public DeviceBackend {
   std::optional<Error> refuse;               // open_scenario fails with this
   FakeBackend* last = nullptr;               // the last backend opened (owned by the run)
   bool last_marked_busy = false;
+  bool last_discarded = false;
   int opened = 0, described = 0;
 
   std::vector<DeviceReuse> reuse_asked;  // per open_scenario call
@@ -56,7 +57,10 @@ class FakeDevice final : public DeviceBackend {
   // Remembers, when destroyed, whether it was told the GPU may still be busy.
   struct Observed final : FakeBackend {
     Observed(std::size_t workloads, FakeDevice& device) : FakeBackend(workloads), device_(device) {}
-    ~Observed() override { device_.last_marked_busy = marked_busy; }
+    ~Observed() override {
+      device_.last_marked_busy = marked_busy;
+      device_.last_discarded = discarded;
+    }
     FakeDevice& device_;
   };
 };
@@ -326,6 +330,37 @@ TEST(DeviceExecutor, TheApiDevicesOriginIsInTheMeta) {
   auto silent = executor.run(two_workloads(), short_run(), {});
   ASSERT_TRUE(silent && !silent->failure);
   EXPECT_TRUE(silent->meta["device_opening"]["api_device"].is_null());
+}
+
+// A run that failed leaves its device to no later scenario; a run that abandoned a device with
+// work on the GPU leaves no idle device trusted, so every later scenario creates its own.
+TEST(DeviceExecutor, AFailedRunsDeviceIsDiscardedAndAfterAnAbandonedOneNothingIsReused) {
+  auto device = std::make_unique<FakeDevice>();
+  FakeDevice& fake = *device;
+  DeviceExecutor executor(std::move(device));
+  auto good = executor.run(two_workloads(), short_run(), {});
+  ASSERT_TRUE(good && !good->failure);
+  EXPECT_FALSE(fake.last_discarded);
+  RunSettings interrupted = short_run();
+  interrupted.should_stop = [] { return true; };
+  auto stopped = executor.run(two_workloads(), interrupted, {});
+  ASSERT_TRUE(stopped && stopped->failure);
+  EXPECT_TRUE(fake.last_discarded);
+  EXPECT_FALSE(executor.abandoned_device());
+
+  fake.script = [](FakeBackend& b) {
+    b.script[2] = FakeFrame{.stamps_at_release = false,
+                            .first_wait = GpuStatus::timeout,
+                            .grace_wait = GpuStatus::timeout};
+  };
+  auto stuck = executor.run(two_workloads(), short_run(), {});
+  ASSERT_TRUE(stuck && stuck->failure);
+  ASSERT_TRUE(executor.abandoned_device());
+  fake.script = nullptr;
+  auto after = executor.run(two_workloads(), short_run(), {});
+  ASSERT_TRUE(after);
+  EXPECT_EQ(fake.reuse_asked, (std::vector<DeviceReuse>{DeviceReuse::idle_ok, DeviceReuse::idle_ok,
+                                                        DeviceReuse::idle_ok, DeviceReuse::fresh}));
 }
 
 TEST(DeviceExecutor, AStudyRunThatFailedClosesItsDevice) {

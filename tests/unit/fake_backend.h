@@ -108,6 +108,8 @@ class FakeBackend : public ScenarioBackend {
   }
   bool marked_busy = false;  // set_gpu_may_be_busy was called
   void set_gpu_may_be_busy() override { marked_busy = true; }
+  bool discarded = false;  // discard_device was called
+  void discard_device() override { discarded = true; }
   // Timestamps of 64 valid bits and 1 ns ticks on every queue, no shader clock; a test sets
   // queues[q].priority_granted to play a refused priority.
   ScenarioDeviceFacts device_facts;
