@@ -55,21 +55,9 @@ bool disabled(ProcessingMode mode) {
 }
 
 #if defined(_WIN32)
-// THREAD_PRIORITY_IDLE for the calling thread: Windows' lowest, the nearest to SCHED_IDLE
-// (the thread runs when nothing else of normal priority wants the core).
-bool make_this_thread_idle() {
-  return SetThreadPriority(GetCurrentThread(), THREAD_PRIORITY_IDLE) != 0;
-}
-
+// THREAD_PRIORITY_IDLE: Windows' lowest, the nearest to SCHED_IDLE.
 bool this_thread_is_idle() { return GetThreadPriority(GetCurrentThread()) == THREAD_PRIORITY_IDLE; }
 #else
-// SCHED_IDLE for the calling thread. Any thread may lower itself to it (no privilege needed).
-bool make_this_thread_idle() {
-  sched_param param{};
-  param.sched_priority = 0;
-  return pthread_setschedparam(pthread_self(), SCHED_IDLE, &param) == 0;
-}
-
 bool this_thread_is_idle() {
   int policy = 0;
   sched_param param{};
@@ -97,6 +85,11 @@ BackgroundProcessor::BackgroundProcessor(ProcessorSettings settings, TaskSource*
 }
 
 BackgroundProcessor::~BackgroundProcessor() { shut_down(); }
+
+std::optional<std::string> BackgroundProcessor::policy_refused() const {
+  std::lock_guard lock(mutex_);
+  return policy_refused_;
+}
 
 void BackgroundProcessor::shut_down() {
   std::deque<Queued> cancelled;
@@ -247,9 +240,10 @@ void BackgroundProcessor::finished_locked(std::uint64_t id) {
 }
 
 void BackgroundProcessor::worker(std::size_t index, bool boost) {
-  const bool idle = !boost && settings_.idle_priority && make_this_thread_idle();
+  const Status applied = boost ? ok_status() : apply_to_this_thread(settings_.policy);
   (boost ? boost_seen_ : idle_seen_).report(this_thread_scheduling());
   std::unique_lock lock(mutex_);
+  if (!applied && !policy_refused_) policy_refused_ = applied.error().message;
   for (;;) {
     // Idle threads take work while no high-priority commit runs, boost threads only while one
     // does; either way the queue's front, so work starts in submission order.
@@ -267,7 +261,7 @@ void BackgroundProcessor::worker(std::size_t index, bool boost) {
     r.start_ns = monotonic_raw_ns();
     r.worker = static_cast<int>(index);
     r.boosted = boost;
-    r.idle_priority = idle && this_thread_is_idle();
+    r.idle_priority = !boost && this_thread_is_idle();
     lock.unlock();
     const ThreadAccounting before = read_thread_accounting();
     q.item.callback();

@@ -45,6 +45,7 @@
 #include "core/host_info.h"
 #include "core/result.h"
 #include "core/thread_accounting.h"
+#include "core/thread_policy.h"
 
 namespace gpuoverlap::background {
 
@@ -130,7 +131,9 @@ struct ProcessorSettings {
   std::size_t max_concurrent = 2;         // the spec's "at most two" (the DDI page says one)
   std::size_t high_priority_threads = 0;  // 0: one per hardware thread
   bool developer_mode = false;            // gates the restricted modes
-  bool idle_priority = true;              // SCHED_IDLE for the normal threads
+  // What the normal (not boost) threads ask of the OS before taking work: the spec's idle
+  // priority by default (core/thread_policy.h).
+  ThreadPolicy policy = ThreadPolicy::idle;
 };
 
 class BackgroundProcessor {
@@ -173,6 +176,9 @@ class BackgroundProcessor {
   // The scheduling the processor's threads ran under, as each reported it on starting (after
   // an idle thread lowered itself): the idle-priority threads and the boost threads.
   std::optional<SchedulingSeen::Seen> idle_thread_scheduling() const { return idle_seen_.get(); }
+  // Why the OS refused a normal thread its policy (the first refusal); none when every thread
+  // got it. A refused thread runs on at what it had, and the run says so.
+  std::optional<std::string> policy_refused() const;
   std::optional<SchedulingSeen::Seen> boost_thread_scheduling() const { return boost_seen_.get(); }
 
  private:
@@ -194,6 +200,7 @@ class BackgroundProcessor {
   TaskSource* const source_;
   std::mutex set_mode_mutex_;  // serialises set_mode (the source is called outside mutex_)
   SchedulingSeen idle_seen_, boost_seen_;
+  std::optional<std::string> policy_refused_;  // guarded by mutex_
   mutable std::mutex mutex_;
   mutable std::condition_variable work_cv_;  // queue, boost or stop changed
   mutable std::condition_variable idle_cv_;  // something finished

@@ -53,16 +53,20 @@ class BackgroundSession::Source final : public TaskSource {
 };
 
 BackgroundSession::BackgroundSession(const BackgroundSpec& spec, PipelineBuilder builder,
-                                     bool idle_priority)
+                                     bool apply_policy)
     : spec_(spec), builder_(std::move(builder)), source_(std::make_unique<Source>(*this)) {
   ProcessorSettings settings;
   settings.max_concurrent = spec_.max_concurrent;
   settings.developer_mode = spec_.developer_mode;
-  settings.idle_priority = idle_priority;
+  settings.policy = apply_policy ? spec_.policy : ThreadPolicy::normal;
   processor_ = std::make_unique<BackgroundProcessor>(settings, source_.get());
 }
 
 BackgroundSession::~BackgroundSession() { stop(); }
+
+std::optional<std::string> BackgroundSession::policy_refused() const {
+  return processor_->policy_refused();
+}
 
 const ProcessorSettings& BackgroundSession::processor_settings() const {
   return processor_->settings();

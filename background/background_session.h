@@ -97,10 +97,11 @@ struct WorkflowOutcome {
 
 class BackgroundSession {
  public:
-  // Contract: `spec` was validated by the scenario parser. `idle_priority`: the compile threads
-  // lower themselves to SCHED_IDLE, as the runtime does; tests of the session's logic turn it
-  // off, because on a loaded machine an idle thread may get no CPU for a minute.
-  BackgroundSession(const BackgroundSpec& spec, PipelineBuilder builder, bool idle_priority = true);
+  // Contract: `spec` was validated by the scenario parser. `apply_policy`: the compile threads
+  // ask the OS for spec.policy (SCHED_IDLE by default), as the runtime does; tests of the
+  // session's logic turn it off, because on a loaded machine an idle thread may get no CPU for
+  // a minute.
+  BackgroundSession(const BackgroundSpec& spec, PipelineBuilder builder, bool apply_policy = true);
   ~BackgroundSession();  // stop()
   BackgroundSession(const BackgroundSession&) = delete;
   BackgroundSession& operator=(const BackgroundSession&) = delete;
@@ -163,6 +164,8 @@ class BackgroundSession {
   const BackgroundSpec& spec() const { return spec_; }
   // The settings the processor actually uses (limits resolved), for meta.json.
   const ProcessorSettings& processor_settings() const;
+  // Why the OS refused a compile thread its policy; none when every thread got it.
+  std::optional<std::string> policy_refused() const;
   // The scheduling each kind of background thread ran under, as the threads reported it:
   // "idle" and "boost" (the processor's), "unmanaged" (the positive control's). Kinds that
   // never started a thread are left out.

@@ -43,6 +43,8 @@ std::string describe(const BackgroundSpec& spec) {
                      spec.continuous ? " kept queued" : "",
                      spec.create_pipelines ? "" : " (shaderc only)", spec.max_concurrent,
                      spec.bind_committed ? ", committed variants bound" : "") +
+         (spec.policy == ThreadPolicy::idle ? ""
+                                            : fmt::format(", threads {}", to_string(spec.policy))) +
          alternation(spec);
 }
 
@@ -53,6 +55,7 @@ nlohmann::json to_json(const BackgroundSpec& spec) {
           {"tasks", spec.tasks},
           {"continuous", spec.continuous},
           {"max_concurrent", spec.max_concurrent},
+          {"policy", to_string(spec.policy)},
           {"developer_mode", spec.developer_mode},
           {"unmanaged_threads", spec.unmanaged_threads},
           {"workflow", to_string(spec.workflow)},

@@ -48,6 +48,9 @@ struct BackgroundSpec {
   // spans every measured frame however long the run.
   bool continuous = true;
   std::uint32_t max_concurrent = 2;
+  // What the runtime's compile threads ask of the OS (core/thread_policy.h): the spec's idle
+  // priority by default. Not the boost threads', nor the positive control's.
+  ThreadPolicy policy = ThreadPolicy::idle;
   bool developer_mode = false;
   // The positive control: this many normal-priority threads run the same compiles outside
   // the processor, back to back, for the whole scenario. 0: none. The processor gets no work

@@ -162,9 +162,14 @@ nlohmann::json background_meta(const background::BackgroundSession& session, dou
   // How long the end of the run waited for compiles in flight (one compile per thread at
   // most): the bound on background work outliving the frames.
   bg["stop_wait_ms"] = std::round(stop_wait_ms * 10.0) / 10.0;
-  bg["processor"] = {{"max_concurrent", session.processor_settings().max_concurrent},
-                     {"high_priority_threads", session.processor_settings().high_priority_threads},
-                     {"idle_priority", session.processor_settings().idle_priority}};
+  bg["processor"] = {
+      {"max_concurrent", session.processor_settings().max_concurrent},
+      {"high_priority_threads", session.processor_settings().high_priority_threads},
+      {"policy", to_string(session.processor_settings().policy)},
+      // Before policies: whether the threads asked for SCHED_IDLE.
+      {"idle_priority", session.processor_settings().policy == ThreadPolicy::idle},
+      {"policy_refused", session.policy_refused() ? nlohmann::json(*session.policy_refused())
+                                                  : nlohmann::json(nullptr)}};
   const background::WorkflowOutcome& w = session.workflow_outcome();
   if (session.spec().workflow != background::Workflow::none)
     bg["workflow_outcome"] = {{"passes", w.passes},

@@ -132,7 +132,7 @@ class Parser {
     GPUOVERLAP_TRY(
         only_keys(*t,
                   {"mode", "action", "action_every_frame", "tasks", "continuous", "max_concurrent",
-                   "developer_mode", "unmanaged_threads", "workflow", "training_frames",
+                   "policy", "developer_mode", "unmanaged_threads", "workflow", "training_frames",
                    "max_passes", "converge_after_passes", "commit_timeout_ms", "create_pipelines",
                    "bind_committed", "before_frames", "fold_iterations", "alternate_frames"},
                   where));
@@ -143,6 +143,16 @@ class Parser {
                                names_list(kMeasurementsActionNames), spec.action));
     GPUOVERLAP_TRY(named_field(*t, "workflow", where, &node, parse_workflow,
                                names_list(kWorkflowNames), spec.workflow));
+    GPUOVERLAP_TRY(named_field(*t, "policy", where, &node, parse_thread_policy,
+                               names_list(kThreadPolicyNames), spec.policy));
+    if (!available_here(spec.policy)) {
+      std::string here;
+      for (ThreadPolicy p : thread_policies_here())
+        here += (here.empty() ? "" : ", ") + std::string(to_string(p));
+      return error_at(t->get("policy"), "'policy' in " + where + ": '" +
+                                            std::string(to_string(spec.policy)) +
+                                            "' is not a policy of this OS (here: " + here + ")");
+    }
     struct IntKey {
       std::string_view key;
       std::int64_t min, max;
@@ -226,7 +236,7 @@ class Parser {
                           "them");
     if (spec.unmanaged_threads > 0) {
       for (std::string_view key : {"mode", "action", "action_every_frame", "workflow",
-                                   "max_concurrent", "developer_mode", "bind_committed"})
+                                   "max_concurrent", "policy", "developer_mode", "bind_committed"})
         if (t->get(key))
           return error_at(t->get(key),
                           where + ": '" + std::string(key) +

@@ -42,6 +42,7 @@ void write_background(const background::BackgroundSpec& spec, std::string& out) 
   number("tasks", spec.tasks, defaults.tasks);
   flag("continuous", spec.continuous, defaults.continuous);
   number("max_concurrent", spec.max_concurrent, defaults.max_concurrent);
+  text("policy", to_string(spec.policy), to_string(defaults.policy));
   flag("developer_mode", spec.developer_mode, defaults.developer_mode);
   number("unmanaged_threads", spec.unmanaged_threads, defaults.unmanaged_threads);
   number("training_frames", spec.training_frames, defaults.training_frames);

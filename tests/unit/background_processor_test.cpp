@@ -105,6 +105,33 @@ TEST(BackgroundProcessor, RunsEveryItemOnceInSubmissionOrderAtIdlePriority) {
   EXPECT_EQ(boost->threads, p.settings().high_priority_threads);
 }
 
+// The compile threads run under the policy asked for (here Mesa's and Fossilize's), read back
+// from the OS; their records then say they were not SCHED_IDLE.
+TEST(BackgroundProcessor, TheCompileThreadsRunUnderThePolicyAskedFor) {
+#if defined(_WIN32)
+  const ThreadPolicy policy = ThreadPolicy::idle;
+  const char* expected = "THREAD_PRIORITY_IDLE";
+#else
+  const ThreadPolicy policy = ThreadPolicy::batch_nice19;
+  const char* expected = "SCHED_BATCH";
+#endif
+  ProcessorSettings settings = developer(2);
+  settings.policy = policy;
+  BackgroundProcessor p(settings);
+  Outcome o[4];
+  for (Outcome& x : o) p.queue(item(x));
+  ASSERT_TRUE(p.wait_idle_ms(10'000));
+  const auto seen = p.idle_thread_scheduling();
+  ASSERT_TRUE(seen.has_value());
+  EXPECT_EQ(seen->first.policy, expected);
+#if !defined(_WIN32)
+  EXPECT_EQ(seen->first.level, 19) << "nice 19";
+  for (const TaskRecord& r : p.records()) EXPECT_FALSE(r.idle_priority) << r.id;
+#endif
+  EXPECT_EQ(seen->differing, 0u);
+  EXPECT_FALSE(p.policy_refused().has_value()) << *p.policy_refused();
+}
+
 TEST(BackgroundProcessor, AtMostTheLimitRunAtOnceAndStartsFollowSubmission) {
   for (std::size_t limit : {1u, 2u, 3u}) {
     BackgroundProcessor p(developer(limit));

@@ -583,6 +583,14 @@ TEST(ScenarioBackground, EveryKeyIsReadAndDefaultsAreTheSpecs) {
   EXPECT_EQ(defaults->background->max_concurrent, 2u) << "the spec's 'at most two'";
   EXPECT_FALSE(defaults->background->developer_mode);
   EXPECT_EQ(defaults->background->unmanaged_threads, 0u);
+  EXPECT_EQ(defaults->background->policy, ThreadPolicy::idle) << "the spec's idle priority";
+  // Every policy of this OS is read.
+  for (ThreadPolicy policy : thread_policies_here()) {
+    auto with_policy = parse_scenario(
+        with_background("policy = \"" + std::string(to_string(policy)) + "\""), "t.toml");
+    ASSERT_TRUE(with_policy.ok()) << with_policy.error().message;
+    EXPECT_EQ(with_policy->background->policy, policy);
+  }
   auto s = parse_scenario(with_background(R"(mode = "disable_profiling_by_system"
 action = "commit_results_high_priority"
 action_every_frame = true
@@ -635,31 +643,39 @@ TEST(ScenarioBackground, RejectsWhatTheRuntimeOrTheWorkflowWouldRefuse) {
     const char* message;
   };
   for (const Case& c : {
-           Case{"colour = 1", "unknown key 'colour' in [background]"},
-           Case{"mode = \"sometimes\"", "unknown mode 'sometimes'"},
-           Case{"action = \"commit\"", "unknown action 'commit'"},
-           Case{"workflow = \"pix\"", "unknown workflow 'pix'"},
-           Case{"max_concurrent = 0", "must be in [1, 64]"},
-           Case{"tasks = -1", "must be in [0, 100000]"},
-           Case{"continuous = 1", "must be true or false"},
-           Case{"unmanaged_threads = \"many\"", "or \"cores\""},
-           Case{"mode = \"disable_background_work\"", "needs developer_mode = true"},
-           Case{"action = \"commit_results_high_priority\"", "needs developer_mode = true"},
-           Case{"workflow = \"benchmark-priming\"\nmode = \"allowed\"",
-                "sets the mode and action itself"},
-           Case{"workflow = \"single-frame-analysis\"", "needs developer_mode = true"},
-           Case{"unmanaged_threads = 2\naction = \"commit_results\"",
-                "does not apply with unmanaged_threads"},
-           Case{"bind_committed = true", "nothing commits"},
-           Case{"action = \"commit_results\"\nbefore_frames = 3",
-                "before_frames applies only with bind_committed"},
-           Case{"unmanaged_threads = 2\nbind_committed = true",
-                "does not apply with unmanaged_threads"},
-           Case{"workflow = \"benchmark-priming\"\nalternate_frames = 50",
-                "alternate_frames holds the background work"},
-           Case{"action = \"commit_results\"\nbind_committed = true\nalternate_frames = 50",
-                "alternate_frames holds the background work"},
-           Case{"alternate_frames = -1", "alternate_frames"},
+         Case{"colour = 1", "unknown key 'colour' in [background]"},
+             Case{"mode = \"sometimes\"", "unknown mode 'sometimes'"},
+             Case{"action = \"commit\"", "unknown action 'commit'"},
+             Case{"workflow = \"pix\"", "unknown workflow 'pix'"},
+             Case{"max_concurrent = 0", "must be in [1, 64]"},
+             Case{"tasks = -1", "must be in [0, 100000]"},
+             Case{"continuous = 1", "must be true or false"},
+             Case{"unmanaged_threads = \"many\"", "or \"cores\""},
+             Case{"mode = \"disable_background_work\"", "needs developer_mode = true"},
+             Case{"action = \"commit_results_high_priority\"", "needs developer_mode = true"},
+             Case{"workflow = \"benchmark-priming\"\nmode = \"allowed\"",
+                  "sets the mode and action itself"},
+             Case{"workflow = \"single-frame-analysis\"", "needs developer_mode = true"},
+             Case{"unmanaged_threads = 2\naction = \"commit_results\"",
+                  "does not apply with unmanaged_threads"},
+             Case{"bind_committed = true", "nothing commits"},
+             Case{"action = \"commit_results\"\nbefore_frames = 3",
+                  "before_frames applies only with bind_committed"},
+             Case{"unmanaged_threads = 2\nbind_committed = true",
+                  "does not apply with unmanaged_threads"},
+             Case{"workflow = \"benchmark-priming\"\nalternate_frames = 50",
+                  "alternate_frames holds the background work"},
+             Case{"action = \"commit_results\"\nbind_committed = true\nalternate_frames = 50",
+                  "alternate_frames holds the background work"},
+             Case{"alternate_frames = -1", "alternate_frames"},
+             Case{"policy = \"fast\"", "unknown policy 'fast'"},
+#if defined(_WIN32)
+             Case{"policy = \"batch-nice19\"", "is not a policy of this OS"},
+#else
+           Case{"policy = \"eco\"", "is not a policy of this OS"},
+#endif
+             Case{"unmanaged_threads = 2\npolicy = \"normal\"",
+                  "does not apply with unmanaged_threads"},
        }) {
     const std::string e = error_of(with_background(c.keys));
     EXPECT_NE(e.find(c.message), std::string::npos) << c.keys << " -> " << e;

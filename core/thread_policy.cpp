@@ -1,0 +1,125 @@
+#include "core/thread_policy.h"
+
+#include <cerrno>
+#include <cstring>
+
+#if defined(_WIN32)
+#include <windows.h>
+#else
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+namespace gpuoverlap {
+
+std::vector<ThreadPolicy> thread_policies_here() {
+#if defined(_WIN32)
+  return {ThreadPolicy::idle, ThreadPolicy::background, ThreadPolicy::eco, ThreadPolicy::normal};
+#else
+  return {ThreadPolicy::idle, ThreadPolicy::batch_nice19, ThreadPolicy::nice19,
+          ThreadPolicy::normal};
+#endif
+}
+
+bool available_here(ThreadPolicy policy) {
+  for (ThreadPolicy p : thread_policies_here())
+    if (p == policy) return true;
+  return false;
+}
+
+namespace {
+
+Status not_here(ThreadPolicy policy) {
+#if defined(_WIN32)
+  const char* os = "Windows";
+#else
+  const char* os = "Linux";
+#endif
+  std::string here;
+  for (ThreadPolicy p : thread_policies_here())
+    here += (here.empty() ? "" : ", ") + std::string(to_string(p));
+  return make_error("thread policy '" + std::string(to_string(policy)) + "' does not exist on " +
+                        os + " (here: " + here + ")",
+                    ErrorCategory::unsupported);
+}
+
+}  // namespace
+
+#if defined(_WIN32)
+Status apply_to_this_thread(ThreadPolicy policy) {
+  switch (policy) {
+    case ThreadPolicy::normal:
+      return ok_status();
+    case ThreadPolicy::idle:
+      if (!SetThreadPriority(GetCurrentThread(), THREAD_PRIORITY_IDLE))
+        return make_error("SetThreadPriority(THREAD_PRIORITY_IDLE) failed: error " +
+                          std::to_string(GetLastError()));
+      return ok_status();
+    case ThreadPolicy::background:
+      if (!SetThreadPriority(GetCurrentThread(), THREAD_MODE_BACKGROUND_BEGIN))
+        return make_error("SetThreadPriority(THREAD_MODE_BACKGROUND_BEGIN) failed: error " +
+                          std::to_string(GetLastError()));
+      return ok_status();
+    case ThreadPolicy::eco: {
+      THREAD_POWER_THROTTLING_STATE state{};
+      state.Version = THREAD_POWER_THROTTLING_CURRENT_VERSION;
+      state.ControlMask = THREAD_POWER_THROTTLING_EXECUTION_SPEED;
+      state.StateMask = THREAD_POWER_THROTTLING_EXECUTION_SPEED;
+      if (!SetThreadInformation(GetCurrentThread(), ThreadPowerThrottling, &state, sizeof state))
+        return make_error("SetThreadInformation(ThreadPowerThrottling, EcoQoS) failed: error " +
+                          std::to_string(GetLastError()));
+      return ok_status();
+    }
+    case ThreadPolicy::batch_nice19:
+    case ThreadPolicy::nice19:
+      return not_here(policy);
+  }
+  return not_here(policy);
+}
+#else
+namespace {
+
+// nice applies per thread on Linux: setpriority(PRIO_PROCESS) with the thread's own id.
+Status set_nice(int nice) {
+  const auto tid = static_cast<id_t>(syscall(SYS_gettid));
+  if (setpriority(PRIO_PROCESS, tid, nice) != 0)
+    return make_error("setpriority(nice " + std::to_string(nice) +
+                      ") failed: " + std::strerror(errno));
+  return ok_status();
+}
+
+Status set_policy(int policy, const char* name) {
+  sched_param param{};
+  param.sched_priority = 0;
+  if (const int error = pthread_setschedparam(pthread_self(), policy, &param); error != 0)
+    return make_error(std::string("pthread_setschedparam(") + name +
+                      ") failed: " + std::strerror(error));
+  return ok_status();
+}
+
+}  // namespace
+
+Status apply_to_this_thread(ThreadPolicy policy) {
+  switch (policy) {
+    case ThreadPolicy::normal:
+      return ok_status();
+    case ThreadPolicy::idle:
+      return set_policy(SCHED_IDLE, "SCHED_IDLE");
+    case ThreadPolicy::batch_nice19:
+      GPUOVERLAP_TRY(set_policy(SCHED_BATCH, "SCHED_BATCH"));
+      return set_nice(19);
+    case ThreadPolicy::nice19:
+      GPUOVERLAP_TRY(set_policy(SCHED_OTHER, "SCHED_OTHER"));
+      return set_nice(19);
+    case ThreadPolicy::background:
+    case ThreadPolicy::eco:
+      return not_here(policy);
+  }
+  return not_here(policy);
+}
+#endif
+
+}  // namespace gpuoverlap

@@ -1,0 +1,49 @@
+// How a background thread asks the OS to schedule it, as the runtimes that ship background
+// compilers do (docs/background.md, "Background scheduling policies"):
+//   idle          Linux SCHED_IDLE (the D3D12 background-processing spec's choice, DXVK's);
+//                 Windows THREAD_PRIORITY_IDLE
+//   batch-nice19  Linux SCHED_BATCH at nice 19 (Mesa's util_queue, Steam's Fossilize)
+//   nice19        Linux SCHED_OTHER at nice 19
+//   background    Windows THREAD_MODE_BACKGROUND_BEGIN (low CPU, I/O and memory priority)
+//   eco           Windows EcoQoS (ThreadPowerThrottling, execution speed throttled)
+//   normal        what the creating thread had (no change)
+// A thread applies a policy to itself once, before taking work; none of these needs a
+// privilege, and none can be undone without one on Linux (nice only goes up).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/enum_names.h"
+#include "core/result.h"
+
+namespace gpuoverlap {
+
+enum class ThreadPolicy { idle, batch_nice19, nice19, background, eco, normal };
+
+inline constexpr EnumNames<ThreadPolicy, 6> kThreadPolicyNames{
+    {{ThreadPolicy::idle, "idle"},
+     {ThreadPolicy::batch_nice19, "batch-nice19"},
+     {ThreadPolicy::nice19, "nice19"},
+     {ThreadPolicy::background, "background"},
+     {ThreadPolicy::eco, "eco"},
+     {ThreadPolicy::normal, "normal"}}};
+
+inline std::string_view to_string(ThreadPolicy policy) {
+  return name_of(kThreadPolicyNames, policy);
+}
+inline std::optional<ThreadPolicy> parse_thread_policy(std::string_view text) {
+  return value_of(kThreadPolicyNames, text);
+}
+
+// The policies this OS has, in kThreadPolicyNames' order.
+std::vector<ThreadPolicy> thread_policies_here();
+bool available_here(ThreadPolicy policy);
+
+// Applies `policy` to the calling thread. An Error names the call the OS refused and why
+// (e.g. a policy of the other OS, or a seccomp filter that forbids sched_setscheduler).
+Status apply_to_this_thread(ThreadPolicy policy);
+
+}  // namespace gpuoverlap
