@@ -1269,6 +1269,52 @@ tasks = 2
   fs::remove_all(dir);
 }
 
+// A study's condition runs its compile threads under the policy it names, as the OS reads it
+// back; the baseline has no compile threads, the spec's default reads SCHED_IDLE.
+TEST(Background, EachConditionsCompileThreadsRunUnderItsPolicy) {
+  const fs::path dir = temp_path("policies");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+#if defined(_WIN32)
+  const std::string other = "background";
+#else
+  const std::string other = "batch-nice19";
+#endif
+  std::ofstream(dir / "study.toml") << R"(name = "policies"
+foreground = "three-dispatches"
+frames = 6
+warmup_frames = 1
+rounds = 3
+budget_s = 0
+[[condition]]
+name = "baseline"
+[[condition]]
+name = "spec"
+[condition.background]
+tasks = 2
+[[condition]]
+name = "other"
+[condition.background]
+tasks = 2
+policy = ")" + other + "\"\n";
+  const fs::path out = dir / "out";
+  const auto r = run_gpuoverlap("run " + (dir / "study.toml").string() + " --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto spec = read_json(out / "policies" / "spec" / "round-1" / "meta.json");
+  EXPECT_EQ(spec["background"]["policy"], "idle");
+  EXPECT_TRUE(spec["background"]["processor"]["policy_refused"].is_null());
+  const auto other_meta = read_json(out / "policies" / "other" / "round-1" / "meta.json");
+  EXPECT_EQ(other_meta["background"]["policy"], other);
+  EXPECT_FALSE(other_meta["background"]["processor"]["idle_priority"].get<bool>());
+#if !defined(_WIN32)
+  EXPECT_EQ(spec["threads"]["background_idle"]["policy"], "SCHED_IDLE");
+  EXPECT_EQ(other_meta["threads"]["background_idle"]["policy"], "SCHED_BATCH");
+  EXPECT_EQ(other_meta["threads"]["background_idle"]["nice"], 19);
+  EXPECT_TRUE(other_meta["background"]["processor"]["policy_refused"].is_null());
+#endif
+  fs::remove_all(dir);
+}
+
 // --study-round-ms: every condition's round measures its frames or for that long. With 1 ms a
 // round ends after its first measured frames (how many is a timing; at least one, fewer than
 // planned is not asserted for the fastest), each run says why in meta.json, the settings record
