@@ -544,6 +544,7 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
   const Samples baseline_metrics = pooled_metrics(baseline.second, out.gpu_clock, any_frame);
   out.unit = baseline.second.size() == 1 ? "block" : "round";
   const Scenario& foreground = baseline.second.front()->scenario;
+  out.not_run = foreground.study_not_run;
   out.period_us = frame_period_us(foreground, baseline_metrics);
   const bool paced = foreground.cpu && foreground.cpu->frame_period_ms > 0;
   std::optional<double> tolerance_us;
@@ -581,6 +582,19 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
     const auto& background = rounds.front()->scenario.background;
     cv.control_threads = background && !neighbours ? background->unmanaged_threads : 0;
     cv.control = cv.control_threads > 0;
+    if (background && !cv.control && !neighbours) {
+      using namespace background;
+      cv.spec_scheduling = background->policy == ThreadPolicy::idle &&
+                           background->cpus.kind == CpuPlacementKind::any &&
+                           background->allocator == Allocator::system && !background->cgroup_idle &&
+                           background->dispatch == Dispatch::any;
+      cv.scheduling = std::string(to_string(background->policy));
+      if (background->cpus.kind != CpuPlacementKind::any)
+        cv.scheduling += ", cpus " + describe(background->cpus);
+      if (background->allocator == Allocator::keep) cv.scheduling += ", memory kept";
+      if (background->cgroup_idle) cv.scheduling += ", idle cgroup";
+      if (background->dispatch == Dispatch::gaps) cv.scheduling += ", in the frame's gaps";
+    }
     // The null control has no background work to mark frames: every frame is evidence.
     cv.null_control = !neighbours && rounds.front()->scenario.null_control;
     bool (*const use)(const FrameRecord&) = cv.null_control ? any_frame : evidence;
@@ -790,6 +804,8 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
             : "",
         pacing);
   }
+  for (const auto& [condition, why] : out.not_run)
+    out.summary += fmt::format("{}: not run on this host: {}\n", condition, why);
   if (out.burst_reference) {
     const std::string bursts = describe_host_bursts(out.baseline_bursts, *out.burst_reference);
     out.summary += fmt::format("baseline: {}\n", bursts.empty() ? "no host bursts" : bursts);
@@ -881,6 +897,13 @@ nlohmann::json host_bursts_json(const HostBursts& b,
           {"line", describe_host_bursts(b, *reference)}};
 }
 
+nlohmann::json not_run_json(const std::vector<std::pair<std::string, std::string>>& not_run) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [condition, why] : not_run)
+    out.push_back({{"condition", condition}, {"why", why}});
+  return out;
+}
+
 nlohmann::json phase_shift_json(const PhaseShift& p) {
   return {{"phase", p.phase},
           {"baseline_mean_us", p.baseline_mean_us},
@@ -927,6 +950,8 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
          {"frames", c.frames},
          {"active_frames", c.active_frames},
          {"starved", c.starved},
+         {"scheduling", c.scheduling},
+         {"spec_scheduling", c.spec_scheduling},
          {"progress",
           {{"compiles", c.progress.compiles},
            {"seconds", c.progress.seconds},
@@ -972,6 +997,7 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
       {"baseline_pacing", pacing_json(v.baseline_pacing)},
       {"conditions", conditions},
       {"summary", v.summary},
+      {"not_run", not_run_json(v.not_run)},
       {"settings",
        {{"p50_margin", s.p50_margin},
         {"tail_margin", s.tail_margin},

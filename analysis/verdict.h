@@ -193,6 +193,11 @@ struct ConditionVerdict {
   std::string pairing;                // VerdictRow::pairing
   BackgroundProgress progress;
   bool starved = false;                 // non-intrusive, but it got (almost) none of its work done
+  // How its compile threads were scheduled (background::describe of its policy, CPUs, memory,
+  // cgroup and dispatch; "" for the baseline, a null or a positive control), and whether that is
+  // the spec's runtime (idle priority, anywhere, the system allocator, started at any time).
+  std::string scheduling;
+  bool spec_scheduling = false;
   std::optional<PacingSummary> pacing;  // a paced frame's, over its evidence frames
   // Where its frame time went against the baseline (analysis/time_account.h); empty for
   // frames without the frame loop's phases.
@@ -240,6 +245,9 @@ struct StudyVerdict {
   std::string gpu_clock;     // the clock of the gpu_duration metrics: "ts" or "poll"
   std::vector<VerdictRow> rows;
   std::vector<ConditionVerdict> conditions;  // baseline excluded
+  // Conditions this host could not give what they ask (Scenario::study_not_run): never run
+  // under another setting, each with why.
+  std::vector<std::pair<std::string, std::string>> not_run;
   bool has_control = false;
   bool control_detected = false;
   // The controls by threads, fewest first: the smallest dose detected, and what it did, is the

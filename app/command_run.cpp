@@ -137,6 +137,8 @@ int command_run(const RunArguments& args, const std::string& command_line) {
     if (!suite->covered.empty())
       std::cerr << fmt::format("--all: {} presets run once, as part of a matrix: {}\n",
                                suite->covered.size(), fmt::join(suite->covered, ", "));
+    for (const std::string& skipped : suite->not_in_run_all)
+      std::cerr << "--all: not run, a study longer than the suite's minute: " << skipped << "\n";
     for (Scenario& s : suite->scenarios)
       if (Status added = add(std::move(s)); !added) return fail(added.error());
   }

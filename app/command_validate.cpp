@@ -110,6 +110,11 @@ int command_validate(const std::vector<std::string>& items, bool explain_plan) {
       status = fail(expanded.error());
       continue;
     }
+    // A study's conditions this host cannot run: valid, and named with why.
+    if (!expanded->empty())
+      for (const auto& [condition, why] : expanded->front().study_not_run)
+        std::cout << fmt::format("{}/{}: not run on this host: {}\n", expanded->front().study,
+                                 condition, why);
     for (const Scenario& s : *expanded) {
       for (const std::string& warning : s.warnings) std::cerr << warning << "\n";
       const std::string name = expanded->size() > 1 ? s.name : item;

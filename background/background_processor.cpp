@@ -11,6 +11,8 @@
 #include <chrono>
 
 #include "core/clock.h"
+#include "core/cpu_affinity.h"
+#include "core/system_error.h"
 
 namespace gpuoverlap::background {
 
@@ -100,6 +102,7 @@ void BackgroundProcessor::shut_down() {
     cancelled.swap(queue_);
   }
   work_cv_.notify_all();
+  cpu_phase_cv_.notify_all();
   for (Queued& q : cancelled) {
     if (q.item.cancel) q.item.cancel();
     std::lock_guard lock(mutex_);
@@ -196,6 +199,21 @@ void BackgroundProcessor::hold(bool held) {
   work_cv_.notify_all();
 }
 
+void BackgroundProcessor::hold_for_cpu_phase(bool held) {
+  {
+    std::lock_guard lock(mutex_);
+    held_for_cpu_phase_ = held;
+  }
+  work_cv_.notify_all();
+  cpu_phase_cv_.notify_all();
+}
+
+bool BackgroundProcessor::wait_out_cpu_phase_ms(std::uint32_t timeout_ms) const {
+  std::unique_lock lock(mutex_);
+  return cpu_phase_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                                [this] { return !held_for_cpu_phase_ || stopping_; });
+}
+
 std::size_t BackgroundProcessor::pending() const {
   std::lock_guard lock(mutex_);
   return unfinished_.size();
@@ -240,7 +258,16 @@ void BackgroundProcessor::finished_locked(std::uint64_t id) {
 }
 
 void BackgroundProcessor::worker(std::size_t index, bool boost) {
-  const Status applied = boost ? ok_status() : apply_to_this_thread(settings_.policy);
+  Status applied = ok_status();
+  if (!boost) {
+    applied = apply_to_this_thread(settings_.policy);
+    if (applied && !settings_.cpus.empty() && !restrict_this_thread_to(settings_.cpus))
+      applied = make_error("restricting the thread to CPUs " + describe_cpus(settings_.cpus) +
+                           ": " + last_system_error());
+    if (applied && settings_.cgroup)
+      if (Status joined = settings_.cgroup->join_this_thread(); !joined)
+        applied = joined.error().with_context("joining the idle cgroup: ");
+  }
   (boost ? boost_seen_ : idle_seen_).report(this_thread_scheduling());
   std::unique_lock lock(mutex_);
   if (!applied && !policy_refused_) policy_refused_ = applied.error().message;
@@ -249,7 +276,7 @@ void BackgroundProcessor::worker(std::size_t index, bool boost) {
     // does; either way the queue's front, so work starts in submission order.
     work_cv_.wait(lock, [&] {
       if (stopping_ && queue_.empty()) return true;
-      if (queue_.empty() || held_) return false;
+      if (queue_.empty() || held_ || held_for_cpu_phase_) return false;
       return boost ? boost_active_locked()
                    : !boost_active_locked() && running_idle_ < settings_.max_concurrent;
     });

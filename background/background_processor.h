@@ -41,6 +41,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/cgroup_idle.h"
 #include "core/enum_names.h"
 #include "core/host_info.h"
 #include "core/result.h"
@@ -134,6 +135,10 @@ struct ProcessorSettings {
   // What the normal (not boost) threads ask of the OS before taking work: the spec's idle
   // priority by default (core/thread_policy.h).
   ThreadPolicy policy = ThreadPolicy::idle;
+  // ... then restrict themselves to these CPUs (empty: anywhere) and join this cgroup (none:
+  // stay in the process's). A refusal is kept like the policy's (policy_refused).
+  std::vector<int> cpus;
+  std::shared_ptr<IdleCgroup> cgroup;
 };
 
 class BackgroundProcessor {
@@ -161,6 +166,12 @@ class BackgroundProcessor {
   // and queue() still accepts work as the mode says. Releasing starts them again in order. A
   // held processor still shuts down: queued items are then cancelled.
   void hold(bool held);
+  // The same for the frame's CPU phase (BackgroundSpec::dispatch = gaps), a hold of its own so
+  // that it and the alternation's never release each other: no item starts while either holds.
+  void hold_for_cpu_phase(bool held);
+  // Blocks a running item between its stages while the CPU phase's hold lasts, or until the
+  // deadline; true when not held (or no longer).
+  bool wait_out_cpu_phase_ms(std::uint32_t timeout_ms) const;
   // Items queued and not yet finished (running or waiting).
   std::size_t pending() const;
   struct Activity {
@@ -176,8 +187,8 @@ class BackgroundProcessor {
   // The scheduling the processor's threads ran under, as each reported it on starting (after
   // an idle thread lowered itself): the idle-priority threads and the boost threads.
   std::optional<SchedulingSeen::Seen> idle_thread_scheduling() const { return idle_seen_.get(); }
-  // Why the OS refused a normal thread its policy (the first refusal); none when every thread
-  // got it. A refused thread runs on at what it had, and the run says so.
+  // Why the OS refused a normal thread its policy, CPUs or cgroup (the first refusal); none when
+  // every thread got all of them. A refused thread runs on at what it had, and the run says so.
   std::optional<std::string> policy_refused() const;
   std::optional<SchedulingSeen::Seen> boost_thread_scheduling() const { return boost_seen_.get(); }
 
@@ -213,6 +224,8 @@ class BackgroundProcessor {
   bool boost_pending_ = false;          // ... for a high-priority commit
   bool stopping_ = false;
   bool held_ = false;  // hold()
+  bool held_for_cpu_phase_ = false;               // hold_for_cpu_phase()
+  mutable std::condition_variable cpu_phase_cv_;  // held_for_cpu_phase_ became false
   std::size_t running_idle_ = 0, running_boost_ = 0;
   std::uint64_t next_id_ = 1;
   std::vector<std::thread> threads_;

@@ -4,6 +4,7 @@
 
 #include "background/shader_variants.h"
 #include "core/clock.h"
+#include "core/cpu_affinity.h"
 
 namespace gpuoverlap::background {
 
@@ -52,13 +53,47 @@ class BackgroundSession::Source final : public TaskSource {
   BackgroundSession& session_;
 };
 
+Result<HostPlacement> place_on_host(const BackgroundSpec& spec) {
+  HostPlacement placement;
+  if (spec.cpus.kind != CpuPlacementKind::any) {
+    const auto mine = this_thread_cpus();
+    if (!mine) return make_error("cpus: " + thread_cpus_unavailable_reason());
+    auto resolved = resolve_placement(spec.cpus, *mine, smt_groups(*mine));
+    if (!resolved) return resolved.error();
+    placement.cpus = std::move(*resolved);
+  }
+  if (spec.cgroup_idle) {
+    auto group = IdleCgroup::create();
+    if (!group) return group.error().with_context("cgroup_idle: ");
+    placement.cgroup = std::move(*group);
+  }
+  if (spec.allocator == Allocator::keep) {
+    auto kept = KeptMemory::hold();
+    if (!kept) return kept.error();
+    placement.kept_memory = std::move(*kept);
+  }
+  return placement;
+}
+
+Result<std::unique_ptr<BackgroundSession>> BackgroundSession::open(const BackgroundSpec& spec,
+                                                                   PipelineBuilder builder) {
+  auto placement = place_on_host(spec);
+  if (!placement) return placement.error();
+  return std::make_unique<BackgroundSession>(spec, std::move(builder), true, std::move(*placement));
+}
+
 BackgroundSession::BackgroundSession(const BackgroundSpec& spec, PipelineBuilder builder,
-                                     bool apply_policy)
-    : spec_(spec), builder_(std::move(builder)), source_(std::make_unique<Source>(*this)) {
+                                     bool apply_policy, HostPlacement placement)
+    : spec_(spec),
+      builder_(std::move(builder)),
+      placement_(std::move(placement)),
+      source_(std::make_unique<Source>(*this)) {
   ProcessorSettings settings;
   settings.max_concurrent = spec_.max_concurrent;
   settings.developer_mode = spec_.developer_mode;
   settings.policy = apply_policy ? spec_.policy : ThreadPolicy::normal;
+  settings.cpus = placement_.cpus.background_cpus;
+  settings.cgroup = placement_.cgroup;
   processor_ = std::make_unique<BackgroundProcessor>(settings, source_.get());
 }
 
@@ -180,6 +215,8 @@ BackgroundSession::CompileResult BackgroundSession::run_compile(const Compile& c
     result.outcome = "compiled; pipeline skipped (stopping)";
     return result;
   }
+  // The task system's gap: the second stage starts outside the frame's CPU phase too.
+  if (spec_.dispatch == Dispatch::gaps) processor_->wait_out_cpu_phase_ms(1000);
   const std::int64_t build_start_ns = monotonic_raw_ns();
   auto pipeline = builder_.build(*spirv);
   result.build_ms = ms_since(build_start_ns);
@@ -216,6 +253,10 @@ void BackgroundSession::hold(bool held) {
     held_ = held;
   }
   hold_cv_.notify_all();
+}
+
+void BackgroundSession::cpu_phase(bool running) {
+  if (spec_.dispatch == Dispatch::gaps) processor_->hold_for_cpu_phase(running);
 }
 
 void BackgroundSession::unmanaged_loop(int worker) {

@@ -39,6 +39,8 @@
 #include "background/background_processor.h"
 #include "background/background_spec.h"
 #include "background/variant_slot.h"
+#include "core/cgroup_idle.h"
+#include "core/kept_memory.h"
 #include "core/result.h"
 
 namespace gpuoverlap::background {
@@ -95,13 +97,29 @@ struct WorkflowOutcome {
   std::vector<double> commit_wait_ms;  // per pass, set_mode to the event being signalled
 };
 
+// What a spec asks of the host beyond the policy (BackgroundSpec::cpus, cgroup_idle,
+// allocator), set up before the compile threads start and held until the session ends.
+struct HostPlacement {
+  ResolvedPlacement cpus;
+  std::shared_ptr<IdleCgroup> cgroup;
+  std::shared_ptr<KeptMemory> kept_memory;
+};
+// Resolves `spec`'s CPUs against the calling thread's (the frame loop's: the poller's CPU is
+// already left out), creates its idle cgroup and keeps freed memory, or says why this host
+// cannot (a study checks that first, why_not_here, and reports the condition as not run).
+Result<HostPlacement> place_on_host(const BackgroundSpec& spec);
+
 class BackgroundSession {
  public:
+  // place_on_host, then the session: what a backend calls.
+  static Result<std::unique_ptr<BackgroundSession>> open(const BackgroundSpec& spec,
+                                                         PipelineBuilder builder);
   // Contract: `spec` was validated by the scenario parser. `apply_policy`: the compile threads
   // ask the OS for spec.policy (SCHED_IDLE by default), as the runtime does; tests of the
   // session's logic turn it off, because on a loaded machine an idle thread may get no CPU for
   // a minute.
-  BackgroundSession(const BackgroundSpec& spec, PipelineBuilder builder, bool apply_policy = true);
+  BackgroundSession(const BackgroundSpec& spec, PipelineBuilder builder, bool apply_policy = true,
+                    HostPlacement placement = {});
   ~BackgroundSession();  // stop()
   BackgroundSession(const BackgroundSession&) = delete;
   BackgroundSession& operator=(const BackgroundSession&) = delete;
@@ -154,6 +172,14 @@ class BackgroundSession {
   // application's mode and the task source's queue stay as they are, so releasing resumes
   // exactly the work the condition had.
   void hold(bool held);
+  // The frame loop's thread: the frame's CPU phase begins (true: before its workers are
+  // released) or ends (false: after it is submitted). With dispatch = "gaps" no compile starts
+  // in between, and a running one waits there between its shaderc compile and its pipeline
+  // creation (at most a second, so a stalled loop cannot stall the runtime); otherwise nothing.
+  void cpu_phase(bool running);
+  // The placement the session holds (empty CPUs: anywhere): the foreground keeps off
+  // placement().cpus.foreground_off.
+  const HostPlacement& placement() const { return placement_; }
   // request_stop, cancels what waits, lets the running compiles finish, joins every thread.
   // Bounded by one shaderc compile per thread: shaderc cannot be interrupted inside a
   // compile. Idempotent.
@@ -205,6 +231,7 @@ class BackgroundSession {
 
   const BackgroundSpec spec_;
   const PipelineBuilder builder_;
+  const HostPlacement placement_;
   std::unique_ptr<Source> source_;
   std::unique_ptr<BackgroundProcessor> processor_;
 

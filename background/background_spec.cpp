@@ -2,6 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
+#include <set>
+
+#include "core/cgroup_idle.h"
+#include "core/cpu_affinity.h"
+
 namespace gpuoverlap::background {
 
 std::string_view to_string(Workflow workflow) { return name_of(kWorkflowNames, workflow); }
@@ -15,6 +22,131 @@ bool held_in_block(std::uint32_t alternate_frames, std::uint32_t measured_frame)
   // Blocks 0, 1, 2, 3, ... are on, off, off, on: the second bit of the block's Gray code.
   const std::uint32_t block = measured_frame / alternate_frames;
   return ((block ^ (block >> 1)) & 1) != 0;
+}
+
+std::string describe(const CpuPlacement& placement) {
+  switch (placement.kind) {
+    case CpuPlacementKind::reserved:
+      return "reserved:" + std::to_string(placement.reserved);
+    case CpuPlacementKind::list:
+      return describe_cpus(placement.cpus);
+    case CpuPlacementKind::any:
+    case CpuPlacementKind::siblings:
+      break;
+  }
+  return std::string(name_of(kCpuPlacementKindNames, placement.kind));
+}
+
+std::optional<CpuPlacement> parse_cpu_placement(std::string_view text) {
+  CpuPlacement placement;
+  if (text == "any") return placement;
+  if (text == "siblings") {
+    placement.kind = CpuPlacementKind::siblings;
+    return placement;
+  }
+  if (text.starts_with("reserved:")) {
+    const std::string_view count = text.substr(std::string_view("reserved:").size());
+    std::uint32_t n = 0;
+    const auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), n);
+    if (ec != std::errc() || end != count.data() + count.size() || n == 0 || n > 4096)
+      return std::nullopt;
+    placement.kind = CpuPlacementKind::reserved;
+    placement.reserved = n;
+    return placement;
+  }
+  auto cpus = parse_cpus(text);
+  if (!cpus) return std::nullopt;
+  placement.kind = CpuPlacementKind::list;
+  placement.cpus = std::move(*cpus);
+  return placement;
+}
+
+Result<ResolvedPlacement> resolve_placement(const CpuPlacement& placement,
+                                            const std::vector<int>& frame_cpus,
+                                            const std::vector<std::vector<int>>& siblings) {
+  ResolvedPlacement out;
+  switch (placement.kind) {
+    case CpuPlacementKind::any:
+      return out;
+    case CpuPlacementKind::list:
+      out.background_cpus = placement.cpus;
+      return out;
+    case CpuPlacementKind::reserved:
+      // At least two CPUs stay with the foreground: the frame loop's and one worker's.
+      if (frame_cpus.size() < placement.reserved + 2)
+        return make_error(fmt::format(
+            "cpus = \"reserved:{}\" needs at least {} CPUs for the frame loop and its workers; "
+            "it may run on {} ({})",
+            placement.reserved, placement.reserved + 2, frame_cpus.size(),
+            describe_cpus(frame_cpus)));
+      out.background_cpus.assign(frame_cpus.end() - placement.reserved, frame_cpus.end());
+      out.foreground_off = out.background_cpus;
+      return out;
+    case CpuPlacementKind::siblings: {
+      // The first hardware thread of each core stays with the foreground; the others, its
+      // SMT siblings, go to the background.
+      const std::set<int> mine(frame_cpus.begin(), frame_cpus.end());
+      for (const std::vector<int>& group : siblings) {
+        std::vector<int> here;
+        for (const int cpu : group)
+          if (mine.contains(cpu)) here.push_back(cpu);
+        if (here.size() > 1)
+          out.background_cpus.insert(out.background_cpus.end(), here.begin() + 1, here.end());
+      }
+      std::sort(out.background_cpus.begin(), out.background_cpus.end());
+      if (out.background_cpus.empty())
+        return make_error("cpus = \"siblings\": no core of the CPUs this run may use (" +
+                          describe_cpus(frame_cpus) + ") shows a second hardware thread (" +
+                          smt_groups_source() + "; a virtual machine may hide its host's SMT)");
+      out.foreground_off = out.background_cpus;
+      return out;
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> placement_misfit_here(const CpuPlacement& placement) {
+  const std::vector<int> usable = usable_cpu_ids();
+  if (placement.kind == CpuPlacementKind::reserved && usable.size() < placement.reserved + 3)
+    return fmt::format(
+        "reserving {} CPUs leaves the foreground fewer than three (the poller's, the frame "
+        "loop's and a worker's) of the {} this process may use ({})",
+        placement.reserved, usable.size(), describe_cpus(usable));
+  if (placement.kind == CpuPlacementKind::list)
+    for (const int cpu : placement.cpus)
+      if (std::find(usable.begin(), usable.end(), cpu) == usable.end())
+        return fmt::format("CPU {} is not one this process may use ({})", cpu,
+                           describe_cpus(usable));
+  return std::nullopt;
+}
+
+std::optional<std::string> why_not_here(const BackgroundSpec& spec) {
+  if (!available_here(spec.policy)) {
+    std::string here;
+    for (ThreadPolicy p : thread_policies_here())
+      here += (here.empty() ? "" : ", ") + std::string(to_string(p));
+    return "policy '" + std::string(to_string(spec.policy)) +
+           "' is not a policy of this OS (here: " + here + ")";
+  }
+  if (auto misfit = placement_misfit_here(spec.cpus))
+    return "cpus = \"" + describe(spec.cpus) + "\": " + *misfit;
+  if (spec.cpus.kind == CpuPlacementKind::siblings) {
+    const std::vector<int> usable = usable_cpu_ids();
+    if (auto resolved = resolve_placement(spec.cpus, usable, smt_groups(usable)); !resolved)
+      return resolved.error().message;
+  }
+  if (spec.allocator == Allocator::keep) {
+#if !defined(__GLIBC__)
+    return std::string(
+        "allocator = \"keep\" sets glibc's thresholds; this build's C library "
+        "is not glibc");
+#endif
+  }
+  if (spec.cgroup_idle) {
+    auto group = IdleCgroup::create();
+    if (!group) return "cgroup_idle: " + group.error().message;
+  }
+  return std::nullopt;
 }
 
 namespace {
@@ -45,6 +177,12 @@ std::string describe(const BackgroundSpec& spec) {
                      spec.bind_committed ? ", committed variants bound" : "") +
          (spec.policy == ThreadPolicy::idle ? ""
                                             : fmt::format(", threads {}", to_string(spec.policy))) +
+         (spec.cpus.kind == CpuPlacementKind::any
+              ? ""
+              : fmt::format(", on CPUs {}", describe(spec.cpus))) +
+         (spec.allocator == Allocator::keep ? ", memory kept between compiles" : "") +
+         (spec.cgroup_idle ? ", in an idle cgroup" : "") +
+         (spec.dispatch == Dispatch::gaps ? ", started only outside the frame's CPU phase" : "") +
          alternation(spec);
 }
 
@@ -56,6 +194,10 @@ nlohmann::json to_json(const BackgroundSpec& spec) {
           {"continuous", spec.continuous},
           {"max_concurrent", spec.max_concurrent},
           {"policy", to_string(spec.policy)},
+          {"cpus", describe(spec.cpus)},
+          {"allocator", name_of(kAllocatorNames, spec.allocator)},
+          {"cgroup_idle", spec.cgroup_idle},
+          {"dispatch", name_of(kDispatchNames, spec.dispatch)},
           {"developer_mode", spec.developer_mode},
           {"unmanaged_threads", spec.unmanaged_threads},
           {"workflow", to_string(spec.workflow)},

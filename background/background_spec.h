@@ -9,9 +9,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "background/background_processor.h"
 #include "core/enum_names.h"
+#include "core/result.h"
 
 namespace gpuoverlap::background {
 
@@ -35,6 +37,65 @@ inline constexpr EnumNames<Workflow, 3> kWorkflowNames{
 std::string_view to_string(Workflow workflow);
 std::optional<Workflow> parse_workflow(std::string_view text);
 
+// Where the runtime's compile threads may run (BackgroundSpec::cpus).
+enum class CpuPlacementKind {
+  any,       // wherever the OS puts them (the spec's model)
+  reserved,  // the last `reserved` CPUs of the frame loop's, taken from the frame's workers
+  list,      // the CPUs listed; the foreground keeps its own placement
+  siblings,  // the SMT siblings of the cores the foreground keeps (the spec's SMT warning)
+};
+inline constexpr EnumNames<CpuPlacementKind, 4> kCpuPlacementKindNames{
+    {{CpuPlacementKind::any, "any"},
+     {CpuPlacementKind::reserved, "reserved"},
+     {CpuPlacementKind::list, "list"},
+     {CpuPlacementKind::siblings, "siblings"}}};
+
+struct CpuPlacement {
+  CpuPlacementKind kind = CpuPlacementKind::any;
+  std::uint32_t reserved = 0;  // reserved only, at least 1
+  std::vector<int> cpus;       // list only, increasing, each a CPU the process may use
+};
+
+// "any", "reserved:2", "siblings", or the list as ranges ("0-3,8").
+std::string describe(const CpuPlacement& placement);
+// Parses what describe() writes; a list may also be a TOML array (the parser turns it into
+// this text first). Empty optional: not of that form (the caller names the key and the file).
+std::optional<CpuPlacement> parse_cpu_placement(std::string_view text);
+
+// What one scenario's placement is on this machine: the CPUs the compile threads are restricted
+// to (empty: anywhere) and those the foreground (frame loop and job workers) keeps off.
+struct ResolvedPlacement {
+  std::vector<int> background_cpus;
+  std::vector<int> foreground_off;
+};
+// Contract: `frame_cpus` are the CPUs the frame loop's thread may run on (the poller's are
+// already left out), increasing; `siblings` is the machine's SMT groups (host_info.h). An
+// error says why this machine cannot give the placement (too few CPUs, no SMT visible).
+Result<ResolvedPlacement> resolve_placement(const CpuPlacement& placement,
+                                            const std::vector<int>& frame_cpus,
+                                            const std::vector<std::vector<int>>& siblings);
+
+// Why `placement` cannot be had among the CPUs this process may use: a listed CPU it may not
+// use, or reserving so many that the foreground keeps fewer than three (the poller's, the
+// frame loop's and a worker's). Empty when it fits (siblings are checked at run time).
+std::optional<std::string> placement_misfit_here(const CpuPlacement& placement);
+
+// How the compile threads allocate (BackgroundSpec::allocator).
+enum class Allocator {
+  system,  // the C library's defaults (glibc: memory above its thresholds mapped and unmapped)
+  keep,    // freed memory kept for the next compile (glibc: M_MMAP_THRESHOLD, M_TRIM_THRESHOLD)
+};
+inline constexpr EnumNames<Allocator, 2> kAllocatorNames{
+    {{Allocator::system, "system"}, {Allocator::keep, "keep"}}};
+
+// When the runtime may start a compile (BackgroundSpec::dispatch).
+enum class Dispatch {
+  any,   // whenever a thread is free (the spec's runtime)
+  gaps,  // only outside the frame's CPU phase: the game's task system hands the work over
+};
+inline constexpr EnumNames<Dispatch, 2> kDispatchNames{
+    {{Dispatch::any, "any"}, {Dispatch::gaps, "gaps"}}};
+
 struct BackgroundSpec {
   ProcessingMode mode = ProcessingMode::allowed;
   MeasurementsAction action = MeasurementsAction::keep_all;
@@ -51,6 +112,14 @@ struct BackgroundSpec {
   // What the runtime's compile threads ask of the OS (core/thread_policy.h): the spec's idle
   // priority by default. Not the boost threads', nor the positive control's.
   ThreadPolicy policy = ThreadPolicy::idle;
+  // Where the compile threads run (docs/background.md, "Placement").
+  CpuPlacement cpus;
+  Allocator allocator = Allocator::system;
+  // The compile threads in a child cgroup (v2) of the process's own with cpu.idle = 1: the
+  // kernel's idle class for a group, as a systemd slice would set it. Needs a cgroup the
+  // process may write (delegation); where it may not, the condition is not run.
+  bool cgroup_idle = false;
+  Dispatch dispatch = Dispatch::any;
   bool developer_mode = false;
   // The positive control: this many normal-priority threads run the same compiles outside
   // the processor, back to back, for the whole scenario. 0: none. The processor gets no work
@@ -116,5 +185,11 @@ struct BackgroundTaskRecord {
 // 2 at once".
 std::string describe(const BackgroundSpec& spec);
 nlohmann::json to_json(const BackgroundSpec& spec);  // meta.json
+
+// Why this machine cannot run `spec` as asked, checked before any GPU work (a study reports
+// such a condition as not run, never runs it under another setting): a cgroup it may not
+// create, no SMT siblings for cpus = "siblings", a glibc-only allocator elsewhere. Empty when
+// it can.
+std::optional<std::string> why_not_here(const BackgroundSpec& spec);
 
 }  // namespace gpuoverlap::background

@@ -1,6 +1,9 @@
 #include "core/cpu_affinity.h"
 
 #include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <set>
 #include <thread>
 
 #if defined(_WIN32)
@@ -82,6 +85,71 @@ std::string describe_cpus(const std::vector<int>& cpus) {
     i = last + 1;
   }
   return out;
+}
+
+std::optional<std::vector<int>> parse_cpus(std::string_view text) {
+  constexpr int kMaxCpu = 4095;
+  std::vector<int> cpus;
+  auto number = [&](std::string_view& rest) -> std::optional<int> {
+    int value = 0;
+    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), value);
+    if (ec != std::errc() || end == rest.data() || value < 0 || value > kMaxCpu)
+      return std::nullopt;
+    rest.remove_prefix(static_cast<std::size_t>(end - rest.data()));
+    return value;
+  };
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const auto first = number(rest);
+    if (!first) return std::nullopt;
+    int last = *first;
+    if (!rest.empty() && rest.front() == '-') {
+      rest.remove_prefix(1);
+      const auto end = number(rest);
+      if (!end || *end < *first) return std::nullopt;
+      last = *end;
+    }
+    for (int cpu = *first; cpu <= last; ++cpu) {
+      if (!cpus.empty() && cpu <= cpus.back()) return std::nullopt;
+      cpus.push_back(cpu);
+    }
+    if (rest.empty()) break;
+    if (rest.front() != ',' || rest.size() == 1) return std::nullopt;
+    rest.remove_prefix(1);
+  }
+  if (cpus.empty()) return std::nullopt;
+  return cpus;
+}
+
+std::vector<std::vector<int>> smt_groups(const std::vector<int>& cpus) {
+  std::vector<std::vector<int>> groups;
+#if !defined(_WIN32)
+  std::set<std::vector<int>> seen;
+  const std::set<int> wanted(cpus.begin(), cpus.end());
+  for (const int cpu : cpus) {
+    std::ifstream file("/sys/devices/system/cpu/cpu" + std::to_string(cpu) +
+                       "/topology/thread_siblings_list");
+    std::string line;
+    if (!file || !std::getline(file, line)) return {};
+    const auto siblings = parse_cpus(line);
+    if (!siblings) return {};
+    std::vector<int> group;
+    for (const int s : *siblings)
+      if (wanted.contains(s)) group.push_back(s);
+    if (seen.insert(group).second) groups.push_back(group);
+  }
+#else
+  (void)cpus;
+#endif
+  return groups;
+}
+
+std::string smt_groups_source() {
+#if defined(_WIN32)
+  return "not read on Windows";
+#else
+  return "/sys/devices/system/cpu/cpu*/topology/thread_siblings_list";
+#endif
 }
 
 bool pin_current_thread(int cpu) {

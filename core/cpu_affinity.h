@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpuoverlap {
@@ -22,6 +23,16 @@ std::optional<std::vector<int>> this_thread_cpus();
 std::string thread_cpus_unavailable_reason();
 // `cpus` (increasing) as ranges, "0-3,8,10-11"; "" for none.
 std::string describe_cpus(const std::vector<int>& cpus);
+// Parses describe_cpus' form ("0-3,8,10-11"): increasing, distinct, each in [0, 4095]; none for
+// anything else (a range backwards, a repeat, a stray character).
+std::optional<std::vector<int>> parse_cpus(std::string_view text);
+// The machine's SMT groups among `cpus`: for each core that has hardware threads in `cpus`,
+// their numbers, increasing (Linux: topology/thread_siblings_list). A CPU alone in its core
+// is a group of one. Empty where the platform does not say (Windows here, no sysfs). A
+// virtual machine may show every vCPU alone although its host runs them on siblings.
+std::vector<std::vector<int>> smt_groups(const std::vector<int>& cpus);
+// Where smt_groups found its facts, or why it found none.
+std::string smt_groups_source();
 // Pins the calling thread to CPU `cpu`; false where the platform refuses.
 bool pin_current_thread(int cpu);
 // The CPU the calling thread runs on now; -1 where the platform cannot say.

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <thread>
 
+#include "core/cgroup_idle.h"
 #include "core/cpu_affinity.h"
 #include "core/thread_accounting.h"
 
@@ -224,6 +225,7 @@ ThreadScheduling this_thread_scheduling() {
   }
 #endif
   s.cpus = this_thread_cpus();
+  s.cgroup = this_thread_cgroup();
   return s;
 }
 
@@ -232,7 +234,8 @@ std::string describe(const ThreadScheduling& s) {
 }
 
 bool operator==(const ThreadScheduling& a, const ThreadScheduling& b) {
-  return a.policy == b.policy && a.level == b.level && a.level_name == b.level_name;
+  return a.policy == b.policy && a.level == b.level && a.level_name == b.level_name &&
+         a.cgroup == b.cgroup;
 }
 
 void SchedulingSeen::report(const ThreadScheduling& s) {

@@ -61,6 +61,9 @@ struct ThreadScheduling {
   // The CPUs it may run on (cpu_affinity.h's this_thread_cpus); none where the OS cannot say.
   // Not part of operator==: pinned workers differ here by design, not by a refusal.
   std::optional<std::vector<int>> cpus;
+  // Its cgroup v2 path (cgroup_idle.h); none where there is none (Windows). Part of
+  // operator==: threads of one kind join one group, or the OS refused one.
+  std::optional<std::string> cgroup;
 };
 ThreadScheduling this_thread_scheduling();
 std::string describe(const ThreadScheduling& s);  // "SCHED_IDLE, nice 0"

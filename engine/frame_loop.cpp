@@ -13,6 +13,8 @@
 #include "core/clock.h"
 #include "core/cpu_affinity.h"
 #include "core/cpu_relax.h"
+#include "core/scope_exit.h"
+#include "core/system_error.h"
 #include "core/thread_accounting.h"
 #include "engine/device_clocks.h"
 #include "engine/loop_phases.h"
@@ -170,6 +172,16 @@ nlohmann::json background_meta(const background::BackgroundSession& session, dou
       {"idle_priority", session.processor_settings().policy == ThreadPolicy::idle},
       {"policy_refused", session.policy_refused() ? nlohmann::json(*session.policy_refused())
                                                   : nlohmann::json(nullptr)}};
+  // Where the compile threads were asked to run and what the foreground gave up for it; the
+  // threads' own read-back is meta.json's threads.background_idle (cpus, cgroup).
+  const background::HostPlacement& placement = session.placement();
+  bg["processor"]["cpus"] = placement.cpus.background_cpus.empty()
+                                ? std::string("any")
+                                : describe_cpus(placement.cpus.background_cpus);
+  bg["processor"]["foreground_off_cpus"] = describe_cpus(placement.cpus.foreground_off);
+  bg["processor"]["cgroup"] = placement.cgroup ? nlohmann::json(placement.cgroup->relative_path())
+                                               : nlohmann::json(nullptr);
+  bg["processor"]["allocator"] = kept_memory_state();
   const background::WorkflowOutcome& w = session.workflow_outcome();
   if (session.spec().workflow != background::Workflow::none)
     bg["workflow_outcome"] = {{"passes", w.passes},
@@ -195,6 +207,7 @@ nlohmann::json scheduling_json(const SchedulingSeen::Seen& seen) {
   nlohmann::json j = {{"policy", s.policy}, {s.level_name, s.level}, {"threads", seen.threads}};
   if (seen.differing > 0) j["threads_unlike_the_first"] = seen.differing;
   j["cpus"] = s.cpus ? describe_cpus(*s.cpus) : "n/a: " + thread_cpus_unavailable_reason();
+  if (s.cgroup) j["cgroup"] = *s.cgroup;
   if (seen.cpus_unlike_the_first > 0) {
     j["cpus_of_all"] = describe_cpus(seen.cpus_of_all);
     j["cpus_unlike_the_first"] = seen.cpus_unlike_the_first;
@@ -286,7 +299,30 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
   };
   // The frame's CPU side ([cpu]): the busy work is calibrated once per process, before any
   // background work starts, so every condition of a study does the same work.
-  const jobs::CpuFrameSpec* const cpu = scenario.cpu ? &*scenario.cpu : nullptr;
+  // With the background on CPUs of its own (cpus = "reserved:N" or "siblings"), the frame loop
+  // and its workers keep off them, and a frame whose workers came from "cores" has that many
+  // fewer, each with its own share of work as before (jobs::resolve_cores).
+  const std::vector<int> foreground_off =
+      background ? background->placement().cpus.foreground_off : std::vector<int>{};
+  std::optional<jobs::CpuFrameSpec> placed_cpu = scenario.cpu;
+  if (placed_cpu && !foreground_off.empty()) {
+    placed_cpu->keep_off_cpus = foreground_off;
+    if (placed_cpu->workers_from_cores) {
+      const auto given = static_cast<std::uint32_t>(
+          std::min<std::size_t>(foreground_off.size(), placed_cpu->workers - 1));
+      jobs::resolve_cores(*placed_cpu, placed_cpu->workers + 1 - given);
+    }
+  }
+  const std::optional<std::vector<int>> loop_cpus_before = this_thread_cpus();
+  const ScopeExit loop_cpus_back([&] {
+    if (!foreground_off.empty() && loop_cpus_before) restrict_this_thread_to(*loop_cpus_before);
+  });
+  if (!foreground_off.empty() && !keep_this_thread_off(foreground_off))
+    timeline.failure = make_error(
+        "the frame loop could not keep off CPUs " + describe_cpus(foreground_off) + " (cpus = \"" +
+        background::describe(bg_spec->cpus) + "\"): " + last_system_error());
+  if (timeline.failure) total = 0;
+  const jobs::CpuFrameSpec* const cpu = placed_cpu ? &*placed_cpu : nullptr;
   std::unique_ptr<jobs::JobSystem> job_system;
   if (cpu && total > 0)
     job_system = std::make_unique<jobs::JobSystem>(*cpu, jobs::calibrate_once().iterations_per_us);
@@ -417,6 +453,7 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
     if (job_system) {
       if (!job_system->in_progress()) {
         if (period_ns > 0 && last_frame_start_ns) pace_until(*last_frame_start_ns + period_ns);
+        if (background) background->cpu_phase(true);  // dispatch = "gaps": before the release
         frame_started(job_system->begin_frame(), LoopPhase::jobs);
       } else {
         phases.enter(LoopPhase::jobs, monotonic_raw_ns());
@@ -429,6 +466,7 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
         break;
       }
     }
+    if (background && !cpu_phase) background->cpu_phase(true);  // recording is the CPU phase
     const std::int64_t cpu_start_ns = monotonic_raw_ns();
     const std::int64_t frame_start_ns = cpu_phase ? cpu_phase->release_ns : cpu_start_ns;
     if (cpu_phase)
@@ -457,6 +495,7 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
       break;
     }
     const std::int64_t cpu_submitted_ns = monotonic_raw_ns();
+    if (background) background->cpu_phase(false);
     phases.enter(LoopPhase::tool, cpu_submitted_ns);
     const std::optional<GpuCalibration> calibration = backend.calibrate();
     if (calibration) {
@@ -484,6 +523,7 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
           // Waiting for the GPU until the pace's start; woken late if after it.
           wait_until_ns(next_start_ns);
           phases.enter(LoopPhase::woke_late, next_start_ns);
+          if (background) background->cpu_phase(true);
           frame_started(job_system->begin_frame(), LoopPhase::gpu_wait);
           waited = GpuOutcome::ok();
         }

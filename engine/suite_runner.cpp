@@ -274,6 +274,7 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
   };
   SuiteEstimate estimate = make_estimate();
   std::set<std::string> pacing_groups_tried;  // cpu_device_pacing's calibrations
+  std::set<std::string> studies_announced;    // their conditions not run, said once
   const auto suite_start = std::chrono::steady_clock::now();
   auto seconds_since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -299,6 +300,10 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
     if (options.cpu_device_pacing && paced_frame(scenarios[i]) &&
         pacing_groups_tried.insert(pacing_group(scenarios[i])).second)
       calibrate_cpu_device_pacing(executor, scenarios, i, options.run, options.warmup_frames, log);
+    // A study's conditions this host cannot run, once, before its first scenario.
+    if (!scenarios[i].study.empty() && studies_announced.insert(scenarios[i].study).second)
+      for (const auto& [condition, why] : scenarios[i].study_not_run)
+        log << scenarios[i].study << "/" << condition << ": not run on this host: " << why << "\n";
     ScenarioOutcome result;
     result.scenario = scenarios[i];
     const nlohmann::json hook_meta =

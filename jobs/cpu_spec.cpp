@@ -50,6 +50,7 @@ nlohmann::json to_json(const CpuFrameSpec& s) {
                       {"frame_period_ms", s.frame_period_ms},
                       {"frames_in_flight", s.frames_in_flight},
                       {"pin_workers", s.pin_workers}};
+  if (!s.keep_off_cpus.empty()) j["keep_off_cpus"] = describe_cpus(s.keep_off_cpus);
   if (s.jobs_per_worker) j["jobs_per_worker"] = *s.jobs_per_worker;
   if (s.cpu_ms_per_worker) j["cpu_ms_per_worker"] = *s.cpu_ms_per_worker;
   if (const auto& c = s.period_calibration)

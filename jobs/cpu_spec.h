@@ -74,6 +74,10 @@ struct CpuFrameSpec {
   // Where frame_period_ms was measured for the device rather than taken from the file (a CPU
   // device, whose frames take 10-100x a GPU's: scenarios/cpu_device_sizes.h), how. Recorded
   // in meta.json's "cpu"; not in the scenario files (it is what a run found, not asked for).
+  // CPUs the workers keep off (they may run on the rest of the process's): those a scenario's
+  // background holds (BackgroundSpec::cpus "reserved:N" or "siblings"). Set at run time, never
+  // read from or written to a file; meta.json's cpu records it.
+  std::vector<int> keep_off_cpus;
   struct PeriodCalibration {
     double period_ms_in_file = 0;
     double unpaced_interval_p50_ms = 0;  // the calibration run's frames, unpaced

@@ -66,7 +66,11 @@ JobSystem::JobSystem(const CpuFrameSpec& spec, double iterations_per_us)
   }
   // Placement is decided here, before any worker runs, so pinned_cpus_ needs no lock.
   if (spec.pin_workers) {
-    const std::vector<int> cpus = usable_cpu_ids();
+    std::vector<int> cpus = usable_cpu_ids();
+    std::erase_if(cpus, [&](int cpu) {
+      return std::find(spec.keep_off_cpus.begin(), spec.keep_off_cpus.end(), cpu) !=
+             spec.keep_off_cpus.end();
+    });
     for (std::size_t w = 0; w < spec.workers; ++w)
       pinned_cpus_.push_back(cpus.size() > 1 ? cpus[1 + w % (cpus.size() - 1)] : -1);
   }
@@ -74,6 +78,11 @@ JobSystem::JobSystem(const CpuFrameSpec& spec, double iterations_per_us)
   for (std::size_t w = 0; w < spec.workers; ++w)
     threads_.emplace_back([this, w] {
       if (!pinned_cpus_.empty() && pinned_cpus_[w] >= 0 && !pin_current_thread(pinned_cpus_[w]))
+        pinned_failed_.fetch_add(1, std::memory_order_relaxed);
+      // Unpinned, a worker still keeps off the background's CPUs (on Windows a new thread does
+      // not inherit its creator's affinity, so each sets its own).
+      if (pinned_cpus_.empty() && !spec_.keep_off_cpus.empty() &&
+          !keep_this_thread_off(spec_.keep_off_cpus))
         pinned_failed_.fetch_add(1, std::memory_order_relaxed);
       worker_scheduling_.report(this_thread_scheduling());
       slots_[w].thread_id.store(current_thread_id(), std::memory_order_release);

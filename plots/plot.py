@@ -43,7 +43,11 @@ the frame loop's phases (verdict.json's time_account) beside the baseline's, wit
 For a study whose positive control has several doses (verdict.json control_doses) it also
 writes OUT/<study>/dose-response.FORMAT: each primary endpoint's effect against the control's
 threads (the median's ratio and the tail's excess with their intervals, filled where intrusive),
-the margin band, and the smallest dose detected.
+the margin band, and the smallest dose detected. For a study of scheduling policies (a
+condition scheduled other than the spec's runtime: verdict.json's `scheduling`) it writes
+OUT/<study>/policies.FORMAT: each policy's intrusion (late frames over the baseline's share;
+the frame interval's median ratio with its interval and the margin) against its progress
+(compiles per second), the policies no other beats on both joined.
 OUT/barrier-cost.FORMAT: each barrier kind's gap (consumer start minus producer end) as a bar:
 p50, the 95 % order-statistics interval of the p50 (from the frames in the records), p5-p95
 (dependencies.csv), on the report's clock; from the barrier-cost scenario (pairs "P <kind>" ->
@@ -786,8 +790,9 @@ def plot_study(study_dir, out_base, fmt):
     forests = plot_forest(verdict, summary, out_base, fmt)
     dose = plot_dose_response(verdict, summary, out_base, fmt, path)
     phases = plot_phases(summary, out_base / f"phases.{fmt}", path)
+    policies = plot_policies(verdict, summary, out_base, fmt, path)
     return ([save(figure, out_base / f"verdict.{fmt}")] + forests + ([dose] if dose else [])
-            + ([phases] if phases else []))
+            + ([phases] if phases else []) + ([policies] if policies else []))
 
 
 PHASE_COLOURS = ["#4C72B0", "#8172B2", "#937860", "#55A868", "#CCCCCC", "#C44E52"]
@@ -1102,6 +1107,89 @@ def plot_dose_response(verdict, summary, out_base, fmt, path):
                     "on that endpoint, hollow: not; bars: the interval; green: the margin)",
                     fontsize=10)
     return save(figure, out_base / f"dose-response.{fmt}", crowded=[median_axes, tail_axes])
+
+
+def pareto_front(points):
+    """The points (progress, intrusion, ...) no other point beats on both: at least as many
+    compiles per second and at most as much intrusion, better on one. By progress."""
+    front = [p for p in points
+             if not any(q[0] >= p[0] and q[1] <= p[1] and (q[0] > p[0] or q[1] < p[1])
+                        for q in points)]
+    return sorted(front, key=lambda p: p[0])
+
+
+def plot_policies(verdict, summary, out_base, fmt, path):
+    """policies.FORMAT, for a study of scheduling policies (a condition whose `scheduling`
+    differs from the spec's runtime): each policy's intrusion against its progress (compiles per
+    second), one point per condition: on the left the late-frame share over the baseline's, on
+    the right the frame interval's median ratio with its interval and the margin band; the
+    policies no other beats on both joined; green: non-intrusive, red: intrusive, hollow:
+    starved or undecided."""
+    judged = [c for c in summary["conditions"] if isinstance(c, dict) and c.get("scheduling")
+              and not c.get("control") and not c.get("null_control")]
+    if not judged or all(c.get("spec_scheduling") for c in judged):
+        return None
+    baseline_pacing = summary.get("baseline_pacing")
+
+    def late_share(pacing):
+        if not isinstance(pacing, dict) or not pacing.get("frames"):
+            return np.nan
+        return 100.0 * float(pacing.get("late", 0)) / float(pacing["frames"])
+
+    base_late = late_share(baseline_pacing)
+    role = verdict["role"] if "role" in verdict else pd.Series("primary", index=verdict.index)
+    interval = verdict[(role == "primary") & (verdict.metric == "frame_interval_us")]
+    settings = summary.get("settings") if isinstance(summary.get("settings"), dict) else {}
+    p50_margin = float(settings.get("p50_margin", 0.05))
+    figure, (late_axes, median_axes) = plt.subplots(1, 2, figsize=(13, 5.2), sharex=True,
+                                                    constrained_layout=True)
+    late_points, median_points = [], []
+    for c in judged:
+        progress = c.get("progress") if isinstance(c.get("progress"), dict) else {}
+        rate = progress.get("compiles_per_s")
+        if not isinstance(rate, (int, float)):
+            raise InputError(f"{path}: condition {short(c['condition'])!r} has no progress "
+                             "compiles_per_s")
+        decision = c.get("verdict", "?")
+        colour = {"intrusive": "#C44E52", "non-intrusive": "#55A868"}.get(decision, "#888888")
+        filled = decision in ("intrusive", "non-intrusive") and not c.get("starved")
+        name = c["condition"] + (" (spec)" if c.get("spec_scheduling") else "")
+        excess = late_share(c.get("pacing")) - base_late
+        if np.isfinite(excess):
+            late_points.append((float(rate), excess, name))
+            late_axes.plot([rate], [excess], "o", color=colour,
+                           markerfacecolor=colour if filled else "white", markersize=8)
+            late_axes.annotate(name, (rate, excess), fontsize=7, xytext=(4, 4),
+                               textcoords="offset points")
+        row = interval[interval.condition == c["condition"]]
+        if not row.empty and np.isfinite(row.ratio_p50.iloc[0]):
+            r = row.iloc[0]
+            median_points.append((float(rate), float(r.ratio_p50), name))
+            low, high = r.get("ci_low", np.nan), r.get("ci_high", np.nan)
+            if np.isfinite(low) and np.isfinite(high):
+                median_axes.errorbar([rate], [r.ratio_p50],
+                                     yerr=[[r.ratio_p50 - low], [high - r.ratio_p50]],
+                                     color=colour, capsize=3, linewidth=1)
+            median_axes.plot([rate], [r.ratio_p50], "o", color=colour,
+                             markerfacecolor=colour if filled else "white", markersize=8)
+            median_axes.annotate(name, (rate, r.ratio_p50), fontsize=7, xytext=(4, 4),
+                                 textcoords="offset points")
+    for axes, points in ((late_axes, late_points), (median_axes, median_points)):
+        front = pareto_front(points)
+        if len(front) > 1:
+            axes.plot([p[0] for p in front], [p[1] for p in front], "-", color="#4C72B0",
+                      linewidth=1, alpha=0.7, label="no other policy beats these on both")
+            axes.legend(fontsize=7, loc="upper left")
+        axes.set_xlabel("progress: compiles per second (measured frames)")
+        axes.grid(alpha=0.3)
+    late_axes.axhline(0, color="black", linewidth=0.8)
+    late_axes.set_ylabel("late frames: share over the baseline's (percentage points)")
+    median_axes.axhspan(1 - p50_margin, 1 + p50_margin, color="#DDDDDD", alpha=0.6, zorder=0)
+    median_axes.axhline(1, color="black", linewidth=0.8)
+    median_axes.set_ylabel("frame interval: median / baseline's (95 % interval; grey: margin)")
+    figure.suptitle(f"{short(summary['study'])}: intrusion against progress per policy (green: "
+                    "non-intrusive, red: intrusive, hollow: undecided or starved)", fontsize=10)
+    return save(figure, out_base / f"policies.{fmt}")
 
 
 def plot_preemption_matrix(name, cells, out_base, fmt):

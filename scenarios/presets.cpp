@@ -122,7 +122,17 @@ Result<std::vector<Scenario>> resolve_scenarios(const std::string& preset_or_pat
 
 Result<Suite> suite_scenarios() {
   std::vector<std::pair<std::string, std::vector<Scenario>>> expanded;
+  std::vector<std::string> not_in_run_all;
   for (const Preset& p : presets()) {
+    if (is_study(p.toml)) {
+      auto study = parse_study(p.toml, std::string(p.name));
+      if (!study) return study.error();
+      if (!study->in_run_all) {
+        not_in_run_all.push_back(
+            fmt::format("{} (run it with: gpuoverlap run {})", p.name, p.name));
+        continue;
+      }
+    }
     auto s = resolve_scenarios(std::string(p.name));
     if (!s) return s.error();
     expanded.emplace_back(std::string(p.name), std::move(*s));
@@ -142,6 +152,7 @@ Result<Suite> suite_scenarios() {
       for (const Scenario& s : scenarios)
         if (const std::string key = configuration(s); !key.empty()) in_matrix.emplace(key, name);
   Suite suite;
+  suite.not_in_run_all = std::move(not_in_run_all);
   for (auto& [name, scenarios] : expanded) {
     if (scenarios.size() == 1)
       if (const auto found = in_matrix.find(configuration(scenarios.front()));

@@ -39,9 +39,12 @@ Result<std::vector<Scenario>> resolve_scenarios(const std::string& preset_or_pat
 // long it is measured (duration_ms): the matrix measures each for less than its preset. Only
 // preemption configurations are compared (the barrier-lab variants differ on purpose even where
 // their work is the same).
+// A study whose file says `in_run_all = false` is left out too, and named in `not_in_run_all`
+// with how to run it.
 struct Suite {
   std::vector<Scenario> scenarios;
   std::vector<std::string> covered;
+  std::vector<std::string> not_in_run_all;
 };
 Result<Suite> suite_scenarios();
 

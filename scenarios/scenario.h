@@ -107,6 +107,10 @@ struct Scenario {
   // run's other devices are idle) and "together" (while they run the same scenario). Never
   // read from a file.
   bool neighbours_study = false;
+  // The study's conditions this host cannot run as asked (background::why_not_here: no cgroup
+  // it may create, no SMT siblings), left out of its rounds: name, why. Every scenario of the
+  // study carries the same list, so its verdict can say so.
+  std::vector<std::pair<std::string, std::string>> study_not_run;
   // Set when the scenario is a version of a `run --live` session after the first: an edit
   // made in the viewer while the previous version ran (scenarios/scenario_edit.h). The
   // version is named "<first>-edit-<version - 1>" and written to that directory.
@@ -181,6 +185,8 @@ struct StudySpec {
   // at a high dose) measures fewer of them instead of making the round longer. 0: no limit.
   std::uint32_t round_ms = 0;
   std::vector<ConditionSpec> conditions;  // exactly one without background: the baseline
+  // false: a preset study too long for `run --all`, which names it and says how to run it.
+  bool in_run_all = true;
 };
 
 // The next round of a study: a copy of every condition of `last_round` (the scenarios of its

@@ -124,18 +124,39 @@ class Parser {
   }
 
   // [background]: docs/scenario-format.md, "Background work".
+  // In a study (`in_study`), a policy of the other OS is not a mistake in the file: the study
+  // reports that condition as not run here (why_not_here), so one preset serves both.
   Result<background::BackgroundSpec> parse_background(const toml::node& node,
-                                                      const std::string& where) const {
+                                                      const std::string& where,
+                                                      bool in_study = false) const {
     using namespace background;
     const toml::table* t = node.as_table();
     if (!t) return error_at(&node, where + " must be a table");
-    GPUOVERLAP_TRY(
-        only_keys(*t,
-                  {"mode", "action", "action_every_frame", "tasks", "continuous", "max_concurrent",
-                   "policy", "developer_mode", "unmanaged_threads", "workflow", "training_frames",
-                   "max_passes", "converge_after_passes", "commit_timeout_ms", "create_pipelines",
-                   "bind_committed", "before_frames", "fold_iterations", "alternate_frames"},
-                  where));
+    GPUOVERLAP_TRY(only_keys(*t,
+                             {"mode",
+                              "action",
+                              "action_every_frame",
+                              "tasks",
+                              "continuous",
+                              "max_concurrent",
+                              "policy",
+                              "developer_mode",
+                              "unmanaged_threads",
+                              "workflow",
+                              "training_frames",
+                              "max_passes",
+                              "converge_after_passes",
+                              "commit_timeout_ms",
+                              "create_pipelines",
+                              "bind_committed",
+                              "before_frames",
+                              "fold_iterations",
+                              "alternate_frames",
+                              "cpus",
+                              "allocator",
+                              "cgroup_idle",
+                              "dispatch"},
+                             where));
     BackgroundSpec spec;
     GPUOVERLAP_TRY(named_field(*t, "mode", where, &node, parse_processing_mode,
                                names_list(kProcessingModeNames), spec.mode));
@@ -145,13 +166,26 @@ class Parser {
                                names_list(kWorkflowNames), spec.workflow));
     GPUOVERLAP_TRY(named_field(*t, "policy", where, &node, parse_thread_policy,
                                names_list(kThreadPolicyNames), spec.policy));
-    if (!available_here(spec.policy)) {
+    if (!available_here(spec.policy) && !in_study) {
       std::string here;
       for (ThreadPolicy p : thread_policies_here())
         here += (here.empty() ? "" : ", ") + std::string(to_string(p));
       return error_at(t->get("policy"), "'policy' in " + where + ": '" +
                                             std::string(to_string(spec.policy)) +
                                             "' is not a policy of this OS (here: " + here + ")");
+    }
+    GPUOVERLAP_TRY(named_field(
+        *t, "allocator", where, &node,
+        [](std::string_view text) { return value_of(kAllocatorNames, text); },
+        names_list(kAllocatorNames), spec.allocator));
+    GPUOVERLAP_TRY(named_field(
+        *t, "dispatch", where, &node,
+        [](std::string_view text) { return value_of(kDispatchNames, text); },
+        names_list(kDispatchNames), spec.dispatch));
+    if (const toml::node* cpus = t->get("cpus")) {
+      auto placement = parse_placement(*cpus, where, in_study);
+      if (!placement) return placement.error();
+      spec.cpus = *placement;
     }
     struct IntKey {
       std::string_view key;
@@ -188,6 +222,7 @@ class Parser {
           {"create_pipelines", &spec.create_pipelines},
           {"bind_committed", &spec.bind_committed},
           {"fold_iterations", &spec.fold_iterations},
+          {"cgroup_idle", &spec.cgroup_idle},
           {"developer_mode", &spec.developer_mode}}) {
       auto v = bool_field(*t, key, where, *out);
       if (!v) return v.error();
@@ -235,8 +270,9 @@ class Parser {
                           "which a workflow or bind_committed would wait on; use it without "
                           "them");
     if (spec.unmanaged_threads > 0) {
-      for (std::string_view key : {"mode", "action", "action_every_frame", "workflow",
-                                   "max_concurrent", "policy", "developer_mode", "bind_committed"})
+      for (std::string_view key :
+           {"mode", "action", "action_every_frame", "workflow", "max_concurrent", "policy",
+            "developer_mode", "bind_committed", "cpus", "allocator", "cgroup_idle", "dispatch"})
         if (t->get(key))
           return error_at(t->get(key),
                           where + ": '" + std::string(key) +
@@ -244,6 +280,41 @@ class Parser {
                               "runs its compiles outside the processor)");
     }
     return spec;
+  }
+
+  // [background]'s cpus: "any", "reserved:N", "siblings", a list as text ("0-3,8") or an
+  // array of CPU numbers. Checked against the CPUs this process may use, except in a study,
+  // where a condition that does not fit this host is reported as not run (why_not_here);
+  // whether this machine shows SMT siblings is a fact of the host, not a mistake in the file.
+  Result<background::CpuPlacement> parse_placement(const toml::node& node, const std::string& where,
+                                                   bool in_study) const {
+    using namespace background;
+    std::string text;
+    if (const auto* array = node.as_array()) {
+      std::vector<int> cpus;
+      for (const toml::node& cpu : *array) {
+        const auto value = cpu.value<std::int64_t>();
+        if (!cpu.is_integer() || !value || *value < 0 || *value > 4095)
+          return error_at(&cpu,
+                          "'cpus' in " + where + ": each CPU must be an integer in [0, 4095]");
+        cpus.push_back(static_cast<int>(*value));
+      }
+      std::sort(cpus.begin(), cpus.end());
+      text = describe_cpus(cpus);
+    } else if (node.is_string()) {
+      text = std::string(*node.value<std::string_view>());
+    }
+    const std::string forms =
+        "\"any\", \"reserved:N\" (N >= 1 CPUs taken from the frame's workers), \"siblings\", or "
+        "a list of CPUs (\"0-3,8\" or [0, 1, 2, 3, 8])";
+    auto placement = parse_cpu_placement(text);
+    if (!placement)
+      return error_at(
+          &node, "'cpus' in " + where + ": '" + printable_name(text) + "' is not one of " + forms);
+    if (!in_study)
+      if (auto why = placement_misfit_here(*placement))
+        return error_at(&node, "'cpus' in " + where + ": " + *why);
+    return *placement;
   }
 
   // [cpu]: docs/scenario-format.md, "The CPU side of a frame". Every key is checked here,
@@ -587,10 +658,14 @@ class Parser {
     const toml::table& root = *parsed;
     StudySpec study;
     study.source = source_;
-    GPUOVERLAP_TRY(only_keys(root,
-                             {"name", "description", "foreground", "frames", "warmup_frames",
-                              "rounds", "budget_s", "max_rounds", "round_ms", "condition"},
-                             "the study"));
+    GPUOVERLAP_TRY(
+        only_keys(root,
+                  {"name", "description", "foreground", "frames", "warmup_frames", "rounds",
+                   "budget_s", "max_rounds", "round_ms", "condition", "in_run_all"},
+                  "the study"));
+    auto in_run_all = bool_field(root, "in_run_all", "the study", true);
+    if (!in_run_all) return in_run_all.error();
+    study.in_run_all = *in_run_all;
     auto rounds = int_field(root, "rounds", "the study", 1, 1000, 1);
     if (!rounds) return rounds.error();
     study.rounds = *rounds;
@@ -655,7 +730,7 @@ class Parser {
                                        "runs the baseline's settings)");
         condition.null_control = true;
       } else if (const toml::node* bg = t->get("background")) {
-        auto spec = parse_background(*bg, "[condition.background] of '" + *cname + "'");
+        auto spec = parse_background(*bg, "[condition.background] of '" + *cname + "'", true);
         if (!spec) return spec.error();
         condition.background = *spec;
       } else {
@@ -1394,10 +1469,21 @@ std::uint32_t frames_per_round(std::uint32_t total, std::uint32_t rounds) {
 
 std::vector<Scenario> expand_study(const StudySpec& study, const Scenario& foreground) {
   std::vector<Scenario> out;
+  // A condition this host cannot give what it asks is reported, never run under another
+  // setting; checked once, before any round.
+  std::vector<std::pair<std::string, std::string>> not_run;
+  std::set<std::string> skipped;
+  for (const ConditionSpec& c : study.conditions)
+    if (c.background)
+      if (auto why = background::why_not_here(*c.background)) {
+        not_run.emplace_back(c.name, *why);
+        skipped.insert(c.name);
+      }
   const std::uint32_t total = study.frames.value_or(foreground.frames);
   for (std::uint32_t round = 1; round <= study.rounds; ++round) {
     std::vector<const ConditionSpec*> order;
-    for (const ConditionSpec& c : study.conditions) order.push_back(&c);
+    for (const ConditionSpec& c : study.conditions)
+      if (!skipped.contains(c.name)) order.push_back(&c);
     if (round % 2 == 0) std::reverse(order.begin(), order.end());
     for (const ConditionSpec* c : order) {
       Scenario s = foreground;
@@ -1417,6 +1503,7 @@ std::vector<Scenario> expand_study(const StudySpec& study, const Scenario& foreg
       if (study.warmup_frames) s.warmup_frames = *study.warmup_frames;
       s.background = c->background;
       s.null_control = c->null_control;
+      s.study_not_run = not_run;
       out.push_back(std::move(s));
     }
   }

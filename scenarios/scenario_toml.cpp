@@ -43,6 +43,12 @@ void write_background(const background::BackgroundSpec& spec, std::string& out) 
   flag("continuous", spec.continuous, defaults.continuous);
   number("max_concurrent", spec.max_concurrent, defaults.max_concurrent);
   text("policy", to_string(spec.policy), to_string(defaults.policy));
+  text("cpus", describe(spec.cpus), describe(defaults.cpus));
+  text("allocator", name_of(kAllocatorNames, spec.allocator),
+       name_of(kAllocatorNames, defaults.allocator));
+  flag("cgroup_idle", spec.cgroup_idle, defaults.cgroup_idle);
+  text("dispatch", name_of(kDispatchNames, spec.dispatch),
+       name_of(kDispatchNames, defaults.dispatch));
   flag("developer_mode", spec.developer_mode, defaults.developer_mode);
   number("unmanaged_threads", spec.unmanaged_threads, defaults.unmanaged_threads);
   number("training_frames", spec.training_frames, defaults.training_frames);

@@ -363,7 +363,9 @@ Status ScenarioDevice::create_background(const std::optional<background::Backgro
           "unsupported by this runtime (" + hresult_name(result) + ")", {}};
     return background::DriverModeResult{hresult_name(result), further != FALSE};
   };
-  background_ = std::make_unique<background::BackgroundSession>(*spec, std::move(builder));
+  auto session = background::BackgroundSession::open(*spec, std::move(builder));
+  if (!session) return session.error().with_context("background: ");
+  background_ = std::move(*session);
   for (const WorkloadSpec& w : scenario_.workloads)
     background_->watch(w.name, w.iterations, compute_variants_.back_pointer(),
                        w.kind != WorkloadKind::copy);

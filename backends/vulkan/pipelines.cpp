@@ -286,7 +286,9 @@ Status ScenarioDevice::create_background(const std::optional<background::Backgro
   builder.dispose = [this](background::PipelineHandle handle) {
     vkDestroyPipeline(device_, reinterpret_cast<VkPipeline>(handle), nullptr);
   };
-  background_ = std::make_unique<background::BackgroundSession>(*spec, std::move(builder));
+  auto session = background::BackgroundSession::open(*spec, std::move(builder));
+  if (!session) return session.error().with_context("background: ");
+  background_ = std::move(*session);
   // The driver sees every workload's use of the compute shader with its iteration count.
   for (const WorkloadSpec& w : scenario_.workloads)
     background_->watch(w.name, w.iterations, compute_variants_.back_pointer(),

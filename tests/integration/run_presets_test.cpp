@@ -1315,6 +1315,145 @@ policy = ")" + other + "\"\n";
   fs::remove_all(dir);
 }
 
+// dispatch = "gaps": the runtime starts a compile only outside the frame's CPU phase, read from
+// the records themselves: no start in background.csv falls between a frame's release
+// (frames.csv cpu_start_us) and the end of its jobs (+ cpu_phase_us). The compile threads run
+// at normal priority here so that they get CPU time on a loaded 2-core machine.
+TEST(Background, GapsStartNoCompileWhileTheFramesCpuPhaseRuns) {
+  const fs::path dir = temp_path("gaps");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "study.toml") << R"(name = "gaps"
+foreground = "game-frame"
+frames = 24
+warmup_frames = 2
+budget_s = 0
+[[condition]]
+name = "baseline"
+[[condition]]
+name = "gaps"
+[condition.background]
+policy = "normal"
+dispatch = "gaps"
+)";
+  const fs::path out = dir / "out";
+  const auto r = run_gpuoverlap("run " + (dir / "study.toml").string() + " --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const fs::path run = out / "gaps" / "gaps";
+  const auto meta = read_json(run / "meta.json");
+  EXPECT_EQ(meta["background"]["dispatch"], "gaps");
+  const auto frames = read_csv((run / "frames.csv").string(), kFrameColumns);
+  const auto bg = read_csv((run / "background.csv").string(), kBackgroundColumns);
+  ASSERT_GT(frames.rows.size(), 0u);
+  std::vector<std::pair<double, double>> phases;
+  for (std::size_t f = 0; f < frames.rows.size(); ++f) {
+    ASSERT_TRUE(frames.number(f, "cpu_start_us") && frames.number(f, "cpu_phase_us"));
+    const double start = *frames.number(f, "cpu_start_us");
+    phases.emplace_back(start, start + *frames.number(f, "cpu_phase_us"));
+  }
+  std::size_t starts_among_frames = 0;
+  for (std::size_t t = 0; t < bg.rows.size(); ++t) {
+    const auto start = bg.number(t, "start_us");
+    if (!start || bg.at(t, "ran") != "1") continue;
+    if (*start < phases.front().first || *start > phases.back().second) continue;
+    ++starts_among_frames;
+    for (const auto& [from, to] : phases)
+      EXPECT_FALSE(*start > from + 1.0 && *start < to - 1.0)
+          << "compile " << bg.at(t, "id") << " started at " << *start << " us, inside the CPU "
+          << "phase " << from << "-" << to << " us";
+  }
+  EXPECT_GT(starts_among_frames, 0u) << "compiles started between the measured frames";
+  fs::remove_all(dir);
+}
+
+// The background-policies preset on lavapipe, end to end: each condition this host can run
+// reads back what its compile threads got from the OS; those it cannot run are named as not
+// run (never run under another setting); report, compare, plot.py and the viewer read it.
+TEST(Background, ThePolicyStudyRunsEveryPolicyThisHostHasAndEveryToolReadsIt) {
+  const fs::path out = temp_path("background-policies");
+  fs::remove_all(out);
+  const auto r = run_gpuoverlap("run background-policies --frames 9 --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const fs::path study = out / "background-policies";
+  const auto verdict = read_json(study / "verdict.json");
+  std::set<std::string> not_run;
+  for (const auto& n : verdict["not_run"]) {
+    not_run.insert(n["condition"].get<std::string>());
+    EXPECT_NE(r.output.find("background-policies/" + n["condition"].get<std::string>() +
+                            ": not run on this host: " + n["why"].get<std::string>()),
+              std::string::npos)
+        << r.output;
+  }
+#if defined(_WIN32)
+  for (const char* other_os : {"batch-nice19", "nice19"}) EXPECT_TRUE(not_run.contains(other_os));
+#else
+  for (const char* other_os : {"background", "eco"}) EXPECT_TRUE(not_run.contains(other_os));
+#endif
+  struct Expect {
+    std::string condition, policy;
+    std::optional<int> nice;
+  };
+  for (const Expect& e :
+       {Expect{"idle", "SCHED_IDLE", 0}, Expect{"batch-nice19", "SCHED_BATCH", 19},
+        Expect{"nice19", "SCHED_OTHER", 19}, Expect{"normal", "SCHED_OTHER", 0},
+        Expect{"idle-keep-memory", "SCHED_IDLE", 0}, Expect{"idle-gaps", "SCHED_IDLE", 0},
+        Expect{"cgroup-idle", "SCHED_OTHER", 0}, Expect{"normal-reserved-2", "SCHED_OTHER", 0},
+        Expect{"idle-siblings", "SCHED_IDLE", 0}}) {
+    SCOPED_TRACE(e.condition);
+    if (not_run.contains(e.condition)) {
+      EXPECT_FALSE(fs::exists(study / e.condition));
+      continue;
+    }
+    for (int round = 1; round <= 3; ++round) {
+      const auto meta =
+          read_json(study / e.condition / ("round-" + std::to_string(round)) / "meta.json");
+      const auto& threads = meta["threads"]["background_idle"];
+      const auto& processor = meta["background"]["processor"];
+      EXPECT_TRUE(processor["policy_refused"].is_null()) << processor.dump();
+#if !defined(_WIN32)
+      EXPECT_EQ(threads["policy"], e.policy) << threads.dump();
+      EXPECT_EQ(threads["nice"], *e.nice) << threads.dump();
+#endif
+      EXPECT_EQ(threads.value("threads_unlike_the_first", 0), 0) << threads.dump();
+      if (e.condition == "idle-keep-memory") {
+        EXPECT_EQ(processor["allocator"], "kept (mmap 32 MiB, trim 1 GiB)");
+      }
+      if (e.condition == "cgroup-idle") {
+        EXPECT_EQ(threads["cgroup"], processor["cgroup"]) << "every compile thread joined it";
+      }
+      if (e.condition == "normal-reserved-2" || e.condition == "idle-siblings") {
+        // The compile threads on the CPUs given to them, the frame's threads off them.
+        EXPECT_EQ(threads["cpus"], processor["cpus"]);
+        EXPECT_EQ(meta["cpu"]["keep_off_cpus"], processor["foreground_off_cpus"]);
+        const auto off = parse_cpus(processor["foreground_off_cpus"].get<std::string>());
+        ASSERT_TRUE(off.has_value());
+        for (const char* kind : {"frame_loop", "job_workers"}) {
+          const auto cpus = parse_cpus(meta["threads"][kind]["cpus"].get<std::string>());
+          ASSERT_TRUE(cpus.has_value()) << kind;
+          for (int cpu : *off) EXPECT_EQ(std::count(cpus->begin(), cpus->end(), cpu), 0) << kind;
+        }
+      }
+    }
+  }
+  // Every condition that ran is judged, with its progress.
+  std::set<std::string> judged;
+  for (const auto& c : verdict["conditions"]) {
+    judged.insert(c["condition"].get<std::string>());
+    EXPECT_TRUE(c["progress"]["compiles_per_s"].is_number()) << c.dump();
+  }
+  for (const char* always : {"idle", "batch-nice19", "normal", "idle-gaps", "unmanaged-1"})
+    EXPECT_TRUE(judged.contains(always)) << always;
+  expect_tools_read_every_scenario(out);
+  const std::string page = read_text_file(out / "report.md");
+  EXPECT_NE(page.find("`background-policies` on this machine and kernel"), std::string::npos)
+      << page;
+  EXPECT_TRUE(fs::exists(out / "plots" / "background-policies" / "policies.png"));
+  EXPECT_NE(page.find("](plots/background-policies/policies.png)"), std::string::npos);
+  const auto same = run_gpuoverlap("compare " + out.string() + " " + out.string());
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  fs::remove_all(out);
+}
+
 // --study-round-ms: every condition's round measures its frames or for that long. With 1 ms a
 // round ends after its first measured frames (how many is a timing; at least one, fewer than
 // planned is not asserted for the fastest), each run says why in meta.json, the settings record

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "core/clock.h"
+#include "core/cpu_affinity.h"
 
 namespace gpuoverlap::background {
 namespace {
@@ -219,6 +220,44 @@ TEST(BackgroundProcessor, HoldLetsRunningWorkFinishAndStartsNothingUntilReleased
   ASSERT_TRUE(p.wait_idle_ms(10'000));
   EXPECT_EQ(second.ran, 1);
   EXPECT_GE(p.records()[1].start_ns, released_ns);
+}
+
+// dispatch = "gaps": the frame's CPU phase holds the starts by a hold of its own, which the
+// alternation's release does not lift; a running item can wait out the phase between stages.
+TEST(BackgroundProcessor, TheCpuPhaseHoldStartsNothingAndOutlastsTheBlockHoldsRelease) {
+  BackgroundProcessor p(developer(1));
+  p.hold_for_cpu_phase(true);
+  EXPECT_FALSE(p.wait_out_cpu_phase_ms(1)) << "held: the wait times out";
+  Outcome o;
+  p.queue(item(o));
+  p.hold(true);
+  p.hold(false);
+  EXPECT_FALSE(p.wait_idle_ms(20)) << "the block's release leaves the CPU phase's hold";
+  EXPECT_EQ(p.records()[0].start_ns, 0);
+  const std::int64_t released_ns = monotonic_raw_ns();
+  p.hold_for_cpu_phase(false);
+  EXPECT_TRUE(p.wait_out_cpu_phase_ms(0));
+  ASSERT_TRUE(p.wait_idle_ms(10'000));
+  EXPECT_EQ(o.ran, 1);
+  EXPECT_GE(p.records()[0].start_ns, released_ns);
+}
+
+// The compile threads restrict themselves to the CPUs asked for, read back from the OS.
+TEST(BackgroundProcessor, TheCompileThreadsRunOnTheCpusAskedFor) {
+  const std::vector<int> usable = usable_cpu_ids();
+  ASSERT_FALSE(usable.empty());
+  ProcessorSettings settings = developer(2);
+  settings.policy = ThreadPolicy::normal;
+  settings.cpus = {usable.back()};
+  BackgroundProcessor p(settings);
+  Outcome o[2];
+  for (Outcome& x : o) p.queue(item(x));
+  ASSERT_TRUE(p.wait_idle_ms(10'000));
+  const auto seen = p.idle_thread_scheduling();
+  ASSERT_TRUE(seen.has_value());
+  ASSERT_TRUE(seen->first.cpus.has_value());
+  EXPECT_EQ(*seen->first.cpus, std::vector<int>{usable.back()});
+  EXPECT_FALSE(p.policy_refused().has_value()) << *p.policy_refused();
 }
 
 // Held work is still cancelled by a shut-down, which must not wait for a release.

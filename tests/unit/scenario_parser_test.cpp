@@ -1,5 +1,9 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include "core/cpu_affinity.h"
 #include "scenarios/frame_plan.h"
 #include "scenarios/presets.h"
 #include "scenarios/scenario.h"
@@ -115,11 +119,12 @@ queue = "alpha"
 
 TEST(ScenarioParser, EveryPresetIsValidAndNamedAfterItsFile) {
   // MJP's five (three-dispatches-split is now -split-event) + 11 barrier presets + the game
-  // frame, the non-intrusiveness study and the two background-processing workflows + 12
+  // frame, the non-intrusiveness and background-policies studies and the two
+  // background-processing workflows + 12
   // preemption presets and the preemption matrix + the texture presets, each with its legacy
   // twin (mip-chain, render-target-discard, texture-read-after-render, upload-copy,
   // aliasing-handover, texture-rewrite, upload-texture, depth-prepass, readback).
-  ASSERT_EQ(presets().size(), 51u);
+  ASSERT_EQ(presets().size(), 52u);
   for (const Preset& p : presets()) {
     auto expanded = resolve_scenarios(std::string(p.name));
     ASSERT_TRUE(expanded.ok()) << p.name << ": " << expanded.error().message;
@@ -591,6 +596,28 @@ TEST(ScenarioBackground, EveryKeyIsReadAndDefaultsAreTheSpecs) {
     ASSERT_TRUE(with_policy.ok()) << with_policy.error().message;
     EXPECT_EQ(with_policy->background->policy, policy);
   }
+  // Placement, memory, cgroup and dispatch, and their defaults (the spec's runtime).
+  EXPECT_EQ(defaults->background->cpus.kind, background::CpuPlacementKind::any);
+  EXPECT_EQ(defaults->background->allocator, background::Allocator::system);
+  EXPECT_FALSE(defaults->background->cgroup_idle);
+  EXPECT_EQ(defaults->background->dispatch, background::Dispatch::any);
+  const int first_cpu = usable_cpu_ids().front();
+  auto placed = parse_scenario(
+      with_background(fmt::format("cpus = [{}]\nallocator = \"keep\"\ncgroup_idle = true\n"
+                                  "dispatch = \"gaps\"",
+                                  first_cpu)),
+      "t.toml");
+  ASSERT_TRUE(placed.ok()) << placed.error().message;
+  EXPECT_EQ(placed->background->cpus.kind, background::CpuPlacementKind::list);
+  EXPECT_EQ(placed->background->cpus.cpus, std::vector<int>{first_cpu});
+  EXPECT_EQ(placed->background->allocator, background::Allocator::keep);
+  EXPECT_TRUE(placed->background->cgroup_idle);
+  EXPECT_EQ(placed->background->dispatch, background::Dispatch::gaps);
+  for (const char* text : {"any", "siblings", "reserved:1"}) {
+    auto any = background::parse_cpu_placement(text);
+    ASSERT_TRUE(any.has_value()) << text;
+    EXPECT_EQ(background::describe(*any), text);
+  }
   auto s = parse_scenario(with_background(R"(mode = "disable_profiling_by_system"
 action = "commit_results_high_priority"
 action_every_frame = true
@@ -676,6 +703,19 @@ TEST(ScenarioBackground, RejectsWhatTheRuntimeOrTheWorkflowWouldRefuse) {
 #endif
              Case{"unmanaged_threads = 2\npolicy = \"normal\"",
                   "does not apply with unmanaged_threads"},
+             Case{"cpus = \"reserved:0\"", "is not one of"},
+             Case{"cpus = \"reserved:-1\"", "is not one of"},
+             Case{"cpus = \"reserved:4096\"", "leaves the foreground fewer than three"},
+             Case{"cpus = \"fast\"", "is not one of"}, Case{"cpus = \"3-1\"", "is not one of"},
+             Case{"cpus = \"0,0\"", "is not one of"},
+             Case{"cpus = [4095]", "is not one this process may use"},
+             Case{"cpus = [-1]", "each CPU must be an integer"},
+             Case{"dispatch = \"sometimes\"", "unknown dispatch 'sometimes'"},
+             Case{"allocator = \"jemalloc\"", "unknown allocator 'jemalloc'"},
+             Case{"cgroup_idle = 1", "must be true or false"},
+             Case{"unmanaged_threads = 1\ndispatch = \"gaps\"",
+                  "does not apply with unmanaged_threads"},
+             Case{"unmanaged_threads = 1\ncpus = \"any\"", "does not apply with unmanaged_threads"},
        }) {
     const std::string e = error_of(with_background(c.keys));
     EXPECT_NE(e.find(c.message), std::string::npos) << c.keys << " -> " << e;
@@ -726,6 +766,58 @@ TEST(Study, ExpandsIntoOneScenarioPerConditionWithTheForegroundUnchanged) {
   EXPECT_FALSE(scenarios[0].background.has_value());
   EXPECT_EQ(scenarios[1].background->tasks, 3u);
   EXPECT_EQ(scenarios[2].background->unmanaged_threads, 2u);
+}
+
+// A condition this host cannot give what it asks (the other OS's policy, more CPUs reserved
+// than it has) is valid in a study, left out of its rounds and named with why; the same keys
+// in a scenario's [background] are refused (above).
+TEST(Study, AConditionThisHostCannotRunIsNamedAsNotRunAndLeftOut) {
+#if defined(_WIN32)
+  const std::string other_os = "batch-nice19";
+#else
+  const std::string other_os = "eco";
+#endif
+  const std::string text = std::string(kStudy) + "[[condition]]\nname = \"other-os\"\n" +
+                           "[condition.background]\npolicy = \"" + other_os + "\"\n" +
+                           "[[condition]]\nname = \"too-many\"\n[condition.background]\n" +
+                           "cpus = \"reserved:4096\"\nin_run_all = false\n";
+  // in_run_all belongs to the study, not a condition's table.
+  EXPECT_FALSE(parse_study(text, "st.toml").ok());
+  std::string fixed = text;
+  fixed.erase(fixed.find("in_run_all = false\n"));
+  fixed = "in_run_all = false\n" + fixed;
+  auto study = parse_study(fixed, "st.toml");
+  ASSERT_TRUE(study.ok()) << study.error().message;
+  EXPECT_FALSE(study->in_run_all);
+  const auto scenarios = expand_study(*study, *resolve_scenario("three-dispatches"));
+  ASSERT_EQ(scenarios.size(), 3u) << "only the three conditions this host can run";
+  for (const Scenario& s : scenarios) {
+    EXPECT_NE(s.condition, "other-os");
+    EXPECT_NE(s.condition, "too-many");
+    ASSERT_EQ(s.study_not_run.size(), 2u);
+    EXPECT_EQ(s.study_not_run[0].first, "other-os");
+    EXPECT_NE(s.study_not_run[0].second.find("is not a policy of this OS"), std::string::npos)
+        << s.study_not_run[0].second;
+    EXPECT_EQ(s.study_not_run[1].first, "too-many");
+    EXPECT_NE(s.study_not_run[1].second.find("fewer than three"), std::string::npos)
+        << s.study_not_run[1].second;
+  }
+}
+
+// The policy study is a preset of its own: `run --all` names it instead of running it.
+TEST(Study, ThePolicyStudyIsListedButNotRunByRunAll) {
+  auto suite = suite_scenarios();
+  ASSERT_TRUE(suite.ok()) << suite.error().message;
+  for (const Scenario& s : suite->scenarios) EXPECT_NE(s.study, "background-policies") << s.name;
+  ASSERT_EQ(suite->not_in_run_all.size(), 1u);
+  EXPECT_NE(suite->not_in_run_all[0].find("gpuoverlap run background-policies"), std::string::npos);
+  auto policies = resolve_scenarios("background-policies");
+  ASSERT_TRUE(policies.ok()) << policies.error().message;
+  std::set<std::string> conditions;
+  for (const Scenario& s : *policies) conditions.insert(s.condition);
+  for (const char* always :
+       {"baseline", "null", "idle", "normal", "idle-keep-memory", "idle-gaps", "unmanaged-1"})
+    EXPECT_TRUE(conditions.contains(always)) << always;
 }
 
 TEST(Study, RoundsInterleaveTheConditionsAndShareTheFrames) {
