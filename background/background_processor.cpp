@@ -12,7 +12,6 @@
 
 #include "core/clock.h"
 #include "core/cpu_affinity.h"
-#include "core/system_error.h"
 
 namespace gpuoverlap::background {
 
@@ -258,19 +257,26 @@ void BackgroundProcessor::finished_locked(std::uint64_t id) {
 }
 
 void BackgroundProcessor::worker(std::size_t index, bool boost) {
-  Status applied = ok_status();
+  // Each setting on its own: a refused policy still leaves the thread on its CPUs and in its
+  // cgroup, and every refusal is kept.
+  std::vector<std::string> refused;
   if (!boost) {
-    applied = apply_to_this_thread(settings_.policy);
-    if (applied && !settings_.cpus.empty() && !restrict_this_thread_to(settings_.cpus))
-      applied = make_error("restricting the thread to CPUs " + describe_cpus(settings_.cpus) +
-                           ": " + last_system_error());
-    if (applied && settings_.cgroup)
+    if (Status applied = apply_to_this_thread(settings_.policy); !applied)
+      refused.push_back(applied.error().message);
+    if (!settings_.cpus.empty() && !restrict_this_thread_to(settings_.cpus))
+      refused.push_back("restricting the thread to CPUs " + describe_cpus(settings_.cpus) +
+                        " failed");
+    if (settings_.cgroup)
       if (Status joined = settings_.cgroup->join_this_thread(); !joined)
-        applied = joined.error().with_context("joining the idle cgroup: ");
+        refused.push_back("joining the idle cgroup: " + joined.error().message);
   }
   (boost ? boost_seen_ : idle_seen_).report(this_thread_scheduling());
   std::unique_lock lock(mutex_);
-  if (!applied && !policy_refused_) policy_refused_ = applied.error().message;
+  for (const std::string& why : refused)
+    if (!policy_refused_)
+      policy_refused_ = why;
+    else if (policy_refused_->find(why) == std::string::npos)
+      *policy_refused_ += "; " + why;
   for (;;) {
     // Idle threads take work while no high-priority commit runs, boost threads only while one
     // does; either way the queue's front, so work starts in submission order.

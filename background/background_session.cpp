@@ -216,7 +216,13 @@ BackgroundSession::CompileResult BackgroundSession::run_compile(const Compile& c
     return result;
   }
   // The task system's gap: the second stage starts outside the frame's CPU phase too.
-  if (spec_.dispatch == Dispatch::gaps) processor_->wait_out_cpu_phase_ms(1000);
+  if (spec_.dispatch == Dispatch::gaps) {
+    processor_->wait_out_cpu_phase_ms(1000);
+    if (stopping_.load()) {
+      result.outcome = "compiled; pipeline skipped (stopping)";
+      return result;
+    }
+  }
   const std::int64_t build_start_ns = monotonic_raw_ns();
   auto pipeline = builder_.build(*spirv);
   result.build_ms = ms_since(build_start_ns);

@@ -107,10 +107,11 @@ Result<ResolvedPlacement> resolve_placement(const CpuPlacement& placement,
 
 std::optional<std::string> placement_misfit_here(const CpuPlacement& placement) {
   const std::vector<int> usable = usable_cpu_ids();
-  if (placement.kind == CpuPlacementKind::reserved && usable.size() < placement.reserved + 3)
+  // The calling thread's CPUs: under `run`, the stamp poller's is already left out of them.
+  if (placement.kind == CpuPlacementKind::reserved && usable.size() < placement.reserved + 2)
     return fmt::format(
-        "reserving {} CPUs leaves the foreground fewer than three (the poller's, the frame "
-        "loop's and a worker's) of the {} this process may use ({})",
+        "reserving {} CPUs leaves the foreground fewer than two (the frame loop's and a "
+        "worker's) of the {} it may use here ({})",
         placement.reserved, usable.size(), describe_cpus(usable));
   if (placement.kind == CpuPlacementKind::list)
     for (const int cpu : placement.cpus)

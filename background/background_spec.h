@@ -75,9 +75,11 @@ Result<ResolvedPlacement> resolve_placement(const CpuPlacement& placement,
                                             const std::vector<int>& frame_cpus,
                                             const std::vector<std::vector<int>>& siblings);
 
-// Why `placement` cannot be had among the CPUs this process may use: a listed CPU it may not
-// use, or reserving so many that the foreground keeps fewer than three (the poller's, the
-// frame loop's and a worker's). Empty when it fits (siblings are checked at run time).
+// Why `placement` cannot be had among the CPUs the calling thread may use (under `run`, the
+// stamp poller's CPU is already left out): a listed CPU it may not use, or reserving so many
+// that the foreground keeps fewer than two (the frame loop's and a worker's). Empty when it
+// fits (siblings are checked at run time). Reserved CPUs are the last N by number: on a
+// machine with SMT they may be siblings of the foreground's cores.
 std::optional<std::string> placement_misfit_here(const CpuPlacement& placement);
 
 // How the compile threads allocate (BackgroundSpec::allocator).

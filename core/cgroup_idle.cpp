@@ -3,6 +3,8 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include "core/thread_accounting.h"
@@ -66,6 +68,14 @@ std::optional<std::string> cgroup_v2_line(const std::string& proc_file) {
 }
 #endif
 
+#if !defined(_WIN32)
+// The groups alive that needed "+cpu" in their parent's subtree_control, by parent: the last one
+// takes it back, so that a second group (two devices under `run --concurrent`) keeps its
+// cpu.idle while the first is destroyed.
+std::mutex g_enabled_mutex;
+std::map<std::string, int> g_enabled_cpu;
+#endif
+
 }  // namespace
 
 std::optional<std::string> this_thread_cgroup() {
@@ -87,9 +97,10 @@ Result<std::unique_ptr<IdleCgroup>> IdleCgroup::create() {
   const std::string parent = *mount + (*own == "/" ? std::string() : *own);
   const auto controllers = read_first_line(parent + "/cgroup.controllers");
   if (!controllers || (" " + *controllers + " ").find(" cpu ") == std::string::npos)
-    return make_error("the cpu controller is not available to this process's cgroup " + *own +
-                      " (" + parent + "/cgroup.controllers: '" + controllers.value_or("") +
-                      "'; a hybrid hierarchy keeps cpu on cgroup v1)");
+    return make_error("the cpu controller is not enabled for this process's cgroup " + *own + " (" +
+                      parent + "/cgroup.controllers: '" + controllers.value_or("") +
+                      "'): the cgroup above it does not delegate cpu, or the hierarchy is hybrid "
+                      "and keeps cpu on cgroup v1");
   static std::atomic<std::uint32_t> created{0};
   std::unique_ptr<IdleCgroup> group(new IdleCgroup());
   group->parent_dir_ = parent;
@@ -98,15 +109,27 @@ Result<std::unique_ptr<IdleCgroup>> IdleCgroup::create() {
   group->dir_ = parent + "/" + name;
   group->relative_path_ = (*own == "/" ? std::string() : *own) + "/" + name;
   std::error_code ec;
-  if (!std::filesystem::create_directory(group->dir_, ec))
-    return make_error("creating " + group->dir_ + ": " +
+  if (!std::filesystem::create_directory(group->dir_, ec)) {
+    const std::string dir = group->dir_;
+    group->dir_.clear();  // not ours: the destructor leaves it alone
+    return make_error("creating " + dir + ": " +
                       (ec ? ec.message() : std::string("it exists already")));
+  }
   // From here the destructor removes what was made.
   if (Status s = write_control(group->dir_ + "/cgroup.type", "threaded"); !s) return s.error();
-  const auto subtree = read_first_line(parent + "/cgroup.subtree_control").value_or("");
-  if ((" " + subtree + " ").find(" cpu ") == std::string::npos) {
-    if (Status s = write_control(parent + "/cgroup.subtree_control", "+cpu"); !s) return s.error();
-    group->enabled_cpu_ = true;
+  {
+    std::lock_guard lock(g_enabled_mutex);
+    const auto subtree = read_first_line(parent + "/cgroup.subtree_control").value_or("");
+    if ((" " + subtree + " ").find(" cpu ") == std::string::npos) {
+      if (Status s = write_control(parent + "/cgroup.subtree_control", "+cpu"); !s)
+        return s.error();
+      g_enabled_cpu[parent] = 0;
+    }
+    // A group that finds cpu enabled by another live group of this process shares its count.
+    if (const auto it = g_enabled_cpu.find(parent); it != g_enabled_cpu.end()) {
+      ++it->second;
+      group->enabled_cpu_ = true;
+    }
   }
   if (Status s = write_control(group->dir_ + "/cpu.idle", "1"); !s)
     return s.error().with_context("(cpu.idle needs Linux 5.15) ");
@@ -121,8 +144,15 @@ IdleCgroup::~IdleCgroup() {
   for (const std::int64_t tid : joined_)
     (void)write_control(parent_dir_ + "/cgroup.threads", std::to_string(tid));
   std::error_code ec;
-  std::filesystem::remove(dir_, ec);
-  if (enabled_cpu_) (void)write_control(parent_dir_ + "/cgroup.subtree_control", "-cpu");
+  if (!dir_.empty()) std::filesystem::remove(dir_, ec);
+  if (enabled_cpu_) {
+    std::lock_guard cpu_lock(g_enabled_mutex);
+    if (const auto it = g_enabled_cpu.find(parent_dir_);
+        it != g_enabled_cpu.end() && --it->second == 0) {
+      g_enabled_cpu.erase(it);
+      (void)write_control(parent_dir_ + "/cgroup.subtree_control", "-cpu");
+    }
+  }
 #endif
 }
 

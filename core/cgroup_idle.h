@@ -37,7 +37,7 @@ class IdleCgroup {
  private:
   IdleCgroup() = default;
   std::string parent_dir_, dir_, relative_path_;
-  bool enabled_cpu_ = false;  // create() wrote "+cpu" to the parent's subtree_control
+  bool enabled_cpu_ = false;  // counted among the groups that need the "+cpu" this process set
   std::mutex mutex_;
   std::vector<std::int64_t> joined_;
 };

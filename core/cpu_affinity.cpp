@@ -177,12 +177,18 @@ bool keep_this_thread_off(int cpu) { return keep_this_thread_off(std::vector<int
 
 bool keep_this_thread_off(const std::vector<int>& cpus) {
 #if defined(_WIN32)
+  // From the thread's own mask (what an earlier call left it), as on Linux: SetThreadAffinityMask
+  // answers the mask it replaces, so set the process's first to read it, then the narrower one.
   DWORD_PTR process_mask = 0, system_mask = 0;
   if (!GetProcessAffinityMask(GetCurrentProcess(), &process_mask, &system_mask)) return false;
+  const DWORD_PTR before = SetThreadAffinityMask(GetCurrentThread(), process_mask);
+  if (before == 0) return false;
+  DWORD_PTR mask = before;
   for (const int cpu : cpus)
-    if (cpu >= 0 && cpu < static_cast<int>(8 * sizeof(DWORD_PTR)))
-      process_mask &= ~(DWORD_PTR{1} << cpu);
-  return process_mask != 0 && SetThreadAffinityMask(GetCurrentThread(), process_mask) != 0;
+    if (cpu >= 0 && cpu < static_cast<int>(8 * sizeof(DWORD_PTR))) mask &= ~(DWORD_PTR{1} << cpu);
+  if (mask != 0 && SetThreadAffinityMask(GetCurrentThread(), mask) != 0) return true;
+  SetThreadAffinityMask(GetCurrentThread(), before);  // nothing left: as it was
+  return false;
 #else
   cpu_set_t set;
   CPU_ZERO(&set);

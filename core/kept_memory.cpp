@@ -10,11 +10,11 @@ namespace gpuoverlap {
 
 namespace {
 
+#if defined(__GLIBC__)
 std::mutex g_mutex;
 int g_holders = 0;
 bool g_touched = false;
 
-#if defined(__GLIBC__)
 constexpr int kKeptMmapThreshold = 32 * 1024 * 1024;  // DEFAULT_MMAP_THRESHOLD_MAX on 64-bit
 constexpr int kKeptTrimThreshold = 1024 * 1024 * 1024;
 constexpr int kGlibcDefaultThreshold = 128 * 1024;  // mallopt(3): both default to 128 KiB
@@ -47,6 +47,16 @@ KeptMemory::~KeptMemory() {
     mallopt(M_MMAP_THRESHOLD, kGlibcDefaultThreshold);
     mallopt(M_TRIM_THRESHOLD, kGlibcDefaultThreshold);
   }
+#endif
+}
+
+void fix_default_thresholds() {
+#if defined(__GLIBC__)
+  std::lock_guard lock(g_mutex);
+  if (g_holders > 0) return;
+  mallopt(M_MMAP_THRESHOLD, kGlibcDefaultThreshold);
+  mallopt(M_TRIM_THRESHOLD, kGlibcDefaultThreshold);
+  g_touched = true;
 #endif
 }
 

@@ -31,6 +31,12 @@ class KeptMemory {
   KeptMemory() = default;
 };
 
+// Sets glibc's documented default thresholds (128 KiB each), its dynamic adjustment off, unless
+// a KeptMemory holds them: what every condition of a study with an `allocator = "keep"`
+// condition runs with, from its first round, so that no condition's allocator depends on
+// whether the keep condition ran before it. Nothing where the C library is not glibc.
+void fix_default_thresholds();
+
 // "glibc dynamic thresholds" (untouched), "kept (mmap 32 MiB, trim 1 GiB)" while held, or
 // "glibc defaults, fixed (mmap 128 KiB, trim 128 KiB)" after; "not glibc" elsewhere.
 std::string kept_memory_state();

@@ -64,10 +64,14 @@ Status apply_to_this_thread(ThreadPolicy policy) {
                           std::to_string(GetLastError()));
       return ok_status();
     case ThreadPolicy::eco: {
-      THREAD_POWER_THROTTLING_STATE state{};
-      state.Version = THREAD_POWER_THROTTLING_CURRENT_VERSION;
-      state.ControlMask = THREAD_POWER_THROTTLING_EXECUTION_SPEED;
-      state.StateMask = THREAD_POWER_THROTTLING_EXECUTION_SPEED;
+      // THREAD_POWER_THROTTLING_STATE as Windows SDK 10.0.16299 defines it (Debian's mingw-w64
+      // headers have ThreadPowerThrottling but not the struct): version 1, the execution-speed
+      // bit in both masks turns EcoQoS on.
+      struct {
+        ULONG Version;
+        ULONG ControlMask;
+        ULONG StateMask;
+      } state{1, 0x1, 0x1};
       if (!SetThreadInformation(GetCurrentThread(), ThreadPowerThrottling, &state, sizeof state))
         return make_error("SetThreadInformation(ThreadPowerThrottling, EcoQoS) failed: error " +
                           std::to_string(GetLastError()));

@@ -13,6 +13,7 @@
 #include "core/clock.h"
 #include "core/cpu_affinity.h"
 #include "core/cpu_relax.h"
+#include "core/kept_memory.h"
 #include "core/scope_exit.h"
 #include "core/system_error.h"
 #include "core/thread_accounting.h"
@@ -313,6 +314,8 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
       jobs::resolve_cores(*placed_cpu, placed_cpu->workers + 1 - given);
     }
   }
+  if (scenario.study_fixes_allocator) fix_default_thresholds();
+  const std::string allocator_state = kept_memory_state();  // meta.json "allocator"
   const std::optional<std::vector<int>> loop_cpus_before = this_thread_cpus();
   const ScopeExit loop_cpus_back([&] {
     if (!foreground_off.empty() && loop_cpus_before) restrict_this_thread_to(*loop_cpus_before);
@@ -707,11 +710,14 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
       if (cpu->pin_workers)
         cpu_meta["pinned_cpus"] = {{"cpus", job_system->pinned_cpus()},
                                    {"failures", job_system->pinning_failures()}};
+      if (!cpu->keep_off_cpus.empty())
+        cpu_meta["keep_off_failures"] = job_system->keep_off_failures();
     }
     cpu_meta["stutters"] = stutters;
     meta["cpu"] = cpu_meta;
   }
   meta["threads"] = thread_scheduling_meta(job_system.get());
+  meta["allocator"] = allocator_state;
   // The workers stop before the background work: workers that spin (wait = "spin") hold every
   // core but the poller's, so an idle-priority compile still in flight, which stopping waits
   // for, would get no CPU until they stopped (7-29 s per scenario on the H100 machine with the

@@ -81,9 +81,9 @@ JobSystem::JobSystem(const CpuFrameSpec& spec, double iterations_per_us)
         pinned_failed_.fetch_add(1, std::memory_order_relaxed);
       // Unpinned, a worker still keeps off the background's CPUs (on Windows a new thread does
       // not inherit its creator's affinity, so each sets its own).
-      if (pinned_cpus_.empty() && !spec_.keep_off_cpus.empty() &&
+      if ((pinned_cpus_.empty() || pinned_cpus_[w] < 0) && !spec_.keep_off_cpus.empty() &&
           !keep_this_thread_off(spec_.keep_off_cpus))
-        pinned_failed_.fetch_add(1, std::memory_order_relaxed);
+        keep_off_failed_.fetch_add(1, std::memory_order_relaxed);
       worker_scheduling_.report(this_thread_scheduling());
       slots_[w].thread_id.store(current_thread_id(), std::memory_order_release);
       worker_loop(w);

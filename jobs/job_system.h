@@ -81,6 +81,10 @@ class JobSystem {
   // otherwise. Complete once the constructor returned.
   const std::vector<int>& pinned_cpus() const { return pinned_cpus_; }
   std::uint32_t pinning_failures() const { return pinned_failed_.load(std::memory_order_relaxed); }
+  // Workers that could not keep off CpuFrameSpec::keep_off_cpus (the background's).
+  std::uint32_t keep_off_failures() const {
+    return keep_off_failed_.load(std::memory_order_relaxed);
+  }
   std::uint64_t job_iterations() const { return job_iterations_; }
   // The scheduling the workers ran under, as each reported it on starting.
   std::optional<SchedulingSeen::Seen> worker_scheduling() const { return worker_scheduling_.get(); }
@@ -133,6 +137,7 @@ class JobSystem {
   bool in_progress_ = false;              // the frame loop's thread only
   std::vector<int> pinned_cpus_;
   std::atomic<std::uint32_t> pinned_failed_{0};
+  std::atomic<std::uint32_t> keep_off_failed_{0};
   SchedulingSeen worker_scheduling_;
   std::vector<std::thread> threads_;
 };

@@ -1131,23 +1131,30 @@ def plot_policies(verdict, summary, out_base, fmt, path):
         return None
     baseline_pacing = summary.get("baseline_pacing")
 
+    def number(value):
+        return (isinstance(value, (int, float)) and not isinstance(value, bool)
+                and math.isfinite(value))
+
     def late_share(pacing):
-        if not isinstance(pacing, dict) or not pacing.get("frames"):
+        if (not isinstance(pacing, dict) or not number(pacing.get("frames"))
+                or not number(pacing.get("late")) or pacing["frames"] <= 0):
             return np.nan
-        return 100.0 * float(pacing.get("late", 0)) / float(pacing["frames"])
+        return 100.0 * float(pacing["late"]) / float(pacing["frames"])
 
     base_late = late_share(baseline_pacing)
     role = verdict["role"] if "role" in verdict else pd.Series("primary", index=verdict.index)
     interval = verdict[(role == "primary") & (verdict.metric == "frame_interval_us")]
     settings = summary.get("settings") if isinstance(summary.get("settings"), dict) else {}
-    p50_margin = float(settings.get("p50_margin", 0.05))
+    p50_margin = settings.get("p50_margin", 0.05)
+    if not number(p50_margin) or not 0 <= p50_margin < 1:
+        raise InputError(f"{path}: settings.p50_margin must be a number in [0, 1)")
     figure, (late_axes, median_axes) = plt.subplots(1, 2, figsize=(13, 5.2), sharex=True,
                                                     constrained_layout=True)
     late_points, median_points = [], []
     for c in judged:
         progress = c.get("progress") if isinstance(c.get("progress"), dict) else {}
         rate = progress.get("compiles_per_s")
-        if not isinstance(rate, (int, float)):
+        if not number(rate) or rate < 0:
             raise InputError(f"{path}: condition {short(c['condition'])!r} has no progress "
                              "compiles_per_s")
         decision = c.get("verdict", "?")
@@ -1164,7 +1171,8 @@ def plot_policies(verdict, summary, out_base, fmt, path):
         row = interval[interval.condition == c["condition"]]
         if not row.empty and np.isfinite(row.ratio_p50.iloc[0]):
             r = row.iloc[0]
-            median_points.append((float(rate), float(r.ratio_p50), name))
+            # Faster than the baseline is no better than as fast, for the front.
+            median_points.append((float(rate), max(1.0, float(r.ratio_p50)), name))
             low, high = r.get("ci_low", np.nan), r.get("ci_high", np.nan)
             if np.isfinite(low) and np.isfinite(high):
                 median_axes.errorbar([rate], [r.ratio_p50],

@@ -111,6 +111,9 @@ struct Scenario {
   // it may create, no SMT siblings), left out of its rounds: name, why. Every scenario of the
   // study carries the same list, so its verdict can say so.
   std::vector<std::pair<std::string, std::string>> study_not_run;
+  // A condition of the study keeps freed memory (allocator = "keep", process-wide): every
+  // scenario of it runs with glibc's thresholds fixed (core/kept_memory.h).
+  bool study_fixes_allocator = false;
   // Set when the scenario is a version of a `run --live` session after the first: an edit
   // made in the viewer while the previous version ran (scenarios/scenario_edit.h). The
   // version is named "<first>-edit-<version - 1>" and written to that directory.

@@ -269,6 +269,15 @@ class Parser {
                           ": alternate_frames holds the background work in every other block, "
                           "which a workflow or bind_committed would wait on; use it without "
                           "them");
+    // The CPU phase's hold spans the next frame's jobs with two frames in flight, where a
+    // commit the frame loop waits for (a workflow's, bind_committed's) would wait on compiles
+    // the hold keeps from starting.
+    if (spec.dispatch == Dispatch::gaps && (spec.bind_committed || spec.workflow != Workflow::none))
+      return error_at(t->get("dispatch"),
+                      where +
+                          ": dispatch = \"gaps\" holds compiles during the frame's CPU phase, "
+                          "which a workflow or bind_committed would wait on; use it without "
+                          "them");
     if (spec.unmanaged_threads > 0) {
       for (std::string_view key :
            {"mode", "action", "action_every_frame", "workflow", "max_concurrent", "policy",
@@ -1473,12 +1482,16 @@ std::vector<Scenario> expand_study(const StudySpec& study, const Scenario& foreg
   // setting; checked once, before any round.
   std::vector<std::pair<std::string, std::string>> not_run;
   std::set<std::string> skipped;
+  bool fixes_allocator = false;
   for (const ConditionSpec& c : study.conditions)
-    if (c.background)
+    if (c.background) {
       if (auto why = background::why_not_here(*c.background)) {
         not_run.emplace_back(c.name, *why);
         skipped.insert(c.name);
+      } else if (c.background->allocator == background::Allocator::keep) {
+        fixes_allocator = true;
       }
+    }
   const std::uint32_t total = study.frames.value_or(foreground.frames);
   for (std::uint32_t round = 1; round <= study.rounds; ++round) {
     std::vector<const ConditionSpec*> order;
@@ -1504,6 +1517,7 @@ std::vector<Scenario> expand_study(const StudySpec& study, const Scenario& foreg
       s.background = c->background;
       s.null_control = c->null_control;
       s.study_not_run = not_run;
+      s.study_fixes_allocator = fixes_allocator;
       out.push_back(std::move(s));
     }
   }

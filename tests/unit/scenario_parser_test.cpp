@@ -705,7 +705,7 @@ TEST(ScenarioBackground, RejectsWhatTheRuntimeOrTheWorkflowWouldRefuse) {
                   "does not apply with unmanaged_threads"},
              Case{"cpus = \"reserved:0\"", "is not one of"},
              Case{"cpus = \"reserved:-1\"", "is not one of"},
-             Case{"cpus = \"reserved:4096\"", "leaves the foreground fewer than three"},
+             Case{"cpus = \"reserved:4096\"", "leaves the foreground fewer than two"},
              Case{"cpus = \"fast\"", "is not one of"}, Case{"cpus = \"3-1\"", "is not one of"},
              Case{"cpus = \"0,0\"", "is not one of"},
              Case{"cpus = [4095]", "is not one this process may use"},
@@ -782,7 +782,10 @@ TEST(Study, AConditionThisHostCannotRunIsNamedAsNotRunAndLeftOut) {
                            "[[condition]]\nname = \"too-many\"\n[condition.background]\n" +
                            "cpus = \"reserved:4096\"\nin_run_all = false\n";
   // in_run_all belongs to the study, not a condition's table.
-  EXPECT_FALSE(parse_study(text, "st.toml").ok());
+  const auto misplaced = parse_study(text, "st.toml");
+  ASSERT_FALSE(misplaced.ok());
+  EXPECT_NE(misplaced.error().message.find("in_run_all"), std::string::npos)
+      << misplaced.error().message;
   std::string fixed = text;
   fixed.erase(fixed.find("in_run_all = false\n"));
   fixed = "in_run_all = false\n" + fixed;
@@ -799,7 +802,7 @@ TEST(Study, AConditionThisHostCannotRunIsNamedAsNotRunAndLeftOut) {
     EXPECT_NE(s.study_not_run[0].second.find("is not a policy of this OS"), std::string::npos)
         << s.study_not_run[0].second;
     EXPECT_EQ(s.study_not_run[1].first, "too-many");
-    EXPECT_NE(s.study_not_run[1].second.find("fewer than three"), std::string::npos)
+    EXPECT_NE(s.study_not_run[1].second.find("fewer than two"), std::string::npos)
         << s.study_not_run[1].second;
   }
 }
