@@ -8,6 +8,7 @@
 
 #include "core/cgroup_idle.h"
 #include "core/cpu_affinity.h"
+#include "core/kept_memory.h"
 
 namespace gpuoverlap::background {
 
@@ -136,13 +137,9 @@ std::optional<std::string> why_not_here(const BackgroundSpec& spec) {
     if (auto resolved = resolve_placement(spec.cpus, usable, smt_groups(usable)); !resolved)
       return resolved.error().message;
   }
-  if (spec.allocator == Allocator::keep) {
-#if !defined(__GLIBC__)
-    return std::string(
-        "allocator = \"keep\" sets glibc's thresholds; this build's C library "
-        "is not glibc");
-#endif
-  }
+  if (spec.allocator == Allocator::keep)
+    if (const std::string why = kept_memory_unsupported_reason(); !why.empty())
+      return "allocator = \"keep\" sets glibc's malloc thresholds; " + why;
   if (spec.cgroup_idle) {
     auto group = IdleCgroup::create();
     if (!group) return "cgroup_idle: " + group.error().message;

@@ -37,8 +37,11 @@ class KeptMemory {
 // whether the keep condition ran before it. Nothing where the C library is not glibc.
 void fix_default_thresholds();
 
+// Why KeptMemory cannot work in this build (not glibc, or a sanitizer's malloc); "" where it can.
+std::string kept_memory_unsupported_reason();
+
 // "glibc dynamic thresholds" (untouched), "kept (mmap 32 MiB, trim 1 GiB)" while held, or
-// "glibc defaults, fixed (mmap 128 KiB, trim 128 KiB)" after; "not glibc" elsewhere.
+// "glibc defaults, fixed (mmap 128 KiB, trim 128 KiB)" after; "not glibc's malloc" elsewhere.
 std::string kept_memory_state();
 
 }  // namespace gpuoverlap
