@@ -304,6 +304,11 @@ std::string policy_sentence(const std::string& study, const nlohmann::json& v) {
     std::string condition, verdict;
     double compiles_per_s = 0;
     bool starved = false, spec = false;
+    std::optional<double> commit_ms;  // commit_at_frame's median time to the event
+    // ", a commit in 412 ms" where the condition waited on one.
+    std::string commit() const {
+      return commit_ms ? fmt::format(", a commit in {:.0f} ms", *commit_ms) : std::string();
+    }
   };
   std::vector<Judged> judged;
   bool policies = false;
@@ -311,12 +316,19 @@ std::string policy_sentence(const std::string& study, const nlohmann::json& v) {
     if (!c.is_object() || c.value("control", false) || c.value("null_control", false)) continue;
     const std::string scheduling = c.value("scheduling", std::string());
     if (scheduling.empty()) continue;
-    Judged j{c.value("condition", std::string("?")), c.value("verdict", std::string("?")), 0,
-             c.value("starved", false), c.value("spec_scheduling", false)};
+    Judged j{c.value("condition", std::string("?")),
+             c.value("verdict", std::string("?")),
+             0,
+             c.value("starved", false),
+             c.value("spec_scheduling", false),
+             std::nullopt};
     const auto progress = c.value("progress", nlohmann::json::object());
     if (progress.is_object() && progress.contains("compiles_per_s") &&
         progress["compiles_per_s"].is_number())
       j.compiles_per_s = progress["compiles_per_s"].get<double>();
+    if (progress.is_object() && progress.contains("commit_to_event_p50_ms") &&
+        progress["commit_to_event_p50_ms"].is_number())
+      j.commit_ms = progress["commit_to_event_p50_ms"].get<double>();
     policies = policies || !j.spec;
     judged.push_back(std::move(j));
   }
@@ -331,8 +343,8 @@ std::string policy_sentence(const std::string& study, const nlohmann::json& v) {
   if (good.empty()) {
     out += "**no policy was non-intrusive with compiles done**";
   } else {
-    out += fmt::format("`{}`: **non-intrusive**, {:.1f} compiles/s", good.front()->condition,
-                       good.front()->compiles_per_s);
+    out += fmt::format("`{}`: **non-intrusive**, {:.1f} compiles/s{}", good.front()->condition,
+                       good.front()->compiles_per_s, good.front()->commit());
     std::vector<std::string> others;
     for (std::size_t k = 1; k < good.size(); ++k)
       others.push_back(fmt::format("`{}`, {:.1f}", good[k]->condition, good[k]->compiles_per_s));
@@ -340,8 +352,9 @@ std::string policy_sentence(const std::string& study, const nlohmann::json& v) {
   }
   for (const Judged& j : judged)
     if (j.spec) {
-      out += fmt::format("; the spec's `{}`: {}, {:.1f} compiles/s", j.condition,
-                         j.starved ? "non-intrusive but starved" : j.verdict, j.compiles_per_s);
+      out += fmt::format("; the spec's `{}`: {}, {:.1f} compiles/s{}", j.condition,
+                         j.starved ? "non-intrusive but starved" : j.verdict, j.compiles_per_s,
+                         j.commit());
       break;
     }
   return out + ". ";

@@ -444,6 +444,12 @@ BackgroundProgress background_progress(const std::string& condition, std::uint32
   std::size_t with_cpu = 0, with_system = 0, with_run_delay = 0, with_faults = 0;
   for (const ScenarioOutcome* r : rounds) {
     const ScenarioTimeline& t = *r->timeline;
+    if (t.commit_wait) {
+      if (const auto ms = t.commit_wait->to_event_ms())
+        p.commit_to_event_ms.push_back(*ms);
+      else
+        ++p.commits_not_signalled;
+    }
     if (t.frames.empty()) continue;
     const std::int64_t first_ns =
         t.time_origin_ns + static_cast<std::int64_t>(t.frames.front().cpu_start_us * 1e3);
@@ -492,6 +498,25 @@ std::string describe_compile_cost(const BackgroundProgress& progress) {
     out += fmt::format(", {:.0f} % of it in the kernel", *progress.kernel_share * 100);
   if (progress.minor_faults_per_compile)
     out += fmt::format(", {:.0f} page faults per compile", *progress.minor_faults_per_compile);
+  return out;
+}
+
+std::string describe_commit_waits(const BackgroundProgress& progress) {
+  const std::size_t rounds = progress.commit_to_event_ms.size() + progress.commits_not_signalled;
+  if (rounds == 0) return {};
+  std::string out = "a commit waited for: ";
+  if (!progress.commit_to_event_ms.empty()) {
+    out += fmt::format(
+        "{:.0f} ms median over {} round{}", *percentile(progress.commit_to_event_ms, 50),
+        progress.commit_to_event_ms.size(), progress.commit_to_event_ms.size() == 1 ? "" : "s");
+    if (progress.commit_to_event_ms.size() > 1)
+      out += fmt::format(" (max {:.0f})", *std::max_element(progress.commit_to_event_ms.begin(),
+                                                            progress.commit_to_event_ms.end()));
+  }
+  if (progress.commits_not_signalled > 0)
+    out += fmt::format("{}{} of {} rounds never signalled within commit_timeout_ms",
+                       progress.commit_to_event_ms.empty() ? "" : ", ",
+                       progress.commits_not_signalled, rounds);
   return out;
 }
 
@@ -778,6 +803,8 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
                       control_rate->control_threads == 1 ? "" : "s", control_rate->compiles_per_s);
     if (const std::string cost = describe_compile_cost(cv.progress); !cost.empty())
       rate += "; " + cost;
+    if (const std::string waits = describe_commit_waits(cv.progress); !waits.empty())
+      rate += "; " + waits;
     std::string pacing;
     if (cv.pacing && out.baseline_pacing)
       pacing = "; " + describe_pacing(*cv.pacing, *out.baseline_pacing, *out.late_line_us);
@@ -965,7 +992,10 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
            {"on_cpu_ms_per_compile", optional_json(c.progress.on_cpu_ms_per_compile)},
            {"kernel_share", optional_json(c.progress.kernel_share)},
            {"minor_faults_per_compile", optional_json(c.progress.minor_faults_per_compile)},
-           {"run_delay_ms_per_compile", optional_json(c.progress.run_delay_ms_per_compile)}}}});
+           {"run_delay_ms_per_compile", optional_json(c.progress.run_delay_ms_per_compile)},
+           {"commit_to_event_ms", c.progress.commit_to_event_ms},
+           {"commit_to_event_p50_ms", optional_json(percentile(c.progress.commit_to_event_ms, 50))},
+           {"commits_not_signalled", c.progress.commits_not_signalled}}}});
   nlohmann::json doses = nlohmann::json::array();
   for (const ControlDose& d : v.doses)
     doses.push_back({{"condition", d.condition},

@@ -101,6 +101,9 @@ struct ViewArguments {
 };
 
 int command_devices(bool as_json);
+// `host`: the CPUs, SMT and scheduling policies this machine gives the background runtime, and
+// which conditions of `study` (a study preset or file) it runs.
+int command_host(const std::string& study, bool as_json);
 int command_list();
 int command_validate(const std::vector<std::string>& items, bool explain_plan);
 int command_compare(const std::vector<std::string>& baseline_dirs,

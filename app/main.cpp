@@ -75,6 +75,18 @@ int main(int argc, char** argv) {
       app.add_subcommand("devices", "List Vulkan devices, queue families, priorities and clocks");
   devices->add_flag("--json", devices_json, "Print JSON instead of text");
 
+  bool host_json = false;
+  std::string host_study = "background-policies";
+  auto* host = app.add_subcommand(
+      "host",
+      "What this machine gives background work, without a GPU: CPUs and SMT (and whether a "
+      "virtual machine may hide it), each scheduling policy of this OS applied on a thread and "
+      "read back or refused, and which conditions of a study of policies run here");
+  host->add_option("--study", host_study,
+                   "The study whose conditions to check (a preset or a file; default: "
+                   "background-policies)");
+  host->add_flag("--json", host_json, "Print JSON instead of text");
+
   app.add_subcommand("list", "List the built-in presets with their descriptions");
 
   std::vector<std::string> validate_items;
@@ -511,6 +523,7 @@ int main(int argc, char** argv) {
   // or std::bad_alloc) from ending in std::terminate and a core dump.
   try {
     if (devices->parsed()) return command_devices(devices_json);
+    if (host->parsed()) return command_host(host_study, host_json);
     if (app.got_subcommand("list")) return command_list();
     if (validate->parsed()) return command_validate(validate_items, validate_explain);
     if (run->parsed())

@@ -30,11 +30,19 @@ std::optional<MeasurementsAction> parse_measurements_action(std::string_view tex
 }
 
 void CompletionEvent::signal() {
+  const std::int64_t now_ns = monotonic_raw_ns();
   {
     std::lock_guard lock(mutex_);
+    if (!signalled_) signalled_ns_ = now_ns;
     signalled_ = true;
   }
   signalled_cv_.notify_all();
+}
+
+std::optional<std::int64_t> CompletionEvent::signalled_ns() const {
+  std::lock_guard lock(mutex_);
+  if (!signalled_) return std::nullopt;
+  return signalled_ns_;
 }
 
 bool CompletionEvent::is_signalled() const {

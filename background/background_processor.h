@@ -92,6 +92,8 @@ class CompletionEvent {
  public:
   void signal();
   bool is_signalled() const;
+  // When it was first signalled (CLOCK_MONOTONIC_RAW); none while it is not.
+  std::optional<std::int64_t> signalled_ns() const;
   // True when signalled before the deadline. Every wait has a deadline.
   bool wait_for_ms(std::uint32_t timeout_ms) const;
 
@@ -99,6 +101,7 @@ class CompletionEvent {
   mutable std::mutex mutex_;
   mutable std::condition_variable signalled_cv_;
   bool signalled_ = false;
+  std::int64_t signalled_ns_ = 0;
 };
 
 // The driver side: told of every mode change before it takes effect, may queue work from

@@ -261,6 +261,33 @@ void BackgroundSession::hold(bool held) {
   hold_cv_.notify_all();
 }
 
+Status BackgroundSession::request_commit(std::optional<std::uint32_t> before_measured_frame) {
+  if (!spec_.commit_at_frame || commit_wait_ || spec_.unmanaged_threads > 0) return ok_status();
+  CommitWait wait;
+  wait.requested_before_frame = before_measured_frame;
+  wait.pending_at_request = processor_->pending();
+  auto event = std::make_shared<CompletionEvent>();
+  wait.requested_ns = monotonic_raw_ns();
+  auto further = set_mode(processor_->mode(), MeasurementsAction::commit_results, event);
+  if (!further) return further.error().with_context("commit_at_frame: ");
+  commit_wait_ = wait;
+  commit_wait_event_ = std::move(event);
+  return ok_status();
+}
+
+Result<std::optional<CommitWait>> BackgroundSession::finish_commit_wait() {
+  if (!spec_.commit_at_frame || spec_.unmanaged_threads > 0) return std::optional<CommitWait>{};
+  if (!commit_wait_)
+    if (Status asked = request_commit(std::nullopt); !asked) return asked.error();
+  if (!commit_wait_event_->is_signalled()) {
+    const std::int64_t blocked_from_ns = monotonic_raw_ns();
+    commit_wait_event_->wait_for_ms(spec_.commit_timeout_ms);
+    commit_wait_->blocked_ms = ms_since(blocked_from_ns);
+  }
+  commit_wait_->signalled_ns = commit_wait_event_->signalled_ns();
+  return std::optional<CommitWait>(commit_wait_);
+}
+
 void BackgroundSession::cpu_phase(bool running) {
   if (spec_.dispatch == Dispatch::gaps) processor_->hold_for_cpu_phase(running);
 }

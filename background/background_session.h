@@ -177,6 +177,13 @@ class BackgroundSession {
   // in between, and a running one waits there between its shaderc compile and its pipeline
   // creation (at most a second, so a stalled loop cannot stall the runtime); otherwise nothing.
   void cpu_phase(bool running);
+  // BackgroundSpec::commit_at_frame, the frame loop's thread only. request_commit asks for
+  // COMMIT_RESULTS (in the mode in force) with an event and returns at once; only the first
+  // call asks. finish_commit_wait, after the measured frames, asks if nothing was asked yet,
+  // then blocks on the event up to commit_timeout_ms: a wait that runs out is a result
+  // (CommitWait::signalled_ns empty), not an error. None without commit_at_frame.
+  Status request_commit(std::optional<std::uint32_t> before_measured_frame);
+  Result<std::optional<CommitWait>> finish_commit_wait();
   // The placement the session holds (empty CPUs: anywhere): the foreground keeps off
   // placement().cpus.foreground_off.
   const HostPlacement& placement() const { return placement_; }
@@ -252,6 +259,9 @@ class BackgroundSession {
   bool fresh_commit_ = false;
 
   WorkflowOutcome workflow_;      // the frame loop's thread only
+  // commit_at_frame's request and its event, the frame loop's thread only.
+  std::optional<CommitWait> commit_wait_;
+  std::shared_ptr<CompletionEvent> commit_wait_event_;
   DriverModeCalls driver_calls_;  // the frame loop's thread only
   std::uint32_t frames_in_pass_ = 0;
   bool workflow_active_ = false;

@@ -181,6 +181,9 @@ std::string describe(const BackgroundSpec& spec) {
          (spec.allocator == Allocator::keep ? ", memory kept between compiles" : "") +
          (spec.cgroup_idle ? ", in an idle cgroup" : "") +
          (spec.dispatch == Dispatch::gaps ? ", started only outside the frame's CPU phase" : "") +
+         (spec.commit_at_frame
+              ? fmt::format(", a commit waited for from measured frame {}", *spec.commit_at_frame)
+              : "") +
          alternation(spec);
 }
 
@@ -203,6 +206,8 @@ nlohmann::json to_json(const BackgroundSpec& spec) {
           {"max_passes", spec.max_passes},
           {"converge_after_passes", spec.converge_after_passes},
           {"commit_timeout_ms", spec.commit_timeout_ms},
+          {"commit_at_frame",
+           spec.commit_at_frame ? nlohmann::json(*spec.commit_at_frame) : nlohmann::json(nullptr)},
           {"create_pipelines", spec.create_pipelines},
           {"bind_committed", spec.bind_committed},
           {"before_frames", spec.before_frames},

@@ -134,6 +134,13 @@ struct BackgroundSpec {
   // (FurtherMeasurementsDesired false).
   std::uint32_t converge_after_passes = 2;
   std::uint32_t commit_timeout_ms = 60'000;  // deadline for one commit's event
+  // Waiting on the background, as a benchmark or PIX waits for its results: before measured
+  // frame N the foreground asks for COMMIT_RESULTS with an event and goes on rendering; the
+  // time from the request to the event is recorded. Where the measured frames end first (their
+  // count, a study's round_ms), the request is made there if it was not yet, and the foreground
+  // then blocks on the event (up to commit_timeout_ms), so the frames judged stay the game's.
+  // The processor's own work only: not with a workflow, bind_committed or the control.
+  std::optional<std::uint32_t> commit_at_frame;
   // Each compile ends with the backend's pipeline creation (vkCreateComputePipelines), the
   // driver's real compiler work. false: shaderc only, no driver call: tells CPU load apart
   // from what the driver's pipeline creation itself does to the GPU.
@@ -161,6 +168,22 @@ struct BackgroundSpec {
 
 // Whether measured frame `measured_frame` falls in a held block (alternate_frames > 0).
 bool held_in_block(std::uint32_t alternate_frames, std::uint32_t measured_frame);
+
+// The foreground's wait for a commit (BackgroundSpec::commit_at_frame), on
+// CLOCK_MONOTONIC_RAW.
+struct CommitWait {
+  std::optional<std::uint32_t> requested_before_frame;  // measured frame; none: after the last
+  std::int64_t requested_ns = 0;
+  std::size_t pending_at_request = 0;        // compiles queued or running when it was asked for
+  std::optional<std::int64_t> signalled_ns;  // none: not within commit_timeout_ms
+  // How long the foreground blocked on the event after its measured frames (0 when it was
+  // signalled before they ended).
+  double blocked_ms = 0;
+  std::optional<double> to_event_ms() const {
+    if (!signalled_ns) return std::nullopt;
+    return static_cast<double>(*signalled_ns - requested_ns) / 1e6;
+  }
+};
 
 // One background compile, managed or unmanaged, on CLOCK_MONOTONIC_RAW.
 struct BackgroundTaskRecord {

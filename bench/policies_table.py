@@ -42,11 +42,11 @@ def main():
             if c["condition"] not in names and not c.get("null_control"):
                 names.append(c["condition"])
     print("| condition | scheduling | decision per run | compiles/s per run | queue-to-done p50 / "
-          "p99 (ms), first run | late frames per run (baseline) | frame interval median ratio "
-          "[95 % interval], first run |")
-    print("|---|---|---|---|---|---|---|")
+          "p99 (ms), first run | commit to its event (ms), median per run | late frames per "
+          "run (baseline) | frame interval median ratio [95 % interval], first run |")
+    print("|---|---|---|---|---|---|---|---|")
     for name in names:
-        decisions, rates, lates, scheduling, latency, ratio = [], [], [], "", "", ""
+        decisions, rates, lates, commits, scheduling, latency, ratio = [], [], [], [], "", "", ""
         for run, v in verdicts.items():
             c = next((c for c in v["conditions"] if c["condition"] == name), None)
             if c is None:
@@ -56,6 +56,12 @@ def main():
             decisions.append(c["verdict"] + (" (starved)" if c.get("starved") else ""))
             p = c["progress"]
             rates.append(f"{p['compiles_per_s']:.1f}")
+            if p.get("commit_to_event_p50_ms") is not None:
+                commits.append(f"{p['commit_to_event_p50_ms']:.0f}"
+                               + (f" ({p['commits_not_signalled']} never)"
+                                  if p.get("commits_not_signalled") else ""))
+            elif p.get("commits_not_signalled"):
+                commits.append("never")
             share, base = late(c.get("pacing")), late(v.get("baseline_pacing"))
             if share is not None and base is not None:
                 lates.append(f"{share:.0f} % ({base:.1f} %)")
@@ -69,7 +75,7 @@ def main():
                             ratio = (f"×{float(row['ratio_p50']):.3f} [{float(row['ci_low']):.3f}, "
                                      f"{float(row['ci_high']):.3f}]")
         print(f"| {name} | {scheduling} | {', '.join(decisions)} | {', '.join(rates)} | {latency} "
-              f"| {', '.join(lates)} | {ratio} |")
+              f"| {', '.join(commits)} | {', '.join(lates)} | {ratio} |")
     print()
     not_run = {}
     for v in verdicts.values():

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <iterator>
+#include <string>
+#include <string_view>
 #include <thread>
 
 #include "core/cgroup_idle.h"
@@ -88,6 +90,24 @@ std::string kernel_config(const std::string& release, std::string& source) {
 
 }  // namespace
 
+std::optional<bool> hypervisor_flag(const std::string& cpuinfo_text) {
+  std::size_t at = 0;
+  while (at < cpuinfo_text.size()) {
+    std::size_t end = cpuinfo_text.find('\n', at);
+    if (end == std::string::npos) end = cpuinfo_text.size();
+    const std::string_view line(cpuinfo_text.data() + at, end - at);
+    at = end + 1;
+    if (!line.starts_with("flags")) continue;
+    const std::size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    // Whole words only: "hypervisor" is also a prefix of no other x86 flag today, but a
+    // substring test would not say so for tomorrow's.
+    const std::string padded = " " + std::string(line.substr(colon + 1)) + " ";
+    return padded.find(" hypervisor ") != std::string::npos;
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> preempt_mode_selected(const std::string& debugfs_text) {
   const std::size_t open = debugfs_text.find('(');
   const std::size_t close = debugfs_text.find(')', open == std::string::npos ? 0 : open);
@@ -159,6 +179,7 @@ HostInfo describe_host() {
   host.kernel = std::string(u.sysname) + " " + u.release;
   host.machine = u.machine;
   host.cpu_model = linux_cpu_model();
+  host.virtual_machine = hypervisor_flag(read_small_file("/proc/cpuinfo"));
   host.kernel_version = u.version;
   std::string config_source;
   const std::string config = kernel_config(u.release, config_source);

@@ -33,6 +33,10 @@ struct HostInfo {
   std::uint32_t logical_cpus = 0;  // hardware threads the OS reports; 0 when unknown
   KernelPreemption preemption;
   std::optional<std::uint32_t> tick_hz;  // CONFIG_HZ where the kernel's config is readable
+  // Whether the CPU says it runs under a hypervisor (x86's "hypervisor" flag in
+  // /proc/cpuinfo); none where the platform does not say. A virtual machine may show every
+  // vCPU alone in its core although its host runs two of them on one core's hardware threads.
+  std::optional<bool> virtual_machine;
 };
 HostInfo describe_host();
 
@@ -47,6 +51,9 @@ std::optional<std::string> kernel_config_value(const std::string& config_text,
 // a dynamic kernel's preempt=; none when the config names none.
 std::optional<std::string> preemption_from_config(const std::string& config_text,
                                                   const std::string& cmdline);
+// Whether /proc/cpuinfo's text has the x86 "hypervisor" flag; none when it has no "flags" line
+// (not x86, or not read).
+std::optional<bool> hypervisor_flag(const std::string& cpuinfo_text);
 // The model uname -v suggests: "rt", "dynamic", "full" or "none or voluntary".
 std::string preemption_from_version(const std::string& uname_version);
 

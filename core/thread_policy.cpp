@@ -2,9 +2,14 @@
 
 #include <cerrno>
 #include <cstring>
+#include <thread>
+
+#include "core/host_info.h"
 
 #if defined(_WIN32)
 #include <windows.h>
+
+#include "core/wine.h"
 #else
 #include <pthread.h>
 #include <sched.h>
@@ -125,5 +130,41 @@ Status apply_to_this_thread(ThreadPolicy policy) {
   return not_here(policy);
 }
 #endif
+
+#if defined(_WIN32)
+namespace {
+// EcoQoS as GetThreadInformation reports it; "" where the call fails (a Windows before 10.0.16299,
+// or a runtime that does not have it).
+std::string eco_qos_read_back() {
+  // Wine exports GetThreadInformation as a stub that aborts the process when called.
+  if (const auto wine = wine_version())
+    return ", EcoQoS not read back (Wine " + *wine + " does not implement GetThreadInformation)";
+  struct {
+    ULONG Version;
+    ULONG ControlMask;
+    ULONG StateMask;
+  } state{1, 0, 0};
+  if (!GetThreadInformation(GetCurrentThread(), ThreadPowerThrottling, &state, sizeof state))
+    return ", EcoQoS not readable (GetThreadInformation: error " + std::to_string(GetLastError()) +
+           ")";
+  return (state.StateMask & 0x1) != 0 ? ", EcoQoS on" : ", EcoQoS off";
+}
+}  // namespace
+#endif
+
+PolicyProbe probe_policy(ThreadPolicy policy) {
+  PolicyProbe probe;
+  probe.policy = policy;
+  // A thread of its own: none of the policies can be undone without a privilege on Linux.
+  std::thread([&] {
+    if (Status applied = apply_to_this_thread(policy); !applied)
+      probe.refused = applied.error().message;
+    probe.read_back = describe(this_thread_scheduling());
+#if defined(_WIN32)
+    if (policy == ThreadPolicy::eco) probe.read_back += eco_qos_read_back();
+#endif
+  }).join();
+  return probe;
+}
 
 }  // namespace gpuoverlap

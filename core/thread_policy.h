@@ -46,4 +46,14 @@ bool available_here(ThreadPolicy policy);
 // (e.g. a policy of the other OS, or a seccomp filter that forbids sched_setscheduler).
 Status apply_to_this_thread(ThreadPolicy policy);
 
+// What this OS does with `policy`: applied on a thread made for the purpose, which then reads
+// its scheduling back (host_info.h's describe, and for `eco` whether EcoQoS is on), or the
+// OS's refusal. The thread has ended when this returns. Never changes the calling thread.
+struct PolicyProbe {
+  ThreadPolicy policy = ThreadPolicy::normal;
+  std::optional<std::string> refused;  // the OS's refusal; none: applied
+  std::string read_back;               // "SCHED_BATCH, nice 19"; after a refusal, what it kept
+};
+PolicyProbe probe_policy(ThreadPolicy policy);
+
 }  // namespace gpuoverlap

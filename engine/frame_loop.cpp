@@ -445,6 +445,14 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
         break;
       }
     }
+    // Waiting on the background (commit_at_frame): asked for before the frame, then the frame
+    // loop goes on rendering; the time to the event is read after the measured frames.
+    if (background && measured && bg_spec->commit_at_frame &&
+        measured_frame == *bg_spec->commit_at_frame)
+      if (Status asked = background->request_commit(measured_frame); !asked) {
+        timeline.failure = asked.error().with_context("background: ");
+        break;
+      }
     // The alternation's hold, set between frames like the mode: a held block's frames start
     // no compile (those already running finish, and the frames they overlap show it).
     const bool hold = background && measured &&
@@ -723,12 +731,34 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
   // for, would get no CPU until they stopped (7-29 s per scenario on the H100 machine with the
   // poller on a CPU of its own).
   job_system.reset();  // joins the workers, also when a failure left a frame's jobs running
+  if (background && !timeline.failure) {
+    // Where the measured frames ended before commit_at_frame asked (their count, a study's
+    // round_ms) it asks now; then the foreground blocks on the event, as a benchmark waits for
+    // its results. After the workers stopped: spinning workers would starve an idle-priority
+    // compile, and the wait would measure them rather than the policy.
+    background->cpu_phase(false);
+    if (auto waited = background->finish_commit_wait(); !waited)
+      timeline.failure = waited.error().with_context("background: ");
+    else
+      timeline.commit_wait = *waited;
+  }
   if (background) {
     const std::int64_t stop_start_ns = monotonic_raw_ns();
     background->stop();
     const double stop_wait_ms = static_cast<double>(monotonic_raw_ns() - stop_start_ns) / 1e6;
     timeline.background_tasks = background->records();
     meta["background"] = background_meta(*background, stop_wait_ms);
+    if (const auto& wait = timeline.commit_wait)
+      meta["background"]["commit_wait"] = {
+          {"requested_before_frame", wait->requested_before_frame
+                                         ? nlohmann::json(*wait->requested_before_frame)
+                                         : nlohmann::json("after the last measured frame")},
+          {"pending_at_request", wait->pending_at_request},
+          {"signalled", wait->signalled_ns.has_value()},
+          {"to_event_ms",
+           wait->to_event_ms() ? nlohmann::json(*wait->to_event_ms()) : nlohmann::json(nullptr)},
+          {"blocked_ms", wait->blocked_ms},
+          {"timeout_ms", bg_spec->commit_timeout_ms}};
     if (binds) {
       meta["background"]["before_frames"] = before_frames;
       meta["background"]["swaps"] = swaps;

@@ -14,6 +14,7 @@
 
 #include "core/atomic_file.h"
 #include "core/clock.h"
+#include "core/cpu_affinity.h"
 #include "core/cpu_steal.h"
 #include "core/host_info.h"
 #include "git_revision.h"
@@ -247,6 +248,23 @@ nlohmann::json host_description() {
       // The CPUs this process may run on: what the game foreground's workers
       // and the background threads share.
       {"usable_cpus", jobs::usable_cpus()}};
+  // The SMT groups among those CPUs (what cpus = "siblings" places on), and whether a
+  // hypervisor may hide them: a VM showing no SMT says nothing about its host's cores.
+  const std::vector<std::vector<int>> groups = smt_groups(usable_cpu_ids());
+  nlohmann::json shared = nlohmann::json::array();
+  for (const std::vector<int>& group : groups)
+    if (group.size() > 1) shared.push_back(describe_cpus(group));
+  j["smt"] = {
+      {"cores", groups.empty() ? nlohmann::json(nullptr) : nlohmann::json(groups.size())},
+      {"shows_smt", groups.empty() ? nlohmann::json(nullptr) : nlohmann::json(!shared.empty())},
+      {"sibling_groups", shared},
+      {"source", smt_groups_source()},
+      {"virtual_machine",
+       host.virtual_machine ? nlohmann::json(*host.virtual_machine) : nlohmann::json(nullptr)}};
+  if (host.virtual_machine.value_or(false) && shared.empty() && !groups.empty())
+    j["smt"]["note"] =
+        "a virtual machine that shows no SMT may still run two of its vCPUs on one core's "
+        "hardware threads";
   return j;
 }
 

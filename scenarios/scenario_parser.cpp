@@ -155,7 +155,8 @@ class Parser {
                               "cpus",
                               "allocator",
                               "cgroup_idle",
-                              "dispatch"},
+                              "dispatch",
+                              "commit_at_frame"},
                              where));
     BackgroundSpec spec;
     GPUOVERLAP_TRY(named_field(*t, "mode", where, &node, parse_processing_mode,
@@ -203,6 +204,11 @@ class Parser {
       auto v = int_field(*t, k.key, where, k.min, k.max, *k.out);
       if (!v) return v.error();
       *k.out = *v;
+    }
+    if (t->get("commit_at_frame")) {
+      auto v = int_field(*t, "commit_at_frame", where, 0, 10'000'000, 0);
+      if (!v) return v.error();
+      spec.commit_at_frame = *v;
     }
     if (const toml::node* threads = t->get("unmanaged_threads")) {
       if (threads->is_string() && *threads->value<std::string_view>() == "cores") {
@@ -278,10 +284,20 @@ class Parser {
                           ": dispatch = \"gaps\" holds compiles during the frame's CPU phase, "
                           "which a workflow or bind_committed would wait on; use it without "
                           "them");
+    // The wait asks for a commit of its own, which a workflow's or bind_committed's commits
+    // would overlap, and a held block would stop its compiles for a block.
+    if (spec.commit_at_frame &&
+        (spec.bind_committed || spec.workflow != Workflow::none || spec.alternate_frames > 0))
+      return error_at(t->get("commit_at_frame"),
+                      where +
+                          ": commit_at_frame asks for a commit of its own and times it, which a "
+                          "workflow, bind_committed or alternate_frames would change; use it "
+                          "without them");
     if (spec.unmanaged_threads > 0) {
       for (std::string_view key :
            {"mode", "action", "action_every_frame", "workflow", "max_concurrent", "policy",
-            "developer_mode", "bind_committed", "cpus", "allocator", "cgroup_idle", "dispatch"})
+            "developer_mode", "bind_committed", "cpus", "allocator", "cgroup_idle", "dispatch",
+            "commit_at_frame"})
         if (t->get(key))
           return error_at(t->get(key),
                           where + ": '" + std::string(key) +

@@ -60,6 +60,7 @@ void write_background(const background::BackgroundSpec& spec, std::string& out) 
   number("before_frames", spec.before_frames, defaults.before_frames);
   flag("fold_iterations", spec.fold_iterations, defaults.fold_iterations);
   number("alternate_frames", spec.alternate_frames, defaults.alternate_frames);
+  if (spec.commit_at_frame) out += fmt::format("commit_at_frame = {}\n", *spec.commit_at_frame);
 }
 
 void write_cpu(const jobs::CpuFrameSpec& spec, std::string& out) {

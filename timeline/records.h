@@ -171,6 +171,9 @@ struct ScenarioTimeline {
   // Background compiles of the run (background.csv), times on CLOCK_MONOTONIC_RAW; empty
   // without [background].
   std::vector<background::BackgroundTaskRecord> background_tasks;
+  // The foreground's wait for a commit ([background] commit_at_frame); none without one, or
+  // when the run failed before it.
+  std::optional<background::CommitWait> commit_wait;
   // The first measured frame's t0 on CLOCK_MONOTONIC_RAW: the origin of frame_t0_us and of
   // the background times in background.csv. 0 when no frame was measured.
   std::int64_t time_origin_ns = 0;

@@ -944,6 +944,19 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
       EXPECT_FALSE(meta["host"]["preemption"]["model"].get<std::string>().empty());
       EXPECT_FALSE(meta["host"]["preemption"]["source"].get<std::string>().empty());
       EXPECT_FALSE(meta["host"]["kernel_version"].get<std::string>().empty());
+      // The topology the placement keys act on: every usable CPU in one core's group, and a
+      // core with siblings exactly where the groups say so.
+      const auto& smt = meta["host"]["smt"];
+      ASSERT_TRUE(smt["cores"].is_number()) << smt.dump();
+      EXPECT_GE(smt["cores"].get<int>(), 1);
+      EXPECT_LE(smt["cores"].get<int>(), meta["host"]["usable_cpus"].get<int>());
+      EXPECT_EQ(smt["shows_smt"].get<bool>(), !smt["sibling_groups"].empty()) << smt.dump();
+      EXPECT_EQ(smt["shows_smt"].get<bool>(),
+                smt["cores"].get<int>() < meta["host"]["usable_cpus"].get<int>())
+          << smt.dump();
+      EXPECT_EQ(smt.contains("note"),
+                smt["virtual_machine"] == true && !smt["shows_smt"].get<bool>())
+          << smt.dump();
       const auto& threads = meta["threads"];
       EXPECT_EQ(threads["frame_loop"]["policy"], "SCHED_OTHER");
       EXPECT_EQ(threads["frame_loop"]["run_delay"], "kept") << "Linux: /proc/thread-self/schedstat";
@@ -1376,6 +1389,50 @@ dispatch = "gaps"
 // The background-policies preset on lavapipe, end to end: each condition this host can run
 // reads back what its compile threads got from the OS; those it cannot run are named as not
 // run (never run under another setting); report, compare, plot.py and the viewer read it.
+// `host` says before any run what the policy study will find: each policy of this OS applied
+// on a thread and read back, and the study's conditions this host runs, as `validate` says.
+TEST(Background, HostSaysWhatEachPolicyGetsAndWhichConditionsRunHere) {
+  const auto r = run_gpuoverlap("host --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto host = nlohmann::json::parse(r.output);
+  std::map<std::string, std::string> read_back;
+  for (const auto& p : host["policies"]) {
+    EXPECT_EQ(p["result"], "set") << p.dump();
+    read_back[p["policy"].get<std::string>()] = p["read_back"].get<std::string>();
+  }
+#if defined(_WIN32)
+  EXPECT_EQ(read_back.size(), 4u);
+#else
+  EXPECT_EQ(read_back, (std::map<std::string, std::string>{{"idle", "SCHED_IDLE, nice 0"},
+                                                           {"batch-nice19", "SCHED_BATCH, nice 19"},
+                                                           {"nice19", "SCHED_OTHER, nice 19"},
+                                                           {"normal", "SCHED_OTHER, nice 0"}}));
+#endif
+  EXPECT_TRUE(host["host"]["smt"].is_object());
+  const auto& study = host["study"];
+  EXPECT_EQ(study["name"], "background-policies");
+  EXPECT_EQ(study["runs_here"].size() + study["not_run"].size(), 14u) << study.dump();
+  const auto validated = run_gpuoverlap("validate background-policies");
+  ASSERT_EQ(validated.exit_code, 0) << validated.output;
+  for (const auto& n : study["not_run"])
+    EXPECT_NE(validated.output.find("background-policies/" + n["condition"].get<std::string>() +
+                                    ": not run on this host: " + n["why"].get<std::string>()),
+              std::string::npos)
+        << validated.output;
+  const auto text = run_gpuoverlap("host");
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("background policies, each tried on a thread of its own"),
+            std::string::npos)
+      << text.output;
+  EXPECT_NE(text.output.find("study background-policies: " +
+                             std::to_string(study["runs_here"].size()) + " of 14 conditions run"),
+            std::string::npos)
+      << text.output;
+  const auto not_a_study = run_gpuoverlap("host --study default");
+  EXPECT_EQ(not_a_study.exit_code, 2) << not_a_study.output;
+  EXPECT_NE(not_a_study.output.find("not a study"), std::string::npos) << not_a_study.output;
+}
+
 TEST(Background, ThePolicyStudyRunsEveryPolicyThisHostHasAndEveryToolReadsIt) {
   const fs::path out = temp_path("background-policies");
   fs::remove_all(out);
@@ -1433,6 +1490,14 @@ TEST(Background, ThePolicyStudyRunsEveryPolicyThisHostHasAndEveryToolReadsIt) {
       if (e.condition == "cgroup-idle") {
         EXPECT_EQ(threads["cgroup"], processor["cgroup"]) << "every compile thread joined it";
       }
+      // The commit asked for before measured frame 24 (after the 9 frames here, so at their
+      // end) came within its deadline, after its request, and the wait is in the verdict.
+      const auto& wait = meta["background"]["commit_wait"];
+      ASSERT_TRUE(wait.is_object()) << meta["background"].dump();
+      EXPECT_EQ(wait["requested_before_frame"], "after the last measured frame");
+      EXPECT_EQ(wait["signalled"], true) << wait.dump();
+      EXPECT_GE(wait["to_event_ms"].get<double>(), 0.0) << wait.dump();
+      EXPECT_GE(wait["blocked_ms"].get<double>(), 0.0) << wait.dump();
       if (e.condition == "normal-reserved-2" || e.condition == "idle-siblings") {
         // The compile threads on the CPUs given to them, the frame's threads off them.
         EXPECT_EQ(threads["cpus"], processor["cpus"]);
@@ -1454,6 +1519,19 @@ TEST(Background, ThePolicyStudyRunsEveryPolicyThisHostHasAndEveryToolReadsIt) {
   for (const auto& c : verdict["conditions"]) {
     judged.insert(c["condition"].get<std::string>());
     EXPECT_TRUE(c["progress"]["compiles_per_s"].is_number()) << c.dump();
+    // Every managed policy waited on a commit in each of its rounds; the control did not.
+    const auto& progress = c["progress"];
+    const std::size_t waits = progress["commit_to_event_ms"].size() +
+                              progress["commits_not_signalled"].get<std::size_t>();
+    const bool managed = !c.value("control", false) && !c.value("null_control", false);
+    std::size_t rounds = 0;
+    for (const auto& entry : fs::directory_iterator(study / c["condition"].get<std::string>()))
+      rounds += entry.path().filename().string().starts_with("round-") ? 1 : 0;
+    EXPECT_EQ(waits, managed ? rounds : 0u) << c.dump();
+    if (managed) {
+      EXPECT_NE(verdict["summary"].get<std::string>().find("a commit waited for: "),
+                std::string::npos);
+    }
   }
   // What every host of this OS runs (glibc's allocator on Linux); the rest depends on the host's
   // CPUs, cgroup delegation and SMT, and is named as not run where it lacks them.

@@ -340,6 +340,73 @@ TEST(BackgroundSession, ACommitOfTheMeasurementModeIsWaitedForAndReadyForTheNext
   session.stop();
 }
 
+// commit_at_frame: the request returns at once and the event comes when every compile it
+// covers is done: the first sight's and the pass the commit itself queues.
+TEST(BackgroundSession, ACommitAskedForMidRunIsTimedFromTheRequestToItsEvent) {
+  FakeBuilder fake;
+  VariantSlot<PipelineHandle> slot;
+  BackgroundSpec spec = one_shot(2);
+  spec.commit_at_frame = 5;
+  BackgroundSession session(spec, fake.builder(), kLogicOnly);
+  session.watch("A", 64, slot.back_pointer());
+  session.start();
+  ASSERT_TRUE(session.request_commit(5u).ok());
+  ASSERT_TRUE(session.request_commit(6u).ok()) << "a second request changes nothing";
+  auto waited = session.finish_commit_wait();
+  ASSERT_TRUE(waited.ok()) << waited.error().message;
+  ASSERT_TRUE(waited->has_value());
+  const CommitWait& wait = **waited;
+  EXPECT_EQ(wait.requested_before_frame, 5u);
+  EXPECT_LE(wait.pending_at_request, 2u);
+  ASSERT_TRUE(wait.signalled_ns.has_value());
+  EXPECT_GE(*wait.signalled_ns, wait.requested_ns);
+  ASSERT_TRUE(wait.to_event_ms().has_value());
+  EXPECT_GE(*wait.to_event_ms(), 0.0);
+  EXPECT_GE(wait.blocked_ms, 0.0);
+  // The event came after the commit's own compiles: 2 at first sight, 2 for the pass.
+  EXPECT_EQ(fake.built.load(), 4u);
+  session.stop();
+  std::size_t finished_after_request = 0;
+  for (const auto& r : session.records())
+    if (r.finish_ns >= wait.requested_ns && r.finish_ns <= *wait.signalled_ns)
+      ++finished_after_request;
+  EXPECT_GE(finished_after_request, 2u) << "the commit's own pass finished before its event";
+}
+
+// Measured frames that end before commit_at_frame: the request is made at the end, and the
+// wait blocks on it.
+TEST(BackgroundSession, ACommitNotYetAskedForIsAskedForAtTheEndAndWaitedOn) {
+  FakeBuilder fake;
+  VariantSlot<PipelineHandle> slot;
+  BackgroundSpec spec = one_shot(1);
+  spec.commit_at_frame = 1000;
+  BackgroundSession session(spec, fake.builder(), kLogicOnly);
+  session.watch("A", 64, slot.back_pointer());
+  session.start();
+  auto waited = session.finish_commit_wait();
+  ASSERT_TRUE(waited.ok());
+  ASSERT_TRUE(waited->has_value());
+  EXPECT_FALSE((*waited)->requested_before_frame.has_value());
+  EXPECT_TRUE((*waited)->signalled_ns.has_value());
+  EXPECT_EQ(fake.built.load(), 2u);
+  session.stop();
+}
+
+TEST(BackgroundSession, WithoutCommitAtFrameNothingIsAskedOrWaitedFor) {
+  FakeBuilder fake;
+  VariantSlot<PipelineHandle> slot;
+  BackgroundSession session(one_shot(1), fake.builder(), kLogicOnly);
+  session.watch("A", 64, slot.back_pointer());
+  session.start();
+  ASSERT_TRUE(session.request_commit(0u).ok());
+  auto waited = session.finish_commit_wait();
+  ASSERT_TRUE(waited.ok());
+  EXPECT_FALSE(waited->has_value());
+  ASSERT_TRUE(eventually([&] { return fake.built.load() == 1; }));
+  session.stop();
+  EXPECT_EQ(fake.built.load(), 1u) << "no commit pass was asked for";
+}
+
 TEST(BackgroundSession, WithoutBindCommittedNothingIsHandedToTheFrameLoop) {
   FakeBuilder fake;
   VariantSlot<PipelineHandle> slot;

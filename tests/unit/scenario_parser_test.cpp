@@ -665,6 +665,19 @@ fold_iterations = false)"),
   EXPECT_EQ(pix->background->max_passes, 4u);
 }
 
+TEST(ScenarioBackground, CommitAtFrameIsReadAndWrittenBack) {
+  auto parsed = parse_scenario(with_background("commit_at_frame = 24"), "t.toml");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  ASSERT_TRUE(parsed->background->commit_at_frame.has_value());
+  EXPECT_EQ(*parsed->background->commit_at_frame, 24u);
+  auto again = parse_scenario(to_toml(*parsed), "again.toml");
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->background->commit_at_frame, parsed->background->commit_at_frame);
+  auto none = parse_scenario(with_background("tasks = 2"), "t.toml");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->background->commit_at_frame.has_value());
+}
+
 TEST(ScenarioBackground, RejectsWhatTheRuntimeOrTheWorkflowWouldRefuse) {
   struct Case {
     const char* keys;
@@ -717,6 +730,16 @@ TEST(ScenarioBackground, RejectsWhatTheRuntimeOrTheWorkflowWouldRefuse) {
              Case{"unmanaged_threads = 1\ndispatch = \"gaps\"",
                   "does not apply with unmanaged_threads"},
              Case{"unmanaged_threads = 1\ncpus = \"any\"", "does not apply with unmanaged_threads"},
+             Case{"commit_at_frame = -1", "must be in [0, 10000000]"},
+             Case{"commit_at_frame = \"end\"", "commit_at_frame"},
+             Case{"commit_at_frame = 3\nworkflow = \"benchmark-priming\"",
+                  "commit_at_frame asks for a commit of its own"},
+             Case{"commit_at_frame = 3\naction = \"commit_results\"\nbind_committed = true",
+                  "commit_at_frame asks for a commit of its own"},
+             Case{"commit_at_frame = 3\nalternate_frames = 20",
+                  "commit_at_frame asks for a commit of its own"},
+             Case{"unmanaged_threads = 1\ncommit_at_frame = 3",
+                  "does not apply with unmanaged_threads"},
        }) {
     const std::string e = error_of(with_background(c.keys));
     EXPECT_NE(e.find(c.message), std::string::npos) << c.keys << " -> " << e;

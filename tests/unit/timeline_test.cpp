@@ -204,6 +204,15 @@ TEST(HostInfo, NamesTheKernelsPreemptionModelAndWhereItWasRead) {
   ADD_FAILURE() << host.preemption.model << " from " << host.preemption.source;
 }
 
+TEST(HostInfo, ReadsTheHypervisorFlagAsAWholeWord) {
+  EXPECT_EQ(hypervisor_flag("processor\t: 0\nflags\t\t: fpu vme hypervisor lahf_lm\n"), true);
+  EXPECT_EQ(hypervisor_flag("flags\t\t: fpu vme hypervisor\n"), true);
+  EXPECT_EQ(hypervisor_flag("flags\t\t: fpu vme hypervisorx lahf_lm\n"), false);
+  EXPECT_EQ(hypervisor_flag("flags\t\t: fpu vme\n"), false);
+  EXPECT_EQ(hypervisor_flag("processor\t: 0\nFeatures\t: fp asimd\n"), std::nullopt)
+      << "ARM names no such flag";
+}
+
 TEST(HostInfo, ReadsThePreemptionModelFromEachSource) {
   EXPECT_EQ(preempt_mode_selected("none (voluntary) full lazy\n"), "voluntary");
   EXPECT_EQ(preempt_mode_selected("(none) voluntary full"), "none");

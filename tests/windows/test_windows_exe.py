@@ -430,6 +430,34 @@ def test_background_work_is_refused_where_d3dcompile_cannot_compile_the_variants
     assert (out / 'three-dispatches-legacy' / 'records.csv.gz').is_file()
 
 
+def test_host_applies_each_windows_policy_or_records_the_refusal():
+    # Each Windows policy is applied on a thread of its own and read back; where Wine refuses
+    # one (THREAD_MODE_BACKGROUND_BEGIN, EcoQoS), the refusal is recorded with the call, never
+    # passed off as applied. The policy study's Linux-only conditions are named as not run.
+    result = windows('host', '--json')
+    assert result.returncode == 0, result.stdout + result.stderr
+    host = json.loads(result.stdout)
+    policies = {p['policy']: p for p in host['policies']}
+    assert list(policies) == ['idle', 'background', 'eco', 'normal']
+    for name, p in policies.items():
+        assert p['result'] in ('set', 'refused'), p
+        assert p['read_back'].startswith('THREAD_PRIORITY_'), p
+        if p['result'] == 'refused':
+            assert p['refused'].startswith(('SetThreadPriority(', 'SetThreadInformation(')), p
+        else:
+            assert p['refused'] is None, p
+    assert policies['idle']['result'] == 'set'
+    assert policies['idle']['read_back'].startswith('THREAD_PRIORITY_IDLE'), policies['idle']
+    assert policies['normal']['read_back'].startswith('THREAD_PRIORITY_NORMAL'), policies['normal']
+    assert 'EcoQoS' in policies['eco']['read_back'], policies['eco']
+    not_run = {n['condition']: n['why'] for n in host['study']['not_run']}
+    for linux_only in ('batch-nice19', 'nice19'):
+        assert 'is not a policy of this OS' in not_run[linux_only]
+    assert 'idle-keep-memory' in not_run and 'cgroup-idle' in not_run
+    assert {'idle', 'background', 'eco', 'normal'} <= set(host['study']['runs_here'])
+    assert host['host']['smt']['cores'] is None
+
+
 def test_validation_is_the_debug_layer_and_wine_has_none(tmp_path):
     layer = windows('run', 'default', '--validation', '--frames', '2', '--out',
                     windows_path(tmp_path / 'a'))

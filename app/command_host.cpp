@@ -1,0 +1,88 @@
+// `gpuoverlap host`: what this machine gives the background runtime before any GPU work: its
+// CPUs and SMT topology (and whether a hypervisor may hide it), what the OS does with each
+// scheduling policy of this OS (applied on a thread of its own and read back, or refused),
+// and which conditions of a study of policies this host runs and why not the others.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "app/command_support.h"
+#include "app/commands.h"
+#include "app/exit_status.h"
+#include "core/thread_policy.h"
+#include "scenarios/presets.h"
+
+namespace gpuoverlap::commands {
+
+int command_host(const std::string& study, bool as_json) {
+  const nlohmann::json host = host_description();
+  nlohmann::json policies = nlohmann::json::array();
+  for (ThreadPolicy policy : thread_policies_here()) {
+    const PolicyProbe probe = probe_policy(policy);
+    policies.push_back(
+        {{"policy", to_string(policy)},
+         {"result", probe.refused ? "refused" : "set"},
+         {"refused", probe.refused ? nlohmann::json(*probe.refused) : nlohmann::json(nullptr)},
+         {"read_back", probe.read_back}});
+  }
+  auto expanded = resolve_scenarios(study);
+  if (!expanded) return fail(expanded.error());
+  if (expanded->empty() || expanded->front().study.empty())
+    return fail(make_error("host --study " + study + ": not a study (gpuoverlap list names them)",
+                           ErrorCategory::input));
+  std::vector<std::string> conditions;
+  std::set<std::string> seen;
+  for (const Scenario& s : *expanded)
+    if (seen.insert(s.condition).second) conditions.push_back(s.condition);
+  nlohmann::json not_run = nlohmann::json::array();
+  for (const auto& [condition, why] : expanded->front().study_not_run)
+    not_run.push_back({{"condition", condition}, {"why", why}});
+  const std::size_t runs = conditions.size();  // the conditions not run are not expanded
+  if (as_json) {
+    std::cout << nlohmann::json{{"host", host},
+                                {"policies", policies},
+                                {"study",
+                                 {{"name", expanded->front().study},
+                                  {"runs_here", conditions},
+                                  {"not_run", not_run}}}}
+                     .dump(2)
+              << "\n";
+    return kExitOk;
+  }
+  std::cout << fmt::format(
+      "host: {}, {} ({}), {}, {} CPUs usable of {}\n", host["hostname"].get<std::string>(),
+      host["kernel"].get<std::string>(), host["machine"].get<std::string>(),
+      host["cpu_model"].get<std::string>().empty() ? std::string("CPU model not reported")
+                                                   : host["cpu_model"].get<std::string>(),
+      host["usable_cpus"].get<std::uint32_t>(), host["logical_cpus"].get<std::uint32_t>());
+  const nlohmann::json& smt = host["smt"];
+  if (smt["cores"].is_null()) {
+    std::cout << "SMT: not known (" << smt["source"].get<std::string>() << ")\n";
+  } else {
+    std::cout << fmt::format("SMT: {} cores, {}", smt["cores"].get<std::size_t>(),
+                             smt["shows_smt"].get<bool>()
+                                 ? fmt::format("siblings {}", fmt::join(smt["sibling_groups"], " "))
+                                 : std::string("none shows a second hardware thread"));
+    if (smt.contains("note")) std::cout << "; " << smt["note"].get<std::string>();
+    std::cout << "\n";
+  }
+  std::cout << "background policies, each tried on a thread of its own and read back:\n";
+  for (const nlohmann::json& p : policies)
+    std::cout << fmt::format("  {:<14}{}\n", p["policy"].get<std::string>(),
+                             p["refused"].is_null()
+                                 ? "set (" + p["read_back"].get<std::string>() + ")"
+                                 : "refused: " + p["refused"].get<std::string>() + " (kept " +
+                                       p["read_back"].get<std::string>() + ")");
+  std::cout << fmt::format("study {}: {} of {} conditions run on this host\n",
+                           expanded->front().study, runs, runs + not_run.size());
+  for (const nlohmann::json& n : not_run)
+    std::cout << fmt::format("  {}: not run on this host: {}\n", n["condition"].get<std::string>(),
+                             n["why"].get<std::string>());
+  return kExitOk;
+}
+
+}  // namespace gpuoverlap::commands
