@@ -54,6 +54,17 @@ Status not_here(ThreadPolicy policy) {
 }  // namespace
 
 #if defined(_WIN32)
+namespace {
+// THREAD_POWER_THROTTLING_STATE as Windows SDK 10.0.16299 defines it (Debian's mingw-w64
+// headers have ThreadPowerThrottling but not the struct), version 1.
+struct PowerThrottlingState {
+  ULONG Version;
+  ULONG ControlMask;
+  ULONG StateMask;
+};
+constexpr ULONG kExecutionSpeed = 0x1;  // THREAD_POWER_THROTTLING_EXECUTION_SPEED
+}  // namespace
+
 Status apply_to_this_thread(ThreadPolicy policy) {
   switch (policy) {
     case ThreadPolicy::normal:
@@ -69,14 +80,8 @@ Status apply_to_this_thread(ThreadPolicy policy) {
                           std::to_string(GetLastError()));
       return ok_status();
     case ThreadPolicy::eco: {
-      // THREAD_POWER_THROTTLING_STATE as Windows SDK 10.0.16299 defines it (Debian's mingw-w64
-      // headers have ThreadPowerThrottling but not the struct): version 1, the execution-speed
-      // bit in both masks turns EcoQoS on.
-      struct {
-        ULONG Version;
-        ULONG ControlMask;
-        ULONG StateMask;
-      } state{1, 0x1, 0x1};
+      // The execution-speed bit in both masks turns EcoQoS on.
+      PowerThrottlingState state{1, kExecutionSpeed, kExecutionSpeed};
       if (!SetThreadInformation(GetCurrentThread(), ThreadPowerThrottling, &state, sizeof state))
         return make_error("SetThreadInformation(ThreadPowerThrottling, EcoQoS) failed: error " +
                           std::to_string(GetLastError()));
@@ -139,15 +144,11 @@ std::string eco_qos_read_back() {
   // Wine exports GetThreadInformation as a stub that aborts the process when called.
   if (const auto wine = wine_version())
     return ", EcoQoS not read back (Wine " + *wine + " does not implement GetThreadInformation)";
-  struct {
-    ULONG Version;
-    ULONG ControlMask;
-    ULONG StateMask;
-  } state{1, 0, 0};
+  PowerThrottlingState state{1, 0, 0};
   if (!GetThreadInformation(GetCurrentThread(), ThreadPowerThrottling, &state, sizeof state))
     return ", EcoQoS not readable (GetThreadInformation: error " + std::to_string(GetLastError()) +
            ")";
-  return (state.StateMask & 0x1) != 0 ? ", EcoQoS on" : ", EcoQoS off";
+  return (state.StateMask & kExecutionSpeed) != 0 ? ", EcoQoS on" : ", EcoQoS off";
 }
 }  // namespace
 #endif
