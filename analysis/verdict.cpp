@@ -445,6 +445,7 @@ BackgroundProgress background_progress(const std::string& condition, std::uint32
   for (const ScenarioOutcome* r : rounds) {
     const ScenarioTimeline& t = *r->timeline;
     if (t.commit_wait) {
+      if (!t.commit_wait->requested_before_frame) ++p.commits_asked_at_end;
       if (const auto ms = t.commit_wait->to_event_ms())
         p.commit_to_event_ms.push_back(*ms);
       else
@@ -517,6 +518,9 @@ std::string describe_commit_waits(const BackgroundProgress& progress) {
     out += fmt::format("{}{} of {} rounds never signalled within commit_timeout_ms",
                        progress.commit_to_event_ms.empty() ? "" : ", ",
                        progress.commits_not_signalled, rounds);
+  if (progress.commits_asked_at_end > 0)
+    out += fmt::format(", {} of {} asked after the frames (every CPU free)",
+                       progress.commits_asked_at_end, rounds);
   return out;
 }
 
@@ -995,7 +999,8 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
            {"run_delay_ms_per_compile", optional_json(c.progress.run_delay_ms_per_compile)},
            {"commit_to_event_ms", c.progress.commit_to_event_ms},
            {"commit_to_event_p50_ms", optional_json(percentile(c.progress.commit_to_event_ms, 50))},
-           {"commits_not_signalled", c.progress.commits_not_signalled}}}});
+           {"commits_not_signalled", c.progress.commits_not_signalled},
+           {"commits_asked_at_end", c.progress.commits_asked_at_end}}}});
   nlohmann::json doses = nlohmann::json::array();
   for (const ControlDose& d : v.doses)
     doses.push_back({{"condition", d.condition},

@@ -63,10 +63,12 @@ int command_host(const std::string& study, bool as_json) {
   if (smt["cores"].is_null()) {
     std::cout << "SMT: not known (" << smt["source"].get<std::string>() << ")\n";
   } else {
-    std::cout << fmt::format("SMT: {} cores, {}", smt["cores"].get<std::size_t>(),
-                             smt["shows_smt"].get<bool>()
-                                 ? fmt::format("siblings {}", fmt::join(smt["sibling_groups"], " "))
-                                 : std::string("none shows a second hardware thread"));
+    std::cout << fmt::format(
+        "SMT: {} cores, {}", smt["cores"].get<std::size_t>(),
+        smt["shows_smt"].get<bool>()
+            ? fmt::format("siblings {}",
+                          fmt::join(smt["sibling_groups"].get<std::vector<std::string>>(), " "))
+            : std::string("none shows a second hardware thread"));
     if (smt.contains("note")) std::cout << "; " << smt["note"].get<std::string>();
     std::cout << "\n";
   }

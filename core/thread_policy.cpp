@@ -138,8 +138,8 @@ Status apply_to_this_thread(ThreadPolicy policy) {
 
 #if defined(_WIN32)
 namespace {
-// EcoQoS as GetThreadInformation reports it; "" where the call fails (a Windows before 10.0.16299,
-// or a runtime that does not have it).
+// EcoQoS as GetThreadInformation reports it, or why it could not be read (a Windows before
+// 10.0.16299, Wine).
 std::string eco_qos_read_back() {
   // Wine exports GetThreadInformation as a stub that aborts the process when called.
   if (const auto wine = wine_version())
@@ -148,6 +148,8 @@ std::string eco_qos_read_back() {
   if (!GetThreadInformation(GetCurrentThread(), ThreadPowerThrottling, &state, sizeof state))
     return ", EcoQoS not readable (GetThreadInformation: error " + std::to_string(GetLastError()) +
            ")";
+  // Without the control bit the system decides (EcoQoS may or may not apply).
+  if ((state.ControlMask & kExecutionSpeed) == 0) return ", EcoQoS left to the system";
   return (state.StateMask & kExecutionSpeed) != 0 ? ", EcoQoS on" : ", EcoQoS off";
 }
 }  // namespace

@@ -348,6 +348,7 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
   // RunSettings::end_requested or measure_limit_ms, after this many frames, and which.
   std::optional<std::size_t> ended_early;
   std::string ended_why;
+  bool live_edit_ended = false;  // the live session restarts at once: no commit is waited for
   std::optional<std::int64_t> first_measured_start_ns;  // measure_limit_ms counts from here
   const std::int64_t loop_start_ns = monotonic_raw_ns();
   // Where the frame loop's thread spends each frame interval, and what the scheduler did to it
@@ -400,6 +401,7 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
         settings.end_requested()) {
       ended_early = timeline.frames.size();
       ended_why = "a live edit took effect (run --live)";
+      live_edit_ended = true;
       break;
     }
     // The first measured frame's start is where the time limit counts from; warm-up frames
@@ -731,7 +733,7 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
   // for, would get no CPU until they stopped (7-29 s per scenario on the H100 machine with the
   // poller on a CPU of its own).
   job_system.reset();  // joins the workers, also when a failure left a frame's jobs running
-  if (background && !timeline.failure) {
+  if (background && !timeline.failure && !live_edit_ended) {
     // Where the measured frames ended before commit_at_frame asked (their count, a study's
     // round_ms) it asks now; then the foreground blocks on the event, as a benchmark waits for
     // its results. After the workers stopped: spinning workers would starve an idle-priority
@@ -752,7 +754,8 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
       meta["background"]["commit_wait"] = {
           {"requested_before_frame", wait->requested_before_frame
                                          ? nlohmann::json(*wait->requested_before_frame)
-                                         : nlohmann::json("after the last measured frame")},
+                                         : nlohmann::json(nullptr)},
+          {"at_end", !wait->requested_before_frame.has_value()},
           {"pending_at_request", wait->pending_at_request},
           {"signalled", wait->signalled_ns.has_value()},
           {"to_event_ms",

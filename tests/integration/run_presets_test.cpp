@@ -3,10 +3,12 @@
 // one queue and cannot overlap anything, and a GPU's numbers are measured by benchmarks.
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -1403,10 +1405,16 @@ TEST(Background, HostSaysWhatEachPolicyGetsAndWhichConditionsRunHere) {
 #if defined(_WIN32)
   EXPECT_EQ(read_back.size(), 4u);
 #else
-  EXPECT_EQ(read_back, (std::map<std::string, std::string>{{"idle", "SCHED_IDLE, nice 0"},
-                                                           {"batch-nice19", "SCHED_BATCH, nice 19"},
-                                                           {"nice19", "SCHED_OTHER, nice 19"},
-                                                           {"normal", "SCHED_OTHER, nice 0"}}));
+  // idle and normal keep the nice value the process had (a niced test runner's).
+  errno = 0;
+  const int nice_now = getpriority(PRIO_PROCESS, 0);
+  ASSERT_EQ(errno, 0);
+  const std::string inherited = "nice " + std::to_string(nice_now);
+  EXPECT_EQ(read_back,
+            (std::map<std::string, std::string>{{"idle", "SCHED_IDLE, " + inherited},
+                                                {"batch-nice19", "SCHED_BATCH, nice 19"},
+                                                {"nice19", "SCHED_OTHER, nice 19"},
+                                                {"normal", "SCHED_OTHER, " + inherited}}));
 #endif
   EXPECT_TRUE(host["host"]["smt"].is_object());
   const auto& study = host["study"];
@@ -1436,9 +1444,27 @@ TEST(Background, HostSaysWhatEachPolicyGetsAndWhichConditionsRunHere) {
 TEST(Background, ThePolicyStudyRunsEveryPolicyThisHostHasAndEveryToolReadsIt) {
   const fs::path out = temp_path("background-policies");
   fs::remove_all(out);
-  const auto r = run_gpuoverlap("run background-policies --frames 9 --out " + out.string());
+  // The preset as shipped, but each commit waited for at most 1 s: after the frames only the
+  // compile threads of this process run, yet on a CI machine other tests may hold both cores,
+  // and an idle thread then gets none. A wait that runs out is a result, recorded as such.
+  std::string preset;
+  {
+    std::ifstream in(fs::path(GPUOVERLAP_SOURCE_DIR) / "scenarios" / "presets" /
+                     "background-policies.toml");
+    preset.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::size_t replaced = 0;
+  for (std::size_t at = preset.find("commit_timeout_ms = 10000"); at != std::string::npos;
+       at = preset.find("commit_timeout_ms = 10000", at), ++replaced)
+    preset.replace(at, 25, "commit_timeout_ms = 1000");
+  ASSERT_GE(replaced, 7u);
+  fs::create_directories(out);
+  const fs::path study_file = out / "background-policies.toml";
+  std::ofstream(study_file) << preset;
+  const auto r = run_gpuoverlap("run " + study_file.string() + " --frames 9 --out " +
+                                (out / "results").string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const fs::path study = out / "background-policies";
+  const fs::path study = out / "results" / "background-policies";
   const auto verdict = read_json(study / "verdict.json");
   std::set<std::string> not_run;
   for (const auto& n : verdict["not_run"]) {
@@ -1491,13 +1517,20 @@ TEST(Background, ThePolicyStudyRunsEveryPolicyThisHostHasAndEveryToolReadsIt) {
         EXPECT_EQ(threads["cgroup"], processor["cgroup"]) << "every compile thread joined it";
       }
       // The commit asked for before measured frame 24 (after the 9 frames here, so at their
-      // end) came within its deadline, after its request, and the wait is in the verdict.
+      // end): the frame loop blocked on it until its event or its 1 s deadline, and said which.
       const auto& wait = meta["background"]["commit_wait"];
       ASSERT_TRUE(wait.is_object()) << meta["background"].dump();
-      EXPECT_EQ(wait["requested_before_frame"], "after the last measured frame");
-      EXPECT_EQ(wait["signalled"], true) << wait.dump();
-      EXPECT_GE(wait["to_event_ms"].get<double>(), 0.0) << wait.dump();
-      EXPECT_GE(wait["blocked_ms"].get<double>(), 0.0) << wait.dump();
+      EXPECT_TRUE(wait["requested_before_frame"].is_null()) << wait.dump();
+      EXPECT_EQ(wait["at_end"], true) << wait.dump();
+      EXPECT_EQ(wait["timeout_ms"], 1000) << wait.dump();
+      if (wait["signalled"] == true) {
+        EXPECT_LE(wait["to_event_ms"].get<double>(), 1000.0 + 50.0) << wait.dump();
+        EXPECT_LE(wait["blocked_ms"].get<double>(), wait["to_event_ms"].get<double>() + 1.0)
+            << "it blocked only from the request on: " << wait.dump();
+      } else {
+        EXPECT_TRUE(wait["to_event_ms"].is_null()) << wait.dump();
+        EXPECT_GE(wait["blocked_ms"].get<double>(), 1000.0) << wait.dump();
+      }
       if (e.condition == "normal-reserved-2" || e.condition == "idle-siblings") {
         // The compile threads on the CPUs given to them, the frame's threads off them.
         EXPECT_EQ(threads["cpus"], processor["cpus"]);
@@ -1523,6 +1556,7 @@ TEST(Background, ThePolicyStudyRunsEveryPolicyThisHostHasAndEveryToolReadsIt) {
     const auto& progress = c["progress"];
     const std::size_t waits = progress["commit_to_event_ms"].size() +
                               progress["commits_not_signalled"].get<std::size_t>();
+    EXPECT_EQ(progress["commits_asked_at_end"].get<std::size_t>(), waits) << c.dump();
     const bool managed = !c.value("control", false) && !c.value("null_control", false);
     std::size_t rounds = 0;
     for (const auto& entry : fs::directory_iterator(study / c["condition"].get<std::string>()))
@@ -1557,13 +1591,14 @@ TEST(Background, ThePolicyStudyRunsEveryPolicyThisHostHasAndEveryToolReadsIt) {
     else
       EXPECT_NE(why.find("is not a policy of this OS"), std::string::npos) << name << ": " << why;
   }
-  expect_tools_read_every_scenario(out);
-  const std::string page = read_text_file(out / "report.md");
+  const fs::path results = out / "results";
+  expect_tools_read_every_scenario(results);
+  const std::string page = read_text_file(results / "report.md");
   EXPECT_NE(page.find("`background-policies` on this machine and kernel"), std::string::npos)
       << page;
-  EXPECT_TRUE(fs::exists(out / "plots" / "background-policies" / "policies.png"));
+  EXPECT_TRUE(fs::exists(results / "plots" / "background-policies" / "policies.png"));
   EXPECT_NE(page.find("](plots/background-policies/policies.png)"), std::string::npos);
-  const auto same = run_gpuoverlap("compare " + out.string() + " " + out.string());
+  const auto same = run_gpuoverlap("compare " + results.string() + " " + results.string());
   EXPECT_EQ(same.exit_code, 0) << same.output;
   fs::remove_all(out);
 }

@@ -108,6 +108,25 @@ const VerdictRow& row_of(const StudyVerdict& v, const std::string& condition,
 
 // 3000 frames, as the non-intrusiveness preset measures: six blocks of 500 bound a 1 % tail
 // (300 frames could not).
+TEST(Verdict, CommitWaitsAreSummedUpWithTheRoundsNeverSignalledAndThoseAskedAtTheEnd) {
+  BackgroundProgress none;
+  EXPECT_EQ(describe_commit_waits(none), "");
+  BackgroundProgress one;
+  one.commit_to_event_ms = {412.4};
+  EXPECT_EQ(describe_commit_waits(one), "a commit waited for: 412 ms median over 1 round");
+  BackgroundProgress three;
+  three.commit_to_event_ms = {530, 412, 300};
+  three.commits_not_signalled = 1;
+  three.commits_asked_at_end = 2;
+  EXPECT_EQ(describe_commit_waits(three),
+            "a commit waited for: 412 ms median over 3 rounds (max 530), 1 of 4 rounds never "
+            "signalled within commit_timeout_ms, 2 of 4 asked after the frames (every CPU free)");
+  BackgroundProgress never;
+  never.commits_not_signalled = 2;
+  EXPECT_EQ(describe_commit_waits(never),
+            "a commit waited for: 2 of 2 rounds never signalled within commit_timeout_ms");
+}
+
 TEST(Verdict, DetectedControlIsIntrusiveAndAnUndisturbedConditionIsNot) {
   const auto baseline =
       condition("baseline", std::nullopt, normal_sample(1000, 20, 3000, 7), false);
