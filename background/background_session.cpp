@@ -279,12 +279,15 @@ Result<std::optional<CommitWait>> BackgroundSession::finish_commit_wait() {
   if (!spec_.commit_at_frame || spec_.unmanaged_threads > 0) return std::optional<CommitWait>{};
   if (!commit_wait_)
     if (Status asked = request_commit(std::nullopt); !asked) return asked.error();
+  bool in_time = true;
   if (!commit_wait_event_->is_signalled()) {
     const std::int64_t blocked_from_ns = monotonic_raw_ns();
-    commit_wait_event_->wait_for_ms(spec_.commit_timeout_ms);
+    in_time = commit_wait_event_->wait_for_ms(spec_.commit_timeout_ms);
+    // Until the frame loop's thread ran again: the wake-up after the signal counts too.
     commit_wait_->blocked_ms = ms_since(blocked_from_ns);
   }
-  commit_wait_->signalled_ns = commit_wait_event_->signalled_ns();
+  // An event signalled after the deadline, before this read, came too late all the same.
+  if (in_time) commit_wait_->signalled_ns = commit_wait_event_->signalled_ns();
   return std::optional<CommitWait>(commit_wait_);
 }
 
