@@ -44,10 +44,17 @@ int command_selftest(const std::string& device_name, SelftestOptions options, bo
   }
   options.should_stop = interrupt_requested;
   install_interrupt_handler();
+  options.cpu_device = (*api)->devices()[chosen->index].candidate.device_class == DeviceClass::cpu;
   const std::unique_ptr<ScenarioExecutor> executor = (*api)->executor(chosen->index);
   const SelftestOutcome outcome = run_selftest(*executor, options, std::cerr);
   const std::string table = selftest_table(outcome.rows);
   std::cout << "\n" << table;
+  // One line per limit, with what would lift it: the exit status stays 0 for these.
+  const std::vector<std::string> limits = limit_lines(outcome.rows);
+  if (!limits.empty()) {
+    std::cout << "\nlimited by this host or device (not failures):\n";
+    for (const std::string& line : limits) std::cout << "  " << line << "\n";
+  }
   const nlohmann::json device = (*api)->devices()[chosen->index].description;
   // The device, host, start and command line as a run's meta.json and run.json give them: the
   // results history keeps a self-test as a run of its machine (history/history_rows.h).
@@ -60,6 +67,9 @@ int command_selftest(const std::string& device_name, SelftestOptions options, bo
       {"frames", options.frames},
       {"poller", poller_meta},
       {"passed", outcome.passed()},
+      {"limited", outcome.limited()},
+      {"cpu_device", options.cpu_device},
+      {"injected_end_delay_us", options.injected_end_delay_us},
       {"failure", outcome.failure ? nlohmann::json(outcome.failure->message) : nullptr}};
   Status written =
       write_file_atomically(options.out_directory / "selftest.csv", selftest_csv(outcome.rows));

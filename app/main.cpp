@@ -315,6 +315,12 @@ int main(int argc, char** argv) {
                    "The stamp poller's priority: normal (default), high or realtime (as for run)")
       ->check(CLI::IsMember(all_names(kPollerPriorityNames)));
   selftest
+      ->add_option("--inject-end-delay-us", selftest_options.injected_end_delay_us,
+                   "Fault injection, to see the self-test fail: move every end stamp the poller "
+                   "saw this many µs later, unflagged (ordering and clock agreement then fail; "
+                   "selftest.json records it)")
+      ->check(CLI::Range(0.0, 1e9));
+  selftest
       ->add_option("--timeout-ms", selftest_options.frame_timeout_ms,
                    "Deadline per frame and for the ping-pong")
       ->check(CLI::Range(1u, kMaxFrameTimeoutMs));
