@@ -373,6 +373,7 @@ Result<std::vector<LoadedFrame>> load_frames(const std::filesystem::path& frames
       f.gpu_span_us = table.number(r, "gpu_span_us");
       f.cpu_phase_us = table.number(r, "cpu_phase_us");
       f.wake_max_us = table.number(r, "wake_max_us");
+      f.critical_path_us = table.number(r, "critical_path_us");
       frames.push_back(f);
     }
   } catch (const std::exception& e) {  // io::error::* and the checks of csv_table.h

@@ -55,6 +55,7 @@ struct LoadedFrame {
   bool ok = true;        // status "ok"
   bool stutter = false;  // paced, and the interval above 1.5 periods
   std::optional<double> frame_interval_us, gpu_span_us, cpu_phase_us, wake_max_us;
+  std::optional<double> critical_path_us;  // a [cpu] table with critical_jobs; else empty
   bool operator==(const LoadedFrame&) const = default;
 };
 

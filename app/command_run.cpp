@@ -239,6 +239,7 @@ int command_run(const RunArguments& args, const std::string& command_line) {
     options.run.washout_ms = args.washout_ms.value_or(cpu_device ? 0 : kDefaultWashoutMs);
     options.run.stamp_memory =
         args.stamp_memory == "cached" ? StampMemory::cached : StampMemory::uncached;
+    options.run.injected_frame_delay_us = args.inject_frame_delay_us;
     options.agreement = {args.flag_tolerance_us, args.flag_tolerance_pct / 100.0};
     options.poll_window_tolerance_us = args.poll_window_tolerance_us;
     const std::size_t poller = plan ? job.slot : 0;

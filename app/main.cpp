@@ -224,6 +224,11 @@ int main(int argc, char** argv) {
                   "does not carry over (default 500, 0 on a CPU device; 0: none)")
       ->check(CLI::Range(0u, kMaxWashoutMs))
       ->needs(share_device);
+  run->add_option("--inject-frame-delay-us", run_args.inject_frame_delay_us,
+                  "Fault injection, to see compare's frame gate catch it: a game frame's loop "
+                  "starts each frame this many µs later than its pace (meta.json settings "
+                  "records it)")
+      ->check(CLI::Range(0u, 10'000'000u));
   run->add_option("--stamp-memory", run_args.stamp_memory,
                   "Stamp memory: uncached (default; host-visible, coherent, write-combined) or "
                   "cached (host-cached, coherent: the CPU spins in its cache)")
@@ -354,6 +359,11 @@ int main(int argc, char** argv) {
       ->add_option("--min-change-us", compare_options.min_change_us,
                    "Smallest absolute change that fails, in µs (default 1)")
       ->check(CLI::Range(0.0, 1e9));
+  compare
+      ->add_option("--min-change-share-pct", compare_options.min_change_share_pct,
+                   "Smallest change of a share of frames (late, stutters) that fails, in "
+                   "percentage points (default 1)")
+      ->check(CLI::Range(0.0, 100.0));
   compare
       ->add_option("--clock", compare_clock,
                    "Clock to compare: poll (default), ts or clk (shader clock)")

@@ -78,6 +78,11 @@ struct RunSettings {
   std::uint32_t measure_limit_ms = 0;
   // Where the stamp pollers run (queues/poller_placement.h), checked where the run began.
   PollerPlacement poller;
+  // A fault injected on purpose (run --inject-frame-delay-us): a game frame's loop starts each
+  // frame this much later than its pace (its period, or the frame before's start when
+  // unpaced), asleep, as a frame loop slowed by something outside the tool's view would; the
+  // GPU work and the CPU phase keep their own durations. meta.json records it when not 0.
+  std::uint32_t injected_frame_delay_us = 0;
   // Polled between frames; true stops the scenario after the current frame, keeping what
   // was measured (ScenarioTimeline::failure says "interrupted").
   std::function<bool()> should_stop;

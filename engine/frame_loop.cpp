@@ -331,6 +331,9 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
     job_system = std::make_unique<jobs::JobSystem>(*cpu, jobs::calibrate_once().iterations_per_us);
   const std::int64_t period_ns =
       cpu ? static_cast<std::int64_t>(cpu->frame_period_ms * 1e6) : std::int64_t{0};
+  // An injected delay (RunSettings::injected_frame_delay_us): each frame starts this much after
+  // its pace, or after the loop came round when unpaced. Stutters stay judged by the period.
+  const std::int64_t delay_ns = static_cast<std::int64_t>(settings.injected_frame_delay_us) * 1000;
   std::optional<std::int64_t> last_frame_start_ns;  // the frame before's, warm-up included
   std::uint64_t stutters = 0;
   if (background) {
@@ -465,7 +468,10 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
     std::optional<jobs::FrameJobsResult> cpu_phase;
     if (job_system) {
       if (!job_system->in_progress()) {
-        if (period_ns > 0 && last_frame_start_ns) pace_until(*last_frame_start_ns + period_ns);
+        if (last_frame_start_ns && (period_ns > 0 || delay_ns > 0))
+          pace_until(delay_ns > 0
+                         ? std::max(*last_frame_start_ns + period_ns, monotonic_raw_ns()) + delay_ns
+                         : *last_frame_start_ns + period_ns);
         if (background) background->cpu_phase(true);  // dispatch = "gaps": before the release
         frame_started(job_system->begin_frame(), LoopPhase::jobs);
       } else {
@@ -527,7 +533,7 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
     bool gpu_done = false;
     if (waited.status == GpuStatus::ok && job_system && cpu->frames_in_flight >= 2 && !training &&
         index + 1 < total) {
-      const std::int64_t next_start_ns = frame_start_ns + period_ns;
+      const std::int64_t next_start_ns = frame_start_ns + period_ns + delay_ns;
       if (next_start_ns < t0_ns + timeout_ns) {
         waited = backend.wait_frame(frame, next_start_ns);
         gpu_done = waited.status != GpuStatus::timeout;  // done, or failed: nothing to wait for

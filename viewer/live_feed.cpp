@@ -52,7 +52,8 @@ void LiveFeed::add_frame(const Scenario& scenario, const FrameRecord& frame,
                         .frame_interval_us = frame.frame_interval_us,
                         .gpu_span_us = frame.gpu_span_us,
                         .cpu_phase_us = frame.cpu_phase_us,
-                        .wake_max_us = frame.wake_max_us});
+                        .wake_max_us = frame.wake_max_us,
+                        .critical_path_us = frame.critical_path_us});
   for (const WorkloadFrameRecord& r : records) {
     if (r.workload >= scenario.workloads.size()) continue;
     const WorkloadSpec& w = scenario.workloads[r.workload];

@@ -968,7 +968,8 @@ void draw_latencies(const ViewState& state) {
 
 void draw_compare(const ViewState& state) {
   const CompareResult& result = *state.second->compare;
-  const std::string& scenario = state.run.scenarios[state.scenario].name;
+  // A study's rounds are compared pooled per condition: the rows name the condition.
+  const std::string scenario = compare_unit(state.run.scenarios[state.scenario]);
   ImGui::Text("method: %s (threshold %.0f %%), clock %s", to_string(result.method).c_str(),
               result.threshold_pct, std::string(to_string(state.clock)).c_str());
   if (!ImGui::BeginTable("compare", 6, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg)) return;
@@ -1531,7 +1532,7 @@ nlohmann::json layout_json(const ViewState& state, const layout::TimelineLayout&
                           {"rect", rect(b.rect)}});
     std::size_t rows = 0, changed = 0;
     for (const CompareRow& row : state.second->compare->rows)
-      if (row.scenario == state.run.scenarios[state.scenario].name)
+      if (row.scenario == compare_unit(state.run.scenarios[state.scenario]))
         ++rows, changed += row.verdict != "ok";
     second = {{"directory", state.second->directory.string()},
               {"has_scenario", state.second->input.has_value()},

@@ -11,8 +11,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
+#include "analysis/compare.h"
 #include "analysis/csv_table.h"
 #include "core/gzip.h"
 #include "run_binary.h"
@@ -93,7 +95,7 @@ TEST_F(CompareAndReport, DeliberatelySlowerRunFailsTheGate) {
   std::ifstream in(csv);
   std::string all((std::istreambuf_iterator<char>(in)), {});
   EXPECT_NE(all.find("three-dispatches,Compute B,duration,"), std::string::npos);
-  EXPECT_NE(all.find(",slower\n"), std::string::npos);
+  EXPECT_NE(all.find(",slower,workloads,95\n"), std::string::npos) << all;
 }
 
 TEST_F(CompareAndReport, SeveralRunsPerSideAreJudgedRunByRunAndSayHowSure) {
@@ -162,6 +164,46 @@ TEST_F(CompareAndReport, ReportAnswersFirstWithEveryScenarioInTheDetails) {
   EXPECT_NE(md.find("| Compute A → Compute C | legacy |"), std::string::npos) << md;
   EXPECT_NE(md.find("(three-dispatches/trace.json.gz)"), std::string::npos) << md;
   EXPECT_EQ(run_gpuoverlap("report /nonexistent").exit_code, 2);
+}
+
+// The frame gate on real runs: a game frame's loop slowed by run's test hook is caught on its
+// frame interval, and nothing else moves; two runs alike pass. Real runs on a CPU device differ
+// by whatever else the machine does, so the bounds are wide (a change must be over 3x and 5 ms)
+// and the hook far beyond them: 50 ms on a frame of about 2 ms, where nothing of the frame runs
+// (one frame in flight, the sleep before the CPU phase).
+TEST(CompareFrames, ASlowedFrameLoopIsCaughtOnTheFrameIntervalAndNothingElse) {
+  const fs::path root =
+      fs::temp_directory_path() / ("gpuoverlap-cmp-frames-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  const std::string scenario =
+      std::string(GPUOVERLAP_SOURCE_DIR) + "/tests/data/compare-frame-gate.toml";
+  for (const auto& [name, extra] : {std::pair{"a", ""}, std::pair{"a2", ""},
+                                    std::pair{"slow", " --inject-frame-delay-us 50000"}}) {
+    const auto r = run_gpuoverlap("run " + scenario + extra + " --out " + (root / name).string());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  nlohmann::json meta;
+  std::ifstream(root / "slow" / "compare-frame-gate" / "meta.json") >> meta;
+  EXPECT_EQ(meta["settings"]["injected_frame_delay_us"], 50000);
+  const std::string bounds = " --threshold-pct 200 --min-change-us 5000 --csv ";
+  const auto same = run_gpuoverlap("compare " + (root / "a").string() + " " +
+                                   (root / "a2").string() + bounds + "-");
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_NE(same.output.find("frames (what a player feels)"), std::string::npos) << same.output;
+  const fs::path csv = root / "slow.csv";
+  const auto slow = run_gpuoverlap("compare " + (root / "a").string() + " " +
+                                   (root / "slow").string() + bounds + csv.string());
+  EXPECT_EQ(slow.exit_code, 1) << slow.output;
+  const auto table = read_csv(csv.string(), kCompareColumns);
+  std::size_t frame_rows = 0;
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    SCOPED_TRACE(table.at(r, "metric"));
+    const bool interval = table.at(r, "metric") == "interval";
+    EXPECT_EQ(table.at(r, "verdict"), interval ? "slower" : "ok") << slow.output;
+    frame_rows += table.at(r, "section") == "frames";
+  }
+  EXPECT_EQ(frame_rows, 4u);  // interval, CPU phase, critical path, wake-up
+  fs::remove_all(root);
 }
 
 }  // namespace
