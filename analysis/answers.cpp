@@ -458,11 +458,91 @@ void answer_background(std::string& out, const LoadedRun& run,
   out += "\n\n";
 }
 
+// 45 µs, 1.3 ms, 54.7 ms: a latency as a reader compares them.
+std::string latency_text(double us) {
+  return us < 1000 ? fmt::format("{:.0f} µs", us) : fmt::format("{:.1f} ms", us / 1000.0);
+}
+
+int priority_rank(const std::string& priority) {
+  return priority == "normal" ? 0 : priority == "high" ? 1 : priority == "realtime" ? 2 : 3;
+}
+
+std::string class_gloss(const std::string& preemption_class) {
+  if (preemption_class == "preempts") return "**preempts** (p99 under 100 µs)";
+  if (preemption_class == "coarse") return "**coarse** (p99 under the period)";
+  if (preemption_class == "blocked")
+    return "**blocked** (p99 past the period: the urgent job waits for the load's work)";
+  return "**" + preemption_class + "**";
+}
+
+}  // namespace
+
+std::string preemption_load_line(const std::string& load, const std::string& process,
+                                 std::vector<const PreemptionCell*> cells) {
+  std::sort(cells.begin(), cells.end(), [](const PreemptionCell* a, const PreemptionCell* b) {
+    return priority_rank(a->priority) < priority_rank(b->priority);
+  });
+  std::string line =
+      fmt::format("`{}`{}: ", load, process == "same" ? "" : " (the load in a second process)");
+  const bool one_class = std::all_of(cells.begin(), cells.end(), [&](const PreemptionCell* c) {
+    return c->preemption_class == cells.front()->preemption_class;
+  });
+  std::vector<std::string> figures;
+  for (const PreemptionCell* c : cells)
+    figures.push_back(fmt::format("{}{} {} / {}", c->priority,
+                                  c->priority_granted != c->priority && c->priority_granted != "?"
+                                      ? " (granted " + c->priority_granted + ")"
+                                      : "",
+                                  latency_text(c->p50_us), latency_text(c->p99_us)));
+  if (one_class) {
+    line += class_gloss(cells.front()->preemption_class) +
+            (cells.size() > 1 ? " at every priority" : "") +
+            fmt::format(", p50 / p99 {}", fmt::join(figures, ", "));
+  } else {
+    std::vector<std::string> classes;
+    for (std::size_t i = 0; i < cells.size(); ++i)
+      classes.push_back(figures[i] + " **" + cells[i]->preemption_class + "**");
+    line += fmt::format("p50 / p99 {}", fmt::join(classes, ", "));
+  }
+  // Did priority change anything: the highest priority's p50 and p99 against the lowest's. A
+  // factor below 1.5 either way is within what one run of each can tell apart.
+  if (cells.size() > 1) {
+    const PreemptionCell& low = *cells.front();
+    const PreemptionCell& high = *cells.back();
+    const double p50_ratio = low.p50_us > 0 ? high.p50_us / low.p50_us : 1.0;
+    const double p99_ratio = low.p99_us > 0 ? high.p99_us / low.p99_us : 1.0;
+    const auto beyond = [](double ratio) { return ratio < 1 / 1.5 || ratio > 1.5; };
+    if (low.preemption_class == high.preemption_class && !beyond(p50_ratio) && !beyond(p99_ratio))
+      line += fmt::format("; priority changed nothing ({} against {}: within 1.5x)", high.priority,
+                          low.priority);
+    else
+      line += fmt::format("; {} against {}: p50 ×{:.2g}, p99 ×{:.2g}{}", high.priority,
+                          low.priority, p50_ratio, p99_ratio,
+                          p50_ratio < 1 ? " (priority helps)" : " (priority made it slower)");
+  }
+  double misses = 0;
+  for (const PreemptionCell* c : cells) misses += c->misses;
+  if (misses > 0)
+    line += fmt::format("; {:.0f} urgent jobs finished later than their period", misses);
+  return line;
+}
+
+namespace {
+
 void answer_preemption(std::string& out, const LoadedRun& run, const PreemptionCells& read) {
   out += "**5. How fast does high-priority compute get the GPU?** ";
-  std::map<std::pair<std::string, std::string>, std::vector<const PreemptionCell*>>
-      groups;  // process, priority
-  for (const PreemptionCell& c : read.cells) groups[{c.process, c.priority}].push_back(&c);
+  // One line per load (and process mode), in run order: a load's class decides whether
+  // priority can help at all.
+  std::vector<std::pair<std::string, std::string>> order;  // process, load
+  std::map<std::pair<std::string, std::string>, std::vector<const PreemptionCell*>> groups;
+  for (const PreemptionCell& c : read.cells) {
+    const std::pair key{c.process, c.load};
+    if (!groups.contains(key)) order.push_back(key);
+    groups[key].push_back(&c);
+  }
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return (a.first == "same") > (b.first == "same");
+  });
   if (groups.empty()) {
     out += read.damaged.empty() ? "Not measured: run `preemption-matrix`.\n\n"
                                 : fmt::format(
@@ -471,38 +551,15 @@ void answer_preemption(std::string& out, const LoadedRun& run, const PreemptionC
                                       read.damaged.front());
     return;
   }
-  out += "From the urgent job's submit to its first thread, over the loads it ran under:";
+  out +=
+      "From the urgent job's submit to its first thread, one line per load the urgent job "
+      "ran beside:";
   const PreemptionCell* worst = nullptr;
-  auto by_p50 = [](const PreemptionCell* a, const PreemptionCell* b) {
-    return a->p50_us < b->p50_us;
-  };
-  auto by_p99 = [](const PreemptionCell* a, const PreemptionCell* b) {
-    return a->p99_us < b->p99_us;
-  };
-  // Priorities in the order users read them, each process mode apart; others after.
-  std::vector<std::pair<std::string, std::string>> order;
-  for (const char* process : {"same", "separate"})
-    for (const char* priority : {"realtime", "high", "normal"})
-      order.emplace_back(process, priority);
-  for (const auto& [key, cells] : groups)
-    if (std::find(order.begin(), order.end(), key) == order.end()) order.push_back(key);
   for (const auto& key : order) {
-    const auto found = groups.find(key);
-    if (found == groups.end()) continue;
-    const std::vector<const PreemptionCell*>& cells = found->second;
-    const auto [p50_low, p50_high] = std::minmax_element(cells.begin(), cells.end(), by_p50);
-    const auto [p99_low, p99_high] = std::minmax_element(cells.begin(), cells.end(), by_p99);
-    double misses = 0;
-    for (const PreemptionCell* c : cells) misses += c->misses;
-    out += fmt::format(
-        "\n- {} priority, {}: p50 {:.0f}–{:.0f} µs, p99 {:.0f}–{:.0f} µs over {} load{} "
-        "(slowest: {}){}",
-        key.second, key.first == "same" ? "one process" : "the load in a second process",
-        (*p50_low)->p50_us, (*p50_high)->p50_us, (*p99_low)->p99_us, (*p99_high)->p99_us,
-        cells.size(), cells.size() == 1 ? "" : "s", (*p99_high)->load,
-        misses > 0 ? fmt::format("; {:.0f} urgent jobs finished later than their period", misses)
-                   : "");
-    if (!worst || (*p99_high)->p99_us > worst->p99_us) worst = *p99_high;
+    const std::vector<const PreemptionCell*>& cells = groups[key];
+    out += "\n- " + preemption_load_line(key.second, key.first, cells);
+    for (const PreemptionCell* c : cells)
+      if (!worst || c->p99_us > worst->p99_us) worst = c;
   }
   if (worst) {
     // A matrix's heat map where plot.py drew one, else the slowest cell's own plot.

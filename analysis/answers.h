@@ -49,6 +49,13 @@ struct PreemptionCells {
 };
 PreemptionCells preemption_cells(const LoadedRun& run);
 
+// Answer 5's line for one load (and process mode: "same" or "separate"): its class and each
+// priority's p50 / p99, and whether priority changed anything (the highest priority's p50 and
+// p99 against the lowest's, beyond 1.5x either way, or another class). `cells`: that load's
+// cells, any order.
+std::string preemption_load_line(const std::string& load, const std::string& process,
+                                 std::vector<const PreemptionCell*> cells);
+
 // The dependency gaps (consumer start minus producer end) of every scenario at the results'
 // top level that has one, on its answer_clock: what each barrier costs.
 struct BarrierGap {

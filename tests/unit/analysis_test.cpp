@@ -386,6 +386,46 @@ TEST_F(StudyReport, NamesTheConditionOfDosesWithAsManyThreads) {
 
 // A study without verdict.json: why, from run.json's statuses of its scenarios (a runtime that
 // refused them all, as Wine's D3DCompile refuses the background variants).
+// Answer 5, one line per load: a load that blocks the urgent job at every priority says so, and
+// that priority changed nothing; a load whose class priority changes says by how much.
+TEST(Report, AnswerFiveNamesEachLoadsClassAndWhetherPriorityChangedAnything) {
+  const auto cell = [](const char* load, const char* priority, const char* cls, double p50,
+                       double p99) {
+    return PreemptionCell{std::string("m/") + load + "-" + priority,
+                          load,
+                          priority,
+                          priority,
+                          "same",
+                          "poll",
+                          cls,
+                          p50,
+                          p99,
+                          0,
+                          std::nullopt};
+  };
+  const PreemptionCell big[] = {cell("big-dispatch", "realtime", "blocked", 54711, 95285),
+                                cell("big-dispatch", "normal", "blocked", 54200, 94000),
+                                cell("big-dispatch", "high", "blocked", 54500, 95000)};
+  const std::string blocked =
+      preemption_load_line("big-dispatch", "same", {&big[0], &big[1], &big[2]});
+  EXPECT_EQ(blocked,
+            "`big-dispatch`: **blocked** (p99 past the period: the urgent job waits for the "
+            "load's work) at every priority, p50 / p99 normal 54.2 ms / 94.0 ms, high 54.5 ms / "
+            "95.0 ms, realtime 54.7 ms / 95.3 ms; priority changed nothing (realtime against "
+            "normal: within 1.5x)");
+  const PreemptionCell shader[] = {cell("slow-shader", "normal", "coarse", 900, 1400),
+                                   cell("slow-shader", "realtime", "preempts", 41, 52)};
+  const std::string helped =
+      preemption_load_line("slow-shader", "separate", {&shader[0], &shader[1]});
+  EXPECT_EQ(helped,
+            "`slow-shader` (the load in a second process): p50 / p99 normal 900 µs / 1.4 ms "
+            "**coarse**, realtime 41 µs / 52 µs **preempts**; realtime against normal: p50 "
+            "×0.046, p99 ×0.037 (priority helps)");
+  const PreemptionCell one[] = {cell("many-draws", "high", "preempts", 45, 50)};
+  EXPECT_EQ(preemption_load_line("many-draws", "same", {&one[0]}),
+            "`many-draws`: **preempts** (p99 under 100 µs), p50 / p99 high 45 µs / 50 µs");
+}
+
 TEST(Report, SaysWhyAStudyHasNoVerdict) {
   LoadedRun run;
   run.run = {{"scenarios",
