@@ -90,18 +90,28 @@ bool compute_shares_direct(const LoadedScenario& s) {
 // <clock>." and the figure, after `note` (the caveat of this answer, may be empty).
 void overlap_answer(std::string& out, const LoadedRun& run, const LoadedScenario& s, Clock clock,
                     const OverlapCount& c, const char* what, const std::string& note) {
-  out += fmt::format("**{}**: {} ran at the same time in {} of {} frames of `{}`", frames_word(c),
-                     what, c.overlapped, c.frames, s.name);
+  // Rounds measured alone and pooled (run --concurrency-rounds) are named as such.
+  const bool pooled = relative_of(run, s) != s.name;
+  out += fmt::format("**{}**: {} ran at the same time in {} of {} frames of `{}`{}", frames_word(c),
+                     what, c.overlapped, c.frames, s.name,
+                     pooled ? " (its rounds measured alone, pooled)" : "");
   if (c.overlapped > 0) out += fmt::format(" (median overlap {:.1f} µs)", c.overlap_p50_us);
   out += fmt::format(", on the {}.", clock_name(clock)) + note;
   const std::string plots = "plots/" + relative_of(run, s);
   out += figure(run, {plots + "/overlap.png", plots + "/timeline.png"}) + "\n\n";
 }
 
-void answer_direct_compute(std::string& out, const LoadedRun& run) {
+// The scenario answering for `name`: run on its own, or its rounds alone pooled.
+const LoadedScenario* answering(const AnswerScenarios& scenarios, const std::string& name) {
+  const AnswerScenario* entry = scenarios.find(name);
+  return entry ? entry->scenario : nullptr;
+}
+
+void answer_direct_compute(std::string& out, const LoadedRun& run,
+                           const AnswerScenarios& scenarios) {
   out += "**1. Does DIRECT overlap COMPUTE?** ";
-  const LoadedScenario* s = top_level_scenario(run, "default");
-  if (!s) s = top_level_scenario(run, "high-priority-compute");
+  const LoadedScenario* s = answering(scenarios, "default");
+  if (!s) s = answering(scenarios, "high-priority-compute");
   const std::optional<Clock> clock = s ? answer_clock(*s) : std::nullopt;
   if (!s || !clock) {
     out += "Not measured: run `default`.\n\n";
@@ -114,9 +124,9 @@ void answer_direct_compute(std::string& out, const LoadedRun& run) {
                                            : "");
 }
 
-void answer_same_queue(std::string& out, const LoadedRun& run) {
+void answer_same_queue(std::string& out, const LoadedRun& run, const AnswerScenarios& scenarios) {
   out += "**2. Do dispatches on one queue overlap without barriers?** ";
-  const LoadedScenario* s = top_level_scenario(run, "no-barriers");
+  const LoadedScenario* s = answering(scenarios, "no-barriers");
   const std::optional<Clock> clock = s ? answer_clock(*s) : std::nullopt;
   if (!s || !clock) {
     out += "Not measured: run `no-barriers`.\n\n";
@@ -632,10 +642,71 @@ PreemptionCells preemption_cells(const LoadedRun& run) {
   return out;
 }
 
+namespace {
+
+// A neighbours study's round measured alone: its study's name; nullopt for any other scenario.
+std::optional<std::string> alone_round_of(const LoadedScenario& s) {
+  const nlohmann::json about = s.meta.value("scenario", nlohmann::json::object());
+  if (!about.is_object()) return std::nullopt;
+  const nlohmann::json study = about.value("study", nlohmann::json::object());
+  if (!study.is_object() || study.value("kind", nlohmann::json()) != "neighbours" ||
+      study.value("condition", nlohmann::json()) != "alone" ||
+      !study.value("name", nlohmann::json()).is_string())
+    return std::nullopt;
+  return study["name"].get<std::string>();
+}
+
+// `into` followed by `round`, whose frames are numbered after `into`'s last.
+void append_round(LoadedScenario& into, const LoadedScenario& round) {
+  std::uint32_t next = 0;
+  for (const LoadedRecord& r : into.records) next = std::max(next, r.frame + 1);
+  for (const LoadedFrame& f : into.frames) next = std::max(next, f.frame + 1);
+  for (LoadedRecord r : round.records) {
+    r.frame += next;
+    into.records.push_back(std::move(r));
+  }
+  for (LoadedFrame f : round.frames) {
+    f.frame += next;
+    into.frames.push_back(f);
+  }
+}
+
+}  // namespace
+
+const AnswerScenario* AnswerScenarios::find(const std::string& name) const {
+  for (const AnswerScenario& e : entries)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+AnswerScenarios answer_scenarios(const LoadedRun& run) {
+  AnswerScenarios out;
+  for (const LoadedScenario& s : run.scenarios) {
+    if (is_top_level(run, s)) {
+      out.entries.push_back({relative_of(run, s), &s, false});
+      continue;
+    }
+    const std::optional<std::string> study = alone_round_of(s);
+    if (!study || !s.has_records) continue;
+    const auto it = std::find_if(out.entries.begin(), out.entries.end(),
+                                 [&](const AnswerScenario& e) { return e.name == *study; });
+    if (it == out.entries.end()) {
+      out.pooled.push_back(std::make_unique<LoadedScenario>(s));
+      out.pooled.back()->name = *study;
+      out.entries.push_back({*study, out.pooled.back().get(), true});
+    } else if (it->pooled_rounds) {
+      append_round(*const_cast<LoadedScenario*>(it->scenario), s);
+    }
+  }
+  return out;
+}
+
 std::vector<BarrierGap> barrier_gaps(const LoadedRun& run) {
   std::vector<BarrierGap> out;
-  for (const LoadedScenario& s : run.scenarios) {
-    if (!is_top_level(run, s) || (s.meta.is_object() && s.meta.contains("preemption"))) continue;
+  const AnswerScenarios scenarios = answer_scenarios(run);
+  for (const AnswerScenario& entry : scenarios.entries) {
+    const LoadedScenario& s = *entry.scenario;
+    if (s.meta.is_object() && s.meta.contains("preemption")) continue;
     const std::optional<Clock> clock = answer_clock(s);
     if (!clock) continue;
     // A copy's timestamp ends with its own bytes, while what follows it on its queue may wait
@@ -657,7 +728,7 @@ std::vector<BarrierGap> barrier_gaps(const LoadedRun& run) {
       const bool from_poll = on_poll != poll.end();
       const std::vector<double>& values = from_poll ? on_poll->values_us : m.values_us;
       if (!values.empty())
-        out.push_back({relative_of(run, s), m.producer, m.workload, m.barrier,
+        out.push_back({entry.name, m.producer, m.workload, m.barrier,
                        from_poll ? Clock::poll : *clock, values});
     }
   }
@@ -820,8 +891,9 @@ std::string neighbours_answer(const LoadedRun& run, const StudyFile& study) {
 
 std::string answers_section(const LoadedRun& run, const ReportInputs& inputs) {
   std::string out = "## Answers\n\n";
-  answer_direct_compute(out, run);
-  answer_same_queue(out, run);
+  const AnswerScenarios scenarios = answer_scenarios(run);
+  answer_direct_compute(out, run, scenarios);
+  answer_same_queue(out, run, scenarios);
   answer_barriers(out, run);
   answer_background(out, run, inputs.studies);
   answer_preemption(out, run, inputs.preemption);

@@ -9,6 +9,7 @@
 // 5. How fast does high-priority compute get the GPU?   every preemption scenario's summary
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -112,6 +113,24 @@ bool is_top_level(const LoadedRun& run, const LoadedScenario& s);
 // The scenario at the results' top level whose folder is `name` (not a study's round or a
 // matrix's cell); nullptr when the run has none.
 const LoadedScenario* top_level_scenario(const LoadedRun& run, const std::string& name);
+
+// The scenarios the answers read, in run order: each one at the results' top level, and, in a
+// device's folder of `run --concurrency-rounds`, each scenario's rounds measured alone
+// ("S/alone/round-N", the neighbours study's `alone` condition) pooled into one named S, their
+// frames numbered one round after another. The `together` rounds measure the neighbours'
+// disturbance (answer 6), not the device's own answers.
+struct AnswerScenario {
+  std::string name;                // the folder at the top level, or the study's name
+  const LoadedScenario* scenario;  // the run's own, or one of AnswerScenarios::pooled
+  bool pooled_rounds = false;
+};
+struct AnswerScenarios {
+  std::vector<AnswerScenario> entries;
+  std::vector<std::unique_ptr<LoadedScenario>> pooled;  // owns the pooled scenarios
+  // The entry named `name`; nullptr when there is none.
+  const AnswerScenario* find(const std::string& name) const;
+};
+AnswerScenarios answer_scenarios(const LoadedRun& run);
 
 // A study of the run: its folder under the results (the first folder of its scenarios) and
 // its verdict.json, parsed; null where the file is missing, unreadable or has no `conditions`

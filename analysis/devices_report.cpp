@@ -131,10 +131,15 @@ std::string devices_report(const std::vector<DeviceResults>& devices) {
                     text_of(d.device, "driver_info"), d.run.scenarios.size(), d.folder, d.folder);
   out += "\n";
 
-  auto overlap = [](const std::string& scenario, bool cross) {
-    return [scenario, cross](const DeviceResults& d) {
+  // Each device's scenarios as its answers read them (a run with --concurrency-rounds: each
+  // scenario's rounds measured alone, pooled), built once.
+  std::map<const DeviceResults*, AnswerScenarios> answered;
+  for (const DeviceResults& d : devices) answered.emplace(&d, answer_scenarios(d.run));
+  auto overlap = [&answered](const std::string& scenario, bool cross) {
+    return [&answered, scenario, cross](const DeviceResults& d) {
       std::vector<std::pair<std::string, std::optional<Cell>>> cells;
-      const LoadedScenario* s = top_level_scenario(d.run, scenario);
+      const AnswerScenario* entry = answered.at(&d).find(scenario);
+      const LoadedScenario* s = entry ? entry->scenario : nullptr;
       const std::optional<Clock> clock = s ? answer_clock(*s) : std::nullopt;
       if (clock)
         cells.emplace_back(
@@ -220,16 +225,17 @@ std::string devices_report(const std::vector<DeviceResults>& devices) {
 
   out +=
       "## Each workload's duration\n\nMedian on the scenario's answer clock (timestamps where "
-      "there are, else the poll clock), scenarios at the top level.\n\n";
-  add_table(out, devices, "scenario · workload", [](const DeviceResults& d) {
+      "there are, else the poll clock), scenarios at the top level (or their rounds measured "
+      "alone, pooled).\n\n";
+  add_table(out, devices, "scenario · workload", [&answered](const DeviceResults& d) {
     std::vector<std::pair<std::string, std::optional<Cell>>> cells;
-    for (const LoadedScenario& s : d.run.scenarios) {
-      if (!is_top_level(d.run, s)) continue;
+    for (const AnswerScenario& entry : answered.at(&d).entries) {
+      const LoadedScenario& s = *entry.scenario;
       const std::optional<Clock> clock = answer_clock(s);
       if (!clock) continue;
       for (const MetricSeries& m : metric_series(s, *clock))
         if (m.metric == "duration")
-          cells.emplace_back(fmt::format("`{}` · {}", relative_of(d.run, s), m.workload),
+          cells.emplace_back(fmt::format("`{}` · {}", entry.name, m.workload),
                              median_cell(m.values_us, fmt::format(" ({})", to_string(*clock))));
     }
     return cells;

@@ -47,14 +47,15 @@ int command_selftest(const std::string& device_name, SelftestOptions options, bo
   options.cpu_device = (*api)->devices()[chosen->index].candidate.device_class == DeviceClass::cpu;
   const std::unique_ptr<ScenarioExecutor> executor = (*api)->executor(chosen->index);
   const SelftestOutcome outcome = run_selftest(*executor, options, std::cerr);
-  const std::string table = selftest_table(outcome.rows);
-  std::cout << "\n" << table;
-  // One line per limit, with what would lift it: the exit status stays 0 for these.
+  // The table, then one line per limit with what would lift it (the exit status stays 0 for
+  // these): on stdout and in selftest.txt alike.
+  std::string table = selftest_table(outcome.rows);
   const std::vector<std::string> limits = limit_lines(outcome.rows);
   if (!limits.empty()) {
-    std::cout << "\nlimited by this host or device (not failures):\n";
-    for (const std::string& line : limits) std::cout << "  " << line << "\n";
+    table += "\nlimited by this host or device (not failures):\n";
+    for (const std::string& line : limits) table += "  " + line + "\n";
   }
+  std::cout << "\n" << table;
   const nlohmann::json device = (*api)->devices()[chosen->index].description;
   // The device, host, start and command line as a run's meta.json and run.json give them: the
   // results history keeps a self-test as a run of its machine (history/history_rows.h).

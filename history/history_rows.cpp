@@ -286,9 +286,14 @@ Result<std::vector<MetricRow>> metric_rows(const LoadedRun& run) {
     for (const LoadedFrame& f : s.frames)
       if (f.ok && f.frame_interval_us) intervals.push_back(*f.frame_interval_us);
     add_percentiles(out, s.name, "frame", "frame_interval", "cpu", intervals);
-    if (!is_top_level(run, s) || preemption) continue;
-    if (const std::optional<Clock> clock = answer_clock(s))
-      add_overlap_shares(out, s.name, s, *clock);
+  }
+  // The overlap shares of the scenarios the answers read: each run on its own, or its rounds
+  // measured alone pooled (run --concurrency-rounds), named as the scenario.
+  const AnswerScenarios answered = answer_scenarios(run);
+  for (const AnswerScenario& entry : answered.entries) {
+    if (entry.scenario->meta.contains("preemption")) continue;
+    if (const std::optional<Clock> clock = answer_clock(*entry.scenario))
+      add_overlap_shares(out, entry.name, *entry.scenario, *clock);
   }
   // What each barrier costs: the gap from producer to consumer (analysis/answers.h).
   for (const BarrierGap& gap : barrier_gaps(run))

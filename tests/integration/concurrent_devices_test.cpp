@@ -158,7 +158,25 @@ TEST_F(ConcurrentDevices, EveryToolReadsTheRun) {
   const std::string page = read_text_file(*out_ / "report.md");
   EXPECT_NE(page.find("## Does one GPU's work disturb another's?"), std::string::npos) << page;
   EXPECT_NE(page.find("| `default` |"), std::string::npos) << page;
+  // The devices' own answers come from the rounds each measured alone, pooled: the overlap
+  // table and the barrier table are filled in, not "Not run".
+  const auto section = [&](const std::string& title) {
+    const std::size_t at = page.find(title);
+    return at == std::string::npos ? std::string()
+                                   : page.substr(at, page.find("\n## ", at + 1) - at);
+  };
+  for (const char* title : {"## Does DIRECT overlap COMPUTE?", "## What does each barrier cost?",
+                            "## Each workload's duration"}) {
+    const std::string table = section(title);
+    EXPECT_NE(table.find("| `default` "), std::string::npos) << title << "\n" << page;
+    EXPECT_EQ(table.find("Not run on these devices"), std::string::npos) << title;
+  }
+  EXPECT_NE(section("## Does DIRECT overlap COMPUTE?").find(" of 12 frames ("), std::string::npos)
+      << "3 rounds of 4 frames each, pooled: " << page;
   const std::string own = read_text_file(*out_ / "gpu1" / "report.md");
+  EXPECT_NE(own.find("**1. Does DIRECT overlap COMPUTE?** **"), std::string::npos) << own;
+  EXPECT_NE(own.find("frames of `default` (its rounds measured alone, pooled)"), std::string::npos)
+      << own;
   EXPECT_NE(own.find("**6. Does the other devices' work disturb this one's?**"), std::string::npos)
       << own;
   EXPECT_NE(own.find("## Neighbours: study `default`"), std::string::npos) << own;
@@ -180,6 +198,13 @@ TEST_F(ConcurrentDevices, EveryToolReadsTheRun) {
   const auto listed = run_gpuoverlap("history trend --db " + db.string() +
                                      " --scenario default --series together --metric decision");
   EXPECT_EQ(listed.exit_code, 0) << listed.output;
+  // The answers' overlap shares, from the rounds measured alone, kept under the scenario's name.
+  const auto shares = run_gpuoverlap("history trend --db " + db.string() +
+                                     " --scenario default --series frame --metric "
+                                     "same_queue_overlap_pct --clock ts");
+  EXPECT_EQ(shares.exit_code, 0) << shares.output;
+  EXPECT_NE(shares.output.find("default · frame · same_queue_overlap_pct · ts"), std::string::npos)
+      << shares.output;
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
   const fs::path shot = scratch_path("concurrent", "view.png");
   const auto viewed = run_gpuoverlap_on_display("view " + out_->string() +

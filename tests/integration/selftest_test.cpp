@@ -97,6 +97,12 @@ TEST(Selftest, RunsAndItsOrderingCheckPasses) {
   EXPECT_EQ(semaphore_rows, 1u);
   EXPECT_GE(ordering_passed, 2u);
   EXPECT_EQ(summary["limited"].get<std::size_t>(), limited_rows);
+  if (limited_rows > 0) {
+    std::ifstream text_in(out / "selftest.txt");
+    const std::string text((std::istreambuf_iterator<char>(text_in)), {});
+    EXPECT_NE(text.find("limited by this host or device (not failures):"), std::string::npos)
+        << text;
+  }
   EXPECT_EQ(summary["cpu_device"], summary["device"]["type"] == "cpu") << summary["device"];
   EXPECT_EQ(linearity_rows, 2u);  // iterations sweep and groups sweep
   EXPECT_EQ(checks, (std::set<std::string>{"linearity", "clock_agreement", "poll_detection",
