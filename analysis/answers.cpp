@@ -522,13 +522,20 @@ std::string preemption_load_line(const std::string& load, const std::string& pro
     const double p50_ratio = low.p50_us > 0 ? high.p50_us / low.p50_us : 1.0;
     const double p99_ratio = low.p99_us > 0 ? high.p99_us / low.p99_us : 1.0;
     const auto beyond = [](double ratio) { return ratio < 1 / 1.5 || ratio > 1.5; };
+    // 0.046, 0.75, 1.3, 12, 123: a ratio as a reader compares them.
+    const auto ratio_text = [](double r) {
+      return r >= 10 ? fmt::format("{:.0f}", r) : fmt::format("{:.2g}", r);
+    };
     if (low.preemption_class == high.preemption_class && !beyond(p50_ratio) && !beyond(p99_ratio))
       line += fmt::format("; priority changed nothing ({} against {}: within 1.5x)", high.priority,
                           low.priority);
     else
-      line += fmt::format("; {} against {}: p50 ×{:.2g}, p99 ×{:.2g}{}", high.priority,
-                          low.priority, p50_ratio, p99_ratio,
-                          p50_ratio < 1 ? " (priority helps)" : " (priority made it slower)");
+      line +=
+          fmt::format("; {} against {}: p50 ×{}, p99 ×{} ({})", high.priority, low.priority,
+                      ratio_text(p50_ratio), ratio_text(p99_ratio),
+                      p50_ratio <= 1 && p99_ratio <= 1   ? "priority helps"
+                      : p50_ratio >= 1 && p99_ratio >= 1 ? "priority made it slower"
+                                                         : "the median and the tail moved apart");
   }
   double misses = 0;
   for (const PreemptionCell* c : cells) misses += c->misses;
@@ -594,12 +601,6 @@ std::string relative_of(const LoadedRun& run, const LoadedScenario& s) {
 
 bool is_top_level(const LoadedRun& run, const LoadedScenario& s) {
   return relative_of(run, s).find('/') == std::string::npos;
-}
-
-const LoadedScenario* top_level_scenario(const LoadedRun& run, const std::string& name) {
-  for (const LoadedScenario& s : run.scenarios)
-    if (is_top_level(run, s) && relative_of(run, s) == name) return &s;
-  return nullptr;
 }
 
 PreemptionCells preemption_cells(const LoadedRun& run) {

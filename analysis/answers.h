@@ -57,8 +57,9 @@ PreemptionCells preemption_cells(const LoadedRun& run);
 std::string preemption_load_line(const std::string& load, const std::string& process,
                                  std::vector<const PreemptionCell*> cells);
 
-// The dependency gaps (consumer start minus producer end) of every scenario at the results'
-// top level that has one, on its answer_clock: what each barrier costs.
+// The dependency gaps (consumer start minus producer end) of every scenario the answers read
+// (answer_scenarios: at the results' top level, or its rounds measured alone, pooled) that has
+// one, on its answer_clock: what each barrier costs.
 struct BarrierGap {
   std::string scenario, producer, consumer, barrier;
   Clock clock = Clock::poll;
@@ -110,9 +111,6 @@ std::vector<BarrierTwin> barrier_twins(const LoadedRun& run);
 std::string relative_of(const LoadedRun& run, const LoadedScenario& s);
 // True for a scenario at the results' top level (a preset run on its own).
 bool is_top_level(const LoadedRun& run, const LoadedScenario& s);
-// The scenario at the results' top level whose folder is `name` (not a study's round or a
-// matrix's cell); nullptr when the run has none.
-const LoadedScenario* top_level_scenario(const LoadedRun& run, const std::string& name);
 
 // The scenarios the answers read, in run order: each one at the results' top level, and, in a
 // device's folder of `run --concurrency-rounds`, each scenario's rounds measured alone

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "analysis/answers.h"
 #include "analysis/verdict.h"
@@ -207,25 +208,30 @@ FrameSample frame_sample(const std::vector<const LoadedScenario*>& scenarios) {
   return out;
 }
 
-// A game frame's scenario: a [cpu] table or a study's foreground. Other scenarios have frame
-// intervals too (the frame loop's cadence), which no player feels.
-bool has_game_frame(const LoadedScenario& s) {
-  if (s.meta.contains("cpu")) return true;
-  const nlohmann::json about = s.meta.value("scenario", nlohmann::json::object());
-  return about.is_object() && about.contains("study");
-}
+// A game frame's scenario: a [cpu] table (a study's game foreground has one too). Other
+// scenarios have frame intervals as well (the frame loop's cadence), which no player feels.
+bool has_game_frame(const LoadedScenario& s) { return s.meta.contains("cpu"); }
 
 // The frame section's rows of one unit: `samples` baseline runs first.
+// `lacks(r, what)`: run r lacks what the first baseline run measured (compare's `missing`).
 void compare_frames(const std::string& unit, const std::vector<FrameSample>& samples,
-                    std::size_t baseline_runs, CompareResult& result,
-                    const CompareOptions& options) {
+                    std::size_t baseline_runs, CompareResult& result, const CompareOptions& options,
+                    const std::function<void(std::size_t, const std::string&)>& lacks) {
   const bool by_runs = result.method == CompareMethod::runs;
   const auto distribution = [&](const char* metric, auto member) {
+    // A metric the first baseline run lacks (no critical chain) is not judged; one another run
+    // lacks is missing there, as a workload would be.
+    if ((samples[0].*member).empty()) return;
     std::vector<const std::vector<double>*> values;
-    for (const FrameSample& sample : samples) {
-      if ((sample.*member).empty()) return;  // a side without it: nothing to judge
-      values.push_back(&(sample.*member));
+    bool all = true;
+    for (std::size_t r = 0; r < samples.size(); ++r) {
+      if ((samples[r].*member).empty()) {
+        lacks(r, std::string("frame ") + metric);
+        all = false;
+      }
+      values.push_back(&(samples[r].*member));
     }
+    if (!all) return;
     CompareRow row{unit, "frame", metric, CompareSection::frames, {}, {}, {}, "ok"};
     if (by_runs)
       judge_by_runs(row, {values.begin(), values.begin() + static_cast<long>(baseline_runs)},
@@ -240,8 +246,12 @@ void compare_frames(const std::string& unit, const std::vector<FrameSample>& sam
   // The frame-pacing definitions of the study's verdict (verdict.h): late beyond the pace and
   // the baseline's own jitter, a stutter beyond 1.5 periods. Each run against its own pace: on
   // a CPU device the period is calibrated per run, and a run is late by what it promised.
-  const bool paced = std::all_of(samples.begin(), samples.end(),
-                                 [](const FrameSample& f) { return f.period_us.has_value(); });
+  bool paced = samples[0].period_us.has_value() && !samples[0].interval_us.empty();
+  for (std::size_t r = 1; r < samples.size() && paced; ++r)
+    if (!samples[r].period_us || samples[r].interval_us.empty()) {
+      lacks(r, "a paced frame (frame_period_ms and intervals)");
+      paced = false;
+    }
   if (paced) {
     std::vector<std::vector<double>> baseline_ratios;  // intervals in periods
     for (std::size_t r = 0; r < baseline_runs; ++r) {
@@ -350,7 +360,15 @@ void compare_decisions(std::span<const LoadedRun> baseline, std::span<const Load
       const auto decided = [](const std::optional<Decision>& d) {
         return d && (*d == Decision::non_intrusive || *d == Decision::intrusive);
       };
-      change.gates = decided(change.baseline_mode) && decided(change.candidate_mode);
+      // A decision held by more than half of a side's runs; a tie or a plurality is no call.
+      const auto majority = [](const std::vector<std::optional<Decision>>& runs,
+                               const std::optional<Decision>& mode) {
+        return 2 * static_cast<std::size_t>(std::count(runs.begin(), runs.end(), mode)) >
+               runs.size();
+      };
+      change.gates = decided(change.baseline_mode) && decided(change.candidate_mode) &&
+                     majority(change.baseline, change.baseline_mode) &&
+                     majority(change.candidate, change.candidate_mode);
       result.changed = result.changed || change.gates;
       result.decision_changes.push_back(std::move(change));
     }
@@ -435,7 +453,11 @@ CompareResult compare_runs(std::span<const LoadedRun> baseline,
     if (has_game_frame(*reference_scenarios.front())) {
       std::vector<FrameSample> samples;
       for (const auto* scenarios : matched_units) samples.push_back(frame_sample(*scenarios));
-      compare_frames(unit, samples, baseline.size(), result, options);
+      compare_frames(unit, samples, baseline.size(), result, options,
+                     [&](std::size_t r, const std::string& what) {
+                       result.unmatched.push_back("'" + unit + "' / " + what +
+                                                  where(*runs[r], r >= baseline.size()));
+                     });
     }
   }
   for (const CompareRow& row : result.rows) result.changed = result.changed || row.verdict != "ok";
@@ -544,7 +566,8 @@ std::string compare_table(const CompareResult& result, const CompareOptions& opt
         result.decision_changes.size(), gating);
   if (result.method == CompareMethod::runs)
     out += fmt::format(
-        "method: runs ({} baseline, {} candidate). Each run gives one p50 and one p95 per metric; "
+        "method: runs ({} baseline, {} candidate). Each run gives one p50 and one p95 per metric "
+        "(p99 for a frame's, one share for late frames and stutters); "
         "CHANGED means every candidate run lies beyond every baseline run by more than the "
         "threshold. Values are the medians over each side's runs. Without a change, a metric "
         "separates by chance with probability at most {:.2g}% (2 / C({}, {}), before the "

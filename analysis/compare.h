@@ -69,7 +69,8 @@ struct CompareRow {
 
 // A study condition whose decision (verdict.json) is not the same on both sides: each run's
 // decision, and the most frequent per side. A change from one decided call to the other
-// (non-intrusive against intrusive) fails the gate; a move to or from inconclusive is reported.
+// (non-intrusive against intrusive), each held by more than half of its side's runs, fails the
+// gate; a move to or from inconclusive, or a side split between calls, is reported.
 struct DecisionChange {
   std::string study, condition;
   std::vector<std::optional<Decision>> baseline, candidate;  // per run; nullopt: none there

@@ -226,8 +226,8 @@ int main(int argc, char** argv) {
       ->needs(share_device);
   run->add_option("--inject-frame-delay-us", run_args.inject_frame_delay_us,
                   "Fault injection, to see compare's frame gate catch it: a game frame's loop "
-                  "starts each frame this many µs later than its pace (meta.json settings "
-                  "records it)")
+                  "starts each frame this many µs later than its pace (meta.json cpu "
+                  "records it; scenarios without [cpu] ignore it)")
       ->check(CLI::Range(0u, 10'000'000u));
   run->add_option("--stamp-memory", run_args.stamp_memory,
                   "Stamp memory: uncached (default; host-visible, coherent, write-combined) or "

@@ -81,7 +81,8 @@ struct RunSettings {
   // A fault injected on purpose (run --inject-frame-delay-us): a game frame's loop starts each
   // frame this much later than its pace (its period, or the frame before's start when
   // unpaced), asleep, as a frame loop slowed by something outside the tool's view would; the
-  // GPU work and the CPU phase keep their own durations. meta.json records it when not 0.
+  // GPU work and the CPU phase keep their own durations. A scenario without [cpu] ignores it;
+  // a game frame's meta.json records it (cpu.injected_frame_delay_us) when not 0.
   std::uint32_t injected_frame_delay_us = 0;
   // Polled between frames; true stops the scenario after the current frame, keeping what
   // was measured (ScenarioTimeline::failure says "interrupted").

@@ -730,6 +730,9 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
         cpu_meta["keep_off_failures"] = job_system->keep_off_failures();
     }
     cpu_meta["stutters"] = stutters;
+    // Only a game frame's loop applies it (RunSettings::injected_frame_delay_us).
+    if (settings.injected_frame_delay_us > 0)
+      cpu_meta["injected_frame_delay_us"] = settings.injected_frame_delay_us;
     meta["cpu"] = cpu_meta;
   }
   meta["threads"] = thread_scheduling_meta(job_system.get());

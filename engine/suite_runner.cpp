@@ -397,8 +397,6 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
                         {"reuse_devices", settings.reuse_devices},
                         {"washout_ms", settings.washout_ms},
                         {"measure_limit_ms", settings.measure_limit_ms}};
-    if (settings.injected_frame_delay_us > 0)
-      meta["settings"]["injected_frame_delay_us"] = settings.injected_frame_delay_us;
     const std::size_t flagged = flag_disagreements(*timeline, options.agreement);
     meta["clock_agreement"] = {
         {"tolerance", fmt::format("max({} us, {}% of the row's duration) + the frame's "

@@ -714,9 +714,24 @@ std::vector<CheckRow> detection_rows(const ScenarioTimeline& timeline, const std
     // where the host's cause is measured (steal, the poller CPU's interrupts) or the host has no
     // CPU to give the poller, the share is the host's, not a fault of the tool.
     bool host_cause = false;
+    // The interrupts counted on the poller's CPU over the measurement (its frames' span) name
+    // the cause only where there were at least as many as disturbed stamps: a nohz_full core
+    // with a handful of interrupts cannot explain a share of 2 %.
+    double first_t0_us = 0, last_end_us = 0;
+    bool any_frame = false;
+    for (const WorkloadFrameRecord& r : timeline.records) {
+      if (r.status != RecordStatus::ok) continue;
+      first_t0_us = any_frame ? std::min(first_t0_us, r.frame_t0_us) : r.frame_t0_us;
+      last_end_us = std::max(last_end_us, r.frame_t0_us + r.poll_end_us.value_or(0));
+      any_frame = true;
+    }
+    const double interrupts_counted =
+        interrupts_per_s ? *interrupts_per_s * (last_end_us - first_t0_us) / 1e6 : 0;
+    const bool interrupts_explain =
+        interrupts_per_s && interrupts_counted >= static_cast<double>(disturbed);
     if (!ok) {
-      host_cause = (steal && *steal * 100 > kDisturbedShareTargetPct) || !poller.cpu ||
-                   interrupts_per_s.has_value();
+      host_cause =
+          (steal && *steal * 100 > kDisturbedShareTargetPct) || !poller.cpu || interrupts_explain;
       if (steal && *steal * 100 > kDisturbedShareTargetPct)
         detail += fmt::format(
             "; cause: the host's steal ({:.1f} % of the busy CPU time): a "
@@ -726,6 +741,11 @@ std::vector<CheckRow> detection_rows(const ScenarioTimeline& timeline, const std
         detail +=
             "; cause: the poller shares its CPU with other threads (unpinned): --poller-core "
             "gives it one of its own";
+      else if (interrupts_per_s && !interrupts_explain)
+        detail += fmt::format(
+            "; cause not found: {:.0f} interrupts on the poller's own CPU over the measurement "
+            "({:.0f} per second), fewer than the disturbed stamps",
+            interrupts_counted, *interrupts_per_s);
       else if (interrupts_per_s)
         detail += fmt::format(
             "; cause: interrupts on the poller's own CPU ({:.0f} per second during the run; on "

@@ -974,7 +974,7 @@ void draw_compare(const ViewState& state) {
               result.threshold_pct, std::string(to_string(state.clock)).c_str());
   if (!ImGui::BeginTable("compare", 6, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg)) return;
   for (const char* column :
-       {"workload", "metric", "A p50 (us)", "B p50 (us)", "B - A, p50 interval (us)", "verdict"})
+       {"workload", "metric", "A p50 (us; %: a share)", "B p50", "B - A, p50 interval", "verdict"})
     ImGui::TableSetupColumn(column);
   ImGui::TableHeadersRow();
   for (const CompareRow& row : result.rows) {

@@ -384,8 +384,6 @@ TEST_F(StudyReport, NamesTheConditionOfDosesWithAsManyThreads) {
       << all;
 }
 
-// A study without verdict.json: why, from run.json's statuses of its scenarios (a runtime that
-// refused them all, as Wine's D3DCompile refuses the background variants).
 // Answer 5, one line per load: a load that blocks the urgent job at every priority says so, and
 // that priority changed nothing; a load whose class priority changes says by how much.
 TEST(Report, AnswerFiveNamesEachLoadsClassAndWhetherPriorityChangedAnything) {
@@ -426,6 +424,8 @@ TEST(Report, AnswerFiveNamesEachLoadsClassAndWhetherPriorityChangedAnything) {
             "`many-draws`: **preempts** (p99 under 100 µs), p50 / p99 high 45 µs / 50 µs");
 }
 
+// A study without verdict.json: why, from run.json's statuses of its scenarios (a runtime that
+// refused them all, as Wine's D3DCompile refuses the background variants).
 TEST(Report, SaysWhyAStudyHasNoVerdict) {
   LoadedRun run;
   run.run = {{"scenarios",

@@ -323,6 +323,7 @@ TEST(SelftestDetection, APinnedPollersDisturbancesAreNamedByTheInterruptsOnItsCp
   for (std::uint32_t f = 0; f < 100; ++f) {
     WorkloadFrameRecord r;
     r.frame = f;
+    r.frame_t0_us = 2000.0 * f;  // 100 frames over 0.2 s
     r.clk_start_us = 10, r.clk_end_us = 1010;
     r.poll_start_us = 10.5, r.poll_end_us = 1010.5;
     r.poll_start_window_us = r.poll_end_window_us = 0.2;
@@ -356,6 +357,12 @@ TEST(SelftestDetection, APinnedPollersDisturbancesAreNamedByTheInterruptsOnItsCp
   // host, so the share fails.
   const auto unexplained = detection_rows(t, "uncached", 0.0, pinned, std::nullopt);
   EXPECT_EQ(unexplained[2].verdict, Verdict::fail) << unexplained[2].detail;
+  // Counted, but too few to explain them: 10 a second over 0.2 s is 2 interrupts for 10
+  // disturbed stamps (a core kept free of interrupts that still loses its poller).
+  const auto too_few = detection_rows(t, "uncached", 0.0, pinned, 10.0);
+  EXPECT_EQ(too_few[2].verdict, Verdict::fail) << too_few[2].detail;
+  EXPECT_NE(too_few[2].detail.find("cause not found: 2 interrupts"), std::string::npos)
+      << too_few[2].detail;
 }
 
 // The detection latency's rows against their targets with the statistic's 95 % interval.
