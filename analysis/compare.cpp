@@ -412,7 +412,11 @@ CompareResult compare_runs(std::span<const LoadedRun> baseline,
   for (const LoadedRun& r : candidate) runs.push_back(&r);
   std::vector<Units> units;
   for (const LoadedRun* r : runs) units.push_back(units_of(*r));
-  for (const auto& [unit, reference_scenarios] : units.front()) {
+  // Named members, not a structured binding: the frame section's lambda below captures the
+  // unit's name, which clang before 16 refuses for a binding.
+  for (const auto& reference_unit : units.front()) {
+    const std::string& unit = reference_unit.first;
+    const std::vector<const LoadedScenario*>& reference_scenarios = reference_unit.second;
     std::vector<const std::vector<const LoadedScenario*>*> matched_units;
     bool complete = true;
     for (std::size_t r = 0; r < runs.size(); ++r) {
