@@ -223,14 +223,15 @@ std::string twins_paragraph(const LoadedRun& run) {
       kTwinMarginOfSpan * 100);
   for (std::size_t i = 0; i < twins.size(); ++i) {
     const BarrierTwin& t = twins[i];
-    const std::string verdict = t.verdict();
+    const TwinOutcome outcome = t.outcome();
     out += fmt::format(
         "{}`{}` ({}) {:.1f} µs against `{}` {:.1f} µs, {:+.1f} µs [{:+.1f}, {:+.1f}]: {}",
         i ? "; " : "", t.scenario, t.barrier, t.span_p50_us, t.legacy_twin, t.twin_span_p50_us,
         t.span_p50_us - t.twin_span_p50_us, t.difference_low_us, t.difference_high_us,
-        verdict == "same"        ? fmt::format("the same (within ±{:.1f} µs)", t.margin_us())
-        : verdict == "undecided" ? std::string("undecided")
-                                 : "**" + verdict + "**");
+        outcome == TwinOutcome::same ? fmt::format("the same (within ±{:.1f} µs)", t.margin_us())
+        : outcome == TwinOutcome::undecided
+            ? std::string("undecided")
+            : "**" + std::string(name_of(kTwinOutcomeNames, outcome)) + "**");
   }
   return out + ". For a claim, repeat the run and `compare` the runs.";
 }
@@ -309,9 +310,10 @@ void answer_barriers(std::string& out, const LoadedRun& run) {
 // answers which policy to use first: "`S` on this machine and kernel: `X`: non-intrusive, 4.1
 // compiles/s (also non-intrusive: `Y`, 2.0); the spec's `idle`: intrusive, 3.2 compiles/s. "
 // A starved condition is never the answer. "" for any other study.
-std::string policy_sentence(const std::string& study, const nlohmann::json& v) {
+std::string policy_sentence(const std::string& study, const LoadedStudyVerdict& v) {
   struct Judged {
-    std::string condition, verdict;
+    std::string condition;
+    Decision decision = Decision::inconclusive;
     double compiles_per_s = 0;
     bool starved = false, spec = false;
     std::optional<double> commit_ms;  // commit_at_frame's median time to the event
@@ -322,30 +324,17 @@ std::string policy_sentence(const std::string& study, const nlohmann::json& v) {
   };
   std::vector<Judged> judged;
   bool policies = false;
-  for (const auto& c : v["conditions"]) {
-    if (!c.is_object() || c.value("control", false) || c.value("null_control", false)) continue;
-    const std::string scheduling = c.value("scheduling", std::string());
-    if (scheduling.empty()) continue;
-    Judged j{c.value("condition", std::string("?")),
-             c.value("verdict", std::string("?")),
-             0,
-             c.value("starved", false),
-             c.value("spec_scheduling", false),
-             std::nullopt};
-    const auto progress = c.value("progress", nlohmann::json::object());
-    if (progress.is_object() && progress.contains("compiles_per_s") &&
-        progress["compiles_per_s"].is_number())
-      j.compiles_per_s = progress["compiles_per_s"].get<double>();
-    if (progress.is_object() && progress.contains("commit_to_event_p50_ms") &&
-        progress["commit_to_event_p50_ms"].is_number())
-      j.commit_ms = progress["commit_to_event_p50_ms"].get<double>();
+  for (const ConditionVerdict& c : v.verdict.conditions) {
+    if (c.control || c.null_control || c.scheduling.empty()) continue;
+    Judged j{c.condition, c.decision,        c.progress.compiles_per_s,
+             c.starved,   c.spec_scheduling, percentile(c.progress.commit_to_event_ms, 50)};
     policies = policies || !j.spec;
     judged.push_back(std::move(j));
   }
   if (!policies) return {};
   std::vector<const Judged*> good;
   for (const Judged& j : judged)
-    if (j.verdict == to_string(Decision::non_intrusive) && !j.starved && j.compiles_per_s > 0)
+    if (j.decision == Decision::non_intrusive && !j.starved && j.compiles_per_s > 0)
       good.push_back(&j);
   std::sort(good.begin(), good.end(),
             [](const Judged* a, const Judged* b) { return a->compiles_per_s > b->compiles_per_s; });
@@ -363,8 +352,8 @@ std::string policy_sentence(const std::string& study, const nlohmann::json& v) {
   for (const Judged& j : judged)
     if (j.spec) {
       out += fmt::format("; the spec's `{}`: {}, {:.1f} compiles/s{}", j.condition,
-                         j.starved ? "non-intrusive but starved" : j.verdict, j.compiles_per_s,
-                         j.commit());
+                         j.starved ? "non-intrusive but starved" : to_string(j.decision),
+                         j.compiles_per_s, j.commit());
       break;
     }
   return out + ". ";
@@ -382,82 +371,58 @@ void answer_background(std::string& out, const LoadedRun& run,
   }
   for (std::size_t k = 0; k < studies.size(); ++k) {
     const std::string& study = studies[k].name;
-    const nlohmann::json& v = studies[k].verdict;
     if (k > 0) out += " ";
-    if (v.is_null()) {
+    if (!studies[k].verdict) {
       out += fmt::format("`{}`: no verdict ({}).", study, missing_verdict_reason(run, study));
       continue;
     }
+    const LoadedStudyVerdict& v = *studies[k].verdict;
     std::string judged, null_control;
     out += policy_sentence(study, v);
     // A paced frame's late frames beside the baseline's: what a player would see.
-    const auto baseline_pacing = v.value("baseline_pacing", nlohmann::json());
-    auto late_of = [](const nlohmann::json& pacing) -> std::optional<std::pair<double, double>> {
-      if (!pacing.is_object() || !pacing.contains("late") || !pacing.contains("frames") ||
-          !pacing["late"].is_number() || !pacing["frames"].is_number())
-        return std::nullopt;
-      return std::pair{pacing["late"].get<double>(), pacing["frames"].get<double>()};
-    };
-    for (const auto& c : v["conditions"]) {
-      if (!c.is_object() || c.value("control", false)) continue;
-      if (c.value("null_control", false)) {
+    const std::optional<PacingSummary>& baseline_late = v.verdict.baseline_pacing;
+    for (std::size_t i = 0; i < v.verdict.conditions.size(); ++i) {
+      const ConditionVerdict& c = v.verdict.conditions[i];
+      if (c.control) continue;
+      if (c.null_control) {
         // The A/A test says whether an intrusive call can be trusted, not how a policy did.
-        null_control = decision_of(c) == Decision::intrusive
+        null_control = c.decision == Decision::intrusive
                            ? "; the null control (the baseline again) was **called intrusive**: "
                              "an intrusive call on this host may be false"
                            : "; the null control (the baseline again) was not called intrusive";
         continue;
       }
-      const auto progress = c.value("progress", nlohmann::json::object());
-      judged +=
-          fmt::format("{}{} **{}**", judged.empty() ? "" : ", ",
-                      c.value("condition", std::string("?")), c.value("verdict", std::string("?")));
+      judged += fmt::format("{}{} **{}**", judged.empty() ? "" : ", ", c.condition,
+                            to_string(c.decision));
       std::vector<std::string> details;
-      const auto late = late_of(c.value("pacing", nlohmann::json()));
-      const auto baseline_late = late_of(baseline_pacing);
-      if (late && baseline_late && late->second > 0 && baseline_late->second > 0)
-        details.push_back(fmt::format("{:.0f} % of frames late, baseline {:.0f} %",
-                                      100.0 * late->first / late->second,
-                                      100.0 * baseline_late->first / baseline_late->second));
-      if (progress.is_object() && progress.contains("compiles_per_s") &&
-          progress["compiles_per_s"].is_number())
-        details.push_back(fmt::format("{:.1f} compiles/s{}",
-                                      progress["compiles_per_s"].get<double>(),
-                                      c.value("starved", false) ? ", starved" : ""));
-      // What the compiles cost their threads (verdict.json's progress; older files lack it).
-      if (progress.is_object()) {
-        BackgroundProgress cost;
-        auto figure = [&](const char* key) -> std::optional<double> {
-          const auto value = progress.value(key, nlohmann::json());
-          return value.is_number() ? std::optional<double>(value.get<double>()) : std::nullopt;
-        };
-        cost.on_cpu_ms_per_compile = figure("on_cpu_ms_per_compile");
-        cost.kernel_share = figure("kernel_share");
-        cost.minor_faults_per_compile = figure("minor_faults_per_compile");
-        if (std::string line = describe_compile_cost(cost); !line.empty())
-          details.push_back(std::move(line));
-      }
+      const std::optional<PacingSummary>& late = c.pacing;
+      if (late && baseline_late && late->frames > 0 && baseline_late->frames > 0)
+        details.push_back(
+            fmt::format("{:.0f} % of frames late, baseline {:.0f} %",
+                        100.0 * static_cast<double>(late->late) / static_cast<double>(late->frames),
+                        100.0 * static_cast<double>(baseline_late->late) /
+                            static_cast<double>(baseline_late->frames)));
+      if (v.has_compile_rate[i])
+        details.push_back(fmt::format("{:.1f} compiles/s{}", c.progress.compiles_per_s,
+                                      c.starved ? ", starved" : ""));
+      // What the compiles cost their threads (older files lack the figures).
+      if (std::string line = describe_compile_cost(c.progress); !line.empty())
+        details.push_back(std::move(line));
       // Where the time went (analysis/time_account.h), when the frames had the loop's phases.
-      const auto account = c.value("time_account", nlohmann::json());
-      if (account.is_object() && account.contains("line") && account["line"].is_string())
-        details.push_back(account["line"].get<std::string>());
+      if (c.time_account) details.push_back(c.time_account->line);
       if (!details.empty()) judged += fmt::format(" ({})", fmt::join(details, "; "));
     }
     out += fmt::format("`{}`: {}", study, judged.empty() ? "no condition judged" : judged);
     out += null_control;
-    if (v.value("has_control", false)) {
-      if (v.value("control_detected", false) && v.contains("detected_from_threads") &&
-          v["detected_from_threads"].is_number())
+    if (v.verdict.has_control) {
+      if (v.verdict.control_detected && v.verdict.detected_from_threads)
         out += fmt::format("; the positive control was detected from {} normal-priority thread{}",
-                           v["detected_from_threads"].get<int>(),
-                           v["detected_from_threads"].get<int>() == 1 ? "" : "s");
+                           *v.verdict.detected_from_threads,
+                           *v.verdict.detected_from_threads == 1 ? "" : "s");
       else
         out += "; the positive control was **not detected**: the study had no power";
     }
-    const auto progress = v.value("progress", nlohmann::json::object());
-    if (progress.is_object() && progress.contains("rounds_run") && progress.contains("stop"))
-      out += fmt::format("; {} rounds, {}", progress["rounds_run"].dump(),
-                         progress["stop"].is_string() ? progress["stop"].get<std::string>() : "?");
+    if (v.rounds) out += fmt::format("; {} rounds, {}", v.rounds->run, v.rounds->stop);
     out += ".";
     // The forest plot (effects against the margins) where plot.py drew one, else the boxes; and
     // the control's dose-response curve.
@@ -606,8 +571,7 @@ bool is_top_level(const LoadedRun& run, const LoadedScenario& s) {
 PreemptionCells preemption_cells(const LoadedRun& run) {
   PreemptionCells out;
   for (const LoadedScenario& s : run.scenarios) {
-    if (!s.meta.is_object() || !s.meta.contains("preemption") || !s.meta["preemption"].is_object())
-      continue;
+    if (s.kind != ScenarioKind::preemption || !s.meta["preemption"].is_object()) continue;
     const nlohmann::json& p = s.meta["preemption"];
     const auto spec = p.value("spec", nlohmann::json::object());
     auto text = [](const nlohmann::json& j, const char* key) {
@@ -647,14 +611,9 @@ namespace {
 
 // A neighbours study's round measured alone: its study's name; nullopt for any other scenario.
 std::optional<std::string> alone_round_of(const LoadedScenario& s) {
-  const nlohmann::json about = s.meta.value("scenario", nlohmann::json::object());
-  if (!about.is_object()) return std::nullopt;
-  const nlohmann::json study = about.value("study", nlohmann::json::object());
-  if (!study.is_object() || study.value("kind", nlohmann::json()) != "neighbours" ||
-      study.value("condition", nlohmann::json()) != "alone" ||
-      !study.value("name", nlohmann::json()).is_string())
+  if (!s.study || s.study->kind != StudyKind::neighbours || s.study->condition != "alone")
     return std::nullopt;
-  return study["name"].get<std::string>();
+  return s.study->name;
 }
 
 // `into` followed by `round`, whose frames are numbered after `into`'s last.
@@ -707,7 +666,7 @@ std::vector<BarrierGap> barrier_gaps(const LoadedRun& run) {
   const AnswerScenarios scenarios = answer_scenarios(run);
   for (const AnswerScenario& entry : scenarios.entries) {
     const LoadedScenario& s = *entry.scenario;
-    if (s.meta.is_object() && s.meta.contains("preemption")) continue;
+    if (s.kind == ScenarioKind::preemption) continue;
     const std::optional<Clock> clock = answer_clock(s);
     if (!clock) continue;
     // A copy's timestamp ends with its own bytes, while what follows it on its queue may wait
@@ -794,21 +753,21 @@ OverlapCount same_queue_overlap(const LoadedScenario& scenario, Clock clock) {
 std::vector<StudyFile> read_studies(const LoadedRun& run) {
   std::vector<StudyFile> studies;
   for (const LoadedScenario& s : run.scenarios) {
-    const auto scenario = s.meta.value("scenario", nlohmann::json::object());
-    if (!scenario.is_object() || !scenario.contains("study")) continue;
+    if (!s.study) continue;
     const std::string relative = relative_of(run, s);
     const std::string name = relative.substr(0, relative.find('/'));
     if (std::any_of(studies.begin(), studies.end(),
                     [&](const StudyFile& f) { return f.name == name; }))
       continue;
-    const auto about = scenario["study"];
-    StudyFile file{name, nullptr,
-                   about.is_object() && about.value("kind", std::string()) == "neighbours"};
-    if (auto text = read_input_file(run.directory / name / "verdict.json", kMaxJsonFileBytes)) {
-      nlohmann::json v = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-      if (v.is_object() && v.contains("conditions") && v["conditions"].is_array())
-        file.verdict = std::move(v);
-    }
+    StudyFile file;
+    file.name = name;
+    file.neighbours = s.study->kind == StudyKind::neighbours;
+    if (auto verdict = load_verdict_json(run.directory / name / "verdict.json"))
+      file.verdict = std::move(*verdict);
+    if (auto rows = load_verdict_csv(run.directory / name / "verdict.csv"))
+      file.rows = std::move(*rows);
+    else
+      file.rows_error = rows.error().message;
     studies.push_back(std::move(file));
   }
   return studies;
@@ -837,55 +796,45 @@ void answer_neighbours(std::string& out, const LoadedRun& run,
 
 }  // namespace
 
-std::string endpoint_effect(const CsvTable<kVerdictColumns.size()>& v, std::size_t r,
-                            bool intervals) {
-  const std::string tests = v.present[v.index("tests")] ? v.at(r, "tests") : "median+tail";
-  const auto ratio = v.number(r, "ratio_p50");
-  const auto tail = v.number(r, "tail_excess");
-  auto interval = [&](const char* low, const char* high, double scale, const char* format) {
-    const auto l = v.number(r, low), h = v.number(r, high);
-    return intervals && l && h ? fmt::format(fmt::runtime(format), scale * *l, scale * *h)
-                               : std::string();
+std::string endpoint_effect(const VerdictRow& row, bool intervals) {
+  auto interval = [&](const std::optional<double>& low, const std::optional<double>& high,
+                      double scale, const char* format) {
+    return intervals && low && high ? fmt::format(fmt::runtime(format), scale * *low, scale * *high)
+                                    : std::string();
   };
   std::string effect;
-  if (tests.find("median") != std::string::npos && ratio)
+  if (tests_median(row.tests) && row.ratio_p50)
+    effect += fmt::format(" ×{:.3f}", *row.ratio_p50) +
+              interval(row.ci_low, row.ci_high, 1, " [{:.3f}, {:.3f}]");
+  if (tests_tail(row.tests) && row.tail_excess)
     effect +=
-        fmt::format(" ×{:.3f}", *ratio) + interval("ci_low", "ci_high", 1, " [{:.3f}, {:.3f}]");
-  if (tests.find("tail") != std::string::npos && tail)
-    effect += fmt::format("{} tail {:+.1f} pts", effect.empty() ? "" : ",", 100.0 * *tail) +
-              interval("tail_ci_low", "tail_ci_high", 100, " [{:+.1f}, {:+.1f}]");
+        fmt::format("{} tail {:+.1f} pts", effect.empty() ? "" : ",", 100.0 * *row.tail_excess) +
+        interval(row.tail_ci_low, row.tail_ci_high, 100, " [{:+.1f}, {:+.1f}]");
   return effect;
 }
 
 std::string neighbours_answer(const LoadedRun& run, const StudyFile& study) {
-  const nlohmann::json& v = study.verdict;
-  if (v.is_null()) return fmt::format("no verdict ({}).", missing_verdict_reason(run, study.name));
+  if (!study.verdict)
+    return fmt::format("no verdict ({}).", missing_verdict_reason(run, study.name));
   std::string decision = "?";
-  for (const auto& c : v["conditions"])
-    if (c.is_object() && c.value("condition", std::string()) == "together") {
-      const auto together = decision_of(c);
-      decision = together == Decision::intrusive       ? "**disturbed**"
-                 : together == Decision::non_intrusive ? "**not disturbed**"
-                 : together                            ? std::string(to_string(*together))
-                                                       : "?";
-    }
+  for (const ConditionVerdict& c : study.verdict->verdict.conditions)
+    if (c.condition == "together")
+      decision = c.decision == Decision::intrusive       ? "**disturbed**"
+                 : c.decision == Decision::non_intrusive ? "**not disturbed**"
+                                                         : std::string(to_string(c.decision));
   std::string effects;
-  try {
-    const auto rows = read_csv((run.directory / study.name / "verdict.csv").string(),
-                               kVerdictColumns, /*allow_missing=*/true);
-    for (std::size_t r = 0; r < rows.rows.size(); ++r) {
-      if (rows.at(r, "role") != "primary") continue;
-      const std::string effect = endpoint_effect(rows, r, /*intervals=*/true);
+  if (!study.rows_error.empty()) {
+    effects = fmt::format("`{}/verdict.csv`: {}", study.name, study.rows_error);
+  } else {
+    for (const VerdictRow& row : study.rows) {
+      if (row.role != EndpointRole::primary) continue;
+      const std::string effect = endpoint_effect(row, /*intervals=*/true);
       if (effect.empty()) continue;
-      effects += (effects.empty() ? "" : "; ") + rows.at(r, "metric") + effect;
+      effects += (effects.empty() ? "" : "; ") + row.metric + effect;
     }
-  } catch (const std::exception& e) {
-    effects = fmt::format("`{}/verdict.csv`: {}", study.name, e.what());
   }
-  const auto progress = v.value("progress", nlohmann::json::object());
-  const std::string rounds = progress.is_object() && progress.contains("rounds_run")
-                                 ? fmt::format("{} rounds", progress["rounds_run"].dump())
-                                 : "";
+  const std::string rounds =
+      study.verdict->rounds ? fmt::format("{} rounds", study.verdict->rounds->run) : "";
   return fmt::format("{} ({}{}{}).", decision, effects,
                      effects.empty() || rounds.empty() ? "" : "; ", rounds);
 }

@@ -16,7 +16,7 @@
 
 #include "analysis/csv_table.h"
 #include "analysis/results.h"
-#include "analysis/verdict.h"
+#include "analysis/study_files.h"
 
 namespace gpuoverlap {
 
@@ -88,6 +88,13 @@ std::vector<BarrierGap> barrier_gaps(const LoadedRun& run);
 // leave one, and an interval of one frame against one says nothing).
 inline constexpr double kTwinMarginOfSpan = 0.005;
 inline constexpr std::size_t kTwinMinClockFrames = 10;
+// A twin's call, as above.
+enum class TwinOutcome { dearer, cheaper, same, undecided };
+inline constexpr EnumNames<TwinOutcome, 4> kTwinOutcomeNames{
+    {{TwinOutcome::dearer, "dearer"},
+     {TwinOutcome::cheaper, "cheaper"},
+     {TwinOutcome::same, "same"},
+     {TwinOutcome::undecided, "undecided"}}};
 struct BarrierTwin {
   std::string scenario, legacy_twin, barrier;  // barrier: the scenario's default barrier
   std::optional<Clock> clock;                  // nullopt: frames.csv's gpu_span_us, the endpoint
@@ -95,12 +102,12 @@ struct BarrierTwin {
   double span_p50_us = 0, twin_span_p50_us = 0;
   double difference_low_us = 0, difference_high_us = 0;  // scenario minus twin, 95 %
   double margin_us() const { return kTwinMarginOfSpan * twin_span_p50_us; }
-  // "dearer", "cheaper", "same" or "undecided", as above.
-  std::string verdict() const {
-    if (difference_low_us > margin_us()) return "dearer";
-    if (difference_high_us < -margin_us()) return "cheaper";
-    if (difference_low_us >= -margin_us() && difference_high_us <= margin_us()) return "same";
-    return "undecided";
+  TwinOutcome outcome() const {
+    if (difference_low_us > margin_us()) return TwinOutcome::dearer;
+    if (difference_high_us < -margin_us()) return TwinOutcome::cheaper;
+    if (difference_low_us >= -margin_us() && difference_high_us <= margin_us())
+      return TwinOutcome::same;
+    return TwinOutcome::undecided;
   }
 };
 // Per twin, the endpoint's entry first, then one per clock (poll, ts, clk) both runs have.
@@ -131,23 +138,24 @@ struct AnswerScenarios {
 AnswerScenarios answer_scenarios(const LoadedRun& run);
 
 // A study of the run: its folder under the results (the first folder of its scenarios) and
-// its verdict.json, parsed; null where the file is missing, unreadable or has no `conditions`
-// list. In run order.
+// its verdict files, read once (analysis/study_files.h). In run order.
 // `neighbours`: a study of neighbours (run --concurrency-rounds: this device with the run's
 // other devices busy against alone), not of background work.
 struct StudyFile {
   std::string name;
-  nlohmann::json verdict;
   bool neighbours = false;
+  // verdict.json; none where it is missing or unreadable (missing_verdict_reason says why).
+  std::optional<LoadedStudyVerdict> verdict;
+  // verdict.csv's rows, and why they could not be read ("" when they could).
+  std::vector<VerdictRow> rows;
+  std::string rows_error;
 };
 std::vector<StudyFile> read_studies(const LoadedRun& run);
 
 // A verdict.csv row's effect as text, what its endpoint tests: the median's ratio where it tests
-// that, the tail's excess where it tests that (older files without `tests`: both), each with its
-// interval when `intervals` (" ×1.008 [0.980, 1.026], tail +0.5 pts [-0.2, +1.2]"); "" when
-// neither has a value.
-std::string endpoint_effect(const CsvTable<kVerdictColumns.size()>& table, std::size_t row,
-                            bool intervals);
+// that, the tail's excess where it tests that, each with its interval when `intervals`
+// (" ×1.008 [0.980, 1.026], tail +0.5 pts [-0.2, +1.2]"); "" when neither has a value.
+std::string endpoint_effect(const VerdictRow& row, bool intervals);
 
 // A study of neighbours' answer in one line of Markdown: "**not disturbed** (cpu_frame_us
 // ×1.002 [0.998, 1.006], …; 3 rounds)" from its verdict.csv's primary rows, or why there is none.

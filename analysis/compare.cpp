@@ -112,8 +112,9 @@ void judge_verdict(CompareRow& row, double threshold_pct, double min_change) {
   const int statistics = row.section == CompareSection::frame_share ? 1 : 2;
   for (int i = 0; i < statistics; ++i) {
     const double allowed = std::max(threshold_pct / 100.0 * std::abs(row.baseline[i]), min_change);
-    if (row.difference[i].low > allowed) row.verdict = "slower";
-    if (row.difference[i].high < -allowed && row.verdict == "ok") row.verdict = "faster";
+    if (row.difference[i].low > allowed) row.outcome = CompareOutcome::slower;
+    if (row.difference[i].high < -allowed && row.outcome == CompareOutcome::ok)
+      row.outcome = CompareOutcome::faster;
   }
 }
 
@@ -210,7 +211,7 @@ FrameSample frame_sample(const std::vector<const LoadedScenario*>& scenarios) {
 
 // A game frame's scenario: a [cpu] table (a study's game foreground has one too). Other
 // scenarios have frame intervals as well (the frame loop's cadence), which no player feels.
-bool has_game_frame(const LoadedScenario& s) { return s.meta.contains("cpu"); }
+bool has_game_frame(const LoadedScenario& s) { return s.game_frame; }
 
 // The frame section's rows of one unit: `samples` baseline runs first.
 // `lacks(r, what)`: run r lacks what the first baseline run measured (compare's `missing`).
@@ -232,7 +233,7 @@ void compare_frames(const std::string& unit, const std::vector<FrameSample>& sam
       values.push_back(&(samples[r].*member));
     }
     if (!all) return;
-    CompareRow row{unit, "frame", metric, CompareSection::frames, {}, {}, {}, "ok"};
+    CompareRow row{unit, "frame", metric, CompareSection::frames, {}, {}, {}, CompareOutcome::ok};
     if (by_runs)
       judge_by_runs(row, {values.begin(), values.begin() + static_cast<long>(baseline_runs)},
                     {values.begin() + static_cast<long>(baseline_runs), values.end()},
@@ -292,7 +293,7 @@ void compare_frames(const std::string& unit, const std::vector<FrameSample>& sam
                      {},
                      {},
                      {},
-                     "ok"};
+                     CompareOutcome::ok};
       if (by_runs) {
         std::vector<double> base, cand;
         for (std::size_t r = 0; r < pacing.size(); ++r)
@@ -339,18 +340,15 @@ void compare_decisions(std::span<const LoadedRun> baseline, std::span<const Load
   const auto decision_in = [](const std::vector<StudyFile>& files, const std::string& study,
                               const std::string& condition) -> std::optional<Decision> {
     for (const StudyFile& f : files)
-      if (f.name == study && f.verdict.is_object())
-        for (const nlohmann::json& c : f.verdict["conditions"])
-          if (c.is_object() && c.value("condition", nlohmann::json()).is_string() &&
-              c["condition"].get<std::string>() == condition)
-            return decision_of(c);
+      if (f.name == study && f.verdict)
+        for (const ConditionVerdict& c : f.verdict->verdict.conditions)
+          if (c.condition == condition) return c.decision;
     return std::nullopt;
   };
   for (const StudyFile& study : studies.front()) {
-    if (!study.verdict.is_object()) continue;
-    for (const nlohmann::json& c : study.verdict["conditions"]) {
-      if (!c.is_object() || !c.value("condition", nlohmann::json()).is_string()) continue;
-      DecisionChange change{study.name, c["condition"].get<std::string>(), {}, {}, {}, {}, false};
+    if (!study.verdict) continue;
+    for (const ConditionVerdict& c : study.verdict->verdict.conditions) {
+      DecisionChange change{study.name, c.condition, {}, {}, {}, {}, false};
       for (std::size_t r = 0; r < studies.size(); ++r)
         (r < baseline.size() ? change.baseline : change.candidate)
             .push_back(decision_in(studies[r], change.study, change.condition));
@@ -445,7 +443,8 @@ CompareResult compare_runs(std::span<const LoadedRun> baseline,
         matched.push_back(&m->values_us);
       }
       if (!all) continue;
-      CompareRow row{unit, b.workload, metric_name(b), CompareSection::workloads, {}, {}, {}, "ok"};
+      CompareRow row{unit, b.workload, metric_name(b),    CompareSection::workloads, {},
+                     {},   {},         CompareOutcome::ok};
       const auto split = matched.begin() + static_cast<long>(baseline.size());
       if (result.method == CompareMethod::runs)
         judge_by_runs(row, {matched.begin(), split}, {split, matched.end()}, kWorkloadPercentiles);
@@ -464,9 +463,14 @@ CompareResult compare_runs(std::span<const LoadedRun> baseline,
                      });
     }
   }
-  for (const CompareRow& row : result.rows) result.changed = result.changed || row.verdict != "ok";
+  for (const CompareRow& row : result.rows)
+    result.changed = result.changed || row.outcome != CompareOutcome::ok;
   compare_decisions(baseline, candidate, result);
   return result;
+}
+
+std::string_view to_string(CompareOutcome outcome) {
+  return name_of(kCompareOutcomeNames, outcome);
 }
 
 namespace {
@@ -477,7 +481,7 @@ std::string percent_change(double base, double cand) {
 }
 
 std::string verdict_text(const CompareRow& r) {
-  return r.verdict == "ok" ? "ok" : "CHANGED: " + r.verdict;
+  return r.outcome == CompareOutcome::ok ? "ok" : "CHANGED: " + std::string(to_string(r.outcome));
 }
 
 std::string decision_text(const std::optional<Decision>& d) {
@@ -510,7 +514,7 @@ std::string compare_table(const CompareResult& result, const CompareOptions& opt
   std::size_t changed = 0;
   bool frame_rows = false;
   for (const CompareRow& r : result.rows) {
-    changed += r.verdict != "ok";
+    changed += r.outcome != CompareOutcome::ok;
     if (r.section != CompareSection::workloads) {
       frame_rows = true;
       continue;
@@ -597,10 +601,8 @@ std::string compare_csv(const CompareResult& result) {
                        csv_field(r.scenario), csv_field(r.workload), csv_field(r.metric),
                        r.baseline[0], r.candidate[0], r.difference[0].low, r.difference[0].high,
                        upper(r.baseline[1]), upper(r.candidate[1]), upper(r.difference[1].low),
-                       upper(r.difference[1].high), r.verdict,
-                       r.section == CompareSection::workloads ? "workloads"
-                       : share                                ? "frame_share"
-                                                              : "frames",
+                       upper(r.difference[1].high), to_string(r.outcome),
+                       name_of(kCompareSectionNames, r.section),
                        share                                 ? ""
                        : r.section == CompareSection::frames ? "99"
                                                              : "95");

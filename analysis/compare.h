@@ -32,6 +32,7 @@
 #include "analysis/bootstrap.h"
 #include "analysis/decision.h"
 #include "analysis/results.h"
+#include "core/enum_names.h"
 
 namespace gpuoverlap {
 
@@ -53,6 +54,18 @@ enum class CompareSection {
   frames,       // a frame's interval, CPU phase, critical path, wake-up: p50 and p99, µs
   frame_share,  // late frames or stutters: one statistic, the share of frames in %
 };
+inline constexpr EnumNames<CompareSection, 3> kCompareSectionNames{
+    {{CompareSection::workloads, "workloads"},
+     {CompareSection::frames, "frames"},
+     {CompareSection::frame_share, "frame_share"}}};
+
+// A row's outcome against the threshold (the CSV's `verdict` column).
+enum class CompareOutcome { ok, slower, faster };
+inline constexpr EnumNames<CompareOutcome, 3> kCompareOutcomeNames{
+    {{CompareOutcome::ok, "ok"},
+     {CompareOutcome::slower, "slower"},
+     {CompareOutcome::faster, "faster"}}};
+std::string_view to_string(CompareOutcome outcome);
 
 struct CompareRow {
   std::string scenario, workload, metric;  // metric: "start", "end", "duration", "gap <- X"
@@ -64,7 +77,7 @@ struct CompareRow {
   // frames: the bootstrap interval of candidate - baseline. runs: the smallest and largest
   // difference between a candidate run and a baseline run.
   Interval difference[2];
-  std::string verdict;  // "ok", "slower", "faster"
+  CompareOutcome outcome = CompareOutcome::ok;
 };
 
 // A study condition whose decision (verdict.json) is not the same on both sides: each run's

@@ -191,12 +191,11 @@ std::string devices_report(const std::vector<DeviceResults>& devices) {
   add_table(out, devices, "study · condition", [&](const DeviceResults& d) {
     std::vector<std::pair<std::string, std::optional<Cell>>> cells;
     for (const StudyFile& study : studies.at(&d)) {
-      if (!study.verdict.is_object() || study.neighbours) continue;
-      for (const auto& c : study.verdict.value("conditions", nlohmann::json::array())) {
-        if (!c.is_object()) continue;
+      if (!study.verdict || study.neighbours) continue;
+      for (const ConditionVerdict& c : study.verdict->verdict.conditions) {
         Cell cell;
-        cell.text = text_of(c, "verdict");
-        cells.emplace_back("`" + study.name + "` · " + text_of(c, "condition"), cell);
+        cell.text = to_string(c.decision);
+        cells.emplace_back("`" + study.name + "` · " + c.condition, cell);
       }
     }
     return cells;

@@ -111,7 +111,7 @@ void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenar
   for (const auto& note : meta.value("priority_notes", nlohmann::json::array()))
     out += "\nNote: " + note.get<std::string>() + "\n";
   const auto settings = meta.value("settings", nlohmann::json::object());
-  if (meta.contains("preemption"))
+  if (s.kind == ScenarioKind::preemption)
     preemption_section(out, s);
   else
     out += fmt::format("\n{} frames after {} warm-up; timestamp queries {}.\n\n",
@@ -144,7 +144,7 @@ void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenar
         "Shader clock: {}{}.\n\n", text(shader_clock, "verdict"),
         shader_clock.contains("reason") ? " (" + text(shader_clock, "reason") + ")" : "");
 
-  if (!meta.contains("preemption")) frame_time_section(out, s);
+  if (s.kind != ScenarioKind::preemption) frame_time_section(out, s);
   for (Clock clock : {Clock::poll, Clock::ts, Clock::clk}) {
     const auto series = metric_series(s, clock);
     if (series.empty()) continue;
@@ -248,10 +248,10 @@ void time_section(std::string& out, const LoadedRun& run) {
 
 // One verdict.csv cell of the study table: the decision and its effect ("**intrusive** ×1.080,
 // tail +9.3 pts").
-std::string endpoint_cell(const CsvTable<kVerdictColumns.size()>& v, std::size_t r) {
-  std::string cell = v.at(r, "verdict");
-  if (parse_decision(cell) == Decision::intrusive) cell = "**intrusive**";
-  return cell + endpoint_effect(v, r, /*intervals=*/false);
+std::string endpoint_cell(const VerdictRow& row) {
+  const std::string cell =
+      row.decision == Decision::intrusive ? "**intrusive**" : std::string(to_string(row.decision));
+  return cell + endpoint_effect(row, /*intervals=*/false);
 }
 
 // Per study: conditions × primary endpoints (decision and effect), progress, the control's
@@ -260,7 +260,6 @@ void study_tables(std::string& out, const LoadedRun& run, const std::vector<Stud
                   const std::string& details_name) {
   for (const StudyFile& file : studies) {
     const std::string& study = file.name;
-    const nlohmann::json& verdict = file.verdict;
     if (file.neighbours)
       out += fmt::format(
           "## Neighbours: study `{}`\n\nThis device with the run's other devices running the "
@@ -270,111 +269,84 @@ void study_tables(std::string& out, const LoadedRun& run, const std::vector<Stud
           study);
     else
       out += fmt::format("## Background processing: study `{}`\n\n", study);
-    std::optional<CsvTable<kVerdictColumns.size()>> rows;
-    try {
-      rows = read_csv((run.directory / study / "verdict.csv").string(), kVerdictColumns,
-                      /*allow_missing=*/true);
-    } catch (const std::exception& e) {
-      out += fmt::format("No verdict table: `{}/verdict.csv`: {}.\n\n", study, e.what());
-    }
-    if (verdict.is_null()) {
+    if (!file.rows_error.empty())
+      out += fmt::format("No verdict table: `{}/verdict.csv`: {}.\n\n", study, file.rows_error);
+    if (!file.verdict) {
       out += fmt::format("No verdict: {}.\n\n", missing_verdict_reason(run, study));
       continue;
     }
-    // Primary endpoints in verdict.csv's order (older files without `role`: every metric).
+    const StudyVerdict& verdict = file.verdict->verdict;
+    const std::vector<VerdictRow>& rows = file.rows;
+    // Primary endpoints in verdict.csv's order.
     std::vector<std::string> endpoints;
-    if (rows) {
-      const bool has_role = rows->present[rows->index("role")];
-      for (std::size_t r = 0; r < rows->rows.size(); ++r)
-        if ((!has_role || rows->at(r, "role") == "primary") &&
-            std::find(endpoints.begin(), endpoints.end(), rows->at(r, "metric")) == endpoints.end())
-          endpoints.push_back(rows->at(r, "metric"));
-    }
+    for (const VerdictRow& r : rows)
+      if (r.role == EndpointRole::primary &&
+          std::find(endpoints.begin(), endpoints.end(), r.metric) == endpoints.end())
+        endpoints.push_back(r.metric);
     out += "| condition | verdict | compiles/s |";
     for (const std::string& e : endpoints) out += " " + e + " |";
     out += "\n|---|---|---|";
     for (std::size_t i = 0; i < endpoints.size(); ++i) out += "---|";
     out += "\n";
     std::string moved;
-    for (const auto& c : verdict["conditions"]) {
-      if (!c.is_object()) continue;
-      const std::string name = c.value("condition", std::string("?"));
-      const auto progress = c.value("progress", nlohmann::json::object());
-      const std::string rate = progress.is_object() && progress.contains("compiles_per_s") &&
-                                       progress["compiles_per_s"].is_number()
-                                   ? fmt::format("{:.1f}", progress["compiles_per_s"].get<double>())
+    for (std::size_t i = 0; i < verdict.conditions.size(); ++i) {
+      const ConditionVerdict& c = verdict.conditions[i];
+      const std::string rate = file.verdict->has_compile_rate[i]
+                                   ? fmt::format("{:.1f}", c.progress.compiles_per_s)
                                    : std::string("?");
-      std::string word = c.value("verdict", std::string("?"));
-      if (c.value("starved", false)) word = "non-intrusive but starved";
-      out += fmt::format("| {}{} | {} | {} |", name,
-                         c.value("control", false)        ? " (control)"
-                         : c.value("null_control", false) ? " (null control: the baseline again)"
-                                                          : "",
+      const std::string word =
+          c.starved ? "non-intrusive but starved" : std::string(to_string(c.decision));
+      out += fmt::format("| {}{} | {} | {} |", c.condition,
+                         c.control        ? " (control)"
+                         : c.null_control ? " (null control: the baseline again)"
+                                          : "",
                          word, rate);
       for (const std::string& e : endpoints) {
         std::string cell = "–";
-        for (std::size_t r = 0; rows && r < rows->rows.size(); ++r)
-          if (rows->at(r, "condition") == name && rows->at(r, "metric") == e) {
-            try {
-              cell = endpoint_cell(*rows, r);
-            } catch (const std::exception&) {
-              cell = "unreadable";
-            }
+        for (const VerdictRow& r : rows)
+          if (r.condition == c.condition && r.metric == e) {
+            cell = endpoint_cell(r);
             break;
           }
         out += " " + cell + " |";
       }
       out += "\n";
       // Diagnostics that moved: reported, never deciding.
-      for (std::size_t r = 0; rows && r < rows->rows.size(); ++r) {
-        if (rows->at(r, "condition") != name || rows->at(r, "role") != "diagnostic" ||
-            parse_decision(rows->at(r, "verdict")) != Decision::diagnostic_worse)
+      for (const VerdictRow& r : rows) {
+        if (r.condition != c.condition || r.role != EndpointRole::diagnostic ||
+            r.decision != Decision::diagnostic_worse)
           continue;
-        std::optional<double> effect_us, share;
-        try {
-          effect_us = rows->number(r, "effect_us");
-          share = rows->number(r, "effect_share");
-        } catch (const std::exception&) {
-        }
-        moved += fmt::format("{}{} {}", moved.empty() ? "" : "; ", name, rows->at(r, "metric"));
-        if (effect_us)
-          moved +=
-              fmt::format(" {:+.1f} µs{}", *effect_us,
-                          share ? fmt::format(" ({:+.2f} % of the period)", 100.0 * *share) : "");
+        moved += fmt::format("{}{} {}", moved.empty() ? "" : "; ", c.condition, r.metric);
+        if (r.effect_us)
+          moved += fmt::format(
+              " {:+.1f} µs{}", *r.effect_us,
+              r.effect_share ? fmt::format(" ({:+.2f} % of the period)", 100.0 * *r.effect_share)
+                             : "");
       }
     }
     out += "\n";
     // Each dose by its threads; by its condition too where two have as many (on a machine of
     // two cores, `unmanaged`, one thread per core, doses what `unmanaged-2` does).
     std::string dose;
-    const nlohmann::json doses = verdict.value("control_doses", nlohmann::json::array());
-    auto usable = [](const nlohmann::json& d) {
-      return d.is_object() && d.contains("threads") && d["threads"].is_number();
-    };
-    for (const auto& d : doses) {
-      if (!usable(d)) continue;
-      const bool shared = std::count_if(doses.begin(), doses.end(), [&](const nlohmann::json& o) {
-                            return usable(o) && o["threads"] == d["threads"];
-                          }) > 1;
-      dose += fmt::format("{}{} thread{}{}: {}", dose.empty() ? "" : "; ", d["threads"].dump(),
-                          d["threads"] == 1 ? "" : "s",
-                          shared ? " (" + d.value("condition", std::string("?")) + ")" : "",
-                          d.value("verdict", std::string("?")));
+    for (const ControlDose& d : verdict.doses) {
+      const bool shared =
+          std::count_if(verdict.doses.begin(), verdict.doses.end(),
+                        [&](const ControlDose& o) { return o.threads == d.threads; }) > 1;
+      dose += fmt::format("{}{} thread{}{}: {}", dose.empty() ? "" : "; ", d.threads,
+                          d.threads == 1 ? "" : "s", shared ? " (" + d.condition + ")" : "",
+                          to_string(d.decision));
     }
-    if (!verdict.value("has_control", false))
+    if (!verdict.has_control)
       out += "No positive control in this study: a non-intrusive verdict is unchecked. ";
-    else if (!verdict.value("control_detected", false))
+    else if (!verdict.control_detected)
       out += "The positive control was **not detected**: the study had no power. ";
-    else if (verdict.contains("detected_from_threads") &&
-             verdict["detected_from_threads"].is_number())
+    else if (verdict.detected_from_threads)
       out += fmt::format("The positive control was detected from {} normal-priority thread{}. ",
-                         verdict["detected_from_threads"].dump(),
-                         verdict["detected_from_threads"] == 1 ? "" : "s");
+                         *verdict.detected_from_threads,
+                         *verdict.detected_from_threads == 1 ? "" : "s");
     if (!dose.empty()) out += "Control doses: " + dose + ". ";
-    const auto progress = verdict.value("progress", nlohmann::json::object());
-    if (progress.is_object() && progress.contains("rounds_run") && progress.contains("stop"))
-      out += fmt::format("Rounds: {}, {}. ", progress["rounds_run"].dump(),
-                         progress["stop"].is_string() ? progress["stop"].get<std::string>() : "?");
+    if (file.verdict->rounds)
+      out += fmt::format("Rounds: {}, {}. ", file.verdict->rounds->run, file.verdict->rounds->stop);
     out += "\n\n";
     out +=
         "Cells: the decision on that primary endpoint, the median's ratio to the baseline "
@@ -466,7 +438,7 @@ void twin_table(std::string& out, const LoadedRun& run) {
         t.scenario, t.legacy_twin, t.barrier,
         t.clock ? std::string(to_string(*t.clock)) : std::string("frame"), t.frames, t.twin_frames,
         t.span_p50_us, t.twin_span_p50_us, t.span_p50_us - t.twin_span_p50_us, t.difference_low_us,
-        t.difference_high_us, t.verdict(), t.margin_us());
+        t.difference_high_us, name_of(kTwinOutcomeNames, t.outcome()), t.margin_us());
   out += "\n";
 }
 
@@ -474,7 +446,7 @@ void twin_table(std::string& out, const LoadedRun& run) {
 void scenarios_table(std::string& out, const LoadedRun& run, const std::string& details_name) {
   std::string rows;
   for (const LoadedScenario& s : run.scenarios) {
-    if (!is_top_level(run, s) || s.meta.contains("preemption")) continue;
+    if (!is_top_level(run, s) || s.kind == ScenarioKind::preemption) continue;
     std::size_t ok = 0, flagged = 0;
     std::set<std::uint32_t> frames;
     for (const LoadedRecord& r : s.records) {
@@ -582,9 +554,9 @@ ReportPages markdown_report(const LoadedRun& run, const std::string& details_nam
       "[report.md](report.md).\n\n",
       name);
   for (const StudyFile& study : inputs.studies)
-    if (study.verdict.contains("summary") && study.verdict["summary"].is_string())
-      details += fmt::format("## Study {}\n\n```\n{}```\n\n", study.name,
-                             study.verdict["summary"].get<std::string>());
+    if (study.verdict)
+      details +=
+          fmt::format("## Study {}\n\n```\n{}```\n\n", study.name, study.verdict->verdict.summary);
   for (const LoadedScenario& s : run.scenarios) scenario_section(details, run, s);
   return {std::move(out), std::move(details)};
 }

@@ -231,6 +231,29 @@ bool summary_only(const std::filesystem::path& directory) {
 
 }  // namespace
 
+void classify_scenario(LoadedScenario& s) {
+  s.kind = s.meta.is_object() && s.meta.contains("preemption") ? ScenarioKind::preemption
+                                                               : ScenarioKind::frames;
+  s.game_frame = s.meta.is_object() && s.meta.contains("cpu");
+  s.study.reset();
+  const nlohmann::json about =
+      s.meta.is_object() ? s.meta.value("scenario", nlohmann::json::object()) : nlohmann::json();
+  const nlohmann::json study =
+      about.is_object() ? about.value("study", nlohmann::json()) : nlohmann::json();
+  if (!study.is_object() || !study.value("name", nlohmann::json()).is_string()) return;
+  StudyMembership membership;
+  membership.name = study["name"].get<std::string>();
+  const nlohmann::json condition = study.value("condition", nlohmann::json());
+  if (condition.is_string()) membership.condition = condition.get<std::string>();
+  const nlohmann::json kind = study.value("kind", nlohmann::json());
+  if (kind.is_string())
+    membership.kind =
+        value_of(kStudyKindNames, kind.get<std::string>()).value_or(StudyKind::background);
+  const nlohmann::json round = study.value("round", nlohmann::json());
+  if (round.is_number_unsigned()) membership.round = round.get<std::uint32_t>();
+  s.study = std::move(membership);
+}
+
 Result<LoadedScenario> load_scenario_results(const std::filesystem::path& directory,
                                              RecordsRequired records_required) {
   LoadedScenario s;
@@ -255,6 +278,7 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
   if (s.name.empty())
     s.name = s.meta.value("scenario", nlohmann::json::object())
                  .value("name", directory.filename().string());
+  classify_scenario(s);
   const std::filesystem::path frames = directory / "frames.csv";
   std::error_code ec;
   if (std::filesystem::exists(frames, ec)) {

@@ -14,6 +14,7 @@
 #include "core/enum_names.h"
 #include "core/result.h"
 #include "queues/queue_model.h"
+#include "scenarios/scenario.h"
 #include "timeline/records.h"
 #include "workloads/workload.h"
 
@@ -99,10 +100,25 @@ struct LoadedSummaryRow {
 // every version wrote, an unknown clock or a bad number is an Error naming the file).
 Result<std::vector<LoadedSummaryRow>> load_summary(const std::filesystem::path& summary_csv);
 
+// What a scenario is: an urgent job against a load (preemption) or frames of workloads.
+enum class ScenarioKind { frames, preemption };
+
+// The study a scenario is a condition of (meta.json's scenario.study).
+struct StudyMembership {
+  std::string name, condition;
+  StudyKind kind = StudyKind::background;
+  std::uint32_t round = 0;
+};
+
 struct LoadedScenario {
   std::string name;
   std::filesystem::path directory;
   nlohmann::json meta;
+  // Read from `meta` once, where the scenario is loaded (classify_scenario; a live run: from
+  // the scenario itself), so that no reader decides what a scenario is from meta's members.
+  ScenarioKind kind = ScenarioKind::frames;
+  bool game_frame = false;  // its frames are a game frame's ([cpu])
+  std::optional<StudyMembership> study;
   std::vector<LoadedRecord> records;
   std::vector<std::string> workloads;  // in the scenario's order
   std::vector<LoadedFrame> frames;     // frames.csv; empty where a scenario has none
@@ -112,6 +128,10 @@ struct LoadedScenario {
   bool has_records = true;
   std::vector<LoadedSummaryRow> summary;  // read only where has_records is false
 };
+
+// Sets `kind`, `game_frame` and `study` from `scenario.meta` (untrusted: a member of another
+// shape reads as absent).
+void classify_scenario(LoadedScenario& scenario);
 
 // frames.csv of one scenario (untrusted: a missing column or a bad number is an Error naming
 // the file, line and column).

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "analysis/student_t.h"
+#include "analysis/study_files.h"
 #include "analysis/variant_swap.h"
 #include "core/atomic_file.h"
 #include "timeline/export.h"
@@ -198,10 +199,10 @@ VerdictRow judge_metric(const std::string& condition, const Endpoint& endpoint,
   VerdictRow row;
   row.condition = condition;
   row.metric = endpoint.metric;
-  row.role = endpoint.primary ? "primary" : "diagnostic";
-  row.tests = endpoint.median && endpoint.tail ? "median+tail"
-              : endpoint.median                ? "median"
-                                               : "tail";
+  row.role = endpoint.primary ? EndpointRole::primary : EndpointRole::diagnostic;
+  row.tests = endpoint.median && endpoint.tail ? EndpointTests::median_and_tail
+              : endpoint.median                ? EndpointTests::median
+                                               : EndpointTests::tail;
   row.frames = sample.size();
   row.baseline_frames = baseline.size();
   if (!baseline.empty()) row.baseline_p50 = *percentile(baseline, 50);
@@ -661,7 +662,7 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
       row.control = cv.control;
       row.null_control = cv.null_control;
       row.pairing = cv.pairing;
-      const bool primary = row.role == "primary";
+      const bool primary = row.role == EndpointRole::primary;
       if (primary && cv.active_frames < settings.min_frames &&
           row.decision != Decision::intrusive) {
         row.decision = Decision::inconclusive;
@@ -753,7 +754,7 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
               to_string(again->decision));
           cv.decision = Decision::inconclusive;
           for (VerdictRow& row : out.rows)
-            if (row.condition == cv.condition && row.role == "primary" &&
+            if (row.condition == cv.condition && row.role == EndpointRole::primary &&
                 (row.decision == Decision::intrusive || row.decision == Decision::non_intrusive)) {
               row.note += std::string(row.note.empty() ? "" : "; ") + "withdrawn: " + cv.burst_note;
               row.decision = Decision::inconclusive;
@@ -767,7 +768,7 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
   // The null control keeps its own call: it checks the error control, not the power.
   if (out.has_control && !out.control_detected) {
     for (VerdictRow& row : out.rows)
-      if (!row.control && !row.null_control && row.role == "primary")
+      if (!row.control && !row.null_control && row.role == EndpointRole::primary)
         row.decision = Decision::no_power;
     for (ConditionVerdict& cv : out.conditions)
       if (!cv.control && !cv.null_control) cv.decision = Decision::no_power;
@@ -883,197 +884,13 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
   return out;
 }
 
-std::string verdict_csv(const StudyVerdict& v) {
-  std::string out = csv_line(kVerdictColumns);
-  for (const VerdictRow& r : v.rows)
-    out += fmt::format(
-        "{},{},{:.4f},{:.4f},{},{},{},{:.4f},{:.4f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}"
-        ",{},{},{},{},{},{}\n",
-        csv_field(r.condition), csv_field(r.metric), r.baseline_p50, r.p50, number(r.ratio_p50),
-        number(r.ci_low), number(r.ci_high), r.baseline_p99, r.p99, number(r.ratio_p99),
-        csv_field(to_string(r.decision)), number(r.p99_ci_low), number(r.p99_ci_high),
-        number(r.rank_p), r.frames, r.baseline_frames, r.control ? 1 : 0, csv_field(r.note),
-        number(r.tail_rate), number(r.baseline_tail_rate), number(r.tail_excess),
-        number(r.tail_ci_low), number(r.tail_ci_high), r.units, number(r.detectable_ratio),
-        number(r.detectable_tail), csv_field(r.pairing), csv_field(r.role), csv_field(r.tests),
-        number(r.effect_us), number(r.effect_share));
-  return out;
-}
-
-namespace {
-
-nlohmann::json pacing_json(const std::optional<PacingSummary>& p) {
-  if (!p) return nullptr;
-  return {{"frames", p->frames},
-          {"late", p->late},
-          {"stutters", p->stutters},
-          {"interval_p50_us", p->interval_p50_us},
-          {"one_percent_low_fps", p->one_percent_low_fps}};
-}
-
-nlohmann::json optional_json(const std::optional<double>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
-nlohmann::json host_bursts_json(const HostBursts& b,
-                                const std::optional<BurstReference>& reference) {
-  if (!reference) return nullptr;
-  return {{"frames", b.frames},
-          {"rounds", b.rounds},
-          {"waited_for_cpu", b.waited_for_cpu},
-          {"ran_longer", b.ran_longer},
-          {"off_cpu", b.off_cpu},
-          {"unknown", b.unknown},
-          {"steal_ms_in_burst_rounds", optional_json(b.steal_ms_in_burst_rounds)},
-          {"line", describe_host_bursts(b, *reference)}};
-}
-
-nlohmann::json not_run_json(const std::vector<std::pair<std::string, std::string>>& not_run) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& [condition, why] : not_run)
-    out.push_back({{"condition", condition}, {"why", why}});
-  return out;
-}
-
-nlohmann::json phase_shift_json(const PhaseShift& p) {
-  return {{"phase", p.phase},
-          {"baseline_mean_us", p.baseline_mean_us},
-          {"condition_mean_us", p.condition_mean_us},
-          {"shift_us", p.shift_us},
-          {"low_us", optional_json(p.low_us)},
-          {"high_us", optional_json(p.high_us)}};
-}
-
-nlohmann::json time_account_json(const std::optional<TimeAccount>& a) {
-  if (!a) return nullptr;
-  nlohmann::json phases = nlohmann::json::array();
-  for (const PhaseShift& p : a->phases) phases.push_back(phase_shift_json(p));
-  return {{"interval", phase_shift_json(a->interval)},
-          {"phases", phases},
-          {"run_delay", a->run_delay ? phase_shift_json(*a->run_delay) : nlohmann::json(nullptr)},
-          {"frames", a->frames},
-          {"late_frames", a->late_frames},
-          {"late_overlapping_background", a->late_overlapping_background},
-          {"intervals_with_compiles", a->intervals_with_compiles},
-          {"intervals_sharing_cpu", a->intervals_sharing_cpu},
-          {"frames_with_worker_cpus", a->frames_with_worker_cpus},
-          {"frames_worker_on_loop_cpu", a->frames_worker_on_loop_cpu},
-          {"baseline_frames_with_worker_cpus", a->baseline_frames_with_worker_cpus},
-          {"baseline_frames_worker_on_loop_cpu", a->baseline_frames_worker_on_loop_cpu},
-          {"line", a->line}};
-}
-
-}  // namespace
-
-nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
-  nlohmann::json conditions = nlohmann::json::array();
-  for (const ConditionVerdict& c : v.conditions)
-    conditions.push_back(
-        {{"condition", c.condition},
-         {"control", c.control},
-         {"null_control", c.null_control},
-         {"pacing", pacing_json(c.pacing)},
-         {"time_account", time_account_json(c.time_account)},
-         {"host_bursts", host_bursts_json(c.bursts, v.burst_reference)},
-         {"burst_note", c.burst_note},
-         {"verdict", to_string(c.decision)},
-         {"pairing", c.pairing},
-         {"frames", c.frames},
-         {"active_frames", c.active_frames},
-         {"starved", c.starved},
-         {"scheduling", c.scheduling},
-         {"spec_scheduling", c.spec_scheduling},
-         {"progress",
-          {{"compiles", c.progress.compiles},
-           {"seconds", c.progress.seconds},
-           {"compiles_per_s", c.progress.compiles_per_s},
-           {"queue_to_done_p50_ms", c.progress.queue_to_done_p50_ms
-                                        ? nlohmann::json(*c.progress.queue_to_done_p50_ms)
-                                        : nullptr},
-           {"queue_to_done_p99_ms", c.progress.queue_to_done_p99_ms
-                                        ? nlohmann::json(*c.progress.queue_to_done_p99_ms)
-                                        : nullptr},
-           {"on_cpu_ms_per_compile", optional_json(c.progress.on_cpu_ms_per_compile)},
-           {"kernel_share", optional_json(c.progress.kernel_share)},
-           {"minor_faults_per_compile", optional_json(c.progress.minor_faults_per_compile)},
-           {"run_delay_ms_per_compile", optional_json(c.progress.run_delay_ms_per_compile)},
-           {"commit_to_event_ms", c.progress.commit_to_event_ms},
-           {"commit_to_event_p50_ms", optional_json(percentile(c.progress.commit_to_event_ms, 50))},
-           {"commits_not_signalled", c.progress.commits_not_signalled},
-           {"commits_asked_at_end", c.progress.commits_asked_at_end}}}});
-  nlohmann::json doses = nlohmann::json::array();
-  for (const ControlDose& d : v.doses)
-    doses.push_back({{"condition", d.condition},
-                     {"threads", d.threads},
-                     {"verdict", to_string(d.decision)},
-                     {"strongest_metric", d.metric},
-                     {"ratio_p50", d.ratio_p50 ? nlohmann::json(*d.ratio_p50) : nullptr},
-                     {"tail_excess", d.tail_excess ? nlohmann::json(*d.tail_excess) : nullptr}});
-  return {
-      {"study", v.study},
-      {"baseline", v.baseline},
-      {"control_doses", doses},
-      {"detected_from_threads",
-       v.detected_from_threads ? nlohmann::json(*v.detected_from_threads) : nullptr},
-      {"rounds", v.rounds},
-      {"unit", v.unit},
-      {"tests_per_condition", v.tests},
-      {"gpu_clock", v.gpu_clock},
-      {"period_us", v.period_us ? nlohmann::json(*v.period_us) : nullptr},
-      {"has_control", v.has_control},
-      {"control_detected", v.control_detected},
-      {"has_null", v.has_null},
-      {"null_false_alarm", v.null_false_alarm},
-      {"burst_line_us", v.burst_reference ? nlohmann::json(v.burst_reference->line_us()) : nullptr},
-      {"cpu_phase_of_asked", optional_json(v.cpu_phase_of_asked)},
-      {"baseline_host_bursts", host_bursts_json(v.baseline_bursts, v.burst_reference)},
-      {"late_line_us", optional_json(v.late_line_us)},
-      {"stutter_line_us", optional_json(v.stutter_line_us)},
-      {"baseline_pacing", pacing_json(v.baseline_pacing)},
-      {"conditions", conditions},
-      {"summary", v.summary},
-      {"not_run", not_run_json(v.not_run)},
-      {"settings",
-       {{"p50_margin", s.p50_margin},
-        {"tail_margin", s.tail_margin},
-        {"alpha", s.alpha},
-        {"min_difference_us", s.min_difference_us},
-        {"late_tolerance_us", optional_json(s.late_tolerance_us)},
-        {"blocks", s.blocks},
-        {"min_units", s.min_units},
-        {"min_unit_frames", s.min_unit_frames},
-        {"min_frames", s.min_frames},
-        {"rule",
-         "only primary endpoints (role primary: the frame-level ones) decide; diagnostics "
-         "are reported with their effect and never decide. A paced frame's primary "
-         "endpoints are its pacing: the frame interval's median (median test), late_frames "
-         "(the share of intervals beyond late_line_us: the period plus late_tolerance_us, "
-         "by default the larger of 5 % of the period and the median over the baseline's "
-         "rounds of each round's p95 interval, less the period, at most half a period) and "
-         "stutters (beyond stutter_line_us, 1.5 periods), both tail tests. "
-         "per unit (a round paired with the baseline's same round; a block of frames for a "
-         "study of one round): the ratio of the medians, and the share of frames beyond the "
-         "baseline's p99 * (1 + p50_margin) + min_difference_us minus the baseline's share. "
-         "Student's t over the units gives one-sided bounds: lower at 1 - alpha/K (K = "
-         "tests_per_condition), "
-         "upper at 1 - alpha. intrusive: a lower bound beyond its margin (the median's also "
-         "by more than min_difference_us); non-intrusive: both upper bounds within (or the "
-         "median's difference under min_difference_us); otherwise inconclusive. Conditions "
-         "use only frames their background work overlapped. An alternating condition "
-         "(pairing alternating:N) is judged against itself instead: a unit is a pair of "
-         "adjacent N-frame blocks of one of its runs, the frames of the running block that "
-         "background work overlapped against the frames of the held block that none did. "
-         "Host bursts (a CPU phase of burst_line_us or more, 3 times the baseline's median): "
-         "a condition decided only with the rounds in which the baseline or the null control "
-         "had them, and not the same way without them, is inconclusive (burst_note)."}}}};
-}
-
 namespace {
 
 // A row that more rounds could still decide; the control's rows do not hold a study back.
 // Nor do the null control's: they check the error control, and the study need not wait on them.
 bool undecided(const VerdictRow& r) {
-  return !r.control && !r.null_control && r.role == "primary" && is_inconclusive(r.decision);
+  return !r.control && !r.null_control && r.role == EndpointRole::primary &&
+         is_inconclusive(r.decision);
 }
 
 // The lines under a study's verdict: its rounds and why they stopped, and, when undecided,
@@ -1259,14 +1076,12 @@ Status write_study_verdicts(const SuiteOutcome& outcome, const std::filesystem::
     nlohmann::json json = verdict_json(*verdict, settings);
     if (!benefits.empty()) json["benefit"] = benefit_json;
     json["summary"] = summary;
-    json["progress"] = {{"rounds_planned", conditions.front()->scenario.rounds},
-                        {"rounds_run", progress.rounds},
-                        {"seconds", std::round(progress.seconds * 10) / 10},
-                        {"budget_s", conditions.front()->scenario.study_budget_s},
-                        {"max_rounds", conditions.front()->scenario.study_max_rounds},
-                        {"decided", progress.decided},
-                        // Empty only when the run stopped before the study could go on.
-                        {"stop", progress.stop.empty() ? "the run ended" : progress.stop}};
+    json["progress"] = study_rounds_json(
+        {conditions.front()->scenario.rounds, progress.rounds,
+         std::round(progress.seconds * 10) / 10, conditions.front()->scenario.study_budget_s,
+         conditions.front()->scenario.study_max_rounds, progress.decided,
+         // Empty only when the run stopped before the study could go on.
+         progress.stop.empty() ? "the run ended" : progress.stop});
     GPUOVERLAP_TRY(write_file_atomically(directory / "verdict.json", json.dump(2) + "\n"));
     log << "\nstudy " << study << " (" << verdict->rounds
         << " rounds; baseline: " << verdict->baseline << "; GPU durations on the "

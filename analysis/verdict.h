@@ -27,6 +27,7 @@
 #include "analysis/decision.h"
 #include "analysis/host_bursts.h"
 #include "analysis/time_account.h"
+#include "core/enum_names.h"
 #include "core/result.h"
 #include "engine/suite_runner.h"
 
@@ -43,6 +44,22 @@ inline constexpr std::array<std::string_view, 31> kVerdictColumns = {
     "tail_excess",     "tail_ci_low", "tail_ci_high", "units",     "detectable_ratio",
     "detectable_tail", "pairing",     "role",         "tests",     "effect_us",
     "effect_share"};
+
+// What a verdict row is for: a primary endpoint decides, a diagnostic is reported with its
+// effect and never decides alone (verdict.csv's `role`).
+enum class EndpointRole { primary, diagnostic };
+inline constexpr EnumNames<EndpointRole, 2> kEndpointRoleNames{
+    {{EndpointRole::primary, "primary"}, {EndpointRole::diagnostic, "diagnostic"}}};
+
+// What a row's decision rests on: the median's ratio, the tail's excess, or both
+// (verdict.csv's `tests`).
+enum class EndpointTests { median_and_tail, median, tail };
+inline constexpr EnumNames<EndpointTests, 3> kEndpointTestsNames{
+    {{EndpointTests::median_and_tail, "median+tail"},
+     {EndpointTests::median, "median"},
+     {EndpointTests::tail, "tail"}}};
+constexpr bool tests_median(EndpointTests t) { return t != EndpointTests::tail; }
+constexpr bool tests_tail(EndpointTests t) { return t != EndpointTests::median; }
 
 // One metric of the verdict and what it is for. Primary endpoints are frame-level (what a
 // player or a frame's deadline feels) and the only ones that decide; diagnostics are the
@@ -151,8 +168,8 @@ struct VerdictRow {
   // diagnostic's says how it moved (worse, within, unclear). verdict.csv's `verdict` column.
   Decision decision = Decision::inconclusive;
   std::string note;
-  std::string role = "primary";  // primary | diagnostic
-  std::string tests;             // median+tail | median | tail
+  EndpointRole role = EndpointRole::primary;
+  EndpointTests tests = EndpointTests::median_and_tail;
   // The median's change, (ratio_p50 - 1) * baseline_p50, and that as a share of the frame's
   // period (the pace, or the baseline's median frame interval when unpaced).
   std::optional<double> effect_us, effect_share;
@@ -304,9 +321,6 @@ std::vector<std::pair<std::string, std::vector<double>>> verdict_metrics(
 // same number is not used.
 Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outcomes,
                                  const VerdictSettings& settings);
-
-std::string verdict_csv(const StudyVerdict& verdict);
-nlohmann::json verdict_json(const StudyVerdict& verdict, const VerdictSettings& settings);
 
 // Where a study stands after `verdict` (of `outcomes`, its scenarios so far).
 StudyProgress study_progress(const std::vector<const ScenarioOutcome*>& outcomes,

@@ -102,7 +102,7 @@ nlohmann::json scenario_description(const Scenario& s) {
                     {"condition", s.condition},
                     {"round", s.round},
                     {"rounds", s.rounds},
-                    {"kind", s.neighbours_study ? "neighbours" : "background"}};
+                    {"kind", name_of(kStudyKindNames, s.study_kind())}};
   if (s.null_control) out["study"]["null_control"] = true;
   if (s.background) out["background"] = background::to_json(*s.background);
   out["timestamps"] = s.timestamps;

@@ -151,53 +151,40 @@ void add_overlap_shares(std::vector<MetricRow>& out, const std::string& scenario
 // every metric): the median's ratio and the tail's excess in points, each with its bounds,
 // and the decision; and each condition's compile rate from verdict.json.
 Status add_study(std::vector<MetricRow>& out, const LoadedRun& run, const StudyFile& study) {
-  const std::filesystem::path file = run.directory / study.name / "verdict.csv";
   std::error_code ec;
-  if (std::filesystem::exists(file, ec)) {
-    try {
-      const auto rows = read_csv(file.string(), kVerdictColumns, /*allow_missing=*/true);
-      const bool has_role = rows.present[rows.index("role")];
-      for (std::size_t r = 0; r < rows.rows.size(); ++r) {
-        if (has_role && rows.at(r, "role") != "primary") continue;
-        const std::string condition = rows.at(r, "condition");
-        const std::string endpoint = rows.at(r, "metric");
-        const auto frames = static_cast<std::int64_t>(rows.unsigned_integer(r, "frames"));
-        if (const auto ratio = rows.number(r, "ratio_p50"))
-          out.push_back({study.name, condition, endpoint + ":ratio_p50", "study", *ratio,
-                         rows.number(r, "ci_low"), rows.number(r, "ci_high"), frames});
-        if (const auto tail = rows.number(r, "tail_excess")) {
-          auto points = [](std::optional<double> v) {
-            return v ? std::optional<double>(100.0 * *v) : std::nullopt;
-          };
-          out.push_back({study.name, condition, endpoint + ":tail_excess_pts", "study",
-                         100.0 * *tail, points(rows.number(r, "tail_ci_low")),
-                         points(rows.number(r, "tail_ci_high")), frames});
-        }
-        const auto decision = parse_decision(rows.at(r, "verdict"));
-        if (const auto code = decision ? decision_code(*decision) : std::nullopt)
-          out.push_back({study.name, condition, endpoint + ":decision", "study", *code,
-                         std::nullopt, std::nullopt, frames});
-      }
-    } catch (const std::exception& e) {
-      return make_error(csv_failure(file.string(), e));
+  if (!study.rows_error.empty() &&
+      std::filesystem::exists(run.directory / study.name / "verdict.csv", ec))
+    return make_error(study.rows_error);
+  for (const VerdictRow& row : study.rows) {
+    if (row.role != EndpointRole::primary) continue;
+    const auto frames = static_cast<std::int64_t>(row.frames);
+    if (row.ratio_p50)
+      out.push_back({study.name, row.condition, row.metric + ":ratio_p50", "study", *row.ratio_p50,
+                     row.ci_low, row.ci_high, frames});
+    if (row.tail_excess) {
+      auto points = [](std::optional<double> v) {
+        return v ? std::optional<double>(100.0 * *v) : std::nullopt;
+      };
+      out.push_back({study.name, row.condition, row.metric + ":tail_excess_pts", "study",
+                     100.0 * *row.tail_excess, points(row.tail_ci_low), points(row.tail_ci_high),
+                     frames});
     }
+    if (const auto code = decision_code(row.decision))
+      out.push_back({study.name, row.condition, row.metric + ":decision", "study", *code,
+                     std::nullopt, std::nullopt, frames});
   }
-  if (!study.verdict.is_object()) return ok_status();
-  for (const auto& c : study.verdict.value("conditions", nlohmann::json::array())) {
-    if (!c.is_object() || !c.value("condition", nlohmann::json()).is_string()) continue;
-    const std::string condition = c["condition"].get<std::string>();
-    const auto frames_field = c.value("frames", nlohmann::json());
-    const std::int64_t frames =
-        frames_field.is_number_integer() ? frames_field.get<std::int64_t>() : 0;
+  if (!study.verdict) return ok_status();
+  const std::vector<ConditionVerdict>& conditions = study.verdict->verdict.conditions;
+  for (std::size_t i = 0; i < conditions.size(); ++i) {
+    const ConditionVerdict& c = conditions[i];
+    const auto frames = static_cast<std::int64_t>(c.frames);
     // The condition's own decision, over its primary endpoints.
-    const auto decision = decision_of(c);
-    if (const auto code = decision ? decision_code(*decision) : std::nullopt)
-      out.push_back(
-          {study.name, condition, "decision", "study", *code, std::nullopt, std::nullopt, frames});
-    const auto progress = c.value("progress", nlohmann::json::object());
-    if (progress.is_object() && progress.value("compiles_per_s", nlohmann::json()).is_number())
-      out.push_back({study.name, condition, "compiles_per_s", "cpu",
-                     progress["compiles_per_s"].get<double>(), std::nullopt, std::nullopt, frames});
+    if (const auto code = decision_code(c.decision))
+      out.push_back({study.name, c.condition, "decision", "study", *code, std::nullopt,
+                     std::nullopt, frames});
+    if (study.verdict->has_compile_rate[i])
+      out.push_back({study.name, c.condition, "compiles_per_s", "cpu", c.progress.compiles_per_s,
+                     std::nullopt, std::nullopt, frames});
   }
   return ok_status();
 }
@@ -270,7 +257,7 @@ Result<std::vector<MetricRow>> metric_rows(const LoadedRun& run) {
   for (const LoadedScenario& s : run.scenarios) {
     // A preemption scenario's urgent job starts from its submission: its start is the
     // latency (preemption/preemption_analysis.h).
-    const bool preemption = s.meta.is_object() && s.meta.contains("preemption");
+    const bool preemption = s.kind == ScenarioKind::preemption;
     if (!s.has_records) add_summary(out, s, preemption);
     for (const Clock clock : {Clock::poll, Clock::ts, Clock::clk}) {
       if (!s.has_records) continue;  // no records: its summary's, above
@@ -291,7 +278,7 @@ Result<std::vector<MetricRow>> metric_rows(const LoadedRun& run) {
   // measured alone pooled (run --concurrency-rounds), named as the scenario.
   const AnswerScenarios answered = answer_scenarios(run);
   for (const AnswerScenario& entry : answered.entries) {
-    if (entry.scenario->meta.contains("preemption")) continue;
+    if (entry.scenario->kind == ScenarioKind::preemption) continue;
     if (const std::optional<Clock> clock = answer_clock(*entry.scenario))
       add_overlap_shares(out, entry.name, *entry.scenario, *clock);
   }

@@ -12,6 +12,7 @@
 
 #include "background/background_spec.h"
 #include "barriers/barrier_model.h"
+#include "core/enum_names.h"
 #include "core/result.h"
 #include "jobs/cpu_spec.h"
 #include "queues/queue_model.h"
@@ -61,6 +62,12 @@ inline constexpr std::uint32_t kMaxFrames = 1'000'000;
 
 struct FramePlan;
 
+// What a study measures: background work against the frame, or a device's neighbours
+// (meta.json's scenario.study.kind).
+enum class StudyKind { background, neighbours };
+inline constexpr EnumNames<StudyKind, 2> kStudyKindNames{
+    {{StudyKind::background, "background"}, {StudyKind::neighbours, "neighbours"}}};
+
 struct Scenario {
   std::string name;  // also the output directory name
   std::string description;
@@ -107,6 +114,9 @@ struct Scenario {
   // run's other devices are idle) and "together" (while they run the same scenario). Never
   // read from a file.
   bool neighbours_study = false;
+  StudyKind study_kind() const {
+    return neighbours_study ? StudyKind::neighbours : StudyKind::background;
+  }
   // The study's conditions this host cannot run as asked (background::why_not_here: no cgroup
   // it may create, no SMT siblings), left out of its rounds: name, why. Every scenario of the
   // study carries the same list, so its verdict can say so.

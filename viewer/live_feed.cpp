@@ -22,6 +22,11 @@ LoadedScenario& LiveFeed::entry(const Scenario& scenario) {
   if (it != run_.scenarios.end()) return *it;
   LoadedScenario fresh;
   fresh.name = scenario.name;
+  fresh.kind = scenario.preemption ? ScenarioKind::preemption : ScenarioKind::frames;
+  fresh.game_frame = scenario.cpu.has_value();
+  if (!scenario.study.empty())
+    fresh.study =
+        StudyMembership{scenario.study, scenario.condition, scenario.study_kind(), scenario.round};
   // Until its device facts come (begin_scenario): the queues as the scenario asks for them.
   nlohmann::json queues = nlohmann::json::array();
   for (const QueueSpec& q : scenario.queues)

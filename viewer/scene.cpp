@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "analysis/csv_table.h"
+#include "analysis/study_files.h"
 #include "analysis/verdict.h"
 #include "core/input_file.h"
 #include "timeline/statistics.h"
@@ -42,37 +43,17 @@ std::string upper(std::string text) {
 // verdict.json's margins and control doses (untrusted: what is missing or malformed leaves
 // the defaults; the verdict.csv beside it is what the table shows).
 void read_study_settings(const std::filesystem::path& path, StudyVerdictTable& table) {
-  auto text = read_input_file(path, kMaxJsonFileBytes);
-  if (!text) return;
-  const nlohmann::json v = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (!v.is_object()) return;
-  const nlohmann::json settings = v.value("settings", nlohmann::json::object());
-  if (settings.is_object()) {
-    if (settings.contains("p50_margin") && settings["p50_margin"].is_number())
-      table.p50_margin = settings["p50_margin"].get<double>();
-    if (settings.contains("tail_margin") && settings["tail_margin"].is_number())
-      table.tail_margin = settings["tail_margin"].get<double>();
-  }
-  const nlohmann::json doses = v.value("control_doses", nlohmann::json::array());
-  if (doses.is_array())
-    for (const nlohmann::json& d : doses)
-      if (d.is_object() && d.contains("condition") && d["condition"].is_string() &&
-          d.contains("threads") && d["threads"].is_number_unsigned() && d["threads"] > 0)
-        table.doses.push_back(
-            {d["condition"].get<std::string>(), d["threads"].get<std::uint32_t>()});
+  const auto loaded = load_verdict_json(path);
+  if (!loaded) return;
+  table.p50_margin = loaded->settings.p50_margin;
+  table.tail_margin = loaded->settings.tail_margin;
+  for (const ControlDose& d : loaded->verdict.doses)
+    if (d.threads > 0) table.doses.push_back({d.condition, d.threads});
   std::sort(table.doses.begin(), table.doses.end(),
             [](const StudyDose& a, const StudyDose& b) { return a.threads < b.threads; });
-  if (v.contains("detected_from_threads") && v["detected_from_threads"].is_number_unsigned())
-    table.detected_from_threads = v["detected_from_threads"].get<std::uint32_t>();
-  const nlohmann::json conditions = v.value("conditions", nlohmann::json::array());
-  if (conditions.is_array())
-    for (const nlohmann::json& c : conditions) {
-      if (!c.is_object() || !c.contains("condition") || !c["condition"].is_string()) continue;
-      const nlohmann::json account = c.value("time_account", nlohmann::json());
-      if (account.is_object() && account.contains("line") && account["line"].is_string())
-        table.time_accounts.emplace_back(c["condition"].get<std::string>(),
-                                         account["line"].get<std::string>());
-    }
+  table.detected_from_threads = loaded->verdict.detected_from_threads;
+  for (const ConditionVerdict& c : loaded->verdict.conditions)
+    if (c.time_account) table.time_accounts.emplace_back(c.condition, c.time_account->line);
 }
 
 }  // namespace
@@ -276,7 +257,7 @@ std::vector<OverlapCell> overlap_matrix(const LoadedScenario& scenario, Clock cl
 
 UrgentLatencies urgent_latencies(const LoadedScenario& scenario, Clock clock, std::size_t bins) {
   UrgentLatencies out;
-  if (!scenario.meta.is_object() || !scenario.meta.contains("preemption") || bins == 0) return out;
+  if (scenario.kind != ScenarioKind::preemption || bins == 0) return out;
   // preemption::make_scenario names the urgent job "urgent".
   for (const LoadedRecord& r : scenario.records) {
     if (r.workload != "urgent" || r.status != RecordStatus::ok) continue;
@@ -397,31 +378,9 @@ Result<std::optional<StudyVerdictTable>> study_verdict(const std::filesystem::pa
     if (fs::is_regular_file(file, error)) {
       StudyVerdictTable table;
       table.file = file;
-      try {
-        const auto csv = read_csv(file.string(), kVerdictColumns, true);
-        const bool has_role = csv.present[csv.index("role")];
-        const bool has_tests = csv.present[csv.index("tests")];
-        for (std::size_t r = 0; r < csv.rows.size(); ++r) {
-          StudyRow row;
-          row.condition = csv.at(r, "condition");
-          row.metric = csv.at(r, "metric");
-          row.decision = parse_decision(csv.at(r, "verdict"));
-          row.pairing = csv.at(r, "pairing");
-          row.primary = !has_role || csv.at(r, "role") == "primary";
-          const std::string tests = has_tests ? csv.at(r, "tests") : "median+tail";
-          row.tests_median = tests.find("median") != std::string::npos;
-          row.tests_tail = tests.find("tail") != std::string::npos;
-          row.ratio_p50 = csv.number(r, "ratio_p50");
-          row.ci_low = csv.number(r, "ci_low");
-          row.ci_high = csv.number(r, "ci_high");
-          row.tail_excess = csv.number(r, "tail_excess");
-          row.tail_ci_low = csv.number(r, "tail_ci_low");
-          row.tail_ci_high = csv.number(r, "tail_ci_high");
-          table.rows.push_back(std::move(row));
-        }
-      } catch (const std::exception& e) {
-        return make_error(file.string() + ": " + e.what());
-      }
+      auto rows = load_verdict_csv(file);
+      if (!rows) return rows.error();
+      table.rows = std::move(*rows);
       read_study_settings(dir / "verdict.json", table);
       return std::optional<StudyVerdictTable>(std::move(table));
     }
@@ -433,13 +392,14 @@ Result<std::optional<StudyVerdictTable>> study_verdict(const std::filesystem::pa
 }
 
 std::vector<std::size_t> forest_rows(const StudyVerdictTable& table, bool with_diagnostics) {
-  auto shown = [&](const StudyRow& r) {
-    return r.primary || (with_diagnostics && r.decision != Decision::diagnostic_within);
+  auto shown = [&](const VerdictRow& r) {
+    return r.role == EndpointRole::primary ||
+           (with_diagnostics && r.decision != Decision::diagnostic_within);
   };
   std::vector<std::string> metrics;
   for (bool primary : {true, false})
-    for (const StudyRow& r : table.rows)
-      if (r.primary == primary && shown(r)) index_of(metrics, r.metric);
+    for (const VerdictRow& r : table.rows)
+      if ((r.role == EndpointRole::primary) == primary && shown(r)) index_of(metrics, r.metric);
   std::vector<std::size_t> out;
   for (const std::string& metric : metrics)
     for (std::size_t i = 0; i < table.rows.size(); ++i)
@@ -452,8 +412,10 @@ std::vector<DoseSeries> dose_response(const StudyVerdictTable& table) {
   if (table.doses.size() < 2) return out;
   for (const StudyDose& dose : table.doses)
     for (std::size_t i = 0; i < table.rows.size(); ++i) {
-      const StudyRow& r = table.rows[i];
-      if (!r.primary || !r.tests_median || r.condition != dose.condition) continue;
+      const VerdictRow& r = table.rows[i];
+      if (r.role != EndpointRole::primary || !tests_median(r.tests) ||
+          r.condition != dose.condition)
+        continue;
       auto series = std::find_if(out.begin(), out.end(),
                                  [&](const DoseSeries& d) { return d.metric == r.metric; });
       if (series == out.end()) series = out.insert(out.end(), DoseSeries{r.metric, {}});

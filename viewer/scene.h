@@ -12,6 +12,7 @@
 
 #include "analysis/decision.h"
 #include "analysis/results.h"
+#include "analysis/verdict.h"
 #include "layout/timeline_layout.h"
 
 namespace gpuoverlap::viewer {
@@ -109,23 +110,14 @@ UrgentLatencies urgent_latencies(const LoadedScenario& scenario, Clock clock,
 // folder or above it, not above `root` (the folder the viewer opened), with the verdict.json
 // beside it. nullopt: the scenario is in no study. An unreadable verdict.csv is an Error naming
 // it; a verdict.json missing or unreadable leaves the margins at their defaults and no doses.
-struct StudyRow {
-  std::string condition, metric, pairing;
-  // verdict.csv's `verdict`, read once (analysis/decision.h); none where it names no decision.
-  std::optional<Decision> decision;
-  bool primary = true;  // role "primary" (older files without the column: every row)
-  bool tests_median = true, tests_tail = true;  // `tests`: what the decision rests on
-  // The median's ratio to the baseline and the tail's excess (a share of frames), each with
-  // its interval; nullopt where verdict.csv has no number.
-  std::optional<double> ratio_p50, ci_low, ci_high, tail_excess, tail_ci_low, tail_ci_high;
-};
+// Both files are read through analysis/study_files.h.
 struct StudyDose {
   std::string condition;
   std::uint32_t threads = 0;
 };
 struct StudyVerdictTable {
   std::filesystem::path file;
-  std::vector<StudyRow> rows;
+  std::vector<VerdictRow> rows;                  // verdict.csv's, in its order
   double p50_margin = 0.05, tail_margin = 0.01;  // verdict.json's settings
   std::vector<StudyDose> doses;                  // the positive control's, by threads
   std::optional<std::uint32_t> detected_from_threads;

@@ -189,7 +189,7 @@ void rebuild(ViewState& state) {
   state.frame_time = frame_time ? "Frame time " + describe(*frame_time) : std::string();
   // A preemption scenario's records are per submission, each from its own submit: the same
   // number on the load and the urgent job is not the same moment, so no overlap matrix.
-  const bool preemption = s.meta.is_object() && s.meta.contains("preemption");
+  const bool preemption = s.kind == ScenarioKind::preemption;
   state.overlap = preemption ? std::vector<OverlapCell>{} : overlap_matrix(s, state.clock);
   state.overlap_cells = overlap_grid(s.workloads, state.overlap);
   state.preemption = preemption_grid(state.run, state.scenario, state.clock);
@@ -755,17 +755,18 @@ void draw_forest(ViewState& state) {
   if (rows.empty()) return;
   std::vector<double> ratios, tails;  // the primary endpoints set the scales
   for (std::size_t i : rows) {
-    const StudyRow& r = table.rows[i];
-    if (!r.primary) continue;
+    const VerdictRow& r = table.rows[i];
+    if (r.role != EndpointRole::primary) continue;
     for (const auto& v : {r.ratio_p50, r.ci_low, r.ci_high})
-      if (v && r.tests_median) ratios.push_back(*v);
+      if (v && tests_median(r.tests)) ratios.push_back(*v);
     for (const auto& v : {r.tail_excess, r.tail_ci_low, r.tail_ci_high})
-      if (v && r.tests_tail) tails.push_back(*v);
+      if (v && tests_tail(r.tests)) tails.push_back(*v);
   }
   Axis median = axis_over(ratios, 1 - 2 * table.p50_margin, 1 + 2 * table.p50_margin, true);
   Axis tail = axis_over(tails, -2 * table.tail_margin, 2 * table.tail_margin, false);
-  auto label_of = [](const StudyRow& r) {
-    return r.metric + " · " + r.condition + (r.primary ? "" : " (diagnostic)");
+  auto label_of = [](const VerdictRow& r) {
+    return r.metric + " · " + r.condition +
+           ((r.role == EndpointRole::primary) ? "" : " (diagnostic)");
   };
   float label_px = 0;
   for (std::size_t i : rows)
@@ -787,26 +788,26 @@ void draw_forest(ViewState& state) {
   nlohmann::json drawn = nlohmann::json::array();
   std::string previous_metric;
   for (std::size_t k = 0; k < rows.size(); ++k) {
-    const StudyRow& r = table.rows[rows[k]];
+    const VerdictRow& r = table.rows[rows[k]];
     const float y = top + row_h * (static_cast<float>(k) + 0.5f);
     if (k > 0 && r.metric != previous_metric)  // endpoints apart
       draw->AddLine(ImVec2(origin.x, y - row_h / 2), ImVec2(tail.px1, y - row_h / 2),
                     rgba(70, 74, 82));
     previous_metric = r.metric;
-    const ImU32 colour = verdict_colour(r.decision, r.primary);
+    const ImU32 colour = verdict_colour(r.decision, r.role == EndpointRole::primary);
     draw->AddText(ImVec2(origin.x, y - line / 2), colour, label_of(r).c_str());
-    const auto median_x =
-        r.tests_median ? draw_effect(draw, median, y, r.ratio_p50, r.ci_low, r.ci_high, colour)
-                       : std::nullopt;
-    const auto tail_x = r.tests_tail ? draw_effect(draw, tail, y, r.tail_excess, r.tail_ci_low,
-                                                   r.tail_ci_high, colour)
-                                     : std::nullopt;
+    const auto median_x = tests_median(r.tests) ? draw_effect(draw, median, y, r.ratio_p50,
+                                                              r.ci_low, r.ci_high, colour)
+                                                : std::nullopt;
+    const auto tail_x = tests_tail(r.tests) ? draw_effect(draw, tail, y, r.tail_excess,
+                                                          r.tail_ci_low, r.tail_ci_high, colour)
+                                            : std::nullopt;
     auto x_json = [](const std::optional<float>& x) {
       return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
     };
     drawn.push_back({{"condition", r.condition},
                      {"metric", r.metric},
-                     {"primary", r.primary},
+                     {"primary", r.role == EndpointRole::primary},
                      {"verdict", decision_text(r.decision)},
                      {"y", y},
                      {"median_x", x_json(median_x)},
@@ -883,7 +884,7 @@ void draw_dose_response(ViewState& state) {
     std::optional<ImVec2> previous;
     nlohmann::json points = nlohmann::json::array();
     for (const auto& [threads, row] : series[m].points) {
-      const StudyRow& r = table.rows[row];
+      const VerdictRow& r = table.rows[row];
       if (!r.ratio_p50) continue;
       const ImVec2 at(x.at(threads), y.at(*r.ratio_p50));
       draw->AddLine(ImVec2(at.x, y.at(r.ci_low.value_or(*r.ratio_p50))),
@@ -922,7 +923,7 @@ void draw_verdict(const ViewState& state) {
   auto number = [](const std::optional<double>& v, const char* format) {
     return v ? fmt::format(fmt::runtime(format), *v) : std::string("-");
   };
-  for (const StudyRow& row : state.verdict->rows) {
+  for (const VerdictRow& row : state.verdict->rows) {
     ImGui::TableNextRow();
     if (row.decision == Decision::intrusive)
       ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, rgba(110, 40, 40));
@@ -931,7 +932,8 @@ void draw_verdict(const ViewState& state) {
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(row.condition.c_str());
     ImGui::TableNextColumn();
-    ImGui::Text("%s%s", row.metric.c_str(), row.primary ? "" : " (diagnostic)");
+    ImGui::Text("%s%s", row.metric.c_str(),
+                (row.role == EndpointRole::primary) ? "" : " (diagnostic)");
     ImGui::TableNextColumn();
     ImGui::Text("%s [%s, %s]", number(row.ratio_p50, "{:.4f}").c_str(),
                 number(row.ci_low, "{:.4f}").c_str(), number(row.ci_high, "{:.4f}").c_str());
@@ -980,9 +982,10 @@ void draw_compare(const ViewState& state) {
   for (const CompareRow& row : result.rows) {
     if (row.scenario != scenario) continue;
     ImGui::TableNextRow();
-    if (row.verdict != "ok")
-      ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0,
-                             row.verdict == "slower" ? rgba(110, 40, 40) : rgba(40, 70, 110));
+    if (row.outcome != CompareOutcome::ok)
+      ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, row.outcome == CompareOutcome::slower
+                                                            ? rgba(110, 40, 40)
+                                                            : rgba(40, 70, 110));
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(row.workload.c_str());
     ImGui::TableNextColumn();
@@ -994,7 +997,7 @@ void draw_compare(const ViewState& state) {
     ImGui::TableNextColumn();
     ImGui::Text("[%.1f, %.1f]", row.difference[0].low, row.difference[0].high);
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(row.verdict.c_str());
+    ImGui::TextUnformatted(std::string(to_string(row.outcome)).c_str());
   }
   ImGui::EndTable();
 }
@@ -1533,7 +1536,7 @@ nlohmann::json layout_json(const ViewState& state, const layout::TimelineLayout&
     std::size_t rows = 0, changed = 0;
     for (const CompareRow& row : state.second->compare->rows)
       if (row.scenario == compare_unit(state.run.scenarios[state.scenario]))
-        ++rows, changed += row.verdict != "ok";
+        ++rows, changed += row.outcome != CompareOutcome::ok;
     second = {{"directory", state.second->directory.string()},
               {"has_scenario", state.second->input.has_value()},
               {"bars", b_bars},

@@ -131,7 +131,8 @@ TEST(Compare, IdenticalRunsPass) {
   EXPECT_FALSE(r.changed);
   EXPECT_TRUE(r.unmatched.empty());
   EXPECT_EQ(r.rows.size(), 7u);
-  for (const auto& row : r.rows) EXPECT_EQ(row.verdict, "ok") << row.workload << " " << row.metric;
+  for (const auto& row : r.rows)
+    EXPECT_EQ(row.outcome, CompareOutcome::ok) << row.workload << " " << row.metric;
 }
 
 TEST(Compare, ARealSlowdownIsCaughtAndNamed) {
@@ -141,10 +142,10 @@ TEST(Compare, ARealSlowdownIsCaughtAndNamed) {
   bool b_duration_slower = false;
   for (const auto& row : r.rows) {
     if (row.workload == "A") {
-      EXPECT_EQ(row.verdict, "ok") << row.metric;
+      EXPECT_EQ(row.outcome, CompareOutcome::ok) << row.metric;
     }
     if (row.workload == "B" && row.metric == "duration")
-      b_duration_slower = row.verdict == "slower";
+      b_duration_slower = row.outcome == CompareOutcome::slower;
   }
   EXPECT_TRUE(b_duration_slower);
   const std::string table = compare_table(r, {});
@@ -239,7 +240,7 @@ TEST(Compare, SeveralRunsCatchAChangeEveryRunShowsAndReportTheRunsSpread) {
   EXPECT_TRUE(r.changed);
   for (const CompareRow& row : r.rows) {
     if (row.workload == "B" && row.metric == "duration") {
-      EXPECT_EQ(row.verdict, "slower");
+      EXPECT_EQ(row.outcome, CompareOutcome::slower);
       // The smallest and largest difference between a candidate and a baseline run's p50.
       EXPECT_NEAR(row.difference[0].low, 21.9 - 20.6, 1e-9);
       EXPECT_NEAR(row.difference[0].high, 22.2 - 19.8, 1e-9);
@@ -248,7 +249,7 @@ TEST(Compare, SeveralRunsCatchAChangeEveryRunShowsAndReportTheRunsSpread) {
       EXPECT_NEAR(row.baseline[0], 20.05, 1e-9);
       EXPECT_NEAR(row.candidate[0], 22.05, 1e-9);
     } else if (row.workload == "A") {
-      EXPECT_EQ(row.verdict, "ok") << row.metric;
+      EXPECT_EQ(row.outcome, CompareOutcome::ok) << row.metric;
     }
   }
   const std::string table = compare_table(r, {});
@@ -360,7 +361,8 @@ TEST(Results, ScenarioDirectoriesStayInsideTheResults) {
 class StudyReport : public TempDir {};
 TEST_F(StudyReport, NamesTheConditionOfDosesWithAsManyThreads) {
   LoadedScenario s = synthetic("round-1", 20, 20, 10, 0.0);
-  s.meta["scenario"]["study"] = {{"kind", "background"}};
+  s.meta["scenario"]["study"] = {{"name", "study"}, {"kind", "background"}};
+  classify_scenario(s);
   s.directory = dir_ / "study" / "unmanaged" / "round-1";
   LoadedRun run;
   run.directory = dir_;
@@ -536,7 +538,7 @@ TEST(Report, ComparesEachScenarioWithItsLegacyTwinOnTheFrameSpan) {
   EXPECT_FALSE(twins[0].clock.has_value());
   EXPECT_EQ(twins[0].frames, 40u);
   EXPECT_NEAR(twins[0].span_p50_us - twins[0].twin_span_p50_us, -5.0, 1e-9);
-  EXPECT_EQ(twins[0].verdict(), "cheaper");  // beyond the margin, 0.5 % of 78 µs
+  EXPECT_EQ(twins[0].outcome(), TwinOutcome::cheaper);  // beyond the margin, 0.5 % of 78 µs
   EXPECT_LT(twins[0].difference_high_us, -4.0);
   EXPECT_GT(twins[0].difference_low_us, -6.0);
   EXPECT_EQ(twins[1].scenario, "chain");
@@ -545,18 +547,18 @@ TEST(Report, ComparesEachScenarioWithItsLegacyTwinOnTheFrameSpan) {
   EXPECT_EQ(twins[1].twin_frames, 40u);
   // One frame fewer moves the p50 by the synthetic frames' jitter.
   EXPECT_NEAR(twins[1].span_p50_us - twins[1].twin_span_p50_us, -5.0, 0.2);
-  EXPECT_EQ(twins[1].verdict(), "cheaper");
+  EXPECT_EQ(twins[1].outcome(), TwinOutcome::cheaper);
   EXPECT_EQ(twins[2].scenario, "chain-split-event");
   EXPECT_FALSE(twins[2].clock.has_value());
-  EXPECT_NE(twins[2].verdict(), "cheaper");
-  EXPECT_NE(twins[2].verdict(), "dearer");
+  EXPECT_NE(twins[2].outcome(), TwinOutcome::cheaper);
+  EXPECT_NE(twins[2].outcome(), TwinOutcome::dearer);
   EXPECT_EQ(twins[3].clock, Clock::poll);
   // A difference within the margin is no difference, however narrow its interval.
   BarrierTwin close = twins[0];
   close.difference_low_us = -0.3, close.difference_high_us = -0.2;
-  EXPECT_EQ(close.verdict(), "same");
+  EXPECT_EQ(close.outcome(), TwinOutcome::same);
   close.difference_low_us = -0.5;
-  EXPECT_EQ(close.verdict(), "undecided");
+  EXPECT_EQ(close.outcome(), TwinOutcome::undecided);
   const std::string md = markdown_report(run).page;
   EXPECT_NE(md.find("`chain` (enhanced) 73.0 µs against `chain-legacy` 78.0 µs, -5.0 µs"),
             std::string::npos)

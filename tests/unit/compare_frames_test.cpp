@@ -42,6 +42,7 @@ LoadedScenario game_frame(const std::string& name, int frames, int late_every = 
     frame.wake_max_us = 20.0 + wobble / 10;
     s.frames.push_back(frame);
   }
+  classify_scenario(s);
   return s;
 }
 
@@ -67,7 +68,7 @@ TEST(CompareFrames, ASlowerFrameIsCaughtOnItsFrameMetricsAndNowhereElse) {
   for (const CompareRow& row : r.rows) {
     SCOPED_TRACE(row.metric);
     const bool expected = row.metric == "interval" || row.metric.starts_with("late");
-    EXPECT_EQ(row.verdict, expected ? "slower" : "ok");
+    EXPECT_EQ(row.outcome, expected ? CompareOutcome::slower : CompareOutcome::ok);
     EXPECT_EQ(row.section != CompareSection::workloads, row.workload == "frame");
   }
   const CompareRow* late = row_of(r, "late");
@@ -79,7 +80,7 @@ TEST(CompareFrames, ASlowerFrameIsCaughtOnItsFrameMetricsAndNowhereElse) {
   EXPECT_GT(late->difference[0].low, 25.0);
   const CompareRow* stutters = row_of(r, "stutters");
   ASSERT_NE(stutters, nullptr);
-  EXPECT_EQ(stutters->verdict, "ok");
+  EXPECT_EQ(stutters->outcome, CompareOutcome::ok);
   const std::string table = compare_table(r, {});
   EXPECT_NE(table.find("frames (what a player feels)"), std::string::npos) << table;
   EXPECT_NE(table.find("+33.3pt"), std::string::npos) << table;
@@ -116,7 +117,7 @@ TEST(CompareFrames, RunsAreTheUnitForFrameMetricsToo) {
   for (const char* metric : {"interval", "late", "CPU phase"}) {
     const CompareRow* row = row_of(r, metric);
     ASSERT_NE(row, nullptr) << metric;
-    EXPECT_EQ(row->verdict, "slower") << metric;
+    EXPECT_EQ(row->outcome, CompareOutcome::slower) << metric;
   }
   // The share's run-by-run difference: the smallest and largest candidate-minus-baseline.
   const CompareRow* late = row_of(r, "late");
@@ -129,8 +130,9 @@ TEST(CompareFrames, EachRunIsLateAgainstItsOwnPeriod) {
   slow_pace.meta["cpu"]["frame_period_ms"] = 80.0;
   for (LoadedFrame& f : slow_pace.frames) *f.frame_interval_us *= 10;
   const CompareResult r = compare_runs(run_of({game_frame("g", 200)}), run_of({slow_pace}), {});
-  EXPECT_EQ(row_of(r, "late (> period")->verdict, "ok");
-  EXPECT_EQ(row_of(r, "interval")->verdict, "slower");  // what a player feels, all the same
+  EXPECT_EQ(row_of(r, "late (> period")->outcome, CompareOutcome::ok);
+  EXPECT_EQ(row_of(r, "interval")->outcome,
+            CompareOutcome::slower);  // what a player feels, all the same
   ASSERT_EQ(r.warnings.size(), 1u);
   EXPECT_NE(r.warnings[0].find("kept another frame period"), std::string::npos) << r.warnings[0];
 }
@@ -154,6 +156,7 @@ LoadedScenario round_of(const std::string& study, const std::string& condition, 
   LoadedScenario s =
       game_frame(study + "/" + condition + "/round-" + std::to_string(round), 60, late_every);
   s.meta["scenario"]["study"] = {{"name", study}, {"condition", condition}, {"round", round}};
+  classify_scenario(s);
   return s;
 }
 
@@ -188,9 +191,9 @@ TEST_F(CompareStudies, RoundsArePooledPerConditionWhateverTheirCount) {
   for (const CompareRow& row : r.rows) {
     EXPECT_TRUE(row.scenario == "st/calm" || row.scenario == "st/busy") << row.scenario;
     if (row.scenario == "st/busy" && row.metric.starts_with("late"))
-      busy_late = row.verdict == "slower";
+      busy_late = row.outcome == CompareOutcome::slower;
     if (row.scenario == "st/calm") {
-      EXPECT_EQ(row.verdict, "ok") << row.metric;
+      EXPECT_EQ(row.outcome, CompareOutcome::ok) << row.metric;
     }
   }
   EXPECT_TRUE(busy_late);

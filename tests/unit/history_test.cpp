@@ -318,6 +318,7 @@ TEST(HistoryRows, AnUrgentStartWithoutItsEndIsStillALatency) {
   s.name = "cell";
   s.directory = run.directory / "cell";
   s.meta = {{"preemption", nlohmann::json::object()}};
+  classify_scenario(s);
   s.workloads = {"urgent"};
   for (std::uint32_t frame = 0; frame < 3; ++frame)
     s.records.push_back(record(frame, "urgent", "urgent", QueueType::compute, 100.0 * (frame + 1),

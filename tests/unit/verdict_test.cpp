@@ -11,6 +11,7 @@
 
 #include "analysis/csv_table.h"
 #include "analysis/student_t.h"
+#include "analysis/study_files.h"
 #include "timeline/export.h"
 
 namespace gpuoverlap {
@@ -153,9 +154,9 @@ TEST(Verdict, DetectedControlIsIntrusiveAndAnUndisturbedConditionIsNot) {
   const VerdictRow& calm = row_of(*v, "managed", "cpu_frame_us");
   EXPECT_EQ(calm.decision, Decision::non_intrusive);
   EXPECT_LE(*calm.ci_low, 1.0 + 0.05);
-  EXPECT_EQ(calm.role, "primary");
+  EXPECT_EQ(calm.role, EndpointRole::primary);
   EXPECT_EQ(row_of(*v, "managed", "gpu_duration_us:A").decision, Decision::diagnostic_within);
-  EXPECT_EQ(row_of(*v, "managed", "gpu_duration_us:A").role, "diagnostic");
+  EXPECT_EQ(row_of(*v, "managed", "gpu_duration_us:A").role, EndpointRole::diagnostic);
   ASSERT_EQ(v->conditions.size(), 2u);
   EXPECT_EQ(v->conditions[0].decision, Decision::non_intrusive);
   EXPECT_EQ(v->conditions[1].decision, Decision::intrusive);
@@ -185,7 +186,7 @@ TEST(Verdict, AnUndetectedControlMakesEveryOtherVerdictInconclusiveNoPower) {
   EXPECT_FALSE(v->control_detected);
   for (const VerdictRow& r : v->rows)
     if (!r.control) {
-      if (r.role == "primary")
+      if (r.role == EndpointRole::primary)
         EXPECT_EQ(r.decision, Decision::no_power) << r.metric;
       else
         EXPECT_FALSE(is_primary_decision(r.decision)) << r.metric << ": " << r.decision;
@@ -212,8 +213,8 @@ TEST(Verdict, TooFewFramesIsInconclusiveAndAStudyNeedsOneBaseline) {
   auto v = judge_study({&baseline, &managed}, VerdictSettings{});
   ASSERT_TRUE(v.ok());
   for (const VerdictRow& r : v->rows)
-    EXPECT_EQ(r.decision,
-              r.role == "primary" ? Decision::inconclusive : Decision::diagnostic_unclear)
+    EXPECT_EQ(r.decision, r.role == EndpointRole::primary ? Decision::inconclusive
+                                                          : Decision::diagnostic_unclear)
         << r.metric;
   EXPECT_FALSE(judge_study({&managed}, VerdictSettings{}).ok());
   EXPECT_FALSE(judge_study({&baseline, &baseline}, VerdictSettings{}).ok());
@@ -540,9 +541,10 @@ TEST(Verdict, APacedFrameIsJudgedOnItsPacingAndItsComponentsAreDiagnostics) {
   // frame_interval_us: median; late_frames and stutters: tail.
   EXPECT_EQ(v->tests, 3u);
   EXPECT_EQ(v->rows.front().metric, "frame_interval_us");
-  EXPECT_EQ(v->rows.front().tests, "median");
+  EXPECT_EQ(v->rows.front().tests, EndpointTests::median);
   const VerdictRow& phase = row_of(*v, "managed", "cpu_phase_us");
-  EXPECT_EQ(phase.role, "diagnostic") << "a paced frame's CPU phase says where time went";
+  EXPECT_EQ(phase.role, EndpointRole::diagnostic)
+      << "a paced frame's CPU phase says where time went";
   EXPECT_EQ(phase.decision, Decision::diagnostic_worse);
   EXPECT_NEAR(*phase.effect_us, 750.0, 30.0);
   const VerdictRow& submit = row_of(*v, "managed", "cpu_submit_us");
@@ -550,7 +552,7 @@ TEST(Verdict, APacedFrameIsJudgedOnItsPacingAndItsComponentsAreDiagnostics) {
   EXPECT_NEAR(*submit.effect_us, 20.0, 1.0) << "20 µs more, in µs";
   EXPECT_NEAR(*submit.effect_share, 20.0 / 8000.0, 1e-3) << "as a share of the 8 ms period";
   EXPECT_NE(submit.note.find("does not decide"), std::string::npos) << submit.note;
-  EXPECT_EQ(row_of(*v, "managed", "cpu_frame_us").role, "diagnostic");
+  EXPECT_EQ(row_of(*v, "managed", "cpu_frame_us").role, EndpointRole::diagnostic);
   EXPECT_EQ(v->conditions[0].decision, Decision::non_intrusive) << "diagnostics alone never decide";
   const VerdictRow& hit = row_of(*v, "unmanaged", "stutters");
   EXPECT_EQ(hit.decision, Decision::intrusive);
@@ -889,7 +891,7 @@ TEST(HostBursts, AreNamedCountedAndMayNotDecideAVerdictAlone) {
             std::string::npos)
       << v->summary;
   for (const VerdictRow& row : v->rows) {
-    if (row.condition == "managed" && row.role == "primary") {
+    if (row.condition == "managed" && row.role == EndpointRole::primary) {
       EXPECT_NE(row.decision, Decision::intrusive) << row.metric;
     }
   }
@@ -1204,7 +1206,7 @@ TEST(Verdict, FramesWithADisturbedPollStampAreLeftOutAndCounted) {
   EXPECT_EQ(row_of(*v, "unmanaged", "gpu_span_us").frames, 3000 - disturbed)
       << "no timestamps: the span is on the poll clock";
   const VerdictRow& moved = row_of(*v, "unmanaged", "poll_disturbed");
-  EXPECT_EQ(moved.tests, "tail");
+  EXPECT_EQ(moved.tests, EndpointTests::tail);
   EXPECT_EQ(moved.frames, 3000u);
   EXPECT_FALSE(moved.ratio_p50) << "a share of 0/1 frames has no median ratio";
   EXPECT_NEAR(*moved.tail_rate, 1.0 / 3, 0.01);

@@ -305,6 +305,7 @@ LoadedScenario preemption_cell(const std::string& name, const std::string& load,
              {{"spec",
                {{"load", load}, {"priority", priority}, {"process", process}, {"period_ms", 1.0}}},
               {"priority_granted", priority}}}};
+  classify_scenario(s);
   for (std::size_t k = 0; k < starts_us.size(); ++k) {
     LoadedRecord u;
     u.frame = static_cast<std::uint32_t>(k), u.workload = "urgent", u.status = RecordStatus::ok;
@@ -361,9 +362,10 @@ TEST(ViewerScene, TheForestHasPrimaryEndpointsThenDiagnosticsThatMovedAndTheDose
   StudyVerdictTable table;
   auto row = [](std::string condition, std::string metric, bool primary, std::string verdict,
                 double ratio) {
-    StudyRow r;
-    r.condition = std::move(condition), r.metric = std::move(metric), r.primary = primary;
-    r.decision = parse_decision(verdict), r.ratio_p50 = ratio;
+    VerdictRow r;
+    r.condition = std::move(condition), r.metric = std::move(metric);
+    r.role = primary ? EndpointRole::primary : EndpointRole::diagnostic;
+    r.decision = *parse_decision(verdict), r.ratio_p50 = ratio;
     return r;
   };
   table.rows = {row("managed", "gpu_us", false, "diagnostic: within", 1.0),
@@ -373,7 +375,7 @@ TEST(ViewerScene, TheForestHasPrimaryEndpointsThenDiagnosticsThatMovedAndTheDose
                 row("t1", "wake_us", false, "diagnostic: worse", 1.5),
                 row("managed", "wake_us", false, "diagnostic: within", 1.0),
                 row("t4", "tail_only_us", true, "intrusive", 800.0)};
-  table.rows.back().tests_median = false;  // decided on its tail: no median curve
+  table.rows.back().tests = EndpointTests::tail;  // decided on its tail: no median curve
   EXPECT_EQ(forest_rows(table, false), (std::vector<std::size_t>{1, 2, 3, 6}))
       << "the primary rows, per endpoint in verdict.csv's order";
   EXPECT_EQ(forest_rows(table, true), (std::vector<std::size_t>{1, 2, 3, 6, 4}))
@@ -405,6 +407,7 @@ TEST(ViewerScene, UrgentLatenciesAreTheUrgentJobsStartsInSubmissionOrder) {
   }
   EXPECT_TRUE(urgent_latencies(s, Clock::ts).points.empty()) << "not a preemption scenario";
   s.meta = {{"preemption", nlohmann::json::object()}};
+  classify_scenario(s);
   const UrgentLatencies l = urgent_latencies(s, Clock::ts, 3);
   ASSERT_EQ(l.points.size(), 3u) << "the timeout has no latency";
   EXPECT_EQ(l.points[0].submission, 0u);
@@ -443,24 +446,36 @@ TEST(ViewerScene, AStudysVerdictIsFoundAboveItsScenarioAndNeverAboveTheFolderOpe
   ASSERT_EQ((*found)->rows.size(), 1u);
   EXPECT_EQ((*found)->rows[0].decision, Decision::non_intrusive);
   EXPECT_EQ((*found)->rows[0].ci_low, 0.99);
-  EXPECT_TRUE((*found)->rows[0].primary);
+  EXPECT_EQ((*found)->rows[0].role, EndpointRole::primary);
   EXPECT_DOUBLE_EQ((*found)->p50_margin, 0.05) << "no verdict.json: the default margins";
   EXPECT_TRUE((*found)->doses.empty());
-  // verdict.json beside it gives the margins and the control's doses, by threads; what is
-  // malformed there is left out, never thrown.
+  // verdict.json beside it gives the margins and the control's doses, by threads.
   std::ofstream(root / "study" / "verdict.json") << R"({
-    "settings": {"p50_margin": 0.02, "tail_margin": "x"},
-    "control_doses": [{"condition": "t4", "threads": 4}, {"condition": "t1", "threads": 1},
-                      {"condition": "bad", "threads": -2}, {"threads": 8}, 7],
-    "detected_from_threads": 4})";
+    "settings": {"p50_margin": 0.02},
+    "control_doses": [{"condition": "t4", "threads": 4, "verdict": "intrusive"},
+                      {"condition": "t1", "threads": 1, "verdict": "inconclusive"}],
+    "detected_from_threads": 4, "conditions": []})";
   auto with_json = study_verdict(root, s);
   ASSERT_TRUE(with_json.ok());
   EXPECT_DOUBLE_EQ((*with_json)->p50_margin, 0.02);
-  EXPECT_DOUBLE_EQ((*with_json)->tail_margin, 0.01);
+  EXPECT_DOUBLE_EQ((*with_json)->tail_margin, 0.01) << "absent: the default";
   ASSERT_EQ((*with_json)->doses.size(), 2u);
   EXPECT_EQ((*with_json)->doses[0].condition, "t1");
   EXPECT_EQ((*with_json)->doses[1].threads, 4u);
   EXPECT_EQ((*with_json)->detected_from_threads, 4u);
+  // A member of the wrong type makes verdict.json unreadable as a whole (it is checked once,
+  // where it is read): the margins go back to their defaults and there are no doses, and the
+  // table from verdict.csv still shows.
+  std::ofstream(root / "study" / "verdict.json") << R"({
+    "settings": {"p50_margin": 0.02, "tail_margin": "x"},
+    "control_doses": [{"condition": "t4", "threads": 4, "verdict": "intrusive"}],
+    "conditions": []})";
+  auto malformed = study_verdict(root, s);
+  ASSERT_TRUE(malformed.ok());
+  ASSERT_TRUE(*malformed);
+  EXPECT_DOUBLE_EQ((*malformed)->p50_margin, 0.05);
+  EXPECT_TRUE((*malformed)->doses.empty());
+  EXPECT_EQ((*malformed)->rows.size(), 1u);
   // Opened at the study's condition, the study's verdict above it is not looked at.
   auto below = study_verdict(root / "study" / "managed", s);
   ASSERT_TRUE(below.ok());
