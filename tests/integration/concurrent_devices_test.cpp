@@ -48,31 +48,13 @@ std::vector<Ran> scenarios_run(const fs::path& out) {
   return all;
 }
 
-class ConcurrentDevices : public ::testing::Test {
+class ConcurrentDevices : public TwoLavapipesRun<ConcurrentDevices> {
  protected:
   static void SetUpTestSuite() {
-    devices_ = new TwoLavapipes("concurrent");
-    out_ = new fs::path(scratch_path("concurrent", "rounds"));
-    fs::remove_all(*out_);
-    result_ =
-        new CommandResult(run_with("run default --frames 12 --warmup 1 --device all --concurrent "
-                                   "--concurrency-rounds 3 --out " +
-                                   out_->string()));
+    start("concurrent", "rounds",
+          "run default --frames 12 --warmup 1 --device all --concurrent --concurrency-rounds 3");
   }
-  static void TearDownTestSuite() {
-    fs::remove_all(*out_);
-    delete out_;
-    delete result_;
-    delete devices_;
-  }
-  static CommandResult run_with(const std::string& arguments) { return devices_->run(arguments); }
-  static TwoLavapipes* devices_;
-  static fs::path* out_;
-  static CommandResult* result_;
 };
-TwoLavapipes* ConcurrentDevices::devices_ = nullptr;
-fs::path* ConcurrentDevices::out_ = nullptr;
-CommandResult* ConcurrentDevices::result_ = nullptr;
 
 TEST_F(ConcurrentDevices, EachDeviceRunsTogetherAndAloneAndIsJudged) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
@@ -152,10 +134,8 @@ TEST_F(ConcurrentDevices, AStepStartsOnlyOnceEveryEarlierStepHasEnded) {
 }
 
 TEST_F(ConcurrentDevices, EveryToolReadsTheRun) {
-  ASSERT_EQ(result_->exit_code, 0) << result_->output;
-  const auto report = run_gpuoverlap("report " + out_->string());
-  ASSERT_EQ(report.exit_code, 0) << report.output;
-  const std::string page = read_text_file(*out_ / "report.md");
+  std::string page;
+  ASSERT_NO_FATAL_FAILURE(report_shared_run(page));
   EXPECT_NE(page.find("## Does one GPU's work disturb another's?"), std::string::npos) << page;
   EXPECT_NE(page.find("| `default` |"), std::string::npos) << page;
   // The devices' own answers come from the rounds each measured alone, pooled: the overlap
@@ -184,15 +164,8 @@ TEST_F(ConcurrentDevices, EveryToolReadsTheRun) {
   EXPECT_NE(own.find("## Neighbours: study `default`"), std::string::npos) << own;
   EXPECT_EQ(own.find("**4. Is background processing non-intrusive?** `default`"), std::string::npos)
       << "a study of neighbours is no background study";
-  const auto compared =
-      run_gpuoverlap("compare " + (*out_ / "gpu0").string() + " " + (*out_ / "gpu1").string());
-  EXPECT_TRUE(compared.exit_code == 0 || compared.exit_code == 1) << compared.output;
-  const fs::path plots = scratch_path("concurrent", "plots");
-  const auto plotted = run_command("/usr/bin/python3 " + std::string(GPUOVERLAP_SOURCE_DIR) +
-                                   "/plots/plot.py " + out_->string() + " --out " + plots.string());
-  EXPECT_EQ(plotted.exit_code, 0) << plotted.output;
-  EXPECT_TRUE(fs::exists(plots / "gpu0" / "default")) << plotted.output;
-  fs::remove_all(plots);
+  expect_devices_compared(*out_);
+  expect_devices_plotted(*out_, "concurrent", "gpu0/default");
   const fs::path db = scratch_path("concurrent", "h.sqlite");
   fs::remove(db);
   const auto kept = run_gpuoverlap("history ingest " + out_->string() + " --db " + db.string());
@@ -208,25 +181,15 @@ TEST_F(ConcurrentDevices, EveryToolReadsTheRun) {
   EXPECT_NE(shares.output.find("default · frame · same_queue_overlap_pct · ts"), std::string::npos)
       << shares.output;
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
-  const fs::path shot = scratch_path("concurrent", "view.png");
-  const auto viewed = run_gpuoverlap_on_display("view " + out_->string() +
-                                                " --scenario gpu1/default/together/round-1 "
-                                                "--screenshot " +
-                                                shot.string());
-  EXPECT_EQ(viewed.exit_code, 0) << viewed.output;
-  EXPECT_TRUE(fs::exists(shot));
-  fs::remove(shot);
-  fs::remove(shot.string() + ".layout.json");
+  expect_devices_viewed(*out_, "concurrent", "gpu1/default/together/round-1");
 }
 
 // Without rounds every scenario runs once on both devices, each started together.
 TEST_F(ConcurrentDevices, WithoutRoundsEachScenarioRunsOnEveryDeviceInStep) {
-  const fs::path out = scratch_path("concurrent", "plain");
-  fs::remove_all(out);
-  const auto r = run_with(
-      "run default barrier-cost --frames 3 --warmup 0 --device 0,1 "
-      "--concurrent --shared-cpus --out " +
-      out.string());
+  const fs::path out = fresh_path(scratch_path("concurrent", "plain"));
+  const auto r = run_into(
+      out,
+      "run default barrier-cost --frames 3 --warmup 0 --device 0,1 --concurrent --shared-cpus");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto run = read_json_or_discarded(out / "run.json");
   EXPECT_EQ(run["concurrent"]["rounds"], 0);

@@ -69,8 +69,7 @@ TEST(HistoryCli, ARunIsKeptOnceListedAndItsSeriesJudged) {
   // time each, so another content key), then the first judged against them: identical
   // values are inside their range, nothing changed.
   for (int copy = 1; copy <= 3; ++copy) {
-    const fs::path earlier = scratch("earlier-" + std::to_string(copy));
-    fs::remove_all(earlier);
+    const fs::path earlier = fresh_path(scratch("earlier-" + std::to_string(copy)));
     fs::copy(out, earlier, fs::copy_options::recursive);
     std::ofstream(earlier / "run.json")
         << "{\"started_at\":\"2026-01-0" << copy << "T00:00:00Z\",\"scenarios\":[{\"name\":"
@@ -91,8 +90,7 @@ TEST(HistoryCli, ARunIsKeptOnceListedAndItsSeriesJudged) {
                                     " --against-history --db " + db.string());
   EXPECT_EQ(alone.exit_code, 2) << alone.output;
   // `run --history`: a completed run keeps itself, after the four above.
-  const fs::path second = scratch("second");
-  fs::remove_all(second);
+  const fs::path second = fresh_path(scratch("second"));
   const auto run_kept = run_gpuoverlap("run default --frames 4 --warmup 1 --out " +
                                        second.string() + " --history " + db.string());
   ASSERT_EQ(run_kept.exit_code, 0) << run_kept.output;
@@ -219,8 +217,7 @@ TEST(HistoryCli, BadLocationsAndFoldersAreRefusedWithNothingWritten) {
   const auto unwritable = run_gpuoverlap("history list --db /proc/gpuoverlap-history.sqlite");
   EXPECT_EQ(unwritable.exit_code, 3) << unwritable.output;
   // run --history with no location anywhere: refused before any GPU work.
-  const fs::path out = scratch("never-run");
-  fs::remove_all(out);
+  const fs::path out = fresh_path(scratch("never-run"));
   const auto run = run_command("env -u GPUOVERLAP_DB " + std::string(GPUOVERLAP_BINARY) +
                                " run default --frames 2 --history --out " + out.string());
   EXPECT_EQ(run.exit_code, 2) << run.output;

@@ -24,31 +24,12 @@ namespace {
 namespace fs = std::filesystem;
 
 // Lavapipe twice: two devices, as on a host with two GPUs of one model.
-class TwoDevices : public ::testing::Test {
+class TwoDevices : public TwoLavapipesRun<TwoDevices> {
  protected:
   static void SetUpTestSuite() {
-    devices_ = new TwoLavapipes("multi-device");
-    out_ = new fs::path(scratch_path("multi-device", "run"));
-    fs::remove_all(*out_);
-    result_ = new CommandResult(run_gpuoverlap_with(
-        "run default barrier-cost --frames 4 --warmup 1 --device all --out " + out_->string()));
+    start("multi-device", "run", "run default barrier-cost --frames 4 --warmup 1 --device all");
   }
-  static void TearDownTestSuite() {
-    fs::remove_all(*out_);
-    delete out_;
-    delete result_;
-    delete devices_;
-  }
-  static CommandResult run_gpuoverlap_with(const std::string& arguments) {
-    return devices_->run(arguments);
-  }
-  static TwoLavapipes* devices_;
-  static fs::path* out_;
-  static CommandResult* result_;
 };
-TwoLavapipes* TwoDevices::devices_ = nullptr;
-fs::path* TwoDevices::out_ = nullptr;
-CommandResult* TwoDevices::result_ = nullptr;
 
 TEST_F(TwoDevices, AllRunsEveryDeviceEachInAFolderOfItsOwn) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
@@ -77,28 +58,19 @@ TEST_F(TwoDevices, AllRunsEveryDeviceEachInAFolderOfItsOwn) {
 }
 
 TEST_F(TwoDevices, EveryToolReadsTheRun) {
-  ASSERT_EQ(result_->exit_code, 0) << result_->output;
-  const auto report = run_gpuoverlap("report " + out_->string());
-  ASSERT_EQ(report.exit_code, 0) << report.output;
-  const std::string page = read_text_file(*out_ / "report.md");
+  std::string page;
+  ASSERT_NO_FATAL_FAILURE(report_shared_run(page));
   EXPECT_NE(page.find("# gpuoverlap report: 2 devices side by side"), std::string::npos) << page;
   EXPECT_NE(page.find("| scenario · workload | gpu0 | gpu1 | apart |"), std::string::npos) << page;
   EXPECT_NE(page.find("| `default` · Compute A |"), std::string::npos) << page;
   EXPECT_NE(page.find("[gpu1/report.md](gpu1/report.md)"), std::string::npos) << page;
   EXPECT_TRUE(fs::exists(*out_ / "gpu0" / "report.md"));
   EXPECT_TRUE(fs::exists(*out_ / "gpu1" / "report-details.md"));
-  const auto compared =
-      run_gpuoverlap("compare " + (*out_ / "gpu0").string() + " " + (*out_ / "gpu1").string());
-  EXPECT_TRUE(compared.exit_code == 0 || compared.exit_code == 1) << compared.output;
+  const auto compared = expect_devices_compared(*out_);
   // Which rows there are depends on the frames a loaded machine left undisturbed: the table is
   // there, judged.
   EXPECT_NE(compared.output.find("metrics changed beyond"), std::string::npos) << compared.output;
-  const fs::path plots = scratch_path("multi-device", "plots");
-  const auto plotted = run_command("/usr/bin/python3 " + std::string(GPUOVERLAP_SOURCE_DIR) +
-                                   "/plots/plot.py " + out_->string() + " --out " + plots.string());
-  EXPECT_EQ(plotted.exit_code, 0) << plotted.output;
-  EXPECT_TRUE(fs::exists(plots / "gpu1" / "default")) << plotted.output;
-  fs::remove_all(plots);
+  expect_devices_plotted(*out_, "multi-device", "gpu1/default");
   const fs::path db = scratch_path("multi-device", "h.sqlite");
   fs::remove(db);
   const auto kept = run_gpuoverlap("history ingest " + out_->string() + " --db " + db.string());
@@ -108,13 +80,7 @@ TEST_F(TwoDevices, EveryToolReadsTheRun) {
   EXPECT_NE(kept.output.find("run 2: kept " + (*out_ / "gpu1").string()), std::string::npos)
       << kept.output;
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
-  const fs::path shot = scratch_path("multi-device", "view.png");
-  const auto viewed = run_gpuoverlap_on_display(
-      "view " + out_->string() + " --scenario gpu1/default --screenshot " + shot.string());
-  EXPECT_EQ(viewed.exit_code, 0) << viewed.output;
-  EXPECT_TRUE(fs::exists(shot));
-  fs::remove(shot);
-  fs::remove(shot.string() + ".layout.json");
+  expect_devices_viewed(*out_, "multi-device", "gpu1/default");
 }
 
 // What records.csv.gz of `scenario_dir` says of frame `frame` on `clock`: each ok workload's
@@ -246,15 +212,13 @@ TEST_F(TwoDevices, TheViewerStacksTheScenarioChosenOnEveryDeviceOnOneTimeAxis) {
 }
 
 TEST_F(TwoDevices, AListRunsThoseDevicesInItsOrder) {
-  const fs::path out = scratch_path("multi-device", "list");
-  fs::remove_all(out);
-  const auto r =
-      run_gpuoverlap_with("run default --frames 2 --warmup 0 --device 1 --out " + out.string());
+  const fs::path out = fresh_path(scratch_path("multi-device", "list"));
+  const auto r = run_with("run default --frames 2 --warmup 0 --device 1 --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(fs::exists(out / "default" / "records.csv.gz")) << "one device: the usual layout";
   fs::remove_all(out);
   const auto listed =
-      run_gpuoverlap_with("run default --frames 2 --warmup 0 --device 1,0 --out " + out.string());
+      run_with("run default --frames 2 --warmup 0 --device 1,0 --out " + out.string());
   ASSERT_EQ(listed.exit_code, 0) << listed.output;
   const auto run = read_json_or_discarded(out / "run.json");
   ASSERT_EQ(run["devices"].size(), 2u);
@@ -266,12 +230,9 @@ TEST_F(TwoDevices, AListRunsThoseDevicesInItsOrder) {
 // A device whose frame is past its deadline stops its own scenarios, with the reason recorded;
 // the next device still runs. Three dispatches take tens of ms on lavapipe, far past 1 ms.
 TEST_F(TwoDevices, AFailedDeviceStopsItsOwnScenariosAndTheOthersRun) {
-  const fs::path out = scratch_path("multi-device", "timeout");
-  fs::remove_all(out);
-  const auto r = run_gpuoverlap_with(
-      "run three-dispatches --frames 3 --warmup 0 --timeout-ms 1 "
-      "--device 0,1 --out " +
-      out.string());
+  const fs::path out = fresh_path(scratch_path("multi-device", "timeout"));
+  const auto r =
+      run_into(out, "run three-dispatches --frames 3 --warmup 0 --timeout-ms 1 --device 0,1");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   const auto run = read_json_or_discarded(out / "run.json");
   ASSERT_EQ(run["devices"].size(), 2u) << r.output;
@@ -292,8 +253,8 @@ TEST_F(TwoDevices, BadListsAreRefusedBeforeAnyWorkNamingTheDevices) {
   for (const char* bad : {"--device 7", "--device 0,0", "--device all --device 1", "--device ''",
                           "--device 0,", "--device nothing-like-it,1"}) {
     fs::remove_all(out);
-    const auto r = run_gpuoverlap_with(std::string("run default --frames 2 ") + bad + " --out " +
-                                       out.string());
+    const auto r =
+        run_with(std::string("run default --frames 2 ") + bad + " --out " + out.string());
     EXPECT_EQ(r.exit_code, 2) << bad << "\n" << r.output;
     EXPECT_NE(r.output.find("devices: 0: llvmpipe"), std::string::npos) << bad << "\n" << r.output;
     EXPECT_NE(r.output.find("1: llvmpipe"), std::string::npos) << bad << "\n" << r.output;

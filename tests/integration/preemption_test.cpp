@@ -1,21 +1,28 @@
 // Preemption runs end to end on the default device (lavapipe on CI): a load past its deadline,
 // and the load in a second process (run --load-process):
 // the child's timeline is merged into the parent's output, and the child never outlives the
-// run: not after it ends, not after Ctrl-C, not after the parent is killed outright.
+// run: not after it ends, not after Ctrl-C, not after the parent is killed outright. And the
+// preemption matrix's rows in the shared `run --all` (AllPresets, all_presets.h).
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
+#include "all_presets.h"
 #include "analysis/csv_table.h"
 #include "preemption/preemption_analysis.h"
 #include "process_state.h"
@@ -44,8 +51,7 @@ pid_t load_process_pid(const std::string& output) {
 }
 
 TEST(LoadProcessRun, RunMergesTheChildsLoadAndTheChildIsGone) {
-  const fs::path out = preemption_scratch("run");
-  fs::remove_all(out);
+  const fs::path out = fresh_path(preemption_scratch("run"));
   const auto r = run_gpuoverlap(
       "run preemption-slow-shader-high --load-process --priority-fallback --duration-ms 300 "
       "--target-ms 20 --out " +
@@ -94,8 +100,7 @@ TEST(LoadProcessRun, RunMergesTheChildsLoadAndTheChildIsGone) {
 // towards 50 ms, far past a 5 ms --timeout-ms on lavapipe, and the run stops with exit 1, the
 // reason in meta.json and run.json, and its files written.
 TEST(PreemptionRun, ALoadPastItsDeadlineIsAReportedResult) {
-  const fs::path out = preemption_scratch("deadline");
-  fs::remove_all(out);
+  const fs::path out = fresh_path(preemption_scratch("deadline"));
   const auto start = std::chrono::steady_clock::now();
   const auto r = run_gpuoverlap(
       "run preemption-big-dispatch-normal --timeout-ms 5 --target-ms 50 --duration-ms 200 --out " +
@@ -190,8 +195,7 @@ int wait_exit(Started& s, std::chrono::seconds limit) {
 }
 
 TEST(LoadProcessRun, InterruptStopsTheChildAndKeepsWhatWasMeasured) {
-  const fs::path out = preemption_scratch("interrupt");
-  fs::remove_all(out);
+  const fs::path out = fresh_path(preemption_scratch("interrupt"));
   Started s = start_long_run(out);
   ASSERT_GT(s.parent, 0);
   ASSERT_GT(s.child, 0) << s.output;
@@ -212,8 +216,7 @@ TEST(LoadProcessRun, InterruptStopsTheChildAndKeepsWhatWasMeasured) {
 }
 
 TEST(LoadProcessRun, ChildDiesWithAKilledParent) {
-  const fs::path out = preemption_scratch("killed");
-  fs::remove_all(out);
+  const fs::path out = fresh_path(preemption_scratch("killed"));
   Started s = start_long_run(out);
   ASSERT_GT(s.parent, 0);
   ASSERT_GT(s.child, 0) << s.output;
@@ -222,6 +225,107 @@ TEST(LoadProcessRun, ChildDiesWithAKilledParent) {
   wait_exit(s, std::chrono::seconds(30));
   EXPECT_TRUE(gone_within(s.child, std::chrono::seconds(10))) << s.output;
   fs::remove_all(out);
+}
+
+// The preemption presets on lavapipe (one queue: the urgent job cannot overlap, let alone
+// preempt, so only invariants are checked, never timings): preemption.csv has its columns and
+// a row per urgent submission with a latency >= 0; urgent jobs run one after another; on a
+// shared queue no urgent job overlaps a load; summary.csv classifies the urgent job.
+TEST_F(AllPresets, PreemptionRowsHoldTheInvariants) {
+  ASSERT_EQ(result_->exit_code, 0) << result_->output;
+  std::size_t scenarios = 0;
+  for (const std::string& p : kScenarios) {
+    if (!is_preemption(p)) continue;
+    ++scenarios;
+    SCOPED_TRACE(p);
+    const auto meta = read_json_file(*out_ / p / "meta.json");
+    ASSERT_TRUE(meta.contains("preemption"));
+    EXPECT_TRUE(meta["failure"].is_null()) << meta["failure"];
+    EXPECT_FALSE(meta["preemption"]["load_sizes"].empty());
+    EXPECT_EQ(meta["preemption"]["baseline_loads"], 3);
+    const auto rows =
+        read_csv((*out_ / p / "preemption.csv").string(), preemption::kPreemptionColumns);
+    // 100 ms at 11.1 ms: 10 ticks, fewer where the CPU could not keep up (recorded as skipped).
+    EXPECT_EQ(rows.rows.size() + meta["preemption"]["skipped_ticks"].get<std::size_t>(), 10u);
+    ASSERT_GE(rows.rows.size(), 1u);
+    struct Span {
+      double start, end;
+    };
+    std::vector<Span> urgent;
+    for (std::size_t r = 0; r < rows.rows.size(); ++r) {
+      EXPECT_EQ(rows.at(r, "status"), "ok");
+      EXPECT_EQ(rows.at(r, "process"), "same");
+      const auto latency = rows.number(r, "latency_us");
+      ASSERT_TRUE(latency.has_value()) << r;
+      EXPECT_GE(*latency, 0.0);
+      const auto submit = rows.number(r, "submit_us");
+      ASSERT_TRUE(submit.has_value()) << r;
+      const auto start = rows.number(r, "poll_start_us"), end = rows.number(r, "poll_end_us");
+      if (start && end) {
+        EXPECT_LE(*submit, *start);
+        EXPECT_LE(*start, *end);
+        urgent.push_back({*start, *end});
+      }
+    }
+    // Times from CSVs, each a sum of numbers printed to 0.001 µs: equal times may differ by
+    // rounding (two events seen in one scan of a starved poller share one time).
+    constexpr double kRoundingUs = 0.01;
+    for (std::size_t k = 1; k < urgent.size(); ++k)
+      EXPECT_GE(urgent[k].start, urgent[k - 1].end - kRoundingUs)
+          << "urgent job " << k << " overlaps " << k - 1;
+    // Loads (records.csv, poll clock): never overlapping an urgent job on a shared queue. A
+    // load queued right behind another can miss a poll stamp when the poller lost its CPU (a
+    // loaded machine), so every load counts, and those with both stamps are checked.
+    const auto records = read_csv((*out_ / p / "records.csv.gz").string(), kRecordColumns);
+    std::set<std::string> load_frames;
+    std::map<std::string, Span> loads;
+    for (std::size_t r = 0; r < records.rows.size(); ++r) {
+      if (records.at(r, "workload") == "urgent") continue;
+      load_frames.insert(records.at(r, "frame"));
+      const auto t0 = records.number(r, "frame_t0_us");
+      const auto s = records.number(r, "poll_start_us"), e = records.number(r, "poll_end_us");
+      if (!s || !e) continue;
+      auto [it, inserted] = loads.try_emplace(records.at(r, "frame"), Span{*t0 + *s, *t0 + *e});
+      it->second.start = std::min(it->second.start, *t0 + *s);
+      it->second.end = std::max(it->second.end, *t0 + *e);
+    }
+    EXPECT_GE(load_frames.size(), 4u);  // 3 alone and at least one under the urgent job
+    if (meta["compute_queue_shared"].get<bool>()) {
+      for (const Span& u : urgent)
+        for (const auto& [frame, l] : loads) {
+          EXPECT_FALSE(u.start < l.end - kRoundingUs && l.start < u.end - kRoundingUs)
+              << "urgent job [" << u.start << ", " << u.end << "] overlaps load " << frame;
+        }
+    }
+    const auto summary = read_csv((*out_ / p / "summary.csv").string(), kSummaryColumns);
+    bool classified = false, slowdown = false;
+    for (std::size_t r = 0; r < summary.rows.size(); ++r) {
+      const std::string cls = summary.at(r, "preemption");
+      if (summary.at(r, "workload") != "urgent") {
+        EXPECT_TRUE(cls.empty());
+        continue;
+      }
+      if (cls == "unmeasured") {
+        // Only where the poller lost its CPU around every urgent start (lavapipe on a loaded
+        // machine): those starts are left out, and counted.
+        EXPECT_EQ(summary.at(r, "clock"), "poll");
+        EXPECT_GT(summary.number(r, "poll_disturbed").value_or(0), 0.0);
+        EXPECT_FALSE(summary.number(r, "latency_p50_us").has_value());
+        continue;
+      }
+      EXPECT_TRUE(cls == "preempts" || cls == "coarse" || cls == "blocked") << cls;
+      EXPECT_LE(*summary.number(r, "latency_p50_us"), *summary.number(r, "latency_p99_us"));
+      EXPECT_LE(*summary.number(r, "latency_p99_us"), *summary.number(r, "latency_max_us"));
+      // Where the poller (a CPU thread, starved on a loaded CI machine) missed a load's stamp,
+      // that clock has no load duration; the timestamps never miss one.
+      slowdown = slowdown || summary.number(r, "load_slowdown").has_value();
+      classified = true;
+    }
+    EXPECT_TRUE(classified);
+    EXPECT_TRUE(slowdown);
+  }
+  EXPECT_EQ(scenarios, 12u);  // preemption-matrix's; the twelve presets are not run again
+  EXPECT_NE(result_->output.find("preemption (latency, us)"), std::string::npos);
 }
 
 }  // namespace

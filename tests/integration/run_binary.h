@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 namespace gpuoverlap {
@@ -25,6 +26,12 @@ inline CommandResult run_command(const std::string& command_line) {
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+// `path`, with whatever an earlier run left there removed: a run's --out, a scratch folder.
+inline std::filesystem::path fresh_path(const std::filesystem::path& path) {
+  std::filesystem::remove_all(path);
+  return path;
 }
 
 inline CommandResult run_gpuoverlap(const std::string& arguments) {

@@ -1,7 +1,7 @@
 // The main job's other shapes end to end: a preemption matrix with each load in a second
-// process, read by report, compare and plot.py (`run --all` itself is in run_presets_test), the
-// smaller default sizes of a CPU device, and results of the first release (before frames.csv,
-// the shader clock's columns and trace.json.gz) read by every tool.
+// process, read by report, compare and plot.py (`run --all` itself is in the AllPresets tests,
+// all_presets.h), the smaller default sizes of a CPU device, and results of the first release
+// (before frames.csv, the shader clock's columns and trace.json.gz) read by every tool.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

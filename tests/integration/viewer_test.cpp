@@ -377,8 +377,7 @@ TEST(LiveScript, ASessionRunsWithoutADisplay) {
 }
 
 TEST(ViewerLive, WithoutADisplayNothingRuns) {
-  const fs::path out = temp_dir("live-nodisplay");
-  fs::remove_all(out);
+  const fs::path out = fresh_path(temp_dir("live-nodisplay"));
   const auto r = run_command("env -u DISPLAY -u WAYLAND_DISPLAY " + std::string(GPUOVERLAP_BINARY) +
                              " run default --live --out " + out.string());
   EXPECT_EQ(r.exit_code, 2) << r.output;
@@ -393,8 +392,7 @@ TEST(ViewerLive, WithoutADisplayNothingRuns) {
 // compare's rows for it. A copy draws every bar where the first does; a folder without the
 // scenario says so.
 TEST_F(Viewer, TwoFoldersAreShownOneAboveTheOtherOnOneTimeRange) {
-  const fs::path copy = temp_dir("copy");
-  fs::remove_all(copy);
+  const fs::path copy = fresh_path(temp_dir("copy"));
   fs::copy(*out_, copy, fs::copy_options::recursive);
   const fs::path shot = temp_dir("ab.png");
   auto r = run_gpuoverlap_on_display("view " + out_->string() + " " + copy.string() +
@@ -417,8 +415,7 @@ TEST_F(Viewer, TwoFoldersAreShownOneAboveTheOtherOnOneTimeRange) {
   EXPECT_GT(b["compare_rows"].get<int>(), 0);
   EXPECT_EQ(b["compare_changed"], 0) << "a copy has not changed";
 
-  const fs::path other = temp_dir("other");
-  fs::remove_all(other);
+  const fs::path other = fresh_path(temp_dir("other"));
   ASSERT_EQ(run_gpuoverlap("run three-dispatches --frames 2 --warmup 0 --out " + other.string())
                 .exit_code,
             0);
@@ -440,8 +437,7 @@ TEST_F(Viewer, TwoFoldersAreShownOneAboveTheOtherOnOneTimeRange) {
 // A preemption scenario: every measured urgent job's latency in order, and its histogram, as
 // preemption.csv lists them.
 TEST(ViewerPreemption, TheUrgentLatenciesAreEveryUrgentJobOfPreemptionCsv) {
-  const fs::path out = temp_dir("preemption");
-  fs::remove_all(out);
+  const fs::path out = fresh_path(temp_dir("preemption"));
   const std::string preset = "preemption-slow-shader-high";
   ASSERT_EQ(
       run_gpuoverlap("run " + preset + " --priority-fallback --out " + out.string()).exit_code, 0);
