@@ -438,35 +438,49 @@ std::string latency_text(double us) {
   return us < 1000 ? fmt::format("{:.0f} µs", us) : fmt::format("{:.1f} ms", us / 1000.0);
 }
 
-int priority_rank(const std::string& priority) {
-  return priority == "normal" ? 0 : priority == "high" ? 1 : priority == "realtime" ? 2 : 3;
+// Lowest first; a cell whose priority meta.json did not say, last.
+int priority_rank(const std::optional<QueuePriority>& priority) {
+  return priority ? static_cast<int>(*priority) : 3;
 }
 
-std::string class_gloss(const std::string& preemption_class) {
-  if (preemption_class == "preempts") return "**preempts** (p99 under 100 µs)";
-  if (preemption_class == "coarse") return "**coarse** (p99 under the period)";
-  if (preemption_class == "blocked")
+std::string class_gloss(const std::optional<preemption::PreemptionClass>& preemption_class) {
+  if (preemption_class == preemption::PreemptionClass::preempts)
+    return "**preempts** (p99 under 100 µs)";
+  if (preemption_class == preemption::PreemptionClass::coarse)
+    return "**coarse** (p99 under the period)";
+  if (preemption_class == preemption::PreemptionClass::blocked)
     return "**blocked** (p99 past the period: the urgent job waits for the load's work)";
-  return "**" + preemption_class + "**";
+  return "**" + name_or_blank(preemption_class) + "**";
 }
 
 }  // namespace
 
-std::string preemption_load_line(const std::string& load, const std::string& process,
+std::string priority_text(const std::optional<QueuePriority>& priority) {
+  return priority ? std::string(to_string(*priority)) : std::string("?");
+}
+
+std::string name_or_blank(const std::optional<preemption::PreemptionClass>& preemption_class) {
+  return preemption_class
+             ? std::string(name_of(preemption::kPreemptionClassNames, *preemption_class))
+             : std::string();
+}
+
+std::string preemption_load_line(const std::string& load, preemption::ProcessMode process,
                                  std::vector<const PreemptionCell*> cells) {
   std::sort(cells.begin(), cells.end(), [](const PreemptionCell* a, const PreemptionCell* b) {
     return priority_rank(a->priority) < priority_rank(b->priority);
   });
-  std::string line =
-      fmt::format("`{}`{}: ", load, process == "same" ? "" : " (the load in a second process)");
+  std::string line = fmt::format(
+      "`{}`{}: ", load,
+      process == preemption::ProcessMode::same ? "" : " (the load in a second process)");
   const bool one_class = std::all_of(cells.begin(), cells.end(), [&](const PreemptionCell* c) {
     return c->preemption_class == cells.front()->preemption_class;
   });
   std::vector<std::string> figures;
   for (const PreemptionCell* c : cells)
-    figures.push_back(fmt::format("{}{} {} / {}", c->priority,
-                                  c->priority_granted != c->priority && c->priority_granted != "?"
-                                      ? " (granted " + c->priority_granted + ")"
+    figures.push_back(fmt::format("{}{} {} / {}", priority_text(c->priority),
+                                  c->priority_granted != c->priority && c->priority_granted
+                                      ? " (granted " + priority_text(c->priority_granted) + ")"
                                       : "",
                                   latency_text(c->p50_us), latency_text(c->p99_us)));
   if (one_class) {
@@ -476,7 +490,7 @@ std::string preemption_load_line(const std::string& load, const std::string& pro
   } else {
     std::vector<std::string> classes;
     for (std::size_t i = 0; i < cells.size(); ++i)
-      classes.push_back(figures[i] + " **" + cells[i]->preemption_class + "**");
+      classes.push_back(figures[i] + " **" + name_or_blank(cells[i]->preemption_class) + "**");
     line += fmt::format("p50 / p99 {}", fmt::join(classes, ", "));
   }
   // Did priority change anything: the highest priority's p50 and p99 against the lowest's. A
@@ -492,12 +506,12 @@ std::string preemption_load_line(const std::string& load, const std::string& pro
       return r >= 10 ? fmt::format("{:.0f}", r) : fmt::format("{:.2g}", r);
     };
     if (low.preemption_class == high.preemption_class && !beyond(p50_ratio) && !beyond(p99_ratio))
-      line += fmt::format("; priority changed nothing ({} against {}: within 1.5x)", high.priority,
-                          low.priority);
+      line += fmt::format("; priority changed nothing ({} against {}: within 1.5x)",
+                          priority_text(high.priority), priority_text(low.priority));
     else
       line +=
-          fmt::format("; {} against {}: p50 ×{}, p99 ×{} ({})", high.priority, low.priority,
-                      ratio_text(p50_ratio), ratio_text(p99_ratio),
+          fmt::format("; {} against {}: p50 ×{}, p99 ×{} ({})", priority_text(high.priority),
+                      priority_text(low.priority), ratio_text(p50_ratio), ratio_text(p99_ratio),
                       p50_ratio <= 1 && p99_ratio <= 1   ? "priority helps"
                       : p50_ratio >= 1 && p99_ratio >= 1 ? "priority made it slower"
                                                          : "the median and the tail moved apart");
@@ -515,15 +529,16 @@ void answer_preemption(std::string& out, const LoadedRun& run, const PreemptionC
   out += "**5. How fast does high-priority compute get the GPU?** ";
   // One line per load (and process mode), in run order: a load's class decides whether
   // priority can help at all.
-  std::vector<std::pair<std::string, std::string>> order;  // process, load
-  std::map<std::pair<std::string, std::string>, std::vector<const PreemptionCell*>> groups;
+  std::vector<std::pair<preemption::ProcessMode, std::string>> order;  // process, load
+  std::map<std::pair<preemption::ProcessMode, std::string>, std::vector<const PreemptionCell*>>
+      groups;
   for (const PreemptionCell& c : read.cells) {
     const std::pair key{c.process, c.load};
     if (!groups.contains(key)) order.push_back(key);
     groups[key].push_back(&c);
   }
   std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
-    return (a.first == "same") > (b.first == "same");
+    return (a.first == preemption::ProcessMode::same) > (b.first == preemption::ProcessMode::same);
   });
   if (groups.empty()) {
     out += read.damaged.empty() ? "Not measured: run `preemption-matrix`.\n\n"
@@ -578,26 +593,32 @@ PreemptionCells preemption_cells(const LoadedRun& run) {
       return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>()
                                                                     : std::string("?");
     };
+    auto priority = [&](const nlohmann::json& j, const char* key) {
+      return value_of(kQueuePriorityNames, text(j, key));
+    };
     try {
       const auto summary = read_csv((s.directory / "summary.csv").string(), kSummaryColumns);
       std::optional<PreemptionCell> cell;
-      for (const char* clock : {"poll", "ts"})
+      for (const Clock clock : {Clock::poll, Clock::ts})
         for (std::size_t r = 0; r < summary.rows.size() && !cell; ++r)
-          if (summary.at(r, "workload") == "urgent" && summary.at(r, "clock") == clock) {
+          if (summary.at(r, "workload") == "urgent" && summary.at(r, "clock") == to_string(clock)) {
             const auto p50 = summary.number(r, "latency_p50_us");
             const auto p99 = summary.number(r, "latency_p99_us");
             if (!p50 || !p99) continue;
-            cell = PreemptionCell{relative_of(run, s),
-                                  text(spec, "load"),
-                                  text(spec, "priority"),
-                                  text(p, "priority_granted"),
-                                  p.contains("process") ? text(p, "process") : "same",
-                                  clock,
-                                  summary.at(r, "preemption"),
-                                  *p50,
-                                  *p99,
-                                  summary.number(r, "deadline_misses").value_or(0),
-                                  summary.number(r, "load_slowdown")};
+            cell = PreemptionCell{
+                relative_of(run, s),
+                text(spec, "load"),
+                priority(spec, "priority"),
+                priority(p, "priority_granted"),
+                p.contains("process") ? value_of(preemption::kProcessModeNames, text(p, "process"))
+                                            .value_or(preemption::ProcessMode::same)
+                                      : preemption::ProcessMode::same,
+                clock,
+                value_of(preemption::kPreemptionClassNames, summary.at(r, "preemption")),
+                *p50,
+                *p99,
+                summary.number(r, "deadline_misses").value_or(0),
+                summary.number(r, "load_slowdown")};
           }
       if (cell) out.cells.push_back(*cell);
     } catch (const std::exception&) {

@@ -17,6 +17,9 @@
 #include "analysis/csv_table.h"
 #include "analysis/results.h"
 #include "analysis/study_files.h"
+#include "preemption/preemption_analysis.h"
+#include "queues/queue_model.h"
+#include "scenarios/preemption_spec.h"
 
 namespace gpuoverlap {
 
@@ -40,7 +43,12 @@ std::optional<Clock> answer_clock(const LoadedScenario& scenario);
 // else the timestamp clock's): a cell of a matrix, or a preemption preset run alone.
 struct PreemptionCell {
   std::string relative;  // the scenario's folder under the results
-  std::string load, priority, priority_granted, process, clock, preemption_class;
+  std::string load;      // the load's name ("?" where meta.json names none)
+  // Asked and granted (none where meta.json says neither).
+  std::optional<QueuePriority> priority, priority_granted;
+  preemption::ProcessMode process = preemption::ProcessMode::same;
+  Clock clock = Clock::poll;
+  std::optional<preemption::PreemptionClass> preemption_class;  // none where summary.csv names none
   double p50_us = 0, p99_us = 0, misses = 0;
   std::optional<double> load_slowdown;
 };
@@ -50,11 +58,16 @@ struct PreemptionCells {
 };
 PreemptionCells preemption_cells(const LoadedRun& run);
 
-// Answer 5's line for one load (and process mode: "same" or "separate"): its class and each
+// A priority as the files name it; "?" where they named none.
+std::string priority_text(const std::optional<QueuePriority>& priority);
+// A class as summary.csv names it; "" where it named none.
+std::string name_or_blank(const std::optional<preemption::PreemptionClass>& preemption_class);
+
+// Answer 5's line for one load (and process mode): its class and each
 // priority's p50 / p99, and whether priority changed anything (the highest priority's p50 and
 // p99 against the lowest's, beyond 1.5x either way, or another class). `cells`: that load's
 // cells, any order.
-std::string preemption_load_line(const std::string& load, const std::string& process,
+std::string preemption_load_line(const std::string& load, preemption::ProcessMode process,
                                  std::vector<const PreemptionCell*> cells);
 
 // The dependency gaps (consumer start minus producer end) of every scenario the answers read

@@ -34,6 +34,7 @@
 
 #include "core/enum_names.h"
 #include "core/input_file.h"
+#include "timeline/results_format.h"
 
 namespace gpuoverlap {
 
@@ -89,6 +90,17 @@ struct CsvTable {
     return "line " + std::to_string(row + 2) + ", column " + std::string(column);
   }
 };
+
+// A results file's columns against their declaration (timeline/results_format.h): every column
+// that every file of format `version` has must be there; the others, absent from an older
+// file, read as empty. Throws std::runtime_error naming the first one missing.
+template <std::size_t N>
+void check_columns(const CsvTable<N>& table, const std::array<ColumnSpec, N>& specs,
+                   std::uint32_t version) {
+  for (std::size_t i = 0; i < N; ++i)
+    if (!table.present[i] && specs[i].since <= version)
+      throw std::runtime_error("missing column " + std::string(specs[i].name));
+}
 
 // A read_csv failure as one line naming the file once: the errors of reading the file name it
 // already, the parser's name a line and column only.

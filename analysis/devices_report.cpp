@@ -178,7 +178,7 @@ std::string devices_report(const std::vector<DeviceResults>& devices) {
     for (const PreemptionCell& c : preemption_cells(d.run).cells) {
       Cell cell;
       cell.value = c.p50_us;
-      cell.text = fmt::format("{:.4g} / {:.4g} µs ({})", c.p50_us, c.p99_us, c.clock);
+      cell.text = fmt::format("{:.4g} / {:.4g} µs ({})", c.p50_us, c.p99_us, to_string(c.clock));
       cells.emplace_back("`" + c.relative + "`", cell);
     }
     return cells;

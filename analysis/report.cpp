@@ -381,10 +381,11 @@ void preemption_table(std::string& out, const LoadedRun& run, const PreemptionCe
       "the period | load slowdown | class |\n|---|---|---|---|---|---|---|---|---|---|\n";
   for (const PreemptionCell& c : read.cells)
     out += fmt::format("| {} | {} | {} → {} | {} | {} | {:.1f} | {:.1f} | {:.0f} | {} | {} |\n",
-                       c.relative, c.load, c.priority, c.priority_granted, c.process, c.clock,
+                       c.relative, c.load, priority_text(c.priority),
+                       priority_text(c.priority_granted), to_string(c.process), to_string(c.clock),
                        c.p50_us, c.p99_us, c.misses,
                        c.load_slowdown ? fmt::format("{:.3f}", *c.load_slowdown) : "–",
-                       c.preemption_class.empty() ? "–" : c.preemption_class);
+                       c.preemption_class ? name_or_blank(c.preemption_class) : "–");
   std::set<std::string> matrices;  // the folders of cells, each drawn as one heat map
   for (const PreemptionCell& c : read.cells)
     if (const auto slash = c.relative.rfind('/'); slash != std::string::npos)

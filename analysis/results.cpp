@@ -85,6 +85,24 @@ Status check_fields(const nlohmann::json& j, std::initializer_list<JsonField> fi
   return ok_status();
 }
 
+}  // namespace
+
+Result<std::uint32_t> format_version_of(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object() || !j.contains("format_version")) return std::uint32_t{0};
+  const nlohmann::json& v = j["format_version"];
+  if (!v.is_number_unsigned() || v.get<std::uint64_t>() > 1'000'000)
+    return make_error(where + ": 'format_version' must be a whole number");
+  const auto version = v.get<std::uint32_t>();
+  if (version > kResultsFormatVersion)
+    return make_error(fmt::format(
+        "{}: results format {}, newer than this gpuoverlap reads ({}): read it with the "
+        "gpuoverlap that wrote it or a newer one",
+        where, version, kResultsFormatVersion));
+  return version;
+}
+
+namespace {
+
 Status check_meta(const nlohmann::json& meta, const std::string& where) {
   return check_fields(meta,
                       {{"/scenario", JsonType::object},
@@ -169,7 +187,8 @@ std::string platform_of(const nlohmann::json& meta) {
 namespace {
 
 // records.csv(.gz) of `directory` into `s`: its records, workloads and name.
-Status load_records(const std::filesystem::path& directory, LoadedScenario& s) {
+Status load_records(const std::filesystem::path& directory, LoadedScenario& s,
+                    std::uint32_t version) {
   // records.csv.gz since results were compressed; records.csv before (and by hand).
   std::filesystem::path records = directory / "records.csv.gz";
   std::error_code exists_ec;
@@ -178,16 +197,7 @@ Status load_records(const std::filesystem::path& directory, LoadedScenario& s) {
     records = directory / "records.csv";
   try {
     const auto table = read_csv(records.string(), kRecordColumns, /*allow_missing=*/true);
-    for (std::size_t i = 0; i < kRecordColumns.size(); ++i) {
-      // Columns appended after the first release: older results still load.
-      const bool appended_later =
-          kRecordColumns[i] == "frame_t0_us" || kRecordColumns[i] == "clk_start_us" ||
-          kRecordColumns[i] == "clk_end_us" || kRecordColumns[i] == "flags" ||
-          kRecordColumns[i] == "variant" || kRecordColumns[i] == "poll_start_window_us" ||
-          kRecordColumns[i] == "poll_end_window_us" || kRecordColumns[i] == "poll_disturbed";
-      if (!table.present[i] && !appended_later)
-        return make_error(records.string() + ": missing column " + std::string(kRecordColumns[i]));
-    }
+    check_columns(table, kRecordFile, version);
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
       LoadedRecord record;
       record.frame = static_cast<std::uint32_t>(table.unsigned_integer(r, "frame"));
@@ -261,9 +271,11 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
   auto meta = read_json(directory / "meta.json");
   if (!meta) return meta.error();
   GPUOVERLAP_TRY(check_meta(*meta, (directory / "meta.json").string()));
+  const auto version = format_version_of(*meta, (directory / "meta.json").string());
+  if (!version) return version.error();
   s.meta = *meta;
   if (records_required == RecordsRequired::no && summary_only(directory)) {
-    auto summary = load_summary(directory / "summary.csv");
+    auto summary = load_summary(directory / "summary.csv", *version);
     if (!summary) return summary.error();
     s.has_records = false;
     s.summary = std::move(*summary);
@@ -273,7 +285,7 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
     // summary.csv names its scenario in each row, as records.csv does.
     if (!s.summary.empty()) s.name = s.summary.front().scenario;
   } else {
-    GPUOVERLAP_TRY(load_records(directory, s));
+    GPUOVERLAP_TRY(load_records(directory, s, *version));
   }
   if (s.name.empty())
     s.name = s.meta.value("scenario", nlohmann::json::object())
@@ -282,13 +294,13 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
   const std::filesystem::path frames = directory / "frames.csv";
   std::error_code ec;
   if (std::filesystem::exists(frames, ec)) {
-    auto loaded = load_frames(frames);
+    auto loaded = load_frames(frames, *version);
     if (!loaded) return loaded.error();
     s.frames = std::move(*loaded);
   }
   const std::filesystem::path background = directory / "background.csv";
   if (std::filesystem::exists(background, ec)) {
-    auto loaded = load_background(background);
+    auto loaded = load_background(background, *version);
     if (!loaded) return loaded.error();
     s.background_tasks = std::move(*loaded);
   }
@@ -297,25 +309,14 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
 
 namespace {
 
-// The first `required` columns of `table` are in every version of its file; the rest were
-// appended later and may be missing. The error for the first one missing, naming the file.
-template <std::size_t N>
-std::optional<Error> missing_column(const CsvTable<N>& table, std::size_t required,
-                                    const std::filesystem::path& file) {
-  for (std::size_t i = 0; i < required && i < N; ++i)
-    if (!table.present[i])
-      return make_error(file.string() + ": missing column " + table.columns[i]);
-  return std::nullopt;
-}
-
 }  // namespace
 
-Result<std::vector<LoadedBackgroundTask>> load_background(const std::filesystem::path& csv) {
+Result<std::vector<LoadedBackgroundTask>> load_background(const std::filesystem::path& csv,
+                                                          std::uint32_t version) {
   std::vector<LoadedBackgroundTask> tasks;
   try {
-    // The first fourteen columns are in every background.csv; the thread's were appended.
     const auto table = read_csv(csv.string(), kBackgroundColumns, /*allow_missing=*/true);
-    if (auto missing = missing_column(table, 14, csv)) return *std::move(missing);
+    check_columns(table, kBackgroundFile, version);
     auto whole = [&](std::size_t r, std::string_view column) -> std::optional<std::int64_t> {
       if (table.at(r, column).empty()) return std::nullopt;
       return static_cast<std::int64_t>(
@@ -351,13 +352,12 @@ Result<std::vector<LoadedBackgroundTask>> load_background(const std::filesystem:
   return tasks;
 }
 
-Result<std::vector<LoadedSummaryRow>> load_summary(const std::filesystem::path& summary_csv) {
+Result<std::vector<LoadedSummaryRow>> load_summary(const std::filesystem::path& summary_csv,
+                                                   std::uint32_t version) {
   std::vector<LoadedSummaryRow> rows;
   try {
-    // The first fourteen columns are in every summary.csv ever written; the rest were
-    // appended later (flagged_rows, the preemption columns, then the poll disturbance).
     const auto table = read_csv(summary_csv.string(), kSummaryColumns, /*allow_missing=*/true);
-    if (auto missing = missing_column(table, 14, summary_csv)) return *std::move(missing);
+    check_columns(table, kSummaryFile, version);
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
       LoadedSummaryRow row;
       row.scenario = table.at(r, "scenario");
@@ -378,16 +378,12 @@ Result<std::vector<LoadedSummaryRow>> load_summary(const std::filesystem::path& 
   return rows;
 }
 
-Result<std::vector<LoadedFrame>> load_frames(const std::filesystem::path& frames_csv) {
+Result<std::vector<LoadedFrame>> load_frames(const std::filesystem::path& frames_csv,
+                                             std::uint32_t version) {
   std::vector<LoadedFrame> frames;
   try {
-    // Every column but the first twelve was appended later: older results still load.
     const auto table = read_csv(frames_csv.string(), kFrameColumns, /*allow_missing=*/true);
-    for (std::string_view needed : {"frame", "status"}) {
-      const auto at = std::find(kFrameColumns.begin(), kFrameColumns.end(), needed);
-      if (!table.present[static_cast<std::size_t>(at - kFrameColumns.begin())])
-        return make_error(frames_csv.string() + ": missing column " + std::string(needed));
-    }
+    check_columns(table, kFrameFile, version);
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
       LoadedFrame f;
       f.frame = static_cast<std::uint32_t>(table.unsigned_integer(r, "frame"));
@@ -483,6 +479,7 @@ Result<LoadedRun> load_results(const std::filesystem::path& directory,
         ": no run.json and no records.csv.gz (not a directory written by gpuoverlap run)");
   run.run = *run_json;
   const std::string where = (directory / "run.json").string();
+  if (auto version = format_version_of(run.run, where); !version) return version.error();
   GPUOVERLAP_TRY(check_fields(
       run.run,
       {{"/scenarios", JsonType::array, JsonType::object}, {"/failure", JsonType::object_or_null}},

@@ -78,7 +78,9 @@ struct LoadedBackgroundTask {
 
 // background.csv of one scenario (untrusted: a missing column of the first fourteen, a bad
 // number or kind is an Error naming the file).
-Result<std::vector<LoadedBackgroundTask>> load_background(const std::filesystem::path& csv);
+// `version`: the folder's format version (meta.json's; timeline/results_format.h).
+Result<std::vector<LoadedBackgroundTask>> load_background(const std::filesystem::path& csv,
+                                                          std::uint32_t version = 0);
 
 // One row of summary.csv (timeline/export.h, kSummaryColumns): one workload on one clock, as
 // `run` summarized it from the records it wrote. Only what a reader without the records uses;
@@ -98,7 +100,8 @@ struct LoadedSummaryRow {
 
 // summary.csv of one scenario (untrusted: a missing column among the first fourteen, which
 // every version wrote, an unknown clock or a bad number is an Error naming the file).
-Result<std::vector<LoadedSummaryRow>> load_summary(const std::filesystem::path& summary_csv);
+Result<std::vector<LoadedSummaryRow>> load_summary(const std::filesystem::path& summary_csv,
+                                                   std::uint32_t version = 0);
 
 // What a scenario is: an urgent job against a load (preemption) or frames of workloads.
 enum class ScenarioKind { frames, preemption };
@@ -135,7 +138,13 @@ void classify_scenario(LoadedScenario& scenario);
 
 // frames.csv of one scenario (untrusted: a missing column or a bad number is an Error naming
 // the file, line and column).
-Result<std::vector<LoadedFrame>> load_frames(const std::filesystem::path& frames_csv);
+Result<std::vector<LoadedFrame>> load_frames(const std::filesystem::path& frames_csv,
+                                             std::uint32_t version = 0);
+
+// A folder's results format (run.json's or meta.json's `format_version`; 0 where a file written
+// before the format had a number has none), or an Error in one line when it is newer than this
+// build reads (timeline/results_format.h).
+Result<std::uint32_t> format_version_of(const nlohmann::json& file, const std::string& where);
 
 // What a player feels, as PresentMon and CapFrameX report it, over a scenario's ok frames: the
 // frame interval (start to start) p50/p99/p99.9, the 1 % low (the frame rate of the slowest

@@ -224,10 +224,8 @@ Result<std::vector<VerdictRow>> load_verdict_csv(const std::filesystem::path& fi
   std::vector<VerdictRow> rows;
   try {
     const auto csv = read_csv(file.string(), kVerdictColumns, /*allow_missing=*/true);
-    // The first release's columns, which every reader needs.
-    for (const std::string_view column : {"condition", "metric", "verdict"})
-      if (!csv.present[csv.index(column)])
-        throw std::runtime_error("no column " + std::string(column));
+    // verdict.csv has no format version of its own: the first release's columns are sure.
+    check_columns(csv, kVerdictFile, /*version=*/0);
     const bool has_role = csv.present[csv.index("role")];
     const bool has_tests = csv.present[csv.index("tests")];
     auto count = [&](std::size_t r, std::string_view column) -> std::size_t {

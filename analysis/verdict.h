@@ -30,20 +30,45 @@
 #include "core/enum_names.h"
 #include "core/result.h"
 #include "engine/suite_runner.h"
+#include "timeline/results_format.h"
 
 namespace gpuoverlap {
 
 // The first release's columns first, then ours (append, never reorder). p99_ci_low,
 // p99_ci_high and rank_p are retired (left empty): they judged frames as independent.
 // role, tests, effect_us and effect_share: docs/background.md, "The verdict".
-inline constexpr std::array<std::string_view, 31> kVerdictColumns = {
-    "condition",       "metric",      "baseline_p50", "p50",       "ratio_p50",
-    "ci_low",          "ci_high",     "baseline_p99", "p99",       "ratio_p99",
-    "verdict",         "p99_ci_low",  "p99_ci_high",  "rank_p",    "frames",
-    "baseline_frames", "control",     "note",         "tail_rate", "baseline_tail_rate",
-    "tail_excess",     "tail_ci_low", "tail_ci_high", "units",     "detectable_ratio",
-    "detectable_tail", "pairing",     "role",         "tests",     "effect_us",
-    "effect_share"};
+inline constexpr std::array<ColumnSpec, 31> kVerdictFile = {{{"condition", 0},
+                                                             {"metric", 0},
+                                                             {"baseline_p50", 0},
+                                                             {"p50", 0},
+                                                             {"ratio_p50", 0},
+                                                             {"ci_low", 0},
+                                                             {"ci_high", 0},
+                                                             {"baseline_p99", 0},
+                                                             {"p99", 0},
+                                                             {"ratio_p99", 0},
+                                                             {"verdict", 0},
+                                                             {"p99_ci_low", 0},
+                                                             {"p99_ci_high", 0},
+                                                             {"rank_p", 0},
+                                                             {"frames", 0},
+                                                             {"baseline_frames", 0},
+                                                             {"control", 0},
+                                                             {"note", 0},
+                                                             {"tail_rate", 1},
+                                                             {"baseline_tail_rate", 1},
+                                                             {"tail_excess", 1},
+                                                             {"tail_ci_low", 1},
+                                                             {"tail_ci_high", 1},
+                                                             {"units", 1},
+                                                             {"detectable_ratio", 1},
+                                                             {"detectable_tail", 1},
+                                                             {"pairing", 1},
+                                                             {"role", 1},
+                                                             {"tests", 1},
+                                                             {"effect_us", 1},
+                                                             {"effect_share", 1}}};
+inline constexpr auto kVerdictColumns = column_names(kVerdictFile);
 
 // What a verdict row is for: a primary endpoint decides, a diagnostic is reported with its
 // effect and never decides alone (verdict.csv's `role`).

@@ -143,6 +143,7 @@ Status write_run_json(const SuiteOptions& options, const std::string& started_at
                       const SuiteOutcome& outcome) {
   if (!options.write_run_json) return ok_status();
   nlohmann::json run = {
+      {"format_version", kResultsFormatVersion},
       {"started_at", started_at},
       {"command_line", options.command_line},
       {"tool", {{"name", "gpuoverlap"}, {"git_revision", GPUOVERLAP_GIT_REVISION}}},
@@ -547,6 +548,7 @@ Status write_devices_run_json(const std::filesystem::path& out, const std::strin
     if (failure.is_null() && run.outcome.failure) failure = error_json(*run.outcome.failure);
   }
   const nlohmann::json run = {
+      {"format_version", kResultsFormatVersion},
       {"started_at", started_at},
       {"command_line", command_line},
       {"tool", {{"name", "gpuoverlap"}, {"git_revision", GPUOVERLAP_GIT_REVISION}}},

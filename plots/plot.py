@@ -233,9 +233,27 @@ def check_fields(document, fields, path, required=()):
     return document
 
 
+# The newest results format this script reads: gpuoverlap's kResultsFormatVersion
+# (timeline/results_format.h; docs/output-format.md, "Format version").
+RESULTS_FORMAT_VERSION = 1
+
+
+def check_format_version(document, path):
+    """A run.json or meta.json of a newer results format than this script reads is refused in one
+    line rather than misread; a file without `format_version` predates the number (version 0)."""
+    version = document.get("format_version", 0) if isinstance(document, dict) else 0
+    if not isinstance(version, int) or isinstance(version, bool) or version < 0:
+        raise InputError(f"{path}: 'format_version' must be a whole number")
+    if version > RESULTS_FORMAT_VERSION:
+        raise InputError(f"{path}: results format {version}, newer than this plot.py reads "
+                         f"({RESULTS_FORMAT_VERSION}): use the plot.py of the gpuoverlap that "
+                         "wrote it")
+    return document
+
+
 def read_meta(directory):
     path = directory / "meta.json"
-    return check_fields(read_json(path), META_FIELDS, path)
+    return check_format_version(check_fields(read_json(path), META_FIELDS, path), path)
 
 
 def short(name):
@@ -1409,6 +1427,8 @@ def study_directories(results):
 def scenario_directories(results):
     if not results.is_dir():
         raise InputError(f"{results}: not a directory")
+    if (results / "run.json").is_file():
+        check_format_version(read_json(results / "run.json"), results / "run.json")
     # A study's conditions (and rounds) are nested: <study>/<condition>[/round-<r>].
     found = sorted({p.parent for pattern in ("records.csv.gz", "records.csv")
                     for p in results.rglob(pattern)

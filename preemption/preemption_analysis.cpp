@@ -115,11 +115,11 @@ std::vector<UrgentRow> urgent_rows(const Scenario& s, const ScenarioTimeline& t)
   return rows;
 }
 
-std::string classify(const std::optional<double>& p99_us, double period_ms) {
-  if (!p99_us) return "unmeasured";
-  if (*p99_us < kPreemptsLatencyUs) return "preempts";
-  if (*p99_us < period_ms * 1000.0) return "coarse";
-  return "blocked";
+PreemptionClass classify(const std::optional<double>& p99_us, double period_ms) {
+  if (!p99_us) return PreemptionClass::unmeasured;
+  if (*p99_us < kPreemptsLatencyUs) return PreemptionClass::preempts;
+  if (*p99_us < period_ms * 1000.0) return PreemptionClass::coarse;
+  return PreemptionClass::blocked;
 }
 
 ClockSummary summarize_clock(const Scenario& s, const ScenarioTimeline& t, std::string_view clock) {
@@ -164,16 +164,16 @@ ClockSummary summarize_clock(const Scenario& s, const ScenarioTimeline& t, std::
     out.load_slowdown = *out.load_contended_ms / *out.load_baseline_ms;
 
   out.classification = classify(out.latency_us[2], s.preemption->period_ms);
-  if (out.classification == "unmeasured") {
+  if (out.classification == PreemptionClass::unmeasured) {
     out.reason = out.disturbed > 0
                      ? "every urgent start on this clock was disturbed (the poller lost its CPU)"
                      : "no urgent submission has a start on this clock";
   } else {
     out.reason = fmt::format("p99 latency {:.1f} us {} ", *out.latency_us[2],
-                             out.classification == "preempts"
-                                 ? "<"
-                                 : (out.classification == "coarse" ? ">= 100 us, <" : ">="));
-    out.reason += out.classification == "preempts"
+                             out.classification == PreemptionClass::preempts ? "<"
+                             : out.classification == PreemptionClass::coarse ? ">= 100 us, <"
+                                                                             : ">=");
+    out.reason += out.classification == PreemptionClass::preempts
                       ? "100 us"
                       : fmt::format("the {:.1f} ms period", s.preemption->period_ms);
     if (running > 0)
@@ -204,7 +204,7 @@ std::vector<SummaryRow> summary_rows(const Scenario& s, const ScenarioTimeline& 
     for (int i = 0; i < 4; ++i) p.latency_us[i] = c.latency_us[i];
     p.deadline_misses = c.deadline_misses;
     p.load_slowdown = c.load_slowdown;
-    p.classification = c.classification;
+    p.classification = name_of(kPreemptionClassNames, c.classification);
     row.preemption = p;
   }
   return rows;
@@ -240,11 +240,12 @@ std::string preemption_table(const std::vector<TableLine>& lines) {
     auto cell = [](const std::optional<double>& v) {
       return v ? fmt::format("{:.1f}", *v) : std::string("-");
     };
-    out += fmt::format(
-        "{:<44} {:>5} {:>10} {:>10} {:>10} {:>10} {:>7} {:>8}  {}\n", line.scenario, c.clock,
-        cell(c.latency_us[0]), cell(c.latency_us[1]), cell(c.latency_us[2]), cell(c.latency_us[3]),
-        fmt::format("{}/{}", c.deadline_misses, c.submissions),
-        c.load_slowdown ? fmt::format("{:.2f}x", *c.load_slowdown) : "-", c.classification);
+    out +=
+        fmt::format("{:<44} {:>5} {:>10} {:>10} {:>10} {:>10} {:>7} {:>8}  {}\n", line.scenario,
+                    c.clock, cell(c.latency_us[0]), cell(c.latency_us[1]), cell(c.latency_us[2]),
+                    cell(c.latency_us[3]), fmt::format("{}/{}", c.deadline_misses, c.submissions),
+                    c.load_slowdown ? fmt::format("{:.2f}x", *c.load_slowdown) : "-",
+                    name_of(kPreemptionClassNames, c.classification));
   }
   return out;
 }

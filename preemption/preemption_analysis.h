@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/enum_names.h"
 #include "timeline/export.h"
 #include "timeline/records.h"
 
@@ -61,6 +62,16 @@ std::vector<LoadSpan> load_spans(const Scenario& s, const ScenarioTimeline& t,
                                  std::string_view clock);
 std::vector<UrgentRow> urgent_rows(const Scenario& s, const ScenarioTimeline& t);
 
+// How the urgent job got the GPU: preempts (p99 latency under 100 µs, kPreemptsLatencyUs),
+// coarse (under the period), blocked (longer), or unmeasured (no latency on the clock).
+// summary.csv's `preemption` column.
+enum class PreemptionClass { preempts, coarse, blocked, unmeasured };
+inline constexpr EnumNames<PreemptionClass, 4> kPreemptionClassNames{
+    {{PreemptionClass::preempts, "preempts"},
+     {PreemptionClass::coarse, "coarse"},
+     {PreemptionClass::blocked, "blocked"},
+     {PreemptionClass::unmeasured, "unmeasured"}}};
+
 // Latency statistics of one clock over the measured rows.
 struct ClockSummary {
   std::string clock;
@@ -72,12 +83,12 @@ struct ClockSummary {
   std::optional<double> load_baseline_ms, load_contended_ms;  // medians
   std::optional<double> load_slowdown;                        // contended / baseline
   double waited_for_load_pct = 0;  // of the rows with a load running at the submit
-  std::string classification;      // preempts | coarse | blocked | unmeasured
+  PreemptionClass classification = PreemptionClass::unmeasured;
   std::string reason;              // one line: why this class
 };
 
 // preempts: p99 latency < 100 µs (kPreemptsLatencyUs); coarse: p99 < period; blocked: longer.
-std::string classify(const std::optional<double>& p99_us, double period_ms);
+PreemptionClass classify(const std::optional<double>& p99_us, double period_ms);
 
 ClockSummary summarize_clock(const Scenario& s, const ScenarioTimeline& t, std::string_view clock);
 

@@ -247,7 +247,9 @@ Status write_scenario_results(const std::filesystem::path& directory, const Scen
   if (s.background)
     GPUOVERLAP_TRY(
         write_file_atomically(directory / "background.csv", background_csv(s, timeline)));
-  GPUOVERLAP_TRY(write_file_atomically(directory / "meta.json", meta.dump(2) + "\n"));
+  nlohmann::json versioned = meta;
+  versioned["format_version"] = kResultsFormatVersion;
+  GPUOVERLAP_TRY(write_file_atomically(directory / "meta.json", versioned.dump(2) + "\n"));
   // The trace is the largest file and derived from the records: written compressed (the Perfetto
   // UI and chrome://tracing open .json.gz as it is).
   auto trace = gzip_compress(chrome_trace(s, timeline, meta).dump() + "\n");

@@ -338,7 +338,8 @@ std::optional<PreemptionGrid> preemption_grid(const LoadedRun& run, std::size_t 
     cell.scenario = i;
     cell.load = text_of(spec, "load");
     cell.priority = text_of(spec, "priority");
-    cell.process = spec.is_object() && spec.contains("process") ? text_of(spec, "process") : "same";
+    cell.process = value_of(preemption::kProcessModeNames, text_of(spec, "process"))
+                       .value_or(preemption::ProcessMode::same);
     const auto period_ms = spec.is_object() ? spec.find("period_ms") : spec.end();
     if (spec.is_object() && period_ms != spec.end() && period_ms->is_number())
       cell.period_us = 1000.0 * period_ms->get<double>();
@@ -356,8 +357,9 @@ std::optional<PreemptionGrid> preemption_grid(const LoadedRun& run, std::size_t 
     }
     cell.p50_us = percentile(latencies, 50);
     cell.p99_us = percentile(latencies, 99);
-    const std::string column =
-        cell.process == "same" ? cell.priority : cell.priority + ", 2nd process";
+    const std::string column = cell.process == preemption::ProcessMode::same
+                                   ? cell.priority
+                                   : cell.priority + ", 2nd process";
     placed.emplace_back(index_of(grid.loads, cell.load), index_of(grid.columns, column),
                         grid.entries.size());
     grid.entries.push_back(std::move(cell));

@@ -14,6 +14,7 @@
 #include "analysis/results.h"
 #include "analysis/verdict.h"
 #include "layout/timeline_layout.h"
+#include "scenarios/preemption_spec.h"
 
 namespace gpuoverlap::viewer {
 
@@ -74,7 +75,8 @@ OverlapGrid overlap_grid(const std::vector<std::string>& workloads,
 // later than its period. nullopt: the scenario shown is not a preemption scenario.
 struct PreemptionGridCell {
   std::size_t scenario = 0;  // its index in LoadedRun::scenarios
-  std::string load, priority, process;
+  std::string load, priority;
+  preemption::ProcessMode process = preemption::ProcessMode::same;
   std::size_t submissions = 0, misses = 0;
   std::optional<double> p50_us, p99_us;  // nullopt: no urgent start on the clock
   double period_us = 0;

@@ -393,11 +393,11 @@ TEST(Report, AnswerFiveNamesEachLoadsClassAndWhetherPriorityChangedAnything) {
                        double p99) {
     return PreemptionCell{std::string("m/") + load + "-" + priority,
                           load,
-                          priority,
-                          priority,
-                          "same",
-                          "poll",
-                          cls,
+                          value_of(kQueuePriorityNames, priority),
+                          value_of(kQueuePriorityNames, priority),
+                          preemption::ProcessMode::same,
+                          Clock::poll,
+                          value_of(preemption::kPreemptionClassNames, std::string_view(cls)),
                           p50,
                           p99,
                           0,
@@ -406,8 +406,8 @@ TEST(Report, AnswerFiveNamesEachLoadsClassAndWhetherPriorityChangedAnything) {
   const PreemptionCell big[] = {cell("big-dispatch", "realtime", "blocked", 54711, 95285),
                                 cell("big-dispatch", "normal", "blocked", 54200, 94000),
                                 cell("big-dispatch", "high", "blocked", 54500, 95000)};
-  const std::string blocked =
-      preemption_load_line("big-dispatch", "same", {&big[0], &big[1], &big[2]});
+  const std::string blocked = preemption_load_line("big-dispatch", preemption::ProcessMode::same,
+                                                   {&big[0], &big[1], &big[2]});
   EXPECT_EQ(blocked,
             "`big-dispatch`: **blocked** (p99 past the period: the urgent job waits for the "
             "load's work) at every priority, p50 / p99 normal 54.2 ms / 94.0 ms, high 54.5 ms / "
@@ -415,14 +415,14 @@ TEST(Report, AnswerFiveNamesEachLoadsClassAndWhetherPriorityChangedAnything) {
             "normal: within 1.5x)");
   const PreemptionCell shader[] = {cell("slow-shader", "normal", "coarse", 900, 1400),
                                    cell("slow-shader", "realtime", "preempts", 41, 52)};
-  const std::string helped =
-      preemption_load_line("slow-shader", "separate", {&shader[0], &shader[1]});
+  const std::string helped = preemption_load_line("slow-shader", preemption::ProcessMode::separate,
+                                                  {&shader[0], &shader[1]});
   EXPECT_EQ(helped,
             "`slow-shader` (the load in a second process): p50 / p99 normal 900 µs / 1.4 ms "
             "**coarse**, realtime 41 µs / 52 µs **preempts**; realtime against normal: p50 "
             "×0.046, p99 ×0.037 (priority helps)");
   const PreemptionCell one[] = {cell("many-draws", "high", "preempts", 45, 50)};
-  EXPECT_EQ(preemption_load_line("many-draws", "same", {&one[0]}),
+  EXPECT_EQ(preemption_load_line("many-draws", preemption::ProcessMode::same, {&one[0]}),
             "`many-draws`: **preempts** (p99 under 100 µs), p50 / p99 high 45 µs / 50 µs");
 }
 

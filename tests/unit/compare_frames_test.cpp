@@ -100,6 +100,7 @@ TEST(CompareFrames, TheSameFramesChangeNothingAndAScenarioWithoutAGameFrameHasNo
   EXPECT_EQ(row_of(same, "critical path"), nullptr) << "no frame has one";
   LoadedScenario plain = game_frame("p", 100);
   plain.meta.erase("cpu");  // MJP's presets: frames.csv has the loop's cadence, no player's
+  classify_scenario(plain);
   const CompareResult r = compare_runs(run_of({plain}), run_of({plain}), {});
   for (const CompareRow& row : r.rows) EXPECT_EQ(row.section, CompareSection::workloads);
 }

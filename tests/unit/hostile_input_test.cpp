@@ -284,6 +284,29 @@ TEST_F(DamagedResults, WrongShapedRunJsonIsAnErrorNotAnAbort) {
   expect_refused("run.json", "is not relative to the results");
 }
 
+// A folder of a newer results format than this build reads is refused in one line, from
+// run.json or any scenario's meta.json, rather than misread; a folder of this version reads.
+TEST_F(DamagedResults, ANewerResultsFormatIsRefusedInOneLine) {
+  nlohmann::json meta = nlohmann::json::parse(read(scenario_ / "meta.json"));
+  EXPECT_EQ(meta["format_version"], kResultsFormatVersion) << "every meta.json says its format";
+  meta["format_version"] = kResultsFormatVersion + 1;
+  write(scenario_ / "meta.json", meta.dump());
+  expect_refused("meta.json", "newer than this gpuoverlap reads");
+  meta["format_version"] = "1";
+  write(scenario_ / "meta.json", meta.dump());
+  expect_refused("meta.json", "'format_version' must be a whole number");
+  meta["format_version"] = kResultsFormatVersion;
+  write(scenario_ / "meta.json", meta.dump());
+  write(dir_ / "run" / "run.json", nlohmann::json{{"format_version", kResultsFormatVersion + 1},
+                                                  {"scenarios", {{{"directory", "s"}}}}}
+                                       .dump());
+  expect_refused("run.json", "results format 2, newer than this gpuoverlap reads (1)");
+  write(dir_ / "run" / "run.json", nlohmann::json{{"format_version", kResultsFormatVersion},
+                                                  {"scenarios", {{{"directory", "s"}}}}}
+                                       .dump());
+  EXPECT_TRUE(load_results(dir_ / "run").ok());
+}
+
 TEST_F(DamagedResults, WrongTypedMetaJsonFieldsAreErrorsNamingTheField) {
   for (const auto& [field, value] :
        std::vector<std::pair<std::string, nlohmann::json>>{{"scenario", "s"},
@@ -387,6 +410,13 @@ TEST_F(DamagedResults, ADamagedFramesCsvIsRefusedWithLineAndColumn) {
       "poll_gap_max_us,bg_managed,bg_boosted,bg_unmanaged,status,bg_held,frame_interval_us\n";
   write(scenario_ / "frames.csv",
         header + "s,0,0,10,2,1,1,0,0,0,ok,0,\ns,1,8,10,2,1,1,0,0,0,ok,0,8000\n");
+  // Written in format 1, a frames.csv must have every column of that version.
+  expect_refused("frames.csv", "missing column stutter");
+  // A folder from before the format had a version: its first release's columns suffice.
+  nlohmann::json meta = nlohmann::json::parse(read(scenario_ / "meta.json"));
+  ASSERT_EQ(meta["format_version"], kResultsFormatVersion);
+  meta.erase("format_version");
+  write(scenario_ / "meta.json", meta.dump());
   auto loaded = load_results(dir_ / "run");
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
   ASSERT_EQ(loaded->scenarios.front().frames.size(), 2u) << "older columns only: still read";

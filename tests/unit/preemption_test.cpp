@@ -274,7 +274,7 @@ TEST(PreemptionAnalysis, ClassifiesPreemptsCoarseAndBlocked) {
                                                 synthetic(
                                                     s, [](std::uint32_t) { return 30.0; }, 20),
                                                 "poll");
-  EXPECT_EQ(preempts.classification, "preempts");
+  EXPECT_EQ(preempts.classification, PreemptionClass::preempts);
   EXPECT_EQ(preempts.deadline_misses, 0u);
   EXPECT_NEAR(*preempts.latency_us[2], 30, 1e-9);
   ASSERT_TRUE(preempts.load_slowdown);
@@ -284,7 +284,7 @@ TEST(PreemptionAnalysis, ClassifiesPreemptsCoarseAndBlocked) {
                       synthetic(
                           s, [](std::uint32_t k) { return 100.0 + 100 * (k % 5); }, 20),
                       "poll");
-  EXPECT_EQ(coarse.classification, "coarse");
+  EXPECT_EQ(coarse.classification, PreemptionClass::coarse);
   // Blocked: each job waits for the running load's end (loads end at 55 ms + 50 ms k).
   auto wait_for_load = [](std::uint32_t k) {
     const double submit = 10'000.0 * k + 1;
@@ -295,14 +295,14 @@ TEST(PreemptionAnalysis, ClassifiesPreemptsCoarseAndBlocked) {
     return 10.0;
   };
   const ClockSummary blocked = summarize_clock(s, synthetic(s, wait_for_load, 20), "poll");
-  EXPECT_EQ(blocked.classification, "blocked");
+  EXPECT_EQ(blocked.classification, PreemptionClass::blocked);
   EXPECT_GT(blocked.deadline_misses, 0u);
   EXPECT_DOUBLE_EQ(blocked.waited_for_load_pct, 100.0);
   EXPECT_NE(blocked.reason.find("waited for it to end"), std::string::npos) << blocked.reason;
-  EXPECT_EQ(classify(std::nullopt, 11.1), "unmeasured");
-  EXPECT_EQ(classify(99.9, 11.1), "preempts");
-  EXPECT_EQ(classify(100.0, 11.1), "coarse");
-  EXPECT_EQ(classify(11'100.0, 11.1), "blocked");
+  EXPECT_EQ(classify(std::nullopt, 11.1), PreemptionClass::unmeasured);
+  EXPECT_EQ(classify(99.9, 11.1), PreemptionClass::preempts);
+  EXPECT_EQ(classify(100.0, 11.1), PreemptionClass::coarse);
+  EXPECT_EQ(classify(11'100.0, 11.1), PreemptionClass::blocked);
 }
 
 TEST(PreemptionAnalysis, CsvHasTheColumnsAndARowPerSubmission) {
@@ -369,7 +369,7 @@ TEST(PreemptionAnalysis, ADisturbedPollStartIsLeftOutOfThePollLatencies) {
   EXPECT_EQ(poll.disturbed, late);
   EXPECT_EQ(poll.measured, 20 - late);
   EXPECT_NEAR(*poll.latency_us[3], 30, 1e-9) << "the late starts are not the maximum";
-  EXPECT_EQ(poll.classification, "preempts");
+  EXPECT_EQ(poll.classification, PreemptionClass::preempts);
   EXPECT_NE(poll.reason.find("5 submissions with a disturbed poll stamp left out"),
             std::string::npos)
       << poll.reason;
