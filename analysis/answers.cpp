@@ -373,7 +373,7 @@ void answer_background(std::string& out, const LoadedRun& run,
     const std::string& study = studies[k].name;
     if (k > 0) out += " ";
     if (!studies[k].verdict) {
-      out += fmt::format("`{}`: no verdict ({}).", study, missing_verdict_reason(run, study));
+      out += fmt::format("`{}`: no verdict ({}).", study, no_verdict_reason(run, studies[k]));
       continue;
     }
     const LoadedStudyVerdict& v = *studies[k].verdict;
@@ -783,8 +783,15 @@ std::vector<StudyFile> read_studies(const LoadedRun& run) {
     StudyFile file;
     file.name = name;
     file.neighbours = s.study->kind == StudyKind::neighbours;
-    if (auto verdict = load_verdict_json(run.directory / name / "verdict.json"))
+    const std::filesystem::path verdict_json = run.directory / name / "verdict.json";
+    if (auto verdict = load_verdict_json(verdict_json)) {
       file.verdict = std::move(*verdict);
+    } else if (std::error_code ec; std::filesystem::exists(verdict_json, ec)) {
+      // The loader's message starts with the file's full path; the report names it relatively.
+      const std::string prefix = verdict_json.string() + ": ";
+      const std::string& message = verdict.error().message;
+      file.verdict_error = message.starts_with(prefix) ? message.substr(prefix.size()) : message;
+    }
     if (auto rows = load_verdict_csv(run.directory / name / "verdict.csv"))
       file.rows = std::move(*rows);
     else
@@ -792,6 +799,12 @@ std::vector<StudyFile> read_studies(const LoadedRun& run) {
     studies.push_back(std::move(file));
   }
   return studies;
+}
+
+std::string no_verdict_reason(const LoadedRun& run, const StudyFile& study) {
+  if (!study.verdict_error.empty())
+    return fmt::format("`{}/verdict.json` is unreadable: {}", study.name, study.verdict_error);
+  return missing_verdict_reason(run, study.name);
 }
 
 ReportInputs read_report_inputs(const LoadedRun& run) {
@@ -835,8 +848,7 @@ std::string endpoint_effect(const VerdictRow& row, bool intervals) {
 }
 
 std::string neighbours_answer(const LoadedRun& run, const StudyFile& study) {
-  if (!study.verdict)
-    return fmt::format("no verdict ({}).", missing_verdict_reason(run, study.name));
+  if (!study.verdict) return fmt::format("no verdict ({}).", no_verdict_reason(run, study));
   std::string decision = "?";
   for (const ConditionVerdict& c : study.verdict->verdict.conditions)
     if (c.condition == "together")

@@ -157,13 +157,20 @@ AnswerScenarios answer_scenarios(const LoadedRun& run);
 struct StudyFile {
   std::string name;
   bool neighbours = false;
-  // verdict.json; none where it is missing or unreadable (missing_verdict_reason says why).
+  // verdict.json; none where it is missing or unreadable (no_verdict_reason says why).
   std::optional<LoadedStudyVerdict> verdict;
+  // Why verdict.json could not be read where it exists ("" when it was read or is missing),
+  // without the file's path (`conditions[0].verdict: 'fine' is none of …`).
+  std::string verdict_error;
   // verdict.csv's rows, and why they could not be read ("" when they could).
   std::vector<VerdictRow> rows;
   std::string rows_error;
 };
 std::vector<StudyFile> read_studies(const LoadedRun& run);
+
+// Why a study has no verdict: verdict.json's damage where it exists, else what its scenarios'
+// statuses say (missing_verdict_reason).
+std::string no_verdict_reason(const LoadedRun& run, const StudyFile& study);
 
 // A verdict.csv row's effect as text, what its endpoint tests: the median's ratio where it tests
 // that, the tail's excess where it tests that, each with its interval when `intervals`

@@ -35,12 +35,8 @@ std::string to_string(CompareMethod method) {
 }
 
 std::string compare_unit(const LoadedScenario& scenario) {
-  const nlohmann::json about = scenario.meta.value("scenario", nlohmann::json::object());
-  if (!about.is_object()) return scenario.name;
-  const nlohmann::json study = about.value("study", nlohmann::json::object());
-  if (!study.is_object() || !study.contains("round") || !study["round"].is_number_integer())
-    return scenario.name;
-  const std::string tail = "/round-" + std::to_string(study["round"].get<long long>());
+  if (!scenario.study || scenario.study->round == 0) return scenario.name;
+  const std::string tail = "/round-" + std::to_string(scenario.study->round);
   return scenario.name.ends_with(tail) ? scenario.name.substr(0, scenario.name.size() - tail.size())
                                        : scenario.name;
 }

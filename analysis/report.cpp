@@ -272,7 +272,7 @@ void study_tables(std::string& out, const LoadedRun& run, const std::vector<Stud
     if (!file.rows_error.empty())
       out += fmt::format("No verdict table: `{}/verdict.csv`: {}.\n\n", study, file.rows_error);
     if (!file.verdict) {
-      out += fmt::format("No verdict: {}.\n\n", missing_verdict_reason(run, study));
+      out += fmt::format("No verdict: {}.\n\n", no_verdict_reason(run, file));
       continue;
     }
     const StudyVerdict& verdict = file.verdict->verdict;

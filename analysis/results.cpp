@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <string_view>
@@ -260,7 +261,10 @@ void classify_scenario(LoadedScenario& s) {
     membership.kind =
         value_of(kStudyKindNames, kind.get<std::string>()).value_or(StudyKind::background);
   const nlohmann::json round = study.value("round", nlohmann::json());
-  if (round.is_number_unsigned()) membership.round = round.get<std::uint32_t>();
+  // Signed or unsigned as the JSON was built (a parsed 3 is unsigned, a constructed one not).
+  if (round.is_number_integer() && round.get<std::int64_t>() > 0 &&
+      round.get<std::int64_t>() <= std::numeric_limits<std::uint32_t>::max())
+    membership.round = static_cast<std::uint32_t>(round.get<std::int64_t>());
   s.study = std::move(membership);
 }
 
@@ -270,9 +274,10 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
   s.directory = directory;
   auto meta = read_json(directory / "meta.json");
   if (!meta) return meta.error();
-  GPUOVERLAP_TRY(check_meta(*meta, (directory / "meta.json").string()));
+  // The version first: a newer folder is refused in one line before its content is judged.
   const auto version = format_version_of(*meta, (directory / "meta.json").string());
   if (!version) return version.error();
+  GPUOVERLAP_TRY(check_meta(*meta, (directory / "meta.json").string()));
   s.meta = *meta;
   if (records_required == RecordsRequired::no && summary_only(directory)) {
     auto summary = load_summary(directory / "summary.csv", *version);

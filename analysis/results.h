@@ -76,8 +76,8 @@ struct LoadedBackgroundTask {
   bool operator==(const LoadedBackgroundTask&) const = default;
 };
 
-// background.csv of one scenario (untrusted: a missing column of the first fourteen, a bad
-// number or kind is an Error naming the file).
+// background.csv of one scenario (untrusted: a missing column the folder's version must have
+// (kBackgroundFile), a bad number or kind is an Error naming the file).
 // `version`: the folder's format version (meta.json's; timeline/results_format.h).
 Result<std::vector<LoadedBackgroundTask>> load_background(const std::filesystem::path& csv,
                                                           std::uint32_t version = 0);
@@ -98,8 +98,8 @@ struct LoadedSummaryRow {
   bool operator==(const LoadedSummaryRow&) const = default;
 };
 
-// summary.csv of one scenario (untrusted: a missing column among the first fourteen, which
-// every version wrote, an unknown clock or a bad number is an Error naming the file).
+// summary.csv of one scenario (untrusted: a missing column the folder's version must have
+// (kSummaryFile), an unknown clock or a bad number is an Error naming the file).
 Result<std::vector<LoadedSummaryRow>> load_summary(const std::filesystem::path& summary_csv,
                                                    std::uint32_t version = 0);
 

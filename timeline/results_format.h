@@ -9,7 +9,8 @@
 //   1  the first numbered format: every column listed with `since` 0 or 1.
 // Contract: columns are appended, never reordered or renamed; a new column gets the next
 // version, and kResultsFormatVersion moves with it. A reader refuses a folder of a newer
-// version than it knows (check_format_version).
+// version than it knows (analysis/results.h, format_version_of; plots/plot.py,
+// check_format_version).
 #pragma once
 
 #include <array>

@@ -306,8 +306,9 @@ std::string group_of_name(const std::string& name) {
   return slash == std::string::npos ? std::string() : name.substr(0, slash);
 }
 
+// A preemption scenario's spec, as classify_scenario decided its kind.
 const nlohmann::json* preemption_of(const LoadedScenario& s) {
-  if (!s.meta.is_object()) return nullptr;
+  if (s.kind != ScenarioKind::preemption || !s.meta.is_object()) return nullptr;
   const auto it = s.meta.find("preemption");
   return it != s.meta.end() && it->is_object() ? &*it : nullptr;
 }

@@ -1,9 +1,9 @@
 // libFuzzer target: a results folder with one damaged file, through everything that reads
 // results (load_results, metric_series on every clock, compare_runs, markdown_report). The
 // input's first line names the file it replaces (run.json, s/meta.json, s/records.csv,
-// s/summary.csv, z/records.csv.gz, study/verdict.json); the rest is its content: `s` keeps its
-// table as plain text (as older results do), so the CSV reader is fuzzed directly, and `z` as
-// gzip, so the inflating reader (damage, bombs) is too. Every other file is a valid one
+// s/summary.csv, z/records.csv.gz, study/verdict.json, study/verdict.csv); the rest is its content:
+// `s` keeps its table as plain text (as older results do), so the CSV reader is fuzzed directly,
+// and `z` as gzip, so the inflating reader (damage, bombs) is too. Every other file is a valid one
 // written at start-up, so the fuzzer reaches the code behind each file's checks.
 //
 // Contract under test: every input gives a loaded run or one error line; nothing aborts.
@@ -19,6 +19,7 @@
 #include "analysis/compare.h"
 #include "analysis/report.h"
 #include "analysis/results.h"
+#include "analysis/study_files.h"
 #include "core/gzip.h"
 #include "core/input_file.h"
 #include "scenarios/scenario.h"
@@ -60,10 +61,31 @@ void write_valid_results() {
   fs::remove(g_root / "s" / "records.csv.gz");
   if (!write_scenario_results(g_root / "z", *s, t, {{"scenario", {{"name", "z"}}}}))
     __builtin_trap();
+  // The study's membership as the runner writes it, so the loaders reach its verdict files.
+  const nlohmann::json membership = {{"name", "study"}, {"condition", "base"}, {"round", 1}};
   if (!write_scenario_results(g_root / "study" / "base", *s, t,
-                              {{"scenario", {{"name", "study/base"}, {"study", "study"}}}}))
+                              {{"scenario", {{"name", "study/base"}, {"study", membership}}}}))
     __builtin_trap();
-  write(g_root / "study" / "verdict.json", R"({"summary": "ok\n"})");
+  // Both verdict files from the writers, one judged condition and one row, so every member and
+  // column the loaders read is there to damage.
+  StudyVerdict verdict;
+  verdict.study = "study";
+  verdict.baseline = "base";
+  verdict.rounds = 1;
+  verdict.summary = "ok\n";
+  ConditionVerdict busy;
+  busy.condition = "busy";
+  busy.decision = Decision::non_intrusive;
+  verdict.conditions.push_back(busy);
+  VerdictRow row;
+  row.condition = "busy";
+  row.metric = "A.start";
+  row.ratio_p50 = 1.01;
+  row.tail_excess = 0.002;
+  row.decision = Decision::non_intrusive;
+  verdict.rows.push_back(row);
+  write(g_root / "study" / "verdict.json", verdict_json(verdict, VerdictSettings{}).dump());
+  write(g_root / "study" / "verdict.csv", verdict_csv(verdict));
   write(g_root / "run.json",
         R"({"scenarios": [{"directory": "s", "seconds": 1.5}, {"directory": "z"},
                        {"directory": "study/base"}]})");
@@ -83,7 +105,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (newline == std::string_view::npos) return 0;
   const std::string_view name = input.substr(0, newline);
   if (name != "run.json" && name != "s/meta.json" && name != "s/records.csv" &&
-      name != "s/summary.csv" && name != "z/records.csv.gz" && name != "study/verdict.json")
+      name != "s/summary.csv" && name != "z/records.csv.gz" && name != "study/verdict.json" &&
+      name != "study/verdict.csv")
     return -1;  // not a file this target damages: keep it out of the corpus
   const fs::path damaged = g_root / std::string(name);
   std::string original;

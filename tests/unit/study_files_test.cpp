@@ -6,6 +6,7 @@
 
 #include <fstream>
 
+#include "analysis/answers.h"
 #include "unit/temp_dir.h"
 
 namespace gpuoverlap {
@@ -239,6 +240,39 @@ TEST_F(StudyFiles, ADamagedVerdictJsonIsAnErrorNamingTheFileAndTheMember) {
                 .find("settings.p50_margin: not a finite number"),
             std::string::npos);
   EXPECT_NE(error_of("[]").find(file.string()), std::string::npos);
+}
+
+// The report's "No verdict" line names a damaged verdict.json's fault, not only "missing".
+TEST_F(StudyFiles, AStudysDamagedVerdictJsonIsNamedWithItsFaultInTheReport) {
+  LoadedRun run;
+  run.directory = dir_;
+  LoadedScenario round;
+  round.name = "study/base/round-1";
+  round.directory = dir_ / "study" / "base" / "round-1";
+  round.study = StudyMembership{"study", "base", StudyKind::background, 1};
+  run.scenarios = {round};
+  std::filesystem::create_directories(round.directory);
+
+  auto studies = read_studies(run);
+  ASSERT_EQ(studies.size(), 1u);
+  EXPECT_FALSE(studies[0].verdict);
+  EXPECT_EQ(no_verdict_reason(run, studies[0]), "`study/verdict.json` is missing or unreadable");
+
+  write(dir_ / "study" / "verdict.json",
+        R"({"conditions": [{"condition": "a", "verdict": "fine"}]})");
+  studies = read_studies(run);
+  ASSERT_EQ(studies.size(), 1u);
+  EXPECT_FALSE(studies[0].verdict);
+  const std::string reason = no_verdict_reason(run, studies[0]);
+  EXPECT_TRUE(reason.starts_with("`study/verdict.json` is unreadable: ")) << reason;
+  EXPECT_NE(reason.find("conditions[0].verdict: 'fine' is none of"), std::string::npos) << reason;
+  EXPECT_EQ(reason.find(dir_.string()), std::string::npos) << reason;  // named relatively
+
+  write(dir_ / "study" / "verdict.json", verdict_json(sample_verdict(), VerdictSettings{}).dump());
+  studies = read_studies(run);
+  ASSERT_EQ(studies.size(), 1u);
+  EXPECT_TRUE(studies[0].verdict);
+  EXPECT_TRUE(studies[0].verdict_error.empty());
 }
 
 }  // namespace
