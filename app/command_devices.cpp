@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "app/command_registry.h"
 #include "app/command_support.h"
 #include "app/commands.h"
 #include "app/exit_status.h"
@@ -69,6 +71,14 @@ int command_devices(bool as_json) {
   }
   if (all.empty()) return fail(none);
   return kExitOk;
+}
+
+void add_devices_command(CommandRegistry& registry) {
+  auto devices_json = std::make_shared<bool>(false);
+  auto* devices = registry.app.add_subcommand(
+      "devices", "List Vulkan devices, queue families, priorities and clocks");
+  devices->add_flag("--json", *devices_json, "Print JSON instead of text");
+  registry.add(devices, [devices_json] { return command_devices(*devices_json); });
 }
 
 }  // namespace gpuoverlap::commands

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <tuple>
 
@@ -14,6 +15,7 @@
 
 #if GPUOVERLAP_HAS_HISTORY
 #include "analysis/results.h"
+#include "app/command_registry.h"
 #include "core/atomic_file.h"
 #include "history/against_history.h"
 #include "history/change_points.h"
@@ -365,5 +367,105 @@ int command_history_ingest(const HistoryArguments&) {
 int command_history_list(const HistoryArguments& args) { return command_history_ingest(args); }
 
 #endif
+
+namespace {
+
+// The options trend and regressions share: which series, and the change-point test's window
+// and level.
+void add_series_options(CLI::App* command, HistoryArguments& history_args, const char* db_help) {
+  command->add_option("--db", history_args.db, db_help);
+  command->add_option("--scenario", history_args.scenario,
+                      "The scenario, as run.json names it (default: every one)");
+  command->add_option("--series", history_args.series,
+                      "The workload, or \"frame\" for the frame-level figures (default: every "
+                      "one)");
+  command->add_option("--clock", history_args.clock,
+                      "poll, ts, clk, or cpu for the frame-level figures (default: every one)");
+  command
+      ->add_option("--machine", history_args.machine,
+                   "The machine's id (history list --machines; default: every one)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 62));
+  command
+      ->add_option("--window", history_args.window,
+                   "Judge the newest N runs of each series (default 60; 12 to 1000: fewer "
+                   "cannot reach the test's level, more costs N^2)")
+      ->check(CLI::Range(std::size_t{12}, std::size_t{1000}));
+  command
+      ->add_option("--alpha", history_args.alpha,
+                   "The permutation test's level per split (default 0.01; at least 0.005, the "
+                   "smallest p 199 shuffles can give)")
+      ->check(CLI::Range(0.005, 0.5));
+}
+
+}  // namespace
+
+void add_history_commands(CommandRegistry& registry) {
+  auto args = std::make_shared<HistoryArguments>();
+  HistoryArguments& history_args = *args;
+  auto* history = registry.app.add_subcommand(
+      "history",
+      "The results history: runs kept in a database (a SQLite file, or PostgreSQL for a team), "
+      "one schema on both (docs/history.md). Its place: --db, else the GPUOVERLAP_DB "
+      "environment variable");
+  history->require_subcommand(1);
+  const char* db_help =
+      "The history: a SQLite file (made if missing) or postgresql://user@host/dbname (default: "
+      "$GPUOVERLAP_DB)";
+  auto* history_ingest = history->add_subcommand(
+      "ingest",
+      "Keep results folders written by gpuoverlap run: the machine, the run and its summaries "
+      "per scenario, one transaction per run; a run kept already is left as it is");
+  history_ingest->add_option("results", history_args.results, "Results folders")->required();
+  history_ingest->add_option("--db", history_args.db, db_help);
+  auto* history_list =
+      history->add_subcommand("list", "The runs kept, oldest first (or the machines)");
+  history_list->add_option("--db", history_args.db, db_help);
+  history_list->add_flag("--machines", history_args.machines,
+                         "List the machines (GPU, driver, API, OS, CPU) instead");
+  auto* history_trend = history->add_subcommand(
+      "trend",
+      "A series run by run (a metric of a scenario's workload on one clock and machine), with "
+      "its change points (E-divisive means, docs/history.md)");
+  auto* history_compare = history->add_subcommand(
+      "compare",
+      "Judge a results folder against the last --last runs of its machine: exit 1 when a "
+      "metric moved beyond --threshold-pct from their median and outside all of them");
+  history_compare->add_option("results", history_args.results, "Results folder")
+      ->required()
+      ->expected(1);
+  history_compare->add_option("--db", history_args.db, db_help);
+  history_compare
+      ->add_option("--last", history_args.last, "How many of the machine's runs (default 10)")
+      ->check(CLI::Range(std::size_t{3}, std::size_t{100000}));
+  history_compare
+      ->add_option("--threshold-pct", history_args.threshold_pct,
+                   "Smallest change from the runs' median that fails (default 5)")
+      ->check(CLI::Range(0.0, 1000.0));
+  auto* history_regressions = history->add_subcommand(
+      "regressions",
+      "Change points in every series, newest first, with the run where each began and the step "
+      "with its interval; exit 1 when a step up (worse: every metric kept is a time) begins in "
+      "the newest --newest runs of its series");
+  for (CLI::App* command : {history_trend, history_regressions})
+    add_series_options(command, history_args, db_help);
+  history_trend->add_option("--csv", history_args.csv,
+                            "Also write the series as CSV to this file ('-': standard output "
+                            "alone), which `plots/plot.py history FILE` draws");
+  history_trend->add_option("--metric", history_args.metric,
+                            "duration_p50_us (default), duration_p99_us, frame_interval_p50_us, "
+                            "frame_interval_p99_us");
+  history_regressions->add_option(
+      "--metric-suffix", history_args.metric_suffix,
+      "Judge the metrics whose name ends so (default _p50_us: the medians)");
+  history_regressions
+      ->add_option("--newest", history_args.newest,
+                   "A step up that begins in the newest N runs of its series fails (default 1)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
+  registry.add(history_ingest, [args] { return command_history_ingest(*args); });
+  registry.add(history_list, [args] { return command_history_list(*args); });
+  registry.add(history_trend, [args] { return command_history_trend(*args); });
+  registry.add(history_compare, [args] { return command_history_compare(*args); });
+  registry.add(history_regressions, [args] { return command_history_regressions(*args); });
+}
 
 }  // namespace gpuoverlap::commands

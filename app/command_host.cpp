@@ -5,11 +5,13 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "app/command_registry.h"
 #include "app/command_support.h"
 #include "app/commands.h"
 #include "app/exit_status.h"
@@ -85,6 +87,24 @@ int command_host(const std::string& study, bool as_json) {
     std::cout << fmt::format("  {}: not run on this host: {}\n", n["condition"].get<std::string>(),
                              n["why"].get<std::string>());
   return kExitOk;
+}
+
+void add_host_command(CommandRegistry& registry) {
+  struct HostArguments {
+    bool json = false;
+    std::string study = "background-policies";
+  };
+  auto args = std::make_shared<HostArguments>();
+  auto* host = registry.app.add_subcommand(
+      "host",
+      "What this machine gives background work, without a GPU: CPUs and SMT (and whether a "
+      "virtual machine may hide it), each scheduling policy of this OS applied on a thread and "
+      "read back or refused, and which conditions of a study of policies run here");
+  host->add_option("--study", args->study,
+                   "The study whose conditions to check (a preset or a file; default: "
+                   "background-policies)");
+  host->add_flag("--json", args->json, "Print JSON instead of text");
+  registry.add(host, [args] { return command_host(args->study, args->json); });
 }
 
 }  // namespace gpuoverlap::commands

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <string>
 
+#include "app/command_registry.h"
 #include "app/commands.h"
 #include "app/exit_status.h"
 #include "scenarios/presets.h"
@@ -17,6 +18,12 @@ int command_list() {
                              s ? description_of(p) : "(invalid: " + s.error().message + ")");
   }
   return kExitOk;
+}
+
+void add_list_command(CommandRegistry& registry) {
+  registry.add(
+      registry.app.add_subcommand("list", "List the built-in presets with their descriptions"),
+      [] { return command_list(); });
 }
 
 }  // namespace gpuoverlap::commands

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "app/command_registry.h"
 #include "app/command_support.h"
 #include "app/commands.h"
 #include "app/exit_status.h"
@@ -49,6 +50,24 @@ int command_load_process(const std::string& spec_json, std::size_t device_index,
   if (!timeline) return finish(*executor, report_failure(timeline.error().message));
   preemption::ParentLink::send("result", preemption::load_process_result(*timeline));
   return finish(*executor, timeline->failure ? kExitFailed : kExitOk);
+}
+
+void add_load_process_command(CommandRegistry& registry) {
+  struct LoadArguments {
+    std::string spec, settings;
+    std::size_t device = 0;
+  };
+  auto args = std::make_shared<LoadArguments>();
+  std::string& load_spec = args->spec;
+  std::size_t& load_device = args->device;
+  std::string& load_settings = args->settings;
+  // Internal: not listed in --help (an empty group).
+  auto* load_process = registry.app.add_subcommand("load-process", "")->group("");
+  load_process->add_option("--spec", load_spec)->required();
+  load_process->add_option("--device", load_device)->required();
+  load_process->add_option("--settings", load_settings)->required();
+  registry.add(load_process,
+               [args] { return command_load_process(args->spec, args->device, args->settings); });
 }
 
 }  // namespace gpuoverlap::commands

@@ -3,10 +3,12 @@
 
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include "analysis/devices_report.h"
 #include "analysis/report.h"
+#include "app/command_registry.h"
 #include "app/commands.h"
 #include "app/exit_status.h"
 #include "core/atomic_file.h"
@@ -82,6 +84,28 @@ int command_report(const std::string& results_dir, const std::string& out_path) 
   if (Status s = write_file_atomically(target, pages.page); !s) return fail(s.error());
   std::cout << target.string() << "\n" << details_target.string() << "\n";
   return kExitOk;
+}
+
+void add_report_command(CommandRegistry& registry) {
+  struct ReportArguments {
+    std::string dir, out;
+  };
+  auto args = std::make_shared<ReportArguments>();
+  std::string& report_dir = args->dir;
+  std::string& report_out = args->out;
+  auto* report =
+      registry.app.add_subcommand("report",
+                                  "Write RESULTS_DIR/report.md (the five answers, then one "
+                                  "table per study, preemption matrix, barrier family and "
+                                  "the other scenarios) and report-details.md (every "
+                                  "scenario: queues, timing tables, gaps, plots, traces)");
+  report->add_option("results", report_dir, "Results directory written by gpuoverlap run")
+      ->required();
+  report->add_option(
+      "--out", report_out,
+      "Write the report here instead, the details beside it as <name>-details.md ('-': "
+      "both to standard output)");
+  registry.add(report, [args] { return command_report(args->dir, args->out); });
 }
 
 }  // namespace gpuoverlap::commands

@@ -2,14 +2,19 @@
 // tolerance (docs/selftest.md).
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "app/command_registry.h"
 #include "app/command_support.h"
 #include "app/commands.h"
 #include "app/exit_status.h"
 #include "core/atomic_file.h"
+#include "core/enum_names.h"
 #include "core/interrupt.h"
+#include "engine/cpu_plan.h"
+#include "engine/executor.h"
 #include "engine/suite_runner.h"
 #include "git_revision.h"
 #include "queues/poller_placement.h"
@@ -24,8 +29,8 @@ int command_selftest(const std::string& device_name, SelftestOptions options, bo
   auto placement = poller_placement(poller_core, *parse_poller_priority(poller_priority));
   if (!placement) return fail(placement.error());
   options.poller = *placement;
-  // Before the device is opened (command_support.h).
-  const nlohmann::json poller_meta = try_poller_placement(options.poller);
+  // Before the device is opened (engine/cpu_plan.h).
+  const nlohmann::json poller_meta = try_poller_placement(options.poller, std::cerr);
   // A CPU the OS refused is not the poller's: its interrupts would name a cause elsewhere.
   if (poller_meta["cpu"].is_null()) options.poller.cpu.reset();
   if (options.out_directory.empty())
@@ -90,6 +95,62 @@ int command_selftest(const std::string& device_name, SelftestOptions options, bo
     status = problem_found("some checks failed (see the table; docs/selftest.md explains each)");
   }
   return finish(*executor, status);
+}
+
+void add_selftest_command(CommandRegistry& registry) {
+  struct SelftestArguments {
+    std::string device, out, poller_core = "auto", poller_priority = "normal";
+    SelftestOptions options;
+    bool replace = false;
+  };
+  auto args = std::make_shared<SelftestArguments>();
+  std::string& selftest_device = args->device;
+  SelftestOptions& selftest_options = args->options;
+  std::string& selftest_out = args->out;
+  bool& selftest_replace = args->replace;
+  std::string& selftest_poller_core = args->poller_core;
+  std::string& selftest_poller_priority = args->poller_priority;
+  auto* selftest = registry.app.add_subcommand(
+      "selftest",
+      "Measure the measurement: poll detection latency, host-GPU round trip, agreement of the "
+      "poll, timestamp and shader clocks, stamping overhead, linearity and ordering; each line "
+      "passes or fails against a documented tolerance (docs/selftest.md). Writes selftest.csv");
+  selftest->add_option("--device", selftest_device,
+                       "Device index or case-insensitive name substring (default as for run)");
+  selftest->add_option("--out", selftest_out,
+                       "Output directory (default: results/<date-time>-selftest/); an existing "
+                       "one must be empty");
+  selftest->add_flag("--replace", selftest_replace,
+                     "Delete the results already in --out first (only a folder gpuoverlap wrote)");
+  selftest->add_option("--frames", selftest_options.frames, "Measured frames per measurement")
+      ->check(CLI::Range(3u, 100'000u));
+  selftest
+      ->add_option("--rounds", selftest_options.ping_pong_rounds,
+                   "Round trips per probe (the flag ping-pong and the semaphore)")
+      ->check(CLI::Range(1u, 1'000'000u));
+  selftest->add_option(
+      "--poller-core", selftest_poller_core,
+      "CPU|auto|none: the stamp poller's CPU, kept from the process's other threads "
+      "(as for run; default auto)");
+  selftest
+      ->add_option("--poller-priority", selftest_poller_priority,
+                   "The stamp poller's priority: normal (default), high or realtime (as for run)")
+      ->check(CLI::IsMember(all_names(kPollerPriorityNames)));
+  selftest
+      ->add_option("--inject-end-delay-us", selftest_options.injected_end_delay_us,
+                   "Fault injection, to see the self-test fail: move every end stamp the poller "
+                   "saw this many µs later, unflagged (ordering and clock agreement then fail; "
+                   "selftest.json records it)")
+      ->check(CLI::Range(0.0, 1e9));
+  selftest
+      ->add_option("--timeout-ms", selftest_options.frame_timeout_ms,
+                   "Deadline per frame and for the ping-pong")
+      ->check(CLI::Range(1u, kMaxFrameTimeoutMs));
+  registry.add(selftest, [args, &command_line = registry.command_line] {
+    args->options.out_directory = args->out;
+    return command_selftest(args->device, args->options, args->replace, args->poller_core,
+                            args->poller_priority, command_line);
+  });
 }
 
 }  // namespace gpuoverlap::commands

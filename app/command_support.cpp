@@ -6,9 +6,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <iostream>
-#include <mutex>
 #include <system_error>
-#include <thread>
 #include <vector>
 
 #include "core/output_directory.h"
@@ -90,67 +88,6 @@ Result<PreparedOutput> prepare_output(const std::filesystem::path& path, bool re
   GPUOVERLAP_TRY(
       prepare_output_directory({.path = path, .replace = replace, .needed_bytes = needed_bytes}));
   return out;
-}
-
-nlohmann::json try_poller_placement(const PollerPlacement& placement) {
-  return try_poller_placements({placement}).front();
-}
-
-std::vector<nlohmann::json> try_poller_placements(const std::vector<PollerPlacement>& placements) {
-  std::vector<PollerGranted> granted(placements.size());
-  for (std::size_t i = 0; i < placements.size(); ++i) {
-    std::thread([&] { granted[i] = place_this_thread(placements[i]); }).join();
-    if (!granted[i].refused.empty())
-      std::cerr << (placements.size() == 1 ? std::string("poller")
-                                           : fmt::format("poller {}", i + 1))
-                << ": " << granted[i].refused << "; it runs at " << describe(granted[i].scheduling)
-                << "\n";
-  }
-  bool all_pinned = !placements.empty();
-  for (const PollerGranted& g : granted) all_pinned = all_pinned && g.cpu.has_value();
-  const bool reserved = all_pinned && reserve_poller_cpus(placements);
-  std::vector<nlohmann::json> out;
-  for (std::size_t i = 0; i < placements.size(); ++i)
-    out.push_back(to_json(placements[i], granted[i], reserved));
-  return out;
-}
-
-namespace {
-std::mutex& prefixed_lines_mutex() {
-  static std::mutex mutex;
-  return mutex;
-}
-}  // namespace
-
-PrefixedLines::PrefixedLines(std::ostream& sink, std::string prefix)
-    : std::ostream(nullptr), buffer_(sink, std::move(prefix)) {
-  rdbuf(&buffer_);
-}
-
-PrefixedLines::~PrefixedLines() {
-  buffer_.sputc('\n');  // a last line without its newline still goes out whole
-}
-
-void PrefixedLines::Buffer::emit() {
-  if (pending_.empty() || pending_ == "\n") {
-    pending_.clear();
-    return;
-  }
-  std::lock_guard lock(prefixed_lines_mutex());
-  sink_ << prefix_ << pending_ << std::flush;
-  pending_.clear();
-}
-
-int PrefixedLines::Buffer::overflow(int c) {
-  if (c == traits_type::eof()) return traits_type::not_eof(c);
-  pending_ += static_cast<char>(c);
-  if (c == '\n') emit();
-  return c;
-}
-
-std::streamsize PrefixedLines::Buffer::xsputn(const char* text, std::streamsize count) {
-  for (std::streamsize i = 0; i < count; ++i) overflow(static_cast<unsigned char>(text[i]));
-  return count;
 }
 
 }  // namespace gpuoverlap::commands

@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <memory>
 #include <ostream>
-#include <streambuf>
 #include <string>
 #include <vector>
 
@@ -33,40 +32,6 @@ void announce_devices(const GpuApi& api, const DeviceChoices& choices);
 // (fsync + rename), so the process ends here.
 int finish(const ScenarioExecutor& executor, int status);
 int finish(const std::vector<std::unique_ptr<ScenarioExecutor>>& executors, int status);
-
-// What the OS grants a stamp poller placed as asked, tried once on a thread of its own before
-// the run (each poller thread asks the same); a refusal is one line on stderr, and the run goes
-// on at what was granted. With a pinned CPU, the calling thread then leaves it to the poller
-// (reserve_poller_cpus): call it before the device is opened. Returns meta.json's "poller".
-nlohmann::json try_poller_placement(const PollerPlacement& placement);
-// The same for pollers that run at once (`run --concurrent`): each tried, then every pinned CPU
-// left to its poller at once. Returns each one's meta.json "poller", in order.
-std::vector<nlohmann::json> try_poller_placements(const std::vector<PollerPlacement>& placements);
-
-// An output stream whose text goes to `sink` a whole line at a time, each line after `prefix`,
-// under one lock that every such stream shares: the log of devices that run at once, never
-// mixed within a line. What is left without a newline goes out when the stream is destroyed.
-class PrefixedLines : public std::ostream {
- public:
-  PrefixedLines(std::ostream& sink, std::string prefix);
-  ~PrefixedLines() override;
-
- private:
-  class Buffer : public std::streambuf {
-   public:
-    Buffer(std::ostream& sink, std::string prefix) : sink_(sink), prefix_(std::move(prefix)) {}
-    void emit();
-
-   protected:
-    int overflow(int c) override;
-    std::streamsize xsputn(const char* text, std::streamsize count) override;
-
-   private:
-    std::ostream& sink_;
-    std::string prefix_, pending_;
-  };
-  Buffer buffer_;
-};
 
 // The output folder before any GPU work (core/output_directory.h). On a later failure before
 // anything is measured, a folder this created and left empty is removed again.

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "app/command_registry.h"
 #include "app/commands.h"
 #include "app/exit_status.h"
 #include "backends/backends.h"
@@ -131,6 +133,21 @@ int command_validate(const std::vector<std::string>& items, bool explain_plan) {
     }
   }
   return status;
+}
+
+void add_validate_command(CommandRegistry& registry) {
+  struct ValidateArguments {
+    std::vector<std::string> items;
+    bool explain = false;
+  };
+  auto args = std::make_shared<ValidateArguments>();
+  auto* validate = registry.app.add_subcommand(
+      "validate", "Check scenario files or presets without touching a GPU");
+  validate->add_option("scenario", args->items, "Preset names or scenario files")->required();
+  validate->add_flag("--explain", args->explain,
+                     "Also print each dependency's barriers (D3D12 and the Vulkan they become) "
+                     "and the submissions and fences of a frame");
+  registry.add(validate, [args] { return command_validate(args->items, args->explain); });
 }
 
 }  // namespace gpuoverlap::commands

@@ -1,5 +1,6 @@
 // `gpuoverlap view`: the viewer on a results folder (or two, A/B).
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <string>
 
@@ -7,6 +8,8 @@
 #include "app/exit_status.h"
 #include "scenarios/names.h"
 #if GPUOVERLAP_HAS_VIEWER
+#include "app/command_registry.h"
+#include "core/enum_names.h"
 #include "viewer/window.h"
 #endif
 
@@ -54,6 +57,82 @@ int command_view(const ViewArguments& args) {
       make_error("view: this build has no viewer (Dear ImGui is not packaged for mingw-w64)",
                  ErrorCategory::environment));
 #endif
+}
+
+namespace {
+
+// view's options as parsed; the ones given (their Option counted) override the viewer's defaults.
+struct ViewOptions {
+  std::string dir, scenario, clock, screenshot, candidate, db;
+  std::uint32_t frame = 0, exit_after = 0;
+  int width = 1400, height = 860;
+  CLI::Option *scenario_option = nullptr, *frame_option = nullptr, *clock_option = nullptr,
+              *db_option = nullptr;
+};
+
+int run_view(const ViewOptions& o) {
+  ViewArguments view_args;
+  view_args.results = o.dir;
+  view_args.candidate = o.candidate;
+  if (o.db_option->count() > 0) view_args.db = o.db;
+  view_args.screenshot = o.screenshot;
+  view_args.exit_after_frames = o.exit_after;
+  view_args.width_px = o.width;
+  view_args.height_px = o.height;
+  if (o.scenario_option->count() > 0) view_args.scenario = o.scenario;
+  if (o.frame_option->count() > 0) view_args.frame = o.frame;
+  if (o.clock_option->count() > 0) view_args.clock = value_of(kClockNames, o.clock);
+  return command_view(view_args);
+}
+
+}  // namespace
+
+void add_view_command(CommandRegistry& registry) {
+  auto args = std::make_shared<ViewOptions>();
+  std::string& view_dir = args->dir;
+  std::string& view_scenario = args->scenario;
+  std::string& view_clock = args->clock;
+  std::string& view_screenshot = args->screenshot;
+  std::string& view_candidate = args->candidate;
+  std::string& view_db = args->db;
+  std::uint32_t& view_frame = args->frame;
+  std::uint32_t& view_exit_after = args->exit_after;
+  int& view_width = args->width;
+  int& view_height = args->height;
+  auto* view = registry.app.add_subcommand(
+      "view",
+      "Open the Dear ImGui viewer on a results folder: every frame of every scenario as a "
+      "timeline per queue (bars, p5-p95 whiskers, dependency arrows), the frame-time history, "
+      "the dependency gaps, the device and queue priorities; or, with --db, a results "
+      "history: the runs per machine on a time axis and a series' trend with its change points "
+      "(click a run to open its folder). Needs a display (xvfb-run works)");
+  view->add_option("results", view_dir, "Results directory written by gpuoverlap run");
+  view->add_option("candidate", view_candidate,
+                   "A second results directory: shown below the first (A/B), with compare's "
+                   "table for the scenario shown");
+  args->scenario_option =
+      view->add_option("--scenario", view_scenario, "The scenario shown first (its run.json name)");
+  args->frame_option = view->add_option(
+      "--frame", view_frame, "The frame shown first (default: the medians over all frames)");
+  args->clock_option =
+      view->add_option("--clock", view_clock,
+                       "The clock shown first: poll, ts or clk (default: ts where recorded)")
+          ->check(CLI::IsMember(all_names(kClockNames)));
+  args->db_option = view->add_option(
+      "--db", view_db,
+      "Show this results history instead of a folder: a SQLite file or postgresql://... "
+      "(docs/history.md, \"In the viewer\")");
+  view->add_option("--screenshot", view_screenshot,
+                   "Render, write the window to this PNG (and FILE.layout.json: what was drawn "
+                   "where) and exit");
+  view->add_option("--exit-after-frames", view_exit_after,
+                   "With --screenshot: frames rendered before it is taken (default 3)")
+      ->check(CLI::Range(1u, 100000u));
+  view->add_option("--size", view_width, "Window width in pixels (default 1400)")
+      ->check(CLI::Range(400, 8192));
+  view->add_option("--height", view_height, "Window height in pixels (default 860)")
+      ->check(CLI::Range(300, 8192));
+  registry.add(view, [args] { return run_view(*args); });
 }
 
 }  // namespace gpuoverlap::commands
