@@ -53,7 +53,7 @@ def test_without_barrier_cost_every_dependency_is_a_bar(results, tmp_path):
     import plot
     subset = tmp_path / "subset"
     shutil.copytree(results / "three-dispatches-split-event", subset / "three-dispatches-split-event")
-    figures = capture_figures(plot, lambda: plot.plot_barrier_costs(
+    figures = capture_figures(lambda: plot.plot_barrier_costs(
         subset, plot.scenario_directories(subset), tmp_path, "png"))
     labels = [t.get_text() for t in figures[0].axes[0].get_yticklabels()]
     assert labels and all(label.startswith("three-dispatches-split-event: ") for label in labels)
@@ -116,7 +116,7 @@ def study(doses, detected_from=None):
 def test_dose_response_is_drawn_with_its_answer(tmp_path):
     import plot
     verdict, summary = study([1, 2, 4, 16], detected_from=2)
-    figures = capture_figures(plot, lambda: [plot.plot_dose_response(
+    figures = capture_figures(lambda: [plot.plot_dose_response(
         verdict, summary, tmp_path, "png", tmp_path / "verdict.json")])
     assert (tmp_path / "dose-response.png").read_bytes()[:8] == PNG_MAGIC
     text = figures[0]._suptitle.get_text()
@@ -124,7 +124,7 @@ def test_dose_response_is_drawn_with_its_answer(tmp_path):
     ticks = [t.get_text() for t in figures[0].axes[0].get_xticklabels() if t.get_visible()]
     assert ticks == ["1\nunmanaged-1", "2\nunmanaged-2", "4\nunmanaged-4", "16\nunmanaged-16"]
     verdict, summary = study([1, 2, 4])
-    figures = capture_figures(plot, lambda: [plot.plot_dose_response(
+    figures = capture_figures(lambda: [plot.plot_dose_response(
         verdict, summary, tmp_path, "png", tmp_path / "verdict.json")])
     assert "NOT detected at any dose (1–4 threads)" in figures[0]._suptitle.get_text()
 
@@ -143,19 +143,21 @@ def test_a_study_without_doses_gets_no_dose_response(tmp_path):
 
 # --- a hundred of everything: labels never overlap --------------------------------------------
 
-def capture_figures(plot, draw):
-    """Runs `draw`, returning the figures it saved (laid out and drawn as written)."""
-    figures, save = [], plot.save
+def capture_figures(draw):
+    """Runs `draw`, returning the figures it saved (laid out and drawn as written). Every
+    drawing module saves through output.save (plots/output.py), so that is the one wrapped."""
+    import output
+    figures, save = [], output.save
 
     def keep(figure, path, **options):
         figures.append(figure)
         return save(figure, path, **options)
 
-    plot.save = keep
+    output.save = keep
     try:
         assert draw()
     finally:
-        plot.save = save
+        output.save = save
     return figures
 
 
@@ -205,8 +207,7 @@ def test_overlap_map_labels_stay_apart_at_a_hundred_workloads(tmp_path):
                          f"{(i % 4)},0.5,0.9")
     (directory / "overlap.csv").write_text("\n".join(pairs) + "\n")
     records, meta = plot.read_records(directory), plot.read_meta(directory)
-    figures = capture_figures(plot, lambda: plot.plot_overlap(directory, records, meta, tmp_path,
-                                                              "png"))
+    figures = capture_figures(lambda: plot.plot_overlap(directory, records, meta, tmp_path, "png"))
     assert (tmp_path / "overlap.png").read_bytes()[:8] == PNG_MAGIC
     assert_labels_apart(figures[0])
     shown = [len(boxes) for boxes in visible_tick_labels(figures[0])]
@@ -224,7 +225,7 @@ def test_barrier_bar_labels_stay_apart_at_a_hundred_kinds(tmp_path):
             "gap_p50_us,gap_p95_us,gap_min_us,gap_max_us,early_frames"]
     rows += [f"barrier-cost,P {k},C {k},{k},false,,poll,8,1.5,2.0,2.5,1.5,2.5,0" for k in kinds]
     (directory / "dependencies.csv").write_text("\n".join(rows) + "\n")
-    figures = capture_figures(plot, lambda: plot.plot_barrier_costs(
+    figures = capture_figures(lambda: plot.plot_barrier_costs(
         tmp_path / "run", [directory], tmp_path, "png"))
     assert (tmp_path / "barrier-cost.png").read_bytes()[:8] == PNG_MAGIC
     assert_labels_apart(figures[0])
@@ -234,7 +235,7 @@ def test_barrier_bar_labels_stay_apart_at_a_hundred_kinds(tmp_path):
 def test_dose_labels_stay_apart_at_a_hundred_doses(tmp_path):
     import plot
     verdict, summary = study(list(range(1, 101)), detected_from=3)
-    figures = capture_figures(plot, lambda: [plot.plot_dose_response(
+    figures = capture_figures(lambda: [plot.plot_dose_response(
         verdict, summary, tmp_path, "png", tmp_path / "verdict.json")])
     assert_labels_apart(figures[0])
     shown = [len(boxes) for boxes in visible_tick_labels(figures[0])]
