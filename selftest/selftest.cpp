@@ -638,6 +638,74 @@ std::optional<std::size_t> saturation_index(const std::vector<SweepPoint>& point
   return std::nullopt;
 }
 
+namespace {
+
+// Why a share of disturbed stamps over its target was disturbed, where the run can tell: the
+// text the row's detail gets, and whether the cause is the host's (steal, no CPU of its own,
+// interrupts enough to explain the share) rather than a fault of the tool.
+struct DisturbanceCause {
+  std::string detail;
+  bool hosts = false;
+};
+DisturbanceCause disturbance_cause(const ScenarioTimeline& timeline, std::size_t disturbed,
+                                   std::optional<double> steal, const PollerPlacement& poller,
+                                   std::optional<double> interrupts_per_s) {
+  DisturbanceCause cause;
+  // The interrupts counted on the poller's CPU over the measurement (its frames' span) name
+  // the cause only where there were at least as many as disturbed stamps: a nohz_full core
+  // with a handful of interrupts cannot explain a share of 2 %.
+  double first_t0_us = 0, last_end_us = 0;
+  bool any_frame = false;
+  for (const WorkloadFrameRecord& r : timeline.records) {
+    if (r.status != RecordStatus::ok) continue;
+    first_t0_us = any_frame ? std::min(first_t0_us, r.frame_t0_us) : r.frame_t0_us;
+    last_end_us = std::max(last_end_us, r.frame_t0_us + r.poll_end_us.value_or(0));
+    any_frame = true;
+  }
+  const double interrupts_counted =
+      interrupts_per_s ? *interrupts_per_s * (last_end_us - first_t0_us) / 1e6 : 0;
+  const bool interrupts_explain =
+      interrupts_per_s && interrupts_counted >= static_cast<double>(disturbed);
+  cause.hosts =
+      (steal && *steal * 100 > kDisturbedShareTargetPct) || !poller.cpu || interrupts_explain;
+  if (steal && *steal * 100 > kDisturbedShareTargetPct)
+    cause.detail += fmt::format(
+        "; cause: the host's steal ({:.1f} % of the busy CPU time): a "
+        "hypervisor took the poller's CPU",
+        *steal * 100);
+  else if (!poller.cpu)
+    cause.detail +=
+        "; cause: the poller shares its CPU with other threads (unpinned): --poller-core "
+        "gives it one of its own";
+  else if (interrupts_per_s && !interrupts_explain)
+    cause.detail += fmt::format(
+        "; cause not found: {:.0f} interrupts on the poller's own CPU over the measurement "
+        "({:.0f} per second), fewer than the disturbed stamps",
+        interrupts_counted, *interrupts_per_s);
+  else if (interrupts_per_s)
+    cause.detail += fmt::format(
+        "; cause: interrupts on the poller's own CPU ({:.0f} per second during the run; on "
+        "a virtual machine each is an exit to the hypervisor, which steal does not count){}: "
+        "an isolated core (isolcpus, nohz_full, irqaffinity at boot) keeps them off",
+        *interrupts_per_s,
+        poller.priority == PollerPriority::normal
+            ? ", or other processes' threads there (--poller-priority high or realtime "
+              "keeps those off)"
+            : "");
+  else if (poller.priority == PollerPriority::normal)
+    cause.detail +=
+        "; cause: the poller was preempted or interrupted on its own CPU: "
+        "--poller-priority high or realtime keeps other threads off it";
+  else
+    cause.detail +=
+        "; cause: the poller was interrupted on its own CPU at a raised priority, with "
+        "little steal: interrupts and, on a virtual machine, exits to the hypervisor that "
+        "steal does not count (an isolated core, isolcpus and irqaffinity, keeps them off)";
+  return cause;
+}
+
+}  // namespace
+
 std::vector<CheckRow> detection_rows(const ScenarioTimeline& timeline, const std::string& config,
                                      std::optional<double> steal, const PollerPlacement& poller,
                                      std::optional<double> interrupts_per_s) {
@@ -714,57 +782,11 @@ std::vector<CheckRow> detection_rows(const ScenarioTimeline& timeline, const std
     // where the host's cause is measured (steal, the poller CPU's interrupts) or the host has no
     // CPU to give the poller, the share is the host's, not a fault of the tool.
     bool host_cause = false;
-    // The interrupts counted on the poller's CPU over the measurement (its frames' span) name
-    // the cause only where there were at least as many as disturbed stamps: a nohz_full core
-    // with a handful of interrupts cannot explain a share of 2 %.
-    double first_t0_us = 0, last_end_us = 0;
-    bool any_frame = false;
-    for (const WorkloadFrameRecord& r : timeline.records) {
-      if (r.status != RecordStatus::ok) continue;
-      first_t0_us = any_frame ? std::min(first_t0_us, r.frame_t0_us) : r.frame_t0_us;
-      last_end_us = std::max(last_end_us, r.frame_t0_us + r.poll_end_us.value_or(0));
-      any_frame = true;
-    }
-    const double interrupts_counted =
-        interrupts_per_s ? *interrupts_per_s * (last_end_us - first_t0_us) / 1e6 : 0;
-    const bool interrupts_explain =
-        interrupts_per_s && interrupts_counted >= static_cast<double>(disturbed);
     if (!ok) {
-      host_cause =
-          (steal && *steal * 100 > kDisturbedShareTargetPct) || !poller.cpu || interrupts_explain;
-      if (steal && *steal * 100 > kDisturbedShareTargetPct)
-        detail += fmt::format(
-            "; cause: the host's steal ({:.1f} % of the busy CPU time): a "
-            "hypervisor took the poller's CPU",
-            *steal * 100);
-      else if (!poller.cpu)
-        detail +=
-            "; cause: the poller shares its CPU with other threads (unpinned): --poller-core "
-            "gives it one of its own";
-      else if (interrupts_per_s && !interrupts_explain)
-        detail += fmt::format(
-            "; cause not found: {:.0f} interrupts on the poller's own CPU over the measurement "
-            "({:.0f} per second), fewer than the disturbed stamps",
-            interrupts_counted, *interrupts_per_s);
-      else if (interrupts_per_s)
-        detail += fmt::format(
-            "; cause: interrupts on the poller's own CPU ({:.0f} per second during the run; on "
-            "a virtual machine each is an exit to the hypervisor, which steal does not count){}: "
-            "an isolated core (isolcpus, nohz_full, irqaffinity at boot) keeps them off",
-            *interrupts_per_s,
-            poller.priority == PollerPriority::normal
-                ? ", or other processes' threads there (--poller-priority high or realtime "
-                  "keeps those off)"
-                : "");
-      else if (poller.priority == PollerPriority::normal)
-        detail +=
-            "; cause: the poller was preempted or interrupted on its own CPU: "
-            "--poller-priority high or realtime keeps other threads off it";
-      else
-        detail +=
-            "; cause: the poller was interrupted on its own CPU at a raised priority, with "
-            "little steal: interrupts and, on a virtual machine, exits to the hypervisor that "
-            "steal does not count (an isolated core, isolcpus and irqaffinity, keeps them off)";
+      const DisturbanceCause cause =
+          disturbance_cause(timeline, disturbed, steal, poller, interrupts_per_s);
+      detail += cause.detail;
+      host_cause = cause.hosts;
     }
     if (host_cause)
       detail +=

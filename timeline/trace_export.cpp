@@ -7,8 +7,11 @@
 
 namespace gpuoverlap {
 
-nlohmann::json chrome_trace(const Scenario& s, const ScenarioTimeline& timeline,
-                            const nlohmann::json& meta) {
+namespace {
+
+// The metadata events that name and order the lanes: a process per queue, a thread per
+// workload.
+nlohmann::json lane_names(const Scenario& s) {
   nlohmann::json events = nlohmann::json::array();
   // pid = queue index + 1, tid = workload index + 1 (0 is avoided: some viewers treat it
   // specially).
@@ -40,6 +43,15 @@ nlohmann::json chrome_trace(const Scenario& s, const ScenarioTimeline& timeline,
                       {"name", "thread_sort_index"},
                       {"args", {{"sort_index", tid}}}});
   }
+
+  return events;
+}
+
+}  // namespace
+
+nlohmann::json chrome_trace(const Scenario& s, const ScenarioTimeline& timeline,
+                            const nlohmann::json& meta) {
+  nlohmann::json events = lane_names(s);
 
   // Slices: only frames whose stamps both arrived.
   struct Slice {

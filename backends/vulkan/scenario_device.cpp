@@ -511,7 +511,13 @@ Status ScenarioDevice::create() {
   part_done("descriptors_and_clocks");
   GPUOVERLAP_TRY(create_background(scenario_.background));
   part_done("background");
+  record_memory_and_queue_facts();
+  return ok_status();
+}
 
+// What create() made, as meta.json's device facts: the stamp and counter memory, each queue as
+// mapped with its family, sharer and granted priority.
+void ScenarioDevice::record_memory_and_queue_facts() {
   const auto stamp_flags = memory_properties_.memoryTypes[stamps_.memory_type].propertyFlags;
   const auto counter_flags = memory_properties_.memoryTypes[counters_.memory_type].propertyFlags;
   const bool stamps_device_local = (stamp_flags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) != 0;
@@ -547,7 +553,6 @@ Status ScenarioDevice::create() {
   facts_.global_priority_extension = info_.global_priority;
   facts_.stamping = settings_.stamping;
   facts_.max_workgroups_x = info_.properties.limits.maxComputeWorkGroupCount[0];
-  return ok_status();
 }
 
 Status ScenarioDevice::submit_frame_commands(std::uint32_t frame) {

@@ -201,6 +201,7 @@ class ScenarioDevice final : public ScenarioBackend {
   Status create_pipelines();
   Status create_descriptors();
   Status create_queue_objects();
+  void record_memory_and_queue_facts();
   Status setup_calibration();
 
   // ScenarioBackend (engine/scenario_backend.h).

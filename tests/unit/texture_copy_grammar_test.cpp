@@ -83,47 +83,7 @@ height = 4
   refused(chain, target + "groups = 4\n", "'groups' does not apply");
   refused(chain, "target = { texture = \"chain\", discard = 1 }\n",
           "'discard' must be true or false");
-  // A dispatch writes r32f textures only, a thread per pixel in groups of 64; a second write
-  // into a subresource needs a read between.
-  auto dispatch_into = [&](const std::string& format, std::uint32_t mip) {
-    return two_queues(R"(
-[[workload]]
-name = "K"
-queue = "direct"
-target = { texture = "chain", mip = )" +
-                      std::to_string(mip) + " }\n") +
-           "[[texture]]\nname = \"chain\"\nformat = \"" + format +
-           "\"\nwidth = 256\nheight = 64\nmips = 6\n";
-  };
-  EXPECT_NE(error_of(dispatch_into("rgba8", 0))
-                .find("workload 'K' is a dispatch writing 'chain', which is rgba8: a dispatch "
-                      "writes r32f textures only"),
-            std::string::npos)
-      << error_of(dispatch_into("rgba8", 0));
-  EXPECT_NE(error_of(dispatch_into("r32f", 5))
-                .find("workload 'K' writes mip 5 of 'chain', 16 pixels: a dispatch runs a thread "
-                      "per pixel in groups of 64"),
-            std::string::npos)
-      << error_of(dispatch_into("r32f", 5));
-  // 4096 x 1024 pixels: 65,536 groups of 64, one more than a dispatch may run.
-  const std::string big = dispatch_into("r32f", 0);
-  const std::string too_big =
-      big.substr(0, big.find("width = 256")) + "width = 4096\nheight = 1024\nmips = 6\n";
-  EXPECT_NE(error_of(too_big).find("4194304 pixels: more than 65535 groups of 64 threads"),
-            std::string::npos)
-      << error_of(too_big);
-  {
-    auto k = parse_scenario(dispatch_into("r32f", 2), "t");  // 64 x 16 pixels
-    ASSERT_TRUE(k) << k.error().message;
-    ASSERT_TRUE(k->workloads.back().target);
-    EXPECT_EQ(k->workloads.back().target->mip, 2u);
-    EXPECT_EQ(workload_shape(*k, k->workloads.size() - 1).threads, 64u * 16u);
-  }
-  EXPECT_NE(error_of(dispatch_into("r32f", 0) + "[[workload]]\nname = \"K2\"\nqueue = "
-                                                "\"direct\"\ntarget = { texture = \"chain\", "
-                                                "mip = 0 }\ngroups = 2\n")
-                .find("it runs a thread per pixel of the target mip's, so 'groups' does not apply"),
-            std::string::npos);
+  // A second write into a subresource needs a read between.
   const std::string twice = with(chain, target + R"(
 [[workload]]
 name = "M1"
@@ -163,6 +123,49 @@ target = { texture = "chain", mip = 1 }
                       "'a': a texture's writers share one queue"),
             std::string::npos)
       << error_of(two_direct);
+}
+
+// A dispatch writes r32f textures only, a thread per pixel of the target mip in groups of 64.
+TEST(ScenarioParser, ADispatchWritesR32fTexturesAThreadPerPixel) {
+  auto dispatch_into = [](const std::string& format, std::uint32_t mip) {
+    return two_queues(R"(
+[[workload]]
+name = "K"
+queue = "direct"
+target = { texture = "chain", mip = )" +
+                      std::to_string(mip) + " }\n") +
+           "[[texture]]\nname = \"chain\"\nformat = \"" + format +
+           "\"\nwidth = 256\nheight = 64\nmips = 6\n";
+  };
+  EXPECT_NE(error_of(dispatch_into("rgba8", 0))
+                .find("workload 'K' is a dispatch writing 'chain', which is rgba8: a dispatch "
+                      "writes r32f textures only"),
+            std::string::npos)
+      << error_of(dispatch_into("rgba8", 0));
+  EXPECT_NE(error_of(dispatch_into("r32f", 5))
+                .find("workload 'K' writes mip 5 of 'chain', 16 pixels: a dispatch runs a thread "
+                      "per pixel in groups of 64"),
+            std::string::npos)
+      << error_of(dispatch_into("r32f", 5));
+  // 4096 x 1024 pixels: 65,536 groups of 64, one more than a dispatch may run.
+  const std::string big = dispatch_into("r32f", 0);
+  const std::string too_big =
+      big.substr(0, big.find("width = 256")) + "width = 4096\nheight = 1024\nmips = 6\n";
+  EXPECT_NE(error_of(too_big).find("4194304 pixels: more than 65535 groups of 64 threads"),
+            std::string::npos)
+      << error_of(too_big);
+  {
+    auto k = parse_scenario(dispatch_into("r32f", 2), "t");  // 64 x 16 pixels
+    ASSERT_TRUE(k) << k.error().message;
+    ASSERT_TRUE(k->workloads.back().target);
+    EXPECT_EQ(k->workloads.back().target->mip, 2u);
+    EXPECT_EQ(workload_shape(*k, k->workloads.size() - 1).threads, 64u * 16u);
+  }
+  EXPECT_NE(error_of(dispatch_into("r32f", 0) + "[[workload]]\nname = \"K2\"\nqueue = "
+                                                "\"direct\"\ntarget = { texture = \"chain\", "
+                                                "mip = 0 }\ngroups = 2\n")
+                .find("it runs a thread per pixel of the target mip's, so 'groups' does not apply"),
+            std::string::npos);
 }
 
 TEST(ScenarioParser, ReadsHeapsOfAliasedTexturesAndRefusesBadOnes) {
