@@ -1,0 +1,127 @@
+// Sequential stopping: where a study stands after its rounds so far (undecided rows, the
+// control's pending doses, the budget), and the next round of the studies that may run one.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "analysis/verdict_internal.h"
+
+namespace gpuoverlap {
+
+namespace verdict_internal {
+
+bool undecided(const VerdictRow& r) {
+  return !r.control && !r.null_control && r.role == EndpointRole::primary &&
+         is_inconclusive(r.decision);
+}
+
+StudyOutcomes study_outcomes(const SuiteOutcome& outcome) {
+  StudyOutcomes out;
+  for (const ScenarioOutcome& s : outcome.scenarios) {
+    if (s.scenario.study.empty()) continue;
+    out.studies[s.scenario.study].push_back(&s);
+    out.complete.try_emplace(s.scenario.study, true);
+    if (s.failure || !s.timeline) out.complete[s.scenario.study] = false;
+  }
+  return out;
+}
+
+}  // namespace verdict_internal
+
+StudyProgress study_progress(const std::vector<const ScenarioOutcome*>& outcomes,
+                             const StudyVerdict& verdict) {
+  StudyProgress p;
+  p.rounds = verdict.rounds;
+  // The next round repeats the baseline and the conditions not yet decided (next_study_rounds):
+  // their last round is what another round would cost.
+  auto continues = [&](const std::string& condition) {
+    if (condition == verdict.baseline) return true;
+    const auto cv =
+        std::find_if(verdict.conditions.begin(), verdict.conditions.end(),
+                     [&](const ConditionVerdict& c) { return c.condition == condition; });
+    return cv == verdict.conditions.end() || is_inconclusive(cv->decision);
+  };
+  for (const ScenarioOutcome* o : outcomes) {
+    p.seconds += o->seconds;
+    if (o->scenario.round == p.rounds && continues(o->scenario.condition))
+      p.last_round_seconds += o->seconds;
+  }
+  // A condition intrusive on one primary endpoint is decided, whatever its other rows say:
+  // only the rows of conditions still undecided hold the study back.
+  for (const VerdictRow& r : verdict.rows) {
+    const auto cv =
+        std::find_if(verdict.conditions.begin(), verdict.conditions.end(),
+                     [&](const ConditionVerdict& c) { return c.condition == r.condition; });
+    const bool condition_decided = cv != verdict.conditions.end() && !is_inconclusive(cv->decision);
+    p.undecided += verdict_internal::undecided(r) && !condition_decided ? 1 : 0;
+  }
+  p.decided = p.undecided == 0;
+  const std::uint32_t smallest_detected =
+      verdict.detected_from_threads.value_or(std::numeric_limits<std::uint32_t>::max());
+  for (const ConditionVerdict& c : verdict.conditions)
+    p.control_pending +=
+        c.control && is_inconclusive(c.decision) && c.control_threads < smallest_detected ? 1 : 0;
+  const Scenario& s = outcomes.front()->scenario;
+  // Decided with the control's smaller doses pending: what stops it is still said, after
+  // "decided", so the verdict reads as decided.
+  const std::string state = p.decided
+                                ? fmt::format("decided ({} smaller control dose{} undecided)",
+                                              p.control_pending, p.control_pending == 1 ? "" : "s")
+                                : "undecided";
+  if (p.decided && p.control_pending == 0)
+    p.stop = "decided";
+  else if (s.rounds <= 1)
+    p.stop = state + "; a study of one round is not extended";
+  else if (s.neighbours_study)
+    p.stop = state + "; a study of neighbours runs the rounds --concurrency-rounds gives";
+  else if (s.study_budget_s <= 0)
+    p.stop = state + "; no budget for more rounds (budget_s = 0)";
+  else if (p.rounds >= s.study_max_rounds)
+    p.stop = fmt::format("{} after max_rounds = {} rounds", state, s.study_max_rounds);
+  else if (p.seconds + p.last_round_seconds > s.study_budget_s)
+    p.stop =
+        fmt::format("{}; budget spent ({:.0f} s of {:.0f} s, the next round would take {:.0f} s)",
+                    state, p.seconds, s.study_budget_s, p.last_round_seconds);
+  return p;
+}
+
+std::vector<Scenario> next_study_rounds(const SuiteOutcome& outcome,
+                                        const VerdictSettings& settings, std::ostream& log) {
+  std::vector<Scenario> next;
+  if (outcome.failure) return next;  // the suite stops at a failure
+  const verdict_internal::StudyOutcomes found = verdict_internal::study_outcomes(outcome);
+  for (const auto& [study, outcomes] : found.studies) {
+    if (!found.complete.at(study)) continue;
+    const auto verdict = judge_study(outcomes, settings);
+    if (!verdict) continue;  // write_study_verdicts reports it
+    const StudyProgress progress = study_progress(outcomes, *verdict);
+    if (!progress.stop.empty()) continue;
+    // Sequential stopping per condition: the baseline and the undecided conditions take the
+    // next round; a decided one (a control's higher doses, often after a round or two) stops.
+    std::vector<Scenario> last_round;
+    std::size_t dropped = 0;
+    for (const ScenarioOutcome* o : outcomes) {
+      if (o->scenario.round != progress.rounds) continue;
+      const auto cv = std::find_if(
+          verdict->conditions.begin(), verdict->conditions.end(),
+          [&](const ConditionVerdict& c) { return c.condition == o->scenario.condition; });
+      if (cv != verdict->conditions.end() && !is_inconclusive(cv->decision)) {
+        ++dropped;
+        continue;
+      }
+      last_round.push_back(o->scenario);
+    }
+    log << fmt::format(
+               "study {}: {} endpoints undecided and {} smaller control doses after {} rounds "
+               "({:.0f} s of {:.0f} s); adding round {} for {} condition{} ({} decided)\n",
+               study, progress.undecided, progress.control_pending, progress.rounds,
+               progress.seconds, outcomes.front()->scenario.study_budget_s, progress.rounds + 1,
+               last_round.size() - 1, last_round.size() == 2 ? "" : "s", dropped)
+        << std::flush;
+    for (Scenario& s : next_study_round(last_round)) next.push_back(std::move(s));
+  }
+  return next;
+}
+
+}  // namespace gpuoverlap
