@@ -85,59 +85,49 @@ int run_compare(CompareArguments& args) {
 
 void add_compare_command(CommandRegistry& registry) {
   auto args = std::make_shared<CompareArguments>();
-  std::vector<std::string>& baseline_dirs = args->baseline_dirs;
-  std::vector<std::string>& candidate_dirs = args->candidate_dirs;
-  std::string& baseline_dir = args->baseline_dir;
-  std::string& candidate_dir = args->candidate_dir;
-  std::string& compare_csv_path = args->csv_path;
-  std::string& compare_clock = args->clock;
-  CompareOptions& compare_options = args->options;
-  double& compare_threshold_pct = args->threshold_pct;
-  bool& compare_against_history = args->against_history;
-  HistoryArguments& compare_history = args->history;
   auto* compare = registry.app.add_subcommand(
       "compare",
       "Compare a baseline and a candidate; exit 1 when a change beyond the threshold is real: a "
       "CI gate. With several runs per side (--baseline/--candidate) the runs are the unit and "
       "run-to-run variation cannot raise an alarm; with one run per side only frame-to-frame "
       "noise is accounted for");
-  compare->add_option("baseline", baseline_dir, "Results directory of the baseline run");
-  compare->add_option("candidate", candidate_dir, "Results directory of the candidate run");
+  compare->add_option("baseline", args->baseline_dir, "Results directory of the baseline run");
+  compare->add_option("candidate", args->candidate_dir, "Results directory of the candidate run");
   compare
-      ->add_option("--baseline", baseline_dirs,
+      ->add_option("--baseline", args->baseline_dirs,
                    "Results directories of baseline runs (several: the runs method; 5 per side, "
                    "interleaved with the candidate's, recommended)")
       ->expected(1, -1);
-  compare->add_option("--candidate", candidate_dirs, "Results directories of candidate runs")
+  compare->add_option("--candidate", args->candidate_dirs, "Results directories of candidate runs")
       ->expected(1, -1);
   args->threshold_option =
       compare
-          ->add_option("--threshold-pct", compare_threshold_pct,
+          ->add_option("--threshold-pct", args->threshold_pct,
                        "Smallest relative change of a p50 or p95 that fails (default 10 with one "
                        "run per side, 5 with several)")
           ->check(CLI::Range(0.0, 1000.0));
   compare
-      ->add_option("--min-change-us", compare_options.min_change_us,
+      ->add_option("--min-change-us", args->options.min_change_us,
                    "Smallest absolute change that fails, in µs (default 1)")
       ->check(CLI::Range(0.0, 1e9));
   compare
-      ->add_option("--min-change-share-pct", compare_options.min_change_share_pct,
+      ->add_option("--min-change-share-pct", args->options.min_change_share_pct,
                    "Smallest change of a share of frames (late, stutters) that fails, in "
                    "percentage points (default 1)")
       ->check(CLI::Range(0.0, 100.0));
   compare
-      ->add_option("--clock", compare_clock,
+      ->add_option("--clock", args->clock,
                    "Clock to compare: poll (default), ts or clk (shader clock)")
       ->check(CLI::IsMember(all_names(kClockNames)));
-  compare->add_option("--csv", compare_csv_path,
+  compare->add_option("--csv", args->csv_path,
                       "Also write the comparison as CSV to this file ('-': standard output)");
-  compare->add_flag("--against-history", compare_against_history,
+  compare->add_flag("--against-history", args->against_history,
                     "Judge one results folder (the positional) against the last --last runs of "
                     "its machine in the results history (--db; docs/history.md)");
-  compare->add_option("--db", compare_history.db,
+  compare->add_option("--db", args->history.db,
                       "With --against-history: the history (default: $GPUOVERLAP_DB)");
   compare
-      ->add_option("--last", compare_history.last,
+      ->add_option("--last", args->history.last,
                    "With --against-history: how many of the machine's runs (default 10)")
       ->check(CLI::Range(std::size_t{3}, std::size_t{100000}));
   registry.add(compare, [args] { return run_compare(*args); });

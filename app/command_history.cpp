@@ -401,7 +401,6 @@ void add_series_options(CLI::App* command, HistoryArguments& history_args, const
 
 void add_history_commands(CommandRegistry& registry) {
   auto args = std::make_shared<HistoryArguments>();
-  HistoryArguments& history_args = *args;
   auto* history = registry.app.add_subcommand(
       "history",
       "The results history: runs kept in a database (a SQLite file, or PostgreSQL for a team), "
@@ -415,12 +414,12 @@ void add_history_commands(CommandRegistry& registry) {
       "ingest",
       "Keep results folders written by gpuoverlap run: the machine, the run and its summaries "
       "per scenario, one transaction per run; a run kept already is left as it is");
-  history_ingest->add_option("results", history_args.results, "Results folders")->required();
-  history_ingest->add_option("--db", history_args.db, db_help);
+  history_ingest->add_option("results", args->results, "Results folders")->required();
+  history_ingest->add_option("--db", args->db, db_help);
   auto* history_list =
       history->add_subcommand("list", "The runs kept, oldest first (or the machines)");
-  history_list->add_option("--db", history_args.db, db_help);
-  history_list->add_flag("--machines", history_args.machines,
+  history_list->add_option("--db", args->db, db_help);
+  history_list->add_flag("--machines", args->machines,
                          "List the machines (GPU, driver, API, OS, CPU) instead");
   auto* history_trend = history->add_subcommand(
       "trend",
@@ -430,15 +429,12 @@ void add_history_commands(CommandRegistry& registry) {
       "compare",
       "Judge a results folder against the last --last runs of its machine: exit 1 when a "
       "metric moved beyond --threshold-pct from their median and outside all of them");
-  history_compare->add_option("results", history_args.results, "Results folder")
-      ->required()
-      ->expected(1);
-  history_compare->add_option("--db", history_args.db, db_help);
-  history_compare
-      ->add_option("--last", history_args.last, "How many of the machine's runs (default 10)")
+  history_compare->add_option("results", args->results, "Results folder")->required()->expected(1);
+  history_compare->add_option("--db", args->db, db_help);
+  history_compare->add_option("--last", args->last, "How many of the machine's runs (default 10)")
       ->check(CLI::Range(std::size_t{3}, std::size_t{100000}));
   history_compare
-      ->add_option("--threshold-pct", history_args.threshold_pct,
+      ->add_option("--threshold-pct", args->threshold_pct,
                    "Smallest change from the runs' median that fails (default 5)")
       ->check(CLI::Range(0.0, 1000.0));
   auto* history_regressions = history->add_subcommand(
@@ -447,18 +443,18 @@ void add_history_commands(CommandRegistry& registry) {
       "with its interval; exit 1 when a step up (worse: every metric kept is a time) begins in "
       "the newest --newest runs of its series");
   for (CLI::App* command : {history_trend, history_regressions})
-    add_series_options(command, history_args, db_help);
-  history_trend->add_option("--csv", history_args.csv,
+    add_series_options(command, *args, db_help);
+  history_trend->add_option("--csv", args->csv,
                             "Also write the series as CSV to this file ('-': standard output "
                             "alone), which `plots/plot.py history FILE` draws");
-  history_trend->add_option("--metric", history_args.metric,
+  history_trend->add_option("--metric", args->metric,
                             "duration_p50_us (default), duration_p99_us, frame_interval_p50_us, "
                             "frame_interval_p99_us");
   history_regressions->add_option(
-      "--metric-suffix", history_args.metric_suffix,
+      "--metric-suffix", args->metric_suffix,
       "Judge the metrics whose name ends so (default _p50_us: the medians)");
   history_regressions
-      ->add_option("--newest", history_args.newest,
+      ->add_option("--newest", args->newest,
                    "A step up that begins in the newest N runs of its series fails (default 1)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
   registry.add(history_ingest, [args] { return command_history_ingest(*args); });

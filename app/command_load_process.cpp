@@ -58,14 +58,11 @@ void add_load_process_command(CommandRegistry& registry) {
     std::size_t device = 0;
   };
   auto args = std::make_shared<LoadArguments>();
-  std::string& load_spec = args->spec;
-  std::size_t& load_device = args->device;
-  std::string& load_settings = args->settings;
   // Internal: not listed in --help (an empty group).
   auto* load_process = registry.app.add_subcommand("load-process", "")->group("");
-  load_process->add_option("--spec", load_spec)->required();
-  load_process->add_option("--device", load_device)->required();
-  load_process->add_option("--settings", load_settings)->required();
+  load_process->add_option("--spec", args->spec)->required();
+  load_process->add_option("--device", args->device)->required();
+  load_process->add_option("--settings", args->settings)->required();
   registry.add(load_process,
                [args] { return command_load_process(args->spec, args->device, args->settings); });
 }

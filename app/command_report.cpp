@@ -91,18 +91,16 @@ void add_report_command(CommandRegistry& registry) {
     std::string dir, out;
   };
   auto args = std::make_shared<ReportArguments>();
-  std::string& report_dir = args->dir;
-  std::string& report_out = args->out;
   auto* report =
       registry.app.add_subcommand("report",
                                   "Write RESULTS_DIR/report.md (the five answers, then one "
                                   "table per study, preemption matrix, barrier family and "
                                   "the other scenarios) and report-details.md (every "
                                   "scenario: queues, timing tables, gaps, plots, traces)");
-  report->add_option("results", report_dir, "Results directory written by gpuoverlap run")
+  report->add_option("results", args->dir, "Results directory written by gpuoverlap run")
       ->required();
   report->add_option(
-      "--out", report_out,
+      "--out", args->out,
       "Write the report here instead, the details beside it as <name>-details.md ('-': "
       "both to standard output)");
   registry.add(report, [args] { return command_report(args->dir, args->out); });

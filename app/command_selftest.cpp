@@ -104,46 +104,40 @@ void add_selftest_command(CommandRegistry& registry) {
     bool replace = false;
   };
   auto args = std::make_shared<SelftestArguments>();
-  std::string& selftest_device = args->device;
-  SelftestOptions& selftest_options = args->options;
-  std::string& selftest_out = args->out;
-  bool& selftest_replace = args->replace;
-  std::string& selftest_poller_core = args->poller_core;
-  std::string& selftest_poller_priority = args->poller_priority;
   auto* selftest = registry.app.add_subcommand(
       "selftest",
       "Measure the measurement: poll detection latency, host-GPU round trip, agreement of the "
       "poll, timestamp and shader clocks, stamping overhead, linearity and ordering; each line "
       "passes or fails against a documented tolerance (docs/selftest.md). Writes selftest.csv");
-  selftest->add_option("--device", selftest_device,
+  selftest->add_option("--device", args->device,
                        "Device index or case-insensitive name substring (default as for run)");
-  selftest->add_option("--out", selftest_out,
+  selftest->add_option("--out", args->out,
                        "Output directory (default: results/<date-time>-selftest/); an existing "
                        "one must be empty");
-  selftest->add_flag("--replace", selftest_replace,
+  selftest->add_flag("--replace", args->replace,
                      "Delete the results already in --out first (only a folder gpuoverlap wrote)");
-  selftest->add_option("--frames", selftest_options.frames, "Measured frames per measurement")
+  selftest->add_option("--frames", args->options.frames, "Measured frames per measurement")
       ->check(CLI::Range(3u, 100'000u));
   selftest
-      ->add_option("--rounds", selftest_options.ping_pong_rounds,
+      ->add_option("--rounds", args->options.ping_pong_rounds,
                    "Round trips per probe (the flag ping-pong and the semaphore)")
       ->check(CLI::Range(1u, 1'000'000u));
   selftest->add_option(
-      "--poller-core", selftest_poller_core,
+      "--poller-core", args->poller_core,
       "CPU|auto|none: the stamp poller's CPU, kept from the process's other threads "
       "(as for run; default auto)");
   selftest
-      ->add_option("--poller-priority", selftest_poller_priority,
+      ->add_option("--poller-priority", args->poller_priority,
                    "The stamp poller's priority: normal (default), high or realtime (as for run)")
       ->check(CLI::IsMember(all_names(kPollerPriorityNames)));
   selftest
-      ->add_option("--inject-end-delay-us", selftest_options.injected_end_delay_us,
+      ->add_option("--inject-end-delay-us", args->options.injected_end_delay_us,
                    "Fault injection, to see the self-test fail: move every end stamp the poller "
                    "saw this many µs later, unflagged (ordering and clock agreement then fail; "
                    "selftest.json records it)")
       ->check(CLI::Range(0.0, 1e9));
   selftest
-      ->add_option("--timeout-ms", selftest_options.frame_timeout_ms,
+      ->add_option("--timeout-ms", args->options.frame_timeout_ms,
                    "Deadline per frame and for the ping-pong")
       ->check(CLI::Range(1u, kMaxFrameTimeoutMs));
   registry.add(selftest, [args, &command_line = registry.command_line] {

@@ -89,16 +89,6 @@ int run_view(const ViewOptions& o) {
 
 void add_view_command(CommandRegistry& registry) {
   auto args = std::make_shared<ViewOptions>();
-  std::string& view_dir = args->dir;
-  std::string& view_scenario = args->scenario;
-  std::string& view_clock = args->clock;
-  std::string& view_screenshot = args->screenshot;
-  std::string& view_candidate = args->candidate;
-  std::string& view_db = args->db;
-  std::uint32_t& view_frame = args->frame;
-  std::uint32_t& view_exit_after = args->exit_after;
-  int& view_width = args->width;
-  int& view_height = args->height;
   auto* view = registry.app.add_subcommand(
       "view",
       "Open the Dear ImGui viewer on a results folder: every frame of every scenario as a "
@@ -106,31 +96,31 @@ void add_view_command(CommandRegistry& registry) {
       "the dependency gaps, the device and queue priorities; or, with --db, a results "
       "history: the runs per machine on a time axis and a series' trend with its change points "
       "(click a run to open its folder). Needs a display (xvfb-run works)");
-  view->add_option("results", view_dir, "Results directory written by gpuoverlap run");
-  view->add_option("candidate", view_candidate,
+  view->add_option("results", args->dir, "Results directory written by gpuoverlap run");
+  view->add_option("candidate", args->candidate,
                    "A second results directory: shown below the first (A/B), with compare's "
                    "table for the scenario shown");
-  args->scenario_option =
-      view->add_option("--scenario", view_scenario, "The scenario shown first (its run.json name)");
+  args->scenario_option = view->add_option("--scenario", args->scenario,
+                                           "The scenario shown first (its run.json name)");
   args->frame_option = view->add_option(
-      "--frame", view_frame, "The frame shown first (default: the medians over all frames)");
+      "--frame", args->frame, "The frame shown first (default: the medians over all frames)");
   args->clock_option =
-      view->add_option("--clock", view_clock,
+      view->add_option("--clock", args->clock,
                        "The clock shown first: poll, ts or clk (default: ts where recorded)")
           ->check(CLI::IsMember(all_names(kClockNames)));
   args->db_option = view->add_option(
-      "--db", view_db,
+      "--db", args->db,
       "Show this results history instead of a folder: a SQLite file or postgresql://... "
       "(docs/history.md, \"In the viewer\")");
-  view->add_option("--screenshot", view_screenshot,
+  view->add_option("--screenshot", args->screenshot,
                    "Render, write the window to this PNG (and FILE.layout.json: what was drawn "
                    "where) and exit");
-  view->add_option("--exit-after-frames", view_exit_after,
+  view->add_option("--exit-after-frames", args->exit_after,
                    "With --screenshot: frames rendered before it is taken (default 3)")
       ->check(CLI::Range(1u, 100000u));
-  view->add_option("--size", view_width, "Window width in pixels (default 1400)")
+  view->add_option("--size", args->width, "Window width in pixels (default 1400)")
       ->check(CLI::Range(400, 8192));
-  view->add_option("--height", view_height, "Window height in pixels (default 860)")
+  view->add_option("--height", args->height, "Window height in pixels (default 860)")
       ->check(CLI::Range(300, 8192));
   registry.add(view, [args] { return run_view(*args); });
 }

@@ -65,7 +65,7 @@ class FakeDevice final : public DeviceBackend {
   };
 };
 
-Scenario two_workloads() {
+Scenario executor_two_workloads() {
   Scenario s;
   s.name = "fake";
   s.queues.push_back({"direct", QueueType::direct, QueuePriority::normal});
@@ -90,7 +90,7 @@ TEST(DeviceExecutor, ARefusedDeviceIsAnErrorAndNothingIsMeasured) {
   fake.refuse =
       Error{"queue 'compute': HIGH priority refused", -1000174001, "VK_ERROR_NOT_PERMITTED_KHR"};
   DeviceExecutor executor(std::move(device));
-  auto timeline = executor.run(two_workloads(), short_run(), {});
+  auto timeline = executor.run(executor_two_workloads(), short_run(), {});
   ASSERT_FALSE(timeline);
   EXPECT_EQ(timeline.error().api_code_name, "VK_ERROR_NOT_PERMITTED_KHR");
   EXPECT_EQ(fake.described, 0);
@@ -103,13 +103,13 @@ TEST(DeviceExecutor, AScenarioWithoutItsOwnPlanOpensNoDevice) {
   auto device = std::make_unique<FakeDevice>();
   FakeDevice& fake = *device;
   DeviceExecutor executor(std::move(device));
-  Scenario unplanned = two_workloads();
+  Scenario unplanned = executor_two_workloads();
   unplanned.plan.reset();
   auto refused = executor.run(unplanned, short_run(), {});
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("not validated"), std::string::npos);
 
-  Scenario reshaped = two_workloads();
+  Scenario reshaped = executor_two_workloads();
   reshaped.workloads.push_back(reshaped.workloads.front());
   auto stale = executor.run(reshaped, short_run(), {});
   ASSERT_FALSE(stale);
@@ -121,7 +121,7 @@ TEST(DeviceExecutor, AGoodRunIsDescribedAndLeavesNothingBehind) {
   auto device = std::make_unique<FakeDevice>();
   FakeDevice& fake = *device;
   DeviceExecutor executor(std::move(device));
-  auto timeline = executor.run(two_workloads(), short_run(), {});
+  auto timeline = executor.run(executor_two_workloads(), short_run(), {});
   ASSERT_TRUE(timeline);
   EXPECT_FALSE(timeline->failure);
   EXPECT_EQ(timeline->records.size(), 6u);
@@ -146,7 +146,7 @@ TEST(DeviceExecutor, AStuckFrameAbandonsTheDeviceAndTellsItsBackendToFreeNothing
                             .grace_wait = GpuStatus::timeout};
   };
   DeviceExecutor executor(std::move(device));
-  auto timeline = executor.run(two_workloads(), short_run(), {});
+  auto timeline = executor.run(executor_two_workloads(), short_run(), {});
   ASSERT_TRUE(timeline);  // measured up to the stuck frame: a result, not an Error
   ASSERT_TRUE(timeline->failure);
   EXPECT_TRUE(fake.last_marked_busy);
@@ -173,7 +173,7 @@ TEST(DeviceExecutor, AStudysConditionsShareOneDeviceWhoseFramesCountOnAcrossRuns
     b.device_facts.open_parts_ms = {{"device", 12.5}, {"pipelines", 3.0}};
   };
   DeviceExecutor executor(std::move(device));
-  const Scenario foreground = two_workloads();
+  const Scenario foreground = executor_two_workloads();
   const Scenario baseline = study_condition(foreground, "baseline", false);
   const Scenario managed = study_condition(foreground, "managed", true);
   std::vector<std::int64_t> runs;
@@ -210,7 +210,7 @@ TEST(DeviceExecutor, AReusedDeviceRunsTheForegroundAloneBeforeTheNextCondition) 
   auto device = std::make_unique<FakeDevice>();
   FakeDevice& fake = *device;
   DeviceExecutor executor(std::move(device));
-  const Scenario foreground = two_workloads();
+  const Scenario foreground = executor_two_workloads();
   RunSettings settings = short_run();
   settings.washout_ms = 1;
   auto first = executor.run(study_condition(foreground, "baseline", false), settings, {});
@@ -238,7 +238,7 @@ TEST(DeviceExecutor, ADeviceIsSharedOnlyByTheSameStudyPlanSettingsAndBinding) {
   auto device = std::make_unique<FakeDevice>();
   FakeDevice& fake = *device;
   DeviceExecutor executor(std::move(device));
-  const Scenario foreground = two_workloads();
+  const Scenario foreground = executor_two_workloads();
   const Scenario baseline = study_condition(foreground, "baseline", false);
   auto run = [&](const Scenario& s, const RunSettings& settings) {
     auto timeline = executor.run(s, settings, {});
@@ -266,7 +266,7 @@ TEST(DeviceExecutor, ADeviceIsSharedOnlyByTheSameStudyPlanSettingsAndBinding) {
   EXPECT_EQ(fake.opened, 3);
 
   // The same workloads validated again are another plan, and another study another device.
-  EXPECT_EQ(run(study_condition(two_workloads(), "baseline", false), no_timestamps), 1);
+  EXPECT_EQ(run(study_condition(executor_two_workloads(), "baseline", false), no_timestamps), 1);
   Scenario other_study = study_condition(foreground, "baseline", false);
   other_study.study = "other";
   EXPECT_EQ(run(other_study, no_timestamps), 1);
@@ -292,7 +292,7 @@ TEST(DeviceExecutor, OnlyAScenarioOutsideAStudyMayRunOnAnIdleDevice) {
   auto device = std::make_unique<FakeDevice>();
   FakeDevice& fake = *device;
   DeviceExecutor executor(std::move(device));
-  const Scenario foreground = two_workloads();
+  const Scenario foreground = executor_two_workloads();
   RunSettings shared = short_run();
   RunSettings per_study_scenario = short_run();
   per_study_scenario.study_shares_device = false;
@@ -322,12 +322,12 @@ TEST(DeviceExecutor, TheApiDevicesOriginIsInTheMeta) {
     b.device_facts.api_device_use = 3;
   };
   DeviceExecutor executor(std::move(device));
-  auto timeline = executor.run(two_workloads(), short_run(), {});
+  auto timeline = executor.run(executor_two_workloads(), short_run(), {});
   ASSERT_TRUE(timeline && !timeline->failure);
   EXPECT_EQ(timeline->meta["device_opening"]["api_device"],
             nlohmann::json({{"created_for", "earlier"}, {"use", 3}}));
   fake.script = nullptr;
-  auto silent = executor.run(two_workloads(), short_run(), {});
+  auto silent = executor.run(executor_two_workloads(), short_run(), {});
   ASSERT_TRUE(silent && !silent->failure);
   EXPECT_TRUE(silent->meta["device_opening"]["api_device"].is_null());
 }
@@ -338,12 +338,12 @@ TEST(DeviceExecutor, AFailedRunsDeviceIsDiscardedAndAfterAnAbandonedOneNothingIs
   auto device = std::make_unique<FakeDevice>();
   FakeDevice& fake = *device;
   DeviceExecutor executor(std::move(device));
-  auto good = executor.run(two_workloads(), short_run(), {});
+  auto good = executor.run(executor_two_workloads(), short_run(), {});
   ASSERT_TRUE(good && !good->failure);
   EXPECT_FALSE(fake.last_discarded);
   RunSettings interrupted = short_run();
   interrupted.should_stop = [] { return true; };
-  auto stopped = executor.run(two_workloads(), interrupted, {});
+  auto stopped = executor.run(executor_two_workloads(), interrupted, {});
   ASSERT_TRUE(stopped && stopped->failure);
   EXPECT_TRUE(fake.last_discarded);
   EXPECT_FALSE(executor.abandoned_device());
@@ -353,11 +353,11 @@ TEST(DeviceExecutor, AFailedRunsDeviceIsDiscardedAndAfterAnAbandonedOneNothingIs
                             .first_wait = GpuStatus::timeout,
                             .grace_wait = GpuStatus::timeout};
   };
-  auto stuck = executor.run(two_workloads(), short_run(), {});
+  auto stuck = executor.run(executor_two_workloads(), short_run(), {});
   ASSERT_TRUE(stuck && stuck->failure);
   ASSERT_TRUE(executor.abandoned_device());
   fake.script = nullptr;
-  auto after = executor.run(two_workloads(), short_run(), {});
+  auto after = executor.run(executor_two_workloads(), short_run(), {});
   ASSERT_TRUE(after);
   EXPECT_EQ(fake.reuse_asked, (std::vector<DeviceReuse>{DeviceReuse::idle_ok, DeviceReuse::idle_ok,
                                                         DeviceReuse::idle_ok, DeviceReuse::fresh}));
@@ -367,7 +367,7 @@ TEST(DeviceExecutor, AStudyRunThatFailedClosesItsDevice) {
   auto device = std::make_unique<FakeDevice>();
   FakeDevice& fake = *device;
   DeviceExecutor executor(std::move(device));
-  const Scenario baseline = study_condition(two_workloads(), "baseline", false);
+  const Scenario baseline = study_condition(executor_two_workloads(), "baseline", false);
   RunSettings interrupted = short_run();
   interrupted.should_stop = [] { return true; };
   auto stopped = executor.run(baseline, interrupted, {});
