@@ -18,7 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Scenario two_workloads() {
+Scenario csv_two_workloads() {
   auto s = parse_scenario(R"(name = "csv"
 [queues.direct]
 type = "direct"
@@ -68,7 +68,7 @@ ScenarioTimeline sample_timeline() {
 using CsvExport = TempDir;
 
 TEST_F(CsvExport, RecordsRoundTripThroughFastCppCsvParser) {
-  const Scenario s = two_workloads();
+  const Scenario s = csv_two_workloads();
   ASSERT_TRUE(write_scenario_results(dir_, s, sample_timeline(), {{"k", 1}}).ok());
   const auto table = read_csv((dir_ / "records.csv.gz").string(), kRecordColumns);
   ASSERT_EQ(table.rows.size(), 12u);
@@ -92,7 +92,7 @@ TEST_F(CsvExport, RecordsRoundTripThroughFastCppCsvParser) {
 }
 
 TEST_F(CsvExport, ShaderClockColumnsFlagsAndFlaggedRowCounts) {
-  const Scenario s = two_workloads();
+  const Scenario s = csv_two_workloads();
   ScenarioTimeline t = sample_timeline();
   t.records[0].clk_start_us = 1.25;
   t.records[0].clk_end_us = 40.0;  // 28.5 µs after the timestamp end: beyond 10 µs
@@ -111,7 +111,7 @@ TEST_F(CsvExport, ShaderClockColumnsFlagsAndFlaggedRowCounts) {
 }
 
 TEST_F(CsvExport, SummaryHasPercentilesPerClockAndSkipsBadRows) {
-  const Scenario s = two_workloads();
+  const Scenario s = csv_two_workloads();
   const auto rows = summarize(s, sample_timeline());
   // A: poll + ts; B: poll only (no ts values); Q: poll only, 3 ok frames.
   ASSERT_EQ(rows.size(), 4u);
@@ -133,7 +133,7 @@ TEST_F(CsvExport, SummaryHasPercentilesPerClockAndSkipsBadRows) {
 }
 
 TEST_F(CsvExport, WritesMetaJsonAndLeavesNoTemporaryFiles) {
-  const Scenario s = two_workloads();
+  const Scenario s = csv_two_workloads();
   ASSERT_TRUE(
       write_scenario_results(dir_, s, sample_timeline(), {{"device", {{"name", "x"}}}}).ok());
   std::ifstream meta(dir_ / "meta.json");

@@ -238,7 +238,7 @@ TEST(ScenarioParser, RejectsBarrierDetailsThatDoNotFitOrBreakTheRules) {
 }
 
 // subresources = { mips = [first, count], slices = [first, count] } on a transition; the
-// planner checks the range against the texture (barrier_rules_test.cpp).
+// planner checks the range against the texture (barrier_subresources_test.cpp).
 TEST(ScenarioParser, ReadsSubresourcesAndRefusesMalformedOnes) {
   const std::string draw = R"(
 [[workload]]
