@@ -269,9 +269,308 @@ nlohmann::json host_description() {
   return j;
 }
 
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// One scenario as the suite's steps pass it on, from its start to its files.
+struct ScenarioRun {
+  std::size_t index = 0;  // in this run (a study's added rounds count on)
+  ScenarioOutcome result;
+  nlohmann::json hook_meta;  // SuiteOptions::before_scenario's
+  std::chrono::steady_clock::time_point start;
+  RunSettings settings;
+  std::string label;    // "[<index + 1>/<scenarios>] <name>"
+  std::string started;  // meta.json's started_at
+  std::optional<CpuTimes> cpu_before, cpu_after;
+  std::int64_t run_start_ns = 0, run_end_ns = 0;
+};
+
+// One run of the suite: its state across scenarios, and each step of a scenario.
+class SuiteRun {
+ public:
+  SuiteRun(ScenarioExecutor& executor, const std::vector<Scenario>& given,
+           const SuiteOptions& options, std::ostream& log, const MoreScenarios& more,
+           const std::string& started_at, SuiteOutcome& outcome);
+  void run();
+
+ private:
+  SuiteEstimate make_estimate() const;
+  bool record(ScenarioOutcome finished, bool ends_suite);
+  bool add_more();
+  void before_scenario(std::size_t i);
+  bool run_scenario(std::size_t i);
+  ScenarioRun begin(std::size_t i);
+  std::string time_so_far(std::size_t i) const;
+  Result<ScenarioTimeline> measure(ScenarioRun& run);
+  bool unmeasured(ScenarioRun& run, const Error& error);
+  nlohmann::json meta_of(const ScenarioRun& run, ScenarioTimeline& timeline) const;
+  bool write(ScenarioRun& run, const ScenarioTimeline& timeline, nlohmann::json& meta);
+
+  ScenarioExecutor& executor_;
+  const SuiteOptions& options_;
+  std::ostream& log_;
+  const MoreScenarios& more_;
+  const std::string& started_at_;
+  SuiteOutcome& outcome_;
+  std::vector<Scenario> scenarios_;
+  SuiteEstimate estimate_;
+  std::set<std::string> pacing_groups_tried_;  // cpu_device_pacing's calibrations
+  std::set<std::string> studies_announced_;    // their conditions not run, said once
+  const std::chrono::steady_clock::time_point suite_start_;
+};
+
+SuiteRun::SuiteRun(ScenarioExecutor& executor, const std::vector<Scenario>& given,
+                   const SuiteOptions& options, std::ostream& log, const MoreScenarios& more,
+                   const std::string& started_at, SuiteOutcome& outcome)
+    : executor_(executor),
+      options_(options),
+      log_(log),
+      more_(more),
+      started_at_(started_at),
+      outcome_(outcome),
+      scenarios_(given),
+      estimate_(make_estimate()),
+      suite_start_(std::chrono::steady_clock::now()) {}
+
+SuiteEstimate SuiteRun::make_estimate() const {
+  std::vector<FramesToRun> frames_each;
+  for (const Scenario& s : scenarios_)
+    frames_each.push_back({.warmup = options_.warmup_frames.value_or(s.warmup_frames),
+                           .measured = options_.frames.value_or(s.frames)});
+  SuiteEstimate estimate(scenarios_, frames_each);
+  for (std::size_t done = 0; done < outcome_.scenarios.size(); ++done)
+    estimate.finished(done, outcome_.scenarios[done].seconds);
+  return estimate;
+}
+
+// Keeps a finished scenario and rewrites run.json, so that a later crash loses nothing. True
+// when the suite stops: after a failure that ends it, or when run.json cannot be written.
+bool SuiteRun::record(ScenarioOutcome finished, bool ends_suite) {
+  if (ends_suite && !outcome_.failure) outcome_.failure = finished.failure;
+  outcome_.scenarios.push_back(std::move(finished));
+  Status written = write_run_json(options_, started_at_, outcome_);
+  if (!written && !outcome_.failure) outcome_.failure = written.error();
+  return ends_suite || !written;
+}
+
+void SuiteRun::run() {
+  for (std::size_t i = 0;; ++i) {
+    if (i == scenarios_.size() && !add_more()) break;
+    before_scenario(i);
+    if (!run_scenario(i)) break;
+  }
+}
+
+// The scenarios ran out: more of them (MoreScenarios), or false to finish.
+bool SuiteRun::add_more() {
+  std::vector<Scenario> extra = more_ ? more_(outcome_) : std::vector<Scenario>{};
+  if (extra.empty()) return false;
+  scenarios_.insert(scenarios_.end(), extra.begin(), extra.end());
+  estimate_ = make_estimate();
+  return true;
+}
+
+void SuiteRun::before_scenario(std::size_t i) {
+  // Once per group: one that failed keeps the files' period for all its scenarios, so a
+  // study never mixes periods.
+  if (options_.cpu_device_pacing && paced_frame(scenarios_[i]) &&
+      pacing_groups_tried_.insert(pacing_group(scenarios_[i])).second)
+    calibrate_cpu_device_pacing(executor_, scenarios_, i, options_.run, options_.warmup_frames,
+                                log_);
+  // A study's conditions this host cannot run, once, before its first scenario.
+  if (!scenarios_[i].study.empty() && studies_announced_.insert(scenarios_[i].study).second)
+    for (const auto& [condition, why] : scenarios_[i].study_not_run)
+      log_ << scenarios_[i].study << "/" << condition << ": not run on this host: " << why << "\n";
+}
+
+// Scenario `i`: run, written and recorded; false when the suite stops.
+bool SuiteRun::run_scenario(std::size_t i) {
+  ScenarioRun run = begin(i);
+  Result<ScenarioTimeline> timeline = measure(run);
+  if (!timeline) return unmeasured(run, timeline.error());
+  nlohmann::json meta = meta_of(run, *timeline);
+  return write(run, *timeline, meta);
+}
+
+// The scenario's settings and its line in the log.
+ScenarioRun SuiteRun::begin(std::size_t i) {
+  ScenarioRun run;
+  run.index = i;
+  ScenarioOutcome& result = run.result;
+  result.scenario = scenarios_[i];
+  run.hook_meta =
+      options_.before_scenario ? options_.before_scenario(i, result.scenario) : nlohmann::json();
+  run.start = std::chrono::steady_clock::now();
+  result.directory = options_.out_directory / result.scenario.name;
+  RunSettings& settings = run.settings;
+  settings = options_.run;
+  settings.frames = options_.frames.value_or(result.scenario.frames);
+  settings.warmup_frames = options_.warmup_frames.value_or(result.scenario.warmup_frames);
+  settings.timestamp_queries = options_.run.timestamp_queries && result.scenario.timestamps;
+  if (!result.scenario.study.empty()) settings.measure_limit_ms = result.scenario.study_round_ms;
+  run.label = fmt::format("[{}/{}] {}", i + 1, scenarios_.size(), result.scenario.name);
+  const std::string when = time_so_far(i);
+  if (result.scenario.preemption)
+    log_ << run.label << ": " << preemption::describe(*result.scenario.preemption) << when << "\n"
+         << std::flush;
+  else
+    log_ << run.label << ": " << settings.warmup_frames << " warm-up + " << settings.frames
+         << " frames" << when << "\n"
+         << std::flush;
+  return run;
+}
+
+// Elapsed time and, once each kind of scenario ahead has been seen, the time left.
+std::string SuiteRun::time_so_far(std::size_t i) const {
+  std::string when;
+  if (i > 0) {
+    when = " (" + format_duration(seconds_since(suite_start_)) + " in";
+    if (const auto left = estimate_.remaining_s(i)) {
+      when += ", about " + format_duration(*left) + " left";
+      // A study may add rounds until its budget is spent: say how long that could take.
+      if (const auto most = estimate_.remaining_at_most_s(i); most && *most > *left + 1)
+        when += ", at most " + format_duration(*most) + " if a study uses its budget";
+    }
+    when += ")";
+  }
+  return when;
+}
+
+// The executor's run of the scenario, timed, with the host's CPU times around it.
+Result<ScenarioTimeline> SuiteRun::measure(ScenarioRun& run) {
+  const bool preemption = run.result.scenario.preemption.has_value();
+  auto progress = [&](std::uint32_t done, std::uint32_t total) {
+    if (options_.show_progress)
+      log_ << "\r" << run.label << (preemption ? ": ms " : ": frame ") << done << "/" << total
+           << std::flush;
+  };
+  run.started = utc_now_iso8601();
+  run.cpu_before = read_cpu_times();
+  run.run_start_ns = monotonic_ns();
+  Result<ScenarioTimeline> timeline = executor_.run(run.result.scenario, run.settings, progress);
+  run.run_end_ns = monotonic_ns();
+  run.cpu_after = read_cpu_times();
+  if (run.cpu_before && run.cpu_after)
+    run.result.host_steal_ms = steal_ms(*run.cpu_before, *run.cpu_after);
+  if (options_.show_progress) log_ << "\r\033[K" << std::flush;
+  run.result.seconds = seconds_since(run.start);
+  estimate_.finished(run.index, run.result.seconds);
+  return timeline;
+}
+
+// The executor returned no timeline: the scenario is recorded as failed or unsupported. False
+// when the suite stops.
+bool SuiteRun::unmeasured(ScenarioRun& run, const Error& error) {
+  ScenarioOutcome& result = run.result;
+  result.failure = error.with_context("scenario '" + result.scenario.name + "': ");
+  if (result.unsupported()) {
+    // Refused before any GPU work: the device is intact, so the rest of the suite runs.
+    log_ << run.label << ": unsupported by this runtime, skipped: " << error.message << "\n"
+         << std::flush;
+    return !record(std::move(result), false);
+  }
+  record(std::move(result), true);
+  return false;
+}
+
+// The scenario's meta.json, but for what depends on its kind (write): the timeline's meta with
+// the scenario, the settings, the clocks' agreement (rows flagged in `timeline`), the poll
+// clock's disturbance (marked in `timeline`), the tool, the host and the hook's and options'.
+nlohmann::json SuiteRun::meta_of(const ScenarioRun& run, ScenarioTimeline& timeline) const {
+  const RunSettings& settings = run.settings;
+  nlohmann::json meta = timeline.meta;
+  meta["scenario"] = scenario_description(run.result.scenario);
+  meta["settings"] = {{"frames", settings.frames},
+                      {"warmup_frames", settings.warmup_frames},
+                      {"frame_timeout_ms", settings.frame_timeout_ms},
+                      {"priority_fallback", settings.priority_fallback},
+                      {"timestamp_queries", settings.timestamp_queries},
+                      {"stamp_memory", to_string(settings.stamp_memory)},
+                      {"shader_clock", settings.shader_clock},
+                      {"stamping", settings.stamping},
+                      {"study_shares_device", settings.study_shares_device},
+                      {"reuse_devices", settings.reuse_devices},
+                      {"washout_ms", settings.washout_ms},
+                      {"measure_limit_ms", settings.measure_limit_ms}};
+  const std::size_t flagged = flag_disagreements(timeline, options_.agreement);
+  meta["clock_agreement"] = {
+      {"tolerance", fmt::format("max({} us, {}% of the row's duration) + the frame's "
+                                "calibration deviation for a GPU clock against the CPU clock",
+                                options_.agreement.absolute_us, options_.agreement.relative * 100)},
+      {"absolute_us", options_.agreement.absolute_us},
+      {"relative", options_.agreement.relative},
+      {"flagged_rows", flagged},
+      {"rows", timeline.records.size()}};
+  // The poll clock's uncertainty: each stamp's window judged, and what the host took from
+  // the poller (a hypervisor's steal over the scenario; Linux only).
+  meta["poll_window"] = mark_poll_disturbance(timeline, options_.poll_window_tolerance_us);
+  const std::optional<double> steal = run.cpu_before && run.cpu_after
+                                          ? steal_fraction(*run.cpu_before, *run.cpu_after)
+                                          : std::nullopt;
+  meta["poll_window"]["cpu_steal"] = steal ? nlohmann::json(*steal) : nlohmann::json(nullptr);
+  meta["tool"] = {{"name", "gpuoverlap"}, {"git_revision", GPUOVERLAP_GIT_REVISION}};
+  meta["command_line"] = options_.command_line;
+  if (run.hook_meta.is_object()) meta.update(run.hook_meta);
+  meta["started_at"] = run.started;
+  meta["finished_at"] = utc_now_iso8601();
+  // The executor's run on the stamps' CPU clock: which scenarios of one process (devices run
+  // at once) ran at the same time, to the microsecond.
+  meta["run_span_ns"] = {{"start", run.run_start_ns}, {"end", run.run_end_ns}};
+  meta["host"] = host_description();
+  meta["time_origin"] =
+      "each frame's gate release t0 on CLOCK_MONOTONIC_RAW; times in microseconds";
+  meta["failure"] = timeline.failure ? error_json(*timeline.failure) : nlohmann::json(nullptr);
+  for (const auto& [key, value] : options_.extra_meta.items()) meta[key] = value;
+  return meta;
+}
+
+// The scenario's summary and files (a preemption scenario's as it ran), its line in the log and
+// its record; false when the suite stops.
+bool SuiteRun::write(ScenarioRun& run, const ScenarioTimeline& timeline, nlohmann::json& meta) {
+  ScenarioOutcome& result = run.result;
+  std::vector<ExtraFile> extra_files;
+  if (result.scenario.preemption) {
+    // Written as it ran (the load's calibrated size), which the outcome keeps too.
+    if (timeline.preemption)
+      result.scenario = preemption::as_run(result.scenario, timeline.preemption->load_sizes);
+    meta["scenario"] = scenario_description(result.scenario);
+    meta["time_origin"] =
+        "each record's frame_t0_us is its submission's CPU time (just before vkQueueSubmit2), "
+        "in microseconds from the first urgent submission on CLOCK_MONOTONIC_RAW; its start "
+        "and end are from that submission";
+    result.summary = preemption::summary_rows(result.scenario, timeline);
+    extra_files.push_back(
+        {"preemption.csv", preemption::preemption_csv(result.scenario, timeline)});
+  } else {
+    result.summary = summarize(result.scenario, timeline);
+  }
+  const auto write_start = std::chrono::steady_clock::now();
+  if (Status s = write_scenario_results(result.directory, result.scenario, timeline, meta,
+                                        result.summary, extra_files);
+      !s) {
+    result.failure = s.error();
+  } else {
+    result.written = true;
+  }
+  result.write_seconds = seconds_since(write_start);
+  result.timeline = timeline;
+  if (timeline.failure && !result.failure)
+    result.failure = timeline.failure->with_context("scenario '" + result.scenario.name + "': ");
+  log_ << run.label << ": " << (result.failure ? "FAILED: " + result.failure->message : "ok")
+       << " in " << format_duration(result.seconds) << " -> " << result.directory.string() << "\n"
+       << std::flush;
+  // A timed-out or lost device is not trusted with the next scenario.
+  const bool failed = result.failure.has_value();
+  return !record(std::move(result), failed);
+}
+
+}  // namespace
+
 SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& given,
                        const SuiteOptions& options, std::ostream& log, const MoreScenarios& more) {
-  std::vector<Scenario> scenarios = given;
   SuiteOutcome outcome;
   const std::string started_at = utc_now_iso8601();
   std::error_code ec;
@@ -281,187 +580,7 @@ SuiteOutcome run_suite(ScenarioExecutor& executor, const std::vector<Scenario>& 
         make_error("cannot create " + options.out_directory.string() + ": " + ec.message());
     return outcome;
   }
-  auto make_estimate = [&] {
-    std::vector<FramesToRun> frames_each;
-    for (const Scenario& s : scenarios)
-      frames_each.push_back({.warmup = options.warmup_frames.value_or(s.warmup_frames),
-                             .measured = options.frames.value_or(s.frames)});
-    SuiteEstimate estimate(scenarios, frames_each);
-    for (std::size_t done = 0; done < outcome.scenarios.size(); ++done)
-      estimate.finished(done, outcome.scenarios[done].seconds);
-    return estimate;
-  };
-  SuiteEstimate estimate = make_estimate();
-  std::set<std::string> pacing_groups_tried;  // cpu_device_pacing's calibrations
-  std::set<std::string> studies_announced;    // their conditions not run, said once
-  const auto suite_start = std::chrono::steady_clock::now();
-  auto seconds_since = [](std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-  };
-  // Keeps a finished scenario and rewrites run.json, so that a later crash loses nothing. True
-  // when the suite stops: after a failure that ends it, or when run.json cannot be written.
-  auto record = [&](ScenarioOutcome finished, bool ends_suite) {
-    if (ends_suite && !outcome.failure) outcome.failure = finished.failure;
-    outcome.scenarios.push_back(std::move(finished));
-    Status written = write_run_json(options, started_at, outcome);
-    if (!written && !outcome.failure) outcome.failure = written.error();
-    return ends_suite || !written;
-  };
-  for (std::size_t i = 0;; ++i) {
-    if (i == scenarios.size()) {
-      std::vector<Scenario> extra = more ? more(outcome) : std::vector<Scenario>{};
-      if (extra.empty()) break;
-      scenarios.insert(scenarios.end(), extra.begin(), extra.end());
-      estimate = make_estimate();
-    }
-    // Once per group: one that failed keeps the files' period for all its scenarios, so a
-    // study never mixes periods.
-    if (options.cpu_device_pacing && paced_frame(scenarios[i]) &&
-        pacing_groups_tried.insert(pacing_group(scenarios[i])).second)
-      calibrate_cpu_device_pacing(executor, scenarios, i, options.run, options.warmup_frames, log);
-    // A study's conditions this host cannot run, once, before its first scenario.
-    if (!scenarios[i].study.empty() && studies_announced.insert(scenarios[i].study).second)
-      for (const auto& [condition, why] : scenarios[i].study_not_run)
-        log << scenarios[i].study << "/" << condition << ": not run on this host: " << why << "\n";
-    ScenarioOutcome result;
-    result.scenario = scenarios[i];
-    const nlohmann::json hook_meta =
-        options.before_scenario ? options.before_scenario(i, result.scenario) : nlohmann::json();
-    const auto scenario_start = std::chrono::steady_clock::now();
-    result.directory = options.out_directory / result.scenario.name;
-    RunSettings settings = options.run;
-    settings.frames = options.frames.value_or(result.scenario.frames);
-    settings.warmup_frames = options.warmup_frames.value_or(result.scenario.warmup_frames);
-    settings.timestamp_queries = options.run.timestamp_queries && result.scenario.timestamps;
-    if (!result.scenario.study.empty()) settings.measure_limit_ms = result.scenario.study_round_ms;
-    const std::string label =
-        fmt::format("[{}/{}] {}", i + 1, scenarios.size(), result.scenario.name);
-    const auto* preemption = result.scenario.preemption ? &*result.scenario.preemption : nullptr;
-    // Elapsed time and, once each kind of scenario ahead has been seen, the time left.
-    std::string when;
-    if (i > 0) {
-      when = " (" + format_duration(seconds_since(suite_start)) + " in";
-      if (const auto left = estimate.remaining_s(i)) {
-        when += ", about " + format_duration(*left) + " left";
-        // A study may add rounds until its budget is spent: say how long that could take.
-        if (const auto most = estimate.remaining_at_most_s(i); most && *most > *left + 1)
-          when += ", at most " + format_duration(*most) + " if a study uses its budget";
-      }
-      when += ")";
-    }
-    if (preemption)
-      log << label << ": " << preemption::describe(*preemption) << when << "\n" << std::flush;
-    else
-      log << label << ": " << settings.warmup_frames << " warm-up + " << settings.frames
-          << " frames" << when << "\n"
-          << std::flush;
-
-    auto progress = [&](std::uint32_t done, std::uint32_t total) {
-      if (options.show_progress)
-        log << "\r" << label << (preemption ? ": ms " : ": frame ") << done << "/" << total
-            << std::flush;
-    };
-    const std::string started = utc_now_iso8601();
-    const std::optional<CpuTimes> cpu_before = read_cpu_times();
-    const std::int64_t run_start_ns = monotonic_ns();
-    Result<ScenarioTimeline> timeline = executor.run(result.scenario, settings, progress);
-    const std::int64_t run_end_ns = monotonic_ns();
-    const std::optional<CpuTimes> cpu_after = read_cpu_times();
-    if (cpu_before && cpu_after) result.host_steal_ms = steal_ms(*cpu_before, *cpu_after);
-    if (options.show_progress) log << "\r\033[K" << std::flush;
-    result.seconds = seconds_since(scenario_start);
-    estimate.finished(i, result.seconds);
-    if (!timeline) {
-      result.failure = timeline.error().with_context("scenario '" + result.scenario.name + "': ");
-      if (result.unsupported()) {
-        // Refused before any GPU work: the device is intact, so the rest of the suite runs.
-        log << label << ": unsupported by this runtime, skipped: " << timeline.error().message
-            << "\n"
-            << std::flush;
-        if (record(std::move(result), false)) break;
-        continue;
-      }
-      record(std::move(result), true);
-      break;
-    }
-    nlohmann::json meta = timeline->meta;
-    meta["scenario"] = scenario_description(result.scenario);
-    meta["settings"] = {{"frames", settings.frames},
-                        {"warmup_frames", settings.warmup_frames},
-                        {"frame_timeout_ms", settings.frame_timeout_ms},
-                        {"priority_fallback", settings.priority_fallback},
-                        {"timestamp_queries", settings.timestamp_queries},
-                        {"stamp_memory", to_string(settings.stamp_memory)},
-                        {"shader_clock", settings.shader_clock},
-                        {"stamping", settings.stamping},
-                        {"study_shares_device", settings.study_shares_device},
-                        {"reuse_devices", settings.reuse_devices},
-                        {"washout_ms", settings.washout_ms},
-                        {"measure_limit_ms", settings.measure_limit_ms}};
-    const std::size_t flagged = flag_disagreements(*timeline, options.agreement);
-    meta["clock_agreement"] = {
-        {"tolerance", fmt::format("max({} us, {}% of the row's duration) + the frame's "
-                                  "calibration deviation for a GPU clock against the CPU clock",
-                                  options.agreement.absolute_us, options.agreement.relative * 100)},
-        {"absolute_us", options.agreement.absolute_us},
-        {"relative", options.agreement.relative},
-        {"flagged_rows", flagged},
-        {"rows", timeline->records.size()}};
-    // The poll clock's uncertainty: each stamp's window judged, and what the host took from
-    // the poller (a hypervisor's steal over the scenario; Linux only).
-    meta["poll_window"] = mark_poll_disturbance(*timeline, options.poll_window_tolerance_us);
-    const std::optional<double> steal =
-        cpu_before && cpu_after ? steal_fraction(*cpu_before, *cpu_after) : std::nullopt;
-    meta["poll_window"]["cpu_steal"] = steal ? nlohmann::json(*steal) : nlohmann::json(nullptr);
-    meta["tool"] = {{"name", "gpuoverlap"}, {"git_revision", GPUOVERLAP_GIT_REVISION}};
-    meta["command_line"] = options.command_line;
-    if (hook_meta.is_object()) meta.update(hook_meta);
-    meta["started_at"] = started;
-    meta["finished_at"] = utc_now_iso8601();
-    // The executor's run on the stamps' CPU clock: which scenarios of one process (devices run
-    // at once) ran at the same time, to the microsecond.
-    meta["run_span_ns"] = {{"start", run_start_ns}, {"end", run_end_ns}};
-    meta["host"] = host_description();
-    meta["time_origin"] =
-        "each frame's gate release t0 on CLOCK_MONOTONIC_RAW; times in microseconds";
-    meta["failure"] = timeline->failure ? error_json(*timeline->failure) : nlohmann::json(nullptr);
-    for (const auto& [key, value] : options.extra_meta.items()) meta[key] = value;
-
-    std::vector<ExtraFile> extra_files;
-    if (preemption) {
-      // Written as it ran (the load's calibrated size), which the outcome keeps too.
-      if (timeline->preemption)
-        result.scenario = preemption::as_run(result.scenario, timeline->preemption->load_sizes);
-      meta["scenario"] = scenario_description(result.scenario);
-      meta["time_origin"] =
-          "each record's frame_t0_us is its submission's CPU time (just before vkQueueSubmit2), "
-          "in microseconds from the first urgent submission on CLOCK_MONOTONIC_RAW; its start "
-          "and end are from that submission";
-      result.summary = preemption::summary_rows(result.scenario, *timeline);
-      extra_files.push_back(
-          {"preemption.csv", preemption::preemption_csv(result.scenario, *timeline)});
-    } else {
-      result.summary = summarize(result.scenario, *timeline);
-    }
-    const auto write_start = std::chrono::steady_clock::now();
-    if (Status s = write_scenario_results(result.directory, result.scenario, *timeline, meta,
-                                          result.summary, extra_files);
-        !s) {
-      result.failure = s.error();
-    } else {
-      result.written = true;
-    }
-    result.write_seconds = seconds_since(write_start);
-    result.timeline = *timeline;
-    if (timeline->failure && !result.failure)
-      result.failure = timeline->failure->with_context("scenario '" + result.scenario.name + "': ");
-    log << label << ": " << (result.failure ? "FAILED: " + result.failure->message : "ok") << " in "
-        << format_duration(result.seconds) << " -> " << result.directory.string() << "\n"
-        << std::flush;
-    // A timed-out or lost device is not trusted with the next scenario.
-    const bool failed = result.failure.has_value();
-    if (record(std::move(result), failed)) break;
-  }
+  SuiteRun(executor, given, options, log, more, started_at, outcome).run();
   if (Status s = write_run_json(options, started_at, outcome); !s && !outcome.failure)
     outcome.failure = s.error();
   return outcome;
