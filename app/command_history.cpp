@@ -10,12 +10,12 @@
 #include <sstream>
 #include <tuple>
 
+#include "app/command_registry.h"
 #include "app/commands.h"
 #include "app/exit_status.h"
 
 #if GPUOVERLAP_HAS_HISTORY
 #include "analysis/results.h"
-#include "app/command_registry.h"
 #include "core/atomic_file.h"
 #include "history/against_history.h"
 #include "history/change_points.h"

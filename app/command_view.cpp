@@ -4,12 +4,12 @@
 #include <sstream>
 #include <string>
 
+#include "app/command_registry.h"
 #include "app/commands.h"
 #include "app/exit_status.h"
+#include "core/enum_names.h"
 #include "scenarios/names.h"
 #if GPUOVERLAP_HAS_VIEWER
-#include "app/command_registry.h"
-#include "core/enum_names.h"
 #include "viewer/window.h"
 #endif
 

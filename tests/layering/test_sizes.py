@@ -11,15 +11,16 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 MAX_FILE_LINES = 900
 MAX_FUNCTION_LINES = 150
 
-SOURCE_PATTERNS = ["*.cpp", "*.h", "*.py", "*.sh", "*.cmake", "CMakeLists.txt", "*.hlsl",
+SOURCE_PATTERNS = ["*.cpp", "*.h", "*.py", "*.sh", "*.cmake", "*CMakeLists.txt", "*.hlsl",
                    "*.comp", ".ci/run"]
 
 
 def sources():
-    listed = subprocess.run(["git", "ls-files", *SOURCE_PATTERNS], cwd=ROOT, check=True,
-                            capture_output=True, text=True).stdout.split()
+    listed = subprocess.run(["git", "ls-files", "-z", *SOURCE_PATTERNS], cwd=ROOT, check=True,
+                            capture_output=True, text=True).stdout.split("\0")
     # A measurement's folder keeps what it ran as it was run; it is a record, not a source.
-    return [p for p in listed if not p.startswith("docs/results/")]
+    return [p for p in listed
+            if p and not p.startswith("docs/results/") and (ROOT / p).is_file()]
 
 
 def blank_comments_and_literals(text):
@@ -77,10 +78,12 @@ def cpp_functions(text):
             is_function = (not inside and FUNCTION_HEAD.search(head)
                            and not CONTROL.match(head)
                            and not re.search(r"\b(namespace|struct|class|enum|union)\b[^()]*$", head)
-                           and "=" not in head.split("(")[0])
+                           # an initializer (`auto f = [] {`), but not `operator=` or `==`
+                           and "=" not in re.sub(r"operator\s*[^\s(]+", "operator",
+                                                 head).split("(")[0])
             if is_function:
                 first = code.count("\n", 0, start + len(code[start:i]) - len(code[start:i].lstrip())) + 1
-                names = re.findall(r"([~\w:]+)\s*\(", head)
+                names = re.findall(r"((?:[\w:]*operator\s*[^\s(]+)|[~\w:]+)\s*\(", head)
                 stack.append((True, first, names[0] if names else head[:40]))
                 inside += 1
             else:
@@ -130,7 +133,8 @@ def test_the_check_measures_functions_and_files(tmp_path):
         "namespace n {\n"
         "// a comment with a brace {\n"
         "int long_one(int x) {\n" + body + "  return x;\n}\n"
-        "struct S {\n  int short_one() const { return 1; }\n};\n"
+        "struct S {\n  int short_one() const { return 1; }\n"
+        "  bool operator==(const S&) const {\n    return true;\n  }\n};\n"
         "const char* text = \"}{\";\n"
         "int fits(int x) {\n" + half + "  if (x) {\n    return 2;\n  }\n"
         "  return x;\n}\n"
@@ -146,3 +150,4 @@ def test_the_check_measures_functions_and_files(tmp_path):
     lengths = {name: length for _, length, name in cpp_functions(
         (tmp_path / "long.cpp").read_text())}
     assert lengths["short_one"] == 1 and lengths["fits"] == 81, lengths
+    assert lengths["operator=="] == 3, lengths

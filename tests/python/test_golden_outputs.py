@@ -5,7 +5,8 @@ gpuoverlap on lavapipe:
     gpuoverlap run default barrier-cost game-frame preemption-big-dispatch-high \\
         tests/data/golden/study.toml --frames 12 --priority-fallback --out OUT
 
-(its trace.json.gz files left out: no reader below needs them). It holds every kind of scenario
+(its trace.json.gz files left out: no reader below needs them; the folder records where it was
+written, /tmp, and the revision that wrote it). It holds every kind of scenario
 the report answers on: queues that may overlap, the barrier lab, a game frame, a preemption
 scenario and a study with a verdict. A change to what `report`, `compare` or the history
 make of it shows here as a diff. When the change is meant, write the expected files anew with
@@ -35,16 +36,16 @@ def run_folder(tmp_path_factory):
 
 def gpuoverlap(scratch, *args):
     done = subprocess.run([gpuoverlap_binary(), *args], cwd=scratch, capture_output=True,
-                          text=True, timeout=600)
+                          text=True, encoding="utf-8", timeout=600)
     return f"exit status {done.returncode}\n--- stdout\n{done.stdout}--- stderr\n{done.stderr}"
 
 
 def expect_golden(name, output):
     expected = GOLDEN / f"{name}.expected"
     if UPDATE:
-        expected.write_text(output)
+        expected.write_text(output, encoding="utf-8")
     assert expected.exists(), f"{expected} is missing: run with GPUOVERLAP_UPDATE_GOLDEN=1"
-    want = expected.read_text()
+    want = expected.read_text(encoding="utf-8")
     if output != want:
         # The first line that differs, with its neighbours: a whole report is too long to read.
         got_lines, want_lines = output.splitlines(), want.splitlines()
