@@ -103,6 +103,7 @@ void expect_study_round_frames(const CsvTable<kFrameColumns.size()>& frames,
     const bool any = frames.at(f, "bg_managed") != "0" || frames.at(f, "bg_unmanaged") != "0";
     overlapped += any ? 1 : 0;
   }
+  expect_workers_ran(frames);
 }
 
 // One round's background.csv of a condition that compiles: every compile's outcome, kind and
