@@ -26,7 +26,7 @@ struct Span {
 // Each ok frame's workload spans on `clock`, by frame.
 std::map<std::uint32_t, std::vector<Span>> spans_by_frame(const LoadedScenario& s, Clock clock) {
   std::map<std::uint32_t, std::vector<Span>> frames;
-  for (const LoadedRecord& r : s.records) {
+  for (const RecordRow& r : s.records) {
     if (r.status != RecordStatus::ok) continue;
     const auto start = start_on(r, clock), end = end_on(r, clock);
     if (start && end) frames[r.frame].push_back({r.queue, r.queue_type, *start, *end});
@@ -159,11 +159,11 @@ std::vector<double> clock_spans_us(const LoadedScenario& s, Clock clock) {
     bool complete = true;
   };
   std::map<std::uint32_t, FirstLast> frames;
-  for (const LoadedRecord& r : s.records) {
+  for (const RecordRow& r : s.records) {
     const auto start = start_on(r, clock), end = end_on(r, clock);
-    const bool usable = r.status == RecordStatus::ok && start && end &&
-                        !disturbed_on(r.poll_disturbed, clock == Clock::poll,
-                                      kPollStartDisturbed | kPollEndDisturbed);
+    const bool usable =
+        r.status == RecordStatus::ok && start && end &&
+        !disturbed_on(r.poll_disturbed, clock, kPollStartDisturbed | kPollEndDisturbed);
     auto [at, fresh] = frames.try_emplace(r.frame);
     if (!usable) {
       at->second.complete = false;
@@ -640,9 +640,9 @@ std::optional<std::string> alone_round_of(const LoadedScenario& s) {
 // `into` followed by `round`, whose frames are numbered after `into`'s last.
 void append_round(LoadedScenario& into, const LoadedScenario& round) {
   std::uint32_t next = 0;
-  for (const LoadedRecord& r : into.records) next = std::max(next, r.frame + 1);
+  for (const RecordRow& r : into.records) next = std::max(next, r.frame + 1);
   for (const LoadedFrame& f : into.frames) next = std::max(next, f.frame + 1);
-  for (LoadedRecord r : round.records) {
+  for (RecordRow r : round.records) {
     r.frame += next;
     into.records.push_back(std::move(r));
   }
@@ -694,7 +694,7 @@ std::vector<BarrierGap> barrier_gaps(const LoadedRun& run) {
     // longer (a copy on another queue still moving bytes): its poll end stamp is where its
     // consumer can start, so a copy's gaps are taken on the poll clock.
     std::set<std::string> copies;
-    for (const LoadedRecord& r : s.records)
+    for (const RecordRow& r : s.records)
       if (r.kind == WorkloadKind::copy) copies.insert(r.workload);
     std::vector<MetricSeries> poll;
     if (!copies.empty() && *clock != Clock::poll) poll = metric_series(s, Clock::poll);
@@ -752,7 +752,7 @@ std::vector<BarrierTwin> barrier_twins(const LoadedRun& run) {
 
 std::optional<Clock> answer_clock(const LoadedScenario& scenario) {
   bool poll = false;
-  for (const LoadedRecord& r : scenario.records) {
+  for (const RecordRow& r : scenario.records) {
     if (r.status != RecordStatus::ok) continue;
     if (r.ts_start_us && r.ts_end_us) return Clock::ts;
     poll = poll || (r.poll_start_us && r.poll_end_us);

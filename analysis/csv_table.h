@@ -75,6 +75,11 @@ struct CsvTable {
                                "' is not a whole number up to " + std::to_string(max));
     return value;
   }
+  // Empty: does not apply; anything else a count as unsigned_integer reads it.
+  std::optional<std::uint32_t> optional_unsigned(std::size_t row, std::string_view column) const {
+    if (at(row, column).empty()) return std::nullopt;
+    return static_cast<std::uint32_t>(unsigned_integer(row, column));
+  }
   // One of an enum's names (core/enum_names.h); throws std::runtime_error naming the line,
   // column and the names allowed otherwise.
   template <class Enum, std::size_t M>

@@ -129,7 +129,7 @@ void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenar
       out += fmt::format("![{} {}]({}{}.png)\n\n", s.name, plot, plots_prefix, plot);
 
   std::size_t flagged = 0;
-  for (const LoadedRecord& r : s.records) flagged += r.flags.empty() ? 0 : 1;
+  for (const RecordRow& r : s.records) flagged += r.flags.empty() ? 0 : 1;
   const auto agreement = meta.value("clock_agreement", nlohmann::json::object());
   if (flagged > 0)
     out += fmt::format(
@@ -189,12 +189,12 @@ void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenar
         "| workload | clock | before | after | ratio | interval | variant | frames before + "
         "after | call |\n|---|---|---|---|---|---|---|---|---|\n";
     for (const VariantSwap& w : swaps)
-      out +=
-          fmt::format("| {} | {} | {:.1f} | {:.1f} | {:.3f} | {} | compile #{} | {} + {} | {} |\n",
-                      w.workload, w.clock, w.before_median_us, w.after_median_us, w.ratio,
-                      w.ratio_low ? fmt::format("{:.3f} – {:.3f}", *w.ratio_low, *w.ratio_high)
-                                  : std::string("–"),
-                      w.variant, w.before_frames, w.after_frames, w.call);
+      out += fmt::format(
+          "| {} | {} | {:.1f} | {:.1f} | {:.3f} | {} | compile #{} | {} + {} | {} |\n", w.workload,
+          to_string(w.clock), w.before_median_us, w.after_median_us, w.ratio,
+          w.ratio_low ? fmt::format("{:.3f} – {:.3f}", *w.ratio_low, *w.ratio_high)
+                      : std::string("–"),
+          w.variant, w.before_frames, w.after_frames, w.call);
     out += "\n";
   }
   // trace.json.gz since the trace was compressed; trace.json in older results.
@@ -450,7 +450,7 @@ void scenarios_table(std::string& out, const LoadedRun& run, const std::string& 
     if (!is_top_level(run, s) || s.kind == ScenarioKind::preemption) continue;
     std::size_t ok = 0, flagged = 0;
     std::set<std::uint32_t> frames;
-    for (const LoadedRecord& r : s.records) {
+    for (const RecordRow& r : s.records) {
       frames.insert(r.frame);
       ok += r.status == RecordStatus::ok ? 1 : 0;
       flagged += r.flags.empty() ? 0 : 1;
@@ -511,7 +511,7 @@ ReportPages markdown_report(const LoadedRun& run, const std::string& details_nam
           priorities.insert(fmt::format("{} {} → {}", text(q, "type"),
                                         text(q, "priority_requested"),
                                         text(q, "priority_granted")));
-      for (const LoadedRecord& r : s.records) {
+      for (const RecordRow& r : s.records) {
         ++rows;
         disagree += r.flags.empty() ? 0 : 1;
         timestamps = timestamps || r.ts_start_us.has_value();

@@ -151,8 +151,6 @@ Result<std::filesystem::path> scenario_directory(const std::filesystem::path& ro
   return root / sub.lexically_normal();
 }
 
-std::string_view to_string(Clock clock) { return name_of(kClockNames, clock); }
-
 namespace {
 
 // A JSON field as text; "?" when it is missing or not a string or number (meta.json is input).
@@ -200,12 +198,15 @@ Status load_records(const std::filesystem::path& directory, LoadedScenario& s,
     const auto table = read_csv(records.string(), kRecordColumns, /*allow_missing=*/true);
     check_columns(table, kRecordFile, version);
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
-      LoadedRecord record;
+      RecordRow record;
       record.frame = static_cast<std::uint32_t>(table.unsigned_integer(r, "frame"));
       record.workload = table.at(r, "workload");
       record.queue = table.at(r, "queue");
       record.queue_type = table.named(r, "queue_type", kQueueTypeNames);
+      record.priority = table.named(r, "priority", kQueuePriorityNames);
       record.kind = table.named(r, "kind", kWorkloadKindNames);
+      record.groups = table.optional_unsigned(r, "groups");
+      record.iterations = table.optional_unsigned(r, "iterations");
       record.depends_on = table.at(r, "depends_on");
       record.barrier = table.at(r, "barrier");
       record.status = table.named(r, "status", kRecordStatusNames);
@@ -568,26 +569,16 @@ Result<LoadedSelftest> load_selftest(const std::filesystem::path& directory) {
   return out;
 }
 
-std::optional<double> start_on(const LoadedRecord& r, Clock clock) {
-  return clock == Clock::poll ? r.poll_start_us
-         : clock == Clock::ts ? r.ts_start_us
-                              : r.clk_start_us;
-}
-
-std::optional<double> end_on(const LoadedRecord& r, Clock clock) {
-  return clock == Clock::poll ? r.poll_end_us : clock == Clock::ts ? r.ts_end_us : r.clk_end_us;
-}
-
 std::vector<MetricSeries> metric_series(const LoadedScenario& s, Clock clock) {
-  auto start_of = [clock](const LoadedRecord& r) { return start_on(r, clock); };
-  auto end_of = [clock](const LoadedRecord& r) { return end_on(r, clock); };
+  auto start_of = [clock](const RecordRow& r) { return start_on(r, clock); };
+  auto end_of = [clock](const RecordRow& r) { return end_on(r, clock); };
   // On the poll clock a disturbed stamp (its window past the run's tolerance) says when the
   // poller got its CPU back, not when the GPU wrote it: its frames are left out and counted.
-  auto disturbed = [clock](const LoadedRecord& r, std::uint32_t bit) {
-    return disturbed_on(r.poll_disturbed, clock == Clock::poll, bit);
+  auto disturbed = [clock](const RecordRow& r, std::uint32_t bit) {
+    return disturbed_on(r.poll_disturbed, clock, bit);
   };
-  std::map<std::pair<std::uint32_t, std::string>, const LoadedRecord*> by_frame;
-  for (const LoadedRecord& r : s.records)
+  std::map<std::pair<std::uint32_t, std::string>, const RecordRow*> by_frame;
+  for (const RecordRow& r : s.records)
     if (r.status == RecordStatus::ok) by_frame[{r.frame, r.workload}] = &r;
 
   std::vector<MetricSeries> out;

@@ -15,39 +15,14 @@
 #include "core/result.h"
 #include "queues/queue_model.h"
 #include "scenarios/scenario.h"
+#include "timeline/record_row.h"
 #include "timeline/records.h"
 #include "workloads/workload.h"
 
 namespace gpuoverlap {
 
-enum class Clock { poll, ts, clk };
-inline constexpr EnumNames<Clock, 3> kClockNames{
-    {{Clock::poll, "poll"}, {Clock::ts, "ts"}, {Clock::clk, "clk"}}};
-std::string_view to_string(Clock clock);
-
-// One row of records.csv.gz as every reader sees it, from disk or from a live run
-// (viewer/live_feed.cpp): names as text, what the engine has as enums as the same enums
-// (timeline/records.h, queues/, workloads/), so that no reader compares a status as a string.
-struct LoadedRecord {
-  std::uint32_t frame = 0;
-  std::string workload, queue;
-  QueueType queue_type = QueueType::direct;
-  WorkloadKind kind = WorkloadKind::compute;
-  std::string depends_on, barrier;  // ';'-joined, as the CSV has them
-  RecordStatus status = RecordStatus::ok;
-  std::optional<double> poll_start_us, poll_end_us, ts_start_us, ts_end_us;
-  // The poll times' detection windows and the stamps judged disturbed (timeline/records.h,
-  // PollDisturbance bits); empty and 0 in results older than the columns.
-  std::optional<double> poll_start_window_us, poll_end_window_us;
-  std::uint32_t poll_disturbed = 0;
-  std::optional<double> clk_start_us, clk_end_us;  // empty in results older than the columns
-  std::string flags;                               // clock disagreements, "" when none
-  std::uint64_t variant = 0;  // the committed background variant it ran; 0: build-time
-  // The frame's gate release (a preemption submission's submit) in µs after the first
-  // measured frame's; empty in results older than the column.
-  std::optional<double> frame_t0_us;
-  bool operator==(const LoadedRecord&) const = default;
-};
+// The records of a scenario are records.csv's rows: RecordRow (timeline/record_row.h), the
+// type the exporter writes and the live feed shows.
 
 // One measured frame of frames.csv: the frame-level figures a player feels. Results older
 // than a column leave it empty.
@@ -122,7 +97,7 @@ struct LoadedScenario {
   ScenarioKind kind = ScenarioKind::frames;
   bool game_frame = false;  // its frames are a game frame's ([cpu])
   std::optional<StudyMembership> study;
-  std::vector<LoadedRecord> records;
+  std::vector<RecordRow> records;
   std::vector<std::string> workloads;  // in the scenario's order
   std::vector<LoadedFrame> frames;     // frames.csv; empty where a scenario has none
   std::vector<LoadedBackgroundTask> background_tasks;  // background.csv; empty without one
@@ -231,10 +206,6 @@ std::string api_of(const nlohmann::json& meta);
 // Where a scenario ran, in one line: "D3D12 feature level 11_0 on llvmpipe (...), runtime Wine
 // 8.0 d3d12.dll (vkd3d on Vulkan), host Wine 8.0". Fields missing from meta read "?".
 std::string platform_of(const nlohmann::json& meta);
-
-// A loaded record's start or end on one clock; nullopt where that clock has no value.
-std::optional<double> start_on(const LoadedRecord& record, Clock clock);
-std::optional<double> end_on(const LoadedRecord& record, Clock clock);
 
 // Per-frame values of one metric, over the frames with status ok that have the clock; on the
 // poll clock without the frames whose stamps were disturbed (counted apart).

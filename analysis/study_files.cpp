@@ -160,7 +160,7 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
       {"rounds", v.rounds},
       {"unit", v.unit},
       {"tests_per_condition", v.tests},
-      {"gpu_clock", v.gpu_clock},
+      {"gpu_clock", std::string(to_string(v.gpu_clock))},
       {"period_us", v.period_us ? nlohmann::json(*v.period_us) : nullptr},
       {"has_control", v.has_control},
       {"control_detected", v.control_detected},
@@ -331,6 +331,16 @@ class JsonFields {
     throw std::runtime_error(where_ + "." + key + ": '" + name + "' is none of " +
                              names_list(kDecisionNames));
   }
+  // One of an enum's names; `fallback` when absent or empty (an older version lacked it, or
+  // wrote "" for a verdict judged on nothing).
+  template <class Enum, std::size_t N>
+  Enum named(const char* key, const EnumNames<Enum, N>& names, Enum fallback) const {
+    const std::string name = text(key);
+    if (name.empty()) return fallback;
+    if (const auto value = value_of(names, name)) return *value;
+    throw std::runtime_error(where_ + "." + key + ": '" + name + "' is none of " +
+                             names_list(names));
+  }
   // An array member: each element through `read` (absent: none).
   template <class Read>
   void each(const char* key, Read read) const {
@@ -438,7 +448,7 @@ Result<LoadedStudyVerdict> load_verdict_json(const std::filesystem::path& file) 
     v.rounds = top.count32("rounds");
     v.unit = top.text("unit");
     v.tests = top.count("tests_per_condition");
-    v.gpu_clock = top.text("gpu_clock");
+    v.gpu_clock = top.named("gpu_clock", kClockNames, Clock::poll);
     v.period_us = top.optional_number("period_us");
     v.has_control = top.flag("has_control");
     v.control_detected = top.flag("control_detected");

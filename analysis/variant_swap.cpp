@@ -34,7 +34,7 @@ SampleSpread log_block_medians(const std::vector<double>& values, std::size_t bl
 
 }  // namespace
 
-std::optional<VariantSwap> judge_swap(const std::string& workload, const std::string& clock,
+std::optional<VariantSwap> judge_swap(const std::string& workload, Clock clock,
                                       const std::vector<SwapSample>& samples, std::size_t blocks) {
   if (samples.empty()) return std::nullopt;
   std::optional<std::uint32_t> first_swap;
@@ -105,7 +105,7 @@ std::optional<VariantSwap> swap_of(const std::string& workload, std::vector<Swap
     const auto end = timestamps ? r.ts_end_us : r.poll_end_us;
     if (start && end) samples.push_back({r.frame, r.variant, *end - *start});
   }
-  return judge_swap(workload, timestamps ? "ts" : "poll", samples);
+  return judge_swap(workload, timestamps ? Clock::ts : Clock::poll, samples);
 }
 
 }  // namespace
@@ -114,7 +114,7 @@ std::vector<VariantSwap> variant_swaps(const LoadedScenario& scenario) {
   std::vector<VariantSwap> out;
   for (const std::string& workload : scenario.workloads) {
     std::vector<SwapRow> rows;
-    for (const LoadedRecord& r : scenario.records)
+    for (const RecordRow& r : scenario.records)
       if (r.workload == workload && r.status == RecordStatus::ok)
         rows.push_back(
             {r.frame, r.variant, r.poll_start_us, r.poll_end_us, r.ts_start_us, r.ts_end_us});
@@ -142,8 +142,8 @@ std::string describe(const VariantSwap& s) {
       s.ratio_low ? fmt::format(" [{:.3f}, {:.3f}]", *s.ratio_low, *s.ratio_high) : std::string{};
   return fmt::format(
       "{} ({}): {:.1f} -> {:.1f} us, x{:.3f}{} after compile #{} ({} + {} frames): {}", s.workload,
-      s.clock, s.before_median_us, s.after_median_us, s.ratio, interval, s.variant, s.before_frames,
-      s.after_frames, s.call);
+      to_string(s.clock), s.before_median_us, s.after_median_us, s.ratio, interval, s.variant,
+      s.before_frames, s.after_frames, s.call);
 }
 
 std::vector<StudyBenefit> study_benefits(const std::vector<const ScenarioOutcome*>& outcomes) {
@@ -193,8 +193,9 @@ std::vector<StudyBenefit> study_benefits(const std::vector<const ScenarioOutcome
 std::string describe(const StudyBenefit& b) {
   const std::string interval =
       b.ratio_low ? fmt::format(" [{:.3f}, {:.3f}]", *b.ratio_low, *b.ratio_high) : std::string{};
-  return fmt::format("{}: {} ({}) x{:.3f}{} over {} round{}: {}", b.condition, b.workload, b.clock,
-                     b.ratio, interval, b.rounds, b.rounds == 1 ? "" : "s", b.call);
+  return fmt::format("{}: {} ({}) x{:.3f}{} over {} round{}: {}", b.condition, b.workload,
+                     to_string(b.clock), b.ratio, interval, b.rounds, b.rounds == 1 ? "" : "s",
+                     b.call);
 }
 
 std::string variant_swap_lines(const SuiteOutcome& outcome) {

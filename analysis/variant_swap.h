@@ -25,7 +25,7 @@ namespace gpuoverlap {
 struct VariantSwap {
   std::string workload;
   std::uint64_t variant = 0;  // the compile it ran after the swap (background.csv's number)
-  std::string clock;          // "ts" where both sides have timestamps, else "poll"
+  Clock clock = Clock::poll;  // ts where both sides have timestamps, else poll
   std::size_t before_frames = 0, after_frames = 0;
   double before_median_us = 0, after_median_us = 0;
   double ratio = 1;  // after / before medians
@@ -44,7 +44,7 @@ struct SwapSample {
   std::uint64_t variant = 0;
   double duration_us = 0;
 };
-std::optional<VariantSwap> judge_swap(const std::string& workload, const std::string& clock,
+std::optional<VariantSwap> judge_swap(const std::string& workload, Clock clock,
                                       const std::vector<SwapSample>& samples,
                                       std::size_t blocks = 6);
 
@@ -62,7 +62,8 @@ std::string variant_swap_lines(const SuiteOutcome& outcome);
 // the geometric mean and a 95 % Student's t interval, so the unit is the round, as in the
 // cost verdict (analysis/verdict.h). A study of one round keeps that round's block interval.
 struct StudyBenefit {
-  std::string condition, workload, clock;
+  std::string condition, workload;
+  Clock clock = Clock::poll;
   std::size_t rounds = 0;
   double ratio = 1;
   std::optional<double> ratio_low, ratio_high;

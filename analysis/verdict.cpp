@@ -84,11 +84,11 @@ BaselineEvidence judge_baseline(const std::vector<const ScenarioOutcome*>& outco
   for (const ScenarioOutcome* o : outcomes) out.rounds = std::max(out.rounds, o->scenario.round);
   out.baseline = study.baseline_name;
   // Timestamps when the baseline has them for every workload, else the poll clock.
-  out.gpu_clock = "ts";
+  out.gpu_clock = Clock::ts;
   for (const ScenarioOutcome* r : baseline)
     for (const WorkloadFrameRecord& rec : r->timeline->records)
       if (rec.status == RecordStatus::ok && !(rec.ts_start_us && rec.ts_end_us))
-        out.gpu_clock = "poll";
+        out.gpu_clock = Clock::poll;
   evidence.metrics = pooled_metrics(baseline, out.gpu_clock, any_frame);
   out.unit = baseline.size() == 1 ? "block" : "round";
   const Scenario& foreground = baseline.front()->scenario;

@@ -296,7 +296,7 @@ struct StudyVerdict {
   std::uint32_t rounds = 1;  // rounds run
   std::string unit;          // "round", or "block" for a study of one round
   std::size_t tests = 0;     // K: the intrusion tests of one condition (its primary endpoints')
-  std::string gpu_clock;     // the clock of the gpu_duration metrics: "ts" or "poll"
+  Clock gpu_clock = Clock::poll;  // the clock of the gpu_duration metrics: ts or poll
   std::vector<VerdictRow> rows;
   std::vector<ConditionVerdict> conditions;  // baseline excluded
   // Conditions this host could not give what they ask (Scenario::study_not_run): never run
@@ -337,7 +337,7 @@ inline constexpr double kLessWorkThanAsked = 0.75;
 // cpu_submit_us, submit_to_start_us, poll_gap_max_us, gpu_duration_us:<workload> on
 // `gpu_clock`). Only ok frames that `use` accepts.
 std::vector<std::pair<std::string, std::vector<double>>> verdict_metrics(
-    const Scenario& scenario, const ScenarioTimeline& timeline, const std::string& gpu_clock,
+    const Scenario& scenario, const ScenarioTimeline& timeline, Clock gpu_clock,
     const std::function<bool(const FrameRecord&)>& use);
 
 // The study's verdict. Contract: `outcomes` are the scenarios of one study (every round of

@@ -51,7 +51,7 @@ std::vector<Endpoint> verdict_endpoints(const Scenario& s, std::optional<double>
 }
 
 std::vector<std::pair<std::string, std::vector<double>>> verdict_metrics(
-    const Scenario& s, const ScenarioTimeline& timeline, const std::string& gpu_clock,
+    const Scenario& s, const ScenarioTimeline& timeline, Clock gpu_clock,
     const std::function<bool(const FrameRecord&)>& use_frame) {
   const std::vector<Endpoint> endpoints = verdict_endpoints(s);
   std::vector<std::pair<std::string, std::vector<double>>> out;

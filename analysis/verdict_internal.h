@@ -43,13 +43,13 @@ std::uint32_t alternate_frames(const Scenario& s);
 // that are evidence (those its background work overlapped; every frame in a study of
 // neighbours).
 std::vector<Unit> units_of(const std::vector<const ScenarioOutcome*>& baseline_rounds,
-                           const std::vector<const ScenarioOutcome*>& rounds,
-                           const std::string& gpu_clock, const VerdictSettings& settings,
-                           std::uint32_t block, bool (*condition_side)(const FrameRecord&));
+                           const std::vector<const ScenarioOutcome*>& rounds, Clock gpu_clock,
+                           const VerdictSettings& settings, std::uint32_t block,
+                           bool (*condition_side)(const FrameRecord&));
 
 // The rounds of one condition, their samples concatenated metric by metric.
-Samples pooled_metrics(const std::vector<const ScenarioOutcome*>& rounds,
-                       const std::string& gpu_clock, bool (*use_frame)(const FrameRecord&));
+Samples pooled_metrics(const std::vector<const ScenarioOutcome*>& rounds, Clock gpu_clock,
+                       bool (*use_frame)(const FrameRecord&));
 
 const std::vector<double>& samples_of(const Samples& samples, std::string_view metric);
 

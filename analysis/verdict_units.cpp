@@ -31,9 +31,9 @@ std::function<bool(const FrameRecord&)> in_range(bool (*side)(const FrameRecord&
 }  // namespace
 
 std::vector<Unit> units_of(const std::vector<const ScenarioOutcome*>& baseline_rounds,
-                           const std::vector<const ScenarioOutcome*>& rounds,
-                           const std::string& gpu_clock, const VerdictSettings& settings,
-                           std::uint32_t block, bool (*condition_side)(const FrameRecord&)) {
+                           const std::vector<const ScenarioOutcome*>& rounds, Clock gpu_clock,
+                           const VerdictSettings& settings, std::uint32_t block,
+                           bool (*condition_side)(const FrameRecord&)) {
   std::vector<Unit> units;
   if (block > 0) {
     for (const ScenarioOutcome* c : rounds) {
@@ -71,8 +71,8 @@ std::vector<Unit> units_of(const std::vector<const ScenarioOutcome*>& baseline_r
   return units;
 }
 
-Samples pooled_metrics(const std::vector<const ScenarioOutcome*>& rounds,
-                       const std::string& gpu_clock, bool (*use_frame)(const FrameRecord&)) {
+Samples pooled_metrics(const std::vector<const ScenarioOutcome*>& rounds, Clock gpu_clock,
+                       bool (*use_frame)(const FrameRecord&)) {
   Samples pooled;
   for (const ScenarioOutcome* r : rounds) {
     Samples one = verdict_metrics(r->scenario, *r->timeline, gpu_clock, use_frame);

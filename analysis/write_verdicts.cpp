@@ -70,7 +70,7 @@ Status write_study_verdicts(const SuiteOutcome& outcome, const std::filesystem::
       benefit_json.push_back(
           {{"condition", b.condition},
            {"workload", b.workload},
-           {"clock", b.clock},
+           {"clock", std::string(to_string(b.clock))},
            {"rounds", b.rounds},
            {"ratio", b.ratio},
            {"ratio_low", b.ratio_low ? nlohmann::json(*b.ratio_low) : nullptr},
@@ -92,8 +92,8 @@ Status write_study_verdicts(const SuiteOutcome& outcome, const std::filesystem::
     GPUOVERLAP_TRY(write_file_atomically(directory / "verdict.json", json.dump(2) + "\n"));
     log << "\nstudy " << study << " (" << verdict->rounds
         << " rounds; baseline: " << verdict->baseline << "; GPU durations on the "
-        << verdict->gpu_clock << " clock; unit: " << verdict->unit << "; " << verdict->tests
-        << " tests per condition):\n";
+        << to_string(verdict->gpu_clock) << " clock; unit: " << verdict->unit << "; "
+        << verdict->tests << " tests per condition):\n";
     log << fmt::format("  {:<22} {:<34} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8}  {}\n", "condition",
                        "metric", "p50 ratio", "low", "high", "tail +", "low", "high", "verdict");
     auto percent = [](const std::optional<double>& v) {

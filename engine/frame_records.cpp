@@ -29,7 +29,7 @@ std::optional<std::uint64_t> shader_clock_ticks(const std::uint32_t* slot, std::
 // poller can be descheduled and see a whole frame's stamps at once (a span of 0 on the H100
 // machine with spinning workers and a competitor).
 std::optional<double> gpu_span_us(std::span<const WorkloadFrameRecord> records) {
-  for (const char* clock : {"ts", "poll"}) {
+  for (const Clock clock : {Clock::ts, Clock::poll}) {
     std::optional<double> first, last;
     bool complete = true;
     for (const WorkloadFrameRecord& r : records) {

@@ -613,8 +613,8 @@ std::string preemption_summary_table(const SuiteOutcome& outcome) {
   std::vector<preemption::TableLine> lines;
   for (const ScenarioOutcome& s : outcome.scenarios) {
     if (!s.scenario.preemption || !s.timeline) continue;
-    preemption::ClockSummary c = preemption::summarize_clock(s.scenario, *s.timeline, "poll");
-    if (c.measured == 0) c = preemption::summarize_clock(s.scenario, *s.timeline, "ts");
+    preemption::ClockSummary c = preemption::summarize_clock(s.scenario, *s.timeline, Clock::poll);
+    if (c.measured == 0) c = preemption::summarize_clock(s.scenario, *s.timeline, Clock::ts);
     lines.push_back({s.scenario.name, c});
   }
   std::string out = preemption::preemption_table(lines);
@@ -642,8 +642,8 @@ std::string summary_table(const SuiteOutcome& outcome) {
     for (const SummaryRow& r : s.summary) {
       const WorkloadSpec& w = s.scenario.workloads[r.workload];
       out += fmt::format("  {:<20} {:<10} {:<5} {:>6} {} {} {}\n", w.name,
-                         s.scenario.queues[w.queue].name, r.clock, r.frames, cell(r.start_us[1]),
-                         cell(r.end_us[1]), cell(r.duration_us[1]));
+                         s.scenario.queues[w.queue].name, to_string(r.clock), r.frames,
+                         cell(r.start_us[1]), cell(r.end_us[1]), cell(r.duration_us[1]));
     }
   }
   if (!out.empty()) out += "\n  times in microseconds from the frame's gate release\n";

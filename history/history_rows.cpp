@@ -76,11 +76,10 @@ void add_percentiles(std::vector<MetricRow>& out, const std::string& scenario,
 // end: a job whose end the poller missed still started.
 std::vector<double> urgent_latencies_us(const LoadedScenario& s, Clock clock) {
   std::vector<double> latencies;
-  for (const LoadedRecord& r : s.records) {
+  for (const RecordRow& r : s.records) {
     if (r.workload != "urgent" || r.status != RecordStatus::ok) continue;
     const std::optional<double> start = start_on(r, clock);
-    if (!start || disturbed_on(r.poll_disturbed, clock == Clock::poll, kPollStartDisturbed))
-      continue;
+    if (!start || disturbed_on(r.poll_disturbed, clock, kPollStartDisturbed)) continue;
     latencies.push_back(*start);
   }
   return latencies;
@@ -130,7 +129,7 @@ void add_overlap_shares(std::vector<MetricRow>& out, const std::string& scenario
                         const LoadedScenario& s, Clock clock) {
   std::set<QueueType> types;
   std::map<std::string, std::set<std::string>> workloads_of_queue;
-  for (const LoadedRecord& r : s.records) {
+  for (const RecordRow& r : s.records) {
     if (r.status != RecordStatus::ok) continue;
     types.insert(r.queue_type);
     workloads_of_queue[r.queue].insert(r.workload);

@@ -12,8 +12,6 @@ namespace gpuoverlap::preemption {
 
 namespace {
 
-constexpr std::string_view kClocks[3] = {"poll", "ts", "clk"};
-
 std::optional<std::size_t> urgent_index(const Scenario& s) {
   for (std::size_t w = 0; w < s.workloads.size(); ++w)
     if (s.workloads[w].name == kUrgentWorkload) return w;
@@ -45,8 +43,7 @@ bool waited_for(const LoadSpan& load, double submit_us, double start_us) {
 
 }  // namespace
 
-std::vector<LoadSpan> load_spans(const Scenario& s, const ScenarioTimeline& t,
-                                 std::string_view clock) {
+std::vector<LoadSpan> load_spans(const Scenario& s, const ScenarioTimeline& t, Clock clock) {
   std::map<std::uint32_t, LoadSpan> spans;
   std::map<std::uint32_t, bool> complete;
   for (const WorkloadFrameRecord& r : t.records) {
@@ -96,11 +93,11 @@ std::vector<UrgentRow> urgent_rows(const Scenario& s, const ScenarioTimeline& t)
     row.poll_disturbed = r.poll_disturbed;
     // A disturbed poll start says when the poller looked, not when the job started: the next
     // clock gives the latency where it has the start.
-    const bool poll_late = disturbed_on(r.poll_disturbed, true, kPollStartDisturbed);
+    const bool poll_late = disturbed_on(r.poll_disturbed, Clock::poll, kPollStartDisturbed);
     for (int c = poll_late && (row.start_us[1] || row.start_us[2]) ? 1 : 0; c < 3; ++c) {
       if (!row.start_us[c]) continue;
       row.latency_us = *row.start_us[c] - row.submit_us;
-      row.latency_clock = std::string(kClocks[c]);
+      row.latency_clock = kClocks[c];
       if (row.end_us[c]) row.completion_us = *row.end_us[c] - row.submit_us;
       if (const LoadSpan* load = load_running_at(spans[c], row.submit_us)) {
         row.load_running = true;
@@ -122,9 +119,9 @@ PreemptionClass classify(const std::optional<double>& p99_us, double period_ms) 
   return PreemptionClass::blocked;
 }
 
-ClockSummary summarize_clock(const Scenario& s, const ScenarioTimeline& t, std::string_view clock) {
+ClockSummary summarize_clock(const Scenario& s, const ScenarioTimeline& t, Clock clock) {
   ClockSummary out;
-  out.clock = std::string(clock);
+  out.clock = clock;
   const auto urgent = urgent_index(s);
   if (!urgent || !s.preemption) return out;
   const double period_us = s.preemption->period_ms * 1000.0;
@@ -137,7 +134,7 @@ ClockSummary summarize_clock(const Scenario& s, const ScenarioTimeline& t, std::
     const auto start = start_on(r, clock), end = end_on(r, clock);
     if (r.status != RecordStatus::ok || !end || *end > period_us) ++out.deadline_misses;
     if (r.status != RecordStatus::ok || !start) continue;
-    if (disturbed_on(r.poll_disturbed, clock == "poll", kPollStartDisturbed)) {
+    if (disturbed_on(r.poll_disturbed, clock, kPollStartDisturbed)) {
       ++out.disturbed;  // left out: when the poller looked, not when the job started
       continue;
     }
@@ -225,8 +222,9 @@ std::string preemption_csv(const Scenario& s, const ScenarioTimeline& t) {
                     csv_number(r.end_us[0]), csv_number(r.start_us[1]), csv_number(r.end_us[1]),
                     csv_number(r.start_us[2]), csv_number(r.end_us[2]),
                     csv_field(poll_disturbance_names(r.poll_disturbed)), csv_number(r.latency_us),
-                    r.latency_clock, csv_number(r.completion_us), r.deadline_met ? 1 : 0,
-                    r.load_running ? 1 : 0, csv_number(r.load_remaining_us), to_string(r.status));
+                    r.latency_clock ? to_string(*r.latency_clock) : std::string_view{},
+                    csv_number(r.completion_us), r.deadline_met ? 1 : 0, r.load_running ? 1 : 0,
+                    csv_number(r.load_remaining_us), to_string(r.status));
   return out;
 }
 
@@ -240,12 +238,12 @@ std::string preemption_table(const std::vector<TableLine>& lines) {
     auto cell = [](const std::optional<double>& v) {
       return v ? fmt::format("{:.1f}", *v) : std::string("-");
     };
-    out +=
-        fmt::format("{:<44} {:>5} {:>10} {:>10} {:>10} {:>10} {:>7} {:>8}  {}\n", line.scenario,
-                    c.clock, cell(c.latency_us[0]), cell(c.latency_us[1]), cell(c.latency_us[2]),
-                    cell(c.latency_us[3]), fmt::format("{}/{}", c.deadline_misses, c.submissions),
-                    c.load_slowdown ? fmt::format("{:.2f}x", *c.load_slowdown) : "-",
-                    name_of(kPreemptionClassNames, c.classification));
+    out += fmt::format("{:<44} {:>5} {:>10} {:>10} {:>10} {:>10} {:>7} {:>8}  {}\n", line.scenario,
+                       to_string(c.clock), cell(c.latency_us[0]), cell(c.latency_us[1]),
+                       cell(c.latency_us[2]), cell(c.latency_us[3]),
+                       fmt::format("{}/{}", c.deadline_misses, c.submissions),
+                       c.load_slowdown ? fmt::format("{:.2f}x", *c.load_slowdown) : "-",
+                       name_of(kPreemptionClassNames, c.classification));
   }
   return out;
 }

@@ -41,7 +41,7 @@ struct UrgentRow {
   // Start minus submit on latency_clock: poll when it has an undisturbed start, else ts, else
   // clk, else the disturbed poll start.
   std::optional<double> latency_us;
-  std::string latency_clock;
+  std::optional<Clock> latency_clock;
   std::optional<double> completion_us;  // end minus submit, same clock
   bool deadline_met = false;            // completed within one period of its submit
   // A load submission was running (started, not ended, same clock family) at the submit;
@@ -58,8 +58,7 @@ struct LoadSpan {
   bool baseline = false;                   // ran alone, before the urgent job
 };
 
-std::vector<LoadSpan> load_spans(const Scenario& s, const ScenarioTimeline& t,
-                                 std::string_view clock);
+std::vector<LoadSpan> load_spans(const Scenario& s, const ScenarioTimeline& t, Clock clock);
 std::vector<UrgentRow> urgent_rows(const Scenario& s, const ScenarioTimeline& t);
 
 // How the urgent job got the GPU: preempts (p99 latency under 100 µs, kPreemptsLatencyUs),
@@ -74,7 +73,7 @@ inline constexpr EnumNames<PreemptionClass, 4> kPreemptionClassNames{
 
 // Latency statistics of one clock over the measured rows.
 struct ClockSummary {
-  std::string clock;
+  Clock clock = Clock::poll;
   std::size_t submissions = 0;          // urgent submissions made
   std::size_t measured = 0;             // with a latency on this clock
   std::size_t disturbed = 0;            // poll clock: left out, their start stamp disturbed
@@ -90,7 +89,7 @@ struct ClockSummary {
 // preempts: p99 latency < 100 µs (kPreemptsLatencyUs); coarse: p99 < period; blocked: longer.
 PreemptionClass classify(const std::optional<double>& p99_us, double period_ms);
 
-ClockSummary summarize_clock(const Scenario& s, const ScenarioTimeline& t, std::string_view clock);
+ClockSummary summarize_clock(const Scenario& s, const ScenarioTimeline& t, Clock clock);
 
 // summary.csv rows of a preemption scenario: the usual per-workload rows, with the urgent
 // workload's latency columns filled per clock.

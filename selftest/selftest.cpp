@@ -70,11 +70,11 @@ Scenario single_workload(const std::string& name, std::uint32_t groups, std::uin
 // detection delay) else poll.
 struct Durations {
   std::vector<double> values_us;
-  std::string clock;
+  Clock clock = Clock::poll;
 };
 
 Durations durations_of(const ScenarioTimeline& t, std::size_t workload) {
-  Durations ts{{}, "ts"}, poll{{}, "poll"};
+  Durations ts{{}, Clock::ts}, poll{{}, Clock::poll};
   for (const WorkloadFrameRecord& r : t.records) {
     if (r.workload != workload || r.status != RecordStatus::ok) continue;
     if (r.ts_start_us && r.ts_end_us) ts.values_us.push_back(*r.ts_end_us - *r.ts_start_us);
@@ -168,7 +168,7 @@ Result<double> Selftest::fastest_duration(const std::string& name, std::uint32_t
     d = durations_of(*t, 0);
   }
   if (d.values_us.empty()) return make_error("measurement '" + name + "' has no ok frames");
-  if (clock) *clock = d.clock;
+  if (clock) *clock = std::string(to_string(d.clock));
   // The minimum, not the median: linearity is a property of the work, and interference only
   // ever adds time (on lavapipe, whose threads share the CPU with everything else, medians
   // of whole runs jumped between modes; the fastest frame did not).
@@ -302,19 +302,19 @@ Status Selftest::agreement() {
     const Durations measured = durations_of(*t, 0);
     const double duration_us =
         measured.values_us.empty() ? 0.0 : *percentile(measured.values_us, 50);
-    add({"clock_agreement", "duration p50", measured.clock, config, duration_us, "us", "",
-         Verdict::info,
+    add({"clock_agreement", "duration p50", std::string(to_string(measured.clock)), config,
+         duration_us, "us", "", Verdict::info,
          fmt::format("{} groups, {} iterations (sized from the iterations fit)", kSizedGroups,
                      iterations)});
     struct ClockPair {
       const char* name;
-      const char *a, *b;
+      Clock a, b;
     };
-    const ClockPair pairs[] = {
-        {"poll-ts", "poll", "ts"}, {"poll-clk", "poll", "clk"}, {"ts-clk", "ts", "clk"}};
+    const ClockPair pairs[] = {{"poll-ts", Clock::poll, Clock::ts},
+                               {"poll-clk", Clock::poll, Clock::clk},
+                               {"ts-clk", Clock::ts, Clock::clk}};
     for (const ClockPair& pair : pairs) {
-      const bool with_timestamps =
-          std::string_view(pair.a) == "ts" || std::string_view(pair.b) == "ts";
+      const bool with_timestamps = pair.a == Clock::ts || pair.b == Clock::ts;
       const double tolerance_us =
           std::max(with_timestamps ? kTimestampAgreementFloorUs : kAgreementFloorUs,
                    kAgreementRelative * duration_us);
@@ -509,13 +509,14 @@ Status Selftest::ordering() {
   attach_frame_plan(chain);  // the chain's own plan, not the single workload's
   auto t = measure(chain);
   if (!t) return t.error();
-  for (const char* clock : {"poll", "ts", "clk"}) {
+  for (const Clock clock : kClocks) {
+    const std::string clock_name(to_string(clock));
     const bool any = std::any_of(t->records.begin(), t->records.end(),
                                  [&](const auto& r) { return start_on(r, clock).has_value(); });
     if (!any) {
       add({"ordering",
            "consumer starts before its producer ends",
-           clock,
+           clock_name,
            "4-link chain",
            {},
            "rows",
@@ -525,7 +526,7 @@ Status Selftest::ordering() {
       continue;
     }
     const std::size_t violations = ordering_violations(*t, chain, clock);
-    add({"ordering", "consumer starts before its producer ends", clock, "4-link chain",
+    add({"ordering", "consumer starts before its producer ends", clock_name, "4-link chain",
          static_cast<double>(violations), "rows", "== 0",
          violations == 0 ? Verdict::pass : Verdict::fail,
          fmt::format("{} frames, legacy barriers", options_.frames)});
@@ -823,7 +824,7 @@ std::vector<CheckRow> detection_rows(const ScenarioTimeline& timeline, const std
 }
 
 std::size_t ordering_violations(const ScenarioTimeline& timeline, const Scenario& scenario,
-                                const std::string& clock) {
+                                Clock clock) {
   std::map<std::pair<std::uint32_t, std::size_t>, const WorkloadFrameRecord*> rows;
   for (const WorkloadFrameRecord& r : timeline.records) rows[{r.frame, r.workload}] = &r;
   std::size_t violations = 0;

@@ -118,9 +118,9 @@ std::vector<CheckRow> detection_rows(const ScenarioTimeline& timeline, const std
                                      std::optional<double> steal, const PollerPlacement& poller,
                                      std::optional<double> interrupts_per_s = std::nullopt);
 
-// Ordering violations in a timeline: a consumer that starts before its producer ends, on any
-// clock the two rows share. `clock` is "poll", "ts" or "clk".
+// Ordering violations in a timeline: a consumer that starts before its producer ends, on
+// `clock` (a pair of rows without it counts as none).
 std::size_t ordering_violations(const ScenarioTimeline& timeline, const Scenario& scenario,
-                                const std::string& clock);
+                                Clock clock);
 
 }  // namespace gpuoverlap

@@ -12,8 +12,6 @@ namespace gpuoverlap {
 
 namespace {
 
-constexpr const char* kClocks[] = {"poll", "ts", "clk"};
-
 // Ok records by (frame, workload).
 std::map<std::pair<std::uint32_t, std::size_t>, const WorkloadFrameRecord*> index_ok(
     const ScenarioTimeline& timeline) {
@@ -57,12 +55,12 @@ std::vector<DependencyGapRow> dependency_gaps(const Scenario& s, const ScenarioT
   for (std::size_t c = 0; c < s.workloads.size(); ++c)
     for (std::size_t i = 0; i < s.workloads[c].depends_on.size(); ++i) {
       const std::size_t p = s.workloads[c].depends_on[i].producer;
-      for (const char* clock : kClocks) {
+      for (const Clock clock : kClocks) {
         DependencyGapRow row;
         row.consumer = c;
         row.index = i;
         row.clock = clock;
-        const bool poll = std::string_view(clock) == "poll";
+        const bool poll = clock == Clock::poll;
         std::vector<double> gaps, lows, highs;
         std::size_t disturbed = 0;
         for (std::uint32_t f : frames) {
@@ -110,14 +108,14 @@ std::vector<OverlapRow> pairwise_overlap(const Scenario& s, const ScenarioTimeli
   std::vector<OverlapRow> rows;
   for (std::size_t a = 0; a < s.workloads.size(); ++a)
     for (std::size_t b = a + 1; b < s.workloads.size(); ++b)
-      for (const char* clock : kClocks) {
+      for (const Clock clock : kClocks) {
         OverlapRow row;
         row.a = a;
         row.b = b;
         row.same_queue = s.workloads[a].queue == s.workloads[b].queue;
         row.dependent = reach[a][b] || reach[b][a];
         row.clock = clock;
-        const bool poll = std::string_view(clock) == "poll";
+        const bool poll = clock == Clock::poll;
         std::size_t disturbed = 0;
         std::vector<double> fractions;
         for (std::uint32_t f : frames) {
@@ -166,7 +164,7 @@ std::string dependencies_csv(const Scenario& s, const std::vector<DependencyGapR
                                   barrier_label(d.barrier),
                                   planned.cross_queue ? "true" : "false",
                                   d3d12,
-                                  r.clock,
+                                  std::string(to_string(r.clock)),
                                   std::to_string(r.frames),
                                   csv_number(r.gap_us[0]),
                                   csv_number(r.gap_us[1]),
@@ -191,7 +189,7 @@ std::string overlap_csv(const Scenario& s, const std::vector<OverlapRow>& rows) 
                                   s.workloads[r.b].name,
                                   r.same_queue ? "true" : "false",
                                   r.dependent ? "dependent" : "independent",
-                                  r.clock,
+                                  std::string(to_string(r.clock)),
                                   std::to_string(r.frames),
                                   std::to_string(r.overlapped_frames),
                                   csv_number(r.overlap_p50),

@@ -31,7 +31,7 @@ inline constexpr std::array<std::string_view, 11> kOverlapColumns = {
 
 struct DependencyGapRow {
   std::size_t consumer = 0, index = 0;  // workload and its depends_on entry
-  std::string clock;
+  Clock clock = Clock::poll;
   std::size_t frames = 0;           // frames where both ends have this clock
   std::optional<double> gap_us[3];  // p5, p50, p95 of consumer start - producer end
   std::optional<double> gap_min_us, gap_max_us;
@@ -46,7 +46,7 @@ struct OverlapRow {
   std::size_t a = 0, b = 0;  // a < b
   bool same_queue = false;
   bool dependent = false;
-  std::string clock;
+  Clock clock = Clock::poll;
   std::size_t frames = 0;
   std::size_t overlapped_frames = 0;  // frames with overlap > 0
   std::optional<double> overlap_p50, overlap_max;

@@ -10,29 +10,11 @@
 #include "scenarios/scenario.h"
 #include "timeline/clock_agreement.h"
 #include "timeline/dependency_analysis.h"
+#include "timeline/record_row.h"
 #include "timeline/statistics.h"
 #include "timeline/trace_export.h"
 
 namespace gpuoverlap {
-
-std::string dependency_names(const Scenario& s, const WorkloadSpec& w) {
-  std::string names;
-  for (const auto& d : w.depends_on) {
-    if (!names.empty()) names += ';';
-    names += s.workloads[d.producer].name;
-  }
-  return names;
-}
-
-std::string barrier_names(const WorkloadSpec& w) {
-  if (w.depends_on.empty()) return "none";
-  std::string names;
-  for (const auto& d : w.depends_on) {
-    if (!names.empty()) names += ';';
-    names += barrier_label(d.barrier);
-  }
-  return names;
-}
 
 std::string csv_line(const std::string_view* fields, std::size_t count) {
   std::string line;
@@ -59,24 +41,8 @@ std::string csv_field(std::string_view text) {
 
 std::string records_csv(const Scenario& s, const ScenarioTimeline& timeline) {
   std::string out = csv_line(kRecordColumns);
-  for (const WorkloadFrameRecord& r : timeline.records) {
-    const WorkloadSpec& w = s.workloads[r.workload];
-    const QueueSpec& q = s.queues[w.queue];
-    out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3f},{},{},{},{},{},{},{}\n",
-        csv_field(s.name), r.frame, csv_field(w.name), csv_field(q.name), to_string(q.type),
-        to_string(q.priority), to_string(w.kind),
-        // A draw into a declared texture covers its mip's pixels, and a copy moves bytes:
-        // groups (and a copy's iterations) do not apply.
-        w.target || w.kind == WorkloadKind::copy ? std::string{} : std::to_string(w.groups),
-        w.kind == WorkloadKind::copy ? std::string{} : std::to_string(w.iterations),
-        csv_field(dependency_names(s, w)), barrier_names(w), csv_number(r.poll_start_us),
-        csv_number(r.poll_end_us), csv_number(r.ts_start_us), csv_number(r.ts_end_us),
-        to_string(r.status), r.frame_t0_us, csv_number(r.clk_start_us), csv_number(r.clk_end_us),
-        csv_field(disagreement_names(r.disagreements)),
-        r.variant ? std::to_string(r.variant) : std::string{}, csv_number(r.poll_start_window_us),
-        csv_number(r.poll_end_window_us), csv_field(poll_disturbance_names(r.poll_disturbed)));
-  }
+  for (const WorkloadFrameRecord& r : timeline.records)
+    out += record_csv_line(s.name, record_row(s, r));
   return out;
 }
 
@@ -87,7 +53,7 @@ std::vector<SummaryRow> summarize(const Scenario& s, const ScenarioTimeline& tim
     std::size_t flagged = 0;
     for (const WorkloadFrameRecord& r : timeline.records)
       if (r.workload == w && r.disagreements) ++flagged;
-    for (const std::string_view clock : {"poll", "ts", "clk"}) {
+    for (const Clock clock : kClocks) {
       std::vector<double> starts, ends, durations;
       for (const WorkloadFrameRecord& r : timeline.records) {
         if (r.workload != w || r.status != RecordStatus::ok) continue;
@@ -100,10 +66,10 @@ std::vector<SummaryRow> summarize(const Scenario& s, const ScenarioTimeline& tim
       if (starts.empty()) continue;  // clock unavailable: no row rather than an empty one
       SummaryRow row;
       row.workload = w;
-      row.clock = std::string(clock);
+      row.clock = clock;
       row.frames = starts.size();
       row.flagged_rows = flagged;
-      if (clock == "poll") {
+      if (clock == Clock::poll) {
         std::size_t disturbed = 0;
         std::vector<double> windows;
         for (const WorkloadFrameRecord& r : timeline.records) {
@@ -133,8 +99,8 @@ std::string summary_csv(const Scenario& s, const std::vector<SummaryRow>& rows) 
   for (const SummaryRow& r : rows) {
     const WorkloadSpec& w = s.workloads[r.workload];
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},", csv_field(s.name),
-                       csv_field(w.name), csv_field(s.queues[w.queue].name), r.clock, r.frames,
-                       csv_number(r.start_us[0]), csv_number(r.start_us[1]),
+                       csv_field(w.name), csv_field(s.queues[w.queue].name), to_string(r.clock),
+                       r.frames, csv_number(r.start_us[0]), csv_number(r.start_us[1]),
                        csv_number(r.start_us[2]), csv_number(r.end_us[0]), csv_number(r.end_us[1]),
                        csv_number(r.end_us[2]), csv_number(r.duration_us[0]),
                        csv_number(r.duration_us[1]), csv_number(r.duration_us[2]), r.flagged_rows);

@@ -134,7 +134,7 @@ inline constexpr auto kBackgroundColumns = column_names(kBackgroundFile);
 // One summary row per workload and clock.
 struct SummaryRow {
   std::size_t workload = 0;
-  std::string clock;                                             // "poll", "ts" or "clk"
+  Clock clock = Clock::poll;
   std::size_t frames = 0;                                        // ok frames with this clock
   std::optional<double> start_us[3], end_us[3], duration_us[3];  // p5, p50, p95
   std::size_t flagged_rows = 0;  // the workload's rows whose clocks disagree (any clock)
@@ -153,13 +153,6 @@ struct SummaryRow {
 };
 
 std::vector<SummaryRow> summarize(const Scenario& scenario, const ScenarioTimeline& timeline);
-
-struct WorkloadSpec;
-
-// records.csv's depends_on and barrier columns of a workload: its producers' names, and their
-// barriers' labels ("none" without any), ';'-separated in the order of its dependencies.
-std::string dependency_names(const Scenario& scenario, const WorkloadSpec& workload);
-std::string barrier_names(const WorkloadSpec& workload);
 
 // CSV text; quoting per RFC 4180 where a field needs it.
 std::string records_csv(const Scenario& scenario, const ScenarioTimeline& timeline);

@@ -4,19 +4,7 @@ namespace gpuoverlap {
 
 std::string_view to_string(RecordStatus status) { return name_of(kRecordStatusNames, status); }
 
-std::optional<double> start_on(const WorkloadFrameRecord& r, std::string_view clock) {
-  if (clock == "poll") return r.poll_start_us;
-  if (clock == "ts") return r.ts_start_us;
-  if (clock == "clk") return r.clk_start_us;
-  return std::nullopt;
-}
-
-std::optional<double> end_on(const WorkloadFrameRecord& r, std::string_view clock) {
-  if (clock == "poll") return r.poll_end_us;
-  if (clock == "ts") return r.ts_end_us;
-  if (clock == "clk") return r.clk_end_us;
-  return std::nullopt;
-}
+std::string_view to_string(Clock clock) { return name_of(kClockNames, clock); }
 
 void annotate_background_activity(ScenarioTimeline& timeline) {
   for (FrameRecord& f : timeline.frames) {

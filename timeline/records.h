@@ -84,14 +84,45 @@ inline std::string_view poll_disturbance_names(std::uint32_t bits) {
   return name_of(kPollDisturbanceNames, bits & 3u);
 }
 
-// A record's start or end on one clock: "poll", "ts" or "clk"; nullopt when that clock has
-// no value (or the name is none of the three).
-std::optional<double> start_on(const WorkloadFrameRecord& record, std::string_view clock);
-std::optional<double> end_on(const WorkloadFrameRecord& record, std::string_view clock);
+// The three clocks a record's times may be on: the CPU poller's ("poll"), the GPU's timestamp
+// queries ("ts") and the shader clock ("clk"), each converted to the CPU clock.
+enum class Clock { poll, ts, clk };
+inline constexpr EnumNames<Clock, 3> kClockNames{
+    {{Clock::poll, "poll"}, {Clock::ts, "ts"}, {Clock::clk, "clk"}}};
+inline constexpr Clock kClocks[3] = {Clock::poll, Clock::ts, Clock::clk};
+std::string_view to_string(Clock clock);
+
+// A record's start or end on one clock; nullopt when that clock has no value. `Row`: a
+// measured record (WorkloadFrameRecord) or a row of records.csv (RecordRow, record_row.h),
+// which name their times alike.
+template <typename Row>
+std::optional<double> start_on(const Row& record, Clock clock) {
+  switch (clock) {
+    case Clock::poll:
+      return record.poll_start_us;
+    case Clock::ts:
+      return record.ts_start_us;
+    case Clock::clk:
+      return record.clk_start_us;
+  }
+  return std::nullopt;
+}
+template <typename Row>
+std::optional<double> end_on(const Row& record, Clock clock) {
+  switch (clock) {
+    case Clock::poll:
+      return record.poll_end_us;
+    case Clock::ts:
+      return record.ts_end_us;
+    case Clock::clk:
+      return record.clk_end_us;
+  }
+  return std::nullopt;
+}
 // Whether the stamps in `bits` (PollDisturbance) of a record are disturbed on `clock`: only
 // the poll clock rests on the poller, so on the others nothing is.
-inline bool disturbed_on(std::uint32_t poll_disturbed, bool on_poll_clock, std::uint32_t bits) {
-  return on_poll_clock && (poll_disturbed & bits) != 0;
+inline bool disturbed_on(std::uint32_t poll_disturbed, Clock clock, std::uint32_t bits) {
+  return clock == Clock::poll && (poll_disturbed & bits) != 0;
 }
 
 // What the CPU saw of one measured frame (frames.csv), for the non-intrusiveness verdict:

@@ -2,8 +2,7 @@
 
 #include <algorithm>
 
-#include "timeline/clock_agreement.h"
-#include "timeline/export.h"
+#include "timeline/record_row.h"
 
 namespace gpuoverlap::viewer {
 
@@ -59,32 +58,10 @@ void LiveFeed::add_frame(const Scenario& scenario, const FrameRecord& frame,
                         .cpu_phase_us = frame.cpu_phase_us,
                         .wake_max_us = frame.wake_max_us,
                         .critical_path_us = frame.critical_path_us});
-  for (const WorkloadFrameRecord& r : records) {
-    if (r.workload >= scenario.workloads.size()) continue;
-    const WorkloadSpec& w = scenario.workloads[r.workload];
-    const QueueSpec& q = scenario.queues[w.queue];
-    LoadedRecord loaded;
-    loaded.frame = r.frame;
-    loaded.workload = w.name;
-    loaded.queue = q.name;
-    loaded.queue_type = q.type;
-    loaded.kind = w.kind;
-    loaded.depends_on = dependency_names(scenario, w);
-    loaded.barrier = barrier_names(w);
-    loaded.status = r.status;
-    loaded.poll_start_us = r.poll_start_us, loaded.poll_end_us = r.poll_end_us;
-    // The disturbed bits are judged once the scenario has ended (its windows set the
-    // tolerance): a frame shown live has its windows and none yet.
-    loaded.poll_start_window_us = r.poll_start_window_us;
-    loaded.poll_end_window_us = r.poll_end_window_us;
-    loaded.poll_disturbed = r.poll_disturbed;
-    loaded.ts_start_us = r.ts_start_us, loaded.ts_end_us = r.ts_end_us;
-    loaded.clk_start_us = r.clk_start_us, loaded.clk_end_us = r.clk_end_us;
-    loaded.flags = disagreement_names(r.disagreements);
-    loaded.variant = r.variant;
-    loaded.frame_t0_us = r.frame_t0_us;
-    it->records.push_back(std::move(loaded));
-  }
+  // The disturbed bits are judged once the scenario has ended (its windows set the
+  // tolerance): a frame shown live has its windows and none yet.
+  for (const WorkloadFrameRecord& r : records)
+    if (r.workload < scenario.workloads.size()) it->records.push_back(record_row(scenario, r));
   ++frames_;
   ++version_;
 }

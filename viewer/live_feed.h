@@ -1,6 +1,6 @@
 // A run's frames as they are measured, handed from the run's thread to the viewer's window
 // (`run --live`): RunSettings::on_frame calls add_frame, the window takes snapshots. The
-// records become the same LoadedRecord the results readers make, so the window draws a live
+// records become the same RecordRow the results readers make, so the window draws a live
 // run exactly as it draws a results folder.
 #pragma once
 

@@ -60,14 +60,14 @@ void read_study_settings(const std::filesystem::path& path, StudyVerdictTable& t
 
 std::vector<std::uint32_t> frame_numbers(const LoadedScenario& scenario) {
   std::set<std::uint32_t> frames;
-  for (const LoadedRecord& r : scenario.records) frames.insert(r.frame);
+  for (const RecordRow& r : scenario.records) frames.insert(r.frame);
   return {frames.begin(), frames.end()};
 }
 
 std::vector<Clock> available_clocks(const LoadedScenario& scenario) {
   std::vector<Clock> out;
   for (Clock clock : {Clock::poll, Clock::ts, Clock::clk})
-    for (const LoadedRecord& r : scenario.records)
+    for (const RecordRow& r : scenario.records)
       if (r.status == RecordStatus::ok && start_on(r, clock) && end_on(r, clock)) {
         out.push_back(clock);
         break;
@@ -85,7 +85,7 @@ void add_background_lanes(const LoadedScenario& scenario, Clock clock, std::uint
                           layout::TimelineInput& input) {
   if (scenario.background_tasks.empty()) return;
   std::optional<double> t0_us, frame_end_us;
-  for (const LoadedRecord& r : scenario.records) {
+  for (const RecordRow& r : scenario.records) {
     if (r.frame != frame || r.status != RecordStatus::ok) continue;
     if (r.frame_t0_us) t0_us = r.frame_t0_us;
     if (const auto end = end_on(r, clock)) frame_end_us = std::max(frame_end_us.value_or(0), *end);
@@ -149,7 +149,7 @@ layout::TimelineInput timeline_input(const LoadedScenario& scenario, Clock clock
            fmt::format("{} ({}{})", q["name"].get<std::string>(), upper(text_of(q, "type")),
                        granted == "normal" || granted == "?" ? "" : ", " + granted)});
     }
-  for (const LoadedRecord& r : scenario.records)
+  for (const RecordRow& r : scenario.records)
     if (std::none_of(input.queues.begin(), input.queues.end(),
                      [&](const layout::QueueLane& q) { return q.name == r.queue; }))
       input.queues.push_back(
@@ -164,7 +164,7 @@ layout::TimelineInput timeline_input(const LoadedScenario& scenario, Clock clock
   }
   std::vector<std::vector<double>> starts(input.workloads.size()), ends(input.workloads.size());
   std::set<std::pair<std::string, std::string>> edges;
-  for (const LoadedRecord& r : scenario.records) {
+  for (const RecordRow& r : scenario.records) {
     const auto it = index.find(r.workload);
     if (it == index.end()) continue;
     layout::WorkloadTiming& w = input.workloads[it->second];
@@ -208,7 +208,7 @@ layout::TimelineInput timeline_input(const LoadedScenario& scenario, Clock clock
 
 std::vector<FrameSpan> frame_spans(const LoadedScenario& scenario, Clock clock) {
   std::map<std::uint32_t, std::pair<double, double>> spans;
-  for (const LoadedRecord& r : scenario.records) {
+  for (const RecordRow& r : scenario.records) {
     if (r.status != RecordStatus::ok) continue;
     const auto start = start_on(r, clock), end = end_on(r, clock);
     if (!start || !end) continue;
@@ -225,7 +225,7 @@ std::vector<OverlapCell> overlap_matrix(const LoadedScenario& scenario, Clock cl
   // Each workload's span per frame, ok records only; the dependencies from every record.
   std::map<std::string, std::map<std::uint32_t, std::pair<double, double>>> spans;
   std::set<std::pair<std::string, std::string>> depends;  // consumer, producer
-  for (const LoadedRecord& r : scenario.records) {
+  for (const RecordRow& r : scenario.records) {
     for (const std::string& producer : split_list(r.depends_on))
       depends.emplace(r.workload, producer);
     if (r.status != RecordStatus::ok) continue;
@@ -259,7 +259,7 @@ UrgentLatencies urgent_latencies(const LoadedScenario& scenario, Clock clock, st
   UrgentLatencies out;
   if (scenario.kind != ScenarioKind::preemption || bins == 0) return out;
   // preemption::make_scenario names the urgent job "urgent".
-  for (const LoadedRecord& r : scenario.records) {
+  for (const RecordRow& r : scenario.records) {
     if (r.workload != "urgent" || r.status != RecordStatus::ok) continue;
     const auto start = start_on(r, clock);
     if (!start) continue;
@@ -345,13 +345,13 @@ std::optional<PreemptionGrid> preemption_grid(const LoadedRun& run, std::size_t 
     if (spec.is_object() && period_ms != spec.end() && period_ms->is_number())
       cell.period_us = 1000.0 * period_ms->get<double>();
     std::vector<double> latencies;
-    for (const LoadedRecord& r : s.records) {
+    for (const RecordRow& r : s.records) {
       if (r.workload != "urgent") continue;  // preemption::make_scenario's name for it
       ++cell.submissions;
       const auto start = start_on(r, clock), end = end_on(r, clock);
       // As summary.csv: a disturbed poll start is when the poller looked (left out).
       if (r.status == RecordStatus::ok && start &&
-          !disturbed_on(r.poll_disturbed, clock == Clock::poll, kPollStartDisturbed))
+          !disturbed_on(r.poll_disturbed, clock, kPollStartDisturbed))
         latencies.push_back(*start);
       if (r.status != RecordStatus::ok || !end || (cell.period_us > 0 && *end > cell.period_us))
         ++cell.misses;

@@ -32,30 +32,36 @@ LoadedScenario synthetic(const std::string& name, double a_duration, double b_du
                                                {"priority_granted", "normal"}}})}};
   for (int f = 0; f < frames; ++f) {
     const double wobble = jitter * ((f * 7919) % 11 - 5) / 5.0;  // deterministic noise
-    LoadedRecord a{static_cast<std::uint32_t>(f),
-                   "A",
-                   "direct",
-                   QueueType::direct,
-                   WorkloadKind::compute,
-                   "",
-                   "none",
-                   RecordStatus::ok,
-                   10.0 + wobble,
-                   10.0 + a_duration + wobble,
-                   {},
-                   {}};
-    LoadedRecord b{static_cast<std::uint32_t>(f),
-                   "B",
-                   "direct",
-                   QueueType::direct,
-                   WorkloadKind::compute,
-                   "A",
-                   "legacy",
-                   RecordStatus::ok,
-                   a.poll_end_us.value() + 3.0,
-                   a.poll_end_us.value() + 3.0 + b_duration + wobble,
-                   {},
-                   {}};
+    RecordRow a{static_cast<std::uint32_t>(f),
+                "A",
+                "direct",
+                QueueType::direct,
+                QueuePriority::normal,
+                WorkloadKind::compute,
+                {},
+                {},
+                "",
+                "none",
+                RecordStatus::ok,
+                10.0 + wobble,
+                10.0 + a_duration + wobble,
+                {},
+                {}};
+    RecordRow b{static_cast<std::uint32_t>(f),
+                "B",
+                "direct",
+                QueueType::direct,
+                QueuePriority::normal,
+                WorkloadKind::compute,
+                {},
+                {},
+                "A",
+                "legacy",
+                RecordStatus::ok,
+                a.poll_end_us.value() + 3.0,
+                a.poll_end_us.value() + 3.0 + b_duration + wobble,
+                {},
+                {}};
     s.records.push_back(a);
     s.records.push_back(b);
   }
@@ -170,7 +176,7 @@ TEST(Compare, ChangesWithinTheThresholdOrTheNoisePass) {
 TEST(Compare, MissingScenariosAndWorkloadsAreReported) {
   LoadedScenario partial = synthetic("s", 50, 20, 10);
   partial.workloads = {"A"};
-  std::erase_if(partial.records, [](const LoadedRecord& r) { return r.workload == "B"; });
+  std::erase_if(partial.records, [](const RecordRow& r) { return r.workload == "B"; });
   const auto r = compare_runs(run_of(synthetic("s", 50, 20, 10)), run_of(partial), {});
   EXPECT_EQ(r.unmatched.size(), 4u);  // B's start, end, duration, gap
   const auto other =
@@ -273,7 +279,7 @@ TEST(Compare, TooFewRunsAreWarnedAboutAndALackingRunIsNamed) {
   other[1].directory = "/tmp/the-odd-run";
   other[1].scenarios[0].workloads = {"A"};
   std::erase_if(other[1].scenarios[0].records,
-                [](const LoadedRecord& r) { return r.workload == "B"; });
+                [](const RecordRow& r) { return r.workload == "B"; });
   const CompareResult r = compare_runs(three, other, {});
   ASSERT_EQ(r.warnings.size(), 1u);
   EXPECT_NE(r.warnings[0].find("up to 10.0%"), std::string::npos) << r.warnings[0];
@@ -464,7 +470,7 @@ TEST(Report, ACopysGapIsTakenOnThePollClock) {
   auto with_timestamps = [](WorkloadKind producer) {
     LoadedScenario s =
         synthetic(producer == WorkloadKind::copy ? "copied" : "dispatched", 50, 20, 10, 0.0);
-    for (LoadedRecord& r : s.records) {
+    for (RecordRow& r : s.records) {
       r.ts_start_us = r.poll_start_us;
       r.ts_end_us = r.poll_end_us;
       if (r.workload == "A") {
@@ -497,14 +503,14 @@ TEST(Report, ComparesEachScenarioWithItsLegacyTwinOnTheFrameSpan) {
   auto with = [](const std::string& name, const std::string& barrier, double later_us) {
     LoadedScenario s = synthetic(name, 50, 20, 40);
     s.meta["scenario"]["default_barrier"] = barrier;
-    for (LoadedRecord& r : s.records)
+    for (RecordRow& r : s.records)
       if (r.workload == "B") {
         *r.poll_start_us += later_us;
         *r.poll_end_us += later_us;
       }
     // frames.csv's gpu_span_us, as the frame loop writes it: first start to last end.
     std::map<std::uint32_t, std::pair<double, double>> span;
-    for (const LoadedRecord& r : s.records) {
+    for (const RecordRow& r : s.records) {
       auto [at, fresh] = span.try_emplace(r.frame, *r.poll_start_us, *r.poll_end_us);
       at->second.first = std::min(at->second.first, *r.poll_start_us);
       at->second.second = std::max(at->second.second, *r.poll_end_us);

@@ -146,9 +146,9 @@ TEST(Selftest, OrderingViolationsPerClock) {
                        .poll_end_us = 20,
                        .ts_start_us = 9,
                        .ts_end_us = 20});  // ts: starts before a ends
-  EXPECT_EQ(ordering_violations(t, chain_of_two(), "poll"), 0u);
-  EXPECT_EQ(ordering_violations(t, chain_of_two(), "ts"), 1u);
-  EXPECT_EQ(ordering_violations(t, chain_of_two(), "clk"), 0u);  // no clk values
+  EXPECT_EQ(ordering_violations(t, chain_of_two(), Clock::poll), 0u);
+  EXPECT_EQ(ordering_violations(t, chain_of_two(), Clock::ts), 1u);
+  EXPECT_EQ(ordering_violations(t, chain_of_two(), Clock::clk), 0u);  // no clk values
 }
 
 // Durations are known: 10 µs per iteration per 8 groups' worth of serial work, flat up to 4

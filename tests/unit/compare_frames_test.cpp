@@ -24,7 +24,7 @@ LoadedScenario game_frame(const std::string& name, int frames, int late_every = 
             {"cpu", {{"frame_period_ms", 8.0}}}};
   for (int f = 0; f < frames; ++f) {
     const double wobble = ((f * 7919) % 11 - 5) * 10.0;  // ±50 µs
-    LoadedRecord a{};
+    RecordRow a{};
     a.frame = static_cast<std::uint32_t>(f);
     a.workload = "A";
     a.queue = "direct";

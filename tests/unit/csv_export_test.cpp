@@ -6,11 +6,14 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/csv_table.h"
+#include "analysis/results.h"
 #include "core/atomic_file.h"
 #include "core/gzip.h"
+#include "scenarios/presets.h"
 #include "scenarios/scenario.h"
 #include "timeline/clock_agreement.h"
 #include "timeline/export.h"
+#include "timeline/record_row.h"
 #include "unit/temp_dir.h"
 
 namespace gpuoverlap {
@@ -91,6 +94,44 @@ TEST_F(CsvExport, RecordsRoundTripThroughFastCppCsvParser) {
   EXPECT_EQ(table.at(0, "flags"), "");
 }
 
+// One row type from the writer to the readers: every record of a preset with draws into a
+// texture and copies reads back from records.csv.gz as the row record_row() made of it, the
+// columns that do not apply (a target draw's groups, a copy's groups and iterations) empty.
+TEST_F(CsvExport, EveryRecordReadsBackAsTheRowItWasWrittenFrom) {
+  auto s = resolve_scenario("readback-legacy");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ScenarioTimeline t;
+  for (std::uint32_t frame = 0; frame < 2; ++frame)
+    for (std::size_t w = 0; w < s->workloads.size(); ++w)
+      t.records.push_back(
+          {.frame = frame,
+           .workload = w,
+           .poll_start_us = 1.125 * static_cast<double>(w + frame),
+           .poll_end_us = 9.5 + static_cast<double>(w),
+           .ts_start_us = w == 1 ? std::optional<double>{} : 0.25,
+           .ts_end_us = w == 1 ? std::optional<double>{} : 9.0,
+           .disagreements = w == 2 ? 1u : 0u,
+           .status = frame == 1 && w == 0 ? RecordStatus::timeout : RecordStatus::ok,
+           .frame_t0_us = 1000.0 * frame,
+           .variant = w == 3 ? 4u : 0u});
+  ASSERT_TRUE(write_scenario_results(dir_, *s, t, {}).ok());
+  const auto read = load_scenario_results(dir_);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  ASSERT_EQ(read->records.size(), t.records.size());
+  for (std::size_t i = 0; i < t.records.size(); ++i)
+    EXPECT_TRUE(read->records[i] == record_row(*s, t.records[i])) << "record " << i;
+  for (const RecordRow& row : read->records) {
+    const WorkloadSpec& w =
+        *std::find_if(s->workloads.begin(), s->workloads.end(),
+                      [&](const WorkloadSpec& x) { return x.name == row.workload; });
+    EXPECT_EQ(row.groups.has_value(), !w.target && w.kind != WorkloadKind::copy) << row.workload;
+    EXPECT_EQ(row.iterations.has_value(), w.kind != WorkloadKind::copy) << row.workload;
+    EXPECT_EQ(row.priority, s->queues[w.queue].priority) << row.workload;
+  }
+  EXPECT_EQ(read->records[2].flags, disagreement_names(1u));
+  EXPECT_EQ(read->records[3].variant, 4u);
+}
+
 TEST_F(CsvExport, ShaderClockColumnsFlagsAndFlaggedRowCounts) {
   const Scenario s = csv_two_workloads();
   ScenarioTimeline t = sample_timeline();
@@ -115,11 +156,11 @@ TEST_F(CsvExport, SummaryHasPercentilesPerClockAndSkipsBadRows) {
   const auto rows = summarize(s, sample_timeline());
   // A: poll + ts; B: poll only (no ts values); Q: poll only, 3 ok frames.
   ASSERT_EQ(rows.size(), 4u);
-  EXPECT_EQ(rows[0].clock, "poll");
+  EXPECT_EQ(rows[0].clock, Clock::poll);
   EXPECT_EQ(rows[0].frames, 4u);
   EXPECT_DOUBLE_EQ(*rows[0].start_us[1], 2.5);  // p50 of 1,2,3,4
   EXPECT_DOUBLE_EQ(*rows[0].duration_us[1], 10.0);
-  EXPECT_EQ(rows[1].clock, "ts");
+  EXPECT_EQ(rows[1].clock, Clock::ts);
   EXPECT_DOUBLE_EQ(*rows[1].duration_us[0], 11.0);
   EXPECT_EQ(rows[3].workload, 2u);
   EXPECT_EQ(rows[3].frames, 3u);  // the timeout row is excluded

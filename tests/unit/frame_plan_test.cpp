@@ -114,7 +114,7 @@ TEST(DependencyAnalysis, GapIsConsumerStartMinusProducerEnd) {
   const auto rows = dependency_gaps(l.scenario, l.timeline);
   ASSERT_EQ(rows.size(), 1u);  // C <- A, poll clock only
   EXPECT_EQ(rows[0].consumer, 2u);
-  EXPECT_EQ(rows[0].clock, "poll");
+  EXPECT_EQ(rows[0].clock, Clock::poll);
   EXPECT_EQ(rows[0].frames, 2u);
   EXPECT_DOUBLE_EQ(*rows[0].gap_min_us, -5.0);
   EXPECT_DOUBLE_EQ(*rows[0].gap_max_us, 60.0);

@@ -119,10 +119,10 @@ TEST(HistoryRows, TheContentKeyFollowsTheFilesNotWhereTheyAre) {
 }
 
 // One ok record of a synthetic scenario, on the timestamp clock.
-LoadedRecord record(std::uint32_t frame, const std::string& workload, const std::string& queue,
-                    QueueType type, double start_us, double end_us,
-                    const std::string& depends_on = "", const std::string& barrier = "") {
-  LoadedRecord r;
+RecordRow record(std::uint32_t frame, const std::string& workload, const std::string& queue,
+                 QueueType type, double start_us, double end_us, const std::string& depends_on = "",
+                 const std::string& barrier = "") {
+  RecordRow r;
   r.frame = frame;
   r.workload = workload;
   r.queue = queue;

@@ -52,7 +52,7 @@ TEST(LiveFeed, FramesBecomeTheRecordsTheResultsReadersMake) {
   EXPECT_EQ(s.meta["device"]["name"], "test GPU");
   EXPECT_EQ(s.meta["queues"].size(), scenario->queues.size());
   // Names, queue and dependency columns as records.csv writes them.
-  const LoadedRecord& b = s.records[1];
+  const RecordRow& b = s.records[1];
   EXPECT_EQ(b.workload, scenario->workloads[1].name);
   EXPECT_EQ(b.queue, scenario->queues[scenario->workloads[1].queue].name);
   EXPECT_EQ(b.depends_on, scenario->workloads[0].name);

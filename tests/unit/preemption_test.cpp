@@ -273,7 +273,7 @@ TEST(PreemptionAnalysis, ClassifiesPreemptsCoarseAndBlocked) {
   const ClockSummary preempts = summarize_clock(s,
                                                 synthetic(
                                                     s, [](std::uint32_t) { return 30.0; }, 20),
-                                                "poll");
+                                                Clock::poll);
   EXPECT_EQ(preempts.classification, PreemptionClass::preempts);
   EXPECT_EQ(preempts.deadline_misses, 0u);
   EXPECT_NEAR(*preempts.latency_us[2], 30, 1e-9);
@@ -283,7 +283,7 @@ TEST(PreemptionAnalysis, ClassifiesPreemptsCoarseAndBlocked) {
       summarize_clock(s,
                       synthetic(
                           s, [](std::uint32_t k) { return 100.0 + 100 * (k % 5); }, 20),
-                      "poll");
+                      Clock::poll);
   EXPECT_EQ(coarse.classification, PreemptionClass::coarse);
   // Blocked: each job waits for the running load's end (loads end at 55 ms + 50 ms k).
   auto wait_for_load = [](std::uint32_t k) {
@@ -294,7 +294,7 @@ TEST(PreemptionAnalysis, ClassifiesPreemptsCoarseAndBlocked) {
     }
     return 10.0;
   };
-  const ClockSummary blocked = summarize_clock(s, synthetic(s, wait_for_load, 20), "poll");
+  const ClockSummary blocked = summarize_clock(s, synthetic(s, wait_for_load, 20), Clock::poll);
   EXPECT_EQ(blocked.classification, PreemptionClass::blocked);
   EXPECT_GT(blocked.deadline_misses, 0u);
   EXPECT_DOUBLE_EQ(blocked.waited_for_load_pct, 100.0);
@@ -365,7 +365,7 @@ TEST(PreemptionAnalysis, ADisturbedPollStartIsLeftOutOfThePollLatencies) {
       ++late;
     }
   }
-  const ClockSummary poll = summarize_clock(s, t, "poll");
+  const ClockSummary poll = summarize_clock(s, t, Clock::poll);
   EXPECT_EQ(poll.disturbed, late);
   EXPECT_EQ(poll.measured, 20 - late);
   EXPECT_NEAR(*poll.latency_us[3], 30, 1e-9) << "the late starts are not the maximum";
@@ -373,11 +373,11 @@ TEST(PreemptionAnalysis, ADisturbedPollStartIsLeftOutOfThePollLatencies) {
   EXPECT_NE(poll.reason.find("5 submissions with a disturbed poll stamp left out"),
             std::string::npos)
       << poll.reason;
-  const ClockSummary ts = summarize_clock(s, t, "ts");
+  const ClockSummary ts = summarize_clock(s, t, Clock::ts);
   EXPECT_EQ(ts.disturbed, 0u) << "the timestamps do not rest on the poller";
   EXPECT_EQ(ts.measured, 20u);
   for (const UrgentRow& row : urgent_rows(s, t)) {
-    EXPECT_EQ(row.latency_clock, row.submission % 4 == 0 ? "ts" : "poll");
+    EXPECT_EQ(row.latency_clock, row.submission % 4 == 0 ? Clock::ts : Clock::poll);
     EXPECT_NEAR(*row.latency_us, row.submission % 4 == 0 ? 28 : 30, 1e-9);
   }
   // Without timestamps the disturbed poll start is all there is: kept, and flagged.

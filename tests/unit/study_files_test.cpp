@@ -19,7 +19,7 @@ StudyVerdict sample_verdict() {
   v.rounds = 3;
   v.unit = "round";
   v.tests = 4;
-  v.gpu_clock = "ts";
+  v.gpu_clock = Clock::ts;
   v.period_us = 8000;
   v.has_control = true;
   v.control_detected = true;

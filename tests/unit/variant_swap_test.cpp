@@ -20,7 +20,7 @@ std::vector<SwapSample> frames(std::uint32_t before, double before_us, std::uint
 }
 
 TEST(VariantSwap, AFasterVariantIsCalledFasterWithAnIntervalAroundItsRatio) {
-  const auto swap = judge_swap("A", "ts", frames(60, 100.0, 60, 97.0));
+  const auto swap = judge_swap("A", Clock::ts, frames(60, 100.0, 60, 97.0));
   ASSERT_TRUE(swap.has_value());
   EXPECT_EQ(swap->variant, 9u);
   EXPECT_EQ(swap->before_frames, 60u);
@@ -31,7 +31,7 @@ TEST(VariantSwap, AFasterVariantIsCalledFasterWithAnIntervalAroundItsRatio) {
   EXPECT_GE(*swap->ratio_high, swap->ratio);
   EXPECT_LT(*swap->ratio_high, 1.0);
   EXPECT_EQ(swap->call, "faster");
-  EXPECT_EQ(judge_swap("A", "ts", frames(60, 100.0, 60, 104.0))->call, "slower");
+  EXPECT_EQ(judge_swap("A", Clock::ts, frames(60, 100.0, 60, 104.0))->call, "slower");
 }
 
 TEST(VariantSwap, TheSameDurationsOnBothSidesAreNoDifference) {
@@ -39,7 +39,7 @@ TEST(VariantSwap, TheSameDurationsOnBothSidesAreNoDifference) {
   std::vector<SwapSample> samples;
   for (std::uint32_t f = 0; f < 120; ++f)
     samples.push_back({f, f < 60 ? 0u : 9u, (f / 10) % 2 ? 101.0 : 99.0});
-  const auto swap = judge_swap("A", "poll", samples);
+  const auto swap = judge_swap("A", Clock::poll, samples);
   ASSERT_TRUE(swap.has_value());
   ASSERT_TRUE(swap->ratio_low.has_value());
   EXPECT_LT(*swap->ratio_low, 1.0);
@@ -48,9 +48,9 @@ TEST(VariantSwap, TheSameDurationsOnBothSidesAreNoDifference) {
 }
 
 TEST(VariantSwap, NoSwapNoSideOrTooFewFramesAreSaidNotGuessed) {
-  EXPECT_FALSE(judge_swap("A", "ts", frames(10, 100.0, 0, 0.0)).has_value());  // never swapped
-  EXPECT_FALSE(judge_swap("A", "ts", frames(0, 0.0, 10, 90.0)).has_value());   // no before
-  const auto few = judge_swap("A", "ts", frames(3, 100.0, 3, 90.0));
+  EXPECT_FALSE(judge_swap("A", Clock::ts, frames(10, 100.0, 0, 0.0)).has_value());  // never swapped
+  EXPECT_FALSE(judge_swap("A", Clock::ts, frames(0, 0.0, 10, 90.0)).has_value());   // no before
+  const auto few = judge_swap("A", Clock::ts, frames(3, 100.0, 3, 90.0));
   ASSERT_TRUE(few.has_value());
   EXPECT_FALSE(few->ratio_low.has_value());
   EXPECT_EQ(few->call, "too few frames for an interval");
@@ -62,7 +62,7 @@ TEST(VariantSwap, AfterMeansTheLastVariantBoundAndBeforeTheFramesAheadOfTheFirst
   std::vector<SwapSample> samples;
   for (std::uint32_t f = 0; f < 30; ++f)
     samples.push_back({f, f < 10 ? 0u : f < 20 ? 4u : 9u, f < 10 ? 100.0 : f < 20 ? 50.0 : 80.0});
-  const auto swap = judge_swap("A", "ts", samples);
+  const auto swap = judge_swap("A", Clock::ts, samples);
   ASSERT_TRUE(swap.has_value());
   EXPECT_EQ(swap->variant, 9u);
   EXPECT_EQ(swap->before_frames, 10u);

@@ -24,7 +24,7 @@ TEST(Verdict, DetectedControlIsIntrusiveAndAnUndisturbedConditionIsNot) {
   auto v = judge_study({&baseline, &managed, &control}, VerdictSettings{});
   ASSERT_TRUE(v.ok()) << v.error().message;
   EXPECT_EQ(v->baseline, "baseline");
-  EXPECT_EQ(v->gpu_clock, "poll") << "no timestamps in the baseline";
+  EXPECT_EQ(v->gpu_clock, Clock::poll) << "no timestamps in the baseline";
   EXPECT_TRUE(v->has_control);
   EXPECT_TRUE(v->control_detected);
   const VerdictRow& hit = row_of(*v, "unmanaged", "cpu_frame_us");

@@ -24,12 +24,12 @@ LoadedScenario three_frames() {
                {"name": "async", "type": "compute", "family": 2, "queue_index": 0,
                 "priority_requested": "high", "priority_granted": "high"}]})");
   for (std::uint32_t f = 0; f < 3; ++f) {
-    LoadedRecord a;
+    RecordRow a;
     a.frame = f, a.workload = "A", a.queue = "direct", a.queue_type = QueueType::direct,
     a.kind = WorkloadKind::compute, a.status = RecordStatus::ok;
     a.poll_start_us = 10.0 * f, a.poll_end_us = 10.0 * f + 100;
     a.ts_start_us = 1.0, a.ts_end_us = 90.0;
-    LoadedRecord b = a;
+    RecordRow b = a;
     b.workload = "B", b.queue = "async", b.queue_type = QueueType::compute,
     b.kind = WorkloadKind::graphics;
     b.depends_on = "A", b.barrier = "split-event";
@@ -39,7 +39,7 @@ LoadedScenario three_frames() {
     s.records.push_back(a);
     s.records.push_back(b);
   }
-  LoadedRecord lost;  // a timed-out frame: listed, never drawn
+  RecordRow lost;  // a timed-out frame: listed, never drawn
   lost.frame = 3, lost.workload = "A", lost.queue = "direct", lost.status = RecordStatus::timeout;
   lost.poll_start_us = 5000.0, lost.poll_end_us = 9000.0;
   s.records.push_back(lost);
@@ -72,7 +72,7 @@ TEST(ViewerScene, OneFrameIsDrawnFromItsRecordsWithLanesFromMeta) {
 TEST(ViewerScene, AFramesTimelineShowsTheBackgroundCompilesThatRanDuringIt) {
   LoadedScenario s = three_frames();
   // Frame 1 starts 8 ms after frame 0 and ends its last workload at 210 us.
-  for (LoadedRecord& r : s.records) r.frame_t0_us = 8000.0 * r.frame;
+  for (RecordRow& r : s.records) r.frame_t0_us = 8000.0 * r.frame;
   LoadedBackgroundTask across;  // begins before frame 1 and ends inside it
   across.label = "compile #1", across.worker = 0, across.start_us = 7000, across.finish_us = 8050;
   LoadedBackgroundTask later = across;  // the same thread's next compile, after frame 1
@@ -107,7 +107,7 @@ TEST(ViewerScene, AFramesTimelineShowsTheBackgroundCompilesThatRanDuringIt) {
 
 TEST(ViewerScene, AFrameOnThePollClockCarriesEachStampsWindowForTheHoverText) {
   LoadedScenario s = three_frames();
-  for (LoadedRecord& r : s.records)
+  for (RecordRow& r : s.records)
     if (r.workload == "A" && r.frame == 1) {
       r.poll_start_window_us = 0.25, r.poll_end_window_us = 14.5;
       r.poll_disturbed = kPollEndDisturbed;
@@ -154,8 +154,8 @@ LoadedRun three_devices() {
   other.name = "gpu0/other";
   LoadedScenario later = three_frames();
   later.name = "gpu1/default";
-  std::erase_if(later.records, [](const LoadedRecord& r) { return r.frame == 1; });
-  for (LoadedRecord& r : later.records) *r.poll_start_us += 1000, *r.poll_end_us += 1000;
+  std::erase_if(later.records, [](const RecordRow& r) { return r.frame == 1; });
+  for (RecordRow& r : later.records) *r.poll_start_us += 1000, *r.poll_end_us += 1000;
   LoadedScenario failed = three_frames();
   failed.name = "gpu2/other";
   run.scenarios = {first, other, later, failed};
@@ -261,7 +261,7 @@ TEST(ViewerScene, TheOverlapMatrixCountsFramesWhoseSpansIntersect) {
   EXPECT_EQ(cells[0].b, "B");
   EXPECT_EQ(cells[0].frames, 3u) << "the timed-out frame is not counted";
   EXPECT_EQ(cells[0].overlapped, 0u);
-  for (LoadedRecord& r : s.records)
+  for (RecordRow& r : s.records)
     if (r.workload == "B" && r.frame != 0) *r.poll_start_us -= 30;  // 30 us over A's end
   cells = overlap_matrix(s, Clock::poll);
   EXPECT_EQ(cells[0].overlapped, 2u);
@@ -272,7 +272,7 @@ TEST(ViewerScene, TheOverlapMatrixCountsFramesWhoseSpansIntersect) {
 TEST(ViewerScene, TheOverlapGridHasACellPerPairBothWaysRoundAndMarksDependentPairs) {
   LoadedScenario s = three_frames();
   s.workloads.push_back("C");  // never ran: a row and a column, no pair in the matrix
-  for (LoadedRecord& r : s.records)
+  for (RecordRow& r : s.records)
     if (r.workload == "B" && r.frame != 0) *r.poll_start_us -= 30;
   const std::vector<OverlapCell> matrix = overlap_matrix(s, Clock::poll);
   ASSERT_EQ(matrix.size(), 3u);
@@ -307,13 +307,13 @@ LoadedScenario preemption_cell(const std::string& name, const std::string& load,
               {"priority_granted", priority}}}};
   classify_scenario(s);
   for (std::size_t k = 0; k < starts_us.size(); ++k) {
-    LoadedRecord u;
+    RecordRow u;
     u.frame = static_cast<std::uint32_t>(k), u.workload = "urgent", u.status = RecordStatus::ok;
     u.poll_start_us = starts_us[k], u.poll_end_us = starts_us[k] + 5;
     s.records.push_back(u);
   }
   if (failed) {
-    LoadedRecord lost;
+    RecordRow lost;
     lost.frame = static_cast<std::uint32_t>(starts_us.size()), lost.workload = "urgent";
     lost.status = RecordStatus::timeout;
     s.records.push_back(lost);
@@ -395,12 +395,12 @@ TEST(ViewerScene, UrgentLatenciesAreTheUrgentJobsStartsInSubmissionOrder) {
   s.name = "p";
   s.workloads = {"load", "urgent"};
   for (std::uint32_t k : {2u, 0u, 1u, 3u}) {
-    LoadedRecord u;
+    RecordRow u;
     u.frame = k, u.workload = "urgent",
     u.status = k == 3 ? RecordStatus::timeout : RecordStatus::ok;
     u.ts_start_us = 100.0 * (k + 1), u.ts_end_us = 100.0 * (k + 1) + 5;
     u.frame_t0_us = 1000.0 * k;
-    LoadedRecord l = u;
+    RecordRow l = u;
     l.workload = "load";
     s.records.push_back(u);
     s.records.push_back(l);
