@@ -79,11 +79,9 @@ std::string frames_word(const OverlapCount& c) {
 
 // Where the device has one queue for both, the COMPUTE queue cannot overlap the DIRECT one.
 bool compute_shares_direct(const LoadedScenario& s) {
-  for (const auto& q : s.meta.value("queues", nlohmann::json::array()))
-    if (q.is_object() && q.value("type", "") == "compute" && q.contains("shares_queue_of") &&
-        !q["shares_queue_of"].is_null())
-      return true;
-  return false;
+  return std::any_of(s.meta.queues.begin(), s.meta.queues.end(), [](const MetaQueue& q) {
+    return q.queue_type == QueueType::compute && q.shares_queue_of;
+  });
 }
 
 // "**Yes**: <what> ran at the same time in N of M frames of `s` (median overlap X µs), on the
@@ -132,9 +130,8 @@ void answer_same_queue(std::string& out, const LoadedRun& run, const AnswerScena
     out += "Not measured: run `no-barriers`.\n\n";
     return;
   }
-  const auto settings = s->meta.value("settings", nlohmann::json::object());
   overlap_answer(out, run, *s, *clock, same_queue_overlap(*s, *clock), "two workloads of one queue",
-                 settings.is_object() && settings.value("timestamp_queries", true)
+                 s->meta.timestamp_queries
                      ? " Timestamp queries were on; on some drivers they serialise a queue's "
                        "work (`--no-timestamps` measures without them)."
                      : "");
@@ -176,37 +173,6 @@ std::vector<double> clock_spans_us(const LoadedScenario& s, Clock clock) {
   for (const auto& [frame, span] : frames)
     if (span.complete) out.push_back(span.end_us - span.start_us);
   return out;
-}
-
-// The work of a scenario as meta.json describes it, its barriers left out: its queues, its
-// workloads (queue, kind, size, target, producers) and its textures. Twins share it; a
-// scenario that only shares a name prefix does not.
-nlohmann::json work_of(const LoadedScenario& s) {
-  if (!s.meta.is_object() || !s.meta.contains("scenario") || !s.meta["scenario"].is_object())
-    return nullptr;
-  const nlohmann::json& scenario = s.meta["scenario"];
-  nlohmann::json workloads = nlohmann::json::array();
-  for (const auto& w : scenario.value("workloads", nlohmann::json::array())) {
-    if (!w.is_object()) return nullptr;
-    nlohmann::json work = w;
-    // Whether a draw discards its target is how it gets there (a barrier), not its work.
-    if (work.contains("target") && work["target"].is_object()) work["target"].erase("discard");
-    nlohmann::json producers = nlohmann::json::array();
-    for (const auto& d : w.value("depends_on", nlohmann::json::array()))
-      producers.push_back(d.is_object() ? d.value("workload", nlohmann::json()) : d);
-    work["depends_on"] = producers;
-    workloads.push_back(work);
-  }
-  return {{"queues", scenario.value("queues", nlohmann::json())},
-          {"workloads", workloads},
-          {"textures", scenario.value("textures", nlohmann::json())}};
-}
-
-std::string default_barrier_of(const LoadedScenario& s) {
-  if (!s.meta.is_object() || !s.meta.contains("scenario") || !s.meta["scenario"].is_object())
-    return "";
-  const auto& barrier = s.meta["scenario"].value("default_barrier", nlohmann::json());
-  return barrier.is_string() ? barrier.get<std::string>() : "";
 }
 
 // "Enhanced against legacy on identical work": one clause per twin, the difference, its
@@ -586,15 +552,10 @@ bool is_top_level(const LoadedRun& run, const LoadedScenario& s) {
 PreemptionCells preemption_cells(const LoadedRun& run) {
   PreemptionCells out;
   for (const LoadedScenario& s : run.scenarios) {
-    if (s.kind != ScenarioKind::preemption || !s.meta["preemption"].is_object()) continue;
-    const nlohmann::json& p = s.meta["preemption"];
-    const auto spec = p.value("spec", nlohmann::json::object());
-    auto text = [](const nlohmann::json& j, const char* key) {
-      return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>()
-                                                                    : std::string("?");
-    };
-    auto priority = [&](const nlohmann::json& j, const char* key) {
-      return value_of(kQueuePriorityNames, text(j, key));
+    if (s.kind != ScenarioKind::preemption || !s.meta.preemption) continue;
+    const MetaPreemption& p = *s.meta.preemption;
+    auto priority = [](const MetaText& name) {
+      return name ? value_of(kQueuePriorityNames, *name) : std::nullopt;
     };
     try {
       const auto summary = read_csv((s.directory / "summary.csv").string(), kSummaryColumns);
@@ -607,12 +568,12 @@ PreemptionCells preemption_cells(const LoadedRun& run) {
             if (!p50 || !p99) continue;
             cell = PreemptionCell{
                 relative_of(run, s),
-                text(spec, "load"),
-                priority(spec, "priority"),
-                priority(p, "priority_granted"),
-                p.contains("process") ? value_of(preemption::kProcessModeNames, text(p, "process"))
-                                            .value_or(preemption::ProcessMode::same)
-                                      : preemption::ProcessMode::same,
+                p.load.value_or("?"),
+                priority(p.priority),
+                priority(p.priority_granted),
+                p.process ? value_of(preemption::kProcessModeNames, *p.process)
+                                .value_or(preemption::ProcessMode::same)
+                          : preemption::ProcessMode::same,
                 clock,
                 value_of(preemption::kPreemptionClassNames, summary.at(r, "preemption")),
                 *p50,
@@ -724,15 +685,15 @@ std::vector<BarrierTwin> barrier_twins(const LoadedRun& run) {
     const std::string twin_name = relative_of(run, twin);
     if (twin_name.size() <= kLegacySuffix.size() || !twin_name.ends_with(kLegacySuffix)) continue;
     const std::string base = twin_name.substr(0, twin_name.size() - kLegacySuffix.size());
-    const std::string twin_barrier = default_barrier_of(twin);
+    const std::string twin_barrier = twin.meta.default_barrier.value_or("");
     for (const LoadedScenario& s : run.scenarios) {
       const std::string name = relative_of(run, s);
       if (&s == &twin || !is_top_level(run, s) || (name != base && !name.starts_with(base + "-")) ||
           name.ends_with(kLegacySuffix))
         continue;
-      const std::string barrier = default_barrier_of(s);
+      const std::string barrier = s.meta.default_barrier.value_or("");
       if (barrier.empty() || barrier == twin_barrier) continue;
-      if (const nlohmann::json work = work_of(s); work.is_null() || work != work_of(twin)) continue;
+      if (s.meta.work.is_null() || s.meta.work != twin.meta.work) continue;
       auto compare = [&](std::optional<Clock> clock, const std::vector<double>& spans,
                          const std::vector<double>& twin_spans) {
         const std::size_t least = clock ? kTwinMinClockFrames : 1;

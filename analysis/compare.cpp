@@ -175,12 +175,8 @@ std::vector<MetricSeries> pooled_series(const std::vector<const LoadedScenario*>
 
 // The frame period (µs) a paced game frame keeps; nullopt when unpaced.
 std::optional<double> frame_period_us(const LoadedScenario& s) {
-  const nlohmann::json cpu = s.meta.value("cpu", nlohmann::json::object());
-  if (!cpu.is_object() || !cpu.contains("frame_period_ms") || !cpu["frame_period_ms"].is_number())
-    return std::nullopt;
-  const double period_ms = cpu["frame_period_ms"].get<double>();
-  if (!(period_ms > 0) || !std::isfinite(period_ms)) return std::nullopt;
-  return period_ms * 1000.0;
+  if (!s.meta.frame_period_ms) return std::nullopt;
+  return *s.meta.frame_period_ms * 1000.0;
 }
 
 // What a player feels of one unit in one run: its ok frames' figures (frames.csv), pooled over
@@ -392,8 +388,8 @@ CompareResult compare_runs(std::span<const LoadedRun> baseline,
   if (baseline.empty() || candidate.empty()) return result;
   const LoadedRun& reference = baseline.front();
   if (!reference.scenarios.empty() && !candidate.front().scenarios.empty()) {
-    const nlohmann::json& base_meta = reference.scenarios.front().meta;
-    const nlohmann::json& cand_meta = candidate.front().scenarios.front().meta;
+    const ScenarioMeta& base_meta = reference.scenarios.front().meta;
+    const ScenarioMeta& cand_meta = candidate.front().scenarios.front().meta;
     result.baseline_platform = platform_of(base_meta);
     result.candidate_platform = platform_of(cand_meta);
     result.different_apis = api_of(base_meta) != api_of(cand_meta);

@@ -23,10 +23,9 @@ std::string spread(const std::vector<double>& values) {
 }
 
 // A JSON field as Markdown table-cell text ('|' escaped, so "GRAPHICS|COMPUTE" stays one cell).
-std::string text(const nlohmann::json& j, const char* key) {
-  const std::string raw = j.contains(key) && !j[key].is_null()
-                              ? (j[key].is_string() ? j[key].get<std::string>() : j[key].dump())
-                              : std::string("?");
+// A member of meta.json in a table cell: "?" where absent, a '|' escaped.
+std::string shown(const MetaText& value) {
+  const std::string raw = value.value_or("?");
   std::string escaped;
   for (char c : raw) {
     if (c == '|') escaped += '\\';
@@ -35,24 +34,27 @@ std::string text(const nlohmann::json& j, const char* key) {
   return escaped;
 }
 
+std::string text(const nlohmann::json& j, const char* key) {
+  return shown(j.contains(key) && !j[key].is_null()
+                   ? MetaText(j[key].is_string() ? j[key].get<std::string>() : j[key].dump())
+                   : std::nullopt);
+}
+
 // A preemption scenario: what ran, and the urgent job's latency per clock from summary.csv.
 void preemption_section(std::string& out, const LoadedScenario& s) {
-  const nlohmann::json& p = s.meta["preemption"];
-  const nlohmann::json spec = p.value("spec", nlohmann::json::object());
+  const MetaPreemption p = s.meta.preemption.value_or(MetaPreemption{});
   std::string sizes;
-  for (const auto& size : p.value("load_sizes", nlohmann::json::array()))
-    sizes += (sizes.empty() ? "" : "; ") + text(size, "description");
+  for (const MetaText& size : p.load_sizes) sizes += (sizes.empty() ? "" : "; ") + shown(size);
   out += fmt::format(
       "\nPreemption: a {} load ({}{}) on DIRECT; an urgent job every {} ms for {} ms at {} "
       "priority (granted {}), {} process; {} ticks skipped.\n\n",
-      text(spec, "load"), sizes,
-      !p.value("calibrated", false) ? ""
-      : p.contains("sizes_from")
-          ? ", calibrated to " + text(spec, "target_ms") + " ms by " + text(p, "sizes_from")
-          : ", calibrated to " + text(spec, "target_ms") + " ms",
-      text(spec, "period_ms"), text(spec, "duration_ms"), text(spec, "priority"),
-      text(p, "priority_granted"), text(p, "process"), text(p, "skipped_ticks"));
-  if (p.contains("calibration_note")) out += "Calibration: " + text(p, "calibration_note") + "\n\n";
+      shown(p.load), sizes,
+      !p.calibrated  ? ""
+      : p.sizes_from ? ", calibrated to " + shown(p.target_ms) + " ms by " + shown(p.sizes_from)
+                     : ", calibrated to " + shown(p.target_ms) + " ms",
+      shown(p.period_ms), shown(p.duration_ms), shown(p.priority), shown(p.priority_granted),
+      shown(p.process), shown(p.skipped_ticks));
+  if (p.calibration_note) out += "Calibration: " + shown(p.calibration_note) + "\n\n";
   const std::filesystem::path summary_path = s.directory / "summary.csv";
   std::string rows;
   try {
@@ -91,32 +93,26 @@ void frame_time_section(std::string& out, const LoadedScenario& s) {
 }
 
 void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenario& s) {
-  const nlohmann::json& meta = s.meta;
-  const nlohmann::json scenario = meta.value("scenario", nlohmann::json::object());
-  out += fmt::format("## {}\n\n{}\n\n", s.name, text(scenario, "description"));
-  if (meta.contains("failure") && !meta["failure"].is_null())
-    out += fmt::format("**Stopped early:** {}\n\n", text(meta["failure"], "message"));
+  const ScenarioMeta& meta = s.meta;
+  out += fmt::format("## {}\n\n{}\n\n", s.name, shown(meta.description));
+  if (meta.failed) out += fmt::format("**Stopped early:** {}\n\n", shown(meta.failure));
   const auto relative = std::filesystem::relative(s.directory, run.directory).generic_string();
   const std::string prefix = relative == "." ? "" : relative + "/";
   out +=
       "| queue | type | family | device queue | priority requested → granted "
       "|\n|---|---|---|---|---|\n";
-  for (const auto& q : meta.value("queues", nlohmann::json::array()))
-    out += fmt::format("| {} | {} | {} ({}) | {}{} | {} → {} |\n", text(q, "name"), text(q, "type"),
-                       text(q, "family"), text(q, "family_flags"), text(q, "queue_index"),
-                       q.contains("shares_queue_of") && !q["shares_queue_of"].is_null()
-                           ? ", shared with " + text(q, "shares_queue_of")
-                           : "",
-                       text(q, "priority_requested"), text(q, "priority_granted"));
-  for (const auto& note : meta.value("priority_notes", nlohmann::json::array()))
-    out += "\nNote: " + note.get<std::string>() + "\n";
-  const auto settings = meta.value("settings", nlohmann::json::object());
+  for (const MetaQueue& q : meta.queues)
+    out += fmt::format("| {} | {} | {} ({}) | {}{} | {} → {} |\n", shown(q.name), shown(q.type),
+                       shown(q.family), shown(q.family_flags), shown(q.queue_index),
+                       q.shares_queue_of ? ", shared with " + shown(q.shares_queue_of) : "",
+                       shown(q.priority_requested), shown(q.priority_granted));
+  for (const std::string& note : meta.priority_notes) out += "\nNote: " + note + "\n";
   if (s.kind == ScenarioKind::preemption)
     preemption_section(out, s);
   else
     out += fmt::format("\n{} frames after {} warm-up; timestamp queries {}.\n\n",
-                       text(settings, "frames"), text(settings, "warmup_frames"),
-                       settings.value("timestamp_queries", true) ? "on" : "off (--no-timestamps)");
+                       shown(meta.frames), shown(meta.warmup_frames),
+                       meta.timestamp_queries ? "on" : "off (--no-timestamps)");
   // plot.py mirrors the results' layout under plots/ (a lone scenario directory: its name).
   std::error_code ec;
   std::filesystem::path own = std::filesystem::absolute(s.directory, ec).lexically_normal();
@@ -130,19 +126,15 @@ void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenar
 
   std::size_t flagged = 0;
   for (const RecordRow& r : s.records) flagged += r.flags.empty() ? 0 : 1;
-  const auto agreement = meta.value("clock_agreement", nlohmann::json::object());
   if (flagged > 0)
     out += fmt::format(
         "**{} of {} rows have clocks that disagree** beyond the tolerance ({}); see the `flags` "
         "column of the records.\n\n",
-        flagged, s.records.size(), text(agreement, "tolerance"));
-  const auto shader_clock = meta.value("clocks", nlohmann::json::object())
-                                .value("shader_clock", nlohmann::json::object())
-                                .value("verification", nlohmann::json::object());
-  if (shader_clock.contains("verdict"))
-    out += fmt::format(
-        "Shader clock: {}{}.\n\n", text(shader_clock, "verdict"),
-        shader_clock.contains("reason") ? " (" + text(shader_clock, "reason") + ")" : "");
+        flagged, s.records.size(), shown(meta.clock_tolerance));
+  if (meta.shader_clock_verdict)
+    out +=
+        fmt::format("Shader clock: {}{}.\n\n", shown(meta.shader_clock_verdict),
+                    meta.shader_clock_reason ? " (" + shown(meta.shader_clock_reason) + ")" : "");
 
   if (s.kind != ScenarioKind::preemption) frame_time_section(out, s);
   for (Clock clock : {Clock::poll, Clock::ts, Clock::clk}) {
@@ -462,7 +454,7 @@ void scenarios_table(std::string& out, const LoadedRun& run, const std::string& 
           stats->stutters ? fmt::format(", {} stutters", stats->stutters) : "");
     std::string status =
         ok == s.records.size() ? "ok" : fmt::format("{} of {} rows ok", ok, s.records.size());
-    if (s.meta.contains("failure") && !s.meta["failure"].is_null()) status = "**stopped early**";
+    if (s.meta.failed) status = "**stopped early**";
     rows += fmt::format("| {} | {} | {} | {} | {} |\n", relative_of(run, s), frames.size(), status,
                         frame_time, flagged ? std::to_string(flagged) : "0");
   }
@@ -485,32 +477,27 @@ ReportPages markdown_report(const LoadedRun& run, const std::string& details_nam
   out += answers_section(run, inputs);
   out += "## Where it ran\n\n";
   if (!run.scenarios.empty()) {
-    const nlohmann::json& meta = run.scenarios.front().meta;
-    const auto device = meta.value("device", nlohmann::json::object());
-    const auto tool = meta.value("tool", nlohmann::json::object());
-    const auto host = meta.value("host", nlohmann::json::object());
+    const ScenarioMeta& meta = run.scenarios.front().meta;
+    const MetaDevice& device = meta.device;
+    const MetaHost& host = meta.host;
     out += "| | |\n|---|---|\n";
-    out += fmt::format("| device | {} ({}, vendor {} device {}) |\n", text(device, "name"),
-                       text(device, "type"), text(device, "vendor_id"), text(device, "device_id"));
-    out += fmt::format("| driver | {} {} |\n| {} | {} |\n", text(device, "driver_name"),
-                       text(device, "driver_info"), api_of(meta), text(device, "api_version"));
-    if (device.is_object() && device.contains("runtime"))
-      out += fmt::format("| runtime | {} |\n", text(device, "runtime"));
-    out += fmt::format("| host | {} ({}) |\n", text(host, "hostname"), text(host, "kernel"));
-    if (host.is_object() && host.contains("cpu_model"))
+    out += fmt::format("| device | {} ({}, vendor {} device {}) |\n", shown(device.name),
+                       shown(device.type), shown(device.vendor_id), shown(device.device_id));
+    out += fmt::format("| driver | {} {} |\n| {} | {} |\n", shown(device.driver_name),
+                       shown(device.driver_info), api_of(meta), shown(device.api_version));
+    if (device.runtime) out += fmt::format("| runtime | {} |\n", shown(device.runtime));
+    out += fmt::format("| host | {} ({}) |\n", shown(host.hostname), shown(host.kernel));
+    if (host.cpu_model)
       out += fmt::format("| CPU | {}: {} logical CPUs, {} usable by this process |\n",
-                         text(host, "cpu_model"), text(host, "logical_cpus"),
-                         text(host, "usable_cpus"));
+                         shown(host.cpu_model), shown(host.logical_cpus), shown(host.usable_cpus));
     // Over every scenario: the queue priorities asked for and granted, and the clock checks.
     std::set<std::string> priorities;
     std::size_t rows = 0, disagree = 0;
     bool timestamps = false;
     for (const LoadedScenario& s : run.scenarios) {
-      for (const auto& q : s.meta.value("queues", nlohmann::json::array()))
-        if (q.is_object())
-          priorities.insert(fmt::format("{} {} → {}", text(q, "type"),
-                                        text(q, "priority_requested"),
-                                        text(q, "priority_granted")));
+      for (const MetaQueue& q : s.meta.queues)
+        priorities.insert(fmt::format("{} {} → {}", shown(q.type), shown(q.priority_requested),
+                                      shown(q.priority_granted)));
       for (const RecordRow& r : s.records) {
         ++rows;
         disagree += r.flags.empty() ? 0 : 1;
@@ -520,28 +507,24 @@ ReportPages markdown_report(const LoadedRun& run, const std::string& details_nam
     std::string granted;
     for (const std::string& p : priorities) granted += (granted.empty() ? "" : ", ") + p;
     out += fmt::format("| queue priorities, requested → granted | {} |\n", granted);
-    const auto shader_clock = meta.value("clocks", nlohmann::json::object())
-                                  .value("shader_clock", nlohmann::json::object())
-                                  .value("verification", nlohmann::json::object());
     out += fmt::format(
         "| clocks | poll{}{}; {} of {} rows have clocks that disagree beyond the tolerance |\n",
         timestamps ? ", timestamp queries" : "",
-        shader_clock.contains("verdict") ? ", shader clock " + text(shader_clock, "verdict") : "",
+        meta.shader_clock_verdict ? ", shader clock " + shown(meta.shader_clock_verdict) : "",
         disagree, rows);
     out += fmt::format("| gpuoverlap | {} |\n| command | `{}` |\n| started | {} |\n\n",
-                       text(tool, "git_revision"), text(meta, "command_line"),
-                       text(meta, "started_at"));
+                       shown(meta.git_revision), shown(meta.command_line), shown(meta.started_at));
   }
   if (run.run.contains("failure") && !run.run["failure"].is_null())
     out += fmt::format("**The run failed:** {}\n\n", text(run.run["failure"], "message"));
   if (!run.scenarios.empty()) {
-    const auto sizes = run.scenarios.front().meta.value("sizes", nlohmann::json::object());
-    if (sizes.value("profile", "") == "cpu-device")
+    const MetaSizes& sizes = run.scenarios.front().meta.sizes;
+    if (sizes.profile == "cpu-device")
       out += fmt::format(
           "**Smaller sizes:** {} (at most {} frames per scenario, {} per study condition, "
           "preemption {} ms on a {} ms load; `--full-size` runs the files' sizes).\n\n",
-          text(sizes, "why"), text(sizes, "frames"), text(sizes, "study_frames_per_condition"),
-          text(sizes, "preemption_duration_ms"), text(sizes, "preemption_target_ms"));
+          shown(sizes.why), shown(sizes.frames), shown(sizes.study_frames_per_condition),
+          shown(sizes.preemption_duration_ms), shown(sizes.preemption_target_ms));
   }
   time_section(out, run);
   study_tables(out, run, inputs.studies, details_name);

@@ -153,38 +153,6 @@ Result<std::filesystem::path> scenario_directory(const std::filesystem::path& ro
 
 namespace {
 
-// A JSON field as text; "?" when it is missing or not a string or number (meta.json is input).
-std::string field(const nlohmann::json& object, const char* key) {
-  if (!object.is_object() || !object.contains(key)) return "?";
-  const nlohmann::json& value = object[key];
-  if (value.is_string()) return value.get<std::string>();
-  if (value.is_number()) return value.dump();
-  return "?";
-}
-
-}  // namespace
-
-std::string api_of(const nlohmann::json& meta) {
-  const nlohmann::json device =
-      meta.is_object() ? meta.value("device", nlohmann::json::object()) : nlohmann::json();
-  return device.is_object() && device.contains("api") ? field(device, "api") : "Vulkan";
-}
-
-std::string platform_of(const nlohmann::json& meta) {
-  const nlohmann::json device =
-      meta.is_object() ? meta.value("device", nlohmann::json::object()) : nlohmann::json();
-  const nlohmann::json host =
-      meta.is_object() ? meta.value("host", nlohmann::json::object()) : nlohmann::json();
-  const bool has_runtime = device.is_object() && device.contains("runtime");
-  return api_of(meta) + " " + field(device, "api_version") + " on " + field(device, "name") +
-         (has_runtime
-              ? ", runtime " + field(device, "runtime")
-              : ", driver " + field(device, "driver_name") + " " + field(device, "driver_info")) +
-         ", host " + field(host, "kernel");
-}
-
-namespace {
-
 // records.csv(.gz) of `directory` into `s`: its records, workloads and name.
 Status load_records(const std::filesystem::path& directory, LoadedScenario& s,
                     std::uint32_t version) {
@@ -243,13 +211,15 @@ bool summary_only(const std::filesystem::path& directory) {
 
 }  // namespace
 
-void classify_scenario(LoadedScenario& s) {
-  s.kind = s.meta.is_object() && s.meta.contains("preemption") ? ScenarioKind::preemption
-                                                               : ScenarioKind::frames;
-  s.game_frame = s.meta.is_object() && s.meta.contains("cpu");
+void read_meta(LoadedScenario& s) {
+  s.meta = read_scenario_meta(s.meta_json);
+  s.kind = s.meta_json.is_object() && s.meta_json.contains("preemption") ? ScenarioKind::preemption
+                                                                         : ScenarioKind::frames;
+  s.game_frame = s.meta_json.is_object() && s.meta_json.contains("cpu");
   s.study.reset();
-  const nlohmann::json about =
-      s.meta.is_object() ? s.meta.value("scenario", nlohmann::json::object()) : nlohmann::json();
+  const nlohmann::json about = s.meta_json.is_object()
+                                   ? s.meta_json.value("scenario", nlohmann::json::object())
+                                   : nlohmann::json();
   const nlohmann::json study =
       about.is_object() ? about.value("study", nlohmann::json()) : nlohmann::json();
   if (!study.is_object() || !study.value("name", nlohmann::json()).is_string()) return;
@@ -279,7 +249,7 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
   const auto version = format_version_of(*meta, (directory / "meta.json").string());
   if (!version) return version.error();
   GPUOVERLAP_TRY(check_meta(*meta, (directory / "meta.json").string()));
-  s.meta = *meta;
+  s.meta_json = *meta;
   if (records_required == RecordsRequired::no && summary_only(directory)) {
     auto summary = load_summary(directory / "summary.csv", *version);
     if (!summary) return summary.error();
@@ -294,9 +264,9 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
     GPUOVERLAP_TRY(load_records(directory, s, *version));
   }
   if (s.name.empty())
-    s.name = s.meta.value("scenario", nlohmann::json::object())
+    s.name = s.meta_json.value("scenario", nlohmann::json::object())
                  .value("name", directory.filename().string());
-  classify_scenario(s);
+  read_meta(s);
   const std::filesystem::path frames = directory / "frames.csv";
   std::error_code ec;
   if (std::filesystem::exists(frames, ec)) {

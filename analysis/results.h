@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/scenario_meta.h"
 #include "core/enum_names.h"
 #include "core/result.h"
 #include "queues/queue_model.h"
@@ -91,9 +92,12 @@ struct StudyMembership {
 struct LoadedScenario {
   std::string name;
   std::filesystem::path directory;
-  nlohmann::json meta;
-  // Read from `meta` once, where the scenario is loaded (classify_scenario; a live run: from
-  // the scenario itself), so that no reader decides what a scenario is from meta's members.
+  // meta.json as read (a live run: as the feed built it), kept to be written through; no reader
+  // walks it. Read once into the typed members below (read_meta), where the scenario is loaded.
+  nlohmann::json meta_json;
+  ScenarioMeta meta;
+  // What the scenario is (a live run: from the scenario itself), so that no reader decides it
+  // from meta's members.
   ScenarioKind kind = ScenarioKind::frames;
   bool game_frame = false;  // its frames are a game frame's ([cpu])
   std::optional<StudyMembership> study;
@@ -107,9 +111,9 @@ struct LoadedScenario {
   std::vector<LoadedSummaryRow> summary;  // read only where has_records is false
 };
 
-// Sets `kind`, `game_frame` and `study` from `scenario.meta` (untrusted: a member of another
-// shape reads as absent).
-void classify_scenario(LoadedScenario& scenario);
+// Sets `meta`, `kind`, `game_frame` and `study` from `scenario.meta_json` (untrusted: a member
+// of another shape reads as absent).
+void read_meta(LoadedScenario& scenario);
 
 // frames.csv of one scenario (untrusted: a missing column or a bad number is an Error naming
 // the file, line and column).
@@ -199,13 +203,6 @@ Result<std::vector<DeviceFolder>> device_folders(const std::filesystem::path& di
 // sent around with bug reports): absolute paths and paths that climb out of `root` are errors.
 Result<std::filesystem::path> scenario_directory(const std::filesystem::path& root,
                                                  const std::string& relative);
-
-// The GPU API a scenario ran on: meta.json's device "api" ("Vulkan", "D3D12"); results written
-// before that key existed are Vulkan's.
-std::string api_of(const nlohmann::json& meta);
-// Where a scenario ran, in one line: "D3D12 feature level 11_0 on llvmpipe (...), runtime Wine
-// 8.0 d3d12.dll (vkd3d on Vulkan), host Wine 8.0". Fields missing from meta read "?".
-std::string platform_of(const nlohmann::json& meta);
 
 // Per-frame values of one metric, over the frames with status ok that have the clock; on the
 // poll clock without the frames whose stamps were disturbed (counted apart).

@@ -198,21 +198,26 @@ std::string MachineFingerprint::key() const {
                      api, os, cpu, device_uuid);
 }
 
-MachineFingerprint machine_of(const nlohmann::json& meta) {
+namespace {
+
+// A member of meta.json as the history keeps it: "?" where absent or empty.
+std::string kept(const MetaText& text) { return text && !text->empty() ? *text : "?"; }
+
+}  // namespace
+
+MachineFingerprint machine_of(const ScenarioMeta& meta) {
   MachineFingerprint m;
-  const nlohmann::json device = meta.is_object() ? meta.value("device", nlohmann::json()) : nullptr;
-  const nlohmann::json host = meta.is_object() ? meta.value("host", nlohmann::json()) : nullptr;
-  m.gpu = text_at(device, "name");
-  m.vendor_id = integer_at(device, "vendor_id");
-  m.device_id = integer_at(device, "device_id");
-  const std::string driver_name = text_at(device, "driver_name");
-  const std::string driver_info = text_at(device, "driver_info");
+  m.gpu = kept(meta.device.name);
+  m.vendor_id = meta.device.vendor_number;
+  m.device_id = meta.device.device_number;
+  const std::string driver_name = kept(meta.device.driver_name);
+  const std::string driver_info = kept(meta.device.driver_info);
   m.driver = driver_name == "?" && driver_info == "?" ? "?" : driver_name + " " + driver_info;
   m.api = api_of(meta);
-  m.os = text_at(host, "kernel");
-  m.cpu = text_at(host, "cpu_model");
-  m.cpu_cores = integer_at(host, "logical_cpus");
-  m.device_uuid = text_at(device, "uuid");
+  m.os = kept(meta.host.kernel);
+  m.cpu = kept(meta.host.cpu_model);
+  m.cpu_cores = meta.host.logical_cpu_count;
+  m.device_uuid = kept(meta.device.uuid);
   return m;
 }
 
@@ -303,15 +308,14 @@ Result<RunRow> run_row(const LoadedRun& run) {
           "{}: its scenarios ran on different machines ('{}' and '{}'); keep each device's "
           "results as a run of its own",
           run.directory.string(), row.machine.key(), machine_of(s.meta).key()));
-  const nlohmann::json& first = run.scenarios.front().meta;
+  const ScenarioMeta& first = run.scenarios.front().meta;
   row.started_at = text_at(run.run, "started_at");
-  if (row.started_at == "?") row.started_at = text_at(first, "started_at");
-  const nlohmann::json tool = run.run.is_object() && run.run.contains("tool")
-                                  ? run.run["tool"]
-                                  : first.value("tool", nlohmann::json());
-  row.tool_revision = text_at(tool, "git_revision");
+  if (row.started_at == "?") row.started_at = kept(first.started_at);
+  row.tool_revision = run.run.is_object() && run.run.contains("tool")
+                          ? text_at(run.run["tool"], "git_revision")
+                          : kept(first.git_revision);
   row.command_line = text_at(run.run, "command_line");
-  if (row.command_line == "?") row.command_line = text_at(first, "command_line");
+  if (row.command_line == "?") row.command_line = kept(first.command_line);
   std::error_code ec;
   const std::filesystem::path absolute = std::filesystem::absolute(run.directory, ec);
   row.directory = (ec ? run.directory : absolute).lexically_normal().string();
@@ -328,7 +332,7 @@ Result<RunRow> run_row(const LoadedSelftest& selftest) {
   for (const char* file : {"selftest.json", "selftest.csv"})
     GPUOVERLAP_TRY(add_file(hash, selftest.directory, selftest.directory / file));
   row.content_key = fmt::format("{:016x}", hash.state);
-  row.machine = machine_of(selftest.summary);
+  row.machine = machine_of(read_scenario_meta(selftest.summary));
   row.started_at = text_at(selftest.summary, "started_at");
   row.tool_revision = text_at(selftest.summary.value("tool", nlohmann::json()), "git_revision");
   row.command_line = text_at(selftest.summary, "command_line");

@@ -38,7 +38,7 @@ struct MachineFingerprint {
 };
 
 // The fingerprint from a scenario's meta.json ("device", "host").
-MachineFingerprint machine_of(const nlohmann::json& meta);
+MachineFingerprint machine_of(const ScenarioMeta& meta);
 
 // One summary number of one scenario: `series` is a workload (or "frame" for the frame-level
 // figures), `metric` what of it ("duration_p50_us", "duration_p99_us", "frame_interval_p99_us"

@@ -11,7 +11,10 @@ LiveFeed::LiveFeed(nlohmann::json device) : device_(std::move(device)) {}
 void LiveFeed::set_device(const nlohmann::json& device) {
   std::lock_guard lock(mutex_);
   device_ = device;
-  for (LoadedScenario& s : run_.scenarios) s.meta["device"] = device;
+  for (LoadedScenario& s : run_.scenarios) {
+    s.meta_json["device"] = device;
+    s.meta = read_scenario_meta(s.meta_json);
+  }
   ++version_;
 }
 
@@ -32,7 +35,8 @@ LoadedScenario& LiveFeed::entry(const Scenario& scenario) {
     queues.push_back({{"name", q.name},
                       {"type", to_string(q.type)},
                       {"priority_requested", to_string(q.priority)}});
-  fresh.meta = {{"device", device_}, {"queues", queues}};
+  fresh.meta_json = {{"device", device_}, {"queues", queues}};
+  fresh.meta = read_scenario_meta(fresh.meta_json);
   for (const WorkloadSpec& w : scenario.workloads) fresh.workloads.push_back(w.name);
   run_.scenarios.push_back(std::move(fresh));
   return run_.scenarios.back();
@@ -41,8 +45,9 @@ LoadedScenario& LiveFeed::entry(const Scenario& scenario) {
 void LiveFeed::begin_scenario(const Scenario& scenario, const nlohmann::json& device_facts) {
   std::lock_guard lock(mutex_);
   LoadedScenario& s = entry(scenario);
-  for (const auto& [key, value] : device_facts.items()) s.meta[key] = value;
-  s.meta["device"] = device_;
+  for (const auto& [key, value] : device_facts.items()) s.meta_json[key] = value;
+  s.meta_json["device"] = device_;
+  s.meta = read_scenario_meta(s.meta_json);
   ++version_;
 }
 

@@ -137,18 +137,13 @@ layout::TimelineInput timeline_input(const LoadedScenario& scenario, Clock clock
                                      std::optional<std::uint32_t> frame) {
   layout::TimelineInput input;
   // Lanes: meta.json's queues (untrusted: anything missing reads "?"), else the records'.
-  const nlohmann::json queues = scenario.meta.is_object()
-                                    ? scenario.meta.value("queues", nlohmann::json::array())
-                                    : nlohmann::json::array();
-  if (queues.is_array())
-    for (const nlohmann::json& q : queues) {
-      if (!q.is_object() || !q.contains("name") || !q["name"].is_string()) continue;
-      const std::string granted = text_of(q, "priority_granted");
-      input.queues.push_back(
-          {q["name"].get<std::string>(),
-           fmt::format("{} ({}{})", q["name"].get<std::string>(), upper(text_of(q, "type")),
-                       granted == "normal" || granted == "?" ? "" : ", " + granted)});
-    }
+  for (const MetaQueue& q : scenario.meta.queues) {
+    if (!q.name) continue;
+    const std::string granted = q.priority_granted.value_or("?");
+    input.queues.push_back(
+        {*q.name, fmt::format("{} ({}{})", *q.name, upper(q.type.value_or("?")),
+                              granted == "normal" || granted == "?" ? "" : ", " + granted)});
+  }
   for (const RecordRow& r : scenario.records)
     if (std::none_of(input.queues.begin(), input.queues.end(),
                      [&](const layout::QueueLane& q) { return q.name == r.queue; }))
@@ -306,11 +301,10 @@ std::string group_of_name(const std::string& name) {
   return slash == std::string::npos ? std::string() : name.substr(0, slash);
 }
 
-// A preemption scenario's spec, as classify_scenario decided its kind.
-const nlohmann::json* preemption_of(const LoadedScenario& s) {
-  if (s.kind != ScenarioKind::preemption || !s.meta.is_object()) return nullptr;
-  const auto it = s.meta.find("preemption");
-  return it != s.meta.end() && it->is_object() ? &*it : nullptr;
+// A preemption scenario's setup, as read_meta decided its kind.
+const MetaPreemption* preemption_of(const LoadedScenario& s) {
+  if (s.kind != ScenarioKind::preemption || !s.meta.preemption) return nullptr;
+  return &*s.meta.preemption;
 }
 
 std::size_t index_of(std::vector<std::string>& names, const std::string& name) {
@@ -332,18 +326,15 @@ std::optional<PreemptionGrid> preemption_grid(const LoadedRun& run, std::size_t 
   std::vector<std::tuple<std::size_t, std::size_t, std::size_t>> placed;  // load, column, entry
   for (std::size_t i = 0; i < run.scenarios.size(); ++i) {
     const LoadedScenario& s = run.scenarios[i];
-    const nlohmann::json* p = preemption_of(s);
+    const MetaPreemption* p = preemption_of(s);
     if (!p || group_of_name(s.name) != grid.group) continue;
-    const nlohmann::json spec = p->value("spec", nlohmann::json::object());
     PreemptionGridCell cell;
     cell.scenario = i;
-    cell.load = text_of(spec, "load");
-    cell.priority = text_of(spec, "priority");
-    cell.process = value_of(preemption::kProcessModeNames, text_of(spec, "process"))
+    cell.load = p->load.value_or("?");
+    cell.priority = p->priority.value_or("?");
+    cell.process = value_of(preemption::kProcessModeNames, p->spec_process.value_or("?"))
                        .value_or(preemption::ProcessMode::same);
-    const auto period_ms = spec.is_object() ? spec.find("period_ms") : spec.end();
-    if (spec.is_object() && period_ms != spec.end() && period_ms->is_number())
-      cell.period_us = 1000.0 * period_ms->get<double>();
+    if (p->period_ms_number) cell.period_us = 1000.0 * *p->period_ms_number;
     std::vector<double> latencies;
     for (const RecordRow& r : s.records) {
       if (r.workload != "urgent") continue;  // preemption::make_scenario's name for it
@@ -427,20 +418,17 @@ std::vector<DoseSeries> dose_response(const StudyVerdictTable& table) {
   return out;
 }
 
-std::vector<std::string> device_lines(const nlohmann::json& meta) {
+std::vector<std::string> device_lines(const ScenarioMeta& meta) {
   std::vector<std::string> out;
-  const nlohmann::json device = meta.is_object() ? meta.value("device", nlohmann::json()) : nullptr;
-  out.push_back(fmt::format("{} on {} (driver {} {})", text_of(device, "api"),
-                            text_of(device, "name"), text_of(device, "driver_name"),
-                            text_of(device, "driver_info")));
-  const nlohmann::json queues =
-      meta.is_object() ? meta.value("queues", nlohmann::json::array()) : nlohmann::json::array();
-  if (queues.is_array())
-    for (const nlohmann::json& q : queues)
-      out.push_back(fmt::format("queue {}: {} on family {} index {}, priority {} (requested {})",
-                                text_of(q, "name"), upper(text_of(q, "type")), text_of(q, "family"),
-                                text_of(q, "queue_index"), text_of(q, "priority_granted"),
-                                text_of(q, "priority_requested")));
+  auto shown = [](const MetaText& text) { return text.value_or("?"); };
+  const MetaDevice& device = meta.device;
+  out.push_back(fmt::format("{} on {} (driver {} {})", shown(device.api), shown(device.name),
+                            shown(device.driver_name), shown(device.driver_info)));
+  for (const MetaQueue& q : meta.queues)
+    out.push_back(fmt::format("queue {}: {} on family {} index {}, priority {} (requested {})",
+                              shown(q.name), upper(shown(q.type)), shown(q.family),
+                              shown(q.queue_index), shown(q.priority_granted),
+                              shown(q.priority_requested)));
   return out;
 }
 

@@ -39,7 +39,7 @@ std::vector<FrameSpan> frame_spans(const LoadedScenario& scenario, Clock clock);
 
 // The lines always on screen: the device and driver, and each queue with its family, type and
 // the priority requested and granted.
-std::vector<std::string> device_lines(const nlohmann::json& meta);
+std::vector<std::string> device_lines(const ScenarioMeta& meta);
 
 // The clocks this scenario has a value on in any ok record, in the order poll, ts, clk.
 std::vector<Clock> available_clocks(const LoadedScenario& scenario);

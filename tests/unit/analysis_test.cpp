@@ -21,15 +21,16 @@ LoadedScenario synthetic(const std::string& name, double a_duration, double b_du
   LoadedScenario s;
   s.name = name;
   s.workloads = {"A", "B"};
-  s.meta = {{"scenario", {{"name", name}, {"description", "synthetic"}}},
-            {"device", {{"name", "Test GPU"}, {"driver_name", "test"}}},
-            {"queues", nlohmann::json::array({{{"name", "direct"},
-                                               {"type", "direct"},
-                                               {"family", 0},
-                                               {"family_flags", "GRAPHICS|COMPUTE"},
-                                               {"queue_index", 0},
-                                               {"priority_requested", "normal"},
-                                               {"priority_granted", "normal"}}})}};
+  s.meta_json = {{"scenario", {{"name", name}, {"description", "synthetic"}}},
+                 {"device", {{"name", "Test GPU"}, {"driver_name", "test"}}},
+                 {"queues", nlohmann::json::array({{{"name", "direct"},
+                                                    {"type", "direct"},
+                                                    {"family", 0},
+                                                    {"family_flags", "GRAPHICS|COMPUTE"},
+                                                    {"queue_index", 0},
+                                                    {"priority_requested", "normal"},
+                                                    {"priority_granted", "normal"}}})}};
+  read_meta(s);
   for (int f = 0; f < frames; ++f) {
     const double wobble = jitter * ((f * 7919) % 11 - 5) / 5.0;  // deterministic noise
     RecordRow a{static_cast<std::uint32_t>(f),
@@ -188,11 +189,12 @@ TEST(Compare, MissingScenariosAndWorkloadsAreReported) {
 TEST(Compare, NamesEachSidesPlatformAndWarnsWhenTheApisDiffer) {
   LoadedScenario vulkan = synthetic("s", 50, 20, 30);
   LoadedScenario d3d12 = synthetic("s", 50, 20, 30);
-  d3d12.meta["device"] = {{"name", "Test GPU"},
-                          {"api", "D3D12"},
-                          {"api_version", "feature level 12_1"},
-                          {"runtime", "Microsoft D3D12 runtime"}};
-  d3d12.meta["host"] = {{"kernel", "Windows"}};
+  d3d12.meta_json["device"] = {{"name", "Test GPU"},
+                               {"api", "D3D12"},
+                               {"api_version", "feature level 12_1"},
+                               {"runtime", "Microsoft D3D12 runtime"}};
+  d3d12.meta_json["host"] = {{"kernel", "Windows"}};
+  read_meta(d3d12);
   // Results from before the "api" key are Vulkan's.
   EXPECT_EQ(api_of(vulkan.meta), "Vulkan");
   EXPECT_EQ(platform_of(vulkan.meta), "Vulkan ? on Test GPU, driver test ?, host ?");
@@ -210,8 +212,8 @@ TEST(Compare, NamesEachSidesPlatformAndWarnsWhenTheApisDiffer) {
   EXPECT_EQ(compare_table(same, {}).find("different APIs"), std::string::npos);
   // meta.json is input: fields of the wrong type read "?", never throw.
   const nlohmann::json hostile = {{"device", {{"api", 7}, {"name", nullptr}}}, {"host", "x"}};
-  EXPECT_EQ(platform_of(hostile), "7 ? on ?, driver ? ?, host ?");
-  EXPECT_EQ(api_of(nlohmann::json::array()), "Vulkan");
+  EXPECT_EQ(platform_of(read_scenario_meta(hostile)), "7 ? on ?, driver ? ?, host ?");
+  EXPECT_EQ(api_of(read_scenario_meta(nlohmann::json::array())), "Vulkan");
 }
 
 // Runs of one configuration whose B settles at 20 or 22 µs per run (as `no-barriers` settles
@@ -367,8 +369,8 @@ TEST(Results, ScenarioDirectoriesStayInsideTheResults) {
 class StudyReport : public TempDir {};
 TEST_F(StudyReport, NamesTheConditionOfDosesWithAsManyThreads) {
   LoadedScenario s = synthetic("round-1", 20, 20, 10, 0.0);
-  s.meta["scenario"]["study"] = {{"name", "study"}, {"kind", "background"}};
-  classify_scenario(s);
+  s.meta_json["scenario"]["study"] = {{"name", "study"}, {"kind", "background"}};
+  read_meta(s);
   s.directory = dir_ / "study" / "unmanaged" / "round-1";
   LoadedRun run;
   run.directory = dir_;
@@ -502,7 +504,8 @@ TEST(Report, ACopysGapIsTakenOnThePollClock) {
 TEST(Report, ComparesEachScenarioWithItsLegacyTwinOnTheFrameSpan) {
   auto with = [](const std::string& name, const std::string& barrier, double later_us) {
     LoadedScenario s = synthetic(name, 50, 20, 40);
-    s.meta["scenario"]["default_barrier"] = barrier;
+    s.meta_json["scenario"]["default_barrier"] = barrier;
+    read_meta(s);
     for (RecordRow& r : s.records)
       if (r.workload == "B") {
         *r.poll_start_us += later_us;
@@ -531,7 +534,8 @@ TEST(Report, ComparesEachScenarioWithItsLegacyTwinOnTheFrameSpan) {
     run.scenarios.push_back(std::move(s));
   // A name that only shares the prefix, on other work, is no twin.
   LoadedScenario heavy = with("chain-heavy", "enhanced", 0.0);
-  heavy.meta["scenario"]["workloads"] = {{{"name", "A"}, {"iterations", 4096}}};
+  heavy.meta_json["scenario"]["workloads"] = {{{"name", "A"}, {"iterations", 4096}}};
+  read_meta(heavy);
   run.scenarios.push_back(std::move(heavy));
   // A disturbed poll stamp leaves its frame out of the poll clock's entry, not the endpoint's.
   run.scenarios[1].records[0].poll_disturbed = kPollEndDisturbed;

@@ -19,9 +19,9 @@ LoadedScenario game_frame(const std::string& name, int frames, int late_every = 
   LoadedScenario s;
   s.name = name;
   s.workloads = {"A"};
-  s.meta = {{"scenario", {{"name", name}}},
-            {"device", {{"name", "Test GPU"}, {"driver_name", "test"}}},
-            {"cpu", {{"frame_period_ms", 8.0}}}};
+  s.meta_json = {{"scenario", {{"name", name}}},
+                 {"device", {{"name", "Test GPU"}, {"driver_name", "test"}}},
+                 {"cpu", {{"frame_period_ms", 8.0}}}};
   for (int f = 0; f < frames; ++f) {
     const double wobble = ((f * 7919) % 11 - 5) * 10.0;  // ±50 µs
     RecordRow a{};
@@ -42,7 +42,7 @@ LoadedScenario game_frame(const std::string& name, int frames, int late_every = 
     frame.wake_max_us = 20.0 + wobble / 10;
     s.frames.push_back(frame);
   }
-  classify_scenario(s);
+  read_meta(s);
   return s;
 }
 
@@ -99,8 +99,8 @@ TEST(CompareFrames, TheSameFramesChangeNothingAndAScenarioWithoutAGameFrameHasNo
   EXPECT_NE(row_of(same, "wake-up"), nullptr);
   EXPECT_EQ(row_of(same, "critical path"), nullptr) << "no frame has one";
   LoadedScenario plain = game_frame("p", 100);
-  plain.meta.erase("cpu");  // MJP's presets: frames.csv has the loop's cadence, no player's
-  classify_scenario(plain);
+  plain.meta_json.erase("cpu");  // MJP's presets: frames.csv has the loop's cadence, no player's
+  read_meta(plain);
   const CompareResult r = compare_runs(run_of({plain}), run_of({plain}), {});
   for (const CompareRow& row : r.rows) EXPECT_EQ(row.section, CompareSection::workloads);
 }
@@ -128,7 +128,8 @@ TEST(CompareFrames, RunsAreTheUnitForFrameMetricsToo) {
 TEST(CompareFrames, EachRunIsLateAgainstItsOwnPeriod) {
   // On a CPU device the period is calibrated per run: 80 ms frames at an 80 ms pace are on time.
   LoadedScenario slow_pace = game_frame("g", 200);
-  slow_pace.meta["cpu"]["frame_period_ms"] = 80.0;
+  slow_pace.meta_json["cpu"]["frame_period_ms"] = 80.0;
+  read_meta(slow_pace);
   for (LoadedFrame& f : slow_pace.frames) *f.frame_interval_us *= 10;
   const CompareResult r = compare_runs(run_of({game_frame("g", 200)}), run_of({slow_pace}), {});
   EXPECT_EQ(row_of(r, "late (> period")->outcome, CompareOutcome::ok);
@@ -156,8 +157,8 @@ LoadedScenario round_of(const std::string& study, const std::string& condition, 
                         int late_every = 0) {
   LoadedScenario s =
       game_frame(study + "/" + condition + "/round-" + std::to_string(round), 60, late_every);
-  s.meta["scenario"]["study"] = {{"name", study}, {"condition", condition}, {"round", round}};
-  classify_scenario(s);
+  s.meta_json["scenario"]["study"] = {{"name", study}, {"condition", condition}, {"round", round}};
+  read_meta(s);
   return s;
 }
 

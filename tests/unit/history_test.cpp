@@ -65,7 +65,7 @@ TEST(HistoryRows, TheMachineIsTheDeviceTheDriverAndTheHost) {
         {"driver_info", "580.159.04"},
         {"api", "Vulkan"}}},
       {"host", {{"kernel", "Linux 6.18"}, {"cpu_model", "Xeon"}, {"logical_cpus", 16}}}};
-  const MachineFingerprint m = machine_of(meta);
+  const MachineFingerprint m = machine_of(read_scenario_meta(meta));
   EXPECT_EQ(m.gpu, "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(m.vendor_id, 4318);
   EXPECT_EQ(m.driver, "NVIDIA 580.159.04");
@@ -77,10 +77,11 @@ TEST(HistoryRows, TheMachineIsTheDeviceTheDriverAndTheHost) {
   // Two GPUs of one host: the same model, driver and host, machines of their own.
   nlohmann::json second = meta;
   second["device"]["uuid"] = "b1e5c3a8-0000-1111-2222-333344445555";
-  EXPECT_EQ(machine_of(second).device_uuid, "b1e5c3a8-0000-1111-2222-333344445555");
-  EXPECT_NE(machine_of(second).key(), m.key());
+  EXPECT_EQ(machine_of(read_scenario_meta(second)).device_uuid,
+            "b1e5c3a8-0000-1111-2222-333344445555");
+  EXPECT_NE(machine_of(read_scenario_meta(second)).key(), m.key());
   // Results older than the keys: every field says it is unknown, none is invented.
-  const MachineFingerprint old = machine_of(nlohmann::json::object());
+  const MachineFingerprint old = machine_of(read_scenario_meta(nlohmann::json::object()));
   EXPECT_EQ(old.gpu, "?");
   EXPECT_FALSE(old.vendor_id);
   EXPECT_EQ(old.driver, "?");
@@ -149,7 +150,7 @@ TEST(HistoryRows, OverlapSharesAndBarrierGapsOnTheAnswerClock) {
   LoadedScenario s;
   s.name = "default";
   s.directory = run.directory / "default";
-  s.meta = nlohmann::json::object();
+  s.meta_json = nlohmann::json::object();
   s.workloads = {"A", "B", "C"};
   s.records = {record(0, "A", "direct", QueueType::direct, 0, 10),
                record(0, "B", "compute", QueueType::compute, 5, 15),
@@ -317,8 +318,8 @@ TEST(HistoryRows, AnUrgentStartWithoutItsEndIsStillALatency) {
   LoadedScenario s;
   s.name = "cell";
   s.directory = run.directory / "cell";
-  s.meta = {{"preemption", nlohmann::json::object()}};
-  classify_scenario(s);
+  s.meta_json = {{"preemption", nlohmann::json::object()}};
+  read_meta(s);
   s.workloads = {"urgent"};
   for (std::uint32_t frame = 0; frame < 3; ++frame)
     s.records.push_back(record(frame, "urgent", "urgent", QueueType::compute, 100.0 * (frame + 1),

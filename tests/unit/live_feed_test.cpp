@@ -49,8 +49,8 @@ TEST(LiveFeed, FramesBecomeTheRecordsTheResultsReadersMake) {
   EXPECT_EQ(s.name, "default");
   EXPECT_EQ(s.workloads.size(), scenario->workloads.size());
   ASSERT_EQ(s.records.size(), 3 * scenario->workloads.size());
-  EXPECT_EQ(s.meta["device"]["name"], "test GPU");
-  EXPECT_EQ(s.meta["queues"].size(), scenario->queues.size());
+  EXPECT_EQ(s.meta.device.name, "test GPU");
+  EXPECT_EQ(s.meta.queues.size(), scenario->queues.size());
   // Names, queue and dependency columns as records.csv writes them.
   const RecordRow& b = s.records[1];
   EXPECT_EQ(b.workload, scenario->workloads[1].name);
@@ -149,7 +149,8 @@ TEST_F(LiveAndDisk, DrawIdenticalScenes) {
   const LoadedScenario& shown = live->scenarios[0];
 
   // The run writes what it measured, with the meta the window had.
-  ASSERT_TRUE(write_scenario_results(dir_ / scenario->name, *scenario, timeline, shown.meta).ok());
+  ASSERT_TRUE(
+      write_scenario_results(dir_ / scenario->name, *scenario, timeline, shown.meta_json).ok());
   auto loaded = load_scenario_results(dir_ / scenario->name);
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
   const LoadedScenario& read = *loaded;

@@ -16,13 +16,14 @@ LoadedScenario three_frames() {
   LoadedScenario s;
   s.name = "demo";
   s.workloads = {"A", "B"};
-  s.meta = nlohmann::json::parse(R"({
+  s.meta_json = nlohmann::json::parse(R"({
     "device": {"api": "Vulkan", "name": "NVIDIA H100", "driver_name": "NVIDIA",
                "driver_info": "580.159.04"},
     "queues": [{"name": "direct", "type": "direct", "family": 0, "queue_index": 0,
                 "priority_requested": "normal", "priority_granted": "normal"},
                {"name": "async", "type": "compute", "family": 2, "queue_index": 0,
                 "priority_requested": "high", "priority_granted": "high"}]})");
+  read_meta(s);
   for (std::uint32_t f = 0; f < 3; ++f) {
     RecordRow a;
     a.frame = f, a.workload = "A", a.queue = "direct", a.queue_type = QueueType::direct,
@@ -243,10 +244,11 @@ TEST(ViewerScene, DeviceLinesNameTheDeviceDriverAndEachQueuesPriority) {
   // meta.json is untrusted: a wrong shape reads "?", never throws.
   for (const char* text : {"null", "[]", R"({"device": 3, "queues": {"x": 1}})",
                            R"({"queues": [null, 5, {"name": 7}]})"}) {
-    const auto hostile = device_lines(nlohmann::json::parse(text));
+    const auto hostile = device_lines(read_scenario_meta(nlohmann::json::parse(text)));
     EXPECT_FALSE(hostile.empty()) << text;
     LoadedScenario s = three_frames();
-    s.meta = nlohmann::json::parse(text);
+    s.meta_json = nlohmann::json::parse(text);
+    read_meta(s);
     EXPECT_EQ(timeline_input(s, Clock::poll, 0).queues.size(), 2u)
         << text << ": lanes from the records";
   }
@@ -301,11 +303,12 @@ LoadedScenario preemption_cell(const std::string& name, const std::string& load,
   LoadedScenario s;
   s.name = name;
   s.workloads = {"load", "urgent"};
-  s.meta = {{"preemption",
-             {{"spec",
-               {{"load", load}, {"priority", priority}, {"process", process}, {"period_ms", 1.0}}},
-              {"priority_granted", priority}}}};
-  classify_scenario(s);
+  s.meta_json = {
+      {"preemption",
+       {{"spec",
+         {{"load", load}, {"priority", priority}, {"process", process}, {"period_ms", 1.0}}},
+        {"priority_granted", priority}}}};
+  read_meta(s);
   for (std::size_t k = 0; k < starts_us.size(); ++k) {
     RecordRow u;
     u.frame = static_cast<std::uint32_t>(k), u.workload = "urgent", u.status = RecordStatus::ok;
@@ -406,8 +409,8 @@ TEST(ViewerScene, UrgentLatenciesAreTheUrgentJobsStartsInSubmissionOrder) {
     s.records.push_back(l);
   }
   EXPECT_TRUE(urgent_latencies(s, Clock::ts).points.empty()) << "not a preemption scenario";
-  s.meta = {{"preemption", nlohmann::json::object()}};
-  classify_scenario(s);
+  s.meta_json = {{"preemption", nlohmann::json::object()}};
+  read_meta(s);
   const UrgentLatencies l = urgent_latencies(s, Clock::ts, 3);
   ASSERT_EQ(l.points.size(), 3u) << "the timeout has no latency";
   EXPECT_EQ(l.points[0].submission, 0u);
