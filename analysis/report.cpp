@@ -186,7 +186,7 @@ void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenar
           to_string(w.clock), w.before_median_us, w.after_median_us, w.ratio,
           w.ratio_low ? fmt::format("{:.3f} – {:.3f}", *w.ratio_low, *w.ratio_high)
                       : std::string("–"),
-          w.variant, w.before_frames, w.after_frames, w.call);
+          w.variant, w.before_frames, w.after_frames, to_string(w.call));
     out += "\n";
   }
   // trace.json.gz since the trace was compressed; trace.json in older results.

@@ -16,8 +16,10 @@ namespace {
 double median_of(std::vector<double> values) { return *percentile(std::move(values), 50.0); }
 
 // How a ratio's interval reads.
-std::string call_of(double ratio_low, double ratio_high) {
-  return ratio_high < 1.0 ? "faster" : ratio_low > 1.0 ? "slower" : "no difference detected";
+SwapCall call_of(double ratio_low, double ratio_high) {
+  return ratio_high < 1.0  ? SwapCall::faster
+         : ratio_low > 1.0 ? SwapCall::slower
+                           : SwapCall::no_difference;
 }
 
 // The logs of the medians of `blocks` runs of consecutive values.
@@ -64,7 +66,7 @@ std::optional<VariantSwap> judge_swap(const std::string& workload, Clock clock,
   const SampleSpread b = log_block_medians(before, per_side(before.size()));
   const SampleSpread a = log_block_medians(after, per_side(after.size()));
   if (a.n < 2 || b.n < 2) {
-    swap.call = "too few frames for an interval";
+    swap.call = SwapCall::too_few_frames;
     return swap;
   }
   // Welch's t: the two sides' block spreads may differ.
@@ -143,7 +145,7 @@ std::string describe(const VariantSwap& s) {
   return fmt::format(
       "{} ({}): {:.1f} -> {:.1f} us, x{:.3f}{} after compile #{} ({} + {} frames): {}", s.workload,
       to_string(s.clock), s.before_median_us, s.after_median_us, s.ratio, interval, s.variant,
-      s.before_frames, s.after_frames, s.call);
+      s.before_frames, s.after_frames, to_string(s.call));
 }
 
 std::vector<StudyBenefit> study_benefits(const std::vector<const ScenarioOutcome*>& outcomes) {
@@ -195,7 +197,7 @@ std::string describe(const StudyBenefit& b) {
       b.ratio_low ? fmt::format(" [{:.3f}, {:.3f}]", *b.ratio_low, *b.ratio_high) : std::string{};
   return fmt::format("{}: {} ({}) x{:.3f}{} over {} round{}: {}", b.condition, b.workload,
                      to_string(b.clock), b.ratio, interval, b.rounds, b.rounds == 1 ? "" : "s",
-                     b.call);
+                     to_string(b.call));
 }
 
 std::string variant_swap_lines(const SuiteOutcome& outcome) {

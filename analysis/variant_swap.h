@@ -18,9 +18,20 @@
 #include <vector>
 
 #include "analysis/results.h"
+#include "core/enum_names.h"
 #include "engine/suite_runner.h"
 
 namespace gpuoverlap {
+
+// What a swap did to a workload's duration: faster or slower where the ratio's interval
+// excludes 1, no difference where it holds it, too few frames where there is no interval.
+enum class SwapCall { faster, slower, no_difference, too_few_frames };
+inline constexpr EnumNames<SwapCall, 4> kSwapCallNames{
+    {{SwapCall::faster, "faster"},
+     {SwapCall::slower, "slower"},
+     {SwapCall::no_difference, "no difference detected"},
+     {SwapCall::too_few_frames, "too few frames for an interval"}}};
+inline std::string_view to_string(SwapCall call) { return name_of(kSwapCallNames, call); }
 
 struct VariantSwap {
   std::string workload;
@@ -31,9 +42,7 @@ struct VariantSwap {
   double ratio = 1;  // after / before medians
   // The 95 % interval of the ratio; unset with fewer than 2 blocks on a side.
   std::optional<double> ratio_low, ratio_high;
-  // "faster" | "slower" (the interval excludes 1) | "no difference detected" | "too few
-  // frames for an interval".
-  std::string call;
+  SwapCall call = SwapCall::too_few_frames;
 };
 
 // One workload's frames, in frame order: the variant it ran (0: build-time) and its GPU
@@ -67,7 +76,7 @@ struct StudyBenefit {
   std::size_t rounds = 0;
   double ratio = 1;
   std::optional<double> ratio_low, ratio_high;
-  std::string call;  // as VariantSwap::call
+  SwapCall call = SwapCall::too_few_frames;
 };
 // Contract: `outcomes` are the scenarios of one study (any order).
 std::vector<StudyBenefit> study_benefits(const std::vector<const ScenarioOutcome*>& outcomes);

@@ -75,7 +75,7 @@ Status write_study_verdicts(const SuiteOutcome& outcome, const std::filesystem::
            {"ratio", b.ratio},
            {"ratio_low", b.ratio_low ? nlohmann::json(*b.ratio_low) : nullptr},
            {"ratio_high", b.ratio_high ? nlohmann::json(*b.ratio_high) : nullptr},
-           {"call", b.call}});
+           {"call", std::string(to_string(b.call))}});
     }
     const std::string summary =
         verdict->summary + benefit_lines +

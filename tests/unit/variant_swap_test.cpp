@@ -30,8 +30,8 @@ TEST(VariantSwap, AFasterVariantIsCalledFasterWithAnIntervalAroundItsRatio) {
   EXPECT_LE(*swap->ratio_low, swap->ratio);
   EXPECT_GE(*swap->ratio_high, swap->ratio);
   EXPECT_LT(*swap->ratio_high, 1.0);
-  EXPECT_EQ(swap->call, "faster");
-  EXPECT_EQ(judge_swap("A", Clock::ts, frames(60, 100.0, 60, 104.0))->call, "slower");
+  EXPECT_EQ(swap->call, SwapCall::faster);
+  EXPECT_EQ(judge_swap("A", Clock::ts, frames(60, 100.0, 60, 104.0))->call, SwapCall::slower);
 }
 
 TEST(VariantSwap, TheSameDurationsOnBothSidesAreNoDifference) {
@@ -44,7 +44,7 @@ TEST(VariantSwap, TheSameDurationsOnBothSidesAreNoDifference) {
   ASSERT_TRUE(swap->ratio_low.has_value());
   EXPECT_LT(*swap->ratio_low, 1.0);
   EXPECT_GT(*swap->ratio_high, 1.0);
-  EXPECT_EQ(swap->call, "no difference detected");
+  EXPECT_EQ(swap->call, SwapCall::no_difference);
 }
 
 TEST(VariantSwap, NoSwapNoSideOrTooFewFramesAreSaidNotGuessed) {
@@ -53,7 +53,7 @@ TEST(VariantSwap, NoSwapNoSideOrTooFewFramesAreSaidNotGuessed) {
   const auto few = judge_swap("A", Clock::ts, frames(3, 100.0, 3, 90.0));
   ASSERT_TRUE(few.has_value());
   EXPECT_FALSE(few->ratio_low.has_value());
-  EXPECT_EQ(few->call, "too few frames for an interval");
+  EXPECT_EQ(few->call, SwapCall::too_few_frames);
   EXPECT_NEAR(few->ratio, 0.9, 0.01);
 }
 
