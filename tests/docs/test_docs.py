@@ -1,7 +1,9 @@
 """The repository as a reader meets it: every relative Markdown link resolves, every packed
-measurement opens, and scripts/pack_results.py packs, keeps and rewrites as it says."""
+measurement opens, scripts/pack_results.py packs, keeps and rewrites as it says, and the
+tracked files stay within the size limit docs/results/README.md states."""
 import os
 import re
+import stat
 import subprocess
 import sys
 import tarfile
@@ -49,6 +51,69 @@ def test_every_packed_measurement_opens_and_holds_files():
         assert names, archive
         # Paths inside stay inside the folder they are unpacked in.
         assert all(not n.startswith("/") and ".." not in Path(n).parts for n in names), archive
+
+
+# The tracked files' total, in bytes: 15 MB in decimal units (15 * 1000 * 1000), not MiB.
+TRACKED_LIMIT_BYTES = 15 * 1000 * 1000
+
+
+def tracked_sizes(root: Path):
+    """(size, path) of every tracked regular file, as os.stat gives it (a link is not followed
+    and a tracked path missing from the work tree counts nothing)."""
+    sizes = []
+    for path in tracked(root):
+        try:
+            st = os.stat(root / path, follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            sizes.append((st.st_size, path))
+    return sizes
+
+
+def size_limit_failure(sizes, limit=TRACKED_LIMIT_BYTES):
+    """None when the files' sizes total at most limit bytes; else a message with the total and
+    the ten largest files."""
+    total = sum(size for size, _ in sizes)
+    if total <= limit:
+        return None
+    largest = sorted(sizes, key=lambda s: (-s[0], s[1]))[:10]
+    lines = [f"tracked files total {total:,} bytes, over the limit of {limit:,} "
+             "(docs/results/README.md, \"How raw data is kept\"); the ten largest:"]
+    lines += [f"  {size:>12,}  {path}" for size, path in largest]
+    return "\n".join(lines)
+
+
+def test_tracked_files_stay_within_the_size_limit():
+    sizes = tracked_sizes(ROOT)
+    assert sizes, "git ls-files lists the repository's files"
+    failure = size_limit_failure(sizes)
+    assert failure is None, failure
+
+
+def test_size_limit_check_fails_above_the_limit_and_names_the_largest_files():
+    at_limit = [(TRACKED_LIMIT_BYTES - 1, "a.bin"), (1, "b.txt")]
+    assert size_limit_failure(at_limit) is None
+    over = [(1_000_000 + i, f"docs/results/m/raw-{i}.tar.gz") for i in range(16)] + \
+        [(5, "README.md")]
+    failure = size_limit_failure(over)
+    assert failure is not None
+    total = sum(size for size, _ in over)
+    assert f"total {total:,} bytes" in failure and f"limit of {TRACKED_LIMIT_BYTES:,}" in failure
+    listed = [line.split()[-1] for line in failure.splitlines()[1:]]
+    assert listed == [f"docs/results/m/raw-{i}.tar.gz" for i in range(15, 5, -1)]
+
+
+def test_tracked_sizes_count_regular_files_only(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "data.bin").write_bytes(b"x" * 1234)
+    (repo / "link").symlink_to("data.bin")
+    (repo / "gone.txt").write_text("soon removed\n")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    (repo / "gone.txt").unlink()
+    assert tracked_sizes(repo) == [(1234, "data.bin")]
 
 
 def git(cwd, *args):
