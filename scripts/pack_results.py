@@ -2,7 +2,12 @@
 """Pack a measurement folder's raw per-scenario files into one `raw.tar.xz` beside its README,
 so that docs/results/ keeps every summary, figure and command readable in the repository while
 the bulk (records.csv[.gz], frames.csv, background.csv, preemption.csv, overlap.csv,
-dependencies.csv, trace.json, meta.json, logs) is kept compressed, about ten times smaller.
+dependencies.csv, trace.json, meta.json, logs) is compressed, about ten times smaller.
+
+Keep the archive in the tree only where a reader or a test needs the raw data
+(docs/results/README.md, "How raw data is kept"); otherwise, or once superseded, it leaves
+the tree (`git rm`) and the folder's README gains a "Raw data" section saying how to get it
+back from history. The tracked files stay within 15 MB (tests/docs/test_docs.py).
 
 A file linked from any Markdown file of the repository stays unpacked, so no link breaks;
 with --with-linked it is packed too and each link to it becomes its name "in raw.tar.xz" (a
