@@ -5,9 +5,11 @@
 #
 # Where the folders come from: the tree at HEAD, and, for every commit that deleted or changed
 # a file under docs/results/, the folders it touched as they were in its parent (git archive
-# into a temporary directory: the work tree is not touched). Every archive in them
-# (raw.tar.xz, <name>.tar.xz, the older .tar.gz) is unpacked where it lies, as
-# docs/results/README.md says. A results folder is one holding a run.json; each distinct copy
+# into a temporary directory: the work tree is not touched). Raw data that left the tree (a
+# folder README's "Raw data") is read so from the commit before its removal: nothing to
+# restore first, but it needs the full history (in a shallow clone: git fetch --unshallow).
+# Every archive in them (raw.tar.xz, <name>.tar.xz, the older .tar.gz) is unpacked where it
+# lies, as docs/results/README.md says. A results folder is one holding a run.json; each distinct copy
 # (the same folder in several snapshots is read once per distinct content) goes to its own
 # `history ingest`, so one damaged folder refuses itself only; the store's content key drops a
 # run seen already.
