@@ -137,7 +137,7 @@ void scenario_section(std::string& out, const LoadedRun& run, const LoadedScenar
                     meta.shader_clock_reason ? " (" + shown(meta.shader_clock_reason) + ")" : "");
 
   if (s.kind != ScenarioKind::preemption) frame_time_section(out, s);
-  for (Clock clock : {Clock::poll, Clock::ts, Clock::clk}) {
+  for (Clock clock : kClocks) {
     const auto series = metric_series(s, clock);
     if (series.empty()) continue;
     out += fmt::format("**{} clock**, µs from the frame's gate release, p50 (p5–p95):\n\n",

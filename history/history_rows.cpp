@@ -24,13 +24,6 @@ std::string text_at(const nlohmann::json& object, const char* key) {
              : "?";
 }
 
-std::optional<std::int64_t> integer_at(const nlohmann::json& object, const char* key) {
-  if (!object.is_object()) return std::nullopt;
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_number_integer()) return std::nullopt;
-  return it->get<std::int64_t>();
-}
-
 // FNV-1a, 64 bits: stable across builds and platforms, which std::hash is not. A content key,
 // not a defence against someone forging one.
 struct Fnv1a {
@@ -263,7 +256,7 @@ Result<std::vector<MetricRow>> metric_rows(const LoadedRun& run) {
     // latency (preemption/preemption_analysis.h).
     const bool preemption = s.kind == ScenarioKind::preemption;
     if (!s.has_records) add_summary(out, s, preemption);
-    for (const Clock clock : {Clock::poll, Clock::ts, Clock::clk}) {
+    for (const Clock clock : kClocks) {
       if (!s.has_records) continue;  // no records: its summary's, above
       const std::string clock_name(to_string(clock));
       for (const MetricSeries& series : metric_series(s, clock))

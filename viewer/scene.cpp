@@ -66,7 +66,7 @@ std::vector<std::uint32_t> frame_numbers(const LoadedScenario& scenario) {
 
 std::vector<Clock> available_clocks(const LoadedScenario& scenario) {
   std::vector<Clock> out;
-  for (Clock clock : {Clock::poll, Clock::ts, Clock::clk})
+  for (Clock clock : kClocks)
     for (const RecordRow& r : scenario.records)
       if (r.status == RecordStatus::ok && start_on(r, clock) && end_on(r, clock)) {
         out.push_back(clock);
