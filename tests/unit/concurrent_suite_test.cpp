@@ -86,7 +86,7 @@ TEST(StepGate, AWaitingPartyIsReleasedWhenTheOtherArrivesOrLeaves) {
   EXPECT_TRUE(released.load());
 }
 
-std::vector<Scenario> presets(std::initializer_list<const char*> names) {
+std::vector<Scenario> named_presets(std::initializer_list<const char*> names) {
   std::vector<Scenario> out;
   for (const char* n : names) {
     auto resolved = resolve_scenarios(n, "");
@@ -97,7 +97,7 @@ std::vector<Scenario> presets(std::initializer_list<const char*> names) {
 }
 
 TEST(ConcurrencyPlan, WithoutRoundsEveryScenarioRunsOnEveryDeviceInOneStep) {
-  auto plan = plan_concurrent(presets({"default", "no-barriers"}), 3, 0);
+  auto plan = plan_concurrent(named_presets({"default", "no-barriers"}), 3, 0);
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   ASSERT_EQ(plan->scenarios.size(), 3u);
   for (std::size_t d = 0; d < 3; ++d) {
@@ -111,7 +111,7 @@ TEST(ConcurrencyPlan, WithoutRoundsEveryScenarioRunsOnEveryDeviceInOneStep) {
 }
 
 TEST(ConcurrencyPlan, RoundsRunTogetherAndEachDeviceAloneInAlternatingOrder) {
-  auto given = presets({"default"});
+  auto given = named_presets({"default"});
   given[0].frames = 300;
   auto plan = plan_concurrent(given, 2, 3);
   ASSERT_TRUE(plan.ok()) << plan.error().message;
@@ -155,18 +155,18 @@ TEST(ConcurrencyPlan, RoundsRunTogetherAndEachDeviceAloneInAlternatingOrder) {
 
 TEST(ConcurrencyPlan, StudiesAndPreemptionRunTogetherOnceAndBadRoundsAreRefused) {
   auto plan = plan_concurrent(
-      presets({"non-intrusiveness", "preemption-many-draws-high", "default"}), 2, 3);
+      named_presets({"non-intrusiveness", "preemption-many-draws-high", "default"}), 2, 3);
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   EXPECT_EQ(plan->studied, std::vector<std::string>{"default"});
   EXPECT_FALSE(plan->together_only.empty());
   for (const std::string& name : plan->together_only) EXPECT_NE(name, "default");
   for (const std::uint32_t rounds : {1u, 2u, kMaxConcurrencyRounds + 1}) {
-    auto refused = plan_concurrent(presets({"default"}), 2, rounds);
+    auto refused = plan_concurrent(named_presets({"default"}), 2, rounds);
     ASSERT_FALSE(refused.ok());
     EXPECT_NE(refused.error().message.find("--concurrency-rounds"), std::string::npos);
   }
   // A matrix cell's study is one folder; a scenario already named so is refused.
-  auto cell = presets({"default"});
+  auto cell = named_presets({"default"});
   cell[0].name = "matrix/cell";
   cell.push_back(cell[0]);
   cell[1].name = "matrix-cell";
