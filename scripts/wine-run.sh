@@ -8,6 +8,13 @@
 # WINE_RUN_VK_ICD_FILENAMES the Vulkan drivers under D3D12 (default lavapipe's).
 # Hazard: a wineserver started from a pipe keeps the pipe open, so every wine command here
 # reads /dev/null and writes to files or the terminal, never into $(...).
+#
+# A session, for many runs in a row (tests/windows): each run above starts a display, Wine's
+# server and its services, and waits for them to go, about 3.3 s; in a session a run takes
+# 0.1 s. `wine-run.sh --session-start` starts a display and a server that stays, with the
+# services, prints the display's name, and returns; runs with WINE_RUN_DISPLAY set to it use
+# them and wait for nothing more than the program; `wine-run.sh --session-stop DISPLAY` ends
+# them. A session left running holds nothing but the two processes and the display's lock.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 exe=${GPUOVERLAP_EXE:-"$root/build-windows/gpuoverlap.exe"}
@@ -23,15 +30,43 @@ export WINEPREFIX=$prefix WINEARCH=win64 WINEDEBUG=${WINEDEBUG:--all}
 export VK_ICD_FILENAMES=${WINE_RUN_VK_ICD_FILENAMES:-/usr/share/vulkan/icd.d/lvp_icd.x86_64.json}
 export VK_DRIVER_FILES=$VK_ICD_FILENAMES
 
-# A display of our own, on the first free number from 90; gone when this script ends.
-display=90
-while [ -e "/tmp/.X11-unix/X$display" ] || [ -e "/tmp/.X$display-lock" ]; do display=$((display + 1)); done
-Xvfb ":$display" -screen 0 640x480x24 -nolisten tcp >/dev/null 2>&1 </dev/null &
-xvfb_pid=$!
-cleanup() { kill "$xvfb_pid" 2>/dev/null || true; }
-trap cleanup EXIT
+# start_display: Xvfb on the first free number from 90, detached from this script's output;
+# sets display and xvfb_pid once its socket is there (at most 10 s).
+start_display() {
+  display=90
+  while [ -e "/tmp/.X11-unix/X$display" ] || [ -e "/tmp/.X$display-lock" ]; do display=$((display + 1)); done
+  setsid Xvfb ":$display" -screen 0 640x480x24 -nolisten tcp >/dev/null 2>&1 </dev/null &
+  xvfb_pid=$!
+  for _ in $(seq 1 200); do [ -e "/tmp/.X11-unix/X$display" ] && return 0; sleep 0.05; done
+  echo "wine-run: Xvfb :$display did not start within 10 s" >&2
+  return 1
+}
+
+case "${1:-}" in
+  --session-stop)
+    [ -n "${2:-}" ] || { echo "wine-run: --session-stop needs the display --session-start printed" >&2; exit 2; }
+    wineserver -k </dev/null >/dev/null 2>&1 || true
+    pkill -f "^Xvfb $2 " || true
+    exit 0
+    ;;
+esac
+
+if [ -n "${WINE_RUN_DISPLAY:-}" ] && [ "${1:-}" != --session-start ]; then
+  # In a session: its display and its server, which stays.
+  export DISPLAY=$WINE_RUN_DISPLAY
+  status=0
+  wine "$exe" "$@" </dev/null || status=$?
+  exit "$status"
+fi
+
+start_display
+session=0
+if [ "${1:-}" = --session-start ]; then session=1; fi
+if [ "$session" = 0 ]; then
+  cleanup() { kill "$xvfb_pid" 2>/dev/null || true; }
+  trap cleanup EXIT
+fi
 export DISPLAY=":$display"
-for _ in $(seq 1 100); do [ -e "/tmp/.X11-unix/X$display" ] && break; sleep 0.05; done
 
 if [ ! -f "$prefix/system.reg" ]; then
   mkdir -p "$prefix"
@@ -40,6 +75,15 @@ if [ ! -f "$prefix/system.reg" ]; then
   # Wine's D3D12 (vkd3d) and DXGI on Vulkan, not OpenGL.
   wine reg add 'HKCU\Software\Wine\Direct3D' /v renderer /t REG_SZ /d vulkan /f >>"$prefix.log" 2>&1 </dev/null
   wineserver -w
+fi
+
+if [ "$session" = 1 ]; then
+  # The server stays (-p) until --session-stop; wineboot starts the services now, with no
+  # caller's pipe to inherit.
+  wineserver -p </dev/null >/dev/null 2>&1
+  wine wineboot </dev/null >/dev/null 2>&1
+  echo "$DISPLAY"
+  exit 0
 fi
 
 status=0
