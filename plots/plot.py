@@ -65,6 +65,9 @@ be drawn is one line on stderr and does not stop the others.
 Exit status: 0 every plot drawn; 2 some input could not be read or drawn (one line each).
 """
 import argparse
+import concurrent.futures
+import multiprocessing
+import os
 import pathlib
 import sys
 
@@ -153,6 +156,29 @@ def draw_each(directory, draw, written):
     return 1
 
 
+def draw_scenario_each(directory, out, relative, fmt):
+    """draw_each of one scenario into OUT/relative: (paths written, failures). A function of
+    this module, not a lambda, so that a worker process can be handed it."""
+    written = []
+    failures = draw_each(directory, lambda: draw_scenario(
+        directory, output_directory(out, relative), fmt), written)
+    return written, failures
+
+
+def draw_scenarios(jobs):
+    """draw_scenario_each over (directory, out, relative, fmt) jobs, in a process per CPU: each
+    scenario's figures are its own files, and drawing them one after another took most of the
+    main job's last minute on a 2-core machine (70 scenarios, 66 s). Results come back in the
+    jobs' order, so what is printed does not depend on which finished first."""
+    workers = min(len(jobs), os.cpu_count() or 1)
+    if workers <= 1:
+        return [draw_scenario_each(*job) for job in jobs]
+    # fork: the workers start with the modules already imported (matplotlib takes a second).
+    with concurrent.futures.ProcessPoolExecutor(
+            max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        return list(pool.map(draw_scenario_each, *zip(*jobs), chunksize=1))
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "history":
@@ -171,13 +197,16 @@ def main(argv=None):
         # Plots mirror the results' own layout (OUT/<scenario dir relative to RESULTS>/), never a
         # name read from meta.json: a results folder someone sent must not choose where we write.
         # One scenario that cannot be drawn does not stop the others; the exit status says so.
+        jobs = []
         for directory in scenarios:
             # A lone scenario directory is drawn under its own (directory) name.
             relative = directory.relative_to(args.results)
             if relative == pathlib.Path("."):
                 relative = pathlib.Path(directory.resolve().name)
-            failures += draw_each(directory, lambda d=directory, r=relative: draw_scenario(
-                d, output_directory(out, r), args.format), written)
+            jobs.append((directory, out, relative, args.format))
+        for paths, failed in draw_scenarios(jobs):
+            written += paths
+            failures += failed
         for group, cells in preemption_groups(args.results, scenarios).items():
             failures += draw_each(group, lambda g=group, c=cells: plot_preemption_matrix(
                 str(g), c, output_directory(out, g), args.format), written)
