@@ -89,7 +89,7 @@ TEST_F(SuiteTools, CpuDeviceRunsSmallerDefaultsAndSaysSo) {
     return;
   }
   EXPECT_EQ(meta["sizes"]["profile"], "cpu-device");
-  EXPECT_EQ(meta["settings"]["frames"], 30);
+  EXPECT_EQ(meta["settings"]["frames"], 20);
   EXPECT_EQ(meta["settings"]["warmup_frames"], 3);
   EXPECT_NE(r.output.find("CPU device: smaller default sizes"), std::string::npos) << r.output;
 

@@ -243,11 +243,11 @@ TEST(CpuDeviceSizes, LowersWhatTheUserDidNotSet) {
   auto study = resolve_scenarios("non-intrusiveness");
   scenarios.push_back(study->front());
   const SizeProfile profile = apply_cpu_device_sizes(scenarios, {});
-  EXPECT_EQ(scenarios[0].frames, 30u);
+  EXPECT_EQ(scenarios[0].frames, 20u);
   EXPECT_EQ(scenarios[0].warmup_frames, 3u);
   EXPECT_EQ(scenarios[1].preemption->duration_ms, 1000);
   EXPECT_EQ(scenarios[1].preemption->target_ms, 50);
-  EXPECT_EQ(scenarios[2].frames, 60u);  // 180 per condition over 3 rounds
+  EXPECT_EQ(scenarios[2].frames, 40u);  // 120 per condition over 3 rounds
   EXPECT_EQ(profile.meta["profile"], "cpu-device");
   EXPECT_EQ(profile.meta["scenarios_lowered"], 3);
   EXPECT_NE(profile.log_line.find("CPU device"), std::string::npos);
