@@ -12,7 +12,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=${1:-"$root/build-windows"}
 shift || true
 
-packages=(cmake g++-mingw-w64-x86-64-posix directx-headers-dev libtomlplusplus-dev libcli11-dev
+packages=(cmake ninja-build g++-mingw-w64-x86-64-posix directx-headers-dev libtomlplusplus-dev libcli11-dev
           nlohmann-json3-dev libfmt-dev libfccp-dev libz-mingw-w64-dev python3)
 # shellcheck source=scripts/ensure-packages.sh
 . "$root/scripts/ensure-packages.sh"
@@ -24,7 +24,8 @@ for dir in nlohmann toml++ CLI fmt directx dxguids libfccp; do
   ln -sfn "/usr/include/$dir" "$headers/$dir"
 done
 
-cmake -S "$root" -B "$build_dir" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/mingw-w64.cmake" \
+cmake_generator "$build_dir"
+cmake -S "$root" -B "$build_dir" "${generator[@]}" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/mingw-w64.cmake" \
   -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-Release} -DGPUOVERLAP_HOST_HEADERS="$headers" \
   -DGPUOVERLAP_TESTS=OFF "$@" >/dev/null
 cmake --build "$build_dir" -j"$(nproc)"

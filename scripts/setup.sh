@@ -8,7 +8,7 @@ build_dir=${1:-"$root/build"}
 shift || true
 
 packages=(
-  build-essential cmake pkg-config git xz-utils
+  build-essential cmake ninja-build pkg-config git xz-utils
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools glslang-tools spirv-tools
   libshaderc-dev glslang-dev
   directx-headers-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libfmt-dev
@@ -21,7 +21,8 @@ packages=(
 . "$root/scripts/ensure-packages.sh"
 ensure_packages setup "${packages[@]}"
 
-cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-Release} "$@" >/dev/null
+cmake_generator "$build_dir"
+cmake -S "$root" -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-Release} "$@" >/dev/null
 if [ -n "${TARGETS:-}" ]; then
   # shellcheck disable=SC2086 # a list of target names
   cmake --build "$build_dir" -j"$(nproc)" --target ${TARGETS}
