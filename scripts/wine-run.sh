@@ -62,10 +62,9 @@ fi
 start_display
 session=0
 if [ "${1:-}" = --session-start ]; then session=1; fi
-if [ "$session" = 0 ]; then
-  cleanup() { kill "$xvfb_pid" 2>/dev/null || true; }
-  trap cleanup EXIT
-fi
+# The display goes when this script ends, unless it is a session's that started.
+cleanup() { kill "$xvfb_pid" 2>/dev/null || true; }
+trap cleanup EXIT
 export DISPLAY=":$display"
 
 if [ ! -f "$prefix/system.reg" ]; then
@@ -82,6 +81,7 @@ if [ "$session" = 1 ]; then
   # caller's pipe to inherit.
   wineserver -p </dev/null >/dev/null 2>&1
   wine wineboot </dev/null >/dev/null 2>&1
+  trap - EXIT
   echo "$DISPLAY"
   exit 0
 fi
