@@ -20,7 +20,7 @@ struct CpuDeviceSizes {
   // What a CPU device can show: one queue, so no overlap, and frames 10-100x a GPU's. 20
   // frames give a scenario's percentiles and barrier gaps; 120 per study condition keep its
   // controls decided (the positive control late in most frames, the null control on time).
-  // With 30 and 180, the main job measured for 251 s on 2 cores; with these, about 190.
+  // With 30 and 180, the main job measured for 251 s on 2 cores; with these, 178 s.
   std::uint32_t frames = 20;         // measured frames per scenario
   std::uint32_t warmup_frames = 3;   // per scenario, per study round
   std::uint32_t study_frames = 120;  // per study condition, over all its rounds

@@ -91,7 +91,7 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
   export TSAN_OPTIONS="halt_on_error=1 suppressions=$root/tests/tsan.supp"
   # The suite's run (`run --all`: the study, the matrix, devices kept between scenarios) and
   # the history's threaded change-point search on it, beside the ctest below (alone after it,
-  # the stage took a minute and a half longer); not the single-threaded report, compare,
+  # the stage took 336 s, not 302); not the single-threaded report, compare,
   # plot.py and viewer on it, which the plain and ASan stages run.
   suite_log=$(mktemp)
   timeout 1800 "$root/build-tsan/tests/integration_tests" --gtest_brief=1 \
