@@ -16,8 +16,8 @@
 
 namespace gpuoverlap::commands {
 
-int command_devices(bool as_json) {
-  auto api = open_api(false);
+int command_devices(const std::string& api_name, bool as_json) {
+  auto api = open_api(api_name, false);
   if (!api) return fail(api.error());
   nlohmann::json all = nlohmann::json::array();
   std::vector<DeviceCandidate> candidates;
@@ -74,11 +74,16 @@ int command_devices(bool as_json) {
 }
 
 void add_devices_command(CommandRegistry& registry) {
-  auto devices_json = std::make_shared<bool>(false);
+  struct DevicesArguments {
+    std::string api;
+    bool json = false;
+  };
+  auto args = std::make_shared<DevicesArguments>();
   auto* devices = registry.app.add_subcommand(
-      "devices", "List Vulkan devices, queue families, priorities and clocks");
-  devices->add_flag("--json", *devices_json, "Print JSON instead of text");
-  registry.add(devices, [devices_json] { return command_devices(*devices_json); });
+      "devices", "List the GPU API's devices, queue families, priorities and clocks");
+  add_api_option(*devices, args->api);
+  devices->add_flag("--json", args->json, "Print JSON instead of text");
+  registry.add(devices, [args] { return command_devices(args->api, args->json); });
 }
 
 }  // namespace gpuoverlap::commands

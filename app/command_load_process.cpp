@@ -15,7 +15,7 @@
 namespace gpuoverlap::commands {
 
 int command_load_process(const std::string& spec_json, std::size_t device_index,
-                         const std::string& settings_json) {
+                         const std::string& settings_json, const std::string& api_name) {
   preemption::ParentLink parent;
   // Whatever stops it is the parent's failed measurement, whose reason the parent reads on the
   // link: exit 1, whatever the error's category.
@@ -41,7 +41,7 @@ int command_load_process(const std::string& spec_json, std::size_t device_index,
   if (!spec) return report_failure(spec.error().message);
   const Scenario load_only =
       preemption::make_scenario(*spec, preemption::Role::load_only, "load-process");
-  auto api = open_api(false);
+  auto api = open_api(api_name, false);
   if (!api) return report_failure(api.error().message);
   if (device_index >= (*api)->devices().size())
     return report_failure("no device " + std::to_string(device_index));
@@ -54,7 +54,7 @@ int command_load_process(const std::string& spec_json, std::size_t device_index,
 
 void add_load_process_command(CommandRegistry& registry) {
   struct LoadArguments {
-    std::string spec, settings;
+    std::string spec, settings, api;
     std::size_t device = 0;
   };
   auto args = std::make_shared<LoadArguments>();
@@ -63,8 +63,10 @@ void add_load_process_command(CommandRegistry& registry) {
   load_process->add_option("--spec", args->spec)->required();
   load_process->add_option("--device", args->device)->required();
   load_process->add_option("--settings", args->settings)->required();
-  registry.add(load_process,
-               [args] { return command_load_process(args->spec, args->device, args->settings); });
+  add_api_option(*load_process, args->api);
+  registry.add(load_process, [args] {
+    return command_load_process(args->spec, args->device, args->settings, args->api);
+  });
 }
 
 }  // namespace gpuoverlap::commands

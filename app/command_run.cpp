@@ -219,7 +219,7 @@ int status_after_devices(const RunContext& c, const DeviceChoices& choices, cons
 // made); a list that names none is refused with nothing made.
 Status choose_devices(const RunArguments& args, std::unique_ptr<GpuApi>& api,
                       DeviceChoices& choices) {
-  auto opened = open_api(args.validation, args.sync_validation);
+  auto opened = open_api(args.api, args.validation, args.sync_validation);
   if (!opened) return opened.error();
   api = std::move(*opened);
   auto picked = pick_devices(*api, args.devices);
@@ -470,6 +470,7 @@ void add_device_options(CLI::App* run, RunArguments& run_args) {
       "--no-timestamps", run_args.no_timestamps,
       "Record no timestamp queries (poll clock only): an end-of-workload timestamp waits for all "
       "earlier work on its queue and can serialise dispatches that would overlap");
+  add_api_option(*run, run_args.api);
   run->add_flag("--validation", run_args.validation, kValidationHelp);
   run->add_flag("--sync-validation", run_args.sync_validation, kSyncValidationHelp);
   run->add_flag("--no-shader-clock", run_args.no_shader_clock, kShaderClockHelp);

@@ -22,9 +22,9 @@
 
 namespace gpuoverlap::commands {
 
-int command_selftest(const std::string& device_name, SelftestOptions options, bool replace,
-                     const std::string& poller_core, const std::string& poller_priority,
-                     const std::string& command_line) {
+int command_selftest(const std::string& api_name, const std::string& device_name,
+                     SelftestOptions options, bool replace, const std::string& poller_core,
+                     const std::string& poller_priority, const std::string& command_line) {
   const std::string started_at = utc_now_iso8601();
   auto placement = poller_placement(poller_core, *parse_poller_priority(poller_priority));
   if (!placement) return fail(placement.error());
@@ -37,7 +37,7 @@ int command_selftest(const std::string& device_name, SelftestOptions options, bo
     options.out_directory = std::filesystem::path(default_out_directory("-selftest"));
   auto output = prepare_output(options.out_directory, replace, 16ull << 20);
   if (!output) return fail(output.error());
-  auto api = open_api(false);
+  auto api = open_api(api_name, false);
   if (!api) {
     output->discard_if_empty();
     return fail(api.error());
@@ -99,7 +99,7 @@ int command_selftest(const std::string& device_name, SelftestOptions options, bo
 
 void add_selftest_command(CommandRegistry& registry) {
   struct SelftestArguments {
-    std::string device, out, poller_core = "auto", poller_priority = "normal";
+    std::string api, device, out, poller_core = "auto", poller_priority = "normal";
     SelftestOptions options;
     bool replace = false;
   };
@@ -109,6 +109,7 @@ void add_selftest_command(CommandRegistry& registry) {
       "Measure the measurement: poll detection latency, host-GPU round trip, agreement of the "
       "poll, timestamp and shader clocks, stamping overhead, linearity and ordering; each line "
       "passes or fails against a documented tolerance (docs/selftest.md). Writes selftest.csv");
+  add_api_option(*selftest, args->api);
   selftest->add_option("--device", args->device,
                        "Device index or case-insensitive name substring (default as for run)");
   selftest->add_option("--out", args->out,
@@ -142,8 +143,8 @@ void add_selftest_command(CommandRegistry& registry) {
       ->check(CLI::Range(1u, kMaxFrameTimeoutMs));
   registry.add(selftest, [args, &command_line = registry.command_line] {
     args->options.out_directory = args->out;
-    return command_selftest(args->device, args->options, args->replace, args->poller_core,
-                            args->poller_priority, command_line);
+    return command_selftest(args->api, args->device, args->options, args->replace,
+                            args->poller_core, args->poller_priority, command_line);
   });
 }
 

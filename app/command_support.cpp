@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -26,8 +27,22 @@ std::string default_out_directory(const std::string& suffix) {
   return unused_directory_name(text + suffix).string();
 }
 
-Result<std::unique_ptr<GpuApi>> open_api(bool validation, bool synchronization) {
-  return open_gpu_api({.validation = validation, .synchronization_validation = synchronization});
+void add_api_option(CLI::App& command, std::string& api) {
+  std::string built;
+  for (GpuApiKind a : build_apis())
+    built += std::string(built.empty() ? "" : ", ") + api_option_name(a);
+  command
+      .add_option("--api", api,
+                  fmt::format("GPU API: vulkan or d3d12 (this build has {}; default {})", built,
+                              api_option_name(default_api())))
+      ->check(CLI::IsMember({"vulkan", "d3d12"}));
+}
+
+Result<std::unique_ptr<GpuApi>> open_api(const std::string& api, bool validation,
+                                         bool synchronization) {
+  return open_gpu_api({.api = api.empty() ? std::nullopt : parse_api_option(api),
+                       .validation = validation,
+                       .synchronization_validation = synchronization});
 }
 
 namespace {

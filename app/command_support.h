@@ -12,12 +12,20 @@
 #include "backends/backends.h"
 #include "core/result.h"
 
+namespace CLI {
+class App;
+}
+
 namespace gpuoverlap::commands {
 
 // results/<date-time>, or with -2, -3, ... when a run started in the same second took it.
 std::string default_out_directory(const std::string& suffix = "");
 
-Result<std::unique_ptr<GpuApi>> open_api(bool validation, bool synchronization = false);
+// `--api NAME` on a command that opens a GPU API: `vulkan` or `d3d12`, the names every build
+// knows; one this build lacks is refused by open_api in one line. Empty: the build's default.
+void add_api_option(CLI::App& command, std::string& api);
+Result<std::unique_ptr<GpuApi>> open_api(const std::string& api, bool validation,
+                                         bool synchronization = false);
 
 // The device for a command that runs work: chosen, announced on stderr.
 Result<DeviceChoice> pick_device(const GpuApi& api, const std::string& wanted);

@@ -40,6 +40,7 @@ struct RunArguments {
   std::string out;
   std::uint32_t timeout_ms = kDefaultFrameTimeoutMs;
   bool priority_fallback = false;
+  std::string api;  // --api: empty for the build's default
   bool validation = false;
   bool sync_validation = false;
   bool no_timestamps = false;
@@ -101,7 +102,8 @@ struct ViewArguments {
   int width_px = 1400, height_px = 860;
 };
 
-int command_devices(bool as_json);
+// `api`: --api (empty: the build's default), as for every command that opens a GPU API.
+int command_devices(const std::string& api, bool as_json);
 // `host`: the CPUs, SMT and scheduling policies this machine gives the background runtime, and
 // which conditions of `study` (a study preset or file) it runs.
 int command_host(const std::string& study, bool as_json);
@@ -116,9 +118,9 @@ int command_run_scripted(RunArguments args, const std::string& command_line);
 int command_run_live(RunArguments args, const std::string& command_line);
 // `poller_core` and `poller_priority` as run's --poller-core and --poller-priority.
 // `command_line` is recorded in selftest.json, as run records its own in run.json.
-int command_selftest(const std::string& device_name, SelftestOptions options, bool replace,
-                     const std::string& poller_core, const std::string& poller_priority,
-                     const std::string& command_line);
+int command_selftest(const std::string& api, const std::string& device_name,
+                     SelftestOptions options, bool replace, const std::string& poller_core,
+                     const std::string& poller_priority, const std::string& command_line);
 int command_view(const ViewArguments& args);
 
 // `gpuoverlap history ingest|list|trend|regressions`: `db` is --db, else GPUOVERLAP_DB.
@@ -147,6 +149,6 @@ int command_history_trend(const HistoryArguments& args);
 int command_history_compare(const HistoryArguments& args);
 int command_history_regressions(const HistoryArguments& args);
 int command_load_process(const std::string& spec_json, std::size_t device_index,
-                         const std::string& settings_json);
+                         const std::string& settings_json, const std::string& api);
 
 }  // namespace gpuoverlap::commands

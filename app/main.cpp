@@ -13,7 +13,7 @@
 namespace {
 
 #if defined(_WIN32)
-#define GPUOVERLAP_API_NAME "D3D12"
+#define GPUOVERLAP_API_NAME "D3D12 or Vulkan"
 #else
 #define GPUOVERLAP_API_NAME "Vulkan"
 #endif

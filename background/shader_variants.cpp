@@ -40,6 +40,8 @@ Result<std::vector<std::uint32_t>> compile_hlsl_compute(
   return words;
 }
 
+VariantBytecode variant_bytecode() { return VariantBytecode::spirv; }
+
 Result<std::vector<std::uint32_t>> compile_variant(const ShaderVariant& variant) {
   std::vector<std::pair<std::string, std::string>> defines;
   if (variant.iterations)

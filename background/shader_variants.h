@@ -22,6 +22,12 @@ struct ShaderVariant {
   std::uint32_t salt = 0;
 };
 
+// The bytecode compile_variant gives in this build: SPIR-V (shaderc, the Linux build) or DXBC
+// (D3DCompile, the Windows build, which has no shaderc). A backend whose pipelines take the
+// other refuses background work as unsupported by this build.
+enum class VariantBytecode { spirv, dxbc };
+VariantBytecode variant_bytecode();
+
 // Compiles perlin.hlsl's cs_main (compute) with the variant's constants to the backend's
 // bytecode: in the Linux build SPIR-V for Vulkan 1.1 with shaderc, as the build does with
 // glslangValidator; in the Windows build DXBC for cs_5_0 with D3DCompile

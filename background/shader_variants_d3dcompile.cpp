@@ -83,6 +83,8 @@ Result<std::vector<std::uint32_t>> compile_hlsl_compute(
   return words;
 }
 
+VariantBytecode variant_bytecode() { return VariantBytecode::dxbc; }
+
 Result<std::vector<std::uint32_t>> compile_variant(const ShaderVariant& variant) {
   std::vector<std::pair<std::string, std::string>> defines = {{"GPUOVERLAP_D3D12", "1"}};
   if (variant.iterations)

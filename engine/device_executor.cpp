@@ -258,7 +258,9 @@ Result<ScenarioTimeline> DeviceExecutor::run_preemption(const Scenario& scenario
                                               "--device",
                                               std::to_string(device_->device_index()),
                                               "--settings",
-                                              to_json(settings).dump()};
+                                              to_json(settings).dump(),
+                                              "--api",
+                                              api_option_name(api_)};
   auto child = preemption::LoadProcess::start(*executable, arguments);
   if (!child) return child.error().with_context("starting the load process: ");
   std::fprintf(stderr, "load process: pid %d\n", static_cast<int>((*child)->pid()));

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/executor.h"
+#include "engine/gpu_api.h"
 #include "engine/scenario_backend.h"
 
 namespace gpuoverlap {
@@ -57,7 +58,9 @@ class DeviceBackend {
 
 class DeviceExecutor final : public ScenarioExecutor {
  public:
-  explicit DeviceExecutor(std::unique_ptr<DeviceBackend> device) : device_(std::move(device)) {}
+  // `api`: the API `device` is a device of; a load process (--load-process) opens the same.
+  DeviceExecutor(std::unique_ptr<DeviceBackend> device, GpuApiKind api)
+      : device_(std::move(device)), api_(api) {}
 
   Result<ScenarioTimeline> run(const Scenario& scenario, const RunSettings& settings,
                                const ProgressCallback& progress) override;
@@ -88,6 +91,7 @@ class DeviceExecutor final : public ScenarioExecutor {
   static constexpr std::uint32_t kWashoutChunkFrames = 25;
 
   std::unique_ptr<DeviceBackend> device_;
+  GpuApiKind api_;
   bool abandoned_device_ = false;
 
   // With RunSettings::study_shares_device (--share-device), the conditions and rounds of a

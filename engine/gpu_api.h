@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/executor.h"
@@ -53,8 +55,22 @@ class GpuApi {
   virtual std::uint32_t sync_hazards() const { return 0; }
 };
 
+// The GPU APIs a build may have (backends/backends.h says which this one has). Their names on
+// the command line (`--api`) are the option names below.
+enum class GpuApiKind { vulkan, d3d12 };
+
+inline const char* api_option_name(GpuApiKind api) {
+  return api == GpuApiKind::vulkan ? "vulkan" : "d3d12";
+}
+inline std::optional<GpuApiKind> parse_api_option(std::string_view name) {
+  if (name == "vulkan") return GpuApiKind::vulkan;
+  if (name == "d3d12") return GpuApiKind::d3d12;
+  return std::nullopt;
+}
+
 // How to open an API.
 struct GpuApiOptions {
+  std::optional<GpuApiKind> api;            // empty: the build's default (default_api())
   bool validation = false;                  // the API's validation layer; fails without it
   bool synchronization_validation = false;  // its synchronization checks too
 };

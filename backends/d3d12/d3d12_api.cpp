@@ -178,8 +178,10 @@ class D3D12Api final : public GpuApi {
   std::string name() const override { return "D3D12"; }
   const std::vector<DeviceFacts>& devices() const override { return devices_; }
   std::unique_ptr<ScenarioExecutor> executor(std::size_t index) override {
-    return std::make_unique<DeviceExecutor>(std::make_unique<D3D12Device>(
-        adapters_.at(index).get(), index, devices_.at(index).description, debug_layer_));
+    return std::make_unique<DeviceExecutor>(
+        std::make_unique<D3D12Device>(adapters_.at(index).get(), index,
+                                      devices_.at(index).description, debug_layer_),
+        GpuApiKind::d3d12);
   }
 
  private:

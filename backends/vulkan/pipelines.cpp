@@ -6,6 +6,7 @@
 #include "backends/vulkan/scenario_device.h"
 #include "backends/vulkan/vk_check.h"
 #include "background/background_session.h"
+#include "background/shader_variants.h"
 #include "core/scope_exit.h"
 #include "scenarios/scenario.h"
 #include "workload_spirv.h"
@@ -281,6 +282,11 @@ Result<background::PipelineHandle> ScenarioDevice::build_variant(
 Status ScenarioDevice::create_background(const std::optional<background::BackgroundSpec>& spec) {
   bound_variants_.assign(scenario_.workloads.size(), 0);
   if (!spec) return ok_status();
+  if (background::variant_bytecode() != background::VariantBytecode::spirv)
+    return make_error(
+        "background work: unsupported by this build (its shader variants are compiled to SPIR-V "
+        "by shaderc, which this build lacks; --api d3d12 runs it with D3DCompile)",
+        ErrorCategory::unsupported);
   background::PipelineBuilder builder;
   builder.build = [this](const std::vector<std::uint32_t>& spirv) { return build_variant(spirv); };
   builder.dispose = [this](background::PipelineHandle handle) {

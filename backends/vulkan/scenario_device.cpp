@@ -352,6 +352,20 @@ Status ScenarioDevice::setup_calibration() {
   if (get_domains) get_domains(info_.handle, &count, domains.data());
   const bool has_device =
       std::find(domains.begin(), domains.end(), VK_TIME_DOMAIN_DEVICE_EXT) != domains.end();
+#if defined(_WIN32)
+  // The poll clock is QueryPerformanceCounter (core/clock.h): the GPU ticks are paired with it.
+  const bool has_qpc = std::find(domains.begin(), domains.end(),
+                                 VK_TIME_DOMAIN_QUERY_PERFORMANCE_COUNTER_EXT) != domains.end();
+  if (!get_calibrated_timestamps_ || !has_device || !has_qpc) {
+    get_calibrated_timestamps_ = nullptr;
+    ts.available = false;
+    ts.reason = "the device cannot calibrate its timestamps against QueryPerformanceCounter";
+    return ok_status();
+  }
+  host_domain_ = VK_TIME_DOMAIN_QUERY_PERFORMANCE_COUNTER_EXT;
+  ts.calibrated = true;
+  ts.host_domain = "QueryPerformanceCounter";
+#else
   const bool has_raw = std::find(domains.begin(), domains.end(),
                                  VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT) != domains.end();
   const bool has_mono = std::find(domains.begin(), domains.end(),
@@ -367,6 +381,7 @@ Status ScenarioDevice::setup_calibration() {
   if (!has_raw) monotonic_to_raw_ns_ = monotonic_to_raw_offset_ns();
   ts.calibrated = true;
   ts.host_domain = has_raw ? "CLOCK_MONOTONIC_RAW" : "CLOCK_MONOTONIC (offset to RAW measured)";
+#endif
   ts.calibration = "best of " + std::to_string(kCalibrationSamples) +
                    " vkGetCalibratedTimestampsEXT samples (smallest max deviation), before every "
                    "frame";
@@ -388,7 +403,11 @@ std::optional<GpuCalibration> ScenarioDevice::calibrate() {
     if (best && deviation >= best->max_deviation_ns) continue;
     GpuCalibration c;
     c.gpu_ticks = values[0];
+#if defined(_WIN32)
+    c.cpu_ns = qpc_ticks_to_ns(static_cast<std::int64_t>(values[1]));
+#else
     c.cpu_ns = static_cast<std::int64_t>(values[1]) + monotonic_to_raw_ns_;
+#endif
     c.tick_period_ns = info_.properties.limits.timestampPeriod;
     c.max_deviation_ns = deviation;
     best = c;

@@ -2,6 +2,7 @@
 
 #include "backends/vulkan/vulkan_device.h"
 #include "backends/vulkan/vulkan_instance.h"
+#include "backends/vulkan/vulkan_loader.h"
 
 namespace gpuoverlap::vk {
 namespace {
@@ -31,7 +32,8 @@ class VulkanApi final : public GpuApi {
   std::string name() const override { return "Vulkan"; }
   const std::vector<DeviceFacts>& devices() const override { return devices_; }
   std::unique_ptr<ScenarioExecutor> executor(std::size_t index) override {
-    return std::make_unique<DeviceExecutor>(std::make_unique<VulkanDevice>(*instance_, index));
+    return std::make_unique<DeviceExecutor>(std::make_unique<VulkanDevice>(*instance_, index),
+                                            GpuApiKind::vulkan);
   }
   std::uint32_t validation_errors() const override { return instance_->validation_errors(); }
   std::uint32_t sync_hazards() const override { return instance_->sync_hazards(); }
@@ -44,10 +46,16 @@ class VulkanApi final : public GpuApi {
 }  // namespace
 
 Result<std::unique_ptr<GpuApi>> open_vulkan(const GpuApiOptions& options) {
+  // Without a loader the Windows build says so itself (vulkan_loader.h), in a line of its own.
+  GPUOVERLAP_TRY(open_vulkan_loader());
   auto instance = Instance::create(options.validation, options.synchronization_validation);
   if (!instance)
     return instance.error().with_context(
+#if defined(_WIN32)
+        "cannot start Vulkan (is a GPU driver with Vulkan installed?): ");
+#else
         "cannot start Vulkan (is a driver installed? Debian: mesa-vulkan-drivers): ");
+#endif
   return std::unique_ptr<GpuApi>(std::make_unique<VulkanApi>(std::move(*instance)));
 }
 

@@ -107,7 +107,9 @@ inline void expect_workers_ran(const CsvTable<kFrameColumns.size()>& frames) {
     cpu_phase = true;
     on_cpu_us += frames.number(f, "workers_on_cpu_us").value_or(0);
   }
-  if (cpu_phase) EXPECT_GT(on_cpu_us, 0.0) << "the jobs ran on some CPU";
+  if (cpu_phase) {
+    EXPECT_GT(on_cpu_us, 0.0) << "the jobs ran on some CPU";
+  }
 }
 
 // Every compile that ran names its thread and what it cost it (Linux keeps all of it).

@@ -89,7 +89,7 @@ TEST(DeviceExecutor, ARefusedDeviceIsAnErrorAndNothingIsMeasured) {
   FakeDevice& fake = *device;
   fake.refuse =
       Error{"queue 'compute': HIGH priority refused", -1000174001, "VK_ERROR_NOT_PERMITTED_KHR"};
-  DeviceExecutor executor(std::move(device));
+  DeviceExecutor executor(std::move(device), GpuApiKind::vulkan);
   auto timeline = executor.run(executor_two_workloads(), short_run(), {});
   ASSERT_FALSE(timeline);
   EXPECT_EQ(timeline.error().api_code_name, "VK_ERROR_NOT_PERMITTED_KHR");
@@ -102,7 +102,7 @@ TEST(DeviceExecutor, ARefusedDeviceIsAnErrorAndNothingIsMeasured) {
 TEST(DeviceExecutor, AScenarioWithoutItsOwnPlanOpensNoDevice) {
   auto device = std::make_unique<FakeDevice>();
   FakeDevice& fake = *device;
-  DeviceExecutor executor(std::move(device));
+  DeviceExecutor executor(std::move(device), GpuApiKind::vulkan);
   Scenario unplanned = executor_two_workloads();
   unplanned.plan.reset();
   auto refused = executor.run(unplanned, short_run(), {});
@@ -120,7 +120,7 @@ TEST(DeviceExecutor, AScenarioWithoutItsOwnPlanOpensNoDevice) {
 TEST(DeviceExecutor, AGoodRunIsDescribedAndLeavesNothingBehind) {
   auto device = std::make_unique<FakeDevice>();
   FakeDevice& fake = *device;
-  DeviceExecutor executor(std::move(device));
+  DeviceExecutor executor(std::move(device), GpuApiKind::vulkan);
   auto timeline = executor.run(executor_two_workloads(), short_run(), {});
   ASSERT_TRUE(timeline);
   EXPECT_FALSE(timeline->failure);
@@ -145,7 +145,7 @@ TEST(DeviceExecutor, AStuckFrameAbandonsTheDeviceAndTellsItsBackendToFreeNothing
                             .first_wait = GpuStatus::timeout,
                             .grace_wait = GpuStatus::timeout};
   };
-  DeviceExecutor executor(std::move(device));
+  DeviceExecutor executor(std::move(device), GpuApiKind::vulkan);
   auto timeline = executor.run(executor_two_workloads(), short_run(), {});
   ASSERT_TRUE(timeline);  // measured up to the stuck frame: a result, not an Error
   ASSERT_TRUE(timeline->failure);
@@ -172,7 +172,7 @@ TEST(DeviceExecutor, AStudysConditionsShareOneDeviceWhoseFramesCountOnAcrossRuns
   fake.script = [](FakeBackend& b) {
     b.device_facts.open_parts_ms = {{"device", 12.5}, {"pipelines", 3.0}};
   };
-  DeviceExecutor executor(std::move(device));
+  DeviceExecutor executor(std::move(device), GpuApiKind::vulkan);
   const Scenario foreground = executor_two_workloads();
   const Scenario baseline = study_condition(foreground, "baseline", false);
   const Scenario managed = study_condition(foreground, "managed", true);
@@ -209,7 +209,7 @@ TEST(DeviceExecutor, AStudysConditionsShareOneDeviceWhoseFramesCountOnAcrossRuns
 TEST(DeviceExecutor, AReusedDeviceRunsTheForegroundAloneBeforeTheNextCondition) {
   auto device = std::make_unique<FakeDevice>();
   FakeDevice& fake = *device;
-  DeviceExecutor executor(std::move(device));
+  DeviceExecutor executor(std::move(device), GpuApiKind::vulkan);
   const Scenario foreground = executor_two_workloads();
   RunSettings settings = short_run();
   settings.washout_ms = 1;
@@ -237,7 +237,7 @@ TEST(DeviceExecutor, AReusedDeviceRunsTheForegroundAloneBeforeTheNextCondition) 
 TEST(DeviceExecutor, ADeviceIsSharedOnlyByTheSameStudyPlanSettingsAndBinding) {
   auto device = std::make_unique<FakeDevice>();
   FakeDevice& fake = *device;
-  DeviceExecutor executor(std::move(device));
+  DeviceExecutor executor(std::move(device), GpuApiKind::vulkan);
   const Scenario foreground = executor_two_workloads();
   const Scenario baseline = study_condition(foreground, "baseline", false);
   auto run = [&](const Scenario& s, const RunSettings& settings) {
@@ -291,7 +291,7 @@ TEST(DeviceExecutor, ADeviceIsSharedOnlyByTheSameStudyPlanSettingsAndBinding) {
 TEST(DeviceExecutor, OnlyAScenarioOutsideAStudyMayRunOnAnIdleDevice) {
   auto device = std::make_unique<FakeDevice>();
   FakeDevice& fake = *device;
-  DeviceExecutor executor(std::move(device));
+  DeviceExecutor executor(std::move(device), GpuApiKind::vulkan);
   const Scenario foreground = executor_two_workloads();
   RunSettings shared = short_run();
   RunSettings per_study_scenario = short_run();
@@ -321,7 +321,7 @@ TEST(DeviceExecutor, TheApiDevicesOriginIsInTheMeta) {
     b.device_facts.api_device_created_for = "earlier";
     b.device_facts.api_device_use = 3;
   };
-  DeviceExecutor executor(std::move(device));
+  DeviceExecutor executor(std::move(device), GpuApiKind::vulkan);
   auto timeline = executor.run(executor_two_workloads(), short_run(), {});
   ASSERT_TRUE(timeline && !timeline->failure);
   EXPECT_EQ(timeline->meta["device_opening"]["api_device"],
@@ -337,7 +337,7 @@ TEST(DeviceExecutor, TheApiDevicesOriginIsInTheMeta) {
 TEST(DeviceExecutor, AFailedRunsDeviceIsDiscardedAndAfterAnAbandonedOneNothingIsReused) {
   auto device = std::make_unique<FakeDevice>();
   FakeDevice& fake = *device;
-  DeviceExecutor executor(std::move(device));
+  DeviceExecutor executor(std::move(device), GpuApiKind::vulkan);
   auto good = executor.run(executor_two_workloads(), short_run(), {});
   ASSERT_TRUE(good && !good->failure);
   EXPECT_FALSE(fake.last_discarded);
@@ -366,7 +366,7 @@ TEST(DeviceExecutor, AFailedRunsDeviceIsDiscardedAndAfterAnAbandonedOneNothingIs
 TEST(DeviceExecutor, AStudyRunThatFailedClosesItsDevice) {
   auto device = std::make_unique<FakeDevice>();
   FakeDevice& fake = *device;
-  DeviceExecutor executor(std::move(device));
+  DeviceExecutor executor(std::move(device), GpuApiKind::vulkan);
   const Scenario baseline = study_condition(executor_two_workloads(), "baseline", false);
   RunSettings interrupted = short_run();
   interrupted.should_stop = [] { return true; };
@@ -384,7 +384,7 @@ TEST(DeviceExecutor, AStudyRunThatFailedClosesItsDevice) {
 TEST(DeviceExecutor, APreemptionScenarioInOneProcessRunsThePreemptionLoop) {
   auto device = std::make_unique<FakeDevice>();
   FakeDevice& fake = *device;
-  DeviceExecutor executor(std::move(device));
+  DeviceExecutor executor(std::move(device), GpuApiKind::vulkan);
   preemption::PreemptionSpec spec;
   spec.target_ms = 2;
   spec.period_ms = 5;
@@ -404,7 +404,7 @@ TEST(DeviceExecutor, APreemptionScenarioInOneProcessRunsThePreemptionLoop) {
 // A matrix calibrates each load once: a cell at another priority runs at the sizes the first
 // cell of that load found, and says whose they are; another target calibrates anew.
 TEST(DeviceExecutor, AMatrixCalibratesEachLoadOnceAndNamesWhoseSizesACellRan) {
-  DeviceExecutor executor(std::make_unique<FakeDevice>());
+  DeviceExecutor executor(std::make_unique<FakeDevice>(), GpuApiKind::vulkan);
   preemption::PreemptionSpec spec;
   spec.target_ms = 2;
   spec.period_ms = 5;

@@ -1,0 +1,127 @@
+"""The Windows build's Vulkan backend (`--api vulkan`) under Wine: Wine's Vulkan (winevulkan)
+over lavapipe, the same device the Linux build runs on. MJP's presets and the barrier lab run
+with the invariants the Linux build's results keep; what the build lacks (shaderc, for the
+background variants) is refused in one line and the suite goes on; the load process opens the
+API its parent runs; the .exe starts without Vulkan and says why in one line. Lavapipe has one
+queue: invariants only, no timings.
+
+Needs GPUOVERLAP_BINARY (the Linux build) and the Windows build in build-windows/."""
+import json
+
+import pytest
+
+from wine_exe import (KEEP_EVERY_POLL_FRAME, expect_dependents_after_producers, linux, lines,
+                      read_csv, windows, windows_path)
+
+MJP_PRESETS = ['default', 'no-barriers', 'three-dispatches', 'high-priority-compute']
+BARRIER_LAB = ['barrier-cost', 'cross-queue-fence'] + [
+    f'{base}-{kind}' for base in ('three-dispatches', 'default')
+    for kind in ('legacy', 'split-event', 'split-collapsed', 'enhanced', 'enhanced-sync-all')]
+FRAMES = 4
+
+
+@pytest.fixture(scope='module')
+def vulkan_results(tmp_path_factory):
+    out = tmp_path_factory.mktemp('vulkan') / 'out'
+    # One queue on lavapipe: the COMPUTE queue's HIGH priority falls back, as on Linux.
+    made = windows('run', *MJP_PRESETS, *BARRIER_LAB, '--api', 'vulkan', '--priority-fallback',
+                   '--frames', str(FRAMES),
+                   '--warmup', '1', *KEEP_EVERY_POLL_FRAME, '--out', windows_path(out))
+    assert made.returncode == 0, made.stdout + made.stderr
+    return out
+
+
+def test_the_presets_and_the_barrier_lab_run_on_vulkan_under_wine(vulkan_results):
+    run = json.loads((vulkan_results / 'run.json').read_text())
+    assert [s['name'] for s in run['scenarios']] == MJP_PRESETS + BARRIER_LAB
+    # Unlike Wine's D3D12 (vkd3d 1.6), Vulkan has enhanced barriers' translation (they become
+    # synchronization2 barriers, as on Linux): every scenario runs.
+    assert {s['status'] for s in run['scenarios']} == {'ok'}
+    for name in MJP_PRESETS + BARRIER_LAB:
+        meta = json.loads((vulkan_results / name / 'meta.json').read_text())
+        assert meta['device']['api'] == 'Vulkan'
+        assert meta['device']['driver_name'] == 'llvmpipe'
+        assert meta['host']['kernel'].startswith('Wine ')
+        assert meta['clocks']['poll'] == 'QueryPerformanceCounter'
+        # Timestamps are placed on QueryPerformanceCounter; Wine 8 offers lavapipe's device
+        # domain only, and meta says so rather than placing them on another clock.
+        timestamp = meta['clocks']['timestamp']
+        assert timestamp['calibrated'] is False
+        assert 'QueryPerformanceCounter' in timestamp['reason']
+        rows = read_csv(vulkan_results / name / 'records.csv.gz')
+        assert len(rows) == FRAMES * len(meta['scenario']['workloads'])
+        for row in rows:
+            assert row['status'] == 'ok', (name, row)
+            assert float(row['poll_start_us']) <= float(row['poll_end_us']), (name, row)
+
+
+def test_dependent_vulkan_work_never_overlaps_and_fences_order_queues(vulkan_results):
+    crossing = expect_dependents_after_producers(vulkan_results, MJP_PRESETS + BARRIER_LAB)
+    assert crossing >= 2 * FRAMES  # cross-queue-fence's two fenced dependencies, every frame
+
+
+def test_the_linux_tools_read_the_windows_builds_vulkan_results(vulkan_results):
+    report = linux('report', str(vulkan_results))
+    assert report.returncode == 0, report.stderr
+    text = (vulkan_results / 'report.md').read_text()
+    assert 'Vulkan' in text and 'barrier-cost' in text
+    compared = linux('compare', str(vulkan_results), str(vulkan_results))
+    assert compared.returncode == 0, compared.stdout + compared.stderr
+
+
+def test_devices_lists_lavapipe_through_wines_vulkan():
+    result = windows('devices', '--api', 'vulkan', '--json')
+    assert result.returncode == 0, result.stderr
+    devices = json.loads(result.stdout)
+    assert len(devices) == 1
+    assert devices[0]['api'] == 'Vulkan' and devices[0]['driver_name'] == 'llvmpipe'
+    # The default API of the Windows build stays D3D12.
+    default = json.loads(windows('devices', '--json').stdout)
+    assert [d['api'] for d in default] == ['D3D12']
+
+
+def test_background_work_is_unsupported_by_this_build_and_the_suite_goes_on(tmp_path):
+    out = tmp_path / 'out'
+    result = windows('run', 'bgp-single-frame-analysis', 'three-dispatches', '--api', 'vulkan',
+                     '--frames', '3', '--out', windows_path(out))
+    assert result.returncode == 1, result.stdout + result.stderr
+    reason = 'background work: unsupported by this build'
+    refusals = [line for line in lines(result.stderr) if reason in line]
+    assert len(refusals) == 1 and 'shaderc' in refusals[0], result.stderr
+    run = json.loads((out / 'run.json').read_text())
+    assert [s['status'] for s in run['scenarios']] == ['unsupported', 'ok']
+    assert (out / 'three-dispatches' / 'records.csv.gz').is_file()
+
+
+def test_the_load_process_opens_the_api_of_its_parent(tmp_path):
+    out = tmp_path / 'out'
+    result = windows('run', 'preemption-big-dispatch-normal', '--api', 'vulkan', '--duration-ms',
+                     '200', '--target-ms', '10', '--load-process', '--out', windows_path(out))
+    assert result.returncode == 0, result.stdout + result.stderr
+    meta = json.loads((out / 'preemption-big-dispatch-normal' / 'meta.json').read_text())
+    assert meta['device']['api'] == 'Vulkan'
+    assert meta['load_process']['device']['api'] == 'Vulkan'
+
+
+def test_without_vulkan_the_exe_starts_and_says_why_in_one_line(tmp_path):
+    # Wine without its vulkan-1.dll: a Windows machine whose driver installed no Vulkan loader.
+    no_loader = {'WINEDLLOVERRIDES': 'vulkan-1=d'}
+    version = windows('--version', env=no_loader)
+    assert version.returncode == 0 and version.stdout.startswith('gpuoverlap '), version.stderr
+    out = tmp_path / 'out'
+    result = windows('run', 'default', '--api', 'vulkan', '--out', windows_path(out),
+                     env=no_loader)
+    assert result.returncode == 3, result.stdout + result.stderr
+    said = [line for line in lines(result.stderr) if line]
+    assert len(said) == 1 and 'vulkan-1.dll' in said[0] and '--api d3d12' in said[0], said
+    assert not out.exists()
+
+
+def test_an_api_the_linux_build_lacks_is_refused_in_one_line():
+    result = linux('devices', '--api', 'd3d12')
+    assert result.returncode == 2
+    assert lines(result.stderr) == [
+        'gpuoverlap: --api d3d12: this build has no D3D12 (the Windows build has it); it has '
+        'vulkan']
+    unknown = linux('run', 'default', '--api', 'metal')
+    assert unknown.returncode == 2 and 'metal not in {vulkan,d3d12}' in unknown.stderr
