@@ -165,17 +165,20 @@ def draw_scenario_each(directory, out, relative, fmt):
     return written, failures
 
 
-def draw_scenarios(jobs):
+def draw_scenarios(jobs, start_method=None):
     """draw_scenario_each over (directory, out, relative, fmt) jobs, in a process per CPU: each
     scenario's figures are its own files, and drawing them one after another took most of the
     main job's last minute on a 2-core machine (70 scenarios, 66 s). Results come back in the
-    jobs' order, so what is printed does not depend on which finished first."""
+    jobs' order, so what is printed does not depend on which finished first. start_method:
+    fork where the OS has it (the workers start with the modules already imported: matplotlib
+    takes a second), else spawn (Windows)."""
     workers = min(len(jobs), os.cpu_count() or 1)
     if workers <= 1:
         return [draw_scenario_each(*job) for job in jobs]
-    # fork: the workers start with the modules already imported (matplotlib takes a second).
+    if start_method is None:
+        start_method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     with concurrent.futures.ProcessPoolExecutor(
-            max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            max_workers=workers, mp_context=multiprocessing.get_context(start_method)) as pool:
         return list(pool.map(draw_scenario_each, *zip(*jobs), chunksize=1))
 
 

@@ -223,3 +223,22 @@ def test_history_input_that_is_not_a_trend_is_named(tmp_path):
     result = run_plot("history", bad)
     assert result.returncode == 2 and "not a finite number" in result.stderr
     assert run_plot("history", csv, "--out", tmp_path / "x.gif").returncode == 2
+
+
+def test_spawned_workers_draw_what_forked_ones_do(results, tmp_path):
+    # Windows has no fork: plot.py's workers are spawned there, each importing the modules
+    # anew. The same scenarios drawn both ways give the same files, in the same order.
+    import plot
+    drawn = {}
+    for method in ("fork", "spawn"):
+        out = tmp_path / method
+        jobs = [(results / name, out, name, "png")
+                for name in ("default", "three-dispatches-split-event")]
+        outcome = plot.draw_scenarios(jobs, start_method=method)
+        assert [failures for _, failures in outcome] == [0, 0]
+        drawn[method] = [path.relative_to(out) for paths, _ in outcome for path in paths]
+        assert len(drawn[method]) >= 6
+    assert drawn["fork"] == drawn["spawn"]
+    for relative in drawn["fork"]:
+        assert (tmp_path / "fork" / relative).read_bytes() == \
+            (tmp_path / "spawn" / relative).read_bytes(), relative
