@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "analysis/answers.h"
 #include "timeline/statistics.h"
@@ -112,23 +113,33 @@ std::string text_of(const nlohmann::json& object, const char* key) {
 }  // namespace
 
 std::string devices_report(const std::vector<DeviceResults>& devices) {
-  std::string out = fmt::format("# gpuoverlap report: {} device{} side by side\n\n", devices.size(),
-                                devices.size() == 1 ? "" : "s");
+  // `run --api both`: one device through several APIs, a folder per API; otherwise devices.
+  std::set<std::string> apis;
+  for (const DeviceResults& d : devices) apis.insert(text_of(d.device, "api"));
+  const bool per_api = devices.size() > 1 && apis.size() == devices.size();
+  std::string out = per_api
+                        ? fmt::format("# gpuoverlap report: {} APIs on one device side by side\n\n",
+                                      devices.size())
+                        : fmt::format("# gpuoverlap report: {} device{} side by side\n\n",
+                                      devices.size(), devices.size() == 1 ? "" : "s");
   out +=
-      "Each device's folder is a results folder of its own, with its own report. Below, one "
-      "table per question with a column per device; **apart** marks a row where two devices' "
-      "95 % intervals (of the median, or of a share) do not overlap and their difference is "
-      "one `compare` would call (10 % and 1 µs; 10 points for a share). The intervals are over "
+      "Each folder is a results folder of its own, with its own report. Below, one table per "
+      "question with a column per folder; **apart** marks a row where two folders' 95 % "
+      "intervals (of the median, or of a share) do not overlap and their difference is one "
+      "`compare` would call (10 % and 1 µs; 10 points for a share). The intervals are over "
       "frames of one run each: they cannot see how runs differ from run to run (a schedule that "
-      "changes between runs); for a gate, compare several runs per device.\n\n";
-  out += "| folder | device | UUID | PCI | driver | scenarios | report |\n";
-  out += "|---|---|---|---|---|---|---|\n";
-  for (const DeviceResults& d : devices)
+      "changes between runs); for a gate, compare several runs per folder.\n\n";
+  out += "| folder | API | device | UUID or LUID | PCI | driver | scenarios | report |\n";
+  out += "|---|---|---|---|---|---|---|---|\n";
+  for (const DeviceResults& d : devices) {
+    const std::string uuid = text_of(d.device, "uuid");
     out +=
-        fmt::format("| {} | {} | {} | {} | {} {} | {} | [{}/report.md]({}/report.md) |\n", d.folder,
-                    text_of(d.device, "name"), text_of(d.device, "uuid"),
+        fmt::format("| {} | {} | {} | {} | {} | {} {} | {} | [{}/report.md]({}/report.md) |\n",
+                    d.folder, text_of(d.device, "api"), text_of(d.device, "name"),
+                    uuid != "?" ? uuid : text_of(d.device, "luid"),
                     text_of(d.device, "pci_address"), text_of(d.device, "driver_name"),
                     text_of(d.device, "driver_info"), d.run.scenarios.size(), d.folder, d.folder);
+  }
   out += "\n";
 
   // Each device's scenarios as its answers read them (a run with --concurrency-rounds: each

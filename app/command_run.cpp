@@ -134,7 +134,8 @@ struct RunContext {
 int run_on_device(const RunContext& c, const DeviceJob& job, SuiteOutcome& outcome) {
   std::vector<Scenario> on_device = c.plan ? c.plan->scenarios[job.slot] : c.scenarios;
   const DeviceFacts& facts = c.api.devices()[job.chosen.index];
-  const bool cpu_device = facts.candidate.device_class == DeviceClass::cpu;
+  const bool cpu_device =
+      facts.candidate.device_class == DeviceClass::cpu || c.args.sized_as_cpu_device;
   SizeProfile sizes = files_sizes(c.args.full_size ? "--full-size" : "the device is not the CPU");
   if (cpu_device && !c.args.full_size) {
     sizes = apply_cpu_device_sizes(on_device, {.frames = c.args.frames.has_value(),
@@ -247,6 +248,9 @@ Status check_concurrent_devices(const RunArguments& args, const GpuApi& api,
 int command_run(const RunArguments& args, const std::string& command_line) {
   if (args.scenarios.empty() && !args.all_presets)
     return fail(make_error("run: name at least one preset or scenario file, or pass --all"));
+  auto apis = parse_apis(args.api);
+  if (!apis) return fail(apis.error());
+  if (apis->size() > 1) return command_run_apis(args, *apis, command_line);
   if (args.history)
     if (Status usable = check_history_location(*args.history); !usable) return fail(usable.error());
   std::unique_ptr<GpuApi> api;
@@ -470,7 +474,7 @@ void add_device_options(CLI::App* run, RunArguments& run_args) {
       "--no-timestamps", run_args.no_timestamps,
       "Record no timestamp queries (poll clock only): an end-of-workload timestamp waits for all "
       "earlier work on its queue and can serialise dispatches that would overlap");
-  add_api_option(*run, run_args.api);
+  add_api_option(*run, run_args.api, /*several=*/true);
   run->add_flag("--validation", run_args.validation, kValidationHelp);
   run->add_flag("--sync-validation", run_args.sync_validation, kSyncValidationHelp);
   run->add_flag("--no-shader-clock", run_args.no_shader_clock, kShaderClockHelp);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -27,15 +28,52 @@ std::string default_out_directory(const std::string& suffix) {
   return unused_directory_name(text + suffix).string();
 }
 
-void add_api_option(CLI::App& command, std::string& api) {
+namespace {
+
+std::string built_apis_text() {
   std::string built;
   for (GpuApiKind a : build_apis())
     built += std::string(built.empty() ? "" : ", ") + api_option_name(a);
-  command
-      .add_option("--api", api,
-                  fmt::format("GPU API: vulkan or d3d12 (this build has {}; default {})", built,
-                              api_option_name(default_api())))
-      ->check(CLI::IsMember({"vulkan", "d3d12"}));
+  return built;
+}
+
+}  // namespace
+
+void add_api_option(CLI::App& command, std::string& api, bool several) {
+  CLI::Option* option = command.add_option(
+      "--api", api,
+      fmt::format("GPU API: vulkan or d3d12{} (this build has {}; default {})",
+                  several ? "; both, or a list such as d3d12,vulkan: each scenario through each "
+                            "API on the same device, a folder per API"
+                          : "",
+                  built_apis_text(), api_option_name(default_api())));
+  if (!several) option->check(CLI::IsMember({"vulkan", "d3d12"}));
+}
+
+Result<std::vector<GpuApiKind>> parse_apis(const std::string& api) {
+  if (api.empty()) return std::vector<GpuApiKind>{default_api()};
+  if (api == "both") {
+    if (build_apis().size() < 2)
+      return make_error("--api both: this build has one GPU API (" + built_apis_text() +
+                        "); the Windows build has D3D12 and Vulkan");
+    return build_apis();
+  }
+  std::vector<GpuApiKind> apis;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = api.find(',', start);
+    const std::string name = api.substr(start, comma == std::string::npos ? comma : comma - start);
+    const auto kind = parse_api_option(name);
+    if (!kind)
+      return make_error("--api " + api + ": '" + name +
+                        "' is not an API (vulkan, d3d12, both, or a list such as d3d12,vulkan)");
+    if (std::find(apis.begin(), apis.end(), *kind) != apis.end())
+      return make_error("--api " + api + ": " + name + " is named twice");
+    apis.push_back(*kind);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return apis;
 }
 
 Result<std::unique_ptr<GpuApi>> open_api(const std::string& api, bool validation,

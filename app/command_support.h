@@ -23,7 +23,11 @@ std::string default_out_directory(const std::string& suffix = "");
 
 // `--api NAME` on a command that opens a GPU API: `vulkan` or `d3d12`, the names every build
 // knows; one this build lacks is refused by open_api in one line. Empty: the build's default.
-void add_api_option(CLI::App& command, std::string& api);
+// `several`: `run` also takes `both` (every API of the build) or a list, `d3d12,vulkan`.
+void add_api_option(CLI::App& command, std::string& api, bool several = false);
+// --api's APIs, in the order given (`both`: as build_apis() has them); refused in one line: a
+// name this build lacks, a name given twice, `both` in a build with one API.
+Result<std::vector<GpuApiKind>> parse_apis(const std::string& api);
 Result<std::unique_ptr<GpuApi>> open_api(const std::string& api, bool validation,
                                          bool synchronization = false);
 

@@ -16,6 +16,7 @@
 #include "analysis/compare.h"
 #include "core/result.h"
 #include "engine/executor.h"
+#include "engine/gpu_api.h"
 #include "engine/suite_runner.h"
 #include "selftest/selftest.h"
 
@@ -41,6 +42,9 @@ struct RunArguments {
   std::uint32_t timeout_ms = kDefaultFrameTimeoutMs;
   bool priority_fallback = false;
   std::string api;  // --api: empty for the build's default
+  // Run as on a CPU device whatever the API calls the device (run --api both, where one API
+  // sees a software driver as the CPU and another as a GPU).
+  bool sized_as_cpu_device = false;
   bool validation = false;
   bool sync_validation = false;
   bool no_timestamps = false;
@@ -114,6 +118,10 @@ int command_compare(const std::vector<std::string>& baseline_dirs,
                     const std::string& csv_path);
 int command_report(const std::string& results_dir, const std::string& out_path);
 int command_run(const RunArguments& args, const std::string& command_line);
+// `run --api both` (or a list): each scenario through each API on one device, a folder per API
+// (command_run_apis.cpp).
+int command_run_apis(const RunArguments& args, const std::vector<GpuApiKind>& apis,
+                     const std::string& command_line);
 int command_run_scripted(RunArguments args, const std::string& command_line);
 int command_run_live(RunArguments args, const std::string& command_line);
 // `poller_core` and `poller_priority` as run's --poller-core and --poller-priority.

@@ -95,6 +95,14 @@ nlohmann::json PhysicalDeviceInfo::describe() const {
       {"timestamp_period_ns", properties.limits.timestampPeriod},
       {"uuid", uuid},
   };
+  // Which adapter of a Windows machine, as D3D12 names it (`luid`: HighPart-LowPart): the key
+  // that matches this device to D3D12's (run --api both). Drivers on Windows set it.
+  if (id.deviceLUIDValid) {
+    std::uint32_t low = 0, high = 0;
+    std::memcpy(&low, id.deviceLUID, 4);
+    std::memcpy(&high, id.deviceLUID + 4, 4);
+    out["luid"] = fmt::format("{:08x}-{:08x}", high, low);
+  }
   // Domain:bus:device.function, as lspci and nvidia-smi print it.
   if (pci_bus_info)
     out["pci_address"] = fmt::format("{:04x}:{:02x}:{:02x}.{:x}", pci.pciDomain, pci.pciBus,

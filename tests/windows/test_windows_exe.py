@@ -662,7 +662,7 @@ def test_device_all_runs_on_the_one_adapter_in_a_folder_of_its_own(tmp_path):
     assert report.returncode == 0, report.stderr
     text = (out / 'report.md').read_text()
     assert text.startswith('# gpuoverlap report: 1 device side by side')
-    assert '| gpu0 | ' + adapter['name'] + ' | ' in text
+    assert '| gpu0 | D3D12 | ' + adapter['name'] + ' | ' in text
     assert (out / 'gpu0' / 'report.md').is_file()
 
 

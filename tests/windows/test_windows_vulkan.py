@@ -7,11 +7,12 @@ queue: invariants only, no timings.
 
 Needs GPUOVERLAP_BINARY (the Linux build) and the Windows build in build-windows/."""
 import json
+import subprocess
 
 import pytest
 
-from wine_exe import (KEEP_EVERY_POLL_FRAME, expect_dependents_after_producers, linux, lines,
-                      read_csv, windows, windows_path)
+from wine_exe import (KEEP_EVERY_POLL_FRAME, ROOT, expect_dependents_after_producers, linux,
+                      lines, read_csv, windows, windows_path)
 
 MJP_PRESETS = ['default', 'no-barriers', 'three-dispatches', 'high-priority-compute']
 BARRIER_LAB = ['barrier-cost', 'cross-queue-fence'] + [
@@ -124,4 +125,94 @@ def test_an_api_the_linux_build_lacks_is_refused_in_one_line():
         'gpuoverlap: --api d3d12: this build has no D3D12 (the Windows build has it); it has '
         'vulkan']
     unknown = linux('run', 'default', '--api', 'metal')
-    assert unknown.returncode == 2 and 'metal not in {vulkan,d3d12}' in unknown.stderr
+    assert unknown.returncode == 2
+    assert lines(unknown.stderr) == [
+        "gpuoverlap: --api metal: 'metal' is not an API (vulkan, d3d12, both, or a list such as "
+        "d3d12,vulkan)"]
+    listed = linux('devices', '--api', 'metal')
+    assert listed.returncode == 2 and 'metal not in {vulkan,d3d12}' in listed.stderr
+
+
+# MJP's presets and the legacy and split barrier labs: what Wine's D3D12 runs too (it lacks
+# enhanced barriers).
+BOTH_APIS_PRESETS = MJP_PRESETS + ['cross-queue-fence'] + [
+    f'{base}-{kind}' for base in ('three-dispatches', 'default')
+    for kind in ('legacy', 'split-event', 'split-collapsed')]
+
+
+@pytest.fixture(scope='module')
+def both_apis(tmp_path_factory):
+    out = tmp_path_factory.mktemp('both') / 'out'
+    made = windows('run', *BOTH_APIS_PRESETS, '--api', 'both', '--priority-fallback', '--frames',
+                   str(FRAMES), '--warmup', '1', *KEEP_EVERY_POLL_FRAME, '--out',
+                   windows_path(out))
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert lines(made.stdout)[-1] == (f'results: {windows_path(out)} (2 APIs on one device, each '
+                                      'in its folder: d3d12/, vulkan/)')
+    return out
+
+
+def test_both_apis_run_every_scenario_on_the_same_device_a_folder_each(both_apis):
+    run = json.loads((both_apis / 'run.json').read_text())
+    assert [d['directory'] for d in run['devices']] == ['d3d12', 'vulkan']
+    assert [d['device']['api'] for d in run['devices']] == ['D3D12', 'Vulkan']
+    assert {d['status'] for d in run['devices']} == {'ok'}
+    # The one lavapipe device, found again through Vulkan (no LUID under Wine's Vulkan).
+    d3d12, vulkan = (d['device'] for d in run['devices'])
+    assert d3d12['name'] == vulkan['name'] and d3d12['vendor_id'] == vulkan['vendor_id']
+    assert run['devices'][1]['matched_by'] == 'vendor, device id and name'
+    assert [s['directory'] for s in run['scenarios']] == [
+        f'{api}/{name}' for api in ('d3d12', 'vulkan') for name in BOTH_APIS_PRESETS]
+    assert {s['status'] for s in run['scenarios']} == {'ok'}
+    for api, name in (('d3d12', 'D3D12'), ('vulkan', 'Vulkan')):
+        for preset in BOTH_APIS_PRESETS:
+            meta = json.loads((both_apis / api / preset / 'meta.json').read_text())
+            assert meta['device']['api'] == name
+            # One device, one set of sizes: Wine's D3D12 calls lavapipe a GPU, its Vulkan the
+            # CPU, and both ran the CPU device's.
+            assert meta['sizes'] == json.loads(
+                (both_apis / 'vulkan' / preset / 'meta.json').read_text())['sizes']
+        crossing = expect_dependents_after_producers(both_apis / api, BOTH_APIS_PRESETS)
+        assert crossing >= 2 * FRAMES, api
+
+
+def test_the_report_puts_the_apis_side_by_side(both_apis):
+    report = linux('report', str(both_apis))
+    assert report.returncode == 0, report.stderr
+    page = (both_apis / 'report.md').read_text()
+    assert page.startswith('# gpuoverlap report: 2 APIs on one device side by side')
+    assert '| d3d12 | D3D12 | llvmpipe' in page and '| vulkan | Vulkan | llvmpipe' in page
+    assert '| scenario | d3d12 | vulkan | apart |' in page
+    for api in ('d3d12', 'vulkan'):
+        assert (both_apis / api / 'report.md').is_file()
+    compared = linux('compare', str(both_apis / 'd3d12'), str(both_apis / 'vulkan'))
+    assert compared.returncode in (0, 1), compared.stdout + compared.stderr
+    assert 'D3D12' in compared.stdout and 'Vulkan' in compared.stdout
+
+
+def test_the_plots_and_the_history_read_a_run_of_both_apis(both_apis, tmp_path):
+    plotted = subprocess.run(['/usr/bin/python3', str(ROOT / 'plots' / 'plot.py'), str(both_apis),
+                              '--out', str(tmp_path / 'plots')], capture_output=True, text=True,
+                             timeout=600)
+    assert plotted.returncode == 0, plotted.stderr
+    for api in ('d3d12', 'vulkan'):
+        assert (tmp_path / 'plots' / api / 'default' / 'timeline.png').stat().st_size > 0
+    db = tmp_path / 'history.sqlite'
+    kept = linux('history', 'ingest', str(both_apis), '--db', str(db))
+    assert kept.returncode == 0, kept.stderr
+    listed = linux('history', 'list', '--db', str(db))
+    assert '(D3D12)' in listed.stdout and '(Vulkan)' in listed.stdout
+
+
+def test_several_apis_are_refused_where_they_cannot_run(tmp_path):
+    linux_both = linux('run', 'default', '--api', 'both', '--out', str(tmp_path / 'a'))
+    assert linux_both.returncode == 2
+    assert lines(linux_both.stderr) == [
+        'gpuoverlap: --api both: this build has one GPU API (vulkan); the Windows build has '
+        'D3D12 and Vulkan']
+    twice = windows('run', 'default', '--api', 'vulkan,vulkan', '--out', windows_path(tmp_path / 'b'))
+    assert twice.returncode == 2 and 'vulkan is named twice' in twice.stderr
+    concurrent = windows('run', 'default', '--api', 'both', '--device', 'all', '--out',
+                         windows_path(tmp_path / 'c'))
+    assert concurrent.returncode == 2 and 'give --device one device' in concurrent.stderr
+    assert not any((tmp_path / name).exists() for name in 'abc')
