@@ -79,7 +79,11 @@ fi
 if [ "$session" = 1 ]; then
   # The server stays (-p) until --session-stop; wineboot starts the services now, with no
   # caller's pipe to inherit.
-  wineserver -p </dev/null >/dev/null 2>&1
+  # A server already running for the prefix (another session) keeps this one from starting.
+  if ! wineserver -p </dev/null >/dev/null 2>&1; then
+    echo "wine-run: a Wine server is already running for $WINEPREFIX (another session?); end it with --session-stop DISPLAY or wineserver -k" >&2
+    exit 2
+  fi
   wine wineboot </dev/null >/dev/null 2>&1
   trap - EXIT
   echo "$DISPLAY"
