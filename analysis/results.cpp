@@ -15,15 +15,15 @@
 
 namespace gpuoverlap {
 
-namespace {
-
-Result<nlohmann::json> read_json(const std::filesystem::path& path) {
+Result<nlohmann::json> read_results_json(const std::filesystem::path& path) {
   auto text = read_input_file(path, kMaxJsonFileBytes);
   if (!text) return text.error();
   nlohmann::json parsed = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) return make_error(path.string() + ": not valid JSON");
   return parsed;
 }
+
+namespace {
 
 enum class JsonType { object, array, string, boolean, number, object_or_null };
 
@@ -243,7 +243,7 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
                                              RecordsRequired records_required) {
   LoadedScenario s;
   s.directory = directory;
-  auto meta = read_json(directory / "meta.json");
+  auto meta = read_results_json(directory / "meta.json");
   if (!meta) return meta.error();
   // The version first: a newer folder is refused in one line before its content is judged.
   const auto version = format_version_of(*meta, (directory / "meta.json").string());
@@ -448,7 +448,7 @@ Result<LoadedRun> load_results(const std::filesystem::path& directory,
     run.scenarios.push_back(std::move(*s));
     return run;
   }
-  auto run_json = read_json(directory / "run.json");
+  auto run_json = read_results_json(directory / "run.json");
   if (!run_json)
     return make_error(
         directory.string() +
@@ -488,7 +488,7 @@ Result<std::vector<DeviceFolder>> device_folders(const std::filesystem::path& di
   std::vector<DeviceFolder> out;
   std::error_code ec;
   if (!std::filesystem::is_regular_file(directory / "run.json", ec)) return out;
-  auto run = read_json(directory / "run.json");
+  auto run = read_results_json(directory / "run.json");
   if (!run) return run.error();
   const std::string where = (directory / "run.json").string();
   GPUOVERLAP_TRY(check_fields(*run, {{"/devices", JsonType::array, JsonType::object}}, where));
@@ -515,7 +515,7 @@ bool is_selftest(const std::filesystem::path& directory) {
 Result<LoadedSelftest> load_selftest(const std::filesystem::path& directory) {
   LoadedSelftest out;
   out.directory = directory;
-  auto summary = read_json(directory / "selftest.json");
+  auto summary = read_results_json(directory / "selftest.json");
   if (!summary) return summary.error();
   GPUOVERLAP_TRY(check_fields(*summary,
                               {{"/device", JsonType::object},

@@ -52,6 +52,10 @@ struct LoadedBackgroundTask {
   bool operator==(const LoadedBackgroundTask&) const = default;
 };
 
+// A JSON file of a results folder (run.json, meta.json; untrusted: at most kMaxJsonFileBytes,
+// a regular file, valid JSON, else an Error naming it). Its fields are the reader's to check.
+Result<nlohmann::json> read_results_json(const std::filesystem::path& path);
+
 // background.csv of one scenario (untrusted: a missing column the folder's version must have
 // (kBackgroundFile), a bad number or kind is an Error naming the file).
 // `version`: the folder's format version (meta.json's; timeline/results_format.h).

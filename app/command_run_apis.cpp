@@ -10,14 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "analysis/results.h"
 #include "app/command_support.h"
 #include "app/commands.h"
 #include "app/exit_status.h"
-#include "core/atomic_file.h"
-#include "core/input_file.h"
 #include "engine/suite_runner.h"
-#include "timeline/results_format.h"
-#include "git_revision.h"
 
 namespace gpuoverlap::commands {
 
@@ -107,15 +104,6 @@ Status refuse_what_runs_one_api(const RunArguments& args) {
   return ok_status();
 }
 
-// A run.json the run of one API wrote.
-Result<nlohmann::json> read_run_json(const std::filesystem::path& path) {
-  auto text = read_input_file(path, kMaxJsonFileBytes);
-  if (!text) return text.error();
-  nlohmann::json parsed = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) return make_error(path.string() + ": not valid JSON");
-  return parsed;
-}
-
 // OUT/run.json: each API's folder as a device entry (its device described as that API sees
 // it) and every scenario of each, named with its folder in front ("vulkan/default").
 Status write_apis_run_json(const std::filesystem::path& out, const std::string& started_at,
@@ -126,7 +114,7 @@ Status write_apis_run_json(const std::filesystem::path& out, const std::string& 
   nlohmann::json failure = nullptr;
   for (std::size_t i = 0; i < found.size(); ++i) {
     const std::string folder = api_option_name(found[i].api);
-    auto run = read_run_json(out / folder / "run.json");
+    auto run = read_results_json(out / folder / "run.json");
     nlohmann::json api_failure =
         run ? run->value("failure", nlohmann::json())
             : nlohmann::json{{"message", "no run.json: " + run.error().message}};
@@ -145,16 +133,7 @@ Status write_apis_run_json(const std::filesystem::path& out, const std::string& 
                        {"status", statuses[i] == kExitOk ? "ok" : "failed"},
                        {"failure", api_failure}});
   }
-  const nlohmann::json run = {
-      {"format_version", kResultsFormatVersion},
-      {"started_at", started_at},
-      {"command_line", command_line},
-      {"tool", {{"name", "gpuoverlap"}, {"git_revision", GPUOVERLAP_GIT_REVISION}}},
-      {"devices", devices},
-      {"concurrent", nullptr},
-      {"scenarios", scenarios},
-      {"failure", failure}};
-  return write_file_atomically(out / "run.json", run.dump(2) + "\n");
+  return write_run_index_json(out, started_at, command_line, devices, nullptr, scenarios, failure);
 }
 
 }  // namespace

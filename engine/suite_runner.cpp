@@ -666,6 +666,14 @@ Status write_devices_run_json(const std::filesystem::path& out, const std::strin
     for (auto& entry : scenario_entries(run.outcome, out)) scenarios.push_back(std::move(entry));
     if (failure.is_null() && run.outcome.failure) failure = error_json(*run.outcome.failure);
   }
+  return write_run_index_json(out, started_at, command_line, devices, concurrent, scenarios,
+                              failure);
+}
+
+Status write_run_index_json(const std::filesystem::path& out, const std::string& started_at,
+                            const std::string& command_line, const nlohmann::json& devices,
+                            const nlohmann::json& concurrent, const nlohmann::json& scenarios,
+                            const nlohmann::json& failure) {
   const nlohmann::json run = {
       {"format_version", kResultsFormatVersion},
       {"started_at", started_at},

@@ -92,6 +92,13 @@ struct DeviceRun {
 Status write_devices_run_json(const std::filesystem::path& out, const std::string& started_at,
                               const std::string& command_line, const std::vector<DeviceRun>& runs,
                               const nlohmann::json& concurrent = nullptr);
+// The same index from its parts, for a run whose folders are not DeviceRuns of this process
+// (run --api both: one run per API): `devices` entries, every scenario entry relative to OUT,
+// the first failure (null: none).
+Status write_run_index_json(const std::filesystem::path& out, const std::string& started_at,
+                            const std::string& command_line, const nlohmann::json& devices,
+                            const nlohmann::json& concurrent, const nlohmann::json& scenarios,
+                            const nlohmann::json& failure);
 
 // The time now in UTC as results record it ("2026-11-26T09:17:22Z": started_at, finished_at).
 std::string utc_now_iso8601();
