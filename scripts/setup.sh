@@ -12,7 +12,7 @@ packages=(
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools glslang-tools spirv-tools
   libshaderc-dev glslang-dev
   directx-headers-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libfmt-dev
-  libgtest-dev libgmock-dev libfccp-dev zlib1g-dev libsoci-dev libpq-dev
+  libgtest-dev libgmock-dev libfccp-dev zlib1g-dev libsoci-dev libsqlite3-dev libpq-dev
   libimgui-dev libglfw3-dev libgl-dev libpng-dev xvfb xauth libgl1-mesa-dri libglx-mesa0
   python3 python3-matplotlib python3-pandas python3-pytest
   ${EXTRA_PACKAGES:-}
