@@ -216,3 +216,23 @@ def test_several_apis_are_refused_where_they_cannot_run(tmp_path):
                          windows_path(tmp_path / 'c'))
     assert concurrent.returncode == 2 and 'give --device one device' in concurrent.stderr
     assert not any((tmp_path / name).exists() for name in 'abc')
+
+
+def test_a_scenario_one_api_refuses_leaves_the_other_apis_run_whole(tmp_path):
+    # Wine's D3D12 has no enhanced barriers; its Vulkan translates them. The run says so by its
+    # exit status and the scenario's status; neither API's run is a failed one.
+    out = tmp_path / 'out'
+    made = windows('run', 'three-dispatches-enhanced', 'default', '--api', 'both',
+                   '--priority-fallback', '--frames', '3', '--warmup', '1', '--out',
+                   windows_path(out))
+    assert made.returncode == 1, made.stdout + made.stderr
+    run = json.loads((out / 'run.json').read_text())
+    assert [d['status'] for d in run['devices']] == ['ok', 'ok']
+    # A refused scenario wrote no folder (its directory is empty, as in any run.json): each
+    # API's own run.json says whose it was.
+    assert [(s['name'], s['status']) for s in run['scenarios']] == [
+        ('three-dispatches-enhanced', 'unsupported'), ('default', 'ok'),
+        ('three-dispatches-enhanced', 'ok'), ('default', 'ok')]
+    d3d12 = json.loads((out / 'd3d12' / 'run.json').read_text())
+    assert [s['status'] for s in d3d12['scenarios']] == ['unsupported', 'ok']
+    assert (out / 'vulkan' / 'three-dispatches-enhanced' / 'records.csv.gz').is_file()
