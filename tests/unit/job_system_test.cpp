@@ -141,10 +141,12 @@ TEST(JobSystem, BusyWorkIsDeterministicAndTheCalibrationIsPositive) {
 
 // A calibration that shares its CPU with a spinning thread for every run is timed on its own
 // CPU clock: it finds about the rate of one that has the CPU alone, where the wall clock would
-// find about half, and it says that its runs were shared. Runs of 30 ms: longer than any slice
-// the scheduler gives one of two threads on a CPU (CFS's latency period, 6 ms x (1 + log2 of the
-// CPUs) up to 24 ms; EEVDF's 3 ms slice), so every run is shared. The bound on the rate is
-// loose: a hyper-thread sibling busy in one phase and not the other moves it by up to a third.
+// find about half, and it says that its runs were shared. Runs sized for 30 ms of the wall
+// clock: longer than most slices the scheduler gives one of two threads on a CPU (CFS's latency
+// period, 6 ms x (1 + log2 of the CPUs) up to 24 ms; EEVDF's 3 ms slice). On a loaded machine
+// the sizing is slowed too and a run can be as short as 6 ms: some runs may then have the CPU
+// alone, which is why only some need be shared. The bound on the rate is loose: a hyper-thread
+// sibling busy in one phase and not the other moves it by up to a third.
 TEST(JobSystem, BusyWorkCalibrationSharingItsCpuIsNotSlower) {
   const std::vector<int> cpus = usable_cpu_ids();
   ASSERT_FALSE(cpus.empty());
@@ -174,9 +176,11 @@ TEST(JobSystem, BusyWorkCalibrationSharingItsCpuIsNotSlower) {
   ASSERT_TRUE(started.load() && pinned.load()) << "the spinner did not start on CPU " << cpu;
   ASSERT_GT(shared.runs, 0u) << "the calibration could not be pinned to CPU " << cpu;
   ASSERT_GT(alone, 0);
+  // A run that shared its CPU is one whose wall clock counted the spinner's turns and whose CPU
+  // clock did not. Not every run need share it: a run about as long as a scheduler slice may
+  // get one whole on a loaded machine, so the best wall run is not asserted to be slower.
   EXPECT_GT(shared.shared_runs, 0u) << "the spinner took the CPU for part of the runs";
-  EXPECT_GT(shared.wall_best_run_ms, 1.3 * shared.best_run_ms) << "the wall clock counts its turns";
-  EXPECT_GT(shared.iterations_per_us, 0.6 * alone) << "the CPU clock does not";
+  EXPECT_GT(shared.iterations_per_us, 0.6 * alone) << "the CPU clock does not count its turns";
 }
 
 }  // namespace
