@@ -106,16 +106,6 @@ int device_status(const SuiteOutcome& outcome, const DeviceJob& job,
   return kExitOk;
 }
 
-// The run's status from each device's: the first that failed, unless one was interrupted
-// (an interruption ends them all).
-int worst_status(const std::vector<int>& statuses) {
-  int status = kExitOk;
-  for (const int device_status : statuses)
-    if (device_status != kExitOk && (status == kExitOk || device_status == kExitInterrupted))
-      status = device_status;
-  return status;
-}
-
 // What every device's run shares: the command line, the API, the CPUs, the plan, the
 // scenarios, the output folder and the verdicts' settings.
 struct RunContext {

@@ -164,10 +164,7 @@ int command_run_apis(const RunArguments& args, const std::vector<GpuApiKind>& ap
     statuses.push_back(command_run(one, command_line));
     if (statuses.back() == kExitInterrupted) break;
   }
-  while (statuses.size() < found->size()) statuses.push_back(kExitInterrupted);
-  int status = kExitOk;
-  for (const int s : statuses)
-    if (s != kExitOk && (status == kExitOk || s == kExitInterrupted)) status = s;
+  const int status = worst_status(statuses);
   if (Status written = write_apis_run_json(output->path, started_at, command_line, *found);
       !written)
     return fail(written.error());

@@ -11,6 +11,7 @@
 #include <system_error>
 #include <vector>
 
+#include "app/exit_status.h"
 #include "core/output_directory.h"
 
 namespace gpuoverlap::commands {
@@ -74,6 +75,13 @@ Result<std::vector<GpuApiKind>> parse_apis(const std::string& api) {
     start = comma + 1;
   }
   return apis;
+}
+
+int worst_status(const std::vector<int>& statuses) {
+  int status = kExitOk;
+  for (const int part : statuses)
+    if (part != kExitOk && (status == kExitOk || part == kExitInterrupted)) status = part;
+  return status;
 }
 
 Result<std::unique_ptr<GpuApi>> open_api(const std::string& api, bool validation,

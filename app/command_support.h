@@ -31,6 +31,10 @@ Result<std::vector<GpuApiKind>> parse_apis(const std::string& api);
 Result<std::unique_ptr<GpuApi>> open_api(const std::string& api, bool validation,
                                          bool synchronization = false);
 
+// The status of a run of several parts (devices, APIs) from each part's: the first that
+// failed, unless one was interrupted (an interruption ends them all).
+int worst_status(const std::vector<int>& statuses);
+
 // The device for a command that runs work: chosen, announced on stderr.
 Result<DeviceChoice> pick_device(const GpuApi& api, const std::string& wanted);
 // The devices of `run --device` (each occurrence of the option one request; see
