@@ -12,6 +12,7 @@
 
 #include "core/clock.h"
 #include "core/cpu_affinity.h"
+#include "core/thread_policy.h"
 
 namespace gpuoverlap::background {
 
@@ -109,6 +110,7 @@ void BackgroundProcessor::shut_down() {
     cancelled.swap(queue_);
   }
   work_cv_.notify_all();
+  boost_cv_.notify_all();
   cpu_phase_cv_.notify_all();
   for (Queued& q : cancelled) {
     if (q.item.cancel) q.item.cancel();
@@ -143,7 +145,7 @@ std::uint64_t BackgroundProcessor::queue(WorkItem item) {
   unfinished_.insert(id);
   queue_.push_back({id, std::move(item)});
   lock.unlock();
-  work_cv_.notify_all();
+  wake_workers();
   return id;
 }
 
@@ -169,6 +171,7 @@ Result<bool> BackgroundProcessor::set_mode(ProcessingMode mode, MeasurementsActi
     // Work the source generates for a high-priority commit is boosted from the moment it is
     // queued: idle threads must not take it before the commit is registered below.
     boost_pending_ = action == MeasurementsAction::commit_results_high_priority;
+    boost_wanted_.store(boost_active_locked(), std::memory_order_release);
   }
   // The driver hears of the change first; work it queues now belongs to the commit.
   const bool further = source_ ? source_->on_mode_change(mode, action) : false;
@@ -188,8 +191,9 @@ Result<bool> BackgroundProcessor::set_mode(ProcessingMode mode, MeasurementsActi
       }
     }
     mode_ = mode;
+    boost_wanted_.store(boost_active_locked(), std::memory_order_release);
   }
-  work_cv_.notify_all();
+  wake_workers();
   return further;
 }
 
@@ -203,7 +207,7 @@ void BackgroundProcessor::hold(bool held) {
     std::lock_guard lock(mutex_);
     held_ = held;
   }
-  work_cv_.notify_all();
+  wake_workers();
 }
 
 void BackgroundProcessor::hold_for_cpu_phase(bool held) {
@@ -211,7 +215,7 @@ void BackgroundProcessor::hold_for_cpu_phase(bool held) {
     std::lock_guard lock(mutex_);
     held_for_cpu_phase_ = held;
   }
-  work_cv_.notify_all();
+  wake_workers();
   cpu_phase_cv_.notify_all();
 }
 
@@ -239,7 +243,16 @@ bool BackgroundProcessor::wait_idle_ms(std::uint32_t timeout_ms) const {
 
 std::vector<TaskRecord> BackgroundProcessor::records() const {
   std::lock_guard lock(mutex_);
-  return records_;
+  return {records_.begin(), records_.end()};
+}
+
+// The idle threads always; the boost threads only while a high-priority commit runs, so that
+// outside one they sleep untouched (hardware_concurrency() normal-priority threads woken at
+// every compile's end would each preempt a foreground thread for a moment). boost_wanted_ is
+// updated under the mutex before each wake-up that follows a change, so none is lost.
+void BackgroundProcessor::wake_workers() {
+  work_cv_.notify_all();
+  if (boost_wanted_.load(std::memory_order_acquire)) boost_cv_.notify_all();
 }
 
 bool BackgroundProcessor::boost_active_locked() const {
@@ -260,11 +273,15 @@ void BackgroundProcessor::finished_locked(std::uint64_t id) {
       ++it;
     }
   }
+  boost_wanted_.store(boost_active_locked(), std::memory_order_release);
   idle_cv_.notify_all();
-  work_cv_.notify_all();  // a boost may have ended, a slot has freed
+  wake_workers();  // a boost may have ended, a slot has freed
 }
 
 void BackgroundProcessor::worker(std::size_t index, bool boost) {
+  name_this_thread(((boost ? "boost " : "compile ") +
+                    std::to_string(boost ? index - settings_.max_concurrent : index))
+                       .c_str());
   // Each setting on its own: a refused policy still leaves the thread on its CPUs and in its
   // cgroup, and every refusal is kept.
   std::vector<std::string> refused;
@@ -288,7 +305,7 @@ void BackgroundProcessor::worker(std::size_t index, bool boost) {
   for (;;) {
     // Idle threads take work while no high-priority commit runs, boost threads only while one
     // does; either way the queue's front, so work starts in submission order.
-    work_cv_.wait(lock, [&] {
+    (boost ? boost_cv_ : work_cv_).wait(lock, [&] {
       if (stopping_ && queue_.empty()) return true;
       if (queue_.empty() || held_ || held_for_cpu_phase_) return false;
       return boost ? boost_active_locked()

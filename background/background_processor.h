@@ -28,6 +28,7 @@
 // callbacks must not destroy the processor.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -127,7 +128,7 @@ struct TaskRecord {
   bool ran = false;            // callback ran (else cancel)
   bool boosted = false;        // ran on a high-priority commit thread
   bool idle_priority = false;  // its thread was SCHED_IDLE while it ran
-  int worker = -1;  // thread index (idle threads first, then boost threads); -1 cancelled
+  int worker = -1;    // thread index (idle threads first, then boost threads); -1 cancelled
   ThreadSpan thread;  // the thread that ran the callback and what it cost it (when it ran)
 };
 
@@ -208,6 +209,7 @@ class BackgroundProcessor {
 
   void worker(std::size_t index, bool boost);
   bool boost_active_locked() const;
+  void wake_workers();
   void finished_locked(std::uint64_t id);  // commit bookkeeping; signals done commits
 
   const ProcessorSettings settings_;
@@ -216,17 +218,21 @@ class BackgroundProcessor {
   SchedulingSeen idle_seen_, boost_seen_;
   std::optional<std::string> policy_refused_;  // guarded by mutex_
   mutable std::mutex mutex_;
-  mutable std::condition_variable work_cv_;  // queue, boost or stop changed
-  mutable std::condition_variable idle_cv_;  // something finished
+  mutable std::condition_variable work_cv_;   // the idle threads': queue, boost or stop changed
+  mutable std::condition_variable boost_cv_;  // the boost threads': woken by wake_workers
+  std::atomic<bool> boost_wanted_{false};     // boost_active_locked(), kept for wake_workers
+  mutable std::condition_variable idle_cv_;   // something finished
   std::deque<Queued> queue_;
   std::set<std::uint64_t> unfinished_;  // queued or running
-  std::vector<TaskRecord> records_;     // index id - 1
+  // Index id - 1. A deque: it grows in small blocks, never moved and unmapped as a vector past
+  // the mmap threshold is (an munmap interrupts every CPU running a thread of the process).
+  std::deque<TaskRecord> records_;
   std::vector<Commit> commits_;
   ProcessingMode mode_ = ProcessingMode::allowed;
   bool accepting_commit_work_ = false;  // set_mode is calling the source: queue even if disabled
   bool boost_pending_ = false;          // ... for a high-priority commit
   bool stopping_ = false;
-  bool held_ = false;  // hold()
+  bool held_ = false;                             // hold()
   bool held_for_cpu_phase_ = false;               // hold_for_cpu_phase()
   mutable std::condition_variable cpu_phase_cv_;  // held_for_cpu_phase_ became false
   std::size_t running_idle_ = 0, running_boost_ = 0;

@@ -5,6 +5,7 @@
 #include "background/shader_variants.h"
 #include "core/clock.h"
 #include "core/cpu_affinity.h"
+#include "core/thread_policy.h"
 
 namespace gpuoverlap::background {
 
@@ -132,7 +133,10 @@ void BackgroundSession::start() {
   }
   if (spec_.unmanaged_threads > 0) {
     for (std::uint32_t i = 0; i < spec_.unmanaged_threads; ++i)
-      unmanaged_threads_.emplace_back([this, i] { unmanaged_loop(static_cast<int>(i)); });
+      unmanaged_threads_.emplace_back([this, i] {
+        name_this_thread(("control " + std::to_string(i)).c_str());
+        unmanaged_loop(static_cast<int>(i));
+      });
     return;
   }
   bool allowed = false;

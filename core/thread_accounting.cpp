@@ -3,6 +3,7 @@
 #if defined(_WIN32)
 #include <windows.h>
 #else
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #endif
 
 #include <algorithm>
@@ -40,6 +42,12 @@ std::int64_t current_thread_id() { return static_cast<std::int64_t>(GetCurrentTh
 
 std::optional<ThreadAccounting> read_thread_accounting_of(std::int64_t) { return std::nullopt; }
 
+SchedstatFile SchedstatFile::of_calling_thread() { return {}; }
+SchedstatFile SchedstatFile::of_thread(std::int64_t) { return {}; }
+SchedstatFile::~SchedstatFile() = default;
+std::optional<ThreadAccounting> SchedstatFile::read() const { return std::nullopt; }
+ThreadAccounting read_thread_accounting(const SchedstatFile&) { return read_thread_accounting(); }
+
 const char* run_delay_unavailable_reason() {
   return "Windows gives no per-thread time spent ready but not running";
 }
@@ -66,12 +74,25 @@ std::optional<Schedstat> read_schedstat(const char* path) {
   return Schedstat{on_cpu, waited};
 }
 
-}  // namespace
+// The figures from a schedstat file's text ("on-CPU ns, runqueue wait ns, timeslices"), as
+// read_schedstat; no allocation.
+std::optional<Schedstat> parse_schedstat(const char* text) {
+  char* end = nullptr;
+  const long long on_cpu = std::strtoll(text, &end, 10);
+  if (end == text) return std::nullopt;
+  const char* next = end;
+  const long long waited = std::strtoll(next, &end, 10);
+  if (end == next) return std::nullopt;
+  next = end;
+  const long long timeslices = std::strtoll(next, &end, 10);
+  if (end == next || timeslices == 0) return std::nullopt;
+  return Schedstat{on_cpu, waited};
+}
 
-ThreadAccounting read_thread_accounting() {
+// The calling thread's totals, its run delay from `stat` (read however the caller can).
+ThreadAccounting accounting_with(const std::optional<Schedstat>& stat) {
   ThreadAccounting a;
-  if (const auto stat = read_schedstat("/proc/thread-self/schedstat"))
-    a.run_delay_ns = stat->run_delay_ns;
+  if (stat) a.run_delay_ns = stat->run_delay_ns;
   // The thread's CPU clock, not schedstat's first figure: that one leaves out the time since
   // the kernel last updated it (up to a scheduler tick for a thread that never blocks), this
   // one includes it.
@@ -88,6 +109,47 @@ ThreadAccounting read_thread_accounting() {
   }
   a.cpu = sched_getcpu();
   return a;
+}
+
+}  // namespace
+
+ThreadAccounting read_thread_accounting() {
+  return accounting_with(read_schedstat("/proc/thread-self/schedstat"));
+}
+
+SchedstatFile SchedstatFile::of_calling_thread() {
+  return SchedstatFile(::open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC));
+}
+
+SchedstatFile SchedstatFile::of_thread(std::int64_t thread_id) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/self/task/%lld/schedstat",
+                static_cast<long long>(thread_id));
+  return SchedstatFile(::open(path, O_RDONLY | O_CLOEXEC));
+}
+
+SchedstatFile::~SchedstatFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::optional<ThreadAccounting> SchedstatFile::read() const {
+  if (fd_ < 0) return std::nullopt;
+  char text[128];
+  const ssize_t got = ::pread(fd_, text, sizeof text - 1, 0);
+  if (got <= 0) return std::nullopt;
+  text[got] = 0;
+  const auto stat = parse_schedstat(text);
+  if (!stat) return std::nullopt;
+  ThreadAccounting a;
+  a.on_cpu_ns = stat->on_cpu_ns;
+  a.run_delay_ns = stat->run_delay_ns;
+  return a;
+}
+
+ThreadAccounting read_thread_accounting(const SchedstatFile& own) {
+  const auto read = own.read();
+  return accounting_with(read ? std::optional<Schedstat>(Schedstat{0, *read->run_delay_ns})
+                              : std::nullopt);
 }
 
 std::optional<ThreadAccounting> read_thread_accounting_of(std::int64_t thread_id) {
@@ -112,6 +174,17 @@ const char* run_delay_unavailable_reason() {
 
 #endif
 
+SchedstatFile::SchedstatFile(SchedstatFile&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+
+SchedstatFile& SchedstatFile::operator=(SchedstatFile&& other) noexcept {
+  if (this != &other) {
+    SchedstatFile gone(std::move(*this));
+    fd_ = other.fd_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
 ThreadAccounting accounting_between(const ThreadAccounting& earlier,
                                     const ThreadAccounting& later) {
   ThreadAccounting d;
@@ -128,11 +201,18 @@ ThreadAccounting accounting_between(const ThreadAccounting& earlier,
 
 std::optional<GroupAccounting> GroupAccountingClock::lap(
     const std::vector<std::int64_t>& thread_ids) {
-  std::vector<std::optional<ThreadAccounting>> now;
-  now.reserve(thread_ids.size());
-  for (const std::int64_t id : thread_ids)
-    now.push_back(id != 0 ? read_thread_accounting_of(id) : std::nullopt);
   const bool comparable = !thread_ids.empty() && thread_ids == ids_;
+  if (!comparable) {
+    // New threads: their files are opened now, once, and the figures start again.
+    files_.clear();
+    for (const std::int64_t id : thread_ids)
+      files_.push_back(id != 0 ? SchedstatFile::of_thread(id) : SchedstatFile());
+    ids_ = thread_ids;
+    last_.assign(thread_ids.size(), std::nullopt);
+    now_.assign(thread_ids.size(), std::nullopt);
+  }
+  for (std::size_t t = 0; t < files_.size(); ++t) now_[t] = files_[t].read();
+  std::vector<std::optional<ThreadAccounting>>& now = now_;
   std::optional<GroupAccounting> out;
   if (comparable) {
     GroupAccounting g;
@@ -153,8 +233,7 @@ std::optional<GroupAccounting> GroupAccountingClock::lap(
     }
     if (known) out = g;
   }
-  ids_ = thread_ids;
-  last_ = std::move(now);
+  last_.swap(now_);
   return out;
 }
 

@@ -39,6 +39,35 @@ ThreadAccounting read_thread_accounting();
 // `later` minus `earlier`, field by field; a field is empty unless both have it.
 ThreadAccounting accounting_between(const ThreadAccounting& earlier, const ThreadAccounting& later);
 
+// A thread's schedstat file (Linux: /proc/thread-self/schedstat or /proc/self/task/<id>/
+// schedstat) opened once and read again in place: the kernel makes the text anew for a read at
+// offset 0, so each read is one pread, with no open, close or allocation. What a thread reads
+// on the frame path. Not open (Windows, no procfs, a thread gone): read() is nullopt.
+class SchedstatFile {
+ public:
+  SchedstatFile() = default;
+  static SchedstatFile of_calling_thread();
+  static SchedstatFile of_thread(std::int64_t thread_id);
+  SchedstatFile(SchedstatFile&& other) noexcept;
+  SchedstatFile& operator=(SchedstatFile&& other) noexcept;
+  SchedstatFile(const SchedstatFile&) = delete;
+  SchedstatFile& operator=(const SchedstatFile&) = delete;
+  ~SchedstatFile();
+
+  bool is_open() const { return fd_ >= 0; }
+  // The thread's on-CPU time (as the kernel last updated it) and run delay; nullopt when not
+  // open, unreadable, or not kept (no CONFIG_SCHED_INFO: the file holds zeros).
+  std::optional<ThreadAccounting> read() const;
+
+ private:
+  explicit SchedstatFile(int fd) : fd_(fd) {}
+  int fd_ = -1;
+};
+
+// read_thread_accounting(), its run delay read through `own` (the calling thread's file,
+// opened once by that thread): two system calls and a pread, nothing opened or allocated.
+ThreadAccounting read_thread_accounting(const SchedstatFile& own);
+
 // One piece of work on one thread (a background compile): the thread, the CPUs it started and
 // ended on, and what the work cost it. Take `before` with read_thread_accounting() on the same
 // thread just before the work; thread_span_since(before) just after.
@@ -64,12 +93,15 @@ struct GroupAccounting {
 class GroupAccountingClock {
  public:
   // The figures since the last lap of the same threads; nullopt on the first lap, when the
-  // ids changed, or when any thread's figures are unknown. Cost: one procfs read per thread.
+  // ids changed, or when any thread's figures are unknown. Cost: one pread per thread; each
+  // thread's file is opened at the first lap that names it, so laps of the same threads open
+  // and allocate nothing.
   std::optional<GroupAccounting> lap(const std::vector<std::int64_t>& thread_ids);
 
  private:
   std::vector<std::int64_t> ids_;
-  std::vector<std::optional<ThreadAccounting>> last_;
+  std::vector<SchedstatFile> files_;
+  std::vector<std::optional<ThreadAccounting>> last_, now_;
 };
 
 // The calling thread's id as the OS names it (the tid `top -H` and perf show).

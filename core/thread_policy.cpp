@@ -171,3 +171,28 @@ PolicyProbe probe_policy(ThreadPolicy policy) {
 }
 
 }  // namespace gpuoverlap
+
+namespace gpuoverlap {
+
+#if defined(_WIN32)
+void name_this_thread(const char* name) {
+  // SetThreadDescription is Windows 10 1607 and later (and Wine 5): found at run time, so the
+  // tool still starts where it is missing.
+  using SetDescription = HRESULT(WINAPI*)(HANDLE, PCWSTR);
+  static const auto set_description = reinterpret_cast<SetDescription>(reinterpret_cast<void*>(
+      GetProcAddress(GetModuleHandleW(L"kernel32.dll"), "SetThreadDescription")));
+  if (!set_description) return;
+  wchar_t wide[64] = {};
+  for (std::size_t i = 0; name[i] && i + 1 < std::size(wide); ++i)
+    wide[i] = static_cast<wchar_t>(static_cast<unsigned char>(name[i]));
+  set_description(GetCurrentThread(), wide);
+}
+#else
+void name_this_thread(const char* name) {
+  char cut[16] = {};
+  std::strncpy(cut, name, sizeof cut - 1);
+  pthread_setname_np(pthread_self(), cut);
+}
+#endif
+
+}  // namespace gpuoverlap

@@ -56,4 +56,9 @@ struct PolicyProbe {
 };
 PolicyProbe probe_policy(ThreadPolicy policy);
 
+// Names the calling thread as `top -H`, perf, a scheduler trace and a debugger show it (Linux:
+// at most 15 characters, longer names cut; Windows: SetThreadDescription where the system has
+// it). A name the OS refuses leaves the thread as it was: naming is never a failure.
+void name_this_thread(const char* name);
+
 }  // namespace gpuoverlap

@@ -113,7 +113,9 @@ nlohmann::json to_json(const RunSettings& settings);
 // Every key required and range-checked (the load process's command line is input too).
 Result<RunSettings> run_settings_from_json(const nlohmann::json& json);
 
-// Called after every frame (warm-up included) from the thread that called run().
+// Called from the thread that called run(): after every warm-up frame and after the last frame,
+// never between measured frames (a progress line written to a terminal there could block the
+// frame loop in the middle of what it measures). A preemption run calls it every 100 ms.
 using ProgressCallback = std::function<void(std::uint32_t frames_done, std::uint32_t frames_total)>;
 
 // How a self-test round trip reaches the GPU: `flag`, a host write that a spinning GPU thread

@@ -100,6 +100,13 @@ void wait_until_ns(std::int64_t target_ns) {
   while (monotonic_raw_ns() < target_ns) GPUOVERLAP_CPU_RELAX();
 }
 
+// How often a frame takes a fresh CPU/GPU clock calibration (engine/frame_records.h).
+constexpr std::uint32_t kCalibrateEveryFrames = 16;
+// How long the release waits, spinning, for the poller's first pass (queues/stamp_poller.h):
+// far more than a wake-up of a thread on an idle CPU (a few to tens of µs), far less than a
+// frame.
+constexpr std::int64_t kPollerReadySpinNs = 200'000;
+
 // One run of the frame loop: the state it keeps across frames, and its steps (run_frames calls
 // the public ones in order; run_frame, each frame's).
 class FrameLoop {
@@ -118,6 +125,7 @@ class FrameLoop {
   enum class FrameEnd { stop, training, counted };
 
   bool begin_training();
+  void lap_accounting();
   void frame_started(std::int64_t start_ns, LoopPhase next);
   void pace_until(std::int64_t target_ns);
   FrameEnd run_frame(std::uint32_t index);
@@ -128,6 +136,7 @@ class FrameLoop {
   bool run_cpu_phase(LoopFrame& f);
   bool record_and_submit(LoopFrame& f);
   void release_and_wait(LoopFrame& f);
+  void end_poll_unreleased();
   bool next_cpu_phase_during_wait(LoopFrame& f);
   void add_records(const LoopFrame& f);
   FrameEnd after_frame(const LoopFrame& f);
@@ -147,9 +156,15 @@ class FrameLoop {
   const bool shader_clock_;
   const std::vector<std::uint32_t> valid_bits_;
   double worst_deviation_ns_ = 0;
+  // One polling thread for the whole run, started here and asleep between frames (queues/
+  // stamp_poller.h: what the frame loop does for it per frame).
   StampPoller poller_;
   std::optional<std::int64_t> first_measured_t0_ns_;
-  std::vector<GpuCalibration> calibrations_;  // one per measured frame, for the drift
+  // Calibrations of measured frames, for the drift; one every kCalibrateEveryFrames frames, and
+  // the frames between use the latest (the drift between two says how far that can be off).
+  std::vector<GpuCalibration> calibrations_;
+  std::optional<GpuCalibration> last_calibration_;
+  std::uint32_t frames_since_calibration_ = 0;
 
   const background::BackgroundSpec* bg_spec_ = nullptr;
   bool binds_ = false;
@@ -186,6 +201,7 @@ class FrameLoop {
   LoopPhaseClock phases_;
   std::optional<LoopPhaseTimes> interval_phases_;
   ThreadAccounting accounting_at_start_;
+  SchedstatFile loop_schedstat_;  // the frame loop's own, opened once in start()
   std::optional<ThreadAccounting> interval_accounting_;
   GroupAccountingClock workers_clock_;
   std::optional<GroupAccounting> interval_workers_;
@@ -293,17 +309,31 @@ void FrameLoop::start() {
   // The stamps' frame number: after any frame this backend ran before (stamps start zeroed,
   // so never 0), because a reused backend's stamps and semaphores still hold its last run's.
   frame_ = backend_.last_frame();
+  // Everything a measured frame appends to is sized now: a vector that grows past glibc's
+  // mmap threshold (128 KiB) moves and unmaps its old block, and an munmap sends a TLB-flush
+  // interrupt to every CPU running a thread of this process, the background's included.
+  timeline_.records.reserve(std::size_t{total_} * slots_);
+  timeline_.frames.reserve(total_);
+  calibrations_.reserve(total_ / kCalibrateEveryFrames + 2);
+  loop_schedstat_ = SchedstatFile::of_calling_thread();
   loop_start_ns_ = monotonic_raw_ns();
-  accounting_at_start_ = read_thread_accounting();
+  accounting_at_start_ = read_thread_accounting(loop_schedstat_);
 }
 
-// A frame starts at `start_ns` (its release); the thread goes on in `next`.
-void FrameLoop::frame_started(std::int64_t start_ns, LoopPhase next) {
-  interval_phases_ = phases_.frame_started(start_ns, next);
-  const ThreadAccounting now = read_thread_accounting();
+// What the scheduler did to the frame loop and the workers since the last frame's start, read
+// just before the next frame's jobs are released: the workers are between frames, and every
+// read is a pread of a file opened once.
+void FrameLoop::lap_accounting() {
+  const ThreadAccounting now = read_thread_accounting(loop_schedstat_);
   interval_accounting_ = accounting_between(accounting_at_start_, now);
   accounting_at_start_ = now;
   if (job_system_) interval_workers_ = workers_clock_.lap(job_system_->worker_thread_ids());
+}
+
+// A frame starts at `start_ns` (its release); the thread goes on in `next`.
+// Contract: lap_accounting() came just before.
+void FrameLoop::frame_started(std::int64_t start_ns, LoopPhase next) {
+  interval_phases_ = phases_.frame_started(start_ns, next);
 }
 
 // The pace: asleep, then spinning, until `target_ns`; late if the thread woke after it.
@@ -318,7 +348,10 @@ void FrameLoop::run() {
     const FrameEnd end = run_frame(index);
     if (end == FrameEnd::stop) break;
     if (end == FrameEnd::training) continue;  // training frames are not warm-up or measured frames
-    if (progress_) progress_(index + 1, total_);
+    // Progress (a line on a terminal) is written for the warm-up and at the end, never between
+    // measured frames: a write to a terminal can block on it.
+    if (progress_ && (index < settings_.warmup_frames || index + 1 == total_))
+      progress_(index + 1, total_);
     ++index;
   }
 }
@@ -449,6 +482,7 @@ bool FrameLoop::run_cpu_phase(LoopFrame& f) {
                      ? std::max(*last_frame_start_ns_ + period_ns_, monotonic_raw_ns()) + delay_ns_
                      : *last_frame_start_ns_ + period_ns_);
     if (background_) background_->cpu_phase(true);  // dispatch = "gaps": before the release
+    lap_accounting();
     frame_started(job_system_->begin_frame(), LoopPhase::jobs);
   } else {
     phases_.enter(LoopPhase::jobs, monotonic_raw_ns());
@@ -467,6 +501,11 @@ bool FrameLoop::run_cpu_phase(LoopFrame& f) {
 // Records and submits the frame, then reads a calibration; false when either failed.
 bool FrameLoop::record_and_submit(LoopFrame& f) {
   if (background_ && !f.cpu_phase) background_->cpu_phase(true);  // recording is the CPU phase
+  if (!f.cpu_phase) lap_accounting();
+  // The poller is woken now, so that its wake-up overlaps the recording and submission and it
+  // is spinning by the release (release_and_wait); the GPU work cannot start before that.
+  if (settings_.stamping)
+    poller_.arm(stamps_.slot_words, frame_, monotonic_raw_ns() + timeout_ns_ + timeout_ns_);
   f.cpu_start_ns = monotonic_raw_ns();
   f.frame_start_ns = f.cpu_phase ? f.cpu_phase->release_ns : f.cpu_start_ns;
   if (f.cpu_phase)
@@ -482,11 +521,13 @@ bool FrameLoop::record_and_submit(LoopFrame& f) {
     f.frame_interval_us = ns_to_us_since(f.frame_start_ns, *last_frame_start_ns_);
   last_frame_start_ns_ = f.frame_start_ns;
   if (Status s = backend_.record_frame(frame_); !s) {
+    end_poll_unreleased();
     fail(f, s.error(), RecordStatus::gpu_error);
     return false;
   }
   if (const GpuOutcome submitted = backend_.submit_frame(frame_);
       submitted.status != GpuStatus::ok) {
+    end_poll_unreleased();
     fail(f, failure_of(submitted, "submitting the frame"),
          submitted.status == GpuStatus::device_lost ? RecordStatus::device_lost
                                                     : RecordStatus::gpu_error);
@@ -496,20 +537,36 @@ bool FrameLoop::record_and_submit(LoopFrame& f) {
   f.cpu_submitted_ns = monotonic_raw_ns();
   if (background_) background_->cpu_phase(false);
   phases_.enter(LoopPhase::tool, f.cpu_submitted_ns);
-  f.calibration = backend_.calibrate();
-  if (f.calibration) {
-    worst_deviation_ns_ =
-        std::max(worst_deviation_ns_, static_cast<double>(f.calibration->max_deviation_ns));
-    if (f.measured) calibrations_.push_back(*f.calibration);
+  // A calibrated-timestamp read is a driver call that may share a lock with the background's
+  // pipeline creation: one every kCalibrateEveryFrames frames, the latest one between. The
+  // first and the last measured frame always have their own, so the drift spans the run.
+  const bool first_or_last_measured =
+      f.measured && (f.measured_frame == 0 || f.index + 1 == total_);
+  if (!last_calibration_ || ++frames_since_calibration_ >= kCalibrateEveryFrames ||
+      first_or_last_measured) {
+    frames_since_calibration_ = 0;
+    if (auto fresh = backend_.calibrate()) {
+      last_calibration_ = fresh;
+      worst_deviation_ns_ =
+          std::max(worst_deviation_ns_, static_cast<double>(fresh->max_deviation_ns));
+      if (f.measured) calibrations_.push_back(*fresh);
+      f.calibrated = true;
+    }
   }
+  f.calibration = last_calibration_;
   return true;
 }
 
 // Releases the frame's gate and waits for its GPU work and stamps, each with a deadline; then
 // reads its timestamps.
 void FrameLoop::release_and_wait(LoopFrame& f) {
-  // Release: the poller spins before t0, so no stamp can be missed.
-  if (settings_.stamping) poller_.arm(stamps_.slot_words, frame_, monotonic_raw_ns() + timeout_ns_);
+  // Release: the poller, woken before the recording, is spinning by now, so no stamp is seen
+  // late. It is waited for only briefly and never by yielding: a poller the scheduler keeps off
+  // a CPU is not waited for, its windows say how late it saw the stamps.
+  if (settings_.stamping) {
+    f.poller_ready = poller_.wait_until_polling(monotonic_raw_ns() + kPollerReadySpinNs);
+    poller_.shorten_deadline(monotonic_raw_ns() + timeout_ns_);
+  }
   f.t0_ns = monotonic_raw_ns();
   phases_.enter(LoopPhase::gpu_wait, f.t0_ns);
   f.waited = backend_.release_gate(frame_);
@@ -542,6 +599,13 @@ void FrameLoop::release_and_wait(LoopFrame& f) {
     outcome_.gpu_may_be_busy = true;
 }
 
+// A frame that failed before its release: its poll, armed before the recording, ends now.
+void FrameLoop::end_poll_unreleased() {
+  if (!settings_.stamping) return;
+  poller_.shorten_deadline(0);
+  (void)poller_.wait();
+}
+
 // The wait for the frame until the next frame's start, where that comes before the frame's
 // deadline; the next frame's jobs begin there if the GPU is still busy. True when the wait is
 // over: the GPU is done, or failed.
@@ -557,6 +621,7 @@ bool FrameLoop::next_cpu_phase_during_wait(LoopFrame& f) {
     wait_until_ns(next_start_ns);
     phases_.enter(LoopPhase::woke_late, next_start_ns);
     if (background_) background_->cpu_phase(true);
+    lap_accounting();
     frame_started(job_system_->begin_frame(), LoopPhase::gpu_wait);
     f.waited = GpuOutcome::ok();
   }
@@ -628,6 +693,13 @@ void FrameLoop::finish() {
   if (cpu_)
     meta["cpu"] = cpu_meta(*cpu_, job_system_.get(), stutters_, settings_.injected_frame_delay_us);
   meta["threads"] = thread_scheduling_meta(job_system_.get());
+  // Which threads to look for in a scheduler trace, and when the measured frames ran there
+  // (CLOCK_MONOTONIC_RAW, the trace's mono_raw clock): from the first measured frame's start
+  // to the last one's end.
+  meta["threads"]["frame_loop"]["thread_id"] = current_thread_id();
+  if (settings_.stamping) meta["threads"]["poller"] = {{"thread_id", poller_.thread_id()}};
+  if (first_measured_start_ns_)
+    meta["measured_span_ns"] = {{"start", *first_measured_start_ns_}, {"end", loop_end_ns}};
   meta["allocator"] = allocator_state_;
   // The workers stop before the background work: workers that spin (wait = "spin") hold every
   // core but the poller's, so an idle-priority compile still in flight, which stopping waits

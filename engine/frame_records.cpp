@@ -108,7 +108,12 @@ FrameRecord frame_record_of(const LoopFrame& f, const RecordReading& how) {
     if (f.polled.cpu >= 0) frame_record.poller_cpu = f.polled.cpu;
     if (f.polled.run_delay_ns)
       frame_record.poller_run_delay_us = static_cast<double>(*f.polled.run_delay_ns) / 1e3;
+    if (f.polled.thread_id != 0) frame_record.poller_thread_id = f.polled.thread_id;
+    frame_record.poller_wake_us = static_cast<double>(f.polled.wake_latency_ns) / 1e3;
+    frame_record.harness_reschedule_points =
+        (f.polled.woke_poller ? 1u : 0u) + (f.polled.waited_for_poller ? 1u : 0u);
   }
+  frame_record.calibrated = f.calibrated;
   return frame_record;
 }
 

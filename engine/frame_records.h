@@ -33,7 +33,9 @@ struct LoopFrame {
   std::optional<ThreadAccounting> accounting_of_interval;
   std::optional<GroupAccounting> workers_of_interval;
   std::optional<double> frame_interval_us;
-  std::optional<GpuCalibration> calibration;
+  std::optional<GpuCalibration> calibration;  // this frame's own, or the latest before it
+  bool calibrated = false;                    // a calibration was read for this frame
+  bool poller_ready = false;   // the poller was spinning at the release (queues/stamp_poller.h)
   std::int64_t t0_ns = 0;      // the gate's release
   std::int64_t waited_ns = 0;  // the GPU wait's end
   GpuOutcome waited;

@@ -8,6 +8,8 @@
 #include "core/cpu_affinity.h"
 #include "core/cpu_relax.h"
 #include "core/thread_accounting.h"
+#include "core/thread_policy.h"
+#include "core/wake_signal.h"
 #include "jobs/busy_work.h"
 
 namespace gpuoverlap::jobs {
@@ -77,6 +79,7 @@ JobSystem::JobSystem(const CpuFrameSpec& spec, double iterations_per_us)
   threads_.reserve(spec.workers);
   for (std::size_t w = 0; w < spec.workers; ++w)
     threads_.emplace_back([this, w] {
+      name_this_thread(("worker " + std::to_string(w)).c_str());
       if (!pinned_cpus_.empty() && pinned_cpus_[w] >= 0 && !pin_current_thread(pinned_cpus_[w]))
         pinned_failed_.fetch_add(1, std::memory_order_relaxed);
       // Unpinned, a worker still keeps off the background's CPUs (on Windows a new thread does
@@ -93,7 +96,7 @@ JobSystem::JobSystem(const CpuFrameSpec& spec, double iterations_per_us)
 JobSystem::~JobSystem() {
   stop_.store(true, std::memory_order_release);
   signal_.fetch_add(1, std::memory_order_acq_rel);
-  signal_.notify_all();
+  wake_all(signal_);
   for (std::thread& t : threads_) t.join();
 }
 
@@ -126,7 +129,7 @@ std::int64_t JobSystem::begin_frame() {
   generation_.store(generation, std::memory_order_release);
   in_progress_ = true;
   signal_.fetch_add(1, std::memory_order_acq_rel);
-  signal_.notify_all();
+  wake_all(signal_);
   return release_ns;
 }
 
@@ -175,7 +178,7 @@ std::optional<FrameJobsResult> JobSystem::wait_frame(std::int64_t deadline_ns) {
 
 void JobSystem::wait_for_signal(std::uint32_t seen) {
   if (spec_.wait == WaitMode::sleep) {
-    signal_.wait(seen, std::memory_order_acquire);
+    sleep_while(signal_, seen);
     return;
   }
   const std::int64_t spin_until =
@@ -186,7 +189,7 @@ void JobSystem::wait_for_signal(std::uint32_t seen) {
     GPUOVERLAP_CPU_RELAX();
     // The clock is read every 64 spins only: reading it is slower than the spin itself.
     if ((i & 63) == 63 && monotonic_raw_ns() >= spin_until) {
-      signal_.wait(seen, std::memory_order_acquire);
+      sleep_while(signal_, seen);
       return;
     }
   }
@@ -250,7 +253,7 @@ void JobSystem::run_job(std::uint32_t generation, std::uint32_t job, std::size_t
     if (job + 1 < critical_jobs_) {
       critical_state_.fetch_add(std::uint64_t{1} << 16, std::memory_order_acq_rel);
       signal_.fetch_add(1, std::memory_order_acq_rel);
-      signal_.notify_one();
+      wake_one(signal_);
     } else {
       critical_end_ns_.store(end_ns, std::memory_order_release);
     }

@@ -133,7 +133,7 @@ std::string frames_csv(const Scenario& s, const ScenarioTimeline& timeline) {
   for (const FrameRecord& f : timeline.frames)
     out += fmt::format(
         "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},"
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
         csv_field(s.name), f.frame, csv_number(f.cpu_start_us), csv_number(f.cpu_frame_us),
         csv_number(f.cpu_submit_us), csv_number(f.submit_to_start_us),
         csv_number(f.poll_gap_max_us), f.bg_managed, f.bg_boosted, f.bg_unmanaged,
@@ -150,7 +150,10 @@ std::string frames_csv(const Scenario& s, const ScenarioTimeline& timeline) {
         optional_text(f.loop_switches_voluntary), optional_text(f.loop_switches_involuntary),
         optional_text(f.loop_cpu), csv_number(f.workers_run_delay_us),
         csv_number(f.workers_run_delay_max_us), csv_number(f.workers_on_cpu_us),
-        csv_number(f.poller_run_delay_us), optional_text(f.workers_on_loop_cpu));
+        csv_number(f.poller_run_delay_us), optional_text(f.workers_on_loop_cpu),
+        optional_text(f.poller_thread_id), csv_number(f.poller_wake_us),
+        optional_text(f.harness_reschedule_points),
+        f.calibrated ? std::to_string(*f.calibrated ? 1 : 0) : std::string());
   return out;
 }
 

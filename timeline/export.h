@@ -64,7 +64,7 @@ inline constexpr std::array<ColumnSpec, 24> kSummaryFile = {
 inline constexpr auto kSummaryColumns = column_names(kSummaryFile);
 
 // Appended, never reordered: readers of older runs find the first twelve.
-inline constexpr std::array<ColumnSpec, 39> kFrameFile = {{{"scenario", 1},
+inline constexpr std::array<ColumnSpec, 43> kFrameFile = {{{"scenario", 1},
                                                            {"frame", 0},
                                                            {"cpu_start_us", 1},
                                                            {"cpu_frame_us", 1},
@@ -102,7 +102,11 @@ inline constexpr std::array<ColumnSpec, 39> kFrameFile = {{{"scenario", 1},
                                                            {"workers_run_delay_max_us", 1},
                                                            {"workers_on_cpu_us", 1},
                                                            {"poller_run_delay_us", 1},
-                                                           {"workers_on_loop_cpu", 1}}};
+                                                           {"workers_on_loop_cpu", 1},
+                                                           {"poller_thread_id", 1},
+                                                           {"poller_wake_us", 1},
+                                                           {"harness_reschedule_points", 1},
+                                                           {"calibrated", 1}}};
 inline constexpr auto kFrameColumns = column_names(kFrameFile);
 
 // Append, never reorder: files from before the thread's columns are read by every tool.

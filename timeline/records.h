@@ -188,6 +188,16 @@ struct FrameRecord {
   // How many workers ended their last job of this frame on the CPU the frame loop started it
   // on (loop_cpu): threads that compete with the one that starts frames.
   std::optional<std::uint32_t> workers_on_loop_cpu;
+  // The harness itself (queues/stamp_poller.h): the polling thread's OS id (one thread per run:
+  // the same in every frame), its wake-up from arm() to its first pass, and the frame loop's
+  // reschedule points for it this frame: a futex wake of the sleeping poller, a futex wait for
+  // a poll not yet ended (0-2; nothing else the harness does on the frame path may reschedule
+  // the frame loop). `calibrated`: this frame read a fresh CPU/GPU clock calibration (one in
+  // 16 frames; the others use the latest).
+  std::optional<std::int64_t> poller_thread_id;
+  std::optional<double> poller_wake_us;
+  std::optional<std::uint32_t> harness_reschedule_points;
+  std::optional<bool> calibrated;
 };
 
 // A background compile (managed or unmanaged) ran during the frame: the frames that are a

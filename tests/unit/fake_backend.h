@@ -46,6 +46,7 @@ class FakeBackend : public ScenarioBackend {
 
   std::map<std::uint32_t, FakeFrame> script;  // by frame (from 1); absent: a good frame
   std::vector<std::uint32_t> recorded, submitted, released;
+  std::uint32_t calibrations = 0;  // calibrate() calls
   int waits = 0;
 
   StampView stamps() const override {
@@ -88,6 +89,7 @@ class FakeBackend : public ScenarioBackend {
     return ticks;
   }
   std::optional<GpuCalibration> calibrate() override {
+    ++calibrations;
     calibration_ns_ = static_cast<std::uint64_t>(monotonic_raw_ns());
     return GpuCalibration{.gpu_ticks = calibration_ns_,
                           .cpu_ns = static_cast<std::int64_t>(calibration_ns_),

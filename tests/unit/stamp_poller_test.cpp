@@ -89,7 +89,8 @@ TEST(StampPoller, ASlotInAnUnwrittenBufferTimesOut) {
   alignas(64) std::array<std::uint32_t, kStride> shaders{};
   alignas(64) std::array<std::uint32_t, kStride> copies{};
   StampPoller poller;
-  poller.arm({shaders.data(), copies.data()}, 3, monotonic_raw_ns() + 50'000'000);
+  const std::vector<const std::uint32_t*> slots = {shaders.data(), copies.data()};
+  poller.arm(slots, 3, monotonic_raw_ns() + 50'000'000);
   store(&shaders[0], 3);
   store(&shaders[1], 3);
   const PollResult r = poller.wait();

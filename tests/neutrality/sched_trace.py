@@ -1,0 +1,264 @@
+"""The kernel's scheduler record of a run, from tracefs, and what it says about the harness.
+
+A trace instance of its own (instances/<name>, so nothing else's tracing is touched), on the
+mono_raw clock: the clock the tool stamps with (CLOCK_MONOTONIC_RAW), so meta.json's
+measured_span_ns and the trace's times are one timeline. It records context switches, wake-ups,
+migrations, thread creation and exit, the timer tick and the IPIs (reschedule, function call),
+device interrupts, and the system calls that make or give up a CPU by their own call
+(sched_yield, clone, clone3).
+
+Used by test_neutrality.py; it needs root and a kernel with tracefs (Debian's has it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import platform
+import re
+import subprocess
+from pathlib import Path
+
+TRACEFS = Path("/sys/kernel/tracing")
+
+# x86-64 system call numbers (arch/x86/entry/syscalls/syscall_64.tbl).
+SYSCALLS_X86_64 = {24: "sched_yield", 56: "clone", 435: "clone3"}
+
+EVENTS = [
+    "sched/sched_switch",
+    "sched/sched_wakeup",
+    "sched/sched_wakeup_new",
+    "sched/sched_migrate_task",
+    "sched/sched_process_fork",
+    "sched/sched_process_exit",
+    "irq_vectors/local_timer_entry",
+    "irq_vectors/reschedule_entry",
+    "irq_vectors/call_function_entry",
+    "irq_vectors/call_function_single_entry",
+    "irq/irq_handler_entry",
+    "raw_syscalls/sys_enter",
+]
+
+# Events that take a CPU from its task without the task asking: the tick, an IPI, a device's
+# interrupt. A runnable thread switched out with none of these on its CPU since it last ran gave
+# the CPU up by its own call (sched_yield, or a wake-up it made of a thread that then preempted
+# it on return from the system call).
+INTERRUPTS = {
+    "local_timer_entry",
+    "reschedule_entry",
+    "call_function_entry",
+    "call_function_single_entry",
+    "irq_handler_entry",
+}
+
+
+def unavailable_reason() -> str | None:
+    """Why the kernel's record cannot be taken here, or None when it can (mounting tracefs
+    where it is not mounted yet)."""
+    if platform.system() != "Linux":
+        return f"tracefs is Linux's; this is {platform.system()}"
+    if platform.machine() != "x86_64":
+        return f"the system call numbers are x86-64's; this is {platform.machine()}"
+    if os.geteuid() != 0:
+        return "tracefs needs root"
+    if not (TRACEFS / "instances").is_dir():
+        done = subprocess.run(
+            ["mount", "-t", "tracefs", "nodev", str(TRACEFS)], capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            return f"mount -t tracefs nodev {TRACEFS}: {done.stderr.strip() or done.returncode}"
+    missing = [e for e in EVENTS if not (TRACEFS / "events" / e).is_dir()]
+    if missing:
+        return "the kernel has no " + ", ".join(missing)
+    if "mono_raw" not in (TRACEFS / "trace_clock").read_text():
+        return "the kernel's trace clocks lack mono_raw"
+    return None
+
+
+class Recording:
+    """One trace instance: start() it, run, then stop() for the text of the record."""
+
+    def __init__(self, name: str, buffer_kb_per_cpu: int = 65536):
+        self.dir = TRACEFS / "instances" / name
+        self.buffer_kb = buffer_kb_per_cpu
+
+    def _write(self, relative: str, text: str) -> None:
+        (self.dir / relative).write_text(text)
+
+    def start(self) -> None:
+        if self.dir.exists():
+            self.dir.rmdir()
+        self.dir.mkdir()
+        self._write("trace_clock", "mono_raw")
+        self._write("buffer_size_kb", str(self.buffer_kb))
+        self._write("options/record-tgid", "1")
+        # Only the calls that matter: every other system call would fill the buffer.
+        ids = " || ".join(f"id == {n}" for n in SYSCALLS_X86_64)
+        self._write("events/raw_syscalls/sys_enter/filter", ids)
+        for event in EVENTS:
+            self._write(f"events/{event}/enable", "1")
+        self._write("tracing_on", "1")
+
+    def stop(self) -> str:
+        self._write("tracing_on", "0")
+        text = (self.dir / "trace").read_text(errors="replace")
+        # A buffer that overran lost events: the record would be incomplete.
+        self.overruns = [
+            str(stats)
+            for stats in (self.dir / "per_cpu").glob("cpu*/stats")
+            if "overrun: 0" not in stats.read_text()
+        ]
+        self.dir.rmdir()
+        return text
+
+
+# "   comm-123     (  120) [001] d..2. 1234.567890: sched_switch: prev_comm=..."
+LINE = re.compile(
+    r"^\s*(?P<comm>.+?)-(?P<tid>\d+)\s+\(\s*(?P<tgid>[\d-]+)\)\s+\[(?P<cpu>\d+)\]\s+\S+\s+"
+    r"(?P<ts>\d+\.\d+):\s+(?P<event>\w+):\s?(?P<body>.*)$"
+)
+FIELD = re.compile(r"(\w+)=(\S+)")
+
+
+@dataclasses.dataclass
+class Event:
+    time_ns: int
+    cpu: int
+    tid: int
+    tgid: int | None
+    comm: str
+    name: str
+    fields: dict
+
+
+def parse(text: str) -> list[Event]:
+    events = []
+    for line in text.splitlines():
+        if line.startswith("#"):
+            continue
+        m = LINE.match(line)
+        if not m:
+            continue
+        seconds, micros = m["ts"].split(".")
+        tgid = m["tgid"].strip()
+        body = m["body"]
+        fields = dict(FIELD.findall(body))
+        if m["event"] == "sched_switch":
+            # prev_comm may hold spaces: take the pids and the state by position.
+            left, _, right = body.partition(" ==> ")
+            fields = dict(FIELD.findall(left))
+            fields.update({"next_" + k.removeprefix("next_"): v for k, v in FIELD.findall(right)})
+        if m["event"] == "sys_enter":
+            nr = re.match(r"NR (\d+)", body)
+            fields = {"nr": int(nr.group(1))} if nr else {}
+        events.append(
+            Event(
+                time_ns=int(seconds) * 1_000_000_000 + int(micros.ljust(9, "0")[:9]),
+                cpu=int(m["cpu"]),
+                tid=int(m["tid"]),
+                tgid=int(tgid) if tgid.lstrip("-").isdigit() else None,
+                comm=m["comm"].strip(),
+                name=m["event"],
+                fields=fields,
+            )
+        )
+    return events
+
+
+@dataclasses.dataclass
+class Span:
+    """One scenario's measured frames: its frame loop's and its poller's threads, and when the
+    frames ran (meta.json: threads.frame_loop.thread_id, threads.poller.thread_id,
+    measured_span_ns)."""
+
+    label: str
+    frame_loop_tid: int
+    poller_tid: int | None
+    start_ns: int
+    end_ns: int
+
+
+# The background's threads, by the names the tool gives them (core/thread_policy.h).
+BACKGROUND_NAMES = ("compile ", "boost ", "control ")
+
+
+@dataclasses.dataclass
+class Findings:
+    """What the harness did in the measured frames, by the kernel's record."""
+
+    threads_created: list[str] = dataclasses.field(default_factory=list)
+    threads_ended: list[str] = dataclasses.field(default_factory=list)
+    yields: list[str] = dataclasses.field(default_factory=list)
+    # Switches of the runnable frame loop with no tick, IPI or interrupt on its CPU since it
+    # came onto it, that is, made by its own call: to a background thread or another process
+    # (a fault: the harness handed its CPU away), to the poller it had just woken (the
+    # harness's one wake per frame, which frames.csv counts), to a thread of the frame's own
+    # (a worker, the driver's submission thread: what a game's frame does too).
+    self_made_to_background: list[str] = dataclasses.field(default_factory=list)
+    self_made_to_poller: int = 0
+    self_made_to_frame_threads: int = 0
+    # Switches of the runnable frame loop after an interrupt: the kernel's own doing.
+    preempted: int = 0
+
+    def faults(self) -> list[str]:
+        return self.threads_created + self.threads_ended + self.yields + self.self_made_to_background
+
+
+def judge(events: list[Event], process_tgid: int, spans: list[Span]) -> Findings:
+    """The measured frames of `spans`, checked against the record of process `process_tgid`:
+    no thread created or ended, no sched_yield by the frame loop, and no switch of the runnable
+    frame loop that it made itself to a background thread or another process."""
+    out = Findings()
+    names = {e.tid: e.comm for e in events if e.tgid == process_tgid}
+    for span in spans:
+        # The last interrupt per CPU, and when the frame loop last came onto each CPU.
+        last_interrupt_ns: dict[int, int] = {}
+        loop_in_ns: dict[int, int] = {}
+        for e in events:
+            if e.time_ns > span.end_ns:
+                break
+            if e.name in INTERRUPTS:
+                last_interrupt_ns[e.cpu] = e.time_ns
+            if e.name == "sched_switch":
+                next_pid = int(e.fields.get("next_pid", -1))
+                if next_pid == span.frame_loop_tid:
+                    loop_in_ns[e.cpu] = e.time_ns
+                if (
+                    int(e.fields.get("prev_pid", -1)) == span.frame_loop_tid
+                    and e.fields.get("prev_state", "").startswith("R")
+                    and e.time_ns >= span.start_ns
+                ):
+                    came_in = loop_in_ns.get(e.cpu, span.start_ns)
+                    if last_interrupt_ns.get(e.cpu, -1) >= came_in:
+                        out.preempted += 1
+                    elif next_pid == span.poller_tid:
+                        out.self_made_to_poller += 1
+                    elif next_pid in names and not names[next_pid].startswith(BACKGROUND_NAMES):
+                        out.self_made_to_frame_threads += 1
+                    else:
+                        who = names.get(next_pid, e.fields.get("next_comm", "?") + " (another process)")
+                        out.self_made_to_background.append(
+                            f"{span.label}: at {e.time_ns} ns the runnable frame loop gave CPU "
+                            f"{e.cpu} to {who}-{next_pid} with no tick, IPI or interrupt since "
+                            "it came onto that CPU"
+                        )
+            if e.time_ns < span.start_ns:
+                continue
+            if e.name == "sched_process_fork" and e.tgid == process_tgid:
+                out.threads_created.append(
+                    f"{span.label}: {e.comm}-{e.tid} created thread {e.fields.get('child_pid')}"
+                )
+            if e.name == "sched_process_exit" and e.tgid == process_tgid:
+                out.threads_ended.append(f"{span.label}: thread {e.comm}-{e.tid} ended")
+            # The threads the tool starts for the frame: none may give its CPU away by a yield.
+            if (
+                e.name == "sys_enter"
+                and SYSCALLS_X86_64.get(e.fields.get("nr")) == "sched_yield"
+                and (
+                    e.tid in (span.frame_loop_tid, span.poller_tid)
+                    or names.get(e.tid, "").startswith("worker ")
+                )
+            ):
+                who = "the frame loop" if e.tid == span.frame_loop_tid else names.get(e.tid)
+                out.yields.append(f"{span.label}: {who} called sched_yield at {e.time_ns} ns")
+    return out
