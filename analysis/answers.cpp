@@ -291,7 +291,7 @@ std::string policy_sentence(const std::string& study, const LoadedStudyVerdict& 
   std::vector<Judged> judged;
   bool policies = false;
   for (const ConditionVerdict& c : v.verdict.conditions) {
-    if (c.control || c.null_control || c.scheduling.empty()) continue;
+    if (c.control || c.null_control || c.negative_control || c.scheduling.empty()) continue;
     Judged j{c.condition, c.decision,        c.progress.compiles_per_s,
              c.starved,   c.spec_scheduling, percentile(c.progress.commit_to_event_ms, 50)};
     policies = policies || !j.spec;
@@ -343,7 +343,7 @@ void answer_background(std::string& out, const LoadedRun& run,
       continue;
     }
     const LoadedStudyVerdict& v = *studies[k].verdict;
-    std::string judged, null_control;
+    std::string judged, null_control, negative_control;
     out += policy_sentence(study, v);
     // A paced frame's late frames beside the baseline's: what a player would see.
     const std::optional<PacingSummary>& baseline_late = v.verdict.baseline_pacing;
@@ -356,6 +356,16 @@ void answer_background(std::string& out, const LoadedRun& run,
                            ? "; the null control (the baseline again) was **called intrusive**: "
                              "an intrusive call on this host may be false"
                            : "; the null control (the baseline again) was not called intrusive";
+        continue;
+      }
+      if (c.negative_control) {
+        negative_control =
+            c.decision == Decision::intrusive
+                ? "; **harness fault**: the negative control (idle-priority threads on every "
+                  "foreground CPU) was called intrusive, so the measurement itself disturbs the "
+                  "frame and no call above can be trusted"
+                : "; the negative control (idle-priority threads on every foreground CPU) was "
+                  "not called intrusive";
         continue;
       }
       judged += fmt::format("{}{} **{}**", judged.empty() ? "" : ", ", c.condition,
@@ -380,6 +390,7 @@ void answer_background(std::string& out, const LoadedRun& run,
     }
     out += fmt::format("`{}`: {}", study, judged.empty() ? "no condition judged" : judged);
     out += null_control;
+    out += negative_control;
     if (v.verdict.has_control) {
       if (v.verdict.control_detected && v.verdict.detected_from_threads)
         out += fmt::format("; the positive control was detected from {} normal-priority thread{}",

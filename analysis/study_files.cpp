@@ -114,6 +114,7 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
         {{"condition", c.condition},
          {"control", c.control},
          {"null_control", c.null_control},
+         {"negative_control", c.negative_control},
          {"pacing", pacing_json(c.pacing)},
          {"time_account", time_account_json(c.time_account)},
          {"host_bursts", host_bursts_json(c.bursts, v.burst_reference)},
@@ -166,6 +167,8 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
       {"control_detected", v.control_detected},
       {"has_null", v.has_null},
       {"null_false_alarm", v.null_false_alarm},
+      {"has_negative", v.has_negative},
+      {"harness_fault", v.harness_fault},
       {"burst_line_us", v.burst_reference ? nlohmann::json(v.burst_reference->line_us()) : nullptr},
       {"cpu_phase_of_asked", optional_json(v.cpu_phase_of_asked)},
       {"baseline_host_bursts", host_bursts_json(v.baseline_bursts, v.burst_reference)},
@@ -454,6 +457,8 @@ Result<LoadedStudyVerdict> load_verdict_json(const std::filesystem::path& file) 
     v.control_detected = top.flag("control_detected");
     v.has_null = top.flag("has_null");
     v.null_false_alarm = top.flag("null_false_alarm");
+    v.has_negative = top.flag("has_negative");  // files from before the negative control lack both
+    v.harness_fault = top.flag("harness_fault");
     if (const auto threads = top.optional_count("detected_from_threads"))
       v.detected_from_threads = static_cast<std::uint32_t>(*threads);
     v.cpu_phase_of_asked = top.optional_number("cpu_phase_of_asked");
@@ -481,6 +486,7 @@ Result<LoadedStudyVerdict> load_verdict_json(const std::filesystem::path& file) 
         throw std::runtime_error("verdict.json: a condition without a name");
       cv.control = c.flag("control");
       cv.null_control = c.flag("null_control");
+      cv.negative_control = c.flag("negative_control");
       cv.pacing = c.object("pacing", pacing_of);
       cv.time_account = c.object("time_account", time_account_of);
       cv.burst_note = c.text("burst_note");

@@ -12,7 +12,7 @@ namespace gpuoverlap {
 namespace verdict_internal {
 
 bool undecided(const VerdictRow& r) {
-  return !r.control && !r.null_control && r.role == EndpointRole::primary &&
+  return !r.control && !r.null_control && !r.negative_control && r.role == EndpointRole::primary &&
          is_inconclusive(r.decision);
 }
 

@@ -130,7 +130,8 @@ void describe_scheduling(ConditionVerdict& cv,
                          bool neighbours) {
   cv.control_threads = background && !neighbours ? background->unmanaged_threads : 0;
   cv.control = cv.control_threads > 0;
-  if (background && !cv.control && !neighbours) {
+  // The negative control runs no compiles: it has no scheduling of compile threads to name.
+  if (background && !cv.control && !neighbours && !background->idle_spinners) {
     using namespace background;
     cv.spec_scheduling = background->policy == ThreadPolicy::idle &&
                          background->cpus.kind == CpuPlacementKind::any &&
@@ -209,7 +210,11 @@ void judge_condition(const std::string& name, const std::vector<const ScenarioOu
   describe_scheduling(cv, rounds.front()->scenario.background, neighbours);
   // The null control has no background work to mark frames: every frame is evidence.
   cv.null_control = !neighbours && rounds.front()->scenario.null_control;
-  bool (*const use)(const FrameRecord&) = cv.null_control ? any_frame : evidence;
+  cv.negative_control = !neighbours && rounds.front()->scenario.negative_control;
+  // Neither the null nor the negative control runs compiles that mark frames: every frame is
+  // evidence.
+  bool (*const use)(const FrameRecord&) =
+      cv.null_control || cv.negative_control ? any_frame : evidence;
   for (const ScenarioOutcome* r : rounds) {
     cv.frames += r->timeline->frames.size();
     for (const FrameRecord& f : r->timeline->frames)
@@ -217,6 +222,7 @@ void judge_condition(const std::string& name, const std::vector<const ScenarioOu
   }
   out.has_control = out.has_control || cv.control;
   out.has_null = out.has_null || cv.null_control;
+  out.has_negative = out.has_negative || cv.negative_control;
   const std::uint32_t block = neighbours ? 0 : alternate_frames(rounds.front()->scenario);
   const Samples metrics = pooled_metrics(rounds, out.gpu_clock, block ? running_side : use);
   if (out.late_line_us)
@@ -231,9 +237,11 @@ void judge_condition(const std::string& name, const std::vector<const ScenarioOu
   for (VerdictRow& row : judged) {
     row.control = cv.control;
     row.null_control = cv.null_control;
+    row.negative_control = cv.negative_control;
     row.pairing = cv.pairing;
     const bool primary = row.role == EndpointRole::primary;
-    if (primary && cv.active_frames < settings.min_frames && row.decision != Decision::intrusive) {
+    if (primary && !cv.negative_control && cv.active_frames < settings.min_frames &&
+        row.decision != Decision::intrusive) {
       row.decision = Decision::inconclusive;
       row.note = fmt::format("background work overlapped only {} of {} frames", cv.active_frames,
                              cv.frames);
@@ -251,6 +259,7 @@ void judge_condition(const std::string& name, const std::vector<const ScenarioOu
                               : Decision::inconclusive;
   if (cv.control && any_intrusive) out.control_detected = true;
   if (cv.null_control && any_intrusive) out.null_false_alarm = true;
+  if (cv.negative_control && any_intrusive) out.harness_fault = true;
   if (cv.control)
     out.doses.push_back(control_dose(
         cv, out.rows.end() - static_cast<std::ptrdiff_t>(judged.size()), out.rows.end(), settings));
@@ -292,7 +301,7 @@ void withdraw_burst_decisions(const std::vector<const ScenarioOutcome*>& outcome
   const auto calm_verdict = judge_study(calm, without);
   if (!calm_verdict.ok()) return;
   for (ConditionVerdict& cv : out.conditions) {
-    if (cv.control || cv.null_control) continue;
+    if (cv.control || cv.null_control || cv.negative_control) continue;
     if (cv.decision != Decision::intrusive && cv.decision != Decision::non_intrusive) continue;
     const auto again =
         std::find_if(calm_verdict->conditions.begin(), calm_verdict->conditions.end(),
@@ -323,10 +332,11 @@ void withdraw_burst_decisions(const std::vector<const ScenarioOutcome*>& outcome
 void call_no_power(StudyVerdict& out) {
   if (!out.has_control || out.control_detected) return;
   for (VerdictRow& row : out.rows)
-    if (!row.control && !row.null_control && row.role == EndpointRole::primary)
+    if (!row.control && !row.null_control && !row.negative_control &&
+        row.role == EndpointRole::primary)
       row.decision = Decision::no_power;
   for (ConditionVerdict& cv : out.conditions)
-    if (!cv.control && !cv.null_control) cv.decision = Decision::no_power;
+    if (!cv.control && !cv.null_control && !cv.negative_control) cv.decision = Decision::no_power;
 }
 
 // Progress beside the cost: the control's smallest dose is the rate of unmanaged compiles;
@@ -334,7 +344,8 @@ void call_no_power(StudyVerdict& out) {
 void mark_starved(StudyVerdict& out, bool neighbours) {
   const BackgroundProgress* control_rate = control_rate_of(out.conditions);
   for (ConditionVerdict& cv : out.conditions) {
-    if (neighbours || cv.control || cv.null_control || cv.decision != Decision::non_intrusive)
+    if (neighbours || cv.control || cv.null_control || cv.negative_control ||
+        cv.decision != Decision::non_intrusive)
       continue;
     cv.starved = cv.progress.compiles == 0 ||
                  (control_rate && cv.progress.compiles_per_s < 0.05 * control_rate->compiles_per_s);

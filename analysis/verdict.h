@@ -189,6 +189,7 @@ struct VerdictRow {
   std::optional<double> detectable_ratio, detectable_tail;
   bool control = false;
   bool null_control = false;  // a row of the null control (verdict.json names it; not a CSV column)
+  bool negative_control = false;  // a row of the negative control (likewise)
   // A primary endpoint's call (non-intrusive, intrusive, inconclusive, no power); a
   // diagnostic's says how it moved (worse, within, unclear). verdict.csv's `verdict` column.
   Decision decision = Decision::inconclusive;
@@ -239,14 +240,18 @@ struct ConditionVerdict {
   // `control = "null"`): every call on it is a false one, so an intrusive null says the rounds
   // differ by more than the error control allows on this host.
   bool null_control = false;
+  // The negative control (`control = "idle-spinners"`, background/idle_spinners.h): idle-
+  // priority threads on every foreground CPU doing a compiler's memory traffic. A neutral
+  // harness leaves them only idle CPUs, so an intrusive call on it is the harness's fault.
+  bool negative_control = false;
   // Over its primary endpoints: intrusive if any is, non-intrusive if all are.
   Decision decision = Decision::inconclusive;
-  std::size_t frames = 0;         // measured frames
-  std::size_t active_frames = 0;  // of them, frames its background work overlapped
+  std::size_t frames = 0;             // measured frames
+  std::size_t active_frames = 0;      // of them, frames its background work overlapped
   std::uint32_t control_threads = 0;  // a positive control's normal-priority compile threads
   std::string pairing;                // VerdictRow::pairing
   BackgroundProgress progress;
-  bool starved = false;                 // non-intrusive, but it got (almost) none of its work done
+  bool starved = false;  // non-intrusive, but it got (almost) none of its work done
   // How its compile threads were scheduled (background::describe of its policy, CPUs, memory,
   // cgroup and dispatch; "" for the baseline, a null or a positive control), and whether that is
   // the spec's runtime (idle priority, anywhere, the system allocator, started at any time).
@@ -316,6 +321,10 @@ struct StudyVerdict {
   std::optional<PacingSummary> baseline_pacing;
   bool has_null = false;
   bool null_false_alarm = false;  // the null control was called intrusive
+  bool has_negative = false;
+  // The negative control was called intrusive: the measurement itself disturbs the frame, and
+  // no call of this study can be trusted (selftest's neutrality row fails the same way).
+  bool harness_fault = false;
   // Host bursts (host_bursts.h): the line, from the baseline's CPU phase (none without [cpu]),
   // and the baseline's own; each condition has its own in ConditionVerdict::bursts.
   std::optional<BurstReference> burst_reference;

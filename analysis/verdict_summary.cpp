@@ -54,6 +54,11 @@ std::string condition_line(const ConditionVerdict& cv, const StudyVerdict& verdi
   if (cv.null_control)
     return fmt::format("{} (null control, the baseline's settings again): {} ({} frames{})\n",
                        cv.condition, to_string(cv.decision), cv.frames, pacing);
+  if (cv.negative_control)
+    return fmt::format(
+        "{} (negative control, idle-priority threads on every foreground CPU): {} ({} "
+        "frames{})\n",
+        cv.condition, to_string(cv.decision), cv.frames, pacing);
   return fmt::format(
       "{}{}: {}, {} ({} of {} frames overlapped background work{}){}\n", cv.condition,
       cv.control ? " (positive control)" : "",
@@ -98,6 +103,12 @@ std::string study_summary(const StudyVerdict& verdict, const Scenario& foregroun
                      "by more than the error control allows on this host, so an intrusive "
                      "call here may be false\n"
                    : "null control not called intrusive: the error control held\n";
+  if (verdict.has_negative)
+    summary += verdict.harness_fault
+                   ? "HARNESS FAULT: the negative control (idle-priority threads the kernel "
+                     "should run only on idle CPUs) was called intrusive: the measurement "
+                     "itself disturbs the frame, so no call of this study can be trusted\n"
+                   : "negative control not called intrusive: the harness left the frame alone\n";
   if (!verdict.has_control)
     summary += "no positive control in this study: a non-intrusive verdict is unchecked\n";
   else

@@ -114,6 +114,8 @@ std::vector<std::pair<std::string, SchedulingSeen::Seen>> BackgroundSession::thr
   if (auto s = processor_->idle_thread_scheduling()) kinds.emplace_back("idle", *s);
   if (auto s = processor_->boost_thread_scheduling()) kinds.emplace_back("boost", *s);
   if (auto s = unmanaged_seen_.get()) kinds.emplace_back("unmanaged", *s);
+  if (spinners_)
+    if (auto s = spinners_->scheduling()) kinds.emplace_back("idle_spinners", *s);
   return kinds;
 }
 
@@ -131,7 +133,13 @@ void BackgroundSession::start() {
     if (started_) return;
     started_ = true;
   }
-  if (spec_.unmanaged_threads > 0) {
+  if (spec_.idle_spinners) {
+    // On every CPU the foreground may use: started from the frame loop's thread, whose
+    // affinity is the foreground's.
+    spinners_ = std::make_unique<IdleSpinners>(this_thread_cpus().value_or(std::vector<int>{}));
+    return;
+  }
+  if (spec_.outside_processor()) {
     for (std::uint32_t i = 0; i < spec_.unmanaged_threads; ++i)
       unmanaged_threads_.emplace_back([this, i] {
         name_this_thread(("control " + std::to_string(i)).c_str());
@@ -266,7 +274,7 @@ void BackgroundSession::hold(bool held) {
 }
 
 Status BackgroundSession::request_commit(std::optional<std::uint32_t> before_measured_frame) {
-  if (!spec_.commit_at_frame || commit_wait_ || spec_.unmanaged_threads > 0) return ok_status();
+  if (!spec_.commit_at_frame || commit_wait_ || spec_.outside_processor()) return ok_status();
   CommitWait wait;
   wait.requested_before_frame = before_measured_frame;
   wait.pending_at_request = processor_->pending();
@@ -280,7 +288,7 @@ Status BackgroundSession::request_commit(std::optional<std::uint32_t> before_mea
 }
 
 Result<std::optional<CommitWait>> BackgroundSession::finish_commit_wait() {
-  if (!spec_.commit_at_frame || spec_.unmanaged_threads > 0) return std::optional<CommitWait>{};
+  if (!spec_.commit_at_frame || spec_.outside_processor()) return std::optional<CommitWait>{};
   if (!commit_wait_)
     if (Status asked = request_commit(std::nullopt); !asked) return asked.error();
   bool in_time = true;
@@ -353,7 +361,7 @@ std::optional<std::vector<std::optional<CommittedVariant>>> BackgroundSession::t
 }
 
 Result<bool> BackgroundSession::apply_measurement_mode() {
-  if (spec_.unmanaged_threads > 0) return false;
+  if (spec_.outside_processor()) return false;
   ProcessingMode mode = spec_.mode;
   MeasurementsAction action = spec_.action;
   switch (spec_.workflow) {
@@ -394,7 +402,7 @@ Result<bool> BackgroundSession::set_mode(ProcessingMode mode, MeasurementsAction
 }
 
 Status BackgroundSession::begin_workflow() {
-  if (spec_.workflow == Workflow::none || spec_.unmanaged_threads > 0) return ok_status();
+  if (spec_.workflow == Workflow::none || spec_.outside_processor()) return ok_status();
   workflow_ = WorkflowOutcome{};
   frames_in_pass_ = 0;
   workflow_active_ = true;
@@ -442,6 +450,7 @@ void BackgroundSession::stop() {
   stopped_ = true;
   for (std::thread& t : unmanaged_threads_) t.join();
   unmanaged_threads_.clear();
+  if (spinners_) spinners_->stop();
   processor_->shut_down();  // in-flight compiles finish, queued ones are cancelled
 }
 

@@ -38,6 +38,7 @@
 
 #include "background/background_processor.h"
 #include "background/background_spec.h"
+#include "background/idle_spinners.h"
 #include "background/variant_slot.h"
 #include "core/cgroup_idle.h"
 #include "core/kept_memory.h"
@@ -195,6 +196,8 @@ class BackgroundSession {
   // Every compile of the session, managed first (in queue order), then unmanaged.
   std::vector<BackgroundTaskRecord> records() const;
   const BackgroundSpec& spec() const { return spec_; }
+  // The negative control's threads (BackgroundSpec::idle_spinners), once started; else null.
+  const IdleSpinners* idle_spinners() const { return spinners_.get(); }
   // The settings the processor actually uses (limits resolved), for meta.json.
   const ProcessorSettings& processor_settings() const;
   // Why the OS refused a compile thread its policy; none when every thread got it.
@@ -258,7 +261,7 @@ class BackgroundSession {
   std::uint64_t discards_ = 0;
   bool fresh_commit_ = false;
 
-  WorkflowOutcome workflow_;      // the frame loop's thread only
+  WorkflowOutcome workflow_;  // the frame loop's thread only
   // commit_at_frame's request and its event, the frame loop's thread only.
   std::optional<CommitWait> commit_wait_;
   std::shared_ptr<CompletionEvent> commit_wait_event_;
@@ -274,6 +277,7 @@ class BackgroundSession {
   bool stopped_ = false;  // stop() ran (only the owning thread calls stop)
   std::atomic<std::uint32_t> unmanaged_running_{0};
   std::vector<std::thread> unmanaged_threads_;
+  std::unique_ptr<IdleSpinners> spinners_;
 };
 
 }  // namespace gpuoverlap::background

@@ -158,6 +158,9 @@ std::string alternation(const BackgroundSpec& spec) {
 }  // namespace
 
 std::string describe(const BackgroundSpec& spec) {
+  if (spec.idle_spinners)
+    return "negative control, an idle-priority thread per foreground CPU mapping, touching and "
+           "unmapping memory";
   if (spec.unmanaged_threads > 0)
     return fmt::format("unmanaged control, {} normal-priority compile threads{}{}",
                        spec.unmanaged_threads, spec.create_pipelines ? "" : " (shaderc only)",
@@ -201,6 +204,7 @@ nlohmann::json to_json(const BackgroundSpec& spec) {
           {"dispatch", name_of(kDispatchNames, spec.dispatch)},
           {"developer_mode", spec.developer_mode},
           {"unmanaged_threads", spec.unmanaged_threads},
+          {"idle_spinners", spec.idle_spinners},
           {"workflow", to_string(spec.workflow)},
           {"training_frames", spec.training_frames},
           {"max_passes", spec.max_passes},

@@ -127,6 +127,12 @@ struct BackgroundSpec {
   // the processor, back to back, for the whole scenario. 0: none. The processor gets no work
   // then (mode, action and workflow do not apply).
   std::uint32_t unmanaged_threads = 0;
+  // The negative control (background/idle_spinners.h): one idle-priority thread per CPU the
+  // foreground may use, mapping, touching and unmapping memory for the whole scenario. The
+  // processor gets no work then, as with unmanaged_threads.
+  bool idle_spinners = false;
+  // A control (positive or negative) runs its own threads: the processor gets no work.
+  bool outside_processor() const { return unmanaged_threads > 0 || idle_spinners; }
   Workflow workflow = Workflow::none;
   std::uint32_t training_frames = 5;  // frames rendered per workflow pass
   std::uint32_t max_passes = 8;       // PIX's MaxPassesInCaseDriverDoesntConverge

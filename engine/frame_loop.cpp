@@ -233,7 +233,7 @@ FrameLoop::FrameLoop(ScenarioBackend& backend, const Scenario& scenario,
 // come first, with the build-time pipelines, and the workflow or the commit after them.
 void FrameLoop::plan_background() {
   bg_spec_ = background_ ? &background_->spec() : nullptr;
-  const bool managed = bg_spec_ && bg_spec_->unmanaged_threads == 0;
+  const bool managed = bg_spec_ && !bg_spec_->outside_processor();
   binds_ = managed && bg_spec_->bind_committed;
   has_workflow_ = managed && bg_spec_->workflow != background::Workflow::none;
   if (binds_) {

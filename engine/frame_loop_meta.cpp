@@ -96,6 +96,10 @@ nlohmann::json background_meta(const background::BackgroundSession& session, dou
   bg["processor"]["cgroup"] = placement.cgroup ? nlohmann::json(placement.cgroup->relative_path())
                                                : nlohmann::json(nullptr);
   bg["processor"]["allocator"] = kept_memory_state();
+  if (const background::IdleSpinners* spinners = session.idle_spinners())
+    bg["idle_spinners"] = {{"threads", spinners->threads()},
+                           {"cycles", spinners->cycles()},
+                           {"refused", spinners->refused()}};
   const background::WorkflowOutcome& w = session.workflow_outcome();
   if (session.spec().workflow != background::Workflow::none)
     bg["workflow_outcome"] = {{"passes", w.passes},

@@ -104,6 +104,7 @@ nlohmann::json scenario_description(const Scenario& s) {
                     {"rounds", s.rounds},
                     {"kind", name_of(kStudyKindNames, s.study_kind())}};
   if (s.null_control) out["study"]["null_control"] = true;
+  if (s.negative_control) out["study"]["negative_control"] = true;
   if (s.background) out["background"] = background::to_json(*s.background);
   out["timestamps"] = s.timestamps;
   if (s.live)

@@ -14,11 +14,15 @@ VERDICT_COLOURS = {"intrusive": "#C44E52", "non-intrusive": "#55A868"}
 
 def study_answer(summary):
     """The study's answer in one line, for a figure's title. The null control (the baseline
-    again) says whether an intrusive call can be trusted; it is no policy, and is named apart."""
+    again) says whether an intrusive call can be trusted, the negative control (idle-priority
+    threads on every foreground CPU) whether the harness is neutral; neither is a policy, and
+    each is named apart."""
     conditions = [c for c in summary["conditions"] if isinstance(c, dict)]
     judged = [f"{short(c['condition'])} {c.get('verdict', '?')}" for c in conditions
-              if not c.get("control") and not c.get("null_control")]
+              if not c.get("control") and not c.get("null_control")
+              and not c.get("negative_control")]
     null = [c for c in conditions if c.get("null_control")]
+    negative = [c for c in conditions if c.get("negative_control")]
     detected = summary.get("detected_from_threads")
     control = (f"control detected from {detected} thread{'s' if detected != 1 else ''}"
                if summary.get("control_detected") and isinstance(detected, int)
@@ -29,6 +33,10 @@ def study_answer(summary):
         control += ("; null control called intrusive: an intrusive call may be false"
                     if any(c.get("verdict") == "intrusive" for c in null)
                     else "; null control not called intrusive")
+    if negative:
+        control += ("; HARNESS FAULT: negative control called intrusive"
+                    if any(c.get("verdict") == "intrusive" for c in negative)
+                    else "; negative control not called intrusive")
     return f"{short(summary['study'])}: {', '.join(judged) or 'no condition judged'}; {control}"
 
 

@@ -55,7 +55,8 @@ def plot_phases(summary, target, path):
     rows = [(baseline_label, baselines[0], "")] if one_baseline else []
     for (c, phases), baseline_means in zip(accounts, baselines):
         shift_ms = (sum(m for _, _, m in phases) - sum(baseline_means)) / 1000
-        tag = " (null)" if c.get("null_control") else " (control)" if c.get("control") else ""
+        tag = (" (null)" if c.get("null_control") else " (negative)" if c.get("negative_control")
+               else " (control)" if c.get("control") else "")
         if not one_baseline:
             rows.append((f"{baseline_label}, its rounds", baseline_means, ""))
         rows.append((f"{short(c['condition'])}{tag}", [m for _, _, m in phases],

@@ -27,7 +27,8 @@ def plot_policies(verdict, summary, out_base, fmt, path):
     policies no other beats on both joined; green: non-intrusive, red: intrusive, hollow:
     starved or undecided."""
     judged = [c for c in summary["conditions"] if isinstance(c, dict) and c.get("scheduling")
-              and not c.get("control") and not c.get("null_control")]
+              and not c.get("control") and not c.get("null_control")
+              and not c.get("negative_control")]
     if not judged or all(c.get("spec_scheduling") for c in judged):
         return None
     baseline_pacing = summary.get("baseline_pacing")

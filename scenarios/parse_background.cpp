@@ -34,6 +34,7 @@ class BackgroundGrammar : public FieldReader {
                               "policy",
                               "developer_mode",
                               "unmanaged_threads",
+                              "idle_spinners",
                               "workflow",
                               "training_frames",
                               "max_passes",
@@ -121,6 +122,7 @@ class BackgroundGrammar : public FieldReader {
           {"bind_committed", &spec.bind_committed},
           {"fold_iterations", &spec.fold_iterations},
           {"cgroup_idle", &spec.cgroup_idle},
+          {"idle_spinners", &spec.idle_spinners},
           {"developer_mode", &spec.developer_mode}}) {
       auto v = bool_field(*t, key, where, *out);
       if (!v) return v.error();
@@ -195,6 +197,20 @@ class BackgroundGrammar : public FieldReader {
                           ": commit_at_frame asks for a commit of its own and times it, which a "
                           "workflow, bind_committed or alternate_frames would change; use it "
                           "without them");
+    if (spec.idle_spinners) {
+      // The negative control runs no compiles: nothing of the processor's or the positive
+      // control's applies.
+      for (std::string_view key :
+           {"mode", "action", "action_every_frame", "workflow", "max_concurrent", "policy",
+            "developer_mode", "bind_committed", "cpus", "allocator", "cgroup_idle", "dispatch",
+            "commit_at_frame", "unmanaged_threads", "tasks", "alternate_frames"})
+        if (t->get(key))
+          return error_at(t->get(key),
+                          where + ": '" + std::string(key) +
+                              "' does not apply with idle_spinners (the negative control runs "
+                              "no compiles: an idle-priority thread per foreground CPU that "
+                              "maps, touches and unmaps memory)");
+    }
     if (spec.unmanaged_threads > 0) {
       for (std::string_view key :
            {"mode", "action", "action_every_frame", "workflow", "max_concurrent", "policy",

@@ -78,17 +78,26 @@ class StudyGrammar : public scenario_grammar::FieldReader {
       ConditionSpec condition{*cname, std::nullopt, false};
       if (const toml::node* control = t->get("control")) {
         const auto* text = control->as_string();
-        if (!text || text->get() != "null")
+        if (!text || (text->get() != "null" && text->get() != "idle-spinners"))
           return error_at(control,
                           "condition '" + *cname +
                               "': control must be \"null\" (the baseline's settings run as a "
-                              "condition of their own, an A/A test); a positive control is a "
+                              "condition of their own, an A/A test) or \"idle-spinners\" (the "
+                              "negative control: an idle-priority thread per foreground CPU "
+                              "mapping, touching and unmapping memory); a positive control is a "
                               "[condition.background] with unmanaged_threads");
         if (t->get("background"))
-          return error_at(control, "condition '" + *cname +
-                                       "': a null control has no [condition.background] (it "
-                                       "runs the baseline's settings)");
-        condition.null_control = true;
+          return error_at(control, "condition '" + *cname + "': a " + std::string(text->get()) +
+                                       " control has no [condition.background] (it runs "
+                                       "settings of its own)");
+        if (text->get() == "null") {
+          condition.null_control = true;
+        } else {
+          background::BackgroundSpec spinners;
+          spinners.idle_spinners = true;
+          condition.background = spinners;
+          condition.negative_control = true;
+        }
       } else if (const toml::node* bg = t->get("background")) {
         auto spec = scenario_grammar::parse_background_table(
             *this, *bg, "[condition.background] of '" + *cname + "'", true);

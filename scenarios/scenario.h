@@ -102,6 +102,10 @@ struct Scenario {
   // The study's null control (`control = "null"`): no background work, like the baseline, but
   // judged against it as a condition (an A/A test of the verdict's error control).
   bool null_control = false;
+  // The study's negative control (`control = "idle-spinners"`, background/idle_spinners.h): on
+  // a neutral harness it must be non-intrusive; called intrusive, the study reports a harness
+  // fault.
+  bool negative_control = false;
   std::uint32_t round = 0;   // 1-based round of the study (0 outside a study)
   std::uint32_t rounds = 0;  // the study's rounds as planned (more may be added, below)
   // While the study's verdict is undecided, rounds are added until this much time (all its
@@ -175,6 +179,8 @@ struct ConditionSpec {
   std::string name;
   std::optional<background::BackgroundSpec> background;  // none: the baseline or the null control
   bool null_control = false;  // `control = "null"`: the baseline's settings, judged as a condition
+  // `control = "idle-spinners"`: the negative control, background = {idle_spinners = true}.
+  bool negative_control = false;
 };
 struct StudySpec {
   std::string name;

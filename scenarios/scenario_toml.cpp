@@ -51,6 +51,7 @@ void write_background(const background::BackgroundSpec& spec, std::string& out) 
        name_of(kDispatchNames, defaults.dispatch));
   flag("developer_mode", spec.developer_mode, defaults.developer_mode);
   number("unmanaged_threads", spec.unmanaged_threads, defaults.unmanaged_threads);
+  flag("idle_spinners", spec.idle_spinners, defaults.idle_spinners);
   number("training_frames", spec.training_frames, defaults.training_frames);
   number("max_passes", spec.max_passes, defaults.max_passes);
   number("converge_after_passes", spec.converge_after_passes, defaults.converge_after_passes);

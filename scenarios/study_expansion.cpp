@@ -49,6 +49,7 @@ std::vector<Scenario> expand_study(const StudySpec& study, const Scenario& foreg
       if (study.warmup_frames) s.warmup_frames = *study.warmup_frames;
       s.background = c->background;
       s.null_control = c->null_control;
+      s.negative_control = c->negative_control;
       s.study_not_run = not_run;
       s.study_fixes_allocator = fixes_allocator;
       out.push_back(std::move(s));

@@ -244,7 +244,7 @@ TEST(Background, HostSaysWhatEachPolicyGetsAndWhichConditionsRunHere) {
   EXPECT_TRUE(host["host"]["smt"].is_object());
   const auto& study = host["study"];
   EXPECT_EQ(study["name"], "background-policies");
-  EXPECT_EQ(study["runs_here"].size() + study["not_run"].size(), 14u) << study.dump();
+  EXPECT_EQ(study["runs_here"].size() + study["not_run"].size(), 15u) << study.dump();
   const auto validated = run_gpuoverlap("validate background-policies");
   ASSERT_EQ(validated.exit_code, 0) << validated.output;
   for (const auto& n : study["not_run"])
@@ -258,7 +258,7 @@ TEST(Background, HostSaysWhatEachPolicyGetsAndWhichConditionsRunHere) {
             std::string::npos)
       << text.output;
   EXPECT_NE(text.output.find("study background-policies: " +
-                             std::to_string(study["runs_here"].size()) + " of 14 conditions run"),
+                             std::to_string(study["runs_here"].size()) + " of 15 conditions run"),
             std::string::npos)
       << text.output;
   const auto not_a_study = run_gpuoverlap("host --study default");
@@ -405,7 +405,8 @@ TEST(Background, ThePolicyStudyRunsEveryPolicyThisHostHasAndEveryToolReadsIt) {
     const std::size_t waits = progress["commit_to_event_ms"].size() +
                               progress["commits_not_signalled"].get<std::size_t>();
     EXPECT_EQ(progress["commits_asked_at_end"].get<std::size_t>(), waits) << c.dump();
-    const bool managed = !c.value("control", false) && !c.value("null_control", false);
+    const bool managed = !c.value("control", false) && !c.value("null_control", false) &&
+                         !c.value("negative_control", false);
     std::size_t rounds = 0;
     for (const auto& entry : fs::directory_iterator(study / c["condition"].get<std::string>()))
       rounds += entry.path().filename().string().starts_with("round-") ? 1 : 0;

@@ -154,6 +154,19 @@ void expect_non_intrusiveness_round(const fs::path& study, const std::string& co
   std::size_t overlapped = 0;
   ASSERT_NO_FATAL_FAILURE(expect_study_round_frames(frames, overlapped));
   EXPECT_EQ(meta["scenario"]["study"].value("null_control", false), condition == "null");
+  EXPECT_EQ(meta["scenario"]["study"].value("negative_control", false),
+            condition == "idle-spinners");
+  if (condition == "idle-spinners") {
+    // No compile: one idle-priority thread per foreground CPU, each pinned, cycling memory.
+    EXPECT_EQ(overlapped, 0u);
+    EXPECT_EQ(read_csv((dir / "background.csv").string(), kBackgroundColumns).rows.size(), 0u);
+    const auto& spinners = meta["background"]["idle_spinners"];
+    EXPECT_EQ(spinners["threads"], 2) << "both CPUs of this 2-core machine: " << spinners;
+    EXPECT_GT(spinners["cycles"].get<std::uint64_t>(), 0u) << "they ran";
+    EXPECT_EQ(spinners["refused"], "");
+    EXPECT_EQ(meta["threads"]["background_idle_spinners"]["policy"], "SCHED_IDLE");
+    return;
+  }
   if (condition == "baseline" || condition == "null") {
     EXPECT_EQ(overlapped, 0u);
     EXPECT_FALSE(fs::exists(dir / "background.csv"));
@@ -163,7 +176,7 @@ void expect_non_intrusiveness_round(const fs::path& study, const std::string& co
   expect_study_round_background(dir, condition);
 }
 
-// verdict.csv of the non-intrusiveness study: six conditions x (3 primary endpoints of the
+// verdict.csv of the non-intrusiveness study: seven conditions x (3 primary endpoints of the
 // paced game frame: the frame interval's median, late frames and stutters; 4 diagnostics of
 // where the time went: CPU phase, critical path, wake-up, GPU span; 4 frame diagnostics, 8
 // workload durations, and submit_to_start_us where a baseline frame had an undisturbed start:
@@ -173,9 +186,9 @@ void expect_non_intrusiveness_metrics(const CsvTable<kVerdictColumns.size()>& ve
   for (std::size_t r = 0; r < verdict.rows.size(); ++r) ++rows_per_metric[verdict.at(r, "metric")];
   const std::size_t with_start = rows_per_metric.count("submit_to_start_us");
   ASSERT_EQ(rows_per_metric.size(), 19u + with_start);
-  for (const auto& [metric, rows] : rows_per_metric) EXPECT_EQ(rows, 6u) << metric;
+  for (const auto& [metric, rows] : rows_per_metric) EXPECT_EQ(rows, 7u) << metric;
   EXPECT_EQ(rows_per_metric.count("poll_disturbed"), 1u);
-  ASSERT_EQ(verdict.rows.size(), 6u * (19u + with_start));
+  ASSERT_EQ(verdict.rows.size(), 7u * (19u + with_start));
   for (std::size_t r = 0; r < verdict.rows.size(); ++r) {
     const std::string metric = verdict.at(r, "metric");
     const bool primary =
@@ -204,7 +217,7 @@ void expect_non_intrusiveness_condition(const nlohmann::json& summary, const nlo
             account["late_frames"].get<std::size_t>());
   EXPECT_LE(account["intervals_sharing_cpu"].get<std::size_t>(),
             account["intervals_with_compiles"].get<std::size_t>());
-  if (!c["null_control"].get<bool>()) {
+  if (!c["null_control"].get<bool>() && !c["negative_control"].get<bool>()) {
     EXPECT_GT(account["intervals_with_compiles"].get<std::size_t>(), 0u)
         << "compiles ran, and Linux names their threads' CPUs";
   }
@@ -227,6 +240,16 @@ void expect_non_intrusiveness_condition(const nlohmann::json& summary, const nlo
     ASSERT_TRUE(progress["kernel_share"].is_number()) << progress.dump();
     EXPECT_GE(progress["kernel_share"].get<double>(), 0.0);
     EXPECT_LE(progress["kernel_share"].get<double>(), 1.5) << "sampled at ticks, near 0..1";
+  }
+  if (c["negative_control"].get<bool>()) {
+    // Idle-priority threads the kernel runs only where the frame leaves a CPU idle: on a
+    // neutral harness never intrusive, and the study says so.
+    EXPECT_EQ(c["condition"], "idle-spinners");
+    EXPECT_EQ(c["active_frames"], c["frames"]) << "every frame of the negative control is evidence";
+    EXPECT_NE(decision_of(c), Decision::intrusive) << "a harness fault: " << c.dump();
+    EXPECT_FALSE(summary["harness_fault"].get<bool>());
+    EXPECT_NE(summary["summary"].get<std::string>().find("negative control not called intrusive"),
+              std::string::npos);
   }
   if (c["null_control"].get<bool>()) {
     EXPECT_EQ(c["condition"], "null");
@@ -323,10 +346,11 @@ void expect_non_intrusiveness_decisions(const CsvTable<kVerdictColumns.size()>& 
       EXPECT_LE(*low, *high);
     }
   }
-  EXPECT_EQ(primary_rows, 6u * 3u) << "the paced frame's interval median, late frames, stutters";
+  EXPECT_EQ(primary_rows, 7u * 3u) << "the paced frame's interval median, late frames, stutters";
 }
 
-// The non-intrusiveness preset on lavapipe: seven conditions (a null one), a verdict.csv,
+// The non-intrusiveness preset on lavapipe: eight conditions (a null and a negative control), a
+// verdict.csv,
 // background compiles recorded where they ran. Verdicts are not asserted (they are timings); their
 // consistency is.
 TEST(Background, NonIntrusivenessWritesAVerdict) {
@@ -350,12 +374,12 @@ TEST(Background, NonIntrusivenessWritesAVerdict) {
             std::max(8.0, std::ceil(1.15 * calibration["unpaced_interval_p50_ms"].get<double>())));
   // Without --share-device every condition and round opens a device of its own.
   std::set<std::string> opened_for;
-  for (const char* condition : {"baseline", "null", "managed", "commit-high-priority",
-                                "unmanaged-1", "unmanaged-2", "unmanaged"})
+  for (const char* condition : {"baseline", "null", "idle-spinners", "managed",
+                                "commit-high-priority", "unmanaged-1", "unmanaged-2", "unmanaged"})
     for (int round = 1; round <= 3; ++round)
       ASSERT_NO_FATAL_FAILURE(expect_non_intrusiveness_round(study, condition, round, period_ms,
                                                              calibration, opened_for));
-  EXPECT_EQ(opened_for.size(), 21u);
+  EXPECT_EQ(opened_for.size(), 24u);
   const auto verdict = read_csv((study / "verdict.csv").string(), kVerdictColumns);
   ASSERT_NO_FATAL_FAILURE(expect_non_intrusiveness_metrics(verdict));
   const auto summary = read_json_file(study / "verdict.json");

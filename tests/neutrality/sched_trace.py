@@ -179,7 +179,18 @@ class Span:
 
 
 # The background's threads, by the names the tool gives them (core/thread_policy.h).
-BACKGROUND_NAMES = ("compile ", "boost ", "control ")
+BACKGROUND_NAMES = ("compile ", "boost ", "control ", "spinner")
+KERNEL_THREAD_NAMES = ("kworker/", "ksoftirqd/", "rcu_", "migration/", "kthreadd", "watchdog",
+                       "cpuhp/", "irq/", "kcompactd", "khugepaged", "kswapd")
+
+
+def is_kernel_thread(pid: int, comm: str) -> bool:
+    """A kernel thread (it runs the kernel's own work: RCU, deferred work, soft interrupts):
+    one with no command line, where it still exists, else by its name."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes() == b"" and pid > 0
+    except OSError:
+        return comm.startswith(KERNEL_THREAD_NAMES)
 
 
 @dataclasses.dataclass
@@ -197,6 +208,9 @@ class Findings:
     self_made_to_background: list[str] = dataclasses.field(default_factory=list)
     self_made_to_poller: int = 0
     self_made_to_frame_threads: int = 0
+    # To a kernel thread (RCU, deferred work) the frame loop's own system calls woke: the
+    # kernel's doing, as it would be for a game's.
+    self_made_to_kernel: int = 0
     # Switches of the runnable frame loop after an interrupt: the kernel's own doing.
     preempted: int = 0
 
@@ -235,6 +249,10 @@ def judge(events: list[Event], process_tgid: int, spans: list[Span]) -> Findings
                         out.self_made_to_poller += 1
                     elif next_pid in names and not names[next_pid].startswith(BACKGROUND_NAMES):
                         out.self_made_to_frame_threads += 1
+                    elif next_pid not in names and is_kernel_thread(
+                        next_pid, e.fields.get("next_comm", "")
+                    ):
+                        out.self_made_to_kernel += 1
                     else:
                         who = names.get(next_pid, e.fields.get("next_comm", "?") + " (another process)")
                         out.self_made_to_background.append(
@@ -262,3 +280,91 @@ def judge(events: list[Event], process_tgid: int, spans: list[Span]) -> Findings
                 who = "the frame loop" if e.tid == span.frame_loop_tid else names.get(e.tid)
                 out.yields.append(f"{span.label}: {who} called sched_yield at {e.time_ns} ns")
     return out
+
+
+def off_cpu_stretches(events: list[Event], span: Span) -> list[dict]:
+    """Every stretch in `span` in which the frame loop was runnable but not running: from its
+    switch out with prev_state R to its next switch in; who took its CPU and how long."""
+    out = []
+    pending = None
+    for e in events:
+        if e.name != "sched_switch" or not (span.start_ns <= e.time_ns <= span.end_ns):
+            continue
+        if int(e.fields.get("prev_pid", -1)) == span.frame_loop_tid and e.fields.get(
+            "prev_state", ""
+        ).startswith("R"):
+            pending = {"at_ns": e.time_ns, "cpu": e.cpu, "to": e.fields.get("next_comm", "?")}
+        elif pending and int(e.fields.get("next_pid", -1)) == span.frame_loop_tid:
+            pending["off_ns"] = e.time_ns - pending["at_ns"]
+            out.append(pending)
+            pending = None
+    return out
+
+
+def main(argv: list[str]) -> int:
+    """sched_trace.py RESULTS_DIR -- COMMAND...: runs COMMAND under the record (the tool's run
+    writing RESULTS_DIR), then prints, per scenario of RESULTS_DIR, what the harness did and
+    every stretch the frame loop was runnable but off its CPU, by who took it."""
+    import json
+    import statistics
+    import sys
+
+    if "--" not in argv or argv.index("--") != 1:
+        print("usage: sched_trace.py RESULTS_DIR -- COMMAND...", file=sys.stderr)
+        return 2
+    results, command = Path(argv[0]), argv[2:]
+    why = unavailable_reason()
+    if why:
+        print(f"sched_trace: {why}", file=sys.stderr)
+        return 3
+    recording = Recording(f"gpuoverlap-{os.getpid()}")
+    recording.start()
+    try:
+        process = subprocess.Popen(command, stdout=sys.stderr)  # stdout: the table alone
+        status = process.wait()
+    finally:
+        text = recording.stop()
+    events = parse(text)
+    names = {e.tid: e.comm for e in events if e.tgid == process.pid}
+    print(f"command exit status {status}; {len(events)} events; overruns: {recording.overruns or 'none'}")
+    print("| scenario | frames' span s | created/ended | yields | runnable switched out | self-made: to background / poller / frame's threads | off CPU to background (n, p50 ms, sum ms) | off CPU in all (n, sum ms) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for meta_path in sorted(results.rglob("meta.json")):
+        meta = json.loads(meta_path.read_text())
+        threads, span_ns = meta.get("threads", {}), meta.get("measured_span_ns")
+        if not span_ns or "thread_id" not in threads.get("frame_loop", {}):
+            continue
+        span = Span(
+            str(meta_path.parent.relative_to(results)),
+            threads["frame_loop"]["thread_id"],
+            threads.get("poller", {}).get("thread_id"),
+            span_ns["start"],
+            span_ns["end"],
+        )
+        found = judge(events, process.pid, [span])
+        stretches = off_cpu_stretches(events, span)
+        to_bg = [s["off_ns"] / 1e6 for s in stretches if s["to"].startswith(("compile", "boost", "control"))]
+        runnable_out = (
+            found.preempted
+            + found.self_made_to_poller
+            + found.self_made_to_frame_threads
+            + found.self_made_to_kernel
+            + len(found.self_made_to_background)
+        )
+        print(
+            f"| {span.label} | {(span.end_ns - span.start_ns) / 1e9:.2f} | "
+            f"{len(found.threads_created)}/{len(found.threads_ended)} | {len(found.yields)} | "
+            f"{runnable_out} | {len(found.self_made_to_background)} / {found.self_made_to_poller} / "
+            f"{found.self_made_to_frame_threads} | {len(to_bg)}, "
+            f"{statistics.median(to_bg) if to_bg else 0:.2f}, {sum(to_bg):.1f} | "
+            f"{len(stretches)}, {sum(s['off_ns'] for s in stretches) / 1e6:.1f} |"
+        )
+        for line in found.faults():
+            print(f"    {line}")
+    return status
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))

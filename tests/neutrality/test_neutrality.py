@@ -96,7 +96,8 @@ def check_record(events, pid: int, results: Path) -> sched_trace.Findings:
     print(
         f"{len(spans)} measured spans: the runnable frame loop was switched out "
         f"{found.preempted} times after an interrupt, {found.self_made_to_frame_threads} times "
-        f"to a thread of its frame it woke, {found.self_made_to_poller} times to the poller it "
+        f"to a thread of its frame it woke, {found.self_made_to_kernel} times to a kernel thread, "
+        f"{found.self_made_to_poller} times to the poller it "
         f"woke (frames.csv counts {points} reschedule points); no thread created or ended, no "
         "yield"
     )

@@ -264,7 +264,7 @@ TEST(Study, ANullControlIsAConditionOfItsOwnAndNotASecondBaseline) {
 TEST(Study, ResolvingTheNonIntrusivenessPresetGivesItsConditionsAndTheControlsDoses) {
   auto scenarios = resolve_scenarios("non-intrusiveness");
   ASSERT_TRUE(scenarios.ok()) << scenarios.error().message;
-  ASSERT_EQ(scenarios->size(), 7u * 3u) << "seven conditions, three rounds";
+  ASSERT_EQ(scenarios->size(), 8u * 3u) << "eight conditions, three rounds";
   EXPECT_EQ((*scenarios)[0].name, "non-intrusiveness/baseline/round-1");
   EXPECT_EQ((*scenarios)[0].frames, 120u) << "360 frames per condition over 3 rounds";
   EXPECT_EQ((*scenarios)[0].study_round_ms, 1000u) << "or 1 s of them";
@@ -275,13 +275,19 @@ TEST(Study, ResolvingTheNonIntrusivenessPresetGivesItsConditionsAndTheControlsDo
   EXPECT_TRUE((*scenarios)[1].null_control) << "the A/A test: the baseline's settings again";
   EXPECT_FALSE((*scenarios)[1].background);
   EXPECT_FALSE((*scenarios)[0].null_control);
-  EXPECT_EQ((*scenarios)[2].background->mode, background::ProcessingMode::allowed);
-  EXPECT_EQ((*scenarios)[2].background->max_concurrent, 2u);
-  EXPECT_EQ((*scenarios)[3].background->action,
+  EXPECT_EQ((*scenarios)[2].condition, "idle-spinners");
+  EXPECT_TRUE((*scenarios)[2].negative_control) << "idle-priority threads on every CPU";
+  ASSERT_TRUE((*scenarios)[2].background);
+  EXPECT_TRUE((*scenarios)[2].background->idle_spinners);
+  EXPECT_TRUE((*scenarios)[2].background->outside_processor()) << "no compile is queued";
+  EXPECT_FALSE((*scenarios)[3].negative_control);
+  EXPECT_EQ((*scenarios)[3].background->mode, background::ProcessingMode::allowed);
+  EXPECT_EQ((*scenarios)[3].background->max_concurrent, 2u);
+  EXPECT_EQ((*scenarios)[4].background->action,
             background::MeasurementsAction::commit_results_high_priority);
-  EXPECT_EQ((*scenarios)[4].background->unmanaged_threads, 1u);
-  EXPECT_EQ((*scenarios)[5].background->unmanaged_threads, 2u);
-  EXPECT_GE((*scenarios)[6].background->unmanaged_threads, 1u) << "one per core";
+  EXPECT_EQ((*scenarios)[5].background->unmanaged_threads, 1u);
+  EXPECT_EQ((*scenarios)[6].background->unmanaged_threads, 2u);
+  EXPECT_GE((*scenarios)[7].background->unmanaged_threads, 1u) << "one per core";
   EXPECT_EQ((*scenarios)[0].study_budget_s, 36.0);
   auto other = resolve_scenarios("non-intrusiveness", "three-dispatches");
   ASSERT_TRUE(other.ok()) << other.error().message;

@@ -291,7 +291,7 @@ TEST_F(SuiteRunner, CpuDevicePacingCalibratesOncePerStudy) {
   options_.cpu_device_pacing = true;
   std::vector<Scenario> study = *resolve_scenarios("non-intrusiveness");
   // The managed condition first: the calibration still runs the baseline.
-  std::swap(study[0], study[2]);
+  std::swap(study[0], study[3]);
   ASSERT_EQ(study.front().name, "non-intrusiveness/managed/round-1");
   const auto outcome = run_suite(executor_, study, options_, log_);
   ASSERT_FALSE(outcome.failure.has_value());

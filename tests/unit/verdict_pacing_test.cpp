@@ -157,6 +157,47 @@ TEST(Verdict, ANullControlInStudyProgressNeitherHoldsTheStudyNorLosesItsCallToNo
   EXPECT_EQ(json["late_line_us"], 8400.0);
 }
 
+// The negative control (idle-priority threads on every foreground CPU): every frame is its
+// evidence, no power rule or compile count applies to it, and an intrusive call on it is the
+// harness's fault, said in the summary and verdict.json; a quiet one says the harness left
+// the frame alone.
+TEST(Verdict, AnIntrusiveNegativeControlIsAHarnessFault) {
+  background::BackgroundSpec spinners;
+  spinners.idle_spinners = true;
+  auto baseline = paced_rounds("baseline", std::nullopt, false, 1.0, 0.01, 0.005, 0, 3, 120, 8);
+  auto quiet = paced_rounds("idle-spinners", spinners, false, 1.0, 0.01, 0.005, 0, 3, 120, 9);
+  for (ScenarioOutcome& o : quiet) {
+    o.scenario.negative_control = true;
+    for (FrameRecord& f : o.timeline->frames) f.bg_managed = 0;  // no compile marks a frame
+  }
+  auto v = judge_study(all_of({&baseline, &quiet}), VerdictSettings{});
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  ASSERT_EQ(v->conditions.size(), 1u);
+  EXPECT_TRUE(v->conditions[0].negative_control);
+  EXPECT_EQ(v->conditions[0].active_frames, v->conditions[0].frames) << "every frame is evidence";
+  EXPECT_TRUE(v->conditions[0].scheduling.empty()) << "it has no compile threads to describe";
+  EXPECT_TRUE(v->has_negative);
+  EXPECT_NE(v->conditions[0].decision, Decision::intrusive);
+  EXPECT_FALSE(v->harness_fault);
+  EXPECT_NE(v->summary.find("negative control not called intrusive"), std::string::npos)
+      << v->summary;
+
+  // The same control with 60 % of its frames late: the measurement disturbs the frame.
+  auto disturbed = paced_rounds("idle-spinners", spinners, false, 1.0, 0.6, 0.005, 0, 3, 120, 10);
+  for (ScenarioOutcome& o : disturbed) {
+    o.scenario.negative_control = true;
+    for (FrameRecord& f : o.timeline->frames) f.bg_managed = 0;
+  }
+  auto faulty = judge_study(all_of({&baseline, &disturbed}), VerdictSettings{});
+  ASSERT_TRUE(faulty.ok()) << faulty.error().message;
+  EXPECT_EQ(faulty->conditions[0].decision, Decision::intrusive);
+  EXPECT_TRUE(faulty->harness_fault);
+  EXPECT_NE(faulty->summary.find("HARNESS FAULT"), std::string::npos) << faulty->summary;
+  const nlohmann::json json = verdict_json(*faulty, VerdictSettings{});
+  EXPECT_TRUE(json["harness_fault"].get<bool>());
+  EXPECT_TRUE(json["conditions"][0]["negative_control"].get<bool>());
+}
+
 // A game frame whose baseline CPU phase is well below the busy work asked of each worker did
 // less work than asked (a busy-work calibration that ran slow): the summary and verdict.json
 // say so; the same frame at the work asked says nothing.
