@@ -6,10 +6,12 @@
 #      loop's switches and every stretch it was off its CPU, by who took it
 #   2. the non-intrusiveness preset, REPEAT times (default 1), each with its report
 #   3. run --all --priority-fallback (the main job), REPEAT_ALL times (default 1), timed
+#   4. bench/aa-controls.toml (baseline, null control, negative control), AA times (default 0):
+#      how often each control is called intrusive
 # Everything lands in $OUT/neutral-harness.tar.gz, the tables in $OUT/summary.md.
 # Usage, with the gpuoverlap binary on PATH, from the repository root or a copy holding bench/
 # and tests/neutrality, tests/data:
-#   OUT=OUT_DIR [REPEAT=N] [REPEAT_ALL=N] bench/neutral_harness.sh
+#   OUT=OUT_DIR [REPEAT=N] [REPEAT_ALL=N] [AA=N] bench/neutral_harness.sh
 set -uo pipefail
 out=${OUT:-/tmp/gpuoverlap-out}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -48,6 +50,25 @@ for i in $(seq 1 "${REPEAT_ALL:-1}"); do
   grep -A1 '^\*\*[1-5]\.' "$work/all-$i/report.md" >> "$summary"
   echo >> "$summary"
 done
+if [ "${AA:-0}" -gt 0 ]; then
+  echo "## A/A: bench/aa-controls.toml, $AA studies" >> "$summary"
+  echo "| study | null control | negative control | late frames: baseline / null / negative |" >> "$summary"
+  echo "|---|---|---|---|" >> "$summary"
+  for i in $(seq 1 "$AA"); do
+    gpuoverlap run "$here/aa-controls.toml" --priority-fallback --out "$work/aa-$i" > "$work/aa-$i.log" 2>&1
+    python3 - "$work/aa-$i/aa-controls/verdict.json" "$i" >> "$summary" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))
+calls = {c["condition"]: c for c in v["conditions"]}
+def late(p):
+    return f"{p['late']}/{p['frames']}" if p else "?"
+print(f"| {sys.argv[2]} | {calls['null']['verdict']} | {calls['idle-spinners']['verdict']} | "
+      f"{late(v.get('baseline_pacing'))} / {late(calls['null'].get('pacing'))} / "
+      f"{late(calls['idle-spinners'].get('pacing'))} |")
+PY
+  done
+  echo >> "$summary"
+fi
 tar -czf "$out/neutral-harness.tar.gz" -C "$out" neutral-harness
 rm -rf "$work"
 cat "$summary"
