@@ -349,8 +349,11 @@ TEST(Background, ThePolicyStudyRunsEveryPolicyThisHostHasAndEveryToolReadsIt) {
   fs::create_directories(out);
   const fs::path study_file = out / "background-policies.toml";
   std::ofstream(study_file) << preset;
-  const auto r = run_gpuoverlap("run " + study_file.string() + " --frames 9 --out " +
-                                (out / "results").string());
+  // A minute per frame's deadline: under a sanitizer beside another test a frame with
+  // idle-priority compiles has taken over the default 10 s; the test reads the files, not speed.
+  const auto r =
+      run_gpuoverlap("run " + study_file.string() + " --frames 9 --timeout-ms 60000 --out " +
+                     (out / "results").string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const fs::path study = out / "results" / "background-policies";
   const auto verdict = read_json_file(study / "verdict.json");
