@@ -289,9 +289,10 @@ void study_tables(std::string& out, const LoadedRun& run, const std::vector<Stud
       const std::string word =
           c.starved ? "non-intrusive but starved" : std::string(to_string(c.decision));
       out += fmt::format("| {}{} | {} | {} |", c.condition,
-                         c.control        ? " (control)"
-                         : c.null_control ? " (null control: the baseline again)"
-                                          : "",
+                         c.control            ? " (control)"
+                         : c.null_control     ? " (null control: the baseline again)"
+                         : c.negative_control ? " (negative control: idle threads on every CPU)"
+                                              : "",
                          word, rate);
       for (const std::string& e : endpoints) {
         std::string cell = "–";

@@ -103,10 +103,10 @@ inline constexpr std::array<ColumnSpec, 43> kFrameFile = {{{"scenario", 1},
                                                            {"workers_on_cpu_us", 1},
                                                            {"poller_run_delay_us", 1},
                                                            {"workers_on_loop_cpu", 1},
-                                                           {"poller_thread_id", 1},
-                                                           {"poller_wake_us", 1},
-                                                           {"harness_reschedule_points", 1},
-                                                           {"calibrated", 1}}};
+                                                           {"poller_thread_id", 2},
+                                                           {"poller_wake_us", 2},
+                                                           {"harness_reschedule_points", 2},
+                                                           {"calibrated", 2}}};
 inline constexpr auto kFrameColumns = column_names(kFrameFile);
 
 // Append, never reorder: files from before the thread's columns are read by every tool.

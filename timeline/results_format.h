@@ -6,7 +6,9 @@
 // Versions:
 //   0  folders written before the format had a number (no `format_version`): only the columns
 //      of each file's first release are sure, the others were appended over time;
-//   1  the first numbered format: every column listed with `since` 0 or 1.
+//   1  the first numbered format: every column listed with `since` 0 or 1;
+//   2  frames.csv's harness columns (poller_thread_id, poller_wake_us,
+//      harness_reschedule_points, calibrated).
 // Contract: columns are appended, never reordered or renamed; a new column gets the next
 // version, and kResultsFormatVersion moves with it. A reader refuses a folder of a newer
 // version than it knows (analysis/results.h, format_version_of; plots/plot.py,
@@ -20,7 +22,7 @@
 
 namespace gpuoverlap {
 
-inline constexpr std::uint32_t kResultsFormatVersion = 1;
+inline constexpr std::uint32_t kResultsFormatVersion = 2;
 
 struct ColumnSpec {
   std::string_view name;

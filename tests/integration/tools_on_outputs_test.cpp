@@ -155,13 +155,14 @@ TEST_F(AllPresets, ReportAnswersTheFiveQuestionsFirst) {
   EXPECT_NE(page.find("](plots/preemption-matrix/matrix.png)"), std::string::npos);
   // The study's table: a row per condition.
   const auto verdict = read_json_file(*out_ / "non-intrusiveness" / "verdict.json");
-  ASSERT_EQ(verdict["conditions"].size(), 6u);
+  ASSERT_EQ(verdict["conditions"].size(), 7u);
   for (const auto& c : verdict["conditions"]) {
     const std::string row =
         "| " + c["condition"].get<std::string>() +
-        (c["control"].get<bool>()        ? " (control) | "
-         : c["null_control"].get<bool>() ? " (null control: the baseline again) | "
-                                         : " | ");
+        (c["control"].get<bool>()            ? " (control) | "
+         : c["null_control"].get<bool>()     ? " (null control: the baseline again) | "
+         : c["negative_control"].get<bool>() ? " (negative control: idle threads on every CPU) | "
+                                             : " | ");
     EXPECT_NE(page.find("\n" + row), std::string::npos) << row;
   }
   // Answer 4 says what the null control (the A/A test) found and what a player would see of
@@ -170,6 +171,14 @@ TEST_F(AllPresets, ReportAnswersTheFiveQuestionsFirst) {
                           ? "the null control (the baseline again) was **called intrusive**"
                           : "the null control (the baseline again) was not called intrusive"),
             std::string::npos);
+  // ... and what the negative control found: whether the harness left the frame alone.
+  EXPECT_NE(page.find(verdict["harness_fault"].get<bool>()
+                          ? "**harness fault**: the negative control"
+                          : "the negative control (idle-priority threads on every foreground CPU) "
+                            "was not called intrusive"),
+            std::string::npos);
+  EXPECT_EQ(page.find("idle-spinners **"), std::string::npos)
+      << "the negative control is no policy";
   EXPECT_NE(page.find("managed **"), std::string::npos);
   EXPECT_NE(page.find("% of frames late, baseline "), std::string::npos);
   EXPECT_EQ(page.find("null **"), std::string::npos) << "the null control is no policy";

@@ -300,7 +300,7 @@ TEST_F(DamagedResults, ANewerResultsFormatIsRefusedInOneLine) {
   write(dir_ / "run" / "run.json", nlohmann::json{{"format_version", kResultsFormatVersion + 1},
                                                   {"scenarios", {{{"directory", "s"}}}}}
                                        .dump());
-  expect_refused("run.json", "results format 2, newer than this gpuoverlap reads (1)");
+  expect_refused("run.json", "results format 3, newer than this gpuoverlap reads (2)");
   write(dir_ / "run" / "run.json", nlohmann::json{{"format_version", kResultsFormatVersion},
                                                   {"scenarios", {{{"directory", "s"}}}}}
                                        .dump());
