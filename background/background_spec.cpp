@@ -159,8 +159,8 @@ std::string alternation(const BackgroundSpec& spec) {
 
 std::string describe(const BackgroundSpec& spec) {
   if (spec.idle_spinners)
-    return "negative control, an idle-priority thread per foreground CPU mapping, touching and "
-           "unmapping memory";
+    return "negative control, an idle-priority thread per foreground CPU allocating, freeing and "
+           "touching memory of its own";
   if (spec.unmanaged_threads > 0)
     return fmt::format("unmanaged control, {} normal-priority compile threads{}{}",
                        spec.unmanaged_threads, spec.create_pipelines ? "" : " (shaderc only)",

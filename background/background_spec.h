@@ -128,7 +128,7 @@ struct BackgroundSpec {
   // then (mode, action and workflow do not apply).
   std::uint32_t unmanaged_threads = 0;
   // The negative control (background/idle_spinners.h): one idle-priority thread per CPU the
-  // foreground may use, mapping, touching and unmapping memory for the whole scenario. The
+  // foreground may use, allocating, freeing and touching memory of their own (no system call) for the whole scenario. The
   // processor gets no work then, as with unmanaged_threads.
   bool idle_spinners = false;
   // A control (positive or negative) runs its own threads: the processor gets no work.

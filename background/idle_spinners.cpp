@@ -1,10 +1,6 @@
 #include "background/idle_spinners.h"
 
-#if defined(_WIN32)
-#include <windows.h>
-#else
-#include <sys/mman.h>
-#endif
+#include <cstdlib>
 
 #include "core/cpu_affinity.h"
 #include "core/thread_policy.h"
@@ -13,28 +9,12 @@ namespace gpuoverlap::background {
 
 namespace {
 
-// Past glibc's default mmap threshold (128 KiB), as a compiler's larger allocations
-// are: each cycle is a fresh mapping, its first touch of each page a fault, its unmap a TLB
-// flush.
-constexpr std::size_t kBlockBytes = 256 * 1024;
+// A working set of a compiler's size per thread, first touched at the thread's start (its page
+// faults before the frames), then written a byte per page each cycle; and a small block from
+// malloc and back (glibc's per-thread cache: no system call).
+constexpr std::size_t kWorkingSetBytes = 256 * 1024;
 constexpr std::size_t kPageBytes = 4096;
-
-void* map_block() {
-#if defined(_WIN32)
-  return VirtualAlloc(nullptr, kBlockBytes, MEM_COMMIT | MEM_RESERVE, PAGE_READWRITE);
-#else
-  void* p = mmap(nullptr, kBlockBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return p == MAP_FAILED ? nullptr : p;
-#endif
-}
-
-void unmap_block(void* p) {
-#if defined(_WIN32)
-  VirtualFree(p, 0, MEM_RELEASE);
-#else
-  munmap(p, kBlockBytes);
-#endif
-}
+constexpr std::size_t kSmallBlockBytes = 1024;
 
 }  // namespace
 
@@ -66,14 +46,20 @@ void IdleSpinners::spin(int cpu) {
   if (!apply_to_this_thread(ThreadPolicy::idle)) refused_policy_.store(true);
   if (cpu >= 0 && !restrict_this_thread_to({cpu})) refused_cpu_.store(true);
   seen_.report(this_thread_scheduling());
+  std::vector<unsigned char> working_set(kWorkingSetBytes, 1);
+  unsigned char sum = 0;
   while (!stopping_.load(std::memory_order_relaxed)) {
-    auto* block = static_cast<volatile unsigned char*>(map_block());
-    if (!block) continue;  // the OS is out of memory for the moment: try again
-    for (std::size_t offset = 0; offset < kBlockBytes; offset += kPageBytes)
-      block[offset] = static_cast<unsigned char>(offset);
-    unmap_block(const_cast<unsigned char*>(block));
+    for (std::size_t offset = 0; offset < kWorkingSetBytes; offset += kPageBytes)
+      working_set[offset] = static_cast<unsigned char>(working_set[offset] + 1);
+    auto* small = static_cast<volatile unsigned char*>(std::malloc(kSmallBlockBytes));
+    if (small) {
+      small[0] = working_set[0];
+      sum = static_cast<unsigned char>(sum + small[0]);
+      std::free(const_cast<unsigned char*>(small));
+    }
     cycles_.fetch_add(1, std::memory_order_relaxed);
   }
+  sink_.fetch_add(sum, std::memory_order_relaxed);  // the work is not optimised away
 }
 
 }  // namespace gpuoverlap::background

@@ -1,10 +1,16 @@
 // The study's negative control (`control = "idle-spinners"`): one idle-priority thread on each
-// CPU the foreground may use, each mapping a block of memory, touching every page of it and
-// unmapping it, over and over, for the whole scenario: a background compiler's memory traffic
-// (page faults, and the TLB-flush interrupts an unmap sends to every CPU running a thread of the
-// process) at the lowest priority, without a compile. On a neutral harness the kernel runs them
-// only where the foreground leaves a CPU idle, so the condition must be non-intrusive; a study
-// that calls it intrusive reports a harness fault (analysis/verdict.h).
+// CPU the foreground may use, each allocating and freeing small blocks and touching every page
+// of a working set of its own, over and over, for the whole scenario: a compiler's CPU and cache
+// use at the lowest priority, asking the kernel for nothing (no system call, no page fault after
+// its start, no unmap). The kernel runs them only where the foreground leaves a CPU idle, so on
+// a neutral harness the condition must be non-intrusive; a study that calls it intrusive
+// reports a harness fault (analysis/verdict.h).
+//
+// Why no unmap: an unmap in the process's own address space sends a TLB-flush interrupt to
+// every CPU running one of its threads, the frame's included, whatever the unmapping thread's
+// priority. Spinners that mapped and unmapped 256 KiB per cycle made 5-11 % of an H200's game
+// frames late and were called intrusive in 6 of 19 studies (docs/results/2026-12-01-h200-
+// neutral-harness): a real cost of in-process background work, not a test of the harness.
 //
 // Thread safety: construction, stop() and the destructor from one thread; the readers from any.
 #pragma once
@@ -42,6 +48,7 @@ class IdleSpinners {
 
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> cycles_{0};
+  std::atomic<std::uint32_t> sink_{0};
   std::atomic<bool> refused_policy_{false}, refused_cpu_{false};
   SchedulingSeen seen_;
   std::vector<std::thread> threads_;

@@ -209,7 +209,7 @@ class BackgroundGrammar : public FieldReader {
                           where + ": '" + std::string(key) +
                               "' does not apply with idle_spinners (the negative control runs "
                               "no compiles: an idle-priority thread per foreground CPU that "
-                              "maps, touches and unmaps memory)");
+                              "allocates, frees and touches memory of its own (no system call))");
     }
     if (spec.unmanaged_threads > 0) {
       for (std::string_view key :

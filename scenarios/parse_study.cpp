@@ -84,7 +84,7 @@ class StudyGrammar : public scenario_grammar::FieldReader {
                               "': control must be \"null\" (the baseline's settings run as a "
                               "condition of their own, an A/A test) or \"idle-spinners\" (the "
                               "negative control: an idle-priority thread per foreground CPU "
-                              "mapping, touching and unmapping memory); a positive control is a "
+                              "allocating, freeing and touching memory of their own (no system call)); a positive control is a "
                               "[condition.background] with unmanaged_threads");
         if (t->get("background"))
           return error_at(control, "condition '" + *cname + "': a " + std::string(text->get()) +
