@@ -204,6 +204,7 @@ class FrameLoop {
   SchedstatFile loop_schedstat_;  // the frame loop's own, opened once in start()
   std::optional<ThreadAccounting> interval_accounting_;
   GroupAccountingClock workers_clock_;
+  std::vector<std::int64_t> worker_ids_;
   std::optional<GroupAccounting> interval_workers_;
 };
 
@@ -327,7 +328,14 @@ void FrameLoop::lap_accounting() {
   const ThreadAccounting now = read_thread_accounting(loop_schedstat_);
   interval_accounting_ = accounting_between(accounting_at_start_, now);
   accounting_at_start_ = now;
-  if (job_system_) interval_workers_ = workers_clock_.lap(job_system_->worker_thread_ids());
+  if (job_system_) {
+    // The workers' ids, asked for (a new vector) only until every worker has published its
+    // own: after that the frame path allocates nothing for them.
+    if (worker_ids_.empty() ||
+        std::find(worker_ids_.begin(), worker_ids_.end(), 0) != worker_ids_.end())
+      worker_ids_ = job_system_->worker_thread_ids();
+    interval_workers_ = workers_clock_.lap(worker_ids_);
+  }
 }
 
 // A frame starts at `start_ns` (its release); the thread goes on in `next`.

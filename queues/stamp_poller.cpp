@@ -118,7 +118,10 @@ void StampPoller::poll_frame() {
   result_.thread_id = thread_id_.load(std::memory_order_relaxed);
   std::size_t missing = slot_count * 2;
   // Seen, not yet timed: the window's start is kept here until the time is known.
-  std::vector<std::int64_t> start_old_since(slot_count), end_old_since(slot_count);
+  std::vector<std::int64_t>& start_old_since = start_old_since_;
+  std::vector<std::int64_t>& end_old_since = end_old_since_;
+  start_old_since.resize(slot_count);  // the same size every frame: allocated once
+  end_old_since.resize(slot_count);
   result_.wake_latency_ns = monotonic_raw_ns() - armed_ns_;
   polling_frame_.store(frame, std::memory_order_release);
   // Hot loop (queues/settling_spin.h): one acquire load per missing word and one clock read per

@@ -124,6 +124,8 @@ class StampPoller {
   std::atomic<std::int64_t> thread_id_{0};
   SchedstatFile own_schedstat_;  // the polling thread's, opened by it
   std::optional<std::int64_t> run_delay_at_last_end_ns_;
+  // The polling thread's: each seen word's window start until it is timed.
+  std::vector<std::int64_t> start_old_since_, end_old_since_;
   std::thread thread_;  // last: started once everything above exists
 };
 
