@@ -378,6 +378,10 @@ void answer_background(std::string& out, const LoadedRun& run,
                         100.0 * static_cast<double>(late->late) / static_cast<double>(late->frames),
                         100.0 * static_cast<double>(baseline_late->late) /
                             static_cast<double>(baseline_late->frames)));
+      // What an undecided call could have seen: the reader's "how small an effect is ruled out".
+      if (is_inconclusive(c.decision))
+        if (std::string line = describe_resolvable(c); !line.empty())
+          details.push_back(std::move(line));
       if (v.has_compile_rate[i])
         details.push_back(fmt::format("{:.1f} compiles/s{}", c.progress.compiles_per_s,
                                       c.starved ? ", starved" : ""));
@@ -398,6 +402,14 @@ void answer_background(std::string& out, const LoadedRun& run,
                            *v.verdict.detected_from_threads == 1 ? "" : "s");
       else
         out += "; the positive control was **not detected**: the study had no power";
+      const auto& doses = v.verdict.doses;
+      if (v.verdict.must_intrude_threads &&
+          std::any_of(doses.begin(), doses.end(), [&](const ControlDose& d) {
+            return d.threads >= *v.verdict.must_intrude_threads;
+          }))
+        out += fmt::format("; the dose that must intrude, {} threads, was {}",
+                           *v.verdict.must_intrude_threads,
+                           v.verdict.must_intrude_detected ? "detected" : "**not detected**");
     }
     if (v.rounds) out += fmt::format("; {} rounds, {}", v.rounds->run, v.rounds->stop);
     out += ".";

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <tuple>
 
 #include "analysis/csv_table.h"
 #include "core/input_file.h"
@@ -119,6 +120,10 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
          {"time_account", time_account_json(c.time_account)},
          {"host_bursts", host_bursts_json(c.bursts, v.burst_reference)},
          {"burst_note", c.burst_note},
+         {"resolvable",
+          {{"median_ratio", optional_json(c.resolvable_ratio)},
+           {"tail_excess", optional_json(c.resolvable_tail)},
+           {"units", c.units}}},
          {"verdict", to_string(c.decision)},
          {"pairing", c.pairing},
          {"frames", c.frames},
@@ -158,6 +163,11 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
       {"control_doses", doses},
       {"detected_from_threads",
        v.detected_from_threads ? nlohmann::json(*v.detected_from_threads) : nullptr},
+      {"must_intrude", v.must_intrude_threads
+                           ? nlohmann::json{{"threads", *v.must_intrude_threads},
+                                            {"why", v.must_intrude_why},
+                                            {"detected", v.must_intrude_detected}}
+                           : nlohmann::json(nullptr)},
       {"rounds", v.rounds},
       {"unit", v.unit},
       {"tests_per_condition", v.tests},
@@ -461,6 +471,10 @@ Result<LoadedStudyVerdict> load_verdict_json(const std::filesystem::path& file) 
     v.harness_fault = top.flag("harness_fault");
     if (const auto threads = top.optional_count("detected_from_threads"))
       v.detected_from_threads = static_cast<std::uint32_t>(*threads);
+    if (const auto must = top.object("must_intrude", [](const JsonFields& m) {
+          return std::tuple(m.count32("threads"), m.text("why"), m.flag("detected"));
+        }))
+      std::tie(v.must_intrude_threads, v.must_intrude_why, v.must_intrude_detected) = *must;
     v.cpu_phase_of_asked = top.optional_number("cpu_phase_of_asked");
     v.late_line_us = top.optional_number("late_line_us");
     v.stutter_line_us = top.optional_number("stutter_line_us");
@@ -490,6 +504,12 @@ Result<LoadedStudyVerdict> load_verdict_json(const std::filesystem::path& file) 
       cv.pacing = c.object("pacing", pacing_of);
       cv.time_account = c.object("time_account", time_account_of);
       cv.burst_note = c.text("burst_note");
+      // Files from before the resolution was reported lack it.
+      if (const auto r = c.object("resolvable", [](const JsonFields& f) {
+            return std::tuple(f.optional_number("median_ratio"), f.optional_number("tail_excess"),
+                              f.count("units"));
+          }))
+        std::tie(cv.resolvable_ratio, cv.resolvable_tail, cv.units) = *r;
       cv.decision = c.decision("verdict");
       cv.pairing = c.text("pairing");
       cv.frames = c.count("frames");

@@ -29,24 +29,35 @@ StudyOutcomes study_outcomes(const SuiteOutcome& outcome) {
 
 }  // namespace verdict_internal
 
+namespace {
+
+// Whether `condition` takes the study's next round (next_study_rounds), given `p`'s undecided
+// rows and pending doses. The budget goes where a round can still change a call:
+// - the baseline, always (every condition is paired with its round);
+// - a condition with undecided primary rows;
+// - the positive control's undecided doses while none is detected (without one the study has
+//   no power); once one is, the doses below it, only after every other condition is decided;
+// - never a decided condition, nor the null or the negative control: each checks the rounds
+//   the study ran (the error control, the harness) and holds at any number of rounds, so more
+//   of theirs would only halve the rounds the undecided conditions get.
+bool takes_next_round(const StudyVerdict& verdict, const StudyProgress& p,
+                      const std::string& condition) {
+  if (condition == verdict.baseline) return true;
+  const auto cv = std::find_if(verdict.conditions.begin(), verdict.conditions.end(),
+                               [&](const ConditionVerdict& c) { return c.condition == condition; });
+  if (cv == verdict.conditions.end()) return true;
+  if (!is_inconclusive(cv->decision) || cv->null_control || cv->negative_control) return false;
+  if (!cv->control) return true;
+  if (!verdict.detected_from_threads) return true;
+  return p.undecided == 0 && cv->control_threads < *verdict.detected_from_threads;
+}
+
+}  // namespace
+
 StudyProgress study_progress(const std::vector<const ScenarioOutcome*>& outcomes,
                              const StudyVerdict& verdict) {
   StudyProgress p;
   p.rounds = verdict.rounds;
-  // The next round repeats the baseline and the conditions not yet decided (next_study_rounds):
-  // their last round is what another round would cost.
-  auto continues = [&](const std::string& condition) {
-    if (condition == verdict.baseline) return true;
-    const auto cv =
-        std::find_if(verdict.conditions.begin(), verdict.conditions.end(),
-                     [&](const ConditionVerdict& c) { return c.condition == condition; });
-    return cv == verdict.conditions.end() || is_inconclusive(cv->decision);
-  };
-  for (const ScenarioOutcome* o : outcomes) {
-    p.seconds += o->seconds;
-    if (o->scenario.round == p.rounds && continues(o->scenario.condition))
-      p.last_round_seconds += o->seconds;
-  }
   // A condition intrusive on one primary endpoint is decided, whatever its other rows say:
   // only the rows of conditions still undecided hold the study back.
   for (const VerdictRow& r : verdict.rows) {
@@ -62,6 +73,12 @@ StudyProgress study_progress(const std::vector<const ScenarioOutcome*>& outcomes
   for (const ConditionVerdict& c : verdict.conditions)
     p.control_pending +=
         c.control && is_inconclusive(c.decision) && c.control_threads < smallest_detected ? 1 : 0;
+  // What another round would cost: the last round of the conditions that would take it.
+  for (const ScenarioOutcome* o : outcomes) {
+    p.seconds += o->seconds;
+    if (o->scenario.round == p.rounds && takes_next_round(verdict, p, o->scenario.condition))
+      p.last_round_seconds += o->seconds;
+  }
   const Scenario& s = outcomes.front()->scenario;
   // Decided with the control's smaller doses pending: what stops it is still said, after
   // "decided", so the verdict reads as decided.
@@ -97,27 +114,25 @@ std::vector<Scenario> next_study_rounds(const SuiteOutcome& outcome,
     if (!verdict) continue;  // write_study_verdicts reports it
     const StudyProgress progress = study_progress(outcomes, *verdict);
     if (!progress.stop.empty()) continue;
-    // Sequential stopping per condition: the baseline and the undecided conditions take the
-    // next round; a decided one (a control's higher doses, often after a round or two) stops.
+    // Sequential stopping per condition (takes_next_round): the baseline and what a round can
+    // still decide take the next round; the rest stop.
     std::vector<Scenario> last_round;
-    std::size_t dropped = 0;
+    std::size_t stopped = 0;
     for (const ScenarioOutcome* o : outcomes) {
       if (o->scenario.round != progress.rounds) continue;
-      const auto cv = std::find_if(
-          verdict->conditions.begin(), verdict->conditions.end(),
-          [&](const ConditionVerdict& c) { return c.condition == o->scenario.condition; });
-      if (cv != verdict->conditions.end() && !is_inconclusive(cv->decision)) {
-        ++dropped;
+      if (!takes_next_round(*verdict, progress, o->scenario.condition)) {
+        ++stopped;
         continue;
       }
       last_round.push_back(o->scenario);
     }
     log << fmt::format(
                "study {}: {} endpoints undecided and {} smaller control doses after {} rounds "
-               "({:.0f} s of {:.0f} s); adding round {} for {} condition{} ({} decided)\n",
+               "({:.0f} s of {:.0f} s); adding round {} for {} condition{} ({} stopped: decided, "
+               "or a control whose call needs no more rounds)\n",
                study, progress.undecided, progress.control_pending, progress.rounds,
                progress.seconds, outcomes.front()->scenario.study_budget_s, progress.rounds + 1,
-               last_round.size() - 1, last_round.size() == 2 ? "" : "s", dropped)
+               last_round.size() - 1, last_round.size() == 2 ? "" : "s", stopped)
         << std::flush;
     for (Scenario& s : next_study_round(last_round)) next.push_back(std::move(s));
   }

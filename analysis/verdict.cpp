@@ -198,6 +198,19 @@ ControlDose control_dose(const ConditionVerdict& cv, std::vector<VerdictRow>::co
   return dose;
 }
 
+// ConditionVerdict::resolvable_*: the worst of its primary rows, each over the tests it makes.
+void set_resolvable(ConditionVerdict& cv, std::vector<VerdictRow>::const_iterator first,
+                    std::vector<VerdictRow>::const_iterator last) {
+  for (auto r = first; r != last; ++r) {
+    if (r->role != EndpointRole::primary) continue;
+    cv.units = std::max(cv.units, r->units);
+    if (tests_median(r->tests) && r->detectable_ratio)
+      cv.resolvable_ratio = std::max(cv.resolvable_ratio.value_or(0.0), *r->detectable_ratio);
+    if (tests_tail(r->tests) && r->detectable_tail)
+      cv.resolvable_tail = std::max(cv.resolvable_tail.value_or(0.0), *r->detectable_tail);
+  }
+}
+
 // Judges one condition (not the baseline) over its rounds: its rows go to out.rows, its verdict to
 // out.conditions, a positive control's dose to out.doses.
 void judge_condition(const std::string& name, const std::vector<const ScenarioOutcome*>& rounds,
@@ -260,14 +273,15 @@ void judge_condition(const std::string& name, const std::vector<const ScenarioOu
   if (cv.control && any_intrusive) out.control_detected = true;
   if (cv.null_control && any_intrusive) out.null_false_alarm = true;
   if (cv.negative_control && any_intrusive) out.harness_fault = true;
-  if (cv.control)
-    out.doses.push_back(control_dose(
-        cv, out.rows.end() - static_cast<std::ptrdiff_t>(judged.size()), out.rows.end(), settings));
+  const auto first_row = out.rows.end() - static_cast<std::ptrdiff_t>(judged.size());
+  set_resolvable(cv, first_row, out.rows.end());
+  if (cv.control) out.doses.push_back(control_dose(cv, first_row, out.rows.end(), settings));
   out.conditions.push_back(cv);
 }
 
-// The controls by threads, fewest first, and the smallest dose detected.
-void order_doses(StudyVerdict& out) {
+// The controls by threads, fewest first, the smallest dose detected, and whether a dose that
+// must intrude on `foreground` was.
+void order_doses(StudyVerdict& out, const Scenario& foreground) {
   std::stable_sort(
       out.doses.begin(), out.doses.end(),
       [](const ControlDose& a, const ControlDose& b) { return a.threads < b.threads; });
@@ -276,6 +290,14 @@ void order_doses(StudyVerdict& out) {
       out.detected_from_threads = d.threads;
       break;
     }
+  if (const auto must = must_intrude_dose(foreground)) {
+    out.must_intrude_threads = must->threads;
+    out.must_intrude_why = must->why;
+    out.must_intrude_detected =
+        std::any_of(out.doses.begin(), out.doses.end(), [&](const ControlDose& d) {
+          return d.threads >= must->threads && d.decision == Decision::intrusive;
+        });
+  }
 }
 
 // A round in which the host burst with nothing else running (the baseline's or the null
@@ -365,6 +387,33 @@ std::optional<double> phase_of_asked(const StudyVerdict& out, const Scenario& fo
 
 }  // namespace verdict_internal
 
+std::string describe_resolvable(const ConditionVerdict& cv) {
+  std::vector<std::string> parts;
+  if (cv.resolvable_ratio) parts.push_back(fmt::format("a median x{:.3f}", *cv.resolvable_ratio));
+  if (cv.resolvable_tail)
+    parts.push_back(fmt::format("a tail of {:+.1f} points", 100.0 * *cv.resolvable_tail));
+  if (parts.empty()) return {};
+  const std::string_view unit = cv.pairing == "round"   ? "round"
+                                : cv.pairing == "block" ? "block"
+                                                        : "block pair";
+  return fmt::format("its {} {}{} could resolve {} (half the time)", cv.units, unit,
+                     cv.units == 1 ? "" : "s", fmt::join(parts, " or "));
+}
+
+std::optional<MustIntrudeDose> must_intrude_dose(const Scenario& foreground) {
+  if (!foreground.cpu) return std::nullopt;
+  const jobs::CpuFrameSpec& cpu = *foreground.cpu;
+  const double work_ms = cpu.cpu_ms_per_worker_share();
+  if (!(cpu.frame_period_ms > 0) || !(2.0 * work_ms > cpu.frame_period_ms)) return std::nullopt;
+  MustIntrudeDose dose;
+  dose.threads = cpu.workers + 1;
+  dose.why = fmt::format(
+      "one normal-priority thread on each of the frame's {} CPUs: with half of each CPU, a "
+      "worker's {:.1f} ms of work per frame takes {:.1f} ms, past the {:.1f} ms period",
+      dose.threads, work_ms, 2.0 * work_ms, cpu.frame_period_ms);
+  return dose;
+}
+
 Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outcomes,
                                  const VerdictSettings& settings) {
   using namespace verdict_internal;
@@ -376,12 +425,12 @@ Result<StudyVerdict> judge_study(const std::vector<const ScenarioOutcome*>& outc
     if (name == study->baseline_name) continue;
     judge_condition(name, rounds, *study, baseline, settings, out);
   }
-  order_doses(out);
+  const Scenario& foreground = study->baseline_rounds().front()->scenario;
+  order_doses(out, foreground);
   if (settings.guard_host_bursts && !study->neighbours)
     withdraw_burst_decisions(outcomes, settings, out);
   call_no_power(out);
   mark_starved(out, study->neighbours);
-  const Scenario& foreground = study->baseline_rounds().front()->scenario;
   if (!study->neighbours) out.cpu_phase_of_asked = phase_of_asked(out, foreground);
   out.summary = study_summary(out, foreground, study->baseline_rounds(), study->neighbours);
   return out;

@@ -233,6 +233,11 @@ std::string describe_commit_waits(const BackgroundProgress& progress);
 // compile"; empty when the progress has no thread figures.
 std::string describe_compile_cost(const BackgroundProgress& progress);
 
+struct ConditionVerdict;
+// "its 4 rounds could resolve a median x1.041 or a tail of +2.3 points (half the time)": what an
+// inconclusive call could have seen; "" when its rows had no spread to judge.
+std::string describe_resolvable(const ConditionVerdict& cv);
+
 struct ConditionVerdict {
   std::string condition;
   bool control = false;
@@ -265,6 +270,12 @@ struct ConditionVerdict {
   // Why a decision was withdrawn: the rounds with the host's bursts decided it alone (empty
   // when none was).
   std::string burst_note;
+  // What its rounds could have resolved: the smallest median ratio and tail excess that would
+  // have been called intrusive half the time at the spread seen, the worst over its primary
+  // rows (VerdictRow::detectable_*), and the most units they had. What an inconclusive call
+  // means: an effect below these may be there.
+  std::optional<double> resolvable_ratio, resolvable_tail;
+  std::size_t units = 0;
 };
 
 // One dose of the positive control: its threads, its verdict and its strongest effect (the
@@ -313,6 +324,13 @@ struct StudyVerdict {
   // smallest intrusion this study has shown it can see.
   std::vector<ControlDose> doses;
   std::optional<std::uint32_t> detected_from_threads;
+  // The dose that must intrude (must_intrude_dose): one normal-priority thread per CPU the
+  // frame uses, where half of each CPU leaves the workers too little for the period; none when
+  // the frame is unpaced or leaves that much slack. Detected when a dose of at least this many
+  // threads was called intrusive; a study that misses it cannot see even certain intrusion.
+  std::optional<std::uint32_t> must_intrude_threads;
+  std::string must_intrude_why;
+  bool must_intrude_detected = false;
   std::string summary;              // one line per condition, for the terminal and verdict.json
   std::optional<double> period_us;  // the frame's period the effects are shares of
   // A paced frame: the lines its late frames and stutters are counted beyond, and the
@@ -339,6 +357,17 @@ struct StudyVerdict {
 };
 // Below this share the summary says the frame did less work than asked.
 inline constexpr double kLessWorkThanAsked = 0.75;
+
+// The positive control's dose that must intrude on `foreground`, and why: a paced frame whose
+// workers need cpu_ms_per_worker each per period, where twice that exceeds the period, is late
+// in every frame when each of its CPUs (the workers' and the poller's: workers + 1) also runs a
+// normal-priority thread that never sleeps, since the kernel's fair share gives each half.
+// Unpaced frames, and frames with that much slack, have no such dose (none).
+struct MustIntrudeDose {
+  std::uint32_t threads = 0;
+  std::string why;
+};
+std::optional<MustIntrudeDose> must_intrude_dose(const Scenario& foreground);
 
 // Per-frame samples of one condition, by metric name, in verdict_endpoints' order: the frame-level
 // endpoints (cpu_phase_us, critical_path_us and wake_max_us with [cpu], else cpu_frame_us;

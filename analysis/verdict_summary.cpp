@@ -3,6 +3,7 @@
 // bursts, the null and positive controls, the control's dose-response).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string_view>
 
 #include "analysis/verdict_internal.h"
@@ -51,6 +52,9 @@ std::string condition_line(const ConditionVerdict& cv, const StudyVerdict& verdi
         !bursts.empty())
       pacing += "; " + bursts;
   if (!cv.burst_note.empty()) pacing += "; withdrawn: " + cv.burst_note;
+  if (is_inconclusive(cv.decision))
+    if (const std::string resolvable = describe_resolvable(cv); !resolvable.empty())
+      pacing += "; " + resolvable;
   if (cv.null_control)
     return fmt::format("{} (null control, the baseline's settings again): {} ({} frames{})\n",
                        cv.condition, to_string(cv.decision), cv.frames, pacing);
@@ -130,6 +134,17 @@ std::string study_summary(const StudyVerdict& verdict, const Scenario& foregroun
           "the smallest dose detected is {} normal-priority compile thread{}: intrusion weaker "
           "than that dose's may go unseen\n",
           *verdict.detected_from_threads, *verdict.detected_from_threads == 1 ? "" : "s");
+  }
+  if (verdict.has_control && verdict.must_intrude_threads) {
+    const bool reached = std::any_of(
+        verdict.doses.begin(), verdict.doses.end(),
+        [&](const ControlDose& d) { return d.threads >= *verdict.must_intrude_threads; });
+    summary += fmt::format("the dose that must intrude is {} threads ({}): {}\n",
+                           *verdict.must_intrude_threads, verdict.must_intrude_why,
+                           !reached ? "no dose of this study reaches it"
+                           : verdict.must_intrude_detected
+                               ? "detected"
+                               : "NOT detected: this study cannot see even certain intrusion");
   }
   return summary;
 }

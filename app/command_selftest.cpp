@@ -107,8 +107,9 @@ void add_selftest_command(CommandRegistry& registry) {
   auto* selftest = registry.app.add_subcommand(
       "selftest",
       "Measure the measurement: poll detection latency, host-GPU round trip, agreement of the "
-      "poll, timestamp and shader clocks, stamping overhead, linearity and ordering; each line "
-      "passes or fails against a documented tolerance (docs/selftest.md). Writes selftest.csv");
+      "poll, timestamp and shader clocks, stamping overhead, linearity, ordering and the harness's "
+      "neutrality (a negative control that must not be called intrusive); each line passes or "
+      "fails against a documented tolerance (docs/selftest.md). Writes selftest.csv");
   add_api_option(*selftest, args->api);
   selftest->add_option("--device", args->device,
                        "Device index or case-insensitive name substring (default as for run)");

@@ -107,6 +107,7 @@ class Selftest {
   void round_trip(StampMemory memory, RoundTripPath path);
   Status overhead();
   Status ordering();
+  Status neutrality();
   void add(CheckRow row) { outcome_.rows.push_back(std::move(row)); }
 
   ScenarioExecutor& executor_;
@@ -534,6 +535,13 @@ Status Selftest::ordering() {
   return ok_status();
 }
 
+Status Selftest::neutrality() {
+  auto row = neutrality_row(executor_, options_);
+  if (!row) return row.error();
+  add(std::move(*row));
+  return ok_status();
+}
+
 SelftestOutcome Selftest::run() {
   struct Step {
     const char* title;
@@ -552,6 +560,7 @@ SelftestOutcome Selftest::run() {
        [&] { return round_trip(StampMemory::uncached, RoundTripPath::semaphore), ok_status(); }},
       {"instrumentation overhead", [&] { return overhead(); }},
       {"ordering", [&] { return ordering(); }},
+      {"neutrality: the negative control against the baseline", [&] { return neutrality(); }},
   };
   for (std::size_t i = 0; i < std::size(steps); ++i) {
     if (options_.should_stop && options_.should_stop()) {
@@ -607,7 +616,7 @@ void limit_for_cpu_device(std::vector<CheckRow>& rows) {
   for (CheckRow& row : rows) {
     if (row.verdict != Verdict::fail) continue;
     if (row.check != "linearity" && row.check != "clock_agreement" &&
-        row.check != "poll_detection" && row.check != "overhead")
+        row.check != "poll_detection" && row.check != "overhead" && row.check != "neutrality")
       continue;
     row.verdict = Verdict::limited;
     row.detail +=

@@ -15,6 +15,8 @@
 //                    through a host-signalled timeline semaphore.
 //   overhead         the 1 ms workload with and without stamping, timestamp durations.
 //   ordering         a chain of dependent workloads never overlaps on any clock.
+//   neutrality       the negative control (idle-priority threads on every CPU the game frame
+//                    uses) is not called intrusive against the baseline, 3 rounds.
 #pragma once
 
 #include <filesystem>
@@ -86,9 +88,10 @@ std::string selftest_table(const std::vector<CheckRow>& rows);
 Verdict judge_upper(double value, std::optional<double> interval_low, double target);
 
 // A CPU device (a software rasteriser on a shared, loaded CPU): its timings are the CPU
-// scheduler's, so a failed timing row (linearity, clock agreement, poll detection, overhead)
-// becomes limited by this device, the reason added to its detail. Ordering and round trips stay
-// as judged: a dependent workload that overlaps its producer is a fault on any device.
+// scheduler's, so a failed timing row (linearity, clock agreement, poll detection, overhead,
+// and neutrality, whose frames wait on the device's threads) becomes limited by this device,
+// the reason added to its detail. Ordering and round trips stay as judged: a dependent
+// workload that overlaps its producer is a fault on any device.
 void limit_for_cpu_device(std::vector<CheckRow>& rows);
 
 // "poll_detection p50 undisturbed (uncached): <detail>" for each limited row: what limits it
@@ -117,6 +120,12 @@ std::optional<std::size_t> saturation_index(const std::vector<SweepPoint>& point
 std::vector<CheckRow> detection_rows(const ScenarioTimeline& timeline, const std::string& config,
                                      std::optional<double> steal, const PollerPlacement& poller,
                                      std::optional<double> interrupts_per_s = std::nullopt);
+
+// The neutrality row (selftest/neutrality.cpp): the negative control (idle-priority threads on
+// every CPU the game frame uses) judged against the baseline as a study judges it, three
+// interleaved rounds of game-frame. fail when it is called intrusive: the harness disturbs the
+// frames it measures (docs/background.md, "The harness while frames are measured").
+Result<CheckRow> neutrality_row(ScenarioExecutor& executor, const SelftestOptions& options);
 
 // Ordering violations in a timeline: a consumer that starts before its producer ends, on
 // `clock` (a pair of rows without it counts as none).

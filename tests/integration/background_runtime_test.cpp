@@ -422,10 +422,11 @@ TEST(Background, ThePolicyStudyRunsEveryPolicyThisHostHasAndEveryToolReadsIt) {
   // What every host of this OS runs (glibc's allocator on Linux); the rest depends on the host's
   // CPUs, cgroup delegation and SMT, and is named as not run where it lacks them.
 #if defined(_WIN32)
-  for (const char* always : {"idle", "background", "eco", "normal", "idle-gaps", "unmanaged-1"})
+  for (const char* always :
+       {"idle", "background", "eco", "normal", "idle-gaps", "unmanaged-4", "unmanaged"})
 #else
   for (const char* always :
-       {"idle", "batch-nice19", "nice19", "normal", "idle-gaps", "unmanaged-1"})
+       {"idle", "batch-nice19", "nice19", "normal", "idle-gaps", "unmanaged-4", "unmanaged"})
 #endif
     EXPECT_TRUE(judged.contains(always)) << always;
   // Memory is kept where glibc's malloc is this build's (the binary under test is built alike).

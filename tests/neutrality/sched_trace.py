@@ -301,6 +301,55 @@ def off_cpu_stretches(events: list[Event], span: Span) -> list[dict]:
     return out
 
 
+# Who holds a CPU, by the tool's thread names (core/thread_policy.h) and the record.
+def holder_class(tid: int, comm: str, names: dict[int, str]) -> str:
+    if tid == 0 or comm.startswith("swapper"):
+        return "idle"
+    if tid in names:
+        return "background" if names[tid].startswith(BACKGROUND_NAMES) else "frame's threads"
+    return "kernel" if is_kernel_thread(tid, comm) else "other processes"
+
+
+def waits_by_holder(events: list[Event], process_tgid: int, span: Span) -> dict[str, dict[str, list[float]]]:
+    """The foreground's threads (the frame loop, the poller, the workers) runnable but not
+    running in `span`, each stretch in ms, by whose thread held the CPU: for a thread switched
+    out while runnable, the one switched in; for a woken one, the one running on the CPU it was
+    woken onto. {"workers": {"background": [ms, ...], ...}, "frame loop": ..., "poller": ...}."""
+    names = {e.tid: e.comm for e in events if e.tgid == process_tgid}
+
+    def role(tid: int) -> str | None:
+        if tid == span.frame_loop_tid:
+            return "frame loop"
+        if tid == span.poller_tid:
+            return "poller"
+        return "workers" if names.get(tid, "").startswith("worker ") else None
+
+    running: dict[int, tuple[int, str]] = {}  # per CPU: the thread on it
+    waiting: dict[int, tuple[int, str]] = {}  # per foreground thread: since when, and whose CPU
+    out: dict[str, dict[str, list[float]]] = {}
+    for e in events:
+        if e.time_ns > span.end_ns:
+            break
+        if e.name == "sched_switch":
+            prev, nxt = int(e.fields.get("prev_pid", -1)), int(e.fields.get("next_pid", -1))
+            running[e.cpu] = (nxt, e.fields.get("next_comm", "?"))
+            if nxt in waiting:
+                since_ns, holder = waiting.pop(nxt)
+                if since_ns >= span.start_ns:
+                    out.setdefault(role(nxt), {}).setdefault(holder, []).append(
+                        (e.time_ns - since_ns) / 1e6
+                    )
+            if role(prev) and e.fields.get("prev_state", "").startswith("R"):
+                waiting[prev] = (e.time_ns, holder_class(nxt, e.fields.get("next_comm", "?"), names))
+        elif e.name == "sched_wakeup":
+            tid = int(e.fields.get("pid", -1))
+            if role(tid) and tid not in waiting:
+                cpu = int(e.fields.get("target_cpu", e.cpu))
+                held_by = running.get(cpu, (0, "swapper"))
+                waiting[tid] = (e.time_ns, holder_class(held_by[0], held_by[1], names))
+    return out
+
+
 def main(argv: list[str]) -> int:
     """sched_trace.py RESULTS_DIR -- COMMAND...: runs COMMAND under the record (the tool's run
     writing RESULTS_DIR), then prints, per scenario of RESULTS_DIR, what the harness did and
@@ -329,6 +378,7 @@ def main(argv: list[str]) -> int:
     print(f"command exit status {status}; {len(events)} events; overruns: {recording.overruns or 'none'}")
     print("| scenario | frames' span s | created/ended | yields | runnable switched out | self-made: to background / poller / frame's threads | off CPU to background (n, p50 ms, sum ms) | off CPU in all (n, sum ms) |")
     print("|---|---|---|---|---|---|---|---|")
+    waits = []
     for meta_path in sorted(results.rglob("meta.json")):
         meta = json.loads(meta_path.read_text())
         threads, span_ns = meta.get("threads", {}), meta.get("measured_span_ns")
@@ -361,6 +411,17 @@ def main(argv: list[str]) -> int:
         )
         for line in found.faults():
             print(f"    {line}")
+        waits.append((span.label, waits_by_holder(events, process.pid, span)))
+    # Who held the CPU while a foreground thread waited for one: what a background thread took.
+    print()
+    print("| scenario | thread | runnable, waiting for a CPU held by: background (n, sum ms) | frame's threads | other processes | kernel | an idle CPU (wake-up) |")
+    print("|---|---|---|---|---|---|---|")
+    for label, by_role in waits:
+        for who in ("frame loop", "poller", "workers"):
+            cells = by_role.get(who, {})
+            row = [f"{len(v)}, {sum(v):.1f}" for v in (cells.get(k, []) for k in
+                   ("background", "frame's threads", "other processes", "kernel", "idle"))]
+            print(f"| {label} | {who} | " + " | ".join(row) + " |")
     return status
 
 

@@ -182,3 +182,33 @@ def test_the_judge_finds_a_yield_and_a_new_thread():
     assert len(found.threads_created) == 1
     assert len(found.self_made_to_background) == 1, found
     assert found.preempted == 1
+
+
+def test_who_held_the_cpu_a_foreground_thread_waited_for():
+    """waits_by_holder on a made-up record: the frame loop preempted by a compile thread waits
+    until it is back; a worker woken onto the CPU a compile thread holds waits for that thread;
+    a worker woken onto an idle CPU waits on no one (its wake-up)."""
+    lines = [
+        "      gpuoverlap-100     (  100) [000] d..2. 10.000100: sched_switch: prev_comm=gpuoverlap "
+        "prev_pid=100 prev_prio=120 prev_state=R ==> next_comm=compile 0 next_pid=103 next_prio=120",
+        "      compile 0-103      (  100) [000] d..2. 10.000300: sched_switch: prev_comm=compile 0 "
+        "prev_pid=103 prev_prio=120 prev_state=R ==> next_comm=gpuoverlap next_pid=100 next_prio=120",
+        "      compile 0-103      (  100) [001] d..2. 10.000310: sched_switch: prev_comm=swapper/1 "
+        "prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=compile 0 next_pid=103 next_prio=120",
+        "      gpuoverlap-100     (  100) [000] d..2. 10.000400: sched_wakeup: comm=worker 1 "
+        "pid=105 prio=120 target_cpu=001",
+        "      worker 1-105       (  100) [001] d..2. 10.001400: sched_switch: prev_comm=compile 0 "
+        "prev_pid=103 prev_prio=120 prev_state=S ==> next_comm=worker 1 next_pid=105 next_prio=120",
+        "      gpuoverlap-100     (  100) [000] d..2. 10.002000: sched_wakeup: comm=worker 2 "
+        "pid=106 prio=120 target_cpu=002",
+        "      worker 2-106       (  100) [002] d..2. 10.002010: sched_switch: prev_comm=swapper/2 "
+        "prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=worker 2 next_pid=106 next_prio=120",
+    ]
+    events = sched_trace.parse("\n".join(lines))
+    assert len(events) == 7
+    span = sched_trace.Span("s", 100, 101, 10_000_000_000, 11_000_000_000)
+    waits = sched_trace.waits_by_holder(events, 100, span)
+    assert waits["frame loop"] == {"background": [pytest.approx(0.2)]}
+    assert waits["workers"]["background"] == [pytest.approx(1.0)]
+    assert waits["workers"]["idle"] == [pytest.approx(0.01)]
+    assert "poller" not in waits

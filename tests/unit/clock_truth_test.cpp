@@ -164,6 +164,10 @@ class KnownClocksExecutor : public ScenarioExecutor {
   // wide: a poller that lost its CPU (0: none).
   std::uint32_t disturb_every = 0;
   double late_us = 40.0;
+  // The game frame's rounds (the neutrality check): paced 8 ms frames with a little jitter; with
+  // `disturbed_negative`, 3 in 5 of the negative control's frames 1 ms late (a harness that
+  // disturbs the frame under idle-priority load).
+  bool disturbed_negative = false;
   std::vector<RunSettings> settings_seen;
 
   Result<ScenarioTimeline> run(const Scenario& s, const RunSettings& settings,
@@ -192,6 +196,21 @@ class KnownClocksExecutor : public ScenarioExecutor {
         }
         previous_end = start + duration;
         t.records.push_back(r);
+      }
+      if (s.cpu) {
+        FrameRecord fr;
+        fr.frame = f;
+        const bool late = disturbed_negative && s.negative_control && f % 5 < 3;
+        fr.frame_interval_us = late ? 9000.0 : 8000.0 + (f * 37 % 100);
+        fr.cpu_phase_us = 5000.0 + (f * 13 % 50);
+        fr.critical_path_us = 2500;
+        fr.wake_max_us = 20;
+        fr.cpu_frame_us = 6000;
+        fr.gpu_span_us = 50;
+        fr.cpu_submit_us = 20;
+        fr.submit_to_start_us = 5;
+        fr.poll_gap_max_us = 1;
+        t.frames.push_back(fr);
       }
     }
     return t;
@@ -238,6 +257,13 @@ TEST_F(SelftestRun, EveryCheckPassesOnAnHonestDevice) {
   const SelftestOutcome o = run_selftest(executor, options_, log_);
   ASSERT_FALSE(o.failure) << o.failure->message;
   EXPECT_TRUE(o.passed()) << selftest_table(o.rows);
+  // Neutrality: the negative control's frames are the baseline's.
+  const auto neutrality = find(o, "neutrality");
+  ASSERT_EQ(neutrality.size(), 1u);
+  EXPECT_EQ(neutrality[0]->verdict, Verdict::pass) << neutrality[0]->detail;
+  EXPECT_EQ(neutrality[0]->config, "game-frame, 3 rounds");
+  EXPECT_NE(neutrality[0]->detail.find("negative control non-intrusive: 0 of "), std::string::npos)
+      << neutrality[0]->detail;
   // Linearity: both fits exact; saturation where the fake fills up (4 groups -> 8 is 2x).
   const auto linearity = find(o, "linearity");
   ASSERT_EQ(linearity.size(), 3u);
@@ -425,6 +451,28 @@ TEST(SelftestDetection, ACpuDeviceLimitsItsTimingRowsButNeverAnOrderingViolation
   const auto lines = limit_lines(rows);
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines[1].rfind("clock_agreement start |difference| p50 (1ms): ", 0), 0u) << lines[1];
+}
+
+// A harness that disturbs the frames it measures: the negative control's frames late in 3 of
+// 5 frames of every round; its row fails, and the self-test with it. On a CPU device the same
+// row is limited (the frames wait on the device's own threads there).
+TEST_F(SelftestRun, FailsItsNeutralityRowWhenTheNegativeControlIsIntrusive) {
+  KnownClocksExecutor executor;
+  executor.disturbed_negative = true;
+  const SelftestOutcome o = run_selftest(executor, options_, log_);
+  ASSERT_FALSE(o.failure) << o.failure->message;
+  const auto neutrality = find(o, "neutrality");
+  ASSERT_EQ(neutrality.size(), 1u);
+  EXPECT_EQ(neutrality[0]->verdict, Verdict::fail) << neutrality[0]->detail;
+  EXPECT_NE(neutrality[0]->detail.find("negative control intrusive"), std::string::npos)
+      << neutrality[0]->detail;
+  ASSERT_TRUE(neutrality[0]->value.has_value());
+  EXPECT_GT(*neutrality[0]->value, 50.0) << "points of late frames over the baseline";
+  EXPECT_FALSE(o.passed());
+  std::vector<CheckRow> rows = o.rows;
+  limit_for_cpu_device(rows);
+  for (const CheckRow& r : rows)
+    if (r.check == "neutrality") EXPECT_EQ(r.verdict, Verdict::limited);
 }
 
 TEST_F(SelftestRun, CatchesOverlapOverheadAndMissingProbes) {

@@ -104,7 +104,7 @@ TEST(StudyRounds, ADecidedConditionStopsTakingRoundsWhileTheOthersGoOn) {
   const auto next = next_study_rounds(suite_of(std::move(so_far)), VerdictSettings{}, log);
   ASSERT_EQ(next.size(), 2u) << log.str();
   for (const Scenario& s : next) EXPECT_NE(s.condition, "unmanaged") << "decided: it stops";
-  EXPECT_NE(log.str().find("adding round 4 for 1 condition (1 decided)"), std::string::npos)
+  EXPECT_NE(log.str().find("adding round 4 for 1 condition (1 stopped"), std::string::npos)
       << log.str();
 
   // The next round's cost is what it repeats: baseline and managed, 20 s, not the control's
@@ -127,6 +127,45 @@ TEST(StudyRounds, ADecidedConditionStopsTakingRoundsWhileTheOthersGoOn) {
   EXPECT_EQ(progress.seconds, 90.0);
   EXPECT_EQ(progress.last_round_seconds, 20.0);
   EXPECT_TRUE(progress.stop.empty()) << progress.stop;  // 90 + 20 <= 115
+}
+
+// While a condition is undecided, the next round is its and the baseline's alone: the null
+// control (undecided or not) and a control dose below the smallest one detected wait, so the
+// budget buys the undecided condition rounds.
+TEST(StudyRounds, WhileAConditionIsUndecidedTheControlsWait) {
+  std::vector<ScenarioOutcome> so_far = study_so_far({1.03, 1.12, 1.03}, 600, 100);
+  for (std::uint32_t r = 1; r <= 3; ++r)
+    for (const auto& [name, threads, factor] :
+         {std::tuple{"unmanaged-4", 4u, 2.0}, std::tuple{"unmanaged-1", 1u, r == 2 ? 1.12 : 1.03},
+          std::tuple{"null", 0u, r == 2 ? 1.12 : 1.03}}) {
+      background::BackgroundSpec spec;
+      spec.unmanaged_threads = threads;
+      std::vector<double> frames = normal_sample(1000, 10, 200, 70 + r);
+      for (double& v : frames) v *= factor;
+      ScenarioOutcome c =
+          condition(name, threads ? std::optional(spec) : std::nullopt, frames, threads > 0, r, 3);
+      c.scenario.null_control = threads == 0;
+      c.scenario.name = std::string("study/") + name + "/round-" + std::to_string(r);
+      c.scenario.study_budget_s = 600;
+      c.scenario.study_max_rounds = 100;
+      c.seconds = 10;
+      so_far.push_back(std::move(c));
+    }
+  std::vector<const ScenarioOutcome*> all;
+  for (const ScenarioOutcome& o : so_far) all.push_back(&o);
+  const auto verdict = judge_study(all, VerdictSettings{});
+  ASSERT_TRUE(verdict.ok());
+  ASSERT_EQ(verdict->detected_from_threads, 4u);
+  const StudyProgress progress = study_progress(all, *verdict);
+  EXPECT_FALSE(progress.decided);
+  EXPECT_EQ(progress.last_round_seconds, 20.0) << "baseline and managed";
+  std::ostringstream log;
+  const auto next = next_study_rounds(suite_of(std::move(so_far)), VerdictSettings{}, log);
+  ASSERT_EQ(next.size(), 2u) << log.str();
+  for (const Scenario& s : next)
+    EXPECT_TRUE(s.condition == "baseline" || s.condition == "managed") << s.condition;
+  EXPECT_NE(log.str().find("adding round 4 for 1 condition (3 stopped"), std::string::npos)
+      << log.str();
 }
 
 // With every other condition decided, a control dose below the smallest one detected still

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 
 #include "analysis/study_files.h"
 #include "analysis/verdict.h"
@@ -256,6 +258,74 @@ TEST(Verdict, OnePercentLowIsTimeWeighted) {
   EXPECT_NEAR(pacing_summary(std::vector<double>(1000, 8000.0), 8400, 12000).one_percent_low_fps,
               125.0, 1e-9);
   EXPECT_EQ(pacing_summary({}, 8400, 12000).frames, 0u);
+}
+
+// The dose that must intrude: a paced frame whose workers need more than half a period each is
+// late at half of every CPU, so one normal-priority thread per CPU it uses must be detected;
+// the study says whether it was, and what an undecided condition's rounds could have resolved.
+TEST(Verdict, TheDoseThatMustIntrudeIsNamedAndAnUndecidedCallSaysWhatItCouldResolve) {
+  Scenario frame;
+  frame.cpu = jobs::CpuFrameSpec{};
+  frame.cpu->workers = 15;
+  frame.cpu->cpu_ms_per_frame = 75;  // 5 ms a worker
+  frame.cpu->frame_period_ms = 8;
+  const auto must = must_intrude_dose(frame);
+  ASSERT_TRUE(must.has_value());
+  EXPECT_EQ(must->threads, 16u) << "the workers' CPUs and the poller's";
+  EXPECT_NE(must->why.find("5.0 ms of work per frame takes 10.0 ms, past the 8.0 ms period"),
+            std::string::npos)
+      << must->why;
+  Scenario slack = frame;
+  slack.cpu->cpu_ms_per_frame = 45;  // 3 ms a worker: 6 ms at half a CPU fits the period
+  EXPECT_FALSE(must_intrude_dose(slack).has_value());
+  Scenario unpaced = frame;
+  unpaced.cpu->frame_period_ms = 0;
+  EXPECT_FALSE(must_intrude_dose(unpaced).has_value());
+
+  background::BackgroundSpec one, every_cpu;
+  one.unmanaged_threads = 1;
+  every_cpu.unmanaged_threads = 16;
+  auto baseline = paced_rounds("baseline", std::nullopt, false, 1.0, 0.01, 0.005, 0, 3, 120, 30);
+  auto managed = paced_rounds("managed", managed_spec(), false, 1.0, 0.03, 0.005, 0, 3, 120, 31);
+  auto dose_1 = paced_rounds("unmanaged-1", one, false, 1.0, 0.01, 0.005, 0, 3, 120, 32);
+  auto dose_16 = paced_rounds("unmanaged", every_cpu, false, 1.0, 0.95, 0.005, 0, 3, 120, 33);
+  for (auto* rounds : {&baseline, &managed, &dose_1, &dose_16})
+    for (ScenarioOutcome& o : *rounds) o.scenario.cpu->cpu_ms_per_frame = 75;
+  auto v = judge_study(all_of({&baseline, &managed, &dose_1, &dose_16}), VerdictSettings{});
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  EXPECT_EQ(v->must_intrude_threads, 16u);
+  EXPECT_TRUE(v->must_intrude_detected);
+  EXPECT_NE(v->summary.find("the dose that must intrude is 16 threads (one normal-priority "
+                            "thread on each of the frame's 16 CPUs"),
+            std::string::npos)
+      << v->summary;
+  EXPECT_NE(v->summary.find("period): detected"), std::string::npos) << v->summary;
+  const ConditionVerdict& m = v->conditions[0];
+  ASSERT_EQ(m.condition, "managed");
+  ASSERT_TRUE(is_inconclusive(m.decision)) << to_string(m.decision);
+  ASSERT_TRUE(m.resolvable_tail.has_value());
+  EXPECT_GT(*m.resolvable_tail, VerdictSettings{}.tail_margin) << "above the margin it tests";
+  EXPECT_EQ(m.units, 3u);
+  EXPECT_NE(v->summary.find("its 3 rounds could resolve a median x"), std::string::npos)
+      << v->summary;
+
+  // verdict.json keeps both, and reads them back.
+  const nlohmann::json json = verdict_json(*v, VerdictSettings{});
+  EXPECT_EQ(json["must_intrude"]["threads"], 16);
+  EXPECT_TRUE(json["must_intrude"]["detected"].get<bool>());
+  EXPECT_EQ(json["conditions"][0]["resolvable"]["units"], 3);
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / "gpuoverlap-must-intrude-verdict.json";
+  { std::ofstream(file) << json.dump(); }
+  const auto loaded = load_verdict_json(file);
+  std::filesystem::remove(file);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  EXPECT_EQ(loaded->verdict.must_intrude_threads, 16u);
+  EXPECT_TRUE(loaded->verdict.must_intrude_detected);
+  EXPECT_EQ(loaded->verdict.must_intrude_why, v->must_intrude_why);
+  EXPECT_EQ(loaded->verdict.conditions[0].resolvable_tail, m.resolvable_tail);
+  EXPECT_EQ(loaded->verdict.conditions[0].units, 3u);
+  EXPECT_EQ(describe_resolvable(loaded->verdict.conditions[0]), describe_resolvable(m));
 }
 
 }  // namespace
