@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# compare's frame gate on the GPU machine. `game-frame` runs alone (A) and beside one outside
-# normal-priority thread spinning for the whole run (B: what a driver change that adds a busy
-# thread does to a game), interleaved so that drift hits both alike; then
+# compare's frame gate on the GPU machine. `game-frame` runs alone (A) and beside SPINNERS
+# outside normal-priority threads (default 1) spinning for the whole run (B: what a driver
+# change that adds busy threads does to a game), interleaved so that drift hits both alike; then
 # bench/compare_resample.py draws 5 + 5 runs: A/A (any CHANGED is a false alarm) and A/B
 # (CHANGED is a catch), and counts which section's rows changed (workloads, frames, shares).
 # The records stay under $OUT/compare-frames, trace.json removed.
 # Usage, with the gpuoverlap binary on PATH, from the repository root or a copy holding bench/:
-#   OUT=OUT_DIR A_RUNS=30 B_RUNS=25 FRAMES=300 DRAWS=200 bench/compare_frames.sh
+#   OUT=OUT_DIR A_RUNS=30 B_RUNS=25 FRAMES=300 DRAWS=200 SPINNERS=1 bench/compare_frames.sh
 set -uo pipefail
 out=${OUT:-/tmp/gpuoverlap-out}
 a_runs=${A_RUNS:-30}
 b_runs=${B_RUNS:-25}
 frames=${FRAMES:-300}
 draws=${DRAWS:-200}
+spinners=${SPINNERS:-1}
 work="$out/compare-frames"
 mkdir -p "$work"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,10 +29,13 @@ most=$(( a_runs > b_runs ? a_runs : b_runs ))
 for i in $(seq 1 "$most"); do
   [ "$i" -le "$a_runs" ] && run "a-$i"
   if [ "$i" -le "$b_runs" ]; then
-    ( while :; do :; done ) &  # one normal-priority thread, spinning, that the tool knows nothing of
-    spinner=$!
+    pids=()
+    for _ in $(seq 1 "$spinners"); do
+      ( while :; do :; done ) &  # a normal-priority thread, spinning, that the tool knows nothing of
+      pids+=($!)
+    done
     run "b-$i"
-    kill "$spinner"; wait "$spinner" 2>/dev/null
+    kill "${pids[@]}"; wait "${pids[@]}" 2>/dev/null
   fi
   echo "round $i of $most done"
 done
