@@ -333,6 +333,9 @@ def waits_by_holder(events: list[Event], process_tgid: int, span: Span) -> dict[
         if e.name == "sched_switch":
             prev, nxt = int(e.fields.get("prev_pid", -1)), int(e.fields.get("next_pid", -1))
             running[e.cpu] = (nxt, e.fields.get("next_comm", "?"))
+            # A thread switched out was running: a wake-up seen while it still ran (one that
+            # came as it was about to sleep) was no wait.
+            waiting.pop(prev, None)
             if nxt in waiting:
                 since_ns, holder = waiting.pop(nxt)
                 if since_ns >= span.start_ns:
@@ -343,7 +346,8 @@ def waits_by_holder(events: list[Event], process_tgid: int, span: Span) -> dict[
                 waiting[prev] = (e.time_ns, holder_class(nxt, e.fields.get("next_comm", "?"), names))
         elif e.name == "sched_wakeup":
             tid = int(e.fields.get("pid", -1))
-            if role(tid) and tid not in waiting:
+            on_cpu = any(held[0] == tid for held in running.values())
+            if role(tid) and tid not in waiting and not on_cpu:
                 cpu = int(e.fields.get("target_cpu", e.cpu))
                 held_by = running.get(cpu, (0, "swapper"))
                 waiting[tid] = (e.time_ns, holder_class(held_by[0], held_by[1], names))

@@ -204,8 +204,18 @@ def test_who_held_the_cpu_a_foreground_thread_waited_for():
         "      worker 2-106       (  100) [002] d..2. 10.002010: sched_switch: prev_comm=swapper/2 "
         "prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=worker 2 next_pid=106 next_prio=120",
     ]
+    # The frame loop woken while it still runs on CPU 0 (a wake-up as it was about to sleep):
+    # no wait, though it is switched in again only much later.
+    lines += [
+        "      worker 2-106       (  100) [002] d..2. 10.003000: sched_wakeup: comm=gpuoverlap "
+        "pid=100 prio=120 target_cpu=000",
+        "      gpuoverlap-100     (  100) [000] d..2. 10.004000: sched_switch: prev_comm=gpuoverlap "
+        "prev_pid=100 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120",
+        "      <idle>-0           (    0) [000] d..2. 10.900000: sched_switch: prev_comm=swapper/0 "
+        "prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=gpuoverlap next_pid=100 next_prio=120",
+    ]
     events = sched_trace.parse("\n".join(lines))
-    assert len(events) == 7
+    assert len(events) == 10
     span = sched_trace.Span("s", 100, 101, 10_000_000_000, 11_000_000_000)
     waits = sched_trace.waits_by_holder(events, 100, span)
     assert waits["frame loop"] == {"background": [pytest.approx(0.2)]}

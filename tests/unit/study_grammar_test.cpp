@@ -292,7 +292,7 @@ TEST(Study, ResolvingTheNonIntrusivenessPresetGivesItsConditionsAndTheControlsDo
   EXPECT_EQ((*scenarios)[6].background->unmanaged_threads,
             std::max(1u, std::thread::hardware_concurrency()))
       << "one per hardware thread: the dose that must intrude";
-  EXPECT_EQ((*scenarios)[0].study_budget_s, 36.0);
+  EXPECT_EQ((*scenarios)[0].study_budget_s, 33.0);
   auto other = resolve_scenarios("non-intrusiveness", "three-dispatches");
   ASSERT_TRUE(other.ok()) << other.error().message;
   EXPECT_EQ((*other)[0].workloads.size(), 3u) << "--foreground replaces the foreground";
