@@ -13,6 +13,7 @@
 #include "core/clock.h"
 #include "core/cpu_affinity.h"
 #include "core/thread_policy.h"
+#include "core/wake_signal.h"
 
 namespace gpuoverlap::background {
 
@@ -111,7 +112,8 @@ void BackgroundProcessor::shut_down() {
   }
   work_cv_.notify_all();
   boost_cv_.notify_all();
-  cpu_phase_cv_.notify_all();
+  hold_bits_.fetch_or(kStopping, std::memory_order_seq_cst);
+  wake_all(hold_bits_);
   for (Queued& q : cancelled) {
     if (q.item.cancel) q.item.cancel();
     std::lock_guard lock(mutex_);
@@ -202,27 +204,37 @@ ProcessingMode BackgroundProcessor::mode() const {
   return mode_;
 }
 
-void BackgroundProcessor::hold(bool held) {
-  {
-    std::lock_guard lock(mutex_);
-    held_ = held;
+void BackgroundProcessor::hold(bool held) { set_hold_bit(kHeld, held); }
+
+void BackgroundProcessor::hold_for_cpu_phase(bool held) { set_hold_bit(kHeldForCpuPhase, held); }
+
+// seq_cst on both sides (a Dekker pair): a thread counts itself a sleeper, then reads the word;
+// the frame loop clears its bit, then reads the sleepers. Either the thread sees the release or
+// the frame loop sees the sleeper and wakes it; the futex sleeps only while the word is unchanged.
+void BackgroundProcessor::set_hold_bit(std::uint32_t bit, bool on) {
+  if (on) {
+    hold_bits_.fetch_or(bit, std::memory_order_seq_cst);
+    return;
   }
-  wake_workers();
+  const std::uint32_t before = hold_bits_.fetch_and(~bit, std::memory_order_seq_cst);
+  if ((before & bit) && hold_sleepers_.load(std::memory_order_seq_cst) > 0) wake_all(hold_bits_);
 }
 
-void BackgroundProcessor::hold_for_cpu_phase(bool held) {
-  {
-    std::lock_guard lock(mutex_);
-    held_for_cpu_phase_ = held;
-  }
-  wake_workers();
-  cpu_phase_cv_.notify_all();
+void BackgroundProcessor::sleep_on_hold(std::uint32_t seen, std::int64_t timeout_ns) const {
+  hold_sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  sleep_while_for(hold_bits_, seen, timeout_ns);
+  hold_sleepers_.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 bool BackgroundProcessor::wait_out_cpu_phase_ms(std::uint32_t timeout_ms) const {
-  std::unique_lock lock(mutex_);
-  return cpu_phase_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
-                                [this] { return !held_for_cpu_phase_ || stopping_; });
+  const std::int64_t deadline_ns = monotonic_raw_ns() + std::int64_t{timeout_ms} * 1'000'000;
+  for (;;) {
+    const std::uint32_t bits = hold_bits_.load(std::memory_order_seq_cst);
+    if (!(bits & kHeldForCpuPhase) || (bits & kStopping)) return true;
+    const std::int64_t left_ns = deadline_ns - monotonic_raw_ns();
+    if (left_ns <= 0) return false;
+    sleep_on_hold(bits, left_ns);
+  }
 }
 
 std::size_t BackgroundProcessor::pending() const {
@@ -307,16 +319,27 @@ void BackgroundProcessor::worker(std::size_t index, bool boost) {
     // does; either way the queue's front, so work starts in submission order.
     (boost ? boost_cv_ : work_cv_).wait(lock, [&] {
       if (stopping_ && queue_.empty()) return true;
-      if (queue_.empty() || held_ || held_for_cpu_phase_) return false;
+      if (queue_.empty()) return false;
       return boost ? boost_active_locked()
                    : !boost_active_locked() && running_idle_ < settings_.max_concurrent;
     });
     if (queue_.empty()) return;  // stopping
+    // The holds (set_hold_bit): the start is read before the hold, so an item that starts
+    // began before any hold that follows; while one lasts, sleep on it (woken at its release,
+    // at most 100 ms, then look again) and start over.
+    const std::int64_t start_ns = monotonic_raw_ns();
+    if (const std::uint32_t bits = hold_bits_.load(std::memory_order_seq_cst);
+        bits & (kHeld | kHeldForCpuPhase)) {
+      lock.unlock();
+      sleep_on_hold(bits, 100'000'000);
+      lock.lock();
+      continue;
+    }
     Queued q = std::move(queue_.front());
     queue_.pop_front();
     (boost ? running_boost_ : running_idle_)++;
     TaskRecord& r = records_[q.id - 1];
-    r.start_ns = monotonic_raw_ns();
+    r.start_ns = start_ns;
     r.worker = static_cast<int>(index);
     r.boosted = boost;
     r.idle_priority = !boost && this_thread_is_idle();

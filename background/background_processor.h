@@ -169,6 +169,11 @@ class BackgroundProcessor {
   // no thread starts an item (idle or boost); items already running finish, queued ones wait,
   // and queue() still accepts work as the mode says. Releasing starts them again in order. A
   // held processor still shuts down: queued items are then cancelled.
+  // Both holds are called by the frame loop between frames, so they take no lock the compile
+  // threads hold (an idle thread holding one while the game's workers keep every CPU would
+  // keep the frame loop waiting: a priority inversion). They set a word the threads read
+  // before each item, and wake its sleepers (a futex wake) only at a release that has any. An
+  // item seen to start began before the hold that follows (its start is read before the hold).
   void hold(bool held);
   // The same for the frame's CPU phase (BackgroundSpec::dispatch = gaps), a hold of its own so
   // that it and the alternation's never release each other: no item starts while either holds.
@@ -232,9 +237,15 @@ class BackgroundProcessor {
   bool accepting_commit_work_ = false;  // set_mode is calling the source: queue even if disabled
   bool boost_pending_ = false;          // ... for a high-priority commit
   bool stopping_ = false;
-  bool held_ = false;                             // hold()
-  bool held_for_cpu_phase_ = false;               // hold_for_cpu_phase()
-  mutable std::condition_variable cpu_phase_cv_;  // held_for_cpu_phase_ became false
+  // hold() and hold_for_cpu_phase() (kHeld, kHeldForCpuPhase), and kStopping from shut_down,
+  // read without mutex_; threads sleep on it (core/wake_signal.h) while a hold lasts, counted
+  // in hold_sleepers_ so that a release wakes only when someone sleeps.
+  static constexpr std::uint32_t kHeld = 1, kHeldForCpuPhase = 2, kStopping = 4;
+  mutable std::atomic<std::uint32_t> hold_bits_{0};
+  mutable std::atomic<std::uint32_t> hold_sleepers_{0};
+  void set_hold_bit(std::uint32_t bit, bool on);
+  // Sleeps while hold_bits_ still reads `seen`, at most `timeout_ns`.
+  void sleep_on_hold(std::uint32_t seen, std::int64_t timeout_ns) const;
   std::size_t running_idle_ = 0, running_boost_ = 0;
   std::uint64_t next_id_ = 1;
   std::vector<std::thread> threads_;

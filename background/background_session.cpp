@@ -349,14 +349,14 @@ void BackgroundSession::unmanaged_loop(int worker) {
 void BackgroundSession::mark_committed() {
   std::lock_guard lock(mutex_);
   committed_ = delivered_;
-  fresh_commit_ = true;
+  fresh_commit_.store(true, std::memory_order_release);
 }
 
 std::optional<std::vector<std::optional<CommittedVariant>>> BackgroundSession::take_committed() {
-  if (!spec_.bind_committed) return std::nullopt;
+  if (!spec_.bind_committed || !fresh_commit_.load(std::memory_order_acquire)) return std::nullopt;
   std::lock_guard lock(mutex_);
-  if (!fresh_commit_) return std::nullopt;
-  fresh_commit_ = false;
+  if (!fresh_commit_.load(std::memory_order_relaxed)) return std::nullopt;
+  fresh_commit_.store(false, std::memory_order_relaxed);
   return committed_;
 }
 

@@ -259,7 +259,9 @@ class BackgroundSession {
   // completed commit made available; discards_ counts DISCARD_PREVIOUS calls.
   std::vector<std::optional<CommittedVariant>> delivered_, committed_;
   std::uint64_t discards_ = 0;
-  bool fresh_commit_ = false;
+  // Set under mutex_; read first without it, so that the frame loop, which asks every frame,
+  // takes mutex_ (which compile threads hold) only in the frame after a commit.
+  std::atomic<bool> fresh_commit_{false};
 
   WorkflowOutcome workflow_;  // the frame loop's thread only
   // commit_at_frame's request and its event, the frame loop's thread only.

@@ -56,6 +56,11 @@ bool WakeSignal::wait_past(std::uint32_t seen, std::int64_t deadline_ns) {
 void sleep_while(std::atomic<std::uint32_t>& word, std::uint32_t seen) {
   word.wait(seen, std::memory_order_acquire);
 }
+void sleep_while_for(std::atomic<std::uint32_t>& word, std::uint32_t seen,
+                     std::int64_t timeout_ns) {
+  const std::int64_t deadline_ns = monotonic_raw_ns() + timeout_ns;
+  while (word.load(std::memory_order_acquire) == seen && monotonic_raw_ns() < deadline_ns) Sleep(1);
+}
 void wake_one(std::atomic<std::uint32_t>& word) { word.notify_one(); }
 void wake_all(std::atomic<std::uint32_t>& word) { word.notify_all(); }
 
@@ -77,6 +82,13 @@ WakeSignal::~WakeSignal() = default;
 void sleep_while(std::atomic<std::uint32_t>& word, std::uint32_t seen) {
   if (word.load(std::memory_order_acquire) != seen) return;
   futex(word, FUTEX_WAIT_PRIVATE, seen, nullptr);
+}
+void sleep_while_for(std::atomic<std::uint32_t>& word, std::uint32_t seen,
+                     std::int64_t timeout_ns) {
+  if (word.load(std::memory_order_acquire) != seen || timeout_ns <= 0) return;
+  const timespec timeout{static_cast<time_t>(timeout_ns / 1'000'000'000),
+                         static_cast<long>(timeout_ns % 1'000'000'000)};
+  futex(word, FUTEX_WAIT_PRIVATE, seen, &timeout);
 }
 void wake_one(std::atomic<std::uint32_t>& word) { futex(word, FUTEX_WAKE_PRIVATE, 1, nullptr); }
 void wake_all(std::atomic<std::uint32_t>& word) {

@@ -43,6 +43,9 @@ class WakeSignal {
 // spins and then calls sched_yield four times, and a yield hands the CPU to any runnable thread
 // on that CPU, an idle-priority one included, until the next tick. Windows: std::atomic::wait.
 void sleep_while(std::atomic<std::uint32_t>& word, std::uint32_t seen);
+// The same, for at most `timeout_ns` (every wait has a deadline). Windows: a poll of 1 ms sleeps,
+// bounded by the timeout (std::atomic::wait has none).
+void sleep_while_for(std::atomic<std::uint32_t>& word, std::uint32_t seen, std::int64_t timeout_ns);
 void wake_one(std::atomic<std::uint32_t>& word);
 void wake_all(std::atomic<std::uint32_t>& word);
 

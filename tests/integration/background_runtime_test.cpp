@@ -244,7 +244,7 @@ TEST(Background, HostSaysWhatEachPolicyGetsAndWhichConditionsRunHere) {
   EXPECT_TRUE(host["host"]["smt"].is_object());
   const auto& study = host["study"];
   EXPECT_EQ(study["name"], "background-policies");
-  EXPECT_EQ(study["runs_here"].size() + study["not_run"].size(), 15u) << study.dump();
+  EXPECT_EQ(study["runs_here"].size() + study["not_run"].size(), 16u) << study.dump();
   const auto validated = run_gpuoverlap("validate background-policies");
   ASSERT_EQ(validated.exit_code, 0) << validated.output;
   for (const auto& n : study["not_run"])
@@ -258,7 +258,7 @@ TEST(Background, HostSaysWhatEachPolicyGetsAndWhichConditionsRunHere) {
             std::string::npos)
       << text.output;
   EXPECT_NE(text.output.find("study background-policies: " +
-                             std::to_string(study["runs_here"].size()) + " of 15 conditions run"),
+                             std::to_string(study["runs_here"].size()) + " of 16 conditions run"),
             std::string::npos)
       << text.output;
   const auto not_a_study = run_gpuoverlap("host --study default");

@@ -66,6 +66,14 @@ TEST(Selftest, RunsAndItsOrderingCheckPasses) {
       EXPECT_TRUE(verdict == "pass" || (verdict == "n/a" && table.at(r, "clock") == "clk"));
       ordering_passed += verdict == "pass";
     }
+    if (check == "neutrality") {
+      // The negative control on lavapipe: never called intrusive as the study judges it (a
+      // failing row would be limited here, a CPU device, and named so).
+      EXPECT_EQ(verdict, "pass") << table.at(r, "detail");
+      EXPECT_EQ(table.at(r, "config"), "game-frame, 3 rounds");
+      EXPECT_NE(table.at(r, "detail").find("negative control "), std::string::npos);
+      EXPECT_TRUE(fs::exists(out / "runs" / "selftest-neutrality" / "idle-spinners" / "round-3"));
+    }
     if (check == "linearity" && verdict == "n/a") {
       // Only the groups sweep may have no fit: past saturation needs the device to fill up
       // within the sweep, which another process's load on lavapipe's CPU threads can hide.
@@ -106,7 +114,7 @@ TEST(Selftest, RunsAndItsOrderingCheckPasses) {
   EXPECT_EQ(summary["cpu_device"], summary["device"]["type"] == "cpu") << summary["device"];
   EXPECT_EQ(linearity_rows, 2u);  // iterations sweep and groups sweep
   EXPECT_EQ(checks, (std::set<std::string>{"linearity", "clock_agreement", "poll_detection",
-                                           "round_trip", "overhead", "ordering"}));
+                                           "round_trip", "overhead", "ordering", "neutrality"}));
   // Every measurement is kept as ordinary results.
   EXPECT_TRUE(fs::exists(out / "runs" / "ordering" / "records.csv.gz"));
   EXPECT_TRUE(fs::exists(out / "runs" / "agreement-1ms" / "meta.json"));

@@ -155,7 +155,7 @@ TEST_F(AllPresets, ReportAnswersTheFiveQuestionsFirst) {
   EXPECT_NE(page.find("](plots/preemption-matrix/matrix.png)"), std::string::npos);
   // The study's table: a row per condition.
   const auto verdict = read_json_file(*out_ / "non-intrusiveness" / "verdict.json");
-  ASSERT_EQ(verdict["conditions"].size(), 7u);
+  ASSERT_EQ(verdict["conditions"].size(), 6u);
   for (const auto& c : verdict["conditions"]) {
     const std::string row =
         "| " + c["condition"].get<std::string>() +

@@ -453,7 +453,8 @@ TEST(BackgroundProcessor, DestructionFinishesInFlightWorkAndCancelsQueuedWork) {
   EXPECT_TRUE(event->is_signalled()) << "its set ended: ran or cancelled";
 }
 
-// Thousands of queue / mode change / commit / destroy operations from several threads.
+// Thousands of queue / mode change / commit / destroy operations from several threads, while a
+// thread standing for the frame loop takes and releases the holds (which take no lock).
 // Checks: every queued item gets exactly one of callback or cancel; every commit event is
 // signalled, and only after every item its caller queued before the commit has finished.
 TEST(BackgroundProcessorStress, ExactlyOnceAndCommitEventsUnderRandomOperations) {
@@ -473,6 +474,17 @@ TEST(BackgroundProcessorStress, ExactlyOnceAndCommitEventsUnderRandomOperations)
     std::mutex events_mutex;
     {
       BackgroundProcessor p(developer(2));
+      std::atomic<bool> operations_done{false};
+      std::thread frame_loop([&] {
+        std::mt19937 random(77 + round);
+        while (!operations_done.load()) {
+          const bool cpu_phase = random() % 2 == 0;
+          cpu_phase ? p.hold_for_cpu_phase(true) : p.hold(true);
+          std::this_thread::sleep_for(50us);
+          cpu_phase ? p.hold_for_cpu_phase(false) : p.hold(false);
+          std::this_thread::sleep_for(50us);
+        }
+      });
       std::vector<std::thread> threads;
       for (int t = 0; t < kThreads; ++t)
         threads.emplace_back([&, t] {
@@ -514,6 +526,8 @@ TEST(BackgroundProcessorStress, ExactlyOnceAndCommitEventsUnderRandomOperations)
           }
         });
       for (auto& th : threads) th.join();
+      operations_done = true;
+      frame_loop.join();
     }  // destroy: in-flight finish, queued cancelled
     for (std::size_t i = 0; i < slots.size(); ++i) {
       const int ran = slots[i]->ran, cancelled = slots[i]->cancelled;

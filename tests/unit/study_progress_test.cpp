@@ -36,6 +36,23 @@ std::vector<ScenarioOutcome> study_so_far(const std::vector<double>& factors, do
   return out;
 }
 
+// A condition's round `r` of 3 in a study of budget `budget_s`, its scenario taking 10 s.
+ScenarioOutcome round_of(const std::string& name, std::optional<background::BackgroundSpec> bg,
+                         const std::vector<double>& frames, std::uint32_t r, double budget_s) {
+  ScenarioOutcome c = condition(name, std::move(bg), frames, true, r, 3);
+  c.scenario.name = "study/" + name + "/round-" + std::to_string(r);
+  c.scenario.study_budget_s = budget_s;
+  c.scenario.study_max_rounds = 100;
+  c.seconds = 10;
+  return c;
+}
+
+std::vector<const ScenarioOutcome*> pointers(const std::vector<ScenarioOutcome>& outcomes) {
+  std::vector<const ScenarioOutcome*> out;
+  for (const ScenarioOutcome& o : outcomes) out.push_back(&o);
+  return out;
+}
+
 SuiteOutcome suite_of(std::vector<ScenarioOutcome> scenarios) {
   SuiteOutcome s;
   s.scenarios = std::move(scenarios);
@@ -110,17 +127,10 @@ TEST(StudyRounds, ADecidedConditionStopsTakingRoundsWhileTheOthersGoOn) {
   // The next round's cost is what it repeats: baseline and managed, 20 s, not the control's
   // 10 s besides: with 90 s spent, a budget of 115 s has room for it.
   std::vector<ScenarioOutcome> again = study_so_far({1.03, 1.12, 1.03}, 115, 100);
-  for (std::uint32_t r = 1; r <= 3; ++r) {
-    ScenarioOutcome c =
-        condition("unmanaged", unmanaged_spec(), normal_sample(2000, 10, 200, 50 + r), true, r, 3);
-    c.scenario.name = "study/unmanaged/round-" + std::to_string(r);
-    c.scenario.study_budget_s = 115;
-    c.scenario.study_max_rounds = 100;
-    c.seconds = 10;
-    again.push_back(std::move(c));
-  }
-  std::vector<const ScenarioOutcome*> all;
-  for (const ScenarioOutcome& o : again) all.push_back(&o);
+  for (std::uint32_t r = 1; r <= 3; ++r)
+    again.push_back(
+        round_of("unmanaged", unmanaged_spec(), normal_sample(2000, 10, 200, 50 + r), r, 115));
+  const std::vector<const ScenarioOutcome*> all = pointers(again);
   const auto verdict = judge_study(all, VerdictSettings{});
   ASSERT_TRUE(verdict.ok());
   const StudyProgress progress = study_progress(all, *verdict);
@@ -143,16 +153,11 @@ TEST(StudyRounds, WhileAConditionIsUndecidedTheControlsWait) {
       std::vector<double> frames = normal_sample(1000, 10, 200, 70 + r);
       for (double& v : frames) v *= factor;
       ScenarioOutcome c =
-          condition(name, threads ? std::optional(spec) : std::nullopt, frames, threads > 0, r, 3);
+          round_of(name, threads ? std::optional(spec) : std::nullopt, frames, r, 600);
       c.scenario.null_control = threads == 0;
-      c.scenario.name = std::string("study/") + name + "/round-" + std::to_string(r);
-      c.scenario.study_budget_s = 600;
-      c.scenario.study_max_rounds = 100;
-      c.seconds = 10;
       so_far.push_back(std::move(c));
     }
-  std::vector<const ScenarioOutcome*> all;
-  for (const ScenarioOutcome& o : so_far) all.push_back(&o);
+  const std::vector<const ScenarioOutcome*> all = pointers(so_far);
   const auto verdict = judge_study(all, VerdictSettings{});
   ASSERT_TRUE(verdict.ok());
   ASSERT_EQ(verdict->detected_from_threads, 4u);
@@ -184,18 +189,12 @@ TEST(StudyRounds, TheControlsSmallerDosesTakeRoundsAfterTheRestIsDecided) {
         spec.unmanaged_threads = threads;
         std::vector<double> frames = normal_sample(1000, 10, 200, r);
         for (double& v : frames) v *= factor;
-        ScenarioOutcome c = condition(name, spec, frames, true, r, 3);
-        c.scenario.name = std::string("study/") + name + "/round-" + std::to_string(r);
-        c.scenario.study_budget_s = budget_s;
-        c.scenario.study_max_rounds = 100;
-        c.seconds = 10;
-        so_far.push_back(std::move(c));
+        so_far.push_back(round_of(name, spec, frames, r, budget_s));
       }
     return so_far;
   };
   std::vector<ScenarioOutcome> so_far = make(600);
-  std::vector<const ScenarioOutcome*> all;
-  for (const ScenarioOutcome& o : so_far) all.push_back(&o);
+  const std::vector<const ScenarioOutcome*> all = pointers(so_far);
   const auto verdict = judge_study(all, VerdictSettings{});
   ASSERT_TRUE(verdict.ok());
   ASSERT_EQ(verdict->detected_from_threads, 4u);
