@@ -114,7 +114,7 @@ class Recording:
 
 # "   comm-123     (  120) [001] d..2. 1234.567890: sched_switch: prev_comm=..."
 LINE = re.compile(
-    r"^\s*(?P<comm>.+?)-(?P<tid>\d+)\s+\(\s*(?P<tgid>[\d-]+)\)\s+\[(?P<cpu>\d+)\]\s+\S+\s+"
+    r"^\s*(?P<comm>.+?)-(?P<tid>\d+)\s+\(\s*(?P<tgid>[\d-]+)\)\s+\[(?P<cpu>\d+)\]\s+(?P<flags>\S+)\s+"
     r"(?P<ts>\d+\.\d+):\s+(?P<event>\w+):\s?(?P<body>.*)$"
 )
 FIELD = re.compile(r"(\w+)=(\S+)")
@@ -129,6 +129,9 @@ class Event:
     comm: str
     name: str
     fields: dict
+    # In a hard or soft interrupt (the flags' third letter: h, s or H): the task the line names
+    # is only whoever the interrupt came upon, not the event's cause.
+    in_interrupt: bool = False
 
 
 def parse(text: str) -> list[Event]:
@@ -160,6 +163,7 @@ def parse(text: str) -> list[Event]:
                 comm=m["comm"].strip(),
                 name=m["event"],
                 fields=fields,
+                in_interrupt=len(m["flags"]) > 2 and m["flags"][2] in "hsH",
             )
         )
     return events
@@ -354,6 +358,36 @@ def waits_by_holder(events: list[Event], process_tgid: int, span: Span) -> dict[
     return out
 
 
+def long_sleeps(events: list[Event], process_tgid: int, span: Span, min_ms: float) -> list[dict]:
+    """Every stretch in `span` of at least `min_ms` in which a thread of the process slept (was
+    switched out not runnable) and who woke it: the thread that made the wake-up (the trace
+    line's own task), or "an interrupt" when the wake-up came in one (a timer's expiry, a
+    device): then the line's task is only whoever the interrupt came upon. What a thread waits
+    on another for: a lock, an event, a driver's queue."""
+    names = {e.tid: e.comm for e in events if e.tgid == process_tgid}
+    asleep: dict[int, int] = {}
+    out = []
+    for e in events:
+        if e.time_ns > span.end_ns:
+            break
+        if e.name == "sched_switch":
+            prev = int(e.fields.get("prev_pid", -1))
+            if prev in names and not e.fields.get("prev_state", "R").startswith("R"):
+                asleep[prev] = e.time_ns
+        elif e.name == "sched_wakeup":
+            tid = int(e.fields.get("pid", -1))
+            since = asleep.pop(tid, None)
+            if since is None or since < span.start_ns:
+                continue
+            slept_ms = (e.time_ns - since) / 1e6
+            if slept_ms >= min_ms:
+                waker = (f"an interrupt (on {e.comm}-{e.tid})" if e.in_interrupt
+                         else f"{e.comm}-{e.tid}")
+                out.append({"thread": f"{names.get(tid, '?')}-{tid}", "slept_ms": slept_ms,
+                            "woken_by": waker, "at_ns": e.time_ns})
+    return out
+
+
 def main(argv: list[str]) -> int:
     """sched_trace.py RESULTS_DIR -- COMMAND...: runs COMMAND under the record (the tool's run
     writing RESULTS_DIR), then prints, per scenario of RESULTS_DIR, what the harness did and
@@ -382,7 +416,7 @@ def main(argv: list[str]) -> int:
     print(f"command exit status {status}; {len(events)} events; overruns: {recording.overruns or 'none'}")
     print("| scenario | frames' span s | created/ended | yields | runnable switched out | self-made: to background / poller / frame's threads | off CPU to background (n, p50 ms, sum ms) | off CPU in all (n, sum ms) |")
     print("|---|---|---|---|---|---|---|---|")
-    waits = []
+    waits, spans = [], []
     for meta_path in sorted(results.rglob("meta.json")):
         meta = json.loads(meta_path.read_text())
         threads, span_ns = meta.get("threads", {}), meta.get("measured_span_ns")
@@ -416,6 +450,7 @@ def main(argv: list[str]) -> int:
         for line in found.faults():
             print(f"    {line}")
         waits.append((span.label, waits_by_holder(events, process.pid, span)))
+        spans.append((span.label, span))
     # Who held the CPU while a foreground thread waited for one: what a background thread took.
     print()
     print("| scenario | thread | runnable, waiting for a CPU held by: background (n, sum ms) | frame's threads | other processes | kernel | an idle CPU (wake-up) |")
@@ -426,6 +461,14 @@ def main(argv: list[str]) -> int:
             row = [f"{len(v)}, {sum(v):.1f}" for v in (cells.get(k, []) for k in
                    ("background", "frame's threads", "other processes", "kernel", "idle"))]
             print(f"| {label} | {who} | " + " | ".join(row) + " |")
+    # Long sleeps and who ended them: a thread waiting on another (a lock, a driver's queue).
+    sleeps = [(label, s) for label, span in spans for s in long_sleeps(events, process.pid, span, 50.0)]
+    if sleeps:
+        print()
+        print("| scenario | thread | slept ms (50 ms or more) | woken by |")
+        print("|---|---|---|---|")
+        for label, s in sleeps:
+            print(f"| {label} | {s['thread']} | {s['slept_ms']:.1f} | {s['woken_by']} |")
     return status
 
 

@@ -222,3 +222,37 @@ def test_who_held_the_cpu_a_foreground_thread_waited_for():
     assert waits["workers"]["background"] == [pytest.approx(1.0)]
     assert waits["workers"]["idle"] == [pytest.approx(0.01)]
     assert "poller" not in waits
+
+
+def test_a_long_sleep_names_who_woke_it_and_an_interrupt_is_no_waker():
+    """long_sleeps on a made-up record: the frame loop sleeps 80 ms and a compile thread wakes
+    it (a lock it released: named), then sleeps 60 ms and a timer's interrupt wakes it while the
+    compile thread happens to run (the interrupt, not the thread); a 10 ms sleep is too short."""
+    lines = [
+        "      gpuoverlap-100     (  100) [000] d..2. 10.000000: sched_switch: prev_comm=gpuoverlap "
+        "prev_pid=100 prev_prio=120 prev_state=S ==> next_comm=compile 0 next_pid=103 next_prio=139",
+        "      compile 0-103      (  100) [000] d..2. 10.080000: sched_wakeup: comm=gpuoverlap "
+        "pid=100 prio=120 target_cpu=000",
+        "      compile 0-103      (  100) [000] d..2. 10.080010: sched_switch: prev_comm=compile 0 "
+        "prev_pid=103 prev_prio=139 prev_state=R ==> next_comm=gpuoverlap next_pid=100 next_prio=120",
+        "      gpuoverlap-100     (  100) [000] d..2. 10.100000: sched_switch: prev_comm=gpuoverlap "
+        "prev_pid=100 prev_prio=120 prev_state=S ==> next_comm=compile 0 next_pid=103 next_prio=139",
+        # In a hard interrupt (d.h2.): a timer's expiry that came upon the compile thread.
+        "      compile 0-103      (  100) [000] d.h2. 10.160000: sched_wakeup: comm=gpuoverlap "
+        "pid=100 prio=120 target_cpu=000",
+
+        "      compile 0-103      (  100) [000] d..2. 10.160010: sched_switch: prev_comm=compile 0 "
+        "prev_pid=103 prev_prio=139 prev_state=R ==> next_comm=gpuoverlap next_pid=100 next_prio=120",
+        "      gpuoverlap-100     (  100) [000] d..2. 10.200000: sched_switch: prev_comm=gpuoverlap "
+        "prev_pid=100 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120",
+        "      <idle>-0           (    0) [000] d.h2. 10.210000: sched_wakeup: comm=gpuoverlap "
+        "pid=100 prio=120 target_cpu=000",
+    ]
+    events = sched_trace.parse("\n".join(lines))
+    assert len(events) == 8
+    span = sched_trace.Span("s", 100, 101, 10_000_000_000, 11_000_000_000)
+    sleeps = sched_trace.long_sleeps(events, 100, span, 50.0)
+    assert [(s["thread"], round(s["slept_ms"]), s["woken_by"]) for s in sleeps] == [
+        ("gpuoverlap-100", 80, "compile 0-103"),
+        ("gpuoverlap-100", 60, "an interrupt (on compile 0-103)"),
+    ]
