@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 
 #include "analysis/verdict_internal.h"
 
@@ -52,6 +53,24 @@ bool takes_next_round(const StudyVerdict& verdict, const StudyProgress& p,
   return p.undecided == 0 && cv->control_threads < *verdict.detected_from_threads;
 }
 
+// Each condition's latest round, in the order the study's last round ran them, and after them
+// the conditions whose latest round is an earlier one (a control dose that waited while a
+// condition was undecided, taking rounds again): what the next round repeats, if each takes it.
+std::vector<const ScenarioOutcome*> latest_rounds(
+    const std::vector<const ScenarioOutcome*>& outcomes, std::uint32_t last_round) {
+  std::map<std::string, const ScenarioOutcome*> latest;
+  for (const ScenarioOutcome* o : outcomes) {
+    const ScenarioOutcome*& kept = latest[o->scenario.condition];
+    if (!kept || o->scenario.round > kept->scenario.round) kept = o;
+  }
+  std::vector<const ScenarioOutcome*> out;
+  for (const ScenarioOutcome* o : outcomes)
+    if (o->scenario.round == last_round) out.push_back(o);
+  for (const ScenarioOutcome* o : outcomes)
+    if (latest.at(o->scenario.condition) == o && o->scenario.round != last_round) out.push_back(o);
+  return out;
+}
+
 }  // namespace
 
 StudyProgress study_progress(const std::vector<const ScenarioOutcome*>& outcomes,
@@ -73,12 +92,10 @@ StudyProgress study_progress(const std::vector<const ScenarioOutcome*>& outcomes
   for (const ConditionVerdict& c : verdict.conditions)
     p.control_pending +=
         c.control && is_inconclusive(c.decision) && c.control_threads < smallest_detected ? 1 : 0;
-  // What another round would cost: the last round of the conditions that would take it.
-  for (const ScenarioOutcome* o : outcomes) {
-    p.seconds += o->seconds;
-    if (o->scenario.round == p.rounds && takes_next_round(verdict, p, o->scenario.condition))
-      p.last_round_seconds += o->seconds;
-  }
+  // What another round would cost: the latest round of the conditions that would take it.
+  for (const ScenarioOutcome* o : outcomes) p.seconds += o->seconds;
+  for (const ScenarioOutcome* o : latest_rounds(outcomes, p.rounds))
+    if (takes_next_round(verdict, p, o->scenario.condition)) p.last_round_seconds += o->seconds;
   const Scenario& s = outcomes.front()->scenario;
   // Decided with the control's smaller doses pending: what stops it is still said, after
   // "decided", so the verdict reads as decided.
@@ -118,13 +135,13 @@ std::vector<Scenario> next_study_rounds(const SuiteOutcome& outcome,
     // still decide take the next round; the rest stop.
     std::vector<Scenario> last_round;
     std::size_t stopped = 0;
-    for (const ScenarioOutcome* o : outcomes) {
-      if (o->scenario.round != progress.rounds) continue;
+    for (const ScenarioOutcome* o : latest_rounds(outcomes, progress.rounds)) {
       if (!takes_next_round(*verdict, progress, o->scenario.condition)) {
         ++stopped;
         continue;
       }
       last_round.push_back(o->scenario);
+      last_round.back().round = progress.rounds;  // a dose back from waiting: numbered on
     }
     log << fmt::format(
                "study {}: {} endpoints undecided and {} smaller control doses after {} rounds "

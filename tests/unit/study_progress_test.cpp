@@ -2,6 +2,7 @@
 // undecided and its budget lasts, and what its undecided rows could have seen.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -170,6 +171,39 @@ TEST(StudyRounds, WhileAConditionIsUndecidedTheControlsWait) {
   for (const Scenario& s : next)
     EXPECT_TRUE(s.condition == "baseline" || s.condition == "managed") << s.condition;
   EXPECT_NE(log.str().find("adding round 4 for 1 condition (3 stopped"), std::string::npos)
+      << log.str();
+}
+
+// A dose that waited while a condition was undecided takes rounds again once it is decided,
+// numbered on from the study's last round (here: the baseline and managed ran round 4, the
+// doses only 1 to 3; managed, the baseline's twin, is decided).
+TEST(StudyRounds, ADoseThatWaitedTakesTheNextRoundOnceTheRestIsDecided) {
+  std::vector<ScenarioOutcome> so_far = study_so_far({1.0, 1.0, 1.0, 1.0}, 600, 100);
+  for (std::uint32_t r = 1; r <= 3; ++r)
+    for (const auto& [name, threads, factor] :
+         {std::tuple{"unmanaged-4", 4u, 2.0},
+          std::tuple{"unmanaged-1", 1u, r == 2 ? 1.12 : 1.03}}) {
+      background::BackgroundSpec spec;
+      spec.unmanaged_threads = threads;
+      std::vector<double> frames = normal_sample(1000, 10, 200, 90 + r);
+      for (double& v : frames) v *= factor;
+      so_far.push_back(round_of(name, spec, frames, r, 600));
+    }
+  const std::vector<const ScenarioOutcome*> all = pointers(so_far);
+  const auto verdict = judge_study(all, VerdictSettings{});
+  ASSERT_TRUE(verdict.ok());
+  ASSERT_EQ(verdict->rounds, 4u);
+  ASSERT_EQ(verdict->detected_from_threads, 4u);
+  const StudyProgress progress = study_progress(all, *verdict);
+  EXPECT_TRUE(progress.decided);
+  EXPECT_EQ(progress.control_pending, 1u);
+  EXPECT_EQ(progress.last_round_seconds, 20.0) << "the baseline's round 4 and the dose's round 3";
+  std::ostringstream log;
+  const auto next = next_study_rounds(suite_of(std::move(so_far)), VerdictSettings{}, log);
+  ASSERT_EQ(next.size(), 2u) << log.str();
+  std::set<std::string> names;
+  for (const Scenario& s : next) names.insert(s.name);
+  EXPECT_EQ(names, (std::set<std::string>{"study/baseline/round-5", "study/unmanaged-1/round-5"}))
       << log.str();
 }
 
