@@ -65,11 +65,15 @@ Result<CheckRow> neutrality_row(ScenarioExecutor& executor, const SelftestOption
   const auto cv = std::find_if(verdict->conditions.begin(), verdict->conditions.end(),
                                [](const ConditionVerdict& c) { return c.negative_control; });
   if (cv == verdict->conditions.end()) return make_error("the negative control was not judged");
-  // The late frames' excess where the frame is paced (game-frame is).
+  // The late frames' excess where the frame is paced (game-frame is), and why there is none
+  // (too few frames in a round: a slow device, a sanitizer's build).
   std::optional<double> excess_points;
+  std::string why_none = "no late_frames row";
   for (const VerdictRow& r : verdict->rows)
-    if (r.condition == cv->condition && r.metric == "late_frames" && r.tail_excess)
-      excess_points = 100.0 * *r.tail_excess;
+    if (r.condition == cv->condition && r.metric == "late_frames") {
+      if (r.tail_excess) excess_points = 100.0 * *r.tail_excess;
+      why_none = r.note;
+    }
   std::string detail = fmt::format("negative control {}", to_string(cv->decision));
   if (cv->pacing && verdict->baseline_pacing)
     detail += fmt::format(": {} of {} frames late, baseline {} of {}", cv->pacing->late,
@@ -77,6 +81,17 @@ Result<CheckRow> neutrality_row(ScenarioExecutor& executor, const SelftestOption
                           verdict->baseline_pacing->frames);
   if (cv->decision == Decision::intrusive)
     detail += "; the measurement itself disturbs the frame (docs/background.md)";
+  // Not judged (its rows had too few frames): neither pass nor fail, and why.
+  if (!excess_points && cv->decision != Decision::intrusive)
+    return CheckRow{"neutrality",
+                    "idle-priority threads on every foreground CPU",
+                    "",
+                    fmt::format("game-frame, {} rounds", verdict->rounds),
+                    std::nullopt,
+                    "points late",
+                    "not intrusive",
+                    Verdict::not_applicable,
+                    detail + "; not judged: " + why_none};
   return CheckRow{"neutrality",
                   "idle-priority threads on every foreground CPU",
                   "",

@@ -68,8 +68,12 @@ TEST(Selftest, RunsAndItsOrderingCheckPasses) {
     }
     if (check == "neutrality") {
       // The negative control on lavapipe: never called intrusive as the study judges it (a
-      // failing row would be limited here, a CPU device, and named so).
-      EXPECT_EQ(verdict, "pass") << table.at(r, "detail");
+      // failing row would be limited here, a CPU device, and named so); n/a where its rounds
+      // had too few frames to judge (a sanitizer's build), saying so.
+      EXPECT_TRUE(
+          verdict == "pass" ||
+          (verdict == "n/a" && table.at(r, "detail").find("not judged: ") != std::string::npos))
+          << verdict << ": " << table.at(r, "detail");
       EXPECT_EQ(table.at(r, "config"), "game-frame, 3 rounds");
       EXPECT_NE(table.at(r, "detail").find("negative control "), std::string::npos);
       EXPECT_TRUE(fs::exists(out / "runs" / "selftest-neutrality" / "idle-spinners" / "round-3"));
