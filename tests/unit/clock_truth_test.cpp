@@ -471,8 +471,11 @@ TEST_F(SelftestRun, FailsItsNeutralityRowWhenTheNegativeControlIsIntrusive) {
   EXPECT_FALSE(o.passed());
   std::vector<CheckRow> rows = o.rows;
   limit_for_cpu_device(rows);
-  for (const CheckRow& r : rows)
-    if (r.check == "neutrality") EXPECT_EQ(r.verdict, Verdict::limited);
+  for (const CheckRow& r : rows) {
+    if (r.check == "neutrality") {
+      EXPECT_EQ(r.verdict, Verdict::limited);
+    }
+  }
 }
 
 TEST_F(SelftestRun, CatchesOverlapOverheadAndMissingProbes) {
