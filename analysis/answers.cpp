@@ -402,11 +402,7 @@ void answer_background(std::string& out, const LoadedRun& run,
                            *v.verdict.detected_from_threads == 1 ? "" : "s");
       else
         out += "; the positive control was **not detected**: the study had no power";
-      const auto& doses = v.verdict.doses;
-      if (v.verdict.must_intrude_threads &&
-          std::any_of(doses.begin(), doses.end(), [&](const ControlDose& d) {
-            return d.threads >= *v.verdict.must_intrude_threads;
-          }))
+      if (must_intrude_reached(v.verdict))
         out += fmt::format("; the dose that must intrude, {} threads, was {}",
                            *v.verdict.must_intrude_threads,
                            v.verdict.must_intrude_detected ? "detected" : "**not detected**");

@@ -400,6 +400,13 @@ std::string describe_resolvable(const ConditionVerdict& cv) {
                      cv.units == 1 ? "" : "s", fmt::join(parts, " or "));
 }
 
+bool must_intrude_reached(const StudyVerdict& verdict) {
+  return verdict.must_intrude_threads &&
+         std::any_of(verdict.doses.begin(), verdict.doses.end(), [&](const ControlDose& d) {
+           return d.threads >= *verdict.must_intrude_threads;
+         });
+}
+
 std::optional<MustIntrudeDose> must_intrude_dose(const Scenario& foreground) {
   if (!foreground.cpu) return std::nullopt;
   const jobs::CpuFrameSpec& cpu = *foreground.cpu;

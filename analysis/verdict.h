@@ -368,6 +368,9 @@ struct MustIntrudeDose {
   std::string why;
 };
 std::optional<MustIntrudeDose> must_intrude_dose(const Scenario& foreground);
+// Whether the study ran a dose of at least `must_intrude_threads` threads (else its
+// must_intrude_detected says nothing).
+bool must_intrude_reached(const StudyVerdict& verdict);
 
 // Per-frame samples of one condition, by metric name, in verdict_endpoints' order: the frame-level
 // endpoints (cpu_phase_us, critical_path_us and wake_max_us with [cpu], else cpu_frame_us;

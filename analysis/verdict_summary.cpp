@@ -136,9 +136,7 @@ std::string study_summary(const StudyVerdict& verdict, const Scenario& foregroun
           *verdict.detected_from_threads, *verdict.detected_from_threads == 1 ? "" : "s");
   }
   if (verdict.has_control && verdict.must_intrude_threads) {
-    const bool reached = std::any_of(
-        verdict.doses.begin(), verdict.doses.end(),
-        [&](const ControlDose& d) { return d.threads >= *verdict.must_intrude_threads; });
+    const bool reached = must_intrude_reached(verdict);
     summary += fmt::format("the dose that must intrude is {} threads ({}): {}\n",
                            *verdict.must_intrude_threads, verdict.must_intrude_why,
                            !reached ? "no dose of this study reaches it"

@@ -41,16 +41,10 @@ Result<CheckRow> neutrality_row(ScenarioExecutor& executor, const SelftestOption
   if (!study) return study.error();
   study->frames = 3 * std::max(options.frames, 120u);
   const std::vector<Scenario> scenarios = expand_study(*study, *foreground);
-  SuiteOptions suite;
-  suite.out_directory = options.out_directory / "runs";
-  suite.run.frame_timeout_ms = options.frame_timeout_ms;
-  suite.run.priority_fallback = true;
-  suite.run.should_stop = options.should_stop;
-  suite.run.poller = options.poller;
-  suite.write_run_json = false;
-  suite.command_line = "gpuoverlap selftest";
-  // On a CPU device the 8 ms period is measured for the device first, as `run` does
-  // (scenarios/cpu_device_sizes.h): else every frame is late on both sides.
+  SuiteOptions suite = selftest_suite_options(options);
+  // The study's own frames and warm-up, not --frames. On a CPU device the 8 ms period is measured
+  // for the device first, as `run` does (scenarios/cpu_device_sizes.h): else every frame is late on
+  // both sides.
   suite.cpu_device_pacing = options.cpu_device;
   std::ostringstream quiet;
   const SuiteOutcome out = run_suite(executor, scenarios, suite, quiet);
@@ -82,16 +76,11 @@ Result<CheckRow> neutrality_row(ScenarioExecutor& executor, const SelftestOption
   if (cv->decision == Decision::intrusive)
     detail += "; the measurement itself disturbs the frame (docs/background.md)";
   // Not judged (its rows had too few frames): neither pass nor fail, and why.
-  if (!excess_points && cv->decision != Decision::intrusive)
-    return CheckRow{"neutrality",
-                    "idle-priority threads on every foreground CPU",
-                    "",
-                    fmt::format("game-frame, {} rounds", verdict->rounds),
-                    std::nullopt,
-                    "points late",
-                    "not intrusive",
-                    Verdict::not_applicable,
-                    detail + "; not judged: " + why_none};
+  Verdict call = cv->decision == Decision::intrusive ? Verdict::fail : Verdict::pass;
+  if (!excess_points && call == Verdict::pass) {
+    call = Verdict::not_applicable;
+    detail += "; not judged: " + why_none;
+  }
   return CheckRow{"neutrality",
                   "idle-priority threads on every foreground CPU",
                   "",
@@ -99,7 +88,7 @@ Result<CheckRow> neutrality_row(ScenarioExecutor& executor, const SelftestOption
                   excess_points,
                   "points late",
                   "not intrusive",
-                  cv->decision == Decision::intrusive ? Verdict::fail : Verdict::pass,
+                  call,
                   detail};
 }
 

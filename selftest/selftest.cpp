@@ -127,18 +127,11 @@ Result<ScenarioTimeline> Selftest::measure(const Scenario& scenario, bool stampi
   Scenario named = scenario;
   const int n = name_counts_[scenario.name]++;
   if (n > 0) named.name += "-" + std::to_string(n + 1);
-  SuiteOptions suite;
-  suite.out_directory = options_.out_directory / "runs";
+  SuiteOptions suite = selftest_suite_options(options_);
   suite.frames = frames.value_or(options_.frames);
   suite.warmup_frames = options_.warmup_frames;
-  suite.run.frame_timeout_ms = options_.frame_timeout_ms;
-  suite.run.priority_fallback = true;
   suite.run.stamp_memory = memory;
-  suite.run.should_stop = options_.should_stop;
-  suite.write_run_json = false;
-  suite.command_line = "gpuoverlap selftest";
   suite.run.stamping = stamping;
-  suite.run.poller = options_.poller;
   std::ostringstream quiet;
   SuiteOutcome out = run_suite(executor_, {named}, suite, quiet);
   if (out.scenarios.empty() || !out.scenarios.front().timeline)
@@ -579,6 +572,18 @@ SelftestOutcome Selftest::run() {
 }
 
 }  // namespace
+
+SuiteOptions selftest_suite_options(const SelftestOptions& options) {
+  SuiteOptions suite;
+  suite.out_directory = options.out_directory / "runs";
+  suite.run.frame_timeout_ms = options.frame_timeout_ms;
+  suite.run.priority_fallback = true;
+  suite.run.should_stop = options.should_stop;
+  suite.run.poller = options.poller;
+  suite.write_run_json = false;
+  suite.command_line = "gpuoverlap selftest";
+  return suite;
+}
 
 std::string_view to_string(Verdict verdict) {
   switch (verdict) {

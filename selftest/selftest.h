@@ -27,6 +27,7 @@
 
 #include "core/result.h"
 #include "engine/executor.h"
+#include "engine/suite_runner.h"
 
 namespace gpuoverlap {
 
@@ -120,6 +121,10 @@ std::optional<std::size_t> saturation_index(const std::vector<SweepPoint>& point
 std::vector<CheckRow> detection_rows(const ScenarioTimeline& timeline, const std::string& config,
                                      std::optional<double> steal, const PollerPlacement& poller,
                                      std::optional<double> interrupts_per_s = std::nullopt);
+
+// How every self-test measurement runs (keeping it under OUT/runs/, no run.json, the poller
+// placed as asked, priorities falling back); the caller sets frames where it needs its own.
+SuiteOptions selftest_suite_options(const SelftestOptions& options);
 
 // The neutrality row (selftest/neutrality.cpp): the negative control (idle-priority threads on
 // every CPU the game frame uses) judged against the baseline as a study judges it, three
