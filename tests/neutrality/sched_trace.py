@@ -217,6 +217,11 @@ class Findings:
     self_made_to_kernel: int = 0
     # Switches of the runnable frame loop after an interrupt: the kernel's own doing.
     preempted: int = 0
+    # Switches of the runnable frame loop after a thread on another CPU (not the poller) woke a
+    # thread onto the frame loop's CPU: the waker marks the CPU for a reschedule and sends an
+    # IPI, but the frame loop may reach a reschedule point (the end of a system call) before the
+    # IPI lands, and the switch then comes first in the record. The kernel's doing too.
+    woken_here_from_another_cpu: int = 0
 
     def faults(self) -> list[str]:
         return self.threads_created + self.threads_ended + self.yields + self.self_made_to_background
@@ -231,12 +236,17 @@ def judge(events: list[Event], process_tgid: int, spans: list[Span]) -> Findings
     for span in spans:
         # The last interrupt per CPU, and when the frame loop last came onto each CPU.
         last_interrupt_ns: dict[int, int] = {}
+        last_remote_wake_ns: dict[int, int] = {}
         loop_in_ns: dict[int, int] = {}
         for e in events:
             if e.time_ns > span.end_ns:
                 break
             if e.name in INTERRUPTS:
                 last_interrupt_ns[e.cpu] = e.time_ns
+            if e.name in ("sched_wakeup", "sched_wakeup_new") and e.tid != span.poller_tid:
+                target = int(e.fields.get("target_cpu", -1))
+                if target != e.cpu:
+                    last_remote_wake_ns[target] = e.time_ns
             if e.name == "sched_switch":
                 next_pid = int(e.fields.get("next_pid", -1))
                 if next_pid == span.frame_loop_tid:
@@ -249,6 +259,8 @@ def judge(events: list[Event], process_tgid: int, spans: list[Span]) -> Findings
                     came_in = loop_in_ns.get(e.cpu, span.start_ns)
                     if last_interrupt_ns.get(e.cpu, -1) >= came_in:
                         out.preempted += 1
+                    elif last_remote_wake_ns.get(e.cpu, -1) >= came_in:
+                        out.woken_here_from_another_cpu += 1
                     elif next_pid == span.poller_tid:
                         out.self_made_to_poller += 1
                     elif next_pid in names and not names[next_pid].startswith(BACKGROUND_NAMES):
@@ -261,8 +273,8 @@ def judge(events: list[Event], process_tgid: int, spans: list[Span]) -> Findings
                         who = names.get(next_pid, e.fields.get("next_comm", "?") + " (another process)")
                         out.self_made_to_background.append(
                             f"{span.label}: at {e.time_ns} ns the runnable frame loop gave CPU "
-                            f"{e.cpu} to {who}-{next_pid} with no tick, IPI or interrupt since "
-                            "it came onto that CPU"
+                            f"{e.cpu} to {who}-{next_pid} with no tick, IPI, interrupt or "
+                            "wake-up from another CPU since it came onto that CPU"
                         )
             if e.time_ns < span.start_ns:
                 continue
@@ -434,6 +446,7 @@ def main(argv: list[str]) -> int:
         to_bg = [s["off_ns"] / 1e6 for s in stretches if s["to"].startswith(("compile", "boost", "control"))]
         runnable_out = (
             found.preempted
+            + found.woken_here_from_another_cpu
             + found.self_made_to_poller
             + found.self_made_to_frame_threads
             + found.self_made_to_kernel

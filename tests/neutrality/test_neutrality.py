@@ -95,7 +95,8 @@ def check_record(events, pid: int, results: Path) -> sched_trace.Findings:
     assert found.self_made_to_poller <= points, (found.self_made_to_poller, points)
     print(
         f"{len(spans)} measured spans: the runnable frame loop was switched out "
-        f"{found.preempted} times after an interrupt, {found.self_made_to_frame_threads} times "
+        f"{found.preempted} times after an interrupt, {found.woken_here_from_another_cpu} times "
+        f"after another CPU woke a thread onto its CPU, {found.self_made_to_frame_threads} times "
         f"to a thread of its frame it woke, {found.self_made_to_kernel} times to a kernel thread, "
         f"{found.self_made_to_poller} times to the poller it "
         f"woke (frames.csv counts {points} reschedule points); no thread created or ended, no "
@@ -182,6 +183,31 @@ def test_the_judge_finds_a_yield_and_a_new_thread():
     assert len(found.threads_created) == 1
     assert len(found.self_made_to_background) == 1, found
     assert found.preempted == 1
+
+
+def test_a_wake_up_from_another_cpu_is_the_kernels_and_the_pollers_is_not():
+    """A thread on CPU 1 wakes a compile thread onto CPU 0, where the frame loop runs; the
+    frame loop reaches the end of a system call before the reschedule IPI lands and the switch
+    comes first in the record (as a lavapipe run on 2 loaded cores showed): the kernel's
+    preemption, not the frame loop's. The same wake-up made by the poller is the harness's and
+    stays a fault."""
+
+    def record(waker: str, waker_pid: int) -> list[str]:
+        return [
+            "      gpuoverlap-100     (  100) [000] d..2. 10.000100: sched_switch: prev_comm=x "
+            "prev_pid=5 prev_prio=120 prev_state=S ==> next_comm=gpuoverlap next_pid=100 next_prio=120",
+            f"      {waker}-{waker_pid}     (  100) [001] d..3. 10.000200: sched_wakeup: "
+            "comm=compile 0 pid=103 prio=120 target_cpu=000",
+            "      gpuoverlap-100     (  100) [000] d..2. 10.000210: sched_switch: prev_comm=gpuoverlap "
+            "prev_pid=100 prev_prio=120 prev_state=R ==> next_comm=compile 0 next_pid=103 next_prio=120",
+            "      compile 0-103      (  100) [000] d.h1. 10.000220: reschedule_entry: vector=253",
+        ]
+
+    span = sched_trace.Span("s", 100, 101, 10_000_000_000, 11_000_000_000)
+    found = sched_trace.judge(sched_trace.parse("\n".join(record("worker 1", 104))), 100, [span])
+    assert found.woken_here_from_another_cpu == 1 and not found.faults(), found
+    found = sched_trace.judge(sched_trace.parse("\n".join(record("poller", 101))), 100, [span])
+    assert found.woken_here_from_another_cpu == 0 and len(found.self_made_to_background) == 1, found
 
 
 def test_who_held_the_cpu_a_foreground_thread_waited_for():
