@@ -1,0 +1,170 @@
+// The kernel's scheduling record (schedtrace/): the parser on a record taken on a loaded
+// 2-core machine and on made-up lines, and the attribution of every wait it explains.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "schedtrace/sched_record.h"
+#include "schedtrace/thread_waits.h"
+
+namespace gpuoverlap {
+namespace {
+
+std::string fixture(const std::string& name) {
+  std::ifstream in(std::string(GPUOVERLAP_SOURCE_DIR) + "/tests/data/sched/" + name);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// One made-up line in tracefs's text form.
+std::string line(const std::string& task, int tgid, int cpu, const std::string& flags,
+                 const std::string& seconds, const std::string& event, const std::string& body) {
+  return "  " + task + " (" + std::to_string(tgid) + ") [00" + std::to_string(cpu) + "] " + flags +
+         " " + seconds + ": " + event + ": " + body + "\n";
+}
+
+std::string switch_body(const std::string& prev, int prev_pid, char state, const std::string& next,
+                        int next_pid, int next_prio = 120) {
+  return "prev_comm=" + prev + " prev_pid=" + std::to_string(prev_pid) +
+         " prev_prio=120 prev_state=" + std::string(1, state) + " ==> next_comm=" + next +
+         " next_pid=" + std::to_string(next_pid) + " next_prio=" + std::to_string(next_prio);
+}
+
+const WaitOptions kProcess100{100, nullptr};
+
+TEST(SchedRecord, ParsesARecordOfTwoProcessesOnTwoLoadedCores) {
+  const SchedRecord record = parse_sched_record(fixture("lavapipe-two-processes.trace"));
+  EXPECT_EQ(record.unreadable_lines, 0);
+  EXPECT_TRUE(record.lost_events_by_cpu.empty());
+  ASSERT_GT(record.events.size(), 500u);
+  for (std::size_t i = 1; i < record.events.size(); ++i)
+    ASSERT_LE(record.events[i - 1].time_ns, record.events[i].time_ns);
+  // A comm with a space, read whole, and the µs timestamp in ns.
+  bool compile_named = false;
+  for (const SchedEvent& e : record.events)
+    if (e.kind == SchedEventKind::switch_task && e.prev_comm == "compile 0") compile_named = true;
+  EXPECT_TRUE(compile_named);
+  EXPECT_EQ(record.events.front().time_ns % 1000, 0);
+}
+
+TEST(ThreadWaits, AWakeUpFromAnotherCpuPreemptsTheFrameLoopBeforeItsIpiLands) {
+  // At 10763.347464 a thread of another process on CPU 0 (llvmpipe-1) woke llvmpipe-0 onto CPU
+  // 1, where the frame loop (8177) ran; the frame loop was switched out at .347472, before the
+  // reschedule IPI landed (.347481), and came back at .347484 when llvmpipe-0 slept.
+  const SchedRecord record = parse_sched_record(fixture("lavapipe-two-processes.trace"));
+  const WaitOptions options{8177, nullptr};
+  const auto waits = thread_waits(record, {8177}, 10763'347'000'000, 10763'348'000'000, options);
+  const ThreadWait* found = nullptr;
+  for (const ThreadWait& w : waits)
+    if (w.off_ns == 10763'347'472'000) found = &w;
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(found->lost_by, LostBy::woken_thread);
+  EXPECT_EQ(found->holder, "llvmpipe-0-8171");
+  EXPECT_EQ(found->holder_kind, ThreadKind::other_process);
+  EXPECT_EQ(found->given_back_by, GivenBackBy::holder_blocked);
+  EXPECT_EQ(found->runnable_ns(), 12'000);
+  EXPECT_EQ(found->cpu_out, 1);
+  EXPECT_EQ(found->cpu_in, 1);
+}
+
+TEST(ThreadWaits, AYieldBehindAnIdleSpinnerWaitsUntilTheTick) {
+  std::string text;
+  text += line("gpuoverlap-100", 100, 0, "d..2.", "10.000100", "sched_switch",
+               switch_body("x", 5, 'S', "gpuoverlap", 100));
+  text += line("gpuoverlap-100", 100, 0, ".....", "10.000200", "sys_enter", "NR 24 (0, 0, 0, 0, 0, 0)");
+  text += line("gpuoverlap-100", 100, 0, "d..2.", "10.000210", "sched_switch",
+               switch_body("gpuoverlap", 100, 'R', "spinner", 103));
+  text += line("spinner-103", 100, 0, "d.h1.", "10.004000", "local_timer_entry", "vector=236");
+  text += line("spinner-103", 100, 0, "d..2.", "10.004010", "sched_switch",
+               switch_body("spinner", 103, 'R', "gpuoverlap", 100));
+  const auto waits = thread_waits(parse_sched_record(text), {100}, 10'000'000'000, 11'000'000'000,
+                                  kProcess100);
+  ASSERT_EQ(waits.size(), 1u);
+  EXPECT_EQ(waits[0].lost_by, LostBy::yielded);
+  EXPECT_EQ(waits[0].holder_kind, ThreadKind::background);
+  EXPECT_EQ(waits[0].given_back_by, GivenBackBy::tick);
+  EXPECT_EQ(waits[0].runnable_ns(), 3'800'000);
+  EXPECT_EQ(describe(waits[0]),
+            "spinner-103 (background) held its CPU 3.80 ms after it yielded, until the next tick");
+}
+
+TEST(ThreadWaits, ABlockedThreadWokenByABackgroundThreadThatWaitedIsAPriorityInversion) {
+  std::string text;
+  // compile 0 (103) is preempted on CPU 1 at 10.000100 and runs again at 10.002100: it waited
+  // 2 ms for a CPU. The frame loop blocks at 10.001000 and compile 0 wakes it at 10.003000
+  // onto the idle CPU 0, where it runs at 10.003050.
+  text += line("compile 0-103", 100, 1, "d..2.", "10.000100", "sched_switch",
+               switch_body("compile 0", 103, 'R', "other", 7));
+  text += line("gpuoverlap-100", 100, 0, "d..2.", "10.001000", "sched_switch",
+               switch_body("gpuoverlap", 100, 'S', "swapper/0", 0));
+  text += line("other-7", 7, 1, "d..2.", "10.002100", "sched_switch",
+               switch_body("other", 7, 'S', "compile 0", 103));
+  text += line("compile 0-103", 100, 1, "d..3.", "10.003000", "sched_wakeup",
+               "comm=gpuoverlap pid=100 prio=120 target_cpu=000");
+  text += line("<idle>-0", 0, 0, "d..2.", "10.003050", "sched_switch",
+               switch_body("swapper/0", 0, 'R', "gpuoverlap", 100));
+  const auto waits = thread_waits(parse_sched_record(text), {100}, 10'000'000'000, 11'000'000'000,
+                                  kProcess100);
+  ASSERT_EQ(waits.size(), 1u);
+  const ThreadWait& w = waits[0];
+  EXPECT_EQ(w.lost_by, LostBy::blocked);
+  EXPECT_EQ(w.waker, "compile 0-103");
+  EXPECT_EQ(w.waker_kind, ThreadKind::background);
+  EXPECT_EQ(w.waker_waited_ns, 2'000'000);
+  EXPECT_TRUE(w.priority_inversion());
+  EXPECT_EQ(w.holder_kind, ThreadKind::idle);
+  EXPECT_EQ(w.given_back_by, GivenBackBy::idle_cpu);
+  EXPECT_EQ(w.runnable_ns(), 50'000);
+  const WaitTotals totals = wait_totals(waits, 100, 10'000'000'000, 11'000'000'000);
+  EXPECT_EQ(totals.wake_latency_ns, 50'000);
+  EXPECT_EQ(totals.blocked_on_background_ns, 2'000'000);
+  // Clipped to an interval that ends inside the runnable part.
+  EXPECT_EQ(wait_totals(waits, 100, 10'000'000'000, 10'003'020'000).runnable_ns, 20'000);
+}
+
+TEST(ThreadWaits, ATickTheRunningThreadSawThenAWakeUpItMadeIsAWokenThreadsPreemption) {
+  std::string text;
+  text += line("gpuoverlap-100", 100, 0, "d..2.", "10.000100", "sched_switch",
+               switch_body("x", 5, 'S', "gpuoverlap", 100));
+  text += line("gpuoverlap-100", 100, 0, "d.h1.", "10.000200", "local_timer_entry", "vector=236");
+  text += line("gpuoverlap-100", 100, 0, "d..3.", "10.000300", "sched_wakeup",
+               "comm=worker 1 pid=104 prio=120 target_cpu=000");
+  text += line("gpuoverlap-100", 100, 0, "d..2.", "10.000310", "sched_switch",
+               switch_body("gpuoverlap", 100, 'R', "worker 1", 104));
+  text += line("worker 1-104", 100, 0, "d..2.", "10.000500", "sched_switch",
+               switch_body("worker 1", 104, 'S', "gpuoverlap", 100));
+  const auto waits = thread_waits(parse_sched_record(text), {100}, 10'000'000'000, 11'000'000'000,
+                                  kProcess100);
+  ASSERT_EQ(waits.size(), 1u);
+  EXPECT_EQ(waits[0].lost_by, LostBy::woken_thread);
+  EXPECT_EQ(waits[0].holder_kind, ThreadKind::frame_thread);
+  EXPECT_EQ(waits[0].given_back_by, GivenBackBy::holder_blocked);
+}
+
+TEST(SchedRecord, LostEventsAndDamageAreReportedNotGuessedOver) {
+  std::string text = "# tracer: nop\n";
+  text += line("gpuoverlap-100", 100, 0, "d..2.", "10.000100", "sched_switch",
+               switch_body("gpuoverlap", 100, 'R', "kworker/0:1", 9));
+  text += "CPU:0 [LOST 17 EVENTS]\n";
+  text += "this is no line of a trace\n";
+  text += line("gpuoverlap-100", 100, 0, "d..2.", "10.000x00", "sched_switch", "garbage");
+  text += line("kworker/0:1-9", 0, 0, "d..2.", "10.000900", "sched_switch",
+               switch_body("kworker/0:1", 9, 'I', "gpuoverlap", 100));
+  // An event the attribution does not read: skipped, not damage.
+  text += line("gpuoverlap-100", 100, 0, "d..2.", "10.001000", "sched_stat_runtime",
+               "comm=gpuoverlap pid=100 runtime=1000");
+  const SchedRecord record = parse_sched_record(text);
+  EXPECT_EQ(record.lost_events_by_cpu.at(0), 17);
+  EXPECT_EQ(record.unreadable_lines, 2);
+  ASSERT_EQ(record.events.size(), 2u);
+  const auto waits = thread_waits(record, {100}, 10'000'000'000, 11'000'000'000, kProcess100);
+  ASSERT_EQ(waits.size(), 1u);
+  EXPECT_TRUE(waits[0].lost_events);
+  EXPECT_EQ(waits[0].holder_kind, ThreadKind::kernel);
+  EXPECT_NE(describe(waits[0]).find("lost events"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuoverlap
