@@ -53,6 +53,7 @@ SuiteOptions suite_options(const RunArguments& args, const DeviceJob& job, const
   options.run.stamp_memory =
       args.stamp_memory == "cached" ? StampMemory::cached : StampMemory::uncached;
   options.run.injected_frame_delay_us = args.inject_frame_delay_us;
+  options.run.sched_trace = args.sched_trace;
   options.agreement = {args.flag_tolerance_us, args.flag_tolerance_pct / 100.0};
   options.poll_window_tolerance_us = args.poll_window_tolerance_us;
   const std::size_t poller = at_once ? job.slot : 0;
@@ -488,6 +489,12 @@ void add_device_options(CLI::App* run, RunArguments& run_args) {
 
 // How the stamps are taken and judged; fault injection; the preemption scenarios' durations.
 void add_measurement_options(CLI::App* run, RunArguments& run_args) {
+  run->add_flag("--sched-trace", run_args.sched_trace,
+                "Take the kernel's scheduling record of each frame scenario (Linux, root: "
+                "tracefs) and explain every wait of the frame loop, the workers and the poller: "
+                "who held the CPU, how it was lost, what gave it back (sched_waits.csv, "
+                "frames.csv's sched_* columns, meta.json sched_trace). Where it cannot be taken "
+                "the run goes on and meta.json says why (docs/sched-trace.md)");
   run->add_option("--inject-frame-delay-us", run_args.inject_frame_delay_us,
                   "Fault injection, to see compare's frame gate catch it: a game frame's loop "
                   "starts each frame this many µs later than its pace (meta.json cpu "

@@ -54,6 +54,7 @@ struct RunArguments {
   std::optional<std::uint32_t> washout_ms;
   std::string stamp_memory = "uncached";
   std::uint32_t inject_frame_delay_us = 0;
+  bool sched_trace = false;
   std::string foreground;  // replaces a study's foreground
   double verdict_margin_pct = 5.0;
   std::optional<double> late_tolerance_ms;  // none: from the baseline's jitter

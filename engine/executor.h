@@ -84,6 +84,11 @@ struct RunSettings {
   // GPU work and the CPU phase keep their own durations. A scenario without [cpu] ignores it;
   // a game frame's meta.json records it (cpu.injected_frame_delay_us) when not 0.
   std::uint32_t injected_frame_delay_us = 0;
+  // The kernel's scheduling record of each frame scenario (run --sched-trace;
+  // engine/sched_attribution.h): taken from tracefs around the frames where it can be, every
+  // wait of the frame loop, the workers and the poller explained in sched_waits.csv and
+  // frames.csv; where it cannot, the run goes on and meta.json's sched_trace says why.
+  bool sched_trace = false;
   // Polled between frames; true stops the scenario after the current frame, keeping what
   // was measured (ScenarioTimeline::failure says "interrupted").
   std::function<bool()> should_stop;

@@ -22,6 +22,7 @@
 #include "engine/frame_loop_meta.h"
 #include "engine/frame_records.h"
 #include "engine/loop_phases.h"
+#include "engine/sched_attribution.h"
 #include "jobs/busy_work.h"
 #include "jobs/job_system.h"
 #include "queues/deadline_diagnosis.h"
@@ -118,6 +119,15 @@ class FrameLoop {
   void start();
   void run();
   void finish();
+  // The threads whose waits the kernel's record explains; before finish(), which stops the
+  // workers.
+  ForegroundThreads foreground_threads() const {
+    ForegroundThreads threads;
+    threads.frame_loop = current_thread_id();
+    if (settings_.stamping) threads.poller = poller_.thread_id();
+    if (job_system_) threads.workers = job_system_->worker_thread_ids();
+    return threads;
+  }
 
  private:
   // How a frame ends: the run stops, a training frame was rendered (it does not count), or a
@@ -766,13 +776,20 @@ void FrameLoop::stop_background(nlohmann::json& meta) {
 FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
                             const RunSettings& settings, const ProgressCallback& progress) {
   FrameLoopOutcome outcome;
+  ForegroundThreads threads;
   {
     FrameLoop loop(backend, scenario, settings, progress, outcome);
     loop.plan_background();
     loop.place_cpu_phase();
     loop.start();
+    // The kernel's record covers the frames only: started after the threads the loop starts,
+    // stopped after its last frame, both outside the measured frames.
+    SchedTraceScope sched_trace(settings.sched_trace);
     loop.run();
+    sched_trace.stop();
+    threads = loop.foreground_threads();
     loop.finish();
+    sched_trace.attach(outcome.timeline, threads);
   }  // the loop's thread gets its CPUs back, the stamp poller goes
   return outcome;
 }

@@ -17,6 +17,7 @@ nlohmann::json to_json(const RunSettings& settings) {
           {"reuse_devices", settings.reuse_devices},
           {"washout_ms", settings.washout_ms},
           {"measure_limit_ms", settings.measure_limit_ms},
+          {"sched_trace", settings.sched_trace},
           {"poller_cpu",
            settings.poller.cpu ? nlohmann::json(*settings.poller.cpu) : nlohmann::json(nullptr)},
           {"poller_priority", to_string(settings.poller.priority)}};
@@ -54,6 +55,7 @@ Result<RunSettings> run_settings_from_json(const nlohmann::json& json) {
   GPUOVERLAP_TRY(flag("reuse_devices", settings.reuse_devices));
   GPUOVERLAP_TRY(count("washout_ms", 0, kMaxWashoutMs, settings.washout_ms));
   GPUOVERLAP_TRY(count("measure_limit_ms", 0, kMaxStudyRoundMs, settings.measure_limit_ms));
+  GPUOVERLAP_TRY(flag("sched_trace", settings.sched_trace));
   const auto memory = json.find("stamp_memory");
   if (memory == json.end() || !memory->is_string() ||
       (*memory != "cached" && *memory != "uncached"))

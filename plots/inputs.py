@@ -165,7 +165,7 @@ def check_fields(document, fields, path, required=()):
 
 # The newest results format this script reads: gpuoverlap's kResultsFormatVersion
 # (timeline/results_format.h; docs/output-format.md, "Format version").
-RESULTS_FORMAT_VERSION = 2
+RESULTS_FORMAT_VERSION = 3
 
 
 def check_format_version(document, path):

@@ -10,7 +10,8 @@ namespace {
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -31,8 +32,8 @@ std::optional<std::string_view> field(std::string_view body, std::string_view ke
     const std::size_t value_at = at + key.size();
     if (starts_word && value_at < body.size() && body[value_at] == '=') {
       const std::size_t end = body.find(' ', value_at + 1);
-      return body.substr(value_at + 1,
-                         end == std::string_view::npos ? std::string_view::npos : end - value_at - 1);
+      return body.substr(value_at + 1, end == std::string_view::npos ? std::string_view::npos
+                                                                     : end - value_at - 1);
     }
     at = value_at;
   }
@@ -55,8 +56,8 @@ std::string comm_field(std::string_view body, std::string_view key, std::string_
   if (at == std::string_view::npos) return {};
   const std::size_t value_at = at + prefix.size();
   const std::size_t end = body.find(" " + std::string(next_key) + "=", value_at);
-  return std::string(body.substr(value_at, end == std::string_view::npos ? std::string_view::npos
-                                                                          : end - value_at));
+  return std::string(body.substr(
+      value_at, end == std::string_view::npos ? std::string_view::npos : end - value_at));
 }
 
 std::optional<SchedEventKind> kind_of(std::string_view name) {
@@ -187,7 +188,8 @@ LineRead parse_line(std::string_view line, SchedEvent& e) {
       // "NR 24 (0, 0, ...)"
       if (!body.starts_with("NR ")) return LineRead::unreadable;
       const std::size_t end = body.find(' ', 3);
-      const auto nr = number<std::int32_t>(body.substr(3, end == std::string_view::npos ? std::string_view::npos : end - 3));
+      const auto nr = number<std::int32_t>(
+          body.substr(3, end == std::string_view::npos ? std::string_view::npos : end - 3));
       if (!nr) return LineRead::unreadable;
       e.syscall_nr = *nr;
       break;

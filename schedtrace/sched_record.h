@@ -26,9 +26,9 @@ enum class SchedEventKind : std::uint8_t {
   exit,            // sched_process_exit: the line's task ends
   tick,            // local_timer_entry: the timer interrupt (the tick, or an hrtimer's expiry)
   reschedule_ipi,  // reschedule_entry: another CPU asked this one to reschedule
-  function_ipi,    // call_function_entry / call_function_single_entry (a queued wake-up, a TLB flush)
-  device_irq,      // irq_handler_entry: a device's interrupt
-  syscall,         // sys_enter (filtered to kTracedSyscalls)
+  function_ipi,  // call_function_entry / call_function_single_entry (a queued wake-up, a TLB flush)
+  device_irq,    // irq_handler_entry: a device's interrupt
+  syscall,       // sys_enter (filtered to kTracedSyscalls)
 };
 
 // x86-64 system call numbers the record keeps (sys_enter is filtered to these: every other call
@@ -40,8 +40,8 @@ inline constexpr int kSyscallClone3 = 435;
 struct SchedEvent {
   std::int64_t time_ns = 0;  // tracefs's mono_raw clock: CLOCK_MONOTONIC_RAW, µs resolution
   std::int32_t cpu = -1;
-  std::int32_t tid = -1;   // the task the line names: the one running on `cpu`
-  std::int32_t tgid = -1;  // its process; -1 where the record does not say
+  std::int32_t tid = -1;      // the task the line names: the one running on `cpu`
+  std::int32_t tgid = -1;     // its process; -1 where the record does not say
   bool in_interrupt = false;  // in a hard or soft interrupt: `tid` is only whom it came upon
   SchedEventKind kind = SchedEventKind::tick;
   std::string comm;  // the line's task's name

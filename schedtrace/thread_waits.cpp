@@ -1,11 +1,11 @@
 #include "schedtrace/thread_waits.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <map>
 #include <unordered_map>
-
-#include <fmt/format.h>
 
 namespace gpuoverlap {
 
@@ -14,8 +14,8 @@ namespace {
 constexpr std::array<std::string_view, 4> kBackgroundPrefixes{"compile ", "boost ", "control ",
                                                               "spinner"};
 constexpr std::array<std::string_view, 12> kKernelPrefixes{
-    "kworker/", "ksoftirqd/", "rcu_",     "rcuc/",      "rcuog/",      "migration/",
-    "kthreadd", "watchdog",   "cpuhp/",   "irq/",       "kcompactd",   "khugepaged"};
+    "kworker/", "ksoftirqd/", "rcu_",   "rcuc/", "rcuog/",    "migration/",
+    "kthreadd", "watchdog",   "cpuhp/", "irq/",  "kcompactd", "khugepaged"};
 
 struct CpuState {
   std::int32_t running = -1;
@@ -220,32 +220,45 @@ std::int64_t overlap_ns(std::int64_t a0, std::int64_t a1, std::int64_t b0, std::
 
 std::string ms(std::int64_t ns) { return fmt::format("{:.2f} ms", static_cast<double>(ns) / 1e6); }
 
+}  // namespace
+
 std::string_view lost_phrase(LostBy lost_by) {
   switch (lost_by) {
-    case LostBy::yielded: return "after it yielded";
-    case LostBy::tick: return "after its slice ended at a tick";
-    case LostBy::woken_thread: return "after a woken thread preempted it";
-    case LostBy::interrupt: return "after an interrupt";
-    case LostBy::own_call: return "after a system call of its own";
-    case LostBy::blocked: return "after its wake-up";
+    case LostBy::yielded:
+      return "after it yielded";
+    case LostBy::tick:
+      return "after its slice ended at a tick";
+    case LostBy::woken_thread:
+      return "after a woken thread preempted it";
+    case LostBy::interrupt:
+      return "after an interrupt";
+    case LostBy::own_call:
+      return "after a system call of its own";
+    case LostBy::blocked:
+      return "after its wake-up";
   }
   return "";
 }
 
 std::string_view back_phrase(GivenBackBy by) {
   switch (by) {
-    case GivenBackBy::tick: return "until the next tick";
-    case GivenBackBy::wakeup_ipi: return "until a wake-up IPI";
-    case GivenBackBy::holder_blocked: return "until the holder blocked";
-    case GivenBackBy::holder_ended: return "until the holder ended";
-    case GivenBackBy::holder_yielded: return "until the holder yielded";
-    case GivenBackBy::idle_cpu: return "on an idle CPU";
-    case GivenBackBy::other: return "until the holder's own call";
+    case GivenBackBy::tick:
+      return "until the next tick";
+    case GivenBackBy::wakeup_ipi:
+      return "until a wake-up IPI";
+    case GivenBackBy::holder_blocked:
+      return "until the holder blocked";
+    case GivenBackBy::holder_ended:
+      return "until the holder ended";
+    case GivenBackBy::holder_yielded:
+      return "until the holder yielded";
+    case GivenBackBy::idle_cpu:
+      return "on an idle CPU";
+    case GivenBackBy::other:
+      return "until the holder's own call";
   }
   return "";
 }
-
-}  // namespace
 
 bool is_background_thread_name(std::string_view comm) {
   return std::any_of(kBackgroundPrefixes.begin(), kBackgroundPrefixes.end(),
@@ -267,23 +280,33 @@ std::vector<ThreadWait> thread_waits(const SchedRecord& record, const std::set<s
   return Walker(record, tids, options).run(from_ns, to_ns);
 }
 
-WaitTotals wait_totals(const std::vector<ThreadWait>& waits, std::int32_t tid,
-                       std::int64_t from_ns, std::int64_t to_ns) {
+WaitTotals wait_totals(const std::vector<ThreadWait>& waits, std::int32_t tid, std::int64_t from_ns,
+                       std::int64_t to_ns) {
   WaitTotals totals;
   for (const ThreadWait& wait : waits) {
     if (wait.tid != tid || wait.on_ns < from_ns || wait.off_ns >= to_ns) continue;
     const std::int64_t runnable = wait.runnable_ns_in(from_ns, to_ns);
     totals.runnable_ns += runnable;
     switch (wait.holder_kind) {
-      case ThreadKind::background: totals.to_background_ns += runnable; break;
-      case ThreadKind::frame_thread: totals.to_frame_threads_ns += runnable; break;
-      case ThreadKind::other_process: totals.to_other_processes_ns += runnable; break;
-      case ThreadKind::kernel: totals.to_kernel_ns += runnable; break;
-      case ThreadKind::idle: totals.wake_latency_ns += runnable; break;
+      case ThreadKind::background:
+        totals.to_background_ns += runnable;
+        break;
+      case ThreadKind::frame_thread:
+        totals.to_frame_threads_ns += runnable;
+        break;
+      case ThreadKind::other_process:
+        totals.to_other_processes_ns += runnable;
+        break;
+      case ThreadKind::kernel:
+        totals.to_kernel_ns += runnable;
+        break;
+      case ThreadKind::idle:
+        totals.wake_latency_ns += runnable;
+        break;
     }
-    if (wait.priority_inversion())
-      totals.blocked_on_background_ns +=
-          overlap_ns(wait.off_ns, wait.runnable_from_ns, from_ns, to_ns);
+    const std::int64_t blocked = overlap_ns(wait.off_ns, wait.runnable_from_ns, from_ns, to_ns);
+    totals.blocked_ns += blocked;
+    if (wait.priority_inversion()) totals.blocked_on_background_ns += blocked;
     if (runnable > totals.longest_ns) {
       totals.longest_ns = runnable;
       totals.longest = &wait;
@@ -296,13 +319,14 @@ std::string describe(const ThreadWait& wait) {
   std::string text;
   if (wait.lost_by == LostBy::blocked) {
     text = fmt::format("blocked {}, woken by {} ({})", ms(wait.runnable_from_ns - wait.off_ns),
-                       wait.waker.empty() ? "?" : wait.waker, name_of(kThreadKindNames, wait.waker_kind));
+                       wait.waker.empty() ? "?" : wait.waker,
+                       name_of(kThreadKindNames, wait.waker_kind));
     if (wait.waker_waited_ns > 0)
       text += fmt::format(", which had waited {} for a CPU", ms(wait.waker_waited_ns));
     if (wait.runnable_ns() > 0)
-      text += fmt::format("; then runnable {} behind {} ({}) {}", ms(wait.runnable_ns()),
-                          wait.holder, name_of(kThreadKindNames, wait.holder_kind),
-                          back_phrase(wait.given_back_by));
+      text +=
+          fmt::format("; then runnable {} behind {} ({}) {}", ms(wait.runnable_ns()), wait.holder,
+                      name_of(kThreadKindNames, wait.holder_kind), back_phrase(wait.given_back_by));
   } else {
     text = fmt::format("{} ({}) held its CPU {} {}, {}", wait.holder,
                        name_of(kThreadKindNames, wait.holder_kind), ms(wait.runnable_ns()),

@@ -82,9 +82,9 @@ inline constexpr EnumNames<GivenBackBy, 7> kGivenBackByNames{{
 
 struct ThreadWait {
   std::int32_t tid = -1;
-  std::int64_t off_ns = 0;         // switched out
-  std::int64_t on_ns = 0;          // switched back in
-  std::int64_t runnable_from_ns = 0;  // off_ns, or its wake-up when it blocked
+  std::int64_t off_ns = 0;                 // switched out
+  std::int64_t on_ns = 0;                  // switched back in
+  std::int64_t runnable_from_ns = 0;       // off_ns, or its wake-up when it blocked
   std::int32_t cpu_out = -1, cpu_in = -1;  // differ where it came back on another CPU
   LostBy lost_by = LostBy::own_call;
   // Who ran on its CPU while it was runnable: the thread that took the CPU at the switch out,
@@ -137,15 +137,19 @@ struct WaitTotals {
   std::int64_t to_frame_threads_ns = 0;
   std::int64_t to_other_processes_ns = 0;
   std::int64_t to_kernel_ns = 0;
-  std::int64_t wake_latency_ns = 0;  // woken onto an idle CPU: the wake-up's own latency
-  std::int64_t blocked_on_background_ns = 0;  // blocked, then woken by a background thread
-  const ThreadWait* longest = nullptr;  // the wait with the longest runnable part in it
+  std::int64_t wake_latency_ns = 0;           // woken onto an idle CPU: the wake-up's own latency
+  std::int64_t blocked_ns = 0;                // asleep or blocked (not runnable)
+  std::int64_t blocked_on_background_ns = 0;  // of it, woken by a background thread
+  const ThreadWait* longest = nullptr;        // the wait with the longest runnable part in it
   std::int64_t longest_ns = 0;
 };
-WaitTotals wait_totals(const std::vector<ThreadWait>& waits, std::int32_t tid,
-                       std::int64_t from_ns, std::int64_t to_ns);
+WaitTotals wait_totals(const std::vector<ThreadWait>& waits, std::int32_t tid, std::int64_t from_ns,
+                       std::int64_t to_ns);
 
-// "compile 0-6094 (background) after it yielded, until a tick" for one wait.
+// "compile 0-6094 (background) held its CPU 3.80 ms after it yielded, until the next tick".
 std::string describe(const ThreadWait& wait);
+// The phrases of those sentences: "after it yielded", "until the next tick".
+std::string_view lost_phrase(LostBy lost_by);
+std::string_view back_phrase(GivenBackBy given_back_by);
 
 }  // namespace gpuoverlap

@@ -1,13 +1,13 @@
 #include "schedtrace/tracefs_recording.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <system_error>
-
-#include <fmt/format.h>
 
 #include "schedtrace/sched_record.h"
 #include "schedtrace/thread_waits.h"
@@ -72,7 +72,8 @@ std::string sched_trace_unavailable_reason() {
   const fs::path root = tracefs_root();
   std::error_code ec;
   if (!fs::is_directory(root / "instances", ec)) {
-    if (geteuid() != 0) return fmt::format("tracefs at {} is not mounted and needs root", root.string());
+    if (geteuid() != 0)
+      return fmt::format("tracefs at {} is not mounted and needs root", root.string());
     if (!fs::is_directory(root, ec))
       return fmt::format("no folder {} to mount tracefs on", root.string());
     if (::mount("nodev", root.c_str(), "tracefs", 0, nullptr) != 0 ||
@@ -98,9 +99,9 @@ Result<TracefsRecording> TracefsRecording::start(const std::string& name,
   std::error_code ec;
   if (fs::exists(dir, ec)) fs::remove(dir, ec);  // an instance is removed with rmdir
   if (!fs::create_directory(dir, ec))
-    return make_error(fmt::format("cannot create the trace instance {}: {}", dir.string(),
-                                  ec.message()),
-                      ErrorCategory::environment);
+    return make_error(
+        fmt::format("cannot create the trace instance {}: {}", dir.string(), ec.message()),
+        ErrorCategory::environment);
   TracefsRecording recording(dir.string());
   const std::string filter = fmt::format("id == {} || id == {} || id == {}", kSyscallSchedYield,
                                          kSyscallClone, kSyscallClone3);
@@ -147,9 +148,9 @@ Result<SchedTraceText> TracefsRecording::stop() {
   fs::remove(dir, ec);
   dir_.clear();
   if (ec)
-    return make_error(fmt::format("cannot remove the trace instance {}: {}", dir.string(),
-                                  ec.message()),
-                      ErrorCategory::environment);
+    return make_error(
+        fmt::format("cannot remove the trace instance {}: {}", dir.string(), ec.message()),
+        ErrorCategory::environment);
   return out;
 }
 

@@ -26,7 +26,7 @@ std::string tracefs_root();
 std::string sched_trace_unavailable_reason();
 
 struct SchedTraceText {
-  std::string text;                 // the instance's `trace` file
+  std::string text;                        // the instance's `trace` file
   std::vector<std::int32_t> overrun_cpus;  // CPUs whose buffer overwrote events
 };
 

@@ -133,7 +133,7 @@ std::string frames_csv(const Scenario& s, const ScenarioTimeline& timeline) {
   for (const FrameRecord& f : timeline.frames)
     out += fmt::format(
         "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},"
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
         csv_field(s.name), f.frame, csv_number(f.cpu_start_us), csv_number(f.cpu_frame_us),
         csv_number(f.cpu_submit_us), csv_number(f.submit_to_start_us),
         csv_number(f.poll_gap_max_us), f.bg_managed, f.bg_boosted, f.bg_unmanaged,
@@ -153,7 +153,25 @@ std::string frames_csv(const Scenario& s, const ScenarioTimeline& timeline) {
         csv_number(f.poller_run_delay_us), optional_text(f.workers_on_loop_cpu),
         optional_text(f.poller_thread_id), csv_number(f.poller_wake_us),
         optional_text(f.harness_reschedule_points),
-        f.calibrated ? std::to_string(*f.calibrated ? 1 : 0) : std::string());
+        f.calibrated ? std::to_string(*f.calibrated ? 1 : 0) : std::string(),
+        csv_number(f.sched_loop_runnable_us), csv_number(f.sched_loop_to_background_us),
+        csv_number(f.sched_workers_runnable_us), csv_number(f.sched_workers_to_background_us),
+        csv_field(f.sched_loop_longest));
+  return out;
+}
+
+std::string sched_waits_csv(const Scenario& s, const ScenarioTimeline& timeline) {
+  std::string out = csv_line(kSchedWaitColumns);
+  for (const SchedWaitRow& w : timeline.sched_waits)
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                       csv_field(s.name), csv_field(w.thread), w.thread_id,
+                       optional_text(w.frame), csv_number(std::optional<double>(w.off_us)),
+                       csv_number(std::optional<double>(w.on_us)),
+                       csv_number(std::optional<double>(w.runnable_us)), w.cpu_out, w.cpu_in,
+                       csv_field(w.lost_by), csv_field(w.holder), csv_field(w.holder_kind),
+                       w.holder_prio >= 0 ? std::to_string(w.holder_prio) : std::string(),
+                       csv_field(w.given_back_by), csv_field(w.waker), csv_field(w.waker_kind),
+                       csv_number(w.waker_waited_us), w.lost_events ? 1 : 0, csv_field(w.text));
   return out;
 }
 
@@ -216,6 +234,13 @@ Status write_scenario_results(const std::filesystem::path& directory, const Scen
   if (s.background)
     GPUOVERLAP_TRY(
         write_file_atomically(directory / "background.csv", background_csv(s, timeline)));
+  if (timeline.sched_recorded) {
+    GPUOVERLAP_TRY(
+        write_file_atomically(directory / "sched_waits.csv", sched_waits_csv(s, timeline)));
+    auto record = gzip_compress(timeline.sched_record_text);
+    if (!record) return record.error().with_context("sched_record.txt.gz: ");
+    GPUOVERLAP_TRY(write_file_atomically(directory / "sched_record.txt.gz", *record));
+  }
   nlohmann::json versioned = meta;
   versioned["format_version"] = kResultsFormatVersion;
   GPUOVERLAP_TRY(write_file_atomically(directory / "meta.json", versioned.dump(2) + "\n"));

@@ -64,7 +64,7 @@ inline constexpr std::array<ColumnSpec, 24> kSummaryFile = {
 inline constexpr auto kSummaryColumns = column_names(kSummaryFile);
 
 // Appended, never reordered: readers of older runs find the first twelve.
-inline constexpr std::array<ColumnSpec, 43> kFrameFile = {{{"scenario", 1},
+inline constexpr std::array<ColumnSpec, 48> kFrameFile = {{{"scenario", 1},
                                                            {"frame", 0},
                                                            {"cpu_start_us", 1},
                                                            {"cpu_frame_us", 1},
@@ -106,8 +106,22 @@ inline constexpr std::array<ColumnSpec, 43> kFrameFile = {{{"scenario", 1},
                                                            {"poller_thread_id", 2},
                                                            {"poller_wake_us", 2},
                                                            {"harness_reschedule_points", 2},
-                                                           {"calibrated", 2}}};
+                                                           {"calibrated", 2},
+                                                           {"sched_loop_runnable_us", 3},
+                                                           {"sched_loop_to_background_us", 3},
+                                                           {"sched_workers_runnable_us", 3},
+                                                           {"sched_workers_to_background_us", 3},
+                                                           {"sched_loop_longest", 3}}};
 inline constexpr auto kFrameColumns = column_names(kFrameFile);
+
+// sched_waits.csv (run --sched-trace): one row per off-CPU stretch of a foreground thread.
+inline constexpr std::array<ColumnSpec, 19> kSchedWaitFile = {{
+    {"scenario", 3},       {"thread", 3},         {"thread_id", 3},     {"frame", 3},
+    {"off_us", 3},         {"on_us", 3},          {"runnable_us", 3},   {"cpu_out", 3},
+    {"cpu_in", 3},         {"lost_by", 3},        {"holder", 3},        {"holder_kind", 3},
+    {"holder_prio", 3},    {"given_back_by", 3},  {"waker", 3},         {"waker_kind", 3},
+    {"waker_waited_us", 3}, {"lost_events", 3},   {"text", 3}}};
+inline constexpr auto kSchedWaitColumns = column_names(kSchedWaitFile);
 
 // Append, never reorder: files from before the thread's columns are read by every tool.
 inline constexpr std::array<ColumnSpec, 23> kBackgroundFile = {{{"scenario", 0},
@@ -163,6 +177,8 @@ std::string records_csv(const Scenario& scenario, const ScenarioTimeline& timeli
 std::string summary_csv(const Scenario& scenario, const std::vector<SummaryRow>& rows);
 // frames.csv: one row per measured frame (FrameRecord).
 std::string frames_csv(const Scenario& scenario, const ScenarioTimeline& timeline);
+// sched_waits.csv: one row per SchedWaitRow.
+std::string sched_waits_csv(const Scenario& scenario, const ScenarioTimeline& timeline);
 // background.csv: one row per background compile; times in µs from time_origin_ns (negative
 // before the first measured frame: training and warm-up).
 std::string background_csv(const Scenario& scenario, const ScenarioTimeline& timeline);

@@ -198,6 +198,30 @@ struct FrameRecord {
   std::optional<double> poller_wake_us;
   std::optional<std::uint32_t> harness_reschedule_points;
   std::optional<bool> calibrated;
+  // The kernel's scheduling record of the frame interval (run --sched-trace; empty without it,
+  // or where it could not be taken): the frame loop's runnable time the record explains (to
+  // set beside loop_run_delay_us), of it the time a background thread held its CPU, the same
+  // two summed over the workers, and the frame loop's longest wait of the interval in words
+  // ("compile 0-6094 (background) held its CPU 3.80 ms after it yielded, until the next tick").
+  std::optional<double> sched_loop_runnable_us, sched_loop_to_background_us;
+  std::optional<double> sched_workers_runnable_us, sched_workers_to_background_us;
+  std::string sched_loop_longest;
+};
+
+// One off-CPU stretch of a foreground thread by the kernel's record (sched_waits.csv;
+// schedtrace/thread_waits.h says what each field means). Times are µs from the time origin.
+struct SchedWaitRow {
+  std::string thread;  // "frame loop", "worker 3", "poller"
+  std::int64_t thread_id = 0;
+  std::optional<std::uint32_t> frame;  // the measured frame whose interval it ended in
+  double off_us = 0, on_us = 0, runnable_us = 0;
+  int cpu_out = -1, cpu_in = -1;
+  std::string lost_by, holder, holder_kind;
+  int holder_prio = -1;
+  std::string given_back_by, waker, waker_kind;
+  std::optional<double> waker_waited_us;
+  bool lost_events = false;
+  std::string text;  // the wait in words
 };
 
 // A background compile (managed or unmanaged) ran during the frame: the frames that are a
@@ -225,6 +249,14 @@ struct ScenarioTimeline {
   // Set when the scenario stopped early (GPU timeout, device loss). The records up to that
   // point are still valid and are written out.
   std::optional<Error> failure;
+  // The kernel's scheduling record was taken (run --sched-trace): sched_waits.csv is written,
+  // with every off-CPU stretch of the frame loop, the workers and the poller in the measured
+  // frames.
+  bool sched_recorded = false;
+  std::vector<SchedWaitRow> sched_waits;
+  // The record itself, in tracefs's text form (written as sched_record.txt.gz: the Perfetto UI
+  // opens it as a systrace, with a lane per CPU and every thread's states).
+  std::string sched_record_text;
 };
 
 // Fills FrameRecord::bg_* from background_tasks: a compile counts for a frame when its run

@@ -8,7 +8,10 @@
 //      of each file's first release are sure, the others were appended over time;
 //   1  the first numbered format: every column listed with `since` 0 or 1;
 //   2  frames.csv's harness columns (poller_thread_id, poller_wake_us,
-//      harness_reschedule_points, calibrated).
+//      harness_reschedule_points, calibrated);
+//   3  frames.csv's scheduling-record columns (sched_loop_runnable_us,
+//      sched_loop_to_background_us, sched_workers_runnable_us, sched_workers_to_background_us,
+//      sched_loop_longest) and sched_waits.csv (run --sched-trace).
 // Contract: columns are appended, never reordered or renamed; a new column gets the next
 // version, and kResultsFormatVersion moves with it. A reader refuses a folder of a newer
 // version than it knows (analysis/results.h, format_version_of; plots/plot.py,
@@ -22,7 +25,7 @@
 
 namespace gpuoverlap {
 
-inline constexpr std::uint32_t kResultsFormatVersion = 2;
+inline constexpr std::uint32_t kResultsFormatVersion = 3;
 
 struct ColumnSpec {
   std::string_view name;

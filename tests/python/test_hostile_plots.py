@@ -7,6 +7,7 @@ import os
 import shutil
 
 from conftest import read_records_text, run_plot, write_records_text
+from inputs import RESULTS_FORMAT_VERSION
 
 SCENARIOS = ("default", "three-dispatches-split-event", "barrier-cost")
 
@@ -90,23 +91,24 @@ def test_a_newer_results_format_is_refused_in_one_line(results, tmp_path):
     copy = damaged_copy(results, tmp_path / "meta")
     meta_path = copy / "default" / "meta.json"
     meta = json.loads(meta_path.read_text())
-    assert meta["format_version"] == 2, "gpuoverlap writes its results format into meta.json"
-    meta["format_version"] = 3
+    assert meta["format_version"] == RESULTS_FORMAT_VERSION, "gpuoverlap writes its format"
+    meta["format_version"] = RESULTS_FORMAT_VERSION + 1
     meta_path.write_text(json.dumps(meta))
     out = tmp_path / "meta" / "plots"
     done = run_plot(copy, "--out", out)
-    expect_one_bad_scenario(done, out, "default", "results format 3, newer than this plot.py")
+    expect_one_bad_scenario(done, out, "default",
+                            f"results format {RESULTS_FORMAT_VERSION + 1}, newer than this plot.py")
     # run.json of a newer format: the whole folder, in one line, nothing drawn.
     copy = damaged_copy(results, tmp_path / "run")
     run_path = copy / "run.json"
     run = json.loads(run_path.read_text())
-    assert run["format_version"] == 2
-    run["format_version"] = 3
+    assert run["format_version"] == RESULTS_FORMAT_VERSION
+    run["format_version"] = RESULTS_FORMAT_VERSION + 1
     run_path.write_text(json.dumps(run))
     done = run_plot(copy, "--out", tmp_path / "run" / "plots")
     assert done.returncode == 2, done.stdout + done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
-    assert "run.json: results format 3" in done.stderr, done.stderr
+    assert f"run.json: results format {RESULTS_FORMAT_VERSION + 1}" in done.stderr, done.stderr
     assert not (tmp_path / "run" / "plots").exists()
 
 

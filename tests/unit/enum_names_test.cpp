@@ -13,6 +13,7 @@
 #include "barriers/barrier_model.h"
 #include "queues/queue_model.h"
 #include "scenarios/preemption_spec.h"
+#include "schedtrace/thread_waits.h"
 #include "timeline/records.h"
 #include "workloads/workload.h"
 
@@ -55,6 +56,9 @@ TEST(EnumNames, EveryTableOfTheModelIsCompleteAndDistinct) {
   expect_complete_and_distinct(kRecordStatusNames, RecordStatus::gpu_error);
   expect_complete_and_distinct(kClockNames, Clock::clk);
   expect_complete_and_distinct(kDecisionNames, Decision::diagnostic_unclear);
+  expect_complete_and_distinct(kThreadKindNames, ThreadKind::idle);
+  expect_complete_and_distinct(kLostByNames, LostBy::blocked);
+  expect_complete_and_distinct(kGivenBackByNames, GivenBackBy::other);
 }
 
 TEST(EnumNames, TheModelsFunctionsReadTheTables) {

@@ -300,7 +300,9 @@ TEST_F(DamagedResults, ANewerResultsFormatIsRefusedInOneLine) {
   write(dir_ / "run" / "run.json", nlohmann::json{{"format_version", kResultsFormatVersion + 1},
                                                   {"scenarios", {{{"directory", "s"}}}}}
                                        .dump());
-  expect_refused("run.json", "results format 3, newer than this gpuoverlap reads (2)");
+  expect_refused("run.json", "results format " + std::to_string(kResultsFormatVersion + 1) +
+                                 ", newer than this gpuoverlap reads (" +
+                                 std::to_string(kResultsFormatVersion) + ")");
   write(dir_ / "run" / "run.json", nlohmann::json{{"format_version", kResultsFormatVersion},
                                                   {"scenarios", {{{"directory", "s"}}}}}
                                        .dump());

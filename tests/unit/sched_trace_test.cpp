@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/sched_attribution.h"
 #include "schedtrace/sched_record.h"
 #include "schedtrace/thread_waits.h"
 
@@ -73,14 +74,15 @@ TEST(ThreadWaits, AYieldBehindAnIdleSpinnerWaitsUntilTheTick) {
   std::string text;
   text += line("gpuoverlap-100", 100, 0, "d..2.", "10.000100", "sched_switch",
                switch_body("x", 5, 'S', "gpuoverlap", 100));
-  text += line("gpuoverlap-100", 100, 0, ".....", "10.000200", "sys_enter", "NR 24 (0, 0, 0, 0, 0, 0)");
+  text +=
+      line("gpuoverlap-100", 100, 0, ".....", "10.000200", "sys_enter", "NR 24 (0, 0, 0, 0, 0, 0)");
   text += line("gpuoverlap-100", 100, 0, "d..2.", "10.000210", "sched_switch",
                switch_body("gpuoverlap", 100, 'R', "spinner", 103));
   text += line("spinner-103", 100, 0, "d.h1.", "10.004000", "local_timer_entry", "vector=236");
   text += line("spinner-103", 100, 0, "d..2.", "10.004010", "sched_switch",
                switch_body("spinner", 103, 'R', "gpuoverlap", 100));
-  const auto waits = thread_waits(parse_sched_record(text), {100}, 10'000'000'000, 11'000'000'000,
-                                  kProcess100);
+  const auto waits =
+      thread_waits(parse_sched_record(text), {100}, 10'000'000'000, 11'000'000'000, kProcess100);
   ASSERT_EQ(waits.size(), 1u);
   EXPECT_EQ(waits[0].lost_by, LostBy::yielded);
   EXPECT_EQ(waits[0].holder_kind, ThreadKind::background);
@@ -105,8 +107,8 @@ TEST(ThreadWaits, ABlockedThreadWokenByABackgroundThreadThatWaitedIsAPriorityInv
                "comm=gpuoverlap pid=100 prio=120 target_cpu=000");
   text += line("<idle>-0", 0, 0, "d..2.", "10.003050", "sched_switch",
                switch_body("swapper/0", 0, 'R', "gpuoverlap", 100));
-  const auto waits = thread_waits(parse_sched_record(text), {100}, 10'000'000'000, 11'000'000'000,
-                                  kProcess100);
+  const auto waits =
+      thread_waits(parse_sched_record(text), {100}, 10'000'000'000, 11'000'000'000, kProcess100);
   ASSERT_EQ(waits.size(), 1u);
   const ThreadWait& w = waits[0];
   EXPECT_EQ(w.lost_by, LostBy::blocked);
@@ -135,8 +137,8 @@ TEST(ThreadWaits, ATickTheRunningThreadSawThenAWakeUpItMadeIsAWokenThreadsPreemp
                switch_body("gpuoverlap", 100, 'R', "worker 1", 104));
   text += line("worker 1-104", 100, 0, "d..2.", "10.000500", "sched_switch",
                switch_body("worker 1", 104, 'S', "gpuoverlap", 100));
-  const auto waits = thread_waits(parse_sched_record(text), {100}, 10'000'000'000, 11'000'000'000,
-                                  kProcess100);
+  const auto waits =
+      thread_waits(parse_sched_record(text), {100}, 10'000'000'000, 11'000'000'000, kProcess100);
   ASSERT_EQ(waits.size(), 1u);
   EXPECT_EQ(waits[0].lost_by, LostBy::woken_thread);
   EXPECT_EQ(waits[0].holder_kind, ThreadKind::frame_thread);
@@ -164,6 +166,66 @@ TEST(SchedRecord, LostEventsAndDamageAreReportedNotGuessedOver) {
   EXPECT_TRUE(waits[0].lost_events);
   EXPECT_EQ(waits[0].holder_kind, ThreadKind::kernel);
   EXPECT_NE(describe(waits[0]).find("lost events"), std::string::npos);
+}
+
+TEST(SchedAttribution, FramesGetTheirWaitsAndASleepTheKernelCountedAsRunDelayIsNamed) {
+  // Two frames of 8 ms; in the second the frame loop yields behind an idle spinner until the
+  // tick (1.01 ms), sleeps 4 ms and is woken onto its idle CPU (0.01 ms). The kernel's schedstat
+  // says 3 ms of run delay: 1.98 ms more than the record shows runnable, within the sleep.
+  ScenarioTimeline timeline;
+  timeline.time_origin_ns = 10'000'000'000;
+  for (std::uint32_t f = 0; f < 2; ++f) {
+    FrameRecord frame;
+    frame.frame = f;
+    frame.cpu_start_us = 8000.0 * f;
+    frame.frame_interval_us = 8000.0;
+    frame.loop_run_delay_us = f == 0 ? 0.0 : 3000.0;
+    timeline.frames.push_back(frame);
+  }
+  std::string text;
+  text += line("gpuoverlap-100", 100, 0, "d..2.", "10.001000", "sched_switch",
+               switch_body("x", 5, 'S', "gpuoverlap", 100));
+  text +=
+      line("gpuoverlap-100", 100, 0, ".....", "10.002000", "sys_enter", "NR 24 (0, 0, 0, 0, 0, 0)");
+  text += line("gpuoverlap-100", 100, 0, "d..2.", "10.002010", "sched_switch",
+               switch_body("gpuoverlap", 100, 'R', "spinner", 103));
+  text += line("spinner-103", 100, 0, "d.h1.", "10.003010", "local_timer_entry", "vector=236");
+  text += line("spinner-103", 100, 0, "d..2.", "10.003020", "sched_switch",
+               switch_body("spinner", 103, 'R', "gpuoverlap", 100));
+  text += line("gpuoverlap-100", 100, 0, "d..2.", "10.003500", "sched_switch",
+               switch_body("gpuoverlap", 100, 'S', "swapper/0", 0));
+  text += line("worker 0-104", 100, 1, "d..3.", "10.007500", "sched_wakeup",
+               "comm=gpuoverlap pid=100 prio=120 target_cpu=000");
+  text += line("<idle>-0", 0, 0, "d..2.", "10.007510", "sched_switch",
+               switch_body("swapper/0", 0, 'R', "gpuoverlap", 100));
+  ForegroundThreads threads;
+  threads.frame_loop = 100;
+  threads.workers = {104};
+  attach_sched_record(timeline, parse_sched_record(text), threads, 100, {});
+
+  EXPECT_TRUE(timeline.sched_recorded);
+  EXPECT_DOUBLE_EQ(*timeline.frames[0].sched_loop_runnable_us, 0.0);
+  EXPECT_DOUBLE_EQ(*timeline.frames[1].sched_loop_runnable_us, 1020.0);
+  EXPECT_DOUBLE_EQ(*timeline.frames[1].sched_loop_to_background_us, 1010.0);
+  EXPECT_DOUBLE_EQ(*timeline.frames[1].sched_workers_runnable_us, 0.0);
+  EXPECT_EQ(timeline.frames[1].sched_loop_longest,
+            "spinner-103 (background) held its CPU 1.01 ms after it yielded, until the next tick");
+  ASSERT_EQ(timeline.sched_waits.size(), 2u);
+  for (const SchedWaitRow& row : timeline.sched_waits) {
+    EXPECT_EQ(row.thread, "frame loop");
+    EXPECT_EQ(row.frame, 1u);
+  }
+  EXPECT_EQ(timeline.sched_waits[1].waker, "worker 0-104");
+  EXPECT_EQ(timeline.sched_waits[1].waker_kind, "frame's thread");
+  const auto& loop = timeline.meta["sched_trace"]["frame_loop"];
+  EXPECT_EQ(loop["frames_run_delay_asleep"], 1);
+  EXPECT_NEAR(loop["run_delay_asleep_ms"].get<double>(), 1.98, 1e-9);
+  const std::string summary = loop["summary"];
+  EXPECT_NE(summary.find("1.0 ms behind background threads, mostly after it yielded, until the "
+                         "next tick"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("asleep"), std::string::npos) << summary;
 }
 
 }  // namespace

@@ -164,8 +164,10 @@ TEST(BackgroundExport, FramesAndBackgroundCsvUseTheRunsTimeOrigin) {
             "loop_woke_late_us,loop_run_delay_us,loop_on_cpu_us,loop_switches_voluntary,"
             "loop_switches_involuntary,loop_cpu,workers_run_delay_us,workers_run_delay_max_us,"
             "workers_on_cpu_us,poller_run_delay_us,workers_on_loop_cpu,poller_thread_id,"
-            "poller_wake_us,harness_reschedule_points,calibrated");
-  EXPECT_NE(frames.find("s,0,-3.000,100.000,20.000,,,0,0,0,ok,0,,0,,,,,,,,,,,,,,,,,,,,,,,,,,,,,\n"),
+            "poller_wake_us,harness_reschedule_points,calibrated,sched_loop_runnable_us,"
+            "sched_loop_to_background_us,sched_workers_runnable_us,"
+            "sched_workers_to_background_us,sched_loop_longest");
+  EXPECT_NE(frames.find("s,0,-3.000,100.000,20.000,,,0,0,0,ok,0,,0,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,\n"),
             std::string::npos)
       << frames;
   const std::string bg = background_csv(s, t);

@@ -1,0 +1,57 @@
+// The kernel's scheduling record of one frame scenario (run --sched-trace), taken around its
+// frames and attached to its timeline: frames.csv's sched_* columns, sched_waits.csv (every
+// off-CPU stretch of the frame loop, the workers and the poller in the measured frames) and
+// meta.json's sched_trace (whether it was recorded and why not, what it lost, and the frame
+// loop's waits in one sentence).
+//
+// Hazard: starting and stopping the record are system calls and a read of the whole buffer;
+// SchedTraceScope does both outside the frames (before the first, after the last).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "schedtrace/sched_record.h"
+#include "schedtrace/tracefs_recording.h"
+#include "timeline/records.h"
+
+namespace gpuoverlap {
+
+// The threads whose waits are explained.
+struct ForegroundThreads {
+  std::int64_t frame_loop = 0;
+  std::int64_t poller = 0;  // 0: none (no stamping)
+  std::vector<std::int64_t> workers;
+};
+
+// The per-CPU buffer of the record: a lavapipe game frame writes about 0.5 MB a second per CPU;
+// an overrun is reported (meta.json sched_trace.overrun_cpus), never hidden.
+inline constexpr std::uint32_t kSchedTraceBufferKbPerCpu = 16384;
+
+class SchedTraceScope {
+ public:
+  // Starts the record when `wanted`; where it cannot be, keeps why.
+  explicit SchedTraceScope(bool wanted);
+  // Stops the record (after the last frame: the rest of the scenario's teardown is not in it).
+  void stop();
+  // Attaches what the record explains to `timeline`, whose frames and meta are complete;
+  // without a record, meta.json's sched_trace says why.
+  void attach(ScenarioTimeline& timeline, const ForegroundThreads& threads);
+
+ private:
+  bool wanted_ = false;
+  std::optional<TracefsRecording> recording_;
+  std::optional<SchedTraceText> text_;
+  std::string why_not_;
+};
+
+// What finish does with a parsed record, for tests: fills the frames' sched_* columns,
+// timeline.sched_waits and timeline.meta["sched_trace"]. `process_tgid` is the measured
+// process; `overrun_cpus` the CPUs whose buffer overwrote events.
+void attach_sched_record(ScenarioTimeline& timeline, const SchedRecord& record,
+                         const ForegroundThreads& threads, std::int32_t process_tgid,
+                         const std::vector<std::int32_t>& overrun_cpus);
+
+}  // namespace gpuoverlap

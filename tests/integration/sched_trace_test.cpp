@@ -1,0 +1,128 @@
+// run --sched-trace on lavapipe: the kernel's record is taken around the frames (as root, where
+// tracefs can be mounted) and every wait of the frame loop, the workers and the poller is
+// explained in files every tool reads; where it cannot be taken the run goes on and says why.
+// Timings are not asserted: the record's invariants and its consistency with the files are.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "analysis/csv_table.h"
+#include "core/gzip.h"
+#include "results_tools.h"
+#include "run_binary.h"
+#include "run_checks.h"
+#include "schedtrace/sched_record.h"
+#include "schedtrace/thread_waits.h"
+#include "schedtrace/tracefs_recording.h"
+#include "timeline/export.h"
+
+namespace gpuoverlap {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool record_required() {
+  const char* required = std::getenv("GPUOVERLAP_REQUIRE_SCHED_TRACE");
+  return required != nullptr && std::string(required) == "1";
+}
+
+TEST(SchedTrace, EveryWaitOfTheForegroundIsExplainedAndEveryToolReadsIt) {
+  if (const std::string why = sched_trace_unavailable_reason(); !why.empty()) {
+    if (record_required()) FAIL() << "the kernel's record is required here: " << why;
+    GTEST_SKIP() << "the kernel's record cannot be taken here: " << why;
+  }
+  const fs::path out = fresh_path(temp_path("sched-trace"));
+  const auto run = run_gpuoverlap("run " + test_data("game-frame-managed.toml") +
+                                  " --frames 40 --sched-trace --out " + out.string());
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const fs::path scenario = out / "game-frame-managed";
+  const auto meta = read_json_file(scenario / "meta.json");
+  const auto& sched = meta["sched_trace"];
+  ASSERT_EQ(sched["recorded"], true) << sched.dump();
+  EXPECT_GT(sched["events"].get<int>(), 0);
+  EXPECT_EQ(sched["unreadable_lines"], 0);
+  EXPECT_TRUE(sched["overrun_cpus"].is_array());
+  EXPECT_NE(sched["frame_loop"]["summary"].get<std::string>().find("the frame loop was runnable"),
+            std::string::npos);
+
+  // Every stretch: it ends after it began, its runnable part fits in it, its thread is one of
+  // the foreground's, its names are the tables', and its frame is a measured one.
+  const auto waits = read_csv((scenario / "sched_waits.csv").string(), kSchedWaitColumns);
+  ASSERT_FALSE(waits.rows.empty());
+  const auto frames = read_csv((scenario / "frames.csv").string(), kFrameColumns);
+  std::set<std::string> frame_numbers;
+  for (std::size_t f = 0; f < frames.rows.size(); ++f) frame_numbers.insert(frames.at(f, "frame"));
+  std::size_t loop_blocked = 0;
+  for (std::size_t r = 0; r < waits.rows.size(); ++r) {
+    SCOPED_TRACE(waits.at(r, "text"));
+    const double off = *waits.number(r, "off_us"), on = *waits.number(r, "on_us");
+    const double runnable = *waits.number(r, "runnable_us");
+    EXPECT_LE(off, on);
+    EXPECT_GE(runnable, 0);
+    EXPECT_LE(runnable, on - off + 0.001);
+    const std::string thread = waits.at(r, "thread");
+    EXPECT_TRUE(thread == "frame loop" || thread == "poller" || thread.starts_with("worker "))
+        << thread;
+    EXPECT_TRUE(value_of(kLostByNames, waits.at(r, "lost_by"))) << waits.at(r, "lost_by");
+    EXPECT_TRUE(value_of(kThreadKindNames, waits.at(r, "holder_kind")));
+    EXPECT_TRUE(value_of(kGivenBackByNames, waits.at(r, "given_back_by")));
+    if (!waits.at(r, "frame").empty()) {
+      EXPECT_EQ(frame_numbers.count(waits.at(r, "frame")), 1u);
+    }
+    if (thread == "frame loop" && waits.at(r, "lost_by") == "blocked") ++loop_blocked;
+  }
+  // The frame loop sleeps or blocks in every frame (pacing, the GPU wait).
+  EXPECT_GE(loop_blocked, frames.rows.size() / 2);
+
+  // Each frame with an interval has its figures, the background's part within the whole.
+  for (std::size_t f = 0; f < frames.rows.size(); ++f) {
+    if (!frames.number(f, "frame_interval_us")) continue;
+    const auto runnable = frames.number(f, "sched_loop_runnable_us");
+    const auto to_background = frames.number(f, "sched_loop_to_background_us");
+    ASSERT_TRUE(runnable && to_background) << "frame " << f;
+    EXPECT_LE(*to_background, *runnable + 0.001);
+    EXPECT_TRUE(frames.number(f, "sched_workers_runnable_us").has_value());
+  }
+
+  // The threads the tool starts are named, as the kernel's record reads them.
+  const std::string packed = read_text_file(scenario / "sched_record.txt.gz");
+  const auto text = gzip_decompress(packed, 1u << 30, "sched_record.txt.gz");
+  ASSERT_TRUE(text.ok()) << text.error().message;
+  const SchedRecord record = parse_sched_record(*text);
+  EXPECT_EQ(record.unreadable_lines, 0);
+  std::set<std::string> names;
+  const int pid = meta["threads"]["frame_loop"]["thread_id"].get<int>();
+  for (const SchedEvent& e : record.events)
+    if (e.tgid == pid) names.insert(e.comm);
+  for (const char* name : {"poller", "worker 0", "compile 0"})
+    EXPECT_EQ(names.count(name), 1u) << name << " among " << ::testing::PrintToString(names);
+
+  expect_tools_read_every_scenario(out);
+}
+
+TEST(SchedTrace, WhereTheRecordCannotBeTakenTheRunGoesOnAndSaysWhy) {
+  const fs::path out = fresh_path(temp_path("sched-trace-unavailable"));
+  const auto run = run_command(
+      "GPUOVERLAP_TRACEFS=/nonexistent-tracefs " + std::string(GPUOVERLAP_BINARY) + " run " +
+      test_data("game-frame-managed.toml") + " --frames 5 --sched-trace --out " + out.string());
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto meta = read_json_file(out / "game-frame-managed" / "meta.json");
+  EXPECT_EQ(meta["sched_trace"]["recorded"], false);
+  EXPECT_NE(meta["sched_trace"]["why"].get<std::string>().find("/nonexistent-tracefs"),
+            std::string::npos)
+      << meta["sched_trace"].dump();
+  EXPECT_FALSE(fs::exists(out / "game-frame-managed" / "sched_waits.csv"));
+  // Without the option, nothing is said of it.
+  const fs::path plain = fresh_path(temp_path("sched-trace-off"));
+  ASSERT_EQ(run_gpuoverlap("run " + test_data("game-frame-managed.toml") + " --frames 3 --out " +
+                           plain.string())
+                .exit_code,
+            0);
+  EXPECT_FALSE(read_json_file(plain / "game-frame-managed" / "meta.json").contains("sched_trace"));
+}
+
+}  // namespace
+}  // namespace gpuoverlap
