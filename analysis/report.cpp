@@ -491,6 +491,13 @@ ReportPages markdown_report(const LoadedRun& run, const std::string& details_nam
     if (host.cpu_model)
       out += fmt::format("| CPU | {}: {} logical CPUs, {} usable by this process |\n",
                          shown(host.cpu_model), shown(host.logical_cpus), shown(host.usable_cpus));
+    // What decides how long a thread waits for a CPU: the tick, the preemption model and the
+    // scheduler with its slice.
+    if (host.scheduler)
+      out += fmt::format(
+          "| scheduler | {}, HZ {}, preemption {}, base slice {} |\n", shown(host.scheduler),
+          shown(host.tick_hz), shown(host.preemption_model),
+          host.base_slice_ns ? shown(host.base_slice_ns) + " ns" : std::string("not readable"));
     // Over every scenario: the queue priorities asked for and granted, and the clock checks.
     std::set<std::string> priorities;
     std::size_t rows = 0, disagree = 0;

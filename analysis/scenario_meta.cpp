@@ -84,6 +84,10 @@ MetaHost host_of(const nlohmann::json& h) {
   out.logical_cpus = meta_text(h, "logical_cpus");
   out.usable_cpus = meta_text(h, "usable_cpus");
   out.logical_cpu_count = meta_whole(h, "logical_cpus");
+  out.tick_hz = meta_text(h, "tick_hz");
+  out.preemption_model = meta_text(meta_member(h, "preemption"), "model");
+  out.scheduler = meta_text(meta_member(h, "scheduler"), "name");
+  out.base_slice_ns = meta_text(meta_member(h, "scheduler"), "base_slice_ns");
   return out;
 }
 
@@ -102,10 +106,12 @@ MetaPreemption preemption_of(const nlohmann::json& p) {
   out.sizes_from = meta_text(p, "sizes_from");
   out.skipped_ticks = meta_text(p, "skipped_ticks");
   out.calibration_note = meta_text(p, "calibration_note");
-  out.calibrated = meta_member(p, "calibrated").is_boolean() && meta_member(p, "calibrated").get<bool>();
+  out.calibrated =
+      meta_member(p, "calibrated").is_boolean() && meta_member(p, "calibrated").get<bool>();
   const nlohmann::json& sizes = meta_member(p, "load_sizes");
   if (sizes.is_array())
-    for (const nlohmann::json& size : sizes) out.load_sizes.push_back(meta_text(size, "description"));
+    for (const nlohmann::json& size : sizes)
+      out.load_sizes.push_back(meta_text(size, "description"));
   return out;
 }
 

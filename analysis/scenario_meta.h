@@ -43,6 +43,9 @@ struct MetaDevice {
 // The host (meta.json "host").
 struct MetaHost {
   MetaText hostname, kernel, cpu_model, logical_cpus, usable_cpus;
+  // What decides a thread's waits (meta.json host.tick_hz, host.preemption.model,
+  // host.scheduler.name and .base_slice_ns); absent from folders written before them.
+  MetaText tick_hz, preemption_model, scheduler, base_slice_ns;
   std::optional<std::int64_t> logical_cpu_count;
 };
 
@@ -69,8 +72,8 @@ struct ScenarioMeta {
   // A key, compared whole: twins share it, a scenario that only shares a name prefix does not.
   // null where meta.json has no scenario or a workload is not an object.
   nlohmann::json work;
-  bool failed = false;     // "failure" is present and not null
-  MetaText failure;        // its message
+  bool failed = false;  // "failure" is present and not null
+  MetaText failure;     // its message
   std::vector<MetaQueue> queues;
   std::vector<std::string> priority_notes;  // the string ones
   MetaText frames, warmup_frames;           // settings

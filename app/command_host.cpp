@@ -61,6 +61,17 @@ int command_host(const std::string& study, bool as_json) {
       host["cpu_model"].get<std::string>().empty() ? std::string("CPU model not reported")
                                                    : host["cpu_model"].get<std::string>(),
       host["usable_cpus"].get<std::uint32_t>(), host["logical_cpus"].get<std::uint32_t>());
+  const nlohmann::json& scheduler = host["scheduler"];
+  std::cout << fmt::format(
+      "scheduler: {} ({}), HZ {}, preemption {} ({}), base slice {}\n",
+      scheduler["name"].get<std::string>(), scheduler["source"].get<std::string>(),
+      host["tick_hz"].is_null() ? std::string("not known") : host["tick_hz"].dump(),
+      host["preemption"]["model"].get<std::string>(),
+      host["preemption"]["source"].get<std::string>(),
+      scheduler["base_slice_ns"].is_null()
+          ? scheduler["base_slice_source"].get<std::string>()
+          : fmt::format("{} ns ({})", scheduler["base_slice_ns"].get<std::int64_t>(),
+                        scheduler["base_slice_source"].get<std::string>()));
   const nlohmann::json& smt = host["smt"];
   if (smt["cores"].is_null()) {
     std::cout << "SMT: not known (" << smt["source"].get<std::string>() << ")\n";

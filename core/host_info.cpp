@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
 #include <iterator>
 #include <string>
 #include <string_view>
@@ -149,6 +152,28 @@ std::optional<std::string> preemption_from_config(const std::string& config_text
   return std::nullopt;
 }
 
+KernelScheduler scheduler_of(const std::string& release, const std::string& sched_ext_state,
+                             const std::string& sched_ext_ops) {
+  auto trimmed = [](std::string text) {
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+    return text;
+  };
+  if (trimmed(sched_ext_state) == "enabled") {
+    const std::string ops = trimmed(sched_ext_ops);
+    return {ops.empty() ? "sched_ext" : "sched_ext (" + ops + ")", "/sys/kernel/sched_ext/state",
+            std::nullopt, ""};
+  }
+  int major = 0, minor = 0;
+  if (std::sscanf(release.c_str(), "%d.%d", &major, &minor) != 2)
+    return {"", "the kernel release '" + release + "' names no version", std::nullopt, ""};
+  const bool eevdf = major > 6 || (major == 6 && minor >= 6);
+  return {eevdf ? "EEVDF" : "CFS",
+          "Linux " + std::to_string(major) + "." + std::to_string(minor) +
+              (eevdf ? " (EEVDF since 6.6)" : " (CFS before 6.6)") +
+              (sched_ext_state.empty() ? "" : ", sched_ext " + trimmed(sched_ext_state)),
+          std::nullopt, ""};
+}
+
 std::string preemption_from_version(const std::string& uname_version) {
   if (uname_version.find("PREEMPT_RT") != std::string::npos) return "rt";
   if (uname_version.find("PREEMPT_DYNAMIC") != std::string::npos) return "dynamic";
@@ -170,6 +195,7 @@ HostInfo describe_host() {
   host.machine = "x86_64";
   if (const char* id = std::getenv("PROCESSOR_IDENTIFIER")) host.cpu_model = id;
   host.preemption = {"", "not known on Windows"};
+  host.scheduler = {"Windows", "the OS", std::nullopt, "not known on Windows"};
 #else
   utsname u{};
   uname(&u);
@@ -199,6 +225,20 @@ HostInfo describe_host() {
   } else {
     host.preemption = {preemption_from_version(u.version), "uname -v"};
   }
+  host.scheduler = scheduler_of(u.release, read_small_file("/sys/kernel/sched_ext/state"),
+                                read_small_file("/sys/kernel/sched_ext/root/ops"));
+  const std::string slice_file = host.scheduler.name == "CFS"
+                                     ? "/sys/kernel/debug/sched/min_granularity_ns"
+                                     : "/sys/kernel/debug/sched/base_slice_ns";
+  const std::string slice = read_small_file(slice_file);
+  char* end = nullptr;
+  const long long slice_ns = std::strtoll(slice.c_str(), &end, 10);
+  if (!slice.empty() && end != slice.c_str() && slice_ns > 0) {
+    host.scheduler.base_slice_ns = slice_ns;
+    host.scheduler.base_slice_source = slice_file;
+  } else {
+    host.scheduler.base_slice_source = slice_file + " not readable (debugfs: root, no lockdown)";
+  }
 #endif
   return host;
 }
@@ -210,14 +250,30 @@ ThreadScheduling this_thread_scheduling() {
   s.level = priority;
   s.level_name = "priority";
   switch (priority) {
-    case THREAD_PRIORITY_IDLE: s.policy = "THREAD_PRIORITY_IDLE"; break;
-    case THREAD_PRIORITY_LOWEST: s.policy = "THREAD_PRIORITY_LOWEST"; break;
-    case THREAD_PRIORITY_BELOW_NORMAL: s.policy = "THREAD_PRIORITY_BELOW_NORMAL"; break;
-    case THREAD_PRIORITY_NORMAL: s.policy = "THREAD_PRIORITY_NORMAL"; break;
-    case THREAD_PRIORITY_ABOVE_NORMAL: s.policy = "THREAD_PRIORITY_ABOVE_NORMAL"; break;
-    case THREAD_PRIORITY_HIGHEST: s.policy = "THREAD_PRIORITY_HIGHEST"; break;
-    case THREAD_PRIORITY_TIME_CRITICAL: s.policy = "THREAD_PRIORITY_TIME_CRITICAL"; break;
-    default: s.policy = "THREAD_PRIORITY " + std::to_string(priority); break;
+    case THREAD_PRIORITY_IDLE:
+      s.policy = "THREAD_PRIORITY_IDLE";
+      break;
+    case THREAD_PRIORITY_LOWEST:
+      s.policy = "THREAD_PRIORITY_LOWEST";
+      break;
+    case THREAD_PRIORITY_BELOW_NORMAL:
+      s.policy = "THREAD_PRIORITY_BELOW_NORMAL";
+      break;
+    case THREAD_PRIORITY_NORMAL:
+      s.policy = "THREAD_PRIORITY_NORMAL";
+      break;
+    case THREAD_PRIORITY_ABOVE_NORMAL:
+      s.policy = "THREAD_PRIORITY_ABOVE_NORMAL";
+      break;
+    case THREAD_PRIORITY_HIGHEST:
+      s.policy = "THREAD_PRIORITY_HIGHEST";
+      break;
+    case THREAD_PRIORITY_TIME_CRITICAL:
+      s.policy = "THREAD_PRIORITY_TIME_CRITICAL";
+      break;
+    default:
+      s.policy = "THREAD_PRIORITY " + std::to_string(priority);
+      break;
   }
 #else
   int policy = 0;
@@ -227,12 +283,24 @@ ThreadScheduling this_thread_scheduling() {
     return s;
   }
   switch (policy) {
-    case SCHED_OTHER: s.policy = "SCHED_OTHER"; break;
-    case SCHED_IDLE: s.policy = "SCHED_IDLE"; break;
-    case SCHED_BATCH: s.policy = "SCHED_BATCH"; break;
-    case SCHED_FIFO: s.policy = "SCHED_FIFO"; break;
-    case SCHED_RR: s.policy = "SCHED_RR"; break;
-    default: s.policy = "policy " + std::to_string(policy); break;
+    case SCHED_OTHER:
+      s.policy = "SCHED_OTHER";
+      break;
+    case SCHED_IDLE:
+      s.policy = "SCHED_IDLE";
+      break;
+    case SCHED_BATCH:
+      s.policy = "SCHED_BATCH";
+      break;
+    case SCHED_FIFO:
+      s.policy = "SCHED_FIFO";
+      break;
+    case SCHED_RR:
+      s.policy = "SCHED_RR";
+      break;
+    default:
+      s.policy = "policy " + std::to_string(policy);
+      break;
   }
   if (policy == SCHED_FIFO || policy == SCHED_RR) {
     s.level = param.sched_priority;

@@ -24,6 +24,18 @@ struct KernelPreemption {
   std::string source;
 };
 
+// Which scheduler decides the fair threads' turns: with sched_ext a BPF program replaces the
+// kernel's own; from Linux 6.6 the kernel's own is EEVDF (a yielding or expired thread goes
+// behind the eligible one with the earliest deadline, which may be an idle-priority one,
+// until the next tick), before it CFS. Its base slice decides how long a fair thread may run
+// before a tick lets another in.
+struct KernelScheduler {
+  std::string name;                           // "EEVDF", "CFS", "sched_ext (scx_lavd)", "Windows"
+  std::string source;                         // where that was read, or what it was inferred from
+  std::optional<std::int64_t> base_slice_ns;  // debugfs's base_slice_ns (EEVDF) where readable
+  std::string base_slice_source;              // the file read, or why not
+};
+
 struct HostInfo {
   std::string hostname;
   std::string kernel;              // "Linux 6.1.0-…", "Windows", "Wine 8.0"
@@ -33,6 +45,7 @@ struct HostInfo {
   std::uint32_t logical_cpus = 0;  // hardware threads the OS reports; 0 when unknown
   KernelPreemption preemption;
   std::optional<std::uint32_t> tick_hz;  // CONFIG_HZ where the kernel's config is readable
+  KernelScheduler scheduler;
   // Whether the CPU says it runs under a hypervisor (x86's "hypervisor" flag in
   // /proc/cpuinfo); none where the platform does not say. A virtual machine may show every
   // vCPU alone in its core although its host runs two of them on one core's hardware threads.
@@ -54,6 +67,10 @@ std::optional<std::string> preemption_from_config(const std::string& config_text
 // Whether /proc/cpuinfo's text has the x86 "hypervisor" flag; none when it has no "flags" line
 // (not x86, or not read).
 std::optional<bool> hypervisor_flag(const std::string& cpuinfo_text);
+// The scheduler of a kernel `release` (uname -r: "6.1.0-28-amd64"), given the text of
+// /sys/kernel/sched_ext/state and of /sys/kernel/sched_ext/root/ops ("" where absent).
+KernelScheduler scheduler_of(const std::string& release, const std::string& sched_ext_state,
+                             const std::string& sched_ext_ops);
 // The model uname -v suggests: "rt", "dynamic", "full" or "none or voluntary".
 std::string preemption_from_version(const std::string& uname_version);
 

@@ -244,6 +244,13 @@ nlohmann::json host_description() {
       {"kernel_version", host.kernel_version},
       {"preemption", {{"model", host.preemption.model}, {"source", host.preemption.source}}},
       {"tick_hz", host.tick_hz ? nlohmann::json(*host.tick_hz) : nullptr},
+      {"scheduler",
+       {{"name", host.scheduler.name},
+        {"source", host.scheduler.source},
+        {"base_slice_ns", host.scheduler.base_slice_ns
+                              ? nlohmann::json(*host.scheduler.base_slice_ns)
+                              : nlohmann::json(nullptr)},
+        {"base_slice_source", host.scheduler.base_slice_source}}},
       {"machine", host.machine},
       {"cpu_model", host.cpu_model},
       {"logical_cpus", host.logical_cpus},

@@ -235,6 +235,21 @@ TEST(HostInfo, ReadsThePreemptionModelFromEachSource) {
   EXPECT_EQ(preemption_from_version("#1 SMP Fri"), "none or voluntary");
 }
 
+TEST(HostInfo, TheSchedulerIsSchedExtWhereEnabledElseEevdfFromLinux66) {
+  EXPECT_EQ(scheduler_of("6.1.0-28-amd64", "", "").name, "CFS");
+  EXPECT_EQ(scheduler_of("6.6.0", "", "").name, "EEVDF");
+  EXPECT_EQ(scheduler_of("6.18.44-fc", "disabled\n", "").name, "EEVDF");
+  EXPECT_NE(scheduler_of("6.18.44-fc", "disabled\n", "").source.find("sched_ext disabled"),
+            std::string::npos);
+  EXPECT_EQ(scheduler_of("7.0.1", "", "").name, "EEVDF");
+  EXPECT_EQ(scheduler_of("6.12.3", "enabled\n", "scx_lavd\n").name, "sched_ext (scx_lavd)");
+  EXPECT_EQ(scheduler_of("garbage", "", "").name, "");
+  // The machine's own reads back a name, and where its slice is not readable, why.
+  const HostInfo host = describe_host();
+  EXPECT_FALSE(host.scheduler.name.empty()) << host.scheduler.source;
+  EXPECT_FALSE(host.scheduler.base_slice_source.empty());
+}
+
 TEST(HostInfo, ReadsBackTheThreadsOwnPolicy) {
   const ThreadScheduling normal = this_thread_scheduling();
   EXPECT_EQ(normal.policy, "SCHED_OTHER");
