@@ -15,8 +15,8 @@ void resolve_cores(CpuFrameSpec& spec, std::uint32_t usable) {
   if (!spec.workers_from_cores) return;
   spec.workers = std::max(1u, usable - std::min(usable, 1u));
   if (spec.jobs_per_worker)
-    spec.jobs_per_frame = std::clamp(*spec.jobs_per_worker * spec.workers, spec.critical_jobs,
-                                     kMaxJobsPerFrame);
+    spec.jobs_per_frame =
+        std::clamp(*spec.jobs_per_worker * spec.workers, spec.critical_jobs, kMaxJobsPerFrame);
   if (spec.cpu_ms_per_worker) spec.cpu_ms_per_frame = *spec.cpu_ms_per_worker * spec.workers;
 }
 
@@ -29,6 +29,9 @@ std::string describe(const CpuFrameSpec& s) {
     out += fmt::format(", a chain of {} ({:.3g} ms)", s.critical_jobs, s.critical_path_ms());
   out += fmt::format(", workers {}", to_string(s.wait));
   if (s.wait == WaitMode::spin_then_sleep) out += fmt::format(" ({:g} us)", s.spin_us);
+  if (s.loop_wait != LoopWait::block)
+    out += fmt::format(", the frame loop waits for them by {}",
+                       s.loop_wait == LoopWait::spin ? "spinning" : "yielding");
   out += s.frame_period_ms > 0 ? fmt::format(", {:g} ms period", s.frame_period_ms)
                                : std::string(", unpaced");
   out +=
@@ -47,6 +50,7 @@ nlohmann::json to_json(const CpuFrameSpec& s) {
                       {"critical_path_ms", s.critical_path_ms()},
                       {"wait", to_string(s.wait)},
                       {"spin_us", s.spin_us},
+                      {"loop_wait", name_of(kLoopWaitNames, s.loop_wait)},
                       {"frame_period_ms", s.frame_period_ms},
                       {"frames_in_flight", s.frames_in_flight},
                       {"pin_workers", s.pin_workers}};

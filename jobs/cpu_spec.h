@@ -30,6 +30,17 @@ inline constexpr EnumNames<WaitMode, 3> kWaitModeNames{
 std::string_view to_string(WaitMode mode);
 std::optional<WaitMode> parse_wait_mode(std::string_view text);
 
+// How the frame loop waits for its frame's jobs, an engine's style: block, on a condition the
+// last job signals (its CPU goes to anyone); spin, polling the jobs' completion and keeping its
+// CPU; yield, polling with sched_yield between polls (SwitchToThread on Windows), as engines
+// that "give the CPU back while they wait" do. The kernel decides what a yield hands over: on
+// Linux's EEVDF the yielding thread goes behind the eligible thread with the earliest
+// deadline, which may be an idle-priority one, until the next tick.
+enum class LoopWait { block, spin, yield };
+
+inline constexpr EnumNames<LoopWait, 3> kLoopWaitNames{
+    {{LoopWait::block, "block"}, {LoopWait::spin, "spin"}, {LoopWait::yield, "yield"}}};
+
 inline constexpr std::uint32_t kMaxWorkers = 1024;
 inline constexpr std::uint32_t kMaxJobsPerFrame = 100'000;
 inline constexpr std::uint32_t kMaxFramesInFlight = 2;
@@ -57,6 +68,7 @@ struct CpuFrameSpec {
   std::uint32_t critical_jobs = 3;
   WaitMode wait = WaitMode::spin_then_sleep;
   double spin_us = 50;  // spin_then_sleep only
+  LoopWait loop_wait = LoopWait::block;
   // Pacing: a frame starts no earlier than one period after the one before (a display's
   // refresh). 0: unpaced, the next frame starts as soon as the bound below allows.
   double frame_period_ms = 0;

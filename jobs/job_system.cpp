@@ -135,7 +135,17 @@ std::int64_t JobSystem::begin_frame() {
 
 std::optional<FrameJobsResult> JobSystem::wait_frame(std::int64_t deadline_ns) {
   const std::uint32_t generation = current_generation_;
-  {
+  if (spec_.loop_wait != LoopWait::block) {
+    // The engine's style of waiting, on purpose: the poll, and with yield a sched_yield between
+    // polls, is what the scenario measures.
+    while (done_generation_polled_.load(std::memory_order_acquire) != generation) {
+      if (monotonic_raw_ns() >= deadline_ns) return std::nullopt;
+      if (spec_.loop_wait == LoopWait::yield)
+        std::this_thread::yield();
+      else
+        GPUOVERLAP_CPU_RELAX();
+    }
+  } else {
     std::unique_lock lock(done_mutex_);
     const auto deadline =
         std::chrono::steady_clock::now() +
@@ -265,6 +275,7 @@ void JobSystem::run_job(std::uint32_t generation, std::uint32_t job, std::size_t
       std::lock_guard lock(done_mutex_);
       done_generation_ = generation;
     }
+    done_generation_polled_.store(generation, std::memory_order_release);
     done_cv_.notify_all();
   }
 }

@@ -71,9 +71,10 @@ class JobSystem {
   // Returns the release time (FrameJobsResult::release_ns), CLOCK_MONOTONIC_RAW.
   std::int64_t begin_frame();
   bool in_progress() const { return in_progress_; }
-  // Waits (asleep) until every job of the frame in progress has run, or until deadline_ns
+  // Waits until every job of the frame in progress has run, or until deadline_ns
   // (CLOCK_MONOTONIC_RAW): nullopt then, and the frame stays in progress. Contract: a frame is
-  // in progress.
+  // in progress. How the calling thread waits is the scenario's (CpuFrameSpec::loop_wait):
+  // asleep on a condition, spinning, or yielding between polls.
   std::optional<FrameJobsResult> wait_frame(std::int64_t deadline_ns);
 
   const CpuFrameSpec& spec() const { return spec_; }
@@ -132,6 +133,9 @@ class JobSystem {
   std::mutex done_mutex_;
   std::condition_variable done_cv_;
   std::uint32_t done_generation_ = 0;  // guarded by done_mutex_
+  // done_generation_ for a frame loop that polls (CpuFrameSpec::loop_wait spin or yield):
+  // stored, with release, after it.
+  std::atomic<std::uint32_t> done_generation_polled_{0};
 
   std::uint32_t current_generation_ = 0;  // the frame loop's thread only
   bool in_progress_ = false;              // the frame loop's thread only

@@ -19,11 +19,11 @@ class CpuGrammar : public FieldReader {
     using namespace jobs;
     const toml::table* t = node.as_table();
     if (!t) return error_at(&node, where + " must be a table");
-    GPUOVERLAP_TRY(only_keys(
-        *t,
-        {"workers", "jobs_per_frame", "jobs_per_worker", "cpu_ms_per_frame", "cpu_ms_per_worker",
-         "critical_jobs", "wait", "spin_us", "frame_period_ms", "frames_in_flight", "pin_workers"},
-        where));
+    GPUOVERLAP_TRY(only_keys(*t,
+                             {"workers", "jobs_per_frame", "jobs_per_worker", "cpu_ms_per_frame",
+                              "cpu_ms_per_worker", "critical_jobs", "wait", "spin_us", "loop_wait",
+                              "frame_period_ms", "frames_in_flight", "pin_workers"},
+                             where));
     CpuFrameSpec spec;
     // Workers: "cores" (the default) or a count.
     spec.workers_from_cores = true;
@@ -97,6 +97,10 @@ class CpuGrammar : public FieldReader {
     auto spin = number_field(*t, "spin_us", where, 0, 1'000'000, spec.spin_us);
     if (!spin) return spin.error();
     spec.spin_us = *spin;
+    GPUOVERLAP_TRY(named_field(
+        *t, "loop_wait", where, &node,
+        [](std::string_view text) { return value_of(kLoopWaitNames, text); },
+        names_list(kLoopWaitNames), spec.loop_wait));
     auto period = number_field(*t, "frame_period_ms", where, 0, 10'000, spec.frame_period_ms);
     if (!period) return period.error();
     spec.frame_period_ms = *period;

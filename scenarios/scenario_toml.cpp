@@ -82,6 +82,9 @@ void write_cpu(const jobs::CpuFrameSpec& spec, std::string& out) {
                      toml_string(to_string(spec.wait)));
   if (spec.wait == jobs::WaitMode::spin_then_sleep)
     out += fmt::format("spin_us = {}\n", spec.spin_us);
+  if (spec.loop_wait != jobs::LoopWait::block)
+    out +=
+        fmt::format("loop_wait = {}\n", toml_string(name_of(jobs::kLoopWaitNames, spec.loop_wait)));
   out += fmt::format("frame_period_ms = {}\nframes_in_flight = {}\n", spec.frame_period_ms,
                      spec.frames_in_flight);
   if (spec.pin_workers) out += "pin_workers = true\n";

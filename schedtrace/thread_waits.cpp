@@ -113,10 +113,17 @@ class Walker {
     return cause;
   }
 
-  GivenBackBy given_back_by(const CpuState& cpu, const SchedEvent& e) const {
+  GivenBackBy given_back_by(const CpuState& cpu, const SchedEvent& e,
+                            const ThreadWait& wait) const {
     if (e.prev_tid == 0) return GivenBackBy::idle_cpu;
     if (e.prev_state == 'X' || e.prev_state == 'Z') return GivenBackBy::holder_ended;
     if (e.prev_state != 'R') return GivenBackBy::holder_blocked;
+    // A woken thread that preempted the holder with nothing on the CPU after its wake-up: the
+    // wake-up did it (the interrupt that woke it, when one did, is not a later tick).
+    const std::int64_t since_wake = std::max(cpu.came_in_ns, wait.runnable_from_ns);
+    if (wait.lost_by == LostBy::blocked && cpu.last_irq_ns < since_wake &&
+        cpu.last_remote_wake_ns < since_wake && !yielded_since(e.prev_tid, cpu.came_in_ns))
+      return GivenBackBy::woke_preempting;
     const std::int64_t came = cpu.came_in_ns;
     if (yielded_since(e.prev_tid, came)) return GivenBackBy::holder_yielded;
     if (cpu.last_irq_ns >= came && cpu.last_irq_ns >= cpu.last_remote_wake_ns) {
@@ -192,7 +199,7 @@ class Walker {
       wait.cpu_in = e.cpu;
       // A blocked wait whose wake-up the record lacks: no runnable part is claimed.
       if (wait.runnable_from_ns < 0) wait.runnable_from_ns = e.time_ns;
-      wait.given_back_by = given_back_by(cpu, e);
+      wait.given_back_by = given_back_by(cpu, e, wait);
       if (wait.holder_prio < 0 && wait.holder_tid == e.prev_tid) wait.holder_prio = e.prev_prio;
       wait.lost_events = record_.lost_events_by_cpu.count(wait.cpu_out) != 0 ||
                          record_.lost_events_by_cpu.count(wait.cpu_in) != 0;
@@ -256,6 +263,8 @@ std::string_view back_phrase(GivenBackBy by) {
       return "on an idle CPU";
     case GivenBackBy::other:
       return "until the holder's own call";
+    case GivenBackBy::woke_preempting:
+      return "until its wake-up preempted the holder";
   }
   return "";
 }

@@ -46,13 +46,15 @@ enum class LostBy : std::uint8_t {
 
 // What gave the CPU back to a runnable thread.
 enum class GivenBackBy : std::uint8_t {
-  tick,            // the holder was switched out at a timer interrupt
-  wakeup_ipi,      // a reschedule or function-call IPI on the holder's CPU
-  holder_blocked,  // the holder slept or blocked
-  holder_ended,    // the holder's thread ended
-  holder_yielded,  // the holder called sched_yield
-  idle_cpu,        // the CPU was idle: the wait was the wake-up's own latency
-  other,           // a switch none of those explain (the holder's own system call)
+  tick,             // the holder was switched out at a timer interrupt
+  wakeup_ipi,       // a reschedule or function-call IPI on the holder's CPU
+  holder_blocked,   // the holder slept or blocked
+  holder_ended,     // the holder's thread ended
+  holder_yielded,   // the holder called sched_yield
+  idle_cpu,         // the CPU was idle: the wait was the wake-up's own latency
+  other,            // a switch none of those explain (the holder's own system call)
+  woke_preempting,  // its own wake-up preempted the holder, with no interrupt after it (a
+                    // wake-up made on that CPU, in an interrupt or by a thread there)
 };
 
 inline constexpr EnumNames<ThreadKind, 5> kThreadKindNames{{
@@ -70,7 +72,7 @@ inline constexpr EnumNames<LostBy, 6> kLostByNames{{
     {LostBy::own_call, "own call"},
     {LostBy::blocked, "blocked"},
 }};
-inline constexpr EnumNames<GivenBackBy, 7> kGivenBackByNames{{
+inline constexpr EnumNames<GivenBackBy, 8> kGivenBackByNames{{
     {GivenBackBy::tick, "tick"},
     {GivenBackBy::wakeup_ipi, "wake-up IPI"},
     {GivenBackBy::holder_blocked, "holder blocked"},
@@ -78,6 +80,7 @@ inline constexpr EnumNames<GivenBackBy, 7> kGivenBackByNames{{
     {GivenBackBy::holder_yielded, "holder yielded"},
     {GivenBackBy::idle_cpu, "idle CPU"},
     {GivenBackBy::other, "other"},
+    {GivenBackBy::woke_preempting, "its wake-up"},
 }};
 
 struct ThreadWait {

@@ -4,10 +4,12 @@
 // Timings are not asserted: the record's invariants and its consistency with the files are.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "analysis/csv_table.h"
 #include "core/gzip.h"
@@ -101,6 +103,46 @@ TEST(SchedTrace, EveryWaitOfTheForegroundIsExplainedAndEveryToolReadsIt) {
     EXPECT_EQ(names.count(name), 1u) << name << " among " << ::testing::PrintToString(names);
 
   expect_tools_read_every_scenario(out);
+}
+
+// The frame loop's waits of one run of `scenario` under the record: (lost_by, holder_kind,
+// given_back_by) of each.
+std::vector<std::array<std::string, 3>> frame_loop_waits(const std::string& scenario,
+                                                         const std::string& name) {
+  const fs::path out = fresh_path(temp_path("sched-" + name));
+  const auto run =
+      run_gpuoverlap("run " + test_data(scenario) + " --sched-trace --out " + out.string());
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  std::vector<std::array<std::string, 3>> waits;
+  for (const auto& entry : fs::directory_iterator(out)) {
+    if (!fs::exists(entry.path() / "sched_waits.csv")) continue;
+    const auto table = read_csv((entry.path() / "sched_waits.csv").string(), kSchedWaitColumns);
+    for (std::size_t r = 0; r < table.rows.size(); ++r)
+      if (table.at(r, "thread") == "frame loop")
+        waits.push_back(
+            {table.at(r, "lost_by"), table.at(r, "holder_kind"), table.at(r, "given_back_by")});
+  }
+  return waits;
+}
+
+TEST(SchedTrace, AFrameLoopThatYieldsLosesItsCpuToAnIdleSpinnerUntilTheTickOneThatBlocksDoesNot) {
+  // The same game frame beside an idle-priority spinner on every CPU, its frame loop waiting
+  // for its jobs by sched_yield between polls, then by blocking. On EEVDF a yielding thread
+  // goes behind the eligible thread with the earliest deadline, which may be the idle one.
+  if (const std::string why = sched_trace_unavailable_reason(); !why.empty()) {
+    if (record_required()) FAIL() << "the kernel's record is required here: " << why;
+    GTEST_SKIP() << "the kernel's record cannot be taken here: " << why;
+  }
+  const auto yielding = frame_loop_waits("loop-yield-idle-spinners.toml", "yield");
+  ASSERT_FALSE(yielding.empty());
+  std::size_t to_spinner_until_tick = 0;
+  for (const auto& w : yielding)
+    if (w == std::array<std::string, 3>{"yielded", "background", "tick"}) ++to_spinner_until_tick;
+  EXPECT_GE(to_spinner_until_tick, 1u) << "no yield handed the CPU to a spinner until a tick";
+
+  const auto blocking = frame_loop_waits("loop-block-idle-spinners.toml", "block");
+  ASSERT_FALSE(blocking.empty());
+  for (const auto& w : blocking) EXPECT_NE(w[0], "yielded") << "a frame loop that blocks yields";
 }
 
 TEST(SchedTrace, WhereTheRecordCannotBeTakenTheRunGoesOnAndSaysWhy) {

@@ -2,6 +2,7 @@
 
 #include "scenario_test_texts.h"
 #include "scenarios/scenario.h"
+#include "scenarios/scenario_toml.h"
 
 namespace gpuoverlap::scenario_tests {
 namespace {
@@ -40,6 +41,27 @@ TEST(ScenarioParser, ReadsACpuTableAndScalesPerWorkerAmounts) {
   EXPECT_EQ(d->cpu->frame_period_ms, 0.0);
   EXPECT_EQ(d->cpu->frames_in_flight, 2u);
   EXPECT_TRUE(parse_scenario(with_cpu("workers = \"cores\"\n"), "t.toml").ok());
+}
+
+TEST(ScenarioParser, ReadsHowTheFrameLoopWaitsForItsJobs) {
+  for (const auto& [text, expected] : std::vector<std::pair<std::string, jobs::LoopWait>>{
+           {"", jobs::LoopWait::block},
+           {"loop_wait = \"block\"\n", jobs::LoopWait::block},
+           {"loop_wait = \"spin\"\n", jobs::LoopWait::spin},
+           {"loop_wait = \"yield\"\n", jobs::LoopWait::yield}}) {
+    auto s = parse_scenario(with_cpu(text), "t.toml");
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    EXPECT_EQ(s->cpu->loop_wait, expected) << text;
+    // Written back as it was read.
+    auto again = parse_scenario(to_toml(*s), "again.toml");
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_EQ(again->cpu->loop_wait, expected) << to_toml(*s);
+  }
+  auto bad = parse_scenario(with_cpu("loop_wait = \"nap\"\n"), "t.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("unknown loop_wait 'nap' in [cpu] (block | spin | yield)"),
+            std::string::npos)
+      << bad.error().message;
 }
 
 TEST(ScenarioParser, RefusesBadCpuTablesWithFileAndLine) {

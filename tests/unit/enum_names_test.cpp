@@ -58,7 +58,7 @@ TEST(EnumNames, EveryTableOfTheModelIsCompleteAndDistinct) {
   expect_complete_and_distinct(kDecisionNames, Decision::diagnostic_unclear);
   expect_complete_and_distinct(kThreadKindNames, ThreadKind::idle);
   expect_complete_and_distinct(kLostByNames, LostBy::blocked);
-  expect_complete_and_distinct(kGivenBackByNames, GivenBackBy::other);
+  expect_complete_and_distinct(kGivenBackByNames, GivenBackBy::woke_preempting);
 }
 
 TEST(EnumNames, TheModelsFunctionsReadTheTables) {
