@@ -390,6 +390,8 @@ void answer_background(std::string& out, const LoadedRun& run,
         details.push_back(std::move(line));
       // Where the time went (analysis/time_account.h), when the frames had the loop's phases.
       if (c.time_account) details.push_back(c.time_account->line);
+      // Who took the frame loop's CPU and how, by the kernel's record (run --sched-trace).
+      if (c.sched) details.push_back(c.sched->line);
       if (!details.empty()) judged += fmt::format(" ({})", fmt::join(details, "; "));
     }
     out += fmt::format("`{}`: {}", study, judged.empty() ? "no condition judged" : judged);

@@ -87,6 +87,20 @@ nlohmann::json phase_shift_json(const PhaseShift& p) {
           {"high_us", optional_json(p.high_us)}};
 }
 
+nlohmann::json sched_account_json(const std::optional<SchedAccount>& a) {
+  if (!a) return nullptr;
+  return {{"rounds", a->rounds},
+          {"frames", a->frames},
+          {"runnable_ms", a->runnable_ms},
+          {"to_background_ms", a->to_background_ms},
+          {"run_delay_ms", optional_json(a->run_delay_ms)},
+          {"most_way", a->most_way},
+          {"most_times", a->most_times},
+          {"most_ms", a->most_ms},
+          {"most_p50_ms", a->most_p50_ms},
+          {"line", a->line}};
+}
+
 nlohmann::json time_account_json(const std::optional<TimeAccount>& a) {
   if (!a) return nullptr;
   nlohmann::json phases = nlohmann::json::array();
@@ -118,6 +132,7 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
          {"negative_control", c.negative_control},
          {"pacing", pacing_json(c.pacing)},
          {"time_account", time_account_json(c.time_account)},
+         {"sched", sched_account_json(c.sched)},
          {"host_bursts", host_bursts_json(c.bursts, v.burst_reference)},
          {"burst_note", c.burst_note},
          {"resolvable",
@@ -185,6 +200,7 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
       {"late_line_us", optional_json(v.late_line_us)},
       {"stutter_line_us", optional_json(v.stutter_line_us)},
       {"baseline_pacing", pacing_json(v.baseline_pacing)},
+      {"baseline_sched", sched_account_json(v.baseline_sched)},
       {"conditions", conditions},
       {"summary", v.summary},
       {"not_run", not_run_json(v.not_run)},
@@ -402,6 +418,21 @@ PhaseShift phase_shift_of(const JsonFields& p) {
   return out;
 }
 
+SchedAccount sched_account_of(const JsonFields& a) {
+  SchedAccount out;
+  out.rounds = a.count("rounds");
+  out.frames = a.count("frames");
+  out.runnable_ms = a.optional_number("runnable_ms").value_or(0);
+  out.to_background_ms = a.optional_number("to_background_ms").value_or(0);
+  out.run_delay_ms = a.optional_number("run_delay_ms");
+  out.most_way = a.text("most_way");
+  out.most_times = a.count("most_times");
+  out.most_ms = a.optional_number("most_ms").value_or(0);
+  out.most_p50_ms = a.optional_number("most_p50_ms").value_or(0);
+  out.line = a.text("line");
+  return out;
+}
+
 TimeAccount time_account_of(const JsonFields& a) {
   TimeAccount out;
   out.interval = a.object("interval", phase_shift_of).value_or(PhaseShift{});
@@ -479,6 +510,7 @@ Result<LoadedStudyVerdict> load_verdict_json(const std::filesystem::path& file) 
     v.late_line_us = top.optional_number("late_line_us");
     v.stutter_line_us = top.optional_number("stutter_line_us");
     v.baseline_pacing = top.object("baseline_pacing", pacing_of);
+    v.baseline_sched = top.object("baseline_sched", sched_account_of);
     v.summary = top.text("summary");
     top.each("not_run", [&](const JsonFields& n) {
       v.not_run.emplace_back(n.text("condition"), n.text("why"));
@@ -503,6 +535,7 @@ Result<LoadedStudyVerdict> load_verdict_json(const std::filesystem::path& file) 
       cv.negative_control = c.flag("negative_control");
       cv.pacing = c.object("pacing", pacing_of);
       cv.time_account = c.object("time_account", time_account_of);
+      cv.sched = c.object("sched", sched_account_of);  // files before the record lack it
       cv.burst_note = c.text("burst_note");
       // Files from before the resolution was reported lack it.
       if (const auto r = c.object("resolvable", [](const JsonFields& f) {

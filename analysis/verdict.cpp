@@ -121,6 +121,7 @@ BaselineEvidence judge_baseline(const std::vector<const ScenarioOutcome*>& outco
   out.tests = std::max<std::size_t>(out.tests, 1);
   out.burst_reference = burst_reference(baseline);
   if (out.burst_reference) out.baseline_bursts = find_host_bursts(baseline, *out.burst_reference);
+  out.baseline_sched = sched_account(baseline);
   return evidence;
 }
 
@@ -266,6 +267,7 @@ void judge_condition(const std::string& name, const std::vector<const ScenarioOu
     out.rows.push_back(std::move(row));
   }
   cv.progress = background_progress(cv.condition, cv.control_threads, rounds);
+  cv.sched = sched_account(rounds);
   if (out.burst_reference) cv.bursts = find_host_bursts(rounds, *out.burst_reference);
   cv.decision = any_intrusive ? Decision::intrusive
                 : all_fine    ? Decision::non_intrusive

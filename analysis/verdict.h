@@ -26,6 +26,7 @@
 
 #include "analysis/decision.h"
 #include "analysis/host_bursts.h"
+#include "analysis/sched_account.h"
 #include "analysis/time_account.h"
 #include "core/enum_names.h"
 #include "core/result.h"
@@ -266,6 +267,8 @@ struct ConditionVerdict {
   // Where its frame time went against the baseline (analysis/time_account.h); empty for
   // frames without the frame loop's phases.
   std::optional<TimeAccount> time_account;
+  // What the kernel's record says of its frame loop (run --sched-trace); none without it.
+  std::optional<SchedAccount> sched;
   HostBursts bursts;  // its frames past the burst line, and what the thread accounting says
   // Why a decision was withdrawn: the rounds with the host's bursts decided it alone (empty
   // when none was).
@@ -337,6 +340,7 @@ struct StudyVerdict {
   // baseline's pacing.
   std::optional<double> late_line_us, stutter_line_us;
   std::optional<PacingSummary> baseline_pacing;
+  std::optional<SchedAccount> baseline_sched;  // the kernel's record of the baseline's rounds
   bool has_null = false;
   bool null_false_alarm = false;  // the null control was called intrusive
   bool has_negative = false;

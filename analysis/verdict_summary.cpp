@@ -47,6 +47,7 @@ std::string condition_line(const ConditionVerdict& cv, const StudyVerdict& verdi
   if (cv.pacing && verdict.baseline_pacing)
     pacing = "; " + describe_pacing(*cv.pacing, *verdict.baseline_pacing, *verdict.late_line_us);
   if (cv.time_account) pacing += "; " + cv.time_account->line;
+  if (cv.sched) pacing += "; " + cv.sched->line;
   if (verdict.burst_reference)
     if (const std::string bursts = describe_host_bursts(cv.bursts, *verdict.burst_reference);
         !bursts.empty())
@@ -87,6 +88,8 @@ std::string study_summary(const StudyVerdict& verdict, const Scenario& foregroun
     summary += condition_line(cv, verdict, control_rate);
   for (const auto& [condition, why] : verdict.not_run)
     summary += fmt::format("{}: not run on this host: {}\n", condition, why);
+  if (verdict.baseline_sched)
+    summary += fmt::format("baseline: {}\n", verdict.baseline_sched->line);
   if (verdict.burst_reference) {
     const std::string bursts =
         describe_host_bursts(verdict.baseline_bursts, *verdict.burst_reference);

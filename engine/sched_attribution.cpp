@@ -9,6 +9,7 @@
 #include <set>
 
 #include "schedtrace/thread_waits.h"
+#include "timeline/statistics.h"
 
 #if defined(__linux__)
 #include <unistd.h>
@@ -47,13 +48,6 @@ std::vector<FrameInterval> frame_intervals(const ScenarioTimeline& timeline) {
   return out;
 }
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-}
-
 // The frame loop's waits in one sentence, with the dominant way it lost its CPU to background
 // threads: "the frame loop was runnable without a CPU 12.3 ms in 300 frames (98 % of its run
 // delay): 8.1 ms behind background threads, mostly after it yielded, until the next tick (7.9 ms,
@@ -89,7 +83,7 @@ std::string summary_sentence(const std::vector<ThreadWait>& loop_waits, std::siz
                     "{} times, p50 {:.2f} ms)",
                     ms(background_ns), lost_phrase(most->first.first),
                     back_phrase(most->first.second), most_ms, most->second.size(),
-                    median(most->second));
+                    percentile(most->second, 50.0).value_or(0));
 }
 
 std::atomic<std::uint32_t> instance_counter{0};

@@ -145,6 +145,36 @@ TEST(SchedTrace, AFrameLoopThatYieldsLosesItsCpuToAnIdleSpinnerUntilTheTickOneTh
   for (const auto& w : blocking) EXPECT_NE(w[0], "yielded") << "a frame loop that blocks yields";
 }
 
+TEST(SchedTrace, AStudysConditionsSayWhatTheRecordShowsInTheVerdictAndTheReport) {
+  if (const std::string why = sched_trace_unavailable_reason(); !why.empty()) {
+    if (record_required()) FAIL() << "the kernel's record is required here: " << why;
+    GTEST_SKIP() << "the kernel's record cannot be taken here: " << why;
+  }
+  const fs::path out = fresh_path(temp_path("sched-study"));
+  const auto run = run_gpuoverlap("run " + test_data("neutrality-study.toml") +
+                                  " --frames 10 --sched-trace --out " + out.string());
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto verdict = read_json_file(out / "neutrality-study" / "verdict.json");
+  ASSERT_TRUE(verdict["baseline_sched"].is_object()) << verdict.dump().substr(0, 2000);
+  EXPECT_EQ(verdict["baseline_sched"]["rounds"], 3);
+  ASSERT_FALSE(verdict["conditions"].empty());
+  for (const auto& c : verdict["conditions"]) {
+    const auto& sched = c["sched"];
+    ASSERT_TRUE(sched.is_object()) << c["condition"];
+    EXPECT_EQ(sched["rounds"], 3) << c["condition"];
+    EXPECT_LE(sched["to_background_ms"].get<double>(), sched["runnable_ms"].get<double>() + 1e-6);
+    EXPECT_TRUE(sched["line"].get<std::string>().starts_with("the kernel's record (3 rounds"))
+        << sched["line"];
+    EXPECT_NE(verdict["summary"].get<std::string>().find(sched["line"].get<std::string>()),
+              std::string::npos);
+  }
+  // The report reads it back from verdict.json into answer 4.
+  const auto report = run_gpuoverlap("report " + out.string());
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_NE(read_text_file(out / "report.md").find("the kernel's record (3 rounds"),
+            std::string::npos);
+}
+
 TEST(SchedTrace, WhereTheRecordCannotBeTakenTheRunGoesOnAndSaysWhy) {
   const fs::path out = fresh_path(temp_path("sched-trace-unavailable"));
   const auto run = run_command(

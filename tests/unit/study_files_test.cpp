@@ -70,6 +70,15 @@ StudyVerdict sample_verdict() {
   account.frames = 900, account.late_frames = 12;
   account.line = "the interval grew 10 µs: woke late +4 µs";
   managed.time_account = account;
+  SchedAccount sched;
+  sched.rounds = 3, sched.frames = 900, sched.runnable_ms = 12.5, sched.to_background_ms = 8.1;
+  sched.run_delay_ms = 12.75;
+  sched.most_way = "after it yielded, until the next tick";
+  sched.most_times = 140, sched.most_ms = 7.9, sched.most_p50_ms = 3.9;
+  sched.line = "the kernel's record (3 rounds, 900 frames): ...";
+  managed.sched = sched;
+  v.baseline_sched = sched;
+  v.baseline_sched->to_background_ms = 0;
   managed.burst_note = "";
   ConditionVerdict control = managed;
   control.condition = "unmanaged-2";
@@ -77,6 +86,7 @@ StudyVerdict sample_verdict() {
   control.control_threads = 2;
   control.decision = Decision::intrusive;
   control.time_account.reset();
+  control.sched.reset();
   control.pacing.reset();
   v.conditions = {managed, control};
   v.doses = {{"unmanaged-2", 2, Decision::intrusive, "frame_interval_us", 1.2, 0.05}};
@@ -187,6 +197,16 @@ TEST_F(StudyFiles, VerdictJsonReadsBackAsTheWritersTypes) {
   EXPECT_EQ(managed.time_account->phases[0].phase, "woke_late");
   EXPECT_FALSE(managed.time_account->phases[0].low_us);
   EXPECT_EQ(managed.time_account->interval.high_us, 18);
+  // The kernel's record, where the rounds had it; absent where they had not.
+  ASSERT_TRUE(managed.sched);
+  EXPECT_EQ(managed.sched->rounds, 3u);
+  EXPECT_EQ(managed.sched->runnable_ms, 12.5);
+  EXPECT_EQ(managed.sched->run_delay_ms, 12.75);
+  EXPECT_EQ(managed.sched->most_times, 140u);
+  EXPECT_EQ(managed.sched->line, v.conditions[0].sched->line);
+  EXPECT_FALSE(back.conditions[1].sched);
+  ASSERT_TRUE(back.baseline_sched);
+  EXPECT_EQ(back.baseline_sched->to_background_ms, 0);
   EXPECT_TRUE(back.conditions[1].control);
   EXPECT_EQ(back.conditions[1].decision, Decision::intrusive);
   EXPECT_FALSE(back.conditions[1].time_account);
