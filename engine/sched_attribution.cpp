@@ -88,6 +88,45 @@ std::string summary_sentence(const std::vector<ThreadWait>& loop_waits, std::siz
 
 std::atomic<std::uint32_t> instance_counter{0};
 
+// Who ran on each CPU in [from_ns, to_ns], from the record's switches; the idle task left out.
+std::vector<SchedCpuSlice> cpu_slices(const SchedRecord& record, std::int64_t from_ns,
+                                      std::int64_t to_ns, std::int64_t origin_ns,
+                                      std::int32_t process_tgid) {
+  struct Running {
+    std::int32_t tid = 0;
+    std::string comm;
+    std::int64_t since_ns = 0;
+  };
+  std::map<std::int32_t, Running> running;
+  std::map<std::int32_t, std::int32_t> tgid_of;
+  for (const SchedEvent& e : record.events)
+    if (e.tgid >= 0) tgid_of.emplace(e.tid, e.tgid);
+  std::vector<SchedCpuSlice> out;
+  auto close = [&](std::int32_t cpu, const Running& r, std::int64_t end_ns) {
+    const std::int64_t start_ns = std::max(r.since_ns, from_ns);
+    end_ns = std::min(end_ns, to_ns);
+    if (r.tid == 0 || end_ns <= start_ns) return;
+    const auto tgid = tgid_of.find(r.tid);
+    const bool ours = tgid != tgid_of.end() && tgid->second == process_tgid;
+    const ThreadKind kind = ours ? (is_background_thread_name(r.comm) ? ThreadKind::background
+                                                                      : ThreadKind::frame_thread)
+                            : is_kernel_thread_name(r.comm) ? ThreadKind::kernel
+                                                            : ThreadKind::other_process;
+    out.push_back({cpu, us(start_ns - origin_ns), us(end_ns - origin_ns),
+                   fmt::format("{}-{}", r.comm, r.tid),
+                   std::string(name_of(kThreadKindNames, kind))});
+  };
+  for (const SchedEvent& e : record.events) {
+    if (e.time_ns > to_ns) break;
+    if (e.kind != SchedEventKind::switch_task) continue;
+    auto it = running.find(e.cpu);
+    if (it != running.end()) close(e.cpu, it->second, e.time_ns);
+    running[e.cpu] = {e.next_tid, e.next_comm, e.time_ns};
+  }
+  for (const auto& [cpu, r] : running) close(cpu, r, to_ns);
+  return out;
+}
+
 // A frame's run delay past what the record shows runnable, below which the two simply differ by
 // where the interval's ends fall (the record's µs stamps, the schedstat read's own instant).
 constexpr std::int64_t kAsleepExcessNs = 1'000'000;
@@ -166,6 +205,8 @@ void attach_sched_record(ScenarioTimeline& timeline, const SchedRecord& record,
     }
   }
 
+  timeline.sched_cpu_slices =
+      cpu_slices(record, from_ns, to_ns, timeline.time_origin_ns, process_tgid);
   std::vector<ThreadWait> loop_waits;
   for (const ThreadWait& w : waits) {
     SchedWaitRow row;

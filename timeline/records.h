@@ -224,6 +224,15 @@ struct SchedWaitRow {
   std::string text;  // the wait in words
 };
 
+// Who ran on one CPU from start to end, by the kernel's record (the trace's CPU lanes). Times
+// are µs from the time origin; the idle task's stretches are left out.
+struct SchedCpuSlice {
+  int cpu = -1;
+  double start_us = 0, end_us = 0;
+  std::string thread;  // "compile 0-6094"
+  std::string kind;    // schedtrace's ThreadKind name: "background", "frame's thread", ...
+};
+
 // A background compile (managed or unmanaged) ran during the frame: the frames that are a
 // study condition's evidence.
 inline bool background_overlapped(const FrameRecord& f) {
@@ -254,6 +263,7 @@ struct ScenarioTimeline {
   // frames.
   bool sched_recorded = false;
   std::vector<SchedWaitRow> sched_waits;
+  std::vector<SchedCpuSlice> sched_cpu_slices;  // the measured frames' span, every CPU
   // The record itself, in tracefs's text form (written as sched_record.txt.gz: the Perfetto UI
   // opens it as a systrace, with a lane per CPU and every thread's states).
   std::string sched_record_text;

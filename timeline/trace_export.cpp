@@ -47,6 +47,73 @@ nlohmann::json lane_names(const Scenario& s) {
   return events;
 }
 
+void name_process(nlohmann::json& events, int pid, const std::string& name) {
+  events.push_back(
+      {{"ph", "M"}, {"pid", pid}, {"name", "process_name"}, {"args", {{"name", name}}}});
+  events.push_back(
+      {{"ph", "M"}, {"pid", pid}, {"name", "process_sort_index"}, {"args", {{"sort_index", pid}}}});
+}
+
+void name_thread(nlohmann::json& events, int pid, int tid, const std::string& name) {
+  events.push_back({{"ph", "M"},
+                    {"pid", pid},
+                    {"tid", tid},
+                    {"name", "thread_name"},
+                    {"args", {{"name", name}}}});
+  events.push_back({{"ph", "M"},
+                    {"pid", pid},
+                    {"tid", tid},
+                    {"name", "thread_sort_index"},
+                    {"args", {{"sort_index", tid}}}});
+}
+
+void slice(nlohmann::json& events, int pid, int tid, const std::string& name,
+           const std::string& category, double start_us, double end_us, nlohmann::json args = {}) {
+  nlohmann::json e = {
+      {"ph", "X"},      {"cat", category},         {"name", name}, {"pid", pid}, {"tid", tid},
+      {"ts", start_us}, {"dur", end_us - start_us}};
+  if (!args.is_null()) e["args"] = std::move(args);
+  events.push_back(std::move(e));
+}
+
+// The kernel's record (run --sched-trace) beside the queues: a process of CPU lanes, each
+// naming the thread that ran there, and a process of the foreground's threads with their states
+// (Running, Runnable after a preemption or a wake-up, Sleeping), from sched_waits.
+void add_sched_lanes(const Scenario& s, const ScenarioTimeline& timeline, nlohmann::json& events) {
+  const int cpus_pid = static_cast<int>(s.queues.size()) + 2;
+  name_process(events, cpus_pid, "CPUs (kernel record)");
+  std::map<int, bool> cpus;
+  for (const SchedCpuSlice& c : timeline.sched_cpu_slices) {
+    cpus[c.cpu] = true;
+    slice(events, cpus_pid, c.cpu + 1, c.thread, c.kind, c.start_us, c.end_us);
+  }
+  for (const auto& [cpu, seen] : cpus)
+    name_thread(events, cpus_pid, cpu + 1, "CPU " + std::to_string(cpu));
+
+  const int threads_pid = cpus_pid + 1;
+  name_process(events, threads_pid, "foreground threads (kernel record)");
+  std::map<std::string, int> lanes;  // thread -> tid, in order of first appearance
+  std::map<std::string, double> last_on_us;
+  for (const SchedWaitRow& w : timeline.sched_waits) {
+    const auto [lane, added] = lanes.try_emplace(w.thread, static_cast<int>(lanes.size()) + 1);
+    if (added) name_thread(events, threads_pid, lane->second, w.thread);
+    const int tid = lane->second;
+    if (auto on = last_on_us.find(w.thread); on != last_on_us.end() && on->second < w.off_us)
+      slice(events, threads_pid, tid, "Running", "running", on->second, w.off_us);
+    const double runnable_from_us = w.on_us - w.runnable_us;
+    const nlohmann::json args = {{"wait", w.text}, {"cpu_out", w.cpu_out}, {"cpu_in", w.cpu_in}};
+    if (w.lost_by == "blocked") {
+      slice(events, threads_pid, tid, "Sleeping", "sleeping", w.off_us, runnable_from_us, args);
+      if (w.runnable_us > 0)
+        slice(events, threads_pid, tid, "Runnable (woken)", "runnable", runnable_from_us, w.on_us,
+              args);
+    } else {
+      slice(events, threads_pid, tid, "Runnable (preempted)", "runnable", w.off_us, w.on_us, args);
+    }
+    last_on_us[w.thread] = w.on_us;
+  }
+}
+
 }  // namespace
 
 nlohmann::json chrome_trace(const Scenario& s, const ScenarioTimeline& timeline,
@@ -169,6 +236,7 @@ nlohmann::json chrome_trace(const Scenario& s, const ScenarioTimeline& timeline,
                         {"name", "thread_name"},
                         {"args", {{"name", name}}}});
   }
+  if (timeline.sched_recorded) add_sched_lanes(s, timeline, events);
   nlohmann::json other = {{"scenario", s.name}, {"clock", "poll (CLOCK_MONOTONIC_RAW), µs"}};
   if (meta.contains("device")) other["device"] = meta["device"];
   return {{"traceEvents", events}, {"displayTimeUnit", "ns"}, {"otherData", other}};

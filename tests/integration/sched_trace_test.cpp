@@ -7,6 +7,8 @@
 #include <array>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
@@ -101,6 +103,40 @@ TEST(SchedTrace, EveryWaitOfTheForegroundIsExplainedAndEveryToolReadsIt) {
     if (e.tgid == pid) names.insert(e.comm);
   for (const char* name : {"poller", "worker 0", "compile 0"})
     EXPECT_EQ(names.count(name), 1u) << name << " among " << ::testing::PrintToString(names);
+
+  // The trace file has the CPU lanes and the foreground's thread states beside the queues.
+  const auto trace_text =
+      gzip_decompress(read_text_file(scenario / "trace.json.gz"), 1u << 30, "trace.json.gz");
+  ASSERT_TRUE(trace_text.ok()) << trace_text.error().message;
+  const auto trace = nlohmann::json::parse(*trace_text);
+  std::map<int, std::string> processes;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "process_name")
+      processes[e["pid"].get<int>()] = e["args"]["name"].get<std::string>();
+  int cpus_pid = -1, threads_pid = -1;
+  for (const auto& [pid, name] : processes) {
+    if (name == "CPUs (kernel record)") cpus_pid = pid;
+    if (name == "foreground threads (kernel record)") threads_pid = pid;
+  }
+  ASSERT_GE(cpus_pid, 0);
+  ASSERT_GE(threads_pid, 0);
+  std::map<int, std::vector<std::pair<double, double>>> by_cpu;
+  std::set<std::string> states;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    if (e["pid"] == cpus_pid)
+      by_cpu[e["tid"].get<int>()].push_back({e["ts"].get<double>(), e["dur"].get<double>()});
+    if (e["pid"] == threads_pid) states.insert(e["name"].get<std::string>());
+  }
+  ASSERT_FALSE(by_cpu.empty());
+  for (auto& [cpu, slices] : by_cpu) {
+    std::sort(slices.begin(), slices.end());
+    for (std::size_t i = 1; i < slices.size(); ++i)
+      EXPECT_LE(slices[i - 1].first + slices[i - 1].second, slices[i].first + 0.001)
+          << "CPU lane " << cpu << ": one thread at a time";
+  }
+  EXPECT_EQ(states.count("Sleeping"), 1u);
+  EXPECT_EQ(states.count("Running"), 1u);
 
   expect_tools_read_every_scenario(out);
 }

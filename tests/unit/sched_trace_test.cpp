@@ -226,6 +226,20 @@ TEST(SchedAttribution, FramesGetTheirWaitsAndASleepTheKernelCountedAsRunDelayIsN
             std::string::npos)
       << summary;
   EXPECT_NE(summary.find("asleep"), std::string::npos) << summary;
+  // The CPU lanes: who ran on CPU 0, the idle task left out.
+  bool spinner_lane = false;
+  for (const SchedCpuSlice& c : timeline.sched_cpu_slices) {
+    EXPECT_NE(c.thread.rfind("swapper", 0), 0u);
+    EXPECT_LT(c.start_us, c.end_us);
+    if (c.thread == "spinner-103") {
+      spinner_lane = true;
+      EXPECT_EQ(c.cpu, 0);
+      EXPECT_DOUBLE_EQ(c.start_us, 2010.0);
+      EXPECT_DOUBLE_EQ(c.end_us, 3020.0);
+      EXPECT_EQ(c.kind, "background");
+    }
+  }
+  EXPECT_TRUE(spinner_lane);
 }
 
 }  // namespace
