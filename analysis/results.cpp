@@ -10,6 +10,7 @@
 
 #include "analysis/csv_table.h"
 #include "core/input_file.h"
+#include "schedtrace/thread_waits.h"
 #include "timeline/export.h"
 #include "timeline/statistics.h"
 
@@ -280,12 +281,16 @@ Result<LoadedScenario> load_scenario_results(const std::filesystem::path& direct
     if (!loaded) return loaded.error();
     s.background_tasks = std::move(*loaded);
   }
+  const std::filesystem::path sched = directory / "sched_waits.csv";
+  if (std::filesystem::exists(sched, ec)) {
+    auto loaded = load_sched_waits(sched, *version);
+    if (!loaded) return loaded.error();
+    s.sched_waits = std::move(*loaded);
+  }
   return s;
 }
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 Result<std::vector<LoadedBackgroundTask>> load_background(const std::filesystem::path& csv,
                                                           std::uint32_t version) {
@@ -326,6 +331,49 @@ Result<std::vector<LoadedBackgroundTask>> load_background(const std::filesystem:
     return make_error(csv_failure(csv.string(), e));
   }
   return tasks;
+}
+
+Result<std::vector<LoadedSchedWait>> load_sched_waits(const std::filesystem::path& csv,
+                                                      std::uint32_t version) {
+  std::vector<LoadedSchedWait> waits;
+  try {
+    const auto table = read_csv(csv.string(), kSchedWaitColumns, /*allow_missing=*/true);
+    check_columns(table, kSchedWaitFile, version);
+    using Table = CsvTable<kSchedWaitColumns.size()>;
+    auto required = [&](std::size_t r, std::string_view column) {
+      const auto value = table.number(r, column);
+      if (!value) throw std::runtime_error(Table::where(r, column) + ": empty");
+      return *value;
+    };
+    auto named = [&](std::size_t r, std::string_view column, auto table_of_names) {
+      const std::string& text = table.at(r, column);
+      if (!value_of(table_of_names, text))
+        throw std::runtime_error(Table::where(r, column) + ": '" + text + "' is none of " +
+                                 names_list(table_of_names));
+      return text;
+    };
+    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+      LoadedSchedWait w;
+      w.thread = table.at(r, "thread");
+      if (!table.at(r, "frame").empty())
+        w.frame = static_cast<std::uint32_t>(table.unsigned_integer(r, "frame", kMaxFrames));
+      w.off_us = required(r, "off_us");
+      w.on_us = required(r, "on_us");
+      w.runnable_us = required(r, "runnable_us");
+      if (w.on_us < w.off_us || w.runnable_us < 0 || w.runnable_us > w.on_us - w.off_us + 0.01)
+        throw std::runtime_error(Table::where(r, "runnable_us") +
+                                 ": the stretch's times do not fit (off, on, runnable)");
+      w.lost_by = named(r, "lost_by", kLostByNames);
+      w.holder = table.at(r, "holder");
+      w.holder_kind = named(r, "holder_kind", kThreadKindNames);
+      w.given_back_by = named(r, "given_back_by", kGivenBackByNames);
+      w.text = table.at(r, "text");
+      waits.push_back(std::move(w));
+    }
+  } catch (const std::exception& e) {  // io::error::* and the checks of csv_table.h
+    return make_error(csv_failure(csv.string(), e));
+  }
+  return waits;
 }
 
 Result<std::vector<LoadedSummaryRow>> load_summary(const std::filesystem::path& summary_csv,

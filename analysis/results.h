@@ -52,6 +52,21 @@ struct LoadedBackgroundTask {
   bool operator==(const LoadedBackgroundTask&) const = default;
 };
 
+// One row of sched_waits.csv (run --sched-trace; timeline/export.h kSchedWaitColumns): an
+// off-CPU stretch of a foreground thread, times µs from the first measured frame's t0.
+struct LoadedSchedWait {
+  std::string thread;  // "frame loop", "worker 3", "poller"
+  std::optional<std::uint32_t> frame;
+  double off_us = 0, on_us = 0, runnable_us = 0;
+  std::string lost_by, holder, holder_kind, given_back_by, text;
+  bool operator==(const LoadedSchedWait&) const = default;
+};
+
+// sched_waits.csv of one scenario (untrusted: a missing column, a bad number, a stretch that
+// ends before it begins or a kind none of schedtrace's is an Error naming the file).
+Result<std::vector<LoadedSchedWait>> load_sched_waits(const std::filesystem::path& csv,
+                                                      std::uint32_t version);
+
 // A JSON file of a results folder (run.json, meta.json; untrusted: at most kMaxJsonFileBytes,
 // a regular file, valid JSON, else an Error naming it). Its fields are the reader's to check.
 Result<nlohmann::json> read_results_json(const std::filesystem::path& path);
@@ -109,6 +124,7 @@ struct LoadedScenario {
   std::vector<std::string> workloads;  // in the scenario's order
   std::vector<LoadedFrame> frames;     // frames.csv; empty where a scenario has none
   std::vector<LoadedBackgroundTask> background_tasks;  // background.csv; empty without one
+  std::vector<LoadedSchedWait> sched_waits;            // sched_waits.csv; empty without one
   // false: its records were never kept (loaded with RecordsRequired::no); `records` is empty
   // and `summary` holds its summary.csv instead.
   bool has_records = true;

@@ -86,6 +86,16 @@ TimelineLayout layout_timeline(const TimelineInput& input, const View& view) {
         *timing.whisker_end_us >= view.begin_us && *timing.whisker_start_us <= view.end_us)
       out.whiskers.push_back({std::max(x_of(*timing.whisker_start_us), axis_x0),
                               std::min(x_of(*timing.whisker_end_us), axis_x1), mid, w});
+    // A CPU thread's stretches: a bar each, clipped, never labelled (too many, too short).
+    for (const auto& [from_us, to_us] : timing.segments) {
+      if (to_us < view.begin_us || from_us > view.end_us) continue;
+      Bar bar;
+      bar.rect = Rect{std::max(x_of(from_us), axis_x0), lane.y0 + 3, std::min(x_of(to_us), axis_x1),
+                      lane.y1 - 3};
+      bar.rect.x1 = std::max(bar.rect.x1, bar.rect.x0 + 1);  // a stretch of a microsecond shows
+      bar.workload = w;
+      out.bars.push_back(std::move(bar));
+    }
     if (!timing.start_us || !timing.end_us) continue;
     // The unclipped rectangle anchors the arrows even when the bar is out of view.
     bar_of[w] = Rect{x_of(*timing.start_us), lane.y0 + 3, x_of(*timing.end_us), lane.y1 - 3};

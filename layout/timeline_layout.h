@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpuoverlap::layout {
@@ -39,6 +40,11 @@ struct WorkloadTiming {
   // with `detail` (what ran, where, and what it cost the thread) in the hover text.
   bool background = false;
   std::string detail;
+  // A lane of a CPU thread's states by the kernel's record (run --sched-trace), not a GPU
+  // workload: "runnable" (ready, no CPU) or "asleep"; its bars are `segments`, each a stretch,
+  // drawn without labels. Empty: a workload or a compile thread.
+  std::string cpu_state;
+  std::vector<std::pair<double, double>> segments;  // start and end, µs, like start_us
   bool operator==(const WorkloadTiming&) const = default;
 };
 

@@ -70,9 +70,15 @@ layout::TimelineLayout draw_timeline(ViewState& state, const layout::TimelineInp
   }
   for (const layout::Bar& bar : layout.bars) {
     static constexpr int kBackgroundRgb[3] = {120, 120, 135};  // CPU work, not the GPU's
-    const int* rgb = input.workloads[bar.workload].background ? kBackgroundRgb
-                     : bar.graphics                           ? kGraphicsRgb
-                                                              : kComputeRgb;
+    // The frame loop's states by the kernel's record: ready without a CPU in red, asleep grey.
+    static constexpr int kRunnableRgb[3] = {205, 70, 60};
+    static constexpr int kAsleepRgb[3] = {85, 88, 96};
+    const layout::WorkloadTiming& lane = input.workloads[bar.workload];
+    const int* rgb = lane.cpu_state == "runnable" ? kRunnableRgb
+                     : lane.cpu_state == "asleep" ? kAsleepRgb
+                     : lane.background            ? kBackgroundRgb
+                     : bar.graphics               ? kGraphicsRgb
+                                                  : kComputeRgb;
     draw->AddRectFilled(at(bar.rect.x0, bar.rect.y0), at(bar.rect.x1, bar.rect.y1),
                         rgba(rgb[0], rgb[1], rgb[2]));
     if (bar.flagged)  // outside the bar, so its fill stays the kind's colour

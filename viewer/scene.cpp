@@ -56,6 +56,46 @@ void read_study_settings(const std::filesystem::path& path, StudyVerdictTable& t
     if (c.time_account) table.time_accounts.emplace_back(c.condition, c.time_account->line);
 }
 
+// Under one frame's lanes, the frame loop's states by the kernel's record (sched_waits.csv, run
+// --sched-trace): a lane of the stretches it was ready without a CPU, a lane of those it
+// slept, within the frame (from its t0 to its last workload's end on `clock`), each wait's
+// words in the hover text. Nothing without the record.
+void add_frame_loop_lanes(const LoadedScenario& scenario, Clock clock, std::uint32_t frame,
+                          layout::TimelineInput& input) {
+  if (scenario.sched_waits.empty()) return;
+  std::optional<double> t0_us, frame_end_us;
+  for (const RecordRow& r : scenario.records) {
+    if (r.frame != frame || r.status != RecordStatus::ok) continue;
+    if (r.frame_t0_us) t0_us = r.frame_t0_us;
+    if (const auto end = end_on(r, clock)) frame_end_us = std::max(frame_end_us.value_or(0), *end);
+  }
+  if (!t0_us || !frame_end_us) return;
+  const std::string queue = "frame loop (kernel record)";
+  layout::WorkloadTiming runnable, asleep;
+  runnable.name = "frame loop: ready, no CPU";
+  runnable.cpu_state = "runnable";
+  asleep.name = "frame loop: asleep";
+  asleep.cpu_state = "asleep";
+  runnable.queue = asleep.queue = queue;
+  for (const LoadedSchedWait& w : scenario.sched_waits) {
+    if (w.thread != "frame loop") continue;
+    const double off_us = w.off_us - *t0_us, on_us = w.on_us - *t0_us;
+    if (on_us < 0 || off_us > *frame_end_us) continue;
+    const double runnable_from_us = on_us - w.runnable_us;
+    if (w.lost_by == "blocked" && runnable_from_us > off_us)
+      asleep.segments.push_back({std::max(off_us, 0.0), std::min(runnable_from_us, *frame_end_us)});
+    if (w.runnable_us > 0) {
+      runnable.segments.push_back(
+          {std::max(runnable_from_us, 0.0), std::min(on_us, *frame_end_us)});
+      runnable.detail += (runnable.detail.empty() ? "" : "\n") + w.text;
+    }
+  }
+  if (runnable.segments.empty() && asleep.segments.empty()) return;
+  input.queues.push_back({queue, "frame loop (kernel's record: sched_waits.csv)"});
+  input.workloads.push_back(std::move(runnable));
+  input.workloads.push_back(std::move(asleep));
+}
+
 }  // namespace
 
 std::vector<std::uint32_t> frame_numbers(const LoadedScenario& scenario) {
@@ -198,6 +238,7 @@ layout::TimelineInput timeline_input(const LoadedScenario& scenario, Clock clock
     }
   }
   if (frame) add_background_lanes(scenario, clock, *frame, input);
+  if (frame) add_frame_loop_lanes(scenario, clock, *frame, input);
   return input;
 }
 

@@ -138,6 +138,22 @@ TEST(SchedTrace, EveryWaitOfTheForegroundIsExplainedAndEveryToolReadsIt) {
   EXPECT_EQ(states.count("Sleeping"), 1u);
   EXPECT_EQ(states.count("Running"), 1u);
 
+  // The viewer draws the frame loop's lanes under a frame's queues: it sleeps in every frame
+  // (the GPU wait), so a middle frame has a bar in its "asleep" lane.
+  const fs::path shot = out / "frame.png";
+  const auto view = run_gpuoverlap_on_display("view " + out.string() +
+                                              " --scenario game-frame-managed --frame 10 "
+                                              "--screenshot " +
+                                              shot.string());
+  ASSERT_EQ(view.exit_code, 0) << view.output;
+  const auto layout = read_json_file(shot.string() + ".layout.json");
+  std::size_t asleep_bars = 0;
+  for (const auto& bar : layout["bars"])
+    if (bar["workload"] == "frame loop: asleep") ++asleep_bars;
+  EXPECT_GE(asleep_bars, 1u) << layout["bars"].dump().substr(0, 2000);
+  fs::remove(shot);
+  fs::remove(shot.string() + ".layout.json");
+
   expect_tools_read_every_scenario(out);
 }
 

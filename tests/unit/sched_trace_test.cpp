@@ -1,13 +1,18 @@
 // The kernel's scheduling record (schedtrace/): the parser on a record taken on a loaded
 // 2-core machine and on made-up lines, and the attribution of every wait it explains.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
+#include "analysis/results.h"
 #include "engine/sched_attribution.h"
 #include "schedtrace/sched_record.h"
 #include "schedtrace/thread_waits.h"
+#include "timeline/export.h"
 
 namespace gpuoverlap {
 namespace {
@@ -240,6 +245,48 @@ TEST(SchedAttribution, FramesGetTheirWaitsAndASleepTheKernelCountedAsRunDelayIsN
     }
   }
   EXPECT_TRUE(spinner_lane);
+}
+
+TEST(SchedWaitsFile, ReadsBackAsWrittenAndRefusesDamageNamingTheFile) {
+  Scenario scenario;
+  scenario.name = "s";
+  ScenarioTimeline timeline;
+  SchedWaitRow row;
+  row.thread = "frame loop", row.thread_id = 100, row.frame = 3;
+  row.off_us = 10, row.on_us = 30, row.runnable_us = 5;
+  row.lost_by = "blocked", row.holder = "compile 0-103", row.holder_kind = "background";
+  row.given_back_by = "its wake-up", row.waker = "worker 0-104", row.waker_kind = "frame's thread";
+  row.text = "blocked 0.02 ms, woken by worker 0-104, then runnable \"behind\" compile 0";
+  timeline.sched_waits = {row};
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("gpuoverlap-sched-waits-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "sched_waits.csv";
+  auto write = [&](const std::string& text) { std::ofstream(path) << text; };
+  const std::string good = sched_waits_csv(scenario, timeline);
+  write(good);
+  const auto loaded = load_sched_waits(path, kResultsFormatVersion);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  ASSERT_EQ(loaded->size(), 1u);
+  EXPECT_EQ((*loaded)[0].frame, 3u);
+  EXPECT_EQ((*loaded)[0].runnable_us, 5);
+  EXPECT_EQ((*loaded)[0].given_back_by, "its wake-up");
+  EXPECT_EQ((*loaded)[0].text, row.text);
+  for (const auto& [from, to, why] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {",blocked,", ",napping,", "'napping' is none of yielded | tick"},
+           {",30.000,5.000,", ",5.000,5.000,", "do not fit"},
+           {",background,", ",martian,", "'martian' is none of background"}}) {
+    std::string damaged = good;
+    const auto at = damaged.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    damaged.replace(at, from.size(), to);
+    write(damaged);
+    const auto refused = load_sched_waits(path, kResultsFormatVersion);
+    ASSERT_FALSE(refused.ok()) << damaged;
+    EXPECT_NE(refused.error().message.find(path.string()), std::string::npos);
+    EXPECT_NE(refused.error().message.find(why), std::string::npos) << refused.error().message;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -106,6 +106,47 @@ TEST(ViewerScene, AFramesTimelineShowsTheBackgroundCompilesThatRanDuringIt) {
   EXPECT_EQ(timeline_input(s, Clock::poll, std::nullopt).workloads.size(), 2u);
 }
 
+TEST(ViewerScene, AFramesTimelineShowsTheFrameLoopsWaitsByTheKernelsRecord) {
+  LoadedScenario s = three_frames();
+  // Frame 1: t0 at 8 ms, its last workload ends at 210 us.
+  for (RecordRow& r : s.records) r.frame_t0_us = 8000.0 * r.frame;
+  LoadedSchedWait preempted;  // ready without a CPU from 8020 to 8060 us
+  preempted.thread = "frame loop", preempted.off_us = 8020, preempted.on_us = 8060;
+  preempted.runnable_us = 40, preempted.lost_by = "yielded", preempted.text = "spinner held it";
+  LoadedSchedWait slept;  // asleep 8100-8150, then 10 us ready after its wake-up
+  slept.thread = "frame loop", slept.off_us = 8100, slept.on_us = 8160, slept.runnable_us = 10;
+  slept.lost_by = "blocked", slept.text = "woken by worker 0";
+  LoadedSchedWait worker = preempted;  // a worker's wait: not the frame loop's lanes
+  worker.thread = "worker 0";
+  LoadedSchedWait other_frame = preempted;  // long before frame 1
+  other_frame.off_us = 100, other_frame.on_us = 150;
+  s.sched_waits = {preempted, slept, worker, other_frame};
+  const layout::TimelineInput in = timeline_input(s, Clock::poll, 1);
+  ASSERT_EQ(in.queues.size(), 3u);
+  EXPECT_EQ(in.queues[2].name, "frame loop (kernel record)");
+  ASSERT_EQ(in.workloads.size(), 4u);
+  const layout::WorkloadTiming& ready = in.workloads[2];
+  EXPECT_EQ(ready.cpu_state, "runnable");
+  EXPECT_EQ(ready.segments, (std::vector<std::pair<double, double>>{{20, 60}, {150, 160}}));
+  EXPECT_EQ(ready.detail, "spinner held it\nwoken by worker 0");
+  const layout::WorkloadTiming& asleep = in.workloads[3];
+  EXPECT_EQ(asleep.cpu_state, "asleep");
+  EXPECT_EQ(asleep.segments, (std::vector<std::pair<double, double>>{{100, 150}}));
+  // Laid out: a bar per stretch in the lane, and none for the lanes' absent start and end.
+  layout::View view = layout::fit(in, layout::View{});
+  const layout::TimelineLayout laid = layout::layout_timeline(in, view);
+  std::size_t ready_bars = 0, asleep_bars = 0;
+  for (const layout::Bar& bar : laid.bars) {
+    if (bar.workload == 2) ++ready_bars;
+    if (bar.workload == 3) ++asleep_bars;
+  }
+  EXPECT_EQ(ready_bars, 2u);
+  EXPECT_EQ(asleep_bars, 1u);
+  // Without the record, no such lanes.
+  s.sched_waits.clear();
+  EXPECT_EQ(timeline_input(s, Clock::poll, 1).queues.size(), 2u);
+}
+
 TEST(ViewerScene, AFrameOnThePollClockCarriesEachStampsWindowForTheHoverText) {
   LoadedScenario s = three_frames();
   for (RecordRow& r : s.records)
