@@ -14,6 +14,7 @@
 #include "core/cgroup_idle.h"
 #include "core/cpu_affinity.h"
 #include "core/thread_accounting.h"
+#include "core/thread_policy.h"
 
 #if defined(_WIN32)
 #include <windows.h>
@@ -315,6 +316,7 @@ ThreadScheduling this_thread_scheduling() {
 #endif
   s.cpus = this_thread_cpus();
   s.cgroup = this_thread_cgroup();
+  s.slice_ns = this_thread_slice_ns();
   return s;
 }
 
@@ -324,7 +326,7 @@ std::string describe(const ThreadScheduling& s) {
 
 bool operator==(const ThreadScheduling& a, const ThreadScheduling& b) {
   return a.policy == b.policy && a.level == b.level && a.level_name == b.level_name &&
-         a.cgroup == b.cgroup;
+         a.cgroup == b.cgroup && a.slice_ns == b.slice_ns;
 }
 
 void SchedulingSeen::report(const ThreadScheduling& s) {

@@ -88,6 +88,10 @@ struct ThreadScheduling {
   // Its cgroup v2 path (cgroup_idle.h); none where there is none (Windows). Part of
   // operator==: threads of one kind join one group, or the OS refused one.
   std::optional<std::string> cgroup;
+  // Its slice as sched_getattr reads it (thread_policy.h, this_thread_slice_ns): EEVDF's slice
+  // in force, the kernel's default or a custom one; none where not readable. Part of
+  // operator==: threads of one kind ask for one slice.
+  std::optional<std::uint64_t> slice_ns;
 };
 ThreadScheduling this_thread_scheduling();
 std::string describe(const ThreadScheduling& s);  // "SCHED_IDLE, nice 0"

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "core/host_info.h"
+#include "core/system_error.h"
 
 #if defined(_WIN32)
 #include <windows.h>
@@ -192,6 +193,81 @@ void name_this_thread(const char* name) {
   char cut[16] = {};
   std::strncpy(cut, name, sizeof cut - 1);
   pthread_setname_np(pthread_self(), cut);
+}
+#endif
+
+#if defined(__linux__)
+namespace {
+// The kernel's struct sched_attr (include/uapi/linux/sched/types.h), the first version's
+// fields: glibc 2.36 has neither the type nor a wrapper.
+struct SchedAttr {
+  std::uint32_t size;
+  std::uint32_t sched_policy;
+  std::uint64_t sched_flags;
+  std::int32_t sched_nice;
+  std::uint32_t sched_priority;
+  std::uint64_t sched_runtime;
+  std::uint64_t sched_deadline;
+  std::uint64_t sched_period;
+};
+
+std::optional<SchedAttr> this_thread_attr() {
+  SchedAttr attr{};
+  if (syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) != 0) return std::nullopt;
+  return attr;
+}
+}  // namespace
+
+std::optional<std::uint64_t> this_thread_slice_ns() {
+  const auto attr = this_thread_attr();
+  if (!attr) return std::nullopt;
+  return attr->sched_runtime;
+}
+
+Result<std::uint64_t> set_this_thread_slice_ns(std::uint64_t slice_ns) {
+  auto attr = this_thread_attr();
+  if (!attr) return make_error("sched_getattr: " + last_system_error(), ErrorCategory::environment);
+  if (attr->sched_policy != SCHED_OTHER && attr->sched_policy != SCHED_BATCH)
+    return make_error("a custom slice is for a fair thread (SCHED_OTHER or SCHED_BATCH)",
+                      ErrorCategory::unsupported);
+  attr->size = sizeof *attr;
+  attr->sched_flags = 0;
+  attr->sched_runtime = slice_ns;
+  if (syscall(SYS_sched_setattr, 0, &*attr, 0) != 0)
+    return make_error(
+        "sched_setattr(sched_runtime = " + std::to_string(slice_ns) + "): " + last_system_error(),
+        ErrorCategory::environment);
+  const auto back = this_thread_slice_ns();
+  if (slice_ns != 0 && (!back || *back != slice_ns))
+    return make_error("the kernel took sched_runtime = " + std::to_string(slice_ns) +
+                          " ns but reads back " + (back ? std::to_string(*back) : "nothing") +
+                          ": it keeps no custom slice (EEVDF's, Linux 6.12 and later)",
+                      ErrorCategory::unsupported);
+  return back.value_or(0);
+}
+
+const std::string& custom_slice_unsupported_reason() {
+  static const std::string reason = [] {
+    std::string why;
+    std::thread probe([&] {
+      const auto set = set_this_thread_slice_ns(1'000'000);
+      if (!set) why = set.error().message;
+    });
+    probe.join();
+    return why;
+  }();
+  return reason;
+}
+#else
+std::optional<std::uint64_t> this_thread_slice_ns() { return std::nullopt; }
+Result<std::uint64_t> set_this_thread_slice_ns(std::uint64_t) {
+  return make_error("a custom slice is Linux's (EEVDF, 6.12 and later); this is not Linux",
+                    ErrorCategory::unsupported);
+}
+const std::string& custom_slice_unsupported_reason() {
+  static const std::string reason =
+      "a custom slice is Linux's (EEVDF, 6.12 and later); this is not Linux";
+  return reason;
 }
 #endif
 

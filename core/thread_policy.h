@@ -11,6 +11,7 @@
 // privilege, and none can be undone without one on Linux (nice only goes up).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,5 +61,20 @@ PolicyProbe probe_policy(ThreadPolicy policy);
 // at most 15 characters, longer names cut; Windows: SetThreadDescription where the system has
 // it). A name the OS refuses leaves the thread as it was: naming is never a failure.
 void name_this_thread(const char* name);
+
+// EEVDF's custom slice (Linux 6.12 and later): a fair thread may ask for its own slice, 0.1 to
+// 100 ms, through sched_setattr's sched_runtime. A shorter slice makes its deadline earlier,
+// so that it runs sooner after it wakes (PREEMPT_SHORT) and is preempted sooner. Earlier
+// kernels accept the call and ignore the value, so a slice counts only where it reads back.
+inline constexpr std::uint64_t kMinCustomSliceNs = 100'000;
+inline constexpr std::uint64_t kMaxCustomSliceNs = 100'000'000;
+// Asks for `slice_ns` (0: the kernel's default again) on the calling thread, keeping its policy
+// and nice; returns the slice read back, or why none is.
+Result<std::uint64_t> set_this_thread_slice_ns(std::uint64_t slice_ns);
+// The calling thread's slice as sched_getattr reads it (the fair class's slice in force on
+// Linux 6.12+, 0 before); none where it cannot be read (Windows).
+std::optional<std::uint64_t> this_thread_slice_ns();
+// Why this host takes no custom slice ("" where it does): probed once, on a thread of its own.
+const std::string& custom_slice_unsupported_reason();
 
 }  // namespace gpuoverlap

@@ -19,6 +19,7 @@
 #include "core/scope_exit.h"
 #include "core/system_error.h"
 #include "core/thread_accounting.h"
+#include "core/thread_policy.h"
 #include "engine/frame_loop_meta.h"
 #include "engine/frame_records.h"
 #include "engine/loop_phases.h"
@@ -777,11 +778,21 @@ FrameLoopOutcome run_frames(ScenarioBackend& backend, const Scenario& scenario,
                             const RunSettings& settings, const ProgressCallback& progress) {
   FrameLoopOutcome outcome;
   ForegroundThreads threads;
+  const bool custom_slice = scenario.cpu && scenario.cpu->slice_ms;
+  const ScopeExit default_slice([custom_slice] {
+    if (custom_slice) (void)set_this_thread_slice_ns(0);
+  });
   {
     FrameLoop loop(backend, scenario, settings, progress, outcome);
     loop.plan_background();
     loop.place_cpu_phase();
     loop.start();
+    // The game's custom slice ([cpu] slice_ms) on the frame loop's thread too, for this scenario
+    // only (the next one starts from the kernel's default again), and after the threads the
+    // loop starts, which would inherit it: the poller's and the background's keep the default.
+    // meta.json's threads.frame_loop reads it back.
+    if (custom_slice)
+      (void)set_this_thread_slice_ns(static_cast<std::uint64_t>(*scenario.cpu->slice_ms * 1e6));
     // The kernel's record covers the frames only: started after the threads the loop starts,
     // stopped after its last frame, both outside the measured frames.
     SchedTraceScope sched_trace(settings.sched_trace);

@@ -25,6 +25,7 @@ nlohmann::json scheduling_json(const SchedulingSeen::Seen& seen) {
   if (seen.differing > 0) j["threads_unlike_the_first"] = seen.differing;
   j["cpus"] = s.cpus ? describe_cpus(*s.cpus) : "n/a: " + thread_cpus_unavailable_reason();
   if (s.cgroup) j["cgroup"] = *s.cgroup;
+  if (s.slice_ns) j["slice_ns"] = *s.slice_ns;
   if (seen.cpus_unlike_the_first > 0) {
     j["cpus_of_all"] = describe_cpus(seen.cpus_of_all);
     j["cpus_unlike_the_first"] = seen.cpus_unlike_the_first;

@@ -29,6 +29,7 @@ std::string describe(const CpuFrameSpec& s) {
     out += fmt::format(", a chain of {} ({:.3g} ms)", s.critical_jobs, s.critical_path_ms());
   out += fmt::format(", workers {}", to_string(s.wait));
   if (s.wait == WaitMode::spin_then_sleep) out += fmt::format(" ({:g} us)", s.spin_us);
+  if (s.slice_ms) out += fmt::format(", a {:g} ms slice", *s.slice_ms);
   if (s.loop_wait != LoopWait::block)
     out += fmt::format(", the frame loop waits for them by {}",
                        s.loop_wait == LoopWait::spin ? "spinning" : "yielding");
@@ -40,20 +41,22 @@ std::string describe(const CpuFrameSpec& s) {
 }
 
 nlohmann::json to_json(const CpuFrameSpec& s) {
-  nlohmann::json j = {{"workers", s.workers},
-                      {"workers_from_cores", s.workers_from_cores},
-                      {"usable_cpus", usable_cpus()},
-                      {"jobs_per_frame", s.jobs_per_frame},
-                      {"cpu_ms_per_frame", s.cpu_ms_per_frame},
-                      {"job_ms", s.job_ms()},
-                      {"critical_jobs", s.critical_jobs},
-                      {"critical_path_ms", s.critical_path_ms()},
-                      {"wait", to_string(s.wait)},
-                      {"spin_us", s.spin_us},
-                      {"loop_wait", name_of(kLoopWaitNames, s.loop_wait)},
-                      {"frame_period_ms", s.frame_period_ms},
-                      {"frames_in_flight", s.frames_in_flight},
-                      {"pin_workers", s.pin_workers}};
+  nlohmann::json j = {
+      {"workers", s.workers},
+      {"workers_from_cores", s.workers_from_cores},
+      {"usable_cpus", usable_cpus()},
+      {"jobs_per_frame", s.jobs_per_frame},
+      {"cpu_ms_per_frame", s.cpu_ms_per_frame},
+      {"job_ms", s.job_ms()},
+      {"critical_jobs", s.critical_jobs},
+      {"critical_path_ms", s.critical_path_ms()},
+      {"wait", to_string(s.wait)},
+      {"spin_us", s.spin_us},
+      {"loop_wait", name_of(kLoopWaitNames, s.loop_wait)},
+      {"slice_ms", s.slice_ms ? nlohmann::json(*s.slice_ms) : nlohmann::json(nullptr)},
+      {"frame_period_ms", s.frame_period_ms},
+      {"frames_in_flight", s.frames_in_flight},
+      {"pin_workers", s.pin_workers}};
   if (!s.keep_off_cpus.empty()) j["keep_off_cpus"] = describe_cpus(s.keep_off_cpus);
   if (s.jobs_per_worker) j["jobs_per_worker"] = *s.jobs_per_worker;
   if (s.cpu_ms_per_worker) j["cpu_ms_per_worker"] = *s.cpu_ms_per_worker;

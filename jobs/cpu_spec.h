@@ -69,6 +69,10 @@ struct CpuFrameSpec {
   WaitMode wait = WaitMode::spin_then_sleep;
   double spin_us = 50;  // spin_then_sleep only
   LoopWait loop_wait = LoopWait::block;
+  // EEVDF's custom slice for the game's threads (the frame loop and the workers), in ms, 0.1 to
+  // 100 (core/thread_policy.h): none keeps the kernel's default. A scenario that asks for one
+  // on a kernel that keeps none is refused where it is read.
+  std::optional<double> slice_ms;
   // Pacing: a frame starts no earlier than one period after the one before (a display's
   // refresh). 0: unpaced, the next frame starts as soon as the bound below allows.
   double frame_period_ms = 0;

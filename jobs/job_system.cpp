@@ -87,6 +87,10 @@ JobSystem::JobSystem(const CpuFrameSpec& spec, double iterations_per_us)
       if ((pinned_cpus_.empty() || pinned_cpus_[w] < 0) && !spec_.keep_off_cpus.empty() &&
           !keep_this_thread_off(spec_.keep_off_cpus))
         keep_off_failed_.fetch_add(1, std::memory_order_relaxed);
+      // The game's custom slice: the parser checked this kernel takes one; meta.json's read-back
+      // (job_workers.slice_ns) says what each worker got.
+      if (spec_.slice_ms)
+        (void)set_this_thread_slice_ns(static_cast<std::uint64_t>(*spec_.slice_ms * 1e6));
       worker_scheduling_.report(this_thread_scheduling());
       slots_[w].thread_id.store(current_thread_id(), std::memory_order_release);
       worker_loop(w);

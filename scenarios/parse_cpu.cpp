@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/cpu_affinity.h"
+#include "core/thread_policy.h"
 #include "scenarios/scenario_grammar.h"
 
 namespace gpuoverlap::scenario_grammar {
@@ -22,7 +23,7 @@ class CpuGrammar : public FieldReader {
     GPUOVERLAP_TRY(only_keys(*t,
                              {"workers", "jobs_per_frame", "jobs_per_worker", "cpu_ms_per_frame",
                               "cpu_ms_per_worker", "critical_jobs", "wait", "spin_us", "loop_wait",
-                              "frame_period_ms", "frames_in_flight", "pin_workers"},
+                              "slice_ms", "frame_period_ms", "frames_in_flight", "pin_workers"},
                              where));
     CpuFrameSpec spec;
     // Workers: "cores" (the default) or a count.
@@ -101,6 +102,14 @@ class CpuGrammar : public FieldReader {
         *t, "loop_wait", where, &node,
         [](std::string_view text) { return value_of(kLoopWaitNames, text); },
         names_list(kLoopWaitNames), spec.loop_wait));
+    if (const toml::node* slice_node = t->get("slice_ms")) {
+      auto slice = number_field(*t, "slice_ms", where, kMinCustomSliceNs / 1e6,
+                                kMaxCustomSliceNs / 1e6, 1.0);
+      if (!slice) return slice.error();
+      if (const std::string& why = custom_slice_unsupported_reason(); !why.empty())
+        return error_at(slice_node, where + ": slice_ms: this host takes no custom slice: " + why);
+      spec.slice_ms = *slice;
+    }
     auto period = number_field(*t, "frame_period_ms", where, 0, 10'000, spec.frame_period_ms);
     if (!period) return period.error();
     spec.frame_period_ms = *period;

@@ -82,6 +82,7 @@ void write_cpu(const jobs::CpuFrameSpec& spec, std::string& out) {
                      toml_string(to_string(spec.wait)));
   if (spec.wait == jobs::WaitMode::spin_then_sleep)
     out += fmt::format("spin_us = {}\n", spec.spin_us);
+  if (spec.slice_ms) out += fmt::format("slice_ms = {}\n", *spec.slice_ms);
   if (spec.loop_wait != jobs::LoopWait::block)
     out +=
         fmt::format("loop_wait = {}\n", toml_string(name_of(jobs::kLoopWaitNames, spec.loop_wait)));

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "core/thread_policy.h"
 #include "scenario_test_texts.h"
 #include "scenarios/scenario.h"
 #include "scenarios/scenario_toml.h"
@@ -62,6 +63,29 @@ TEST(ScenarioParser, ReadsHowTheFrameLoopWaitsForItsJobs) {
   EXPECT_NE(bad.error().message.find("unknown loop_wait 'nap' in [cpu] (block | spin | yield)"),
             std::string::npos)
       << bad.error().message;
+}
+
+TEST(ScenarioParser, ACustomSliceIsReadWhereTheKernelKeepsOneAndRefusedWithFileAndLine) {
+  auto out_of_range = parse_scenario(with_cpu("slice_ms = 500\n"), "t.toml");
+  ASSERT_FALSE(out_of_range.ok());
+  EXPECT_NE(out_of_range.error().message.find("t.toml:8: 'slice_ms' in [cpu] is 500, must be in "
+                                              "[0.1, 100]"),
+            std::string::npos)
+      << out_of_range.error().message;
+  auto s = parse_scenario(with_cpu("slice_ms = 0.5\n"), "t.toml");
+  if (custom_slice_unsupported_reason().empty()) {
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    EXPECT_EQ(s->cpu->slice_ms, 0.5);
+    auto again = parse_scenario(to_toml(*s), "again.toml");
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_EQ(again->cpu->slice_ms, 0.5);
+  } else {
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.error().message.find("t.toml:8: [cpu]: slice_ms: this host takes no custom slice"),
+              std::string::npos)
+        << s.error().message;
+  }
+  EXPECT_FALSE(parse_scenario(with_cpu(""), "t.toml")->cpu->slice_ms);
 }
 
 TEST(ScenarioParser, RefusesBadCpuTablesWithFileAndLine) {

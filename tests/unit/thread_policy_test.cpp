@@ -4,6 +4,8 @@
 #include "core/thread_policy.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <thread>
 
@@ -90,6 +92,41 @@ TEST(ThreadPolicy, NamesReadBothWays) {
     EXPECT_EQ(parse_thread_policy(to_string(policy)), policy);
   EXPECT_FALSE(parse_thread_policy("fast"));
   EXPECT_EQ(to_string(ThreadPolicy::batch_nice19), "batch-nice19");
+}
+
+TEST(CustomSlice, AFairThreadsSliceReadsBackWhereTheKernelKeepsOneAndIsRefusedWhereNot) {
+  const std::string& why = custom_slice_unsupported_reason();
+  std::optional<std::uint64_t> before, set_to, after;
+  std::string refused;
+  std::thread t([&] {
+    before = this_thread_slice_ns();
+    const auto set = set_this_thread_slice_ns(500'000);
+    if (set)
+      set_to = *set;
+    else
+      refused = set.error().message;
+    (void)set_this_thread_slice_ns(0);
+    after = this_thread_slice_ns();
+  });
+  t.join();
+  if (why.empty()) {
+    // This kernel keeps a custom slice (EEVDF, Linux 6.12+): it reads back, and 0 restores the
+    // default the thread had.
+    EXPECT_EQ(set_to, 500'000u) << refused;
+    EXPECT_EQ(after, before);
+  } else {
+    EXPECT_FALSE(set_to);
+    EXPECT_FALSE(refused.empty());
+  }
+  // An idle-priority thread has no slice of its own to ask for.
+  std::thread idle([&] {
+    sched_param param{};
+    ASSERT_EQ(pthread_setschedparam(pthread_self(), SCHED_IDLE, &param), 0);
+    const auto set = set_this_thread_slice_ns(500'000);
+    ASSERT_FALSE(set.ok());
+    EXPECT_NE(set.error().message.find("fair thread"), std::string::npos) << set.error().message;
+  });
+  idle.join();
 }
 
 }  // namespace
