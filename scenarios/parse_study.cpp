@@ -21,11 +21,18 @@ class StudyGrammar : public scenario_grammar::FieldReader {
     GPUOVERLAP_TRY(
         only_keys(root,
                   {"name", "description", "foreground", "frames", "warmup_frames", "rounds",
-                   "budget_s", "max_rounds", "round_ms", "condition", "in_run_all"},
+                   "budget_s", "max_rounds", "round_ms", "condition", "in_run_all",
+                   "foreground_loop_wait"},
                   "the study"));
     auto in_run_all = bool_field(root, "in_run_all", "the study", true);
     if (!in_run_all) return in_run_all.error();
     study.in_run_all = *in_run_all;
+    jobs::LoopWait loop_wait = jobs::LoopWait::block;
+    GPUOVERLAP_TRY(named_field(
+        root, "foreground_loop_wait", "the study", nullptr,
+        [](std::string_view text) { return value_of(jobs::kLoopWaitNames, text); },
+        names_list(jobs::kLoopWaitNames), loop_wait));
+    if (root.get("foreground_loop_wait")) study.foreground_loop_wait = loop_wait;
     auto rounds = int_field(root, "rounds", "the study", 1, 1000, 1);
     if (!rounds) return rounds.error();
     study.rounds = *rounds;

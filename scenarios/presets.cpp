@@ -117,6 +117,9 @@ Result<std::vector<Scenario>> resolve_scenarios(const std::string& preset_or_pat
                       "' is itself a study; name a scenario");
   auto foreground = parse_scenario(foreground_definition->text, foreground_definition->source);
   if (!foreground) return foreground.error();
+  if (study->foreground_loop_wait && !foreground->cpu)
+    return make_error(study->source + ": foreground_loop_wait: the foreground '" +
+                      foreground_name + "' has no [cpu] table, so no frame loop waits for jobs");
   return expand_study(*study, *foreground);
 }
 

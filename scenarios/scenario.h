@@ -206,6 +206,10 @@ struct StudySpec {
   std::vector<ConditionSpec> conditions;  // exactly one without background: the baseline
   // false: a preset study too long for `run --all`, which names it and says how to run it.
   bool in_run_all = true;
+  // How the foreground's frame loop waits for its jobs in every condition (its [cpu]'s
+  // loop_wait overridden: an engine's style, jobs/cpu_spec.h); none keeps the foreground's. The
+  // foreground must have a [cpu] table.
+  std::optional<jobs::LoopWait> foreground_loop_wait;
 };
 
 // The next round of a study: a copy of every condition of `last_round` (the scenarios of its

@@ -47,6 +47,7 @@ std::vector<Scenario> expand_study(const StudySpec& study, const Scenario& foreg
       s.source = study.source + " (foreground " + foreground.source + ")";
       s.frames = frames_per_round(total, study.rounds);
       if (study.warmup_frames) s.warmup_frames = *study.warmup_frames;
+      if (study.foreground_loop_wait && s.cpu) s.cpu->loop_wait = *study.foreground_loop_wait;
       s.background = c->background;
       s.null_control = c->null_control;
       s.negative_control = c->negative_control;

@@ -88,12 +88,12 @@ queue = "alpha"
 
 TEST(ScenarioParser, EveryPresetIsValidAndNamedAfterItsFile) {
   // MJP's five (three-dispatches-split is now -split-event) + 11 barrier presets + the game
-  // frame, the non-intrusiveness and background-policies studies and the two
-  // background-processing workflows + 12
+  // frame, the non-intrusiveness and background-policies studies, the three engine-styles
+  // studies and the two background-processing workflows + 12
   // preemption presets and the preemption matrix + the texture presets, each with its legacy
   // twin (mip-chain, render-target-discard, texture-read-after-render, upload-copy,
   // aliasing-handover, texture-rewrite, upload-texture, depth-prepass, readback).
-  ASSERT_EQ(presets().size(), 52u);
+  ASSERT_EQ(presets().size(), 55u);
   for (const Preset& p : presets()) {
     auto expanded = resolve_scenarios(std::string(p.name));
     ASSERT_TRUE(expanded.ok()) << p.name << ": " << expanded.error().message;

@@ -96,13 +96,40 @@ TEST(Study, AConditionThisHostCannotRunIsNamedAsNotRunAndLeftOut) {
   }
 }
 
-// The policy study is a preset of its own: `run --all` names it instead of running it.
+// The policy study and the engine-styles studies are presets of their own: `run --all` names
+// them instead of running them.
 TEST(Study, ThePolicyStudyIsListedButNotRunByRunAll) {
   auto suite = suite_scenarios();
   ASSERT_TRUE(suite.ok()) << suite.error().message;
-  for (const Scenario& s : suite->scenarios) EXPECT_NE(s.study, "background-policies") << s.name;
-  ASSERT_EQ(suite->not_in_run_all.size(), 1u);
-  EXPECT_NE(suite->not_in_run_all[0].find("gpuoverlap run background-policies"), std::string::npos);
+  for (const Scenario& s : suite->scenarios) {
+    EXPECT_NE(s.study, "background-policies") << s.name;
+    EXPECT_FALSE(s.study.starts_with("engine-styles")) << s.name;
+  }
+  ASSERT_EQ(suite->not_in_run_all.size(), 4u);
+  std::string named;
+  for (const std::string& line : suite->not_in_run_all) named += line + "\n";
+  for (const char* study : {"background-policies", "engine-styles-block", "engine-styles-spin",
+                            "engine-styles-yield"})
+    EXPECT_NE(named.find(std::string("gpuoverlap run ") + study), std::string::npos) << named;
+  // Each engine-styles study runs its foreground's frame loop in its style, in every condition.
+  for (const auto& [study, style] : std::vector<std::pair<std::string, jobs::LoopWait>>{
+           {"engine-styles-block", jobs::LoopWait::block},
+           {"engine-styles-spin", jobs::LoopWait::spin},
+           {"engine-styles-yield", jobs::LoopWait::yield}}) {
+    auto expanded = resolve_scenarios(study);
+    ASSERT_TRUE(expanded.ok()) << expanded.error().message;
+    for (const Scenario& s : *expanded) {
+      ASSERT_TRUE(s.cpu) << s.name;
+      EXPECT_EQ(s.cpu->loop_wait, style) << s.name;
+    }
+  }
+  // A style asks for a frame loop that waits for jobs: a foreground without [cpu] has none.
+  const auto no_cpu = resolve_scenarios("engine-styles-yield", "three-dispatches");
+  ASSERT_FALSE(no_cpu.ok());
+  EXPECT_NE(no_cpu.error().message.find("foreground_loop_wait: the foreground 'three-dispatches' "
+                                        "has no [cpu] table"),
+            std::string::npos)
+      << no_cpu.error().message;
   auto policies = resolve_scenarios("background-policies");
   ASSERT_TRUE(policies.ok()) << policies.error().message;
   std::set<std::string> conditions;
