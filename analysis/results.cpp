@@ -364,6 +364,7 @@ Result<std::vector<LoadedSchedWait>> load_sched_waits(const std::filesystem::pat
         throw std::runtime_error(Table::where(r, "runnable_us") +
                                  ": the stretch's times do not fit (off, on, runnable)");
       w.lost_by = named(r, "lost_by", kLostByNames);
+      w.blocked = value_of(kLostByNames, w.lost_by) == LostBy::blocked;
       w.holder = table.at(r, "holder");
       w.holder_kind = named(r, "holder_kind", kThreadKindNames);
       w.given_back_by = named(r, "given_back_by", kGivenBackByNames);

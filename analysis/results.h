@@ -59,6 +59,7 @@ struct LoadedSchedWait {
   std::optional<std::uint32_t> frame;
   double off_us = 0, on_us = 0, runnable_us = 0;
   std::string lost_by, holder, holder_kind, given_back_by, text;
+  bool blocked = false;  // lost_by is "blocked": asleep, then runnable from its wake-up
   bool operator==(const LoadedSchedWait&) const = default;
 };
 

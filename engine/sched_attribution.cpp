@@ -224,6 +224,7 @@ void attach_sched_record(ScenarioTimeline& timeline, const SchedRecord& record,
     row.cpu_out = w.cpu_out;
     row.cpu_in = w.cpu_in;
     row.lost_by = name_of(kLostByNames, w.lost_by);
+    row.blocked = w.lost_by == LostBy::blocked;
     row.holder = w.holder;
     row.holder_kind = name_of(kThreadKindNames, w.holder_kind);
     row.holder_prio = w.holder_prio;

@@ -217,6 +217,7 @@ struct SchedWaitRow {
   double off_us = 0, on_us = 0, runnable_us = 0;
   int cpu_out = -1, cpu_in = -1;
   std::string lost_by, holder, holder_kind;
+  bool blocked = false;  // lost_by is "blocked": asleep, then runnable from its wake-up
   int holder_prio = -1;
   std::string given_back_by, waker, waker_kind;
   std::optional<double> waker_waited_us;

@@ -102,7 +102,7 @@ void add_sched_lanes(const Scenario& s, const ScenarioTimeline& timeline, nlohma
       slice(events, threads_pid, tid, "Running", "running", on->second, w.off_us);
     const double runnable_from_us = w.on_us - w.runnable_us;
     const nlohmann::json args = {{"wait", w.text}, {"cpu_out", w.cpu_out}, {"cpu_in", w.cpu_in}};
-    if (w.lost_by == "blocked") {
+    if (w.blocked) {
       slice(events, threads_pid, tid, "Sleeping", "sleeping", w.off_us, runnable_from_us, args);
       if (w.runnable_us > 0)
         slice(events, threads_pid, tid, "Runnable (woken)", "runnable", runnable_from_us, w.on_us,

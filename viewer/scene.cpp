@@ -82,7 +82,7 @@ void add_frame_loop_lanes(const LoadedScenario& scenario, Clock clock, std::uint
     const double off_us = w.off_us - *t0_us, on_us = w.on_us - *t0_us;
     if (on_us < 0 || off_us > *frame_end_us) continue;
     const double runnable_from_us = on_us - w.runnable_us;
-    if (w.lost_by == "blocked" && runnable_from_us > off_us)
+    if (w.blocked && runnable_from_us > off_us)
       asleep.segments.push_back({std::max(off_us, 0.0), std::min(runnable_from_us, *frame_end_us)});
     if (w.runnable_us > 0) {
       runnable.segments.push_back(

@@ -26,13 +26,18 @@ TEST_F(AllPresets, RunSucceedsAndWritesEveryFile) {
   ASSERT_EQ(result_->exit_code, 0) << result_->output;
   EXPECT_EQ(result_->output.find("validation error"), std::string::npos) << result_->output;
   EXPECT_NE(result_->output.find("results: " + out_->string()), std::string::npos);
-  ASSERT_EQ(kPresets.size(), 52u);
-  // background-policies is a preset of its own: named, not run.
+  ASSERT_EQ(kPresets.size(), 55u);
+  // background-policies and the engine-styles studies are presets of their own: named, not run.
   EXPECT_NE(result_->output.find("--all: not run, a study longer than the suite's minute: "
                                  "background-policies (run it with: gpuoverlap run "
                                  "background-policies)"),
             std::string::npos)
       << result_->output;
+  for (const char* study : {"engine-styles-block", "engine-styles-spin", "engine-styles-yield"})
+    EXPECT_NE(result_->output.find(std::string("a study longer than the suite's minute: ") + study +
+                                   " (run it with: gpuoverlap run " + study + ")"),
+              std::string::npos)
+        << study;
   // non-intrusiveness: 7 conditions (the null and the negative control and 2 of the control's
   // doses) x 3 rounds, none added on a CPU device; the matrix's 12 (the 12 preemption presets
   // are its configurations and run only inside it).

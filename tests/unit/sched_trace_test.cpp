@@ -254,7 +254,8 @@ TEST(SchedWaitsFile, ReadsBackAsWrittenAndRefusesDamageNamingTheFile) {
   SchedWaitRow row;
   row.thread = "frame loop", row.thread_id = 100, row.frame = 3;
   row.off_us = 10, row.on_us = 30, row.runnable_us = 5;
-  row.lost_by = "blocked", row.holder = "compile 0-103", row.holder_kind = "background";
+  row.lost_by = "blocked", row.blocked = true, row.holder = "compile 0-103";
+  row.holder_kind = "background";
   row.given_back_by = "its wake-up", row.waker = "worker 0-104", row.waker_kind = "frame's thread";
   row.text = "blocked 0.02 ms, woken by worker 0-104, then runnable \"behind\" compile 0";
   timeline.sched_waits = {row};
@@ -271,6 +272,7 @@ TEST(SchedWaitsFile, ReadsBackAsWrittenAndRefusesDamageNamingTheFile) {
   EXPECT_EQ((*loaded)[0].frame, 3u);
   EXPECT_EQ((*loaded)[0].runnable_us, 5);
   EXPECT_EQ((*loaded)[0].given_back_by, "its wake-up");
+  EXPECT_TRUE((*loaded)[0].blocked) << "read from lost_by";
   EXPECT_EQ((*loaded)[0].text, row.text);
   for (const auto& [from, to, why] : std::vector<std::tuple<std::string, std::string, std::string>>{
            {",blocked,", ",napping,", "'napping' is none of yielded | tick"},

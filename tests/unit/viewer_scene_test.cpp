@@ -115,7 +115,7 @@ TEST(ViewerScene, AFramesTimelineShowsTheFrameLoopsWaitsByTheKernelsRecord) {
   preempted.runnable_us = 40, preempted.lost_by = "yielded", preempted.text = "spinner held it";
   LoadedSchedWait slept;  // asleep 8100-8150, then 10 us ready after its wake-up
   slept.thread = "frame loop", slept.off_us = 8100, slept.on_us = 8160, slept.runnable_us = 10;
-  slept.lost_by = "blocked", slept.text = "woken by worker 0";
+  slept.lost_by = "blocked", slept.blocked = true, slept.text = "woken by worker 0";
   LoadedSchedWait worker = preempted;  // a worker's wait: not the frame loop's lanes
   worker.thread = "worker 0";
   LoadedSchedWait other_frame = preempted;  // long before frame 1
