@@ -56,6 +56,20 @@ void read_study_settings(const std::filesystem::path& path, StudyVerdictTable& t
     if (c.time_account) table.time_accounts.emplace_back(c.condition, c.time_account->line);
 }
 
+// One frame's window on `clock`: its t0 (records' frame_t0_us) and its last workload's end,
+// from t0; none without the records' frame_t0_us (results older than it) or an ok record.
+std::optional<std::pair<double, double>> frame_window(const LoadedScenario& scenario, Clock clock,
+                                                      std::uint32_t frame) {
+  std::optional<double> t0_us, frame_end_us;
+  for (const RecordRow& r : scenario.records) {
+    if (r.frame != frame || r.status != RecordStatus::ok) continue;
+    if (r.frame_t0_us) t0_us = r.frame_t0_us;
+    if (const auto end = end_on(r, clock)) frame_end_us = std::max(frame_end_us.value_or(0), *end);
+  }
+  if (!t0_us || !frame_end_us) return std::nullopt;
+  return std::pair(*t0_us, *frame_end_us);
+}
+
 // Under one frame's lanes, the frame loop's states by the kernel's record (sched_waits.csv, run
 // --sched-trace): a lane of the stretches it was ready without a CPU, a lane of those it
 // slept, within the frame (from its t0 to its last workload's end on `clock`), each wait's
@@ -63,13 +77,9 @@ void read_study_settings(const std::filesystem::path& path, StudyVerdictTable& t
 void add_frame_loop_lanes(const LoadedScenario& scenario, Clock clock, std::uint32_t frame,
                           layout::TimelineInput& input) {
   if (scenario.sched_waits.empty()) return;
-  std::optional<double> t0_us, frame_end_us;
-  for (const RecordRow& r : scenario.records) {
-    if (r.frame != frame || r.status != RecordStatus::ok) continue;
-    if (r.frame_t0_us) t0_us = r.frame_t0_us;
-    if (const auto end = end_on(r, clock)) frame_end_us = std::max(frame_end_us.value_or(0), *end);
-  }
-  if (!t0_us || !frame_end_us) return;
+  const auto window = frame_window(scenario, clock, frame);
+  if (!window) return;
+  const auto [t0_us, frame_end_us] = *window;
   const std::string queue = "frame loop (kernel record)";
   layout::WorkloadTiming runnable, asleep;
   runnable.name = "frame loop: ready, no CPU";
@@ -79,14 +89,13 @@ void add_frame_loop_lanes(const LoadedScenario& scenario, Clock clock, std::uint
   runnable.queue = asleep.queue = queue;
   for (const LoadedSchedWait& w : scenario.sched_waits) {
     if (w.thread != "frame loop") continue;
-    const double off_us = w.off_us - *t0_us, on_us = w.on_us - *t0_us;
-    if (on_us < 0 || off_us > *frame_end_us) continue;
+    const double off_us = w.off_us - t0_us, on_us = w.on_us - t0_us;
+    if (on_us < 0 || off_us > frame_end_us) continue;
     const double runnable_from_us = on_us - w.runnable_us;
     if (w.blocked && runnable_from_us > off_us)
-      asleep.segments.push_back({std::max(off_us, 0.0), std::min(runnable_from_us, *frame_end_us)});
+      asleep.segments.push_back({std::max(off_us, 0.0), std::min(runnable_from_us, frame_end_us)});
     if (w.runnable_us > 0) {
-      runnable.segments.push_back(
-          {std::max(runnable_from_us, 0.0), std::min(on_us, *frame_end_us)});
+      runnable.segments.push_back({std::max(runnable_from_us, 0.0), std::min(on_us, frame_end_us)});
       runnable.detail += (runnable.detail.empty() ? "" : "\n") + w.text;
     }
   }
@@ -124,13 +133,9 @@ namespace {
 void add_background_lanes(const LoadedScenario& scenario, Clock clock, std::uint32_t frame,
                           layout::TimelineInput& input) {
   if (scenario.background_tasks.empty()) return;
-  std::optional<double> t0_us, frame_end_us;
-  for (const RecordRow& r : scenario.records) {
-    if (r.frame != frame || r.status != RecordStatus::ok) continue;
-    if (r.frame_t0_us) t0_us = r.frame_t0_us;
-    if (const auto end = end_on(r, clock)) frame_end_us = std::max(frame_end_us.value_or(0), *end);
-  }
-  if (!t0_us || !frame_end_us) return;
+  const auto window = frame_window(scenario, clock, frame);
+  if (!window) return;
+  const auto [t0_us, frame_end_us] = *window;
   const std::string queue = "background";
   // Lanes in first-seen order, named as trace.json names the compile threads.
   std::map<std::string, std::size_t> lanes;
@@ -150,10 +155,10 @@ void add_background_lanes(const LoadedScenario& scenario, Clock clock, std::uint
     }
     // Within the frame: from its t0 to its last workload's end; a compile still running when
     // the run ended has no finish and runs to the frame's end.
-    const double from_us = *t.start_us - *t0_us;
-    const double to_us = t.finish_us ? *t.finish_us - *t0_us : *frame_end_us;
-    if (to_us < 0 || from_us > *frame_end_us) continue;
-    const double start_us = std::max(from_us, 0.0), end_us = std::min(to_us, *frame_end_us);
+    const double from_us = *t.start_us - t0_us;
+    const double to_us = t.finish_us ? *t.finish_us - t0_us : frame_end_us;
+    if (to_us < 0 || from_us > frame_end_us) continue;
+    const double start_us = std::max(from_us, 0.0), end_us = std::min(to_us, frame_end_us);
     layout::WorkloadTiming& w = input.workloads[lane->second];
     w.start_us = std::min(w.start_us.value_or(start_us), start_us);
     w.end_us = std::max(w.end_us.value_or(end_us), end_us);
