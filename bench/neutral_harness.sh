@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Is the harness neutral on a GPU machine, and what do the background answers become there?
 #   1. the kernel's scheduler record (tests/neutrality/sched_trace.py, tracefs) of game-frame
-#      with the runtime's managed compiles and of the bare game-frame, 300 frames each: per
+#      with the runtime's managed compiles, of the same with the idle-gaps policy's holds
+#      (dispatch = "gaps": the frame loop holds and releases the compiles every frame) and of
+#      the bare game-frame, 300 frames each (TRACES: which of the three, by name): per
 #      run, threads created or ended and yields in the measured frames, the runnable frame
 #      loop's switches and every stretch it was off its CPU, by who took it
 #   2. the non-intrusiveness preset, REPEAT times (default 1), each with its report
@@ -24,9 +26,17 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw --
 gpuoverlap --version > "$work/version.txt" 2>&1
 gpuoverlap host > "$work/host.txt" 2>&1
 trace=$root/tests/neutrality/sched_trace.py
-for name in game-frame-managed game-frame; do
+for name in ${TRACES:-game-frame-managed game-frame-managed-gaps game-frame}; do
   scenario=$root/tests/data/$name.toml
   [ "$name" = game-frame ] && scenario=game-frame
+  if [ "$name" = game-frame-managed-gaps ]; then
+    # The managed game frame's file with the idle-gaps policy's dispatch added to [background]
+    # (its last table).
+    scenario=$work/$name.toml
+    sed -e "0,/^name = .*/s//name = \"$name\"/" "$root/tests/data/game-frame-managed.toml" \
+      > "$scenario"
+    printf 'dispatch = "gaps"\n' >> "$scenario"
+  fi
   echo "## kernel record: $name, 300 frames" >> "$summary"
   python3 "$trace" "$work/trace-$name" -- gpuoverlap run "$scenario" --frames 300 \
     --priority-fallback --out "$work/trace-$name" >> "$summary" 2> "$work/trace-$name.log"

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""The tables of bench/background_policies.sh, from each run's background-policies/verdict.json
-and verdict.csv (the standard library only, so it runs wherever the study ran): per condition,
-its decision in each run, its progress (compiles per second, queue-to-done p50/p99) and its late
-frames against the baseline's; then the conditions not run on the host, with why.
+"""The tables of bench/background_policies.sh and bench/engine_styles.sh, from each run's
+STUDY/verdict.json and verdict.csv (the standard library only, so it runs wherever the study
+ran): per condition, its decision in each run, its progress (compiles per second, queue-to-done
+p50/p99) and its late frames against the baseline's, and where the run had the kernel's record
+(--sched-trace) the frame loop's time behind background threads and how it mostly lost it; then
+the conditions not run on the host, with why.
 
-Usage: policies_table.py OUT_DIR"""
+Usage: policies_table.py OUT_DIR [STUDY]  (STUDY: default background-policies)"""
 import csv
 import json
 import sys
@@ -21,10 +23,11 @@ def late(pacing):
 
 def main():
     out = Path(sys.argv[1])
+    study = sys.argv[2] if len(sys.argv) > 2 else STUDY
     runs = [line.split()[0] for line in (out / "runs.txt").read_text().splitlines()]
     verdicts = {}
     for run in runs:
-        path = out / run / STUDY / "verdict.json"
+        path = out / run / study / "verdict.json"
         if path.exists():
             verdicts[run] = json.loads(path.read_text())
     print("| run | rounds | stop | positive control | null control |")
@@ -43,10 +46,12 @@ def main():
                 names.append(c["condition"])
     print("| condition | scheduling | decision per run | compiles/s per run | queue-to-done p50 / "
           "p99 (ms), first run | commit to its event (ms), median per run | late frames per "
-          "run (baseline) | frame interval median ratio [95 % interval], first run |")
-    print("|---|---|---|---|---|---|---|---|")
+          "run (baseline) | frame interval median ratio [95 % interval], first run | frame loop "
+          "behind background threads (ms) per run, and mostly |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name in names:
         decisions, rates, lates, commits, scheduling, latency, ratio = [], [], [], [], "", "", ""
+        behind, most = [], ""
         for run, v in verdicts.items():
             c = next((c for c in v["conditions"] if c["condition"] == name), None)
             if c is None:
@@ -54,6 +59,11 @@ def main():
                 continue
             scheduling = c.get("scheduling") or ("positive control" if c.get("control") else "")
             decisions.append(c["verdict"] + (" (starved)" if c.get("starved") else ""))
+            sched = c.get("sched")
+            if sched:
+                behind.append(f"{sched['to_background_ms']:.1f}")
+                if not most and sched.get("most_way"):
+                    most = f"{sched['most_way']} ({sched['most_times']} times, p50 {sched['most_p50_ms']:.2f} ms)"
             p = c["progress"]
             rates.append(f"{p['compiles_per_s']:.1f}")
             if p.get("commit_to_event_p50_ms") is not None:
@@ -68,14 +78,15 @@ def main():
             if not latency and p.get("queue_to_done_p50_ms") is not None:
                 latency = f"{p['queue_to_done_p50_ms']:.0f} / {p['queue_to_done_p99_ms']:.0f}"
             if not ratio:
-                with open(out / run / STUDY / "verdict.csv", newline="") as f:
+                with open(out / run / study / "verdict.csv", newline="") as f:
                     for row in csv.DictReader(f):
                         if (row["condition"] == name and row["metric"] == "frame_interval_us"
                                 and row.get("role", "primary") == "primary" and row["ratio_p50"]):
                             ratio = (f"×{float(row['ratio_p50']):.3f} [{float(row['ci_low']):.3f}, "
                                      f"{float(row['ci_high']):.3f}]")
         print(f"| {name} | {scheduling} | {', '.join(decisions)} | {', '.join(rates)} | {latency} "
-              f"| {', '.join(commits)} | {', '.join(lates)} | {ratio} |")
+              f"| {', '.join(commits)} | {', '.join(lates)} | {ratio} | {', '.join(behind)}"
+              f"{'; ' + most if most else ''} |")
     print()
     not_run = {}
     for v in verdicts.values():

@@ -86,8 +86,6 @@ std::string summary_sentence(const std::vector<ThreadWait>& loop_waits, std::siz
                     percentile(most->second, 50.0).value_or(0));
 }
 
-std::atomic<std::uint32_t> instance_counter{0};
-
 // Who ran on each CPU in [from_ns, to_ns], from the record's switches; the idle task left out.
 std::vector<SchedCpuSlice> cpu_slices(const SchedRecord& record, std::int64_t from_ns,
                                       std::int64_t to_ns, std::int64_t origin_ns,
@@ -256,9 +254,7 @@ void attach_sched_record(ScenarioTimeline& timeline, const SchedRecord& record,
 
 SchedTraceScope::SchedTraceScope(bool wanted) : wanted_(wanted) {
   if (!wanted) return;
-  auto started = TracefsRecording::start(
-      fmt::format("gpuoverlap-{}-{}", this_process_id(), instance_counter.fetch_add(1)),
-      kSchedTraceBufferKbPerCpu);
+  auto started = TracefsRecording::start(kSchedTraceBufferKbPerCpu);
   if (started)
     recording_.emplace(std::move(*started));
   else

@@ -6,13 +6,16 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <system_error>
+#include <utility>
 
 #include "schedtrace/sched_record.h"
 #include "schedtrace/thread_waits.h"
 
 #if defined(__linux__)
+#include <signal.h>
 #include <sys/mount.h>
 #include <unistd.h>
 #endif
@@ -56,7 +59,73 @@ std::string read_file(const fs::path& path) {
   return text.str();
 }
 
+// Instances are named gpuoverlap-<pid>-<n>.
+constexpr std::string_view kInstancePrefix = "gpuoverlap-";
+
+bool process_is_gone(long pid) {
+#if defined(__linux__)
+  return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+#else
+  return false;
+#endif
+}
+
+// The instances of this process that are not recording, by buffer size; removed at exit.
+class InstancePool {
+ public:
+  ~InstancePool() {
+    std::error_code ec;
+    for (const auto& [dir, kb] : idle_) fs::remove(dir, ec);
+  }
+  // An idle instance of that buffer size, or "" (then the caller makes one).
+  std::string take(std::uint32_t buffer_kb_per_cpu) {
+    const std::lock_guard lock(mutex_);
+    const auto it = std::find_if(idle_.begin(), idle_.end(),
+                                 [&](const auto& e) { return e.second == buffer_kb_per_cpu; });
+    if (it == idle_.end()) return "";
+    std::string dir = std::move(it->first);
+    idle_.erase(it);
+    return dir;
+  }
+  void give_back(std::string dir, std::uint32_t buffer_kb_per_cpu) {
+    const std::lock_guard lock(mutex_);
+    idle_.emplace_back(std::move(dir), buffer_kb_per_cpu);
+  }
+  // A new instance's name; the first call removes what killed runs of the tool left.
+  std::string next_name(const fs::path& instances) {
+    const std::lock_guard lock(mutex_);
+    if (made_++ == 0) remove_left_behind(instances);
+    return fmt::format("{}{}-{}", kInstancePrefix, getpid(), made_ - 1);
+  }
+  std::size_t made() {
+    const std::lock_guard lock(mutex_);
+    return made_;
+  }
+
+ private:
+  static void remove_left_behind(const fs::path& instances) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(instances, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (!name.starts_with(kInstancePrefix)) continue;
+      const long pid = std::strtol(name.c_str() + kInstancePrefix.size(), nullptr, 10);
+      std::error_code remove_ec;
+      if (process_is_gone(pid)) fs::remove(entry.path(), remove_ec);
+    }
+  }
+  std::mutex mutex_;
+  std::vector<std::pair<std::string, std::uint32_t>> idle_;
+  std::size_t made_ = 0;
+};
+
+InstancePool& pool() {
+  static InstancePool instances;
+  return instances;
+}
+
 }  // namespace
+
+std::size_t tracefs_instances_made() { return pool().made(); }
 
 std::string tracefs_root() {
   const char* root = std::getenv("GPUOVERLAP_TRACEFS");
@@ -91,18 +160,26 @@ std::string sched_trace_unavailable_reason() {
 #endif
 }
 
-Result<TracefsRecording> TracefsRecording::start(const std::string& name,
-                                                 std::uint32_t buffer_kb_per_cpu) {
+Result<TracefsRecording> TracefsRecording::start(std::uint32_t buffer_kb_per_cpu) {
   if (std::string why = sched_trace_unavailable_reason(); !why.empty())
     return make_error(why, ErrorCategory::environment);
-  const fs::path dir = fs::path(tracefs_root()) / "instances" / name;
+  if (std::string kept = pool().take(buffer_kb_per_cpu); !kept.empty()) {
+    TracefsRecording recording(kept, buffer_kb_per_cpu);
+    // Opening `trace` for writing with truncation clears every CPU's buffer (and its overrun
+    // count); the events and settings stay.
+    if (Status s = write_file(fs::path(kept) / "trace", ""); !s) return s.error();
+    if (Status s = write_file(fs::path(kept) / "tracing_on", "1"); !s) return s.error();
+    return recording;
+  }
+  const fs::path instances = fs::path(tracefs_root()) / "instances";
+  const fs::path dir = instances / pool().next_name(instances);
   std::error_code ec;
   if (fs::exists(dir, ec)) fs::remove(dir, ec);  // an instance is removed with rmdir
   if (!fs::create_directory(dir, ec))
     return make_error(
         fmt::format("cannot create the trace instance {}: {}", dir.string(), ec.message()),
         ErrorCategory::environment);
-  TracefsRecording recording(dir.string());
+  TracefsRecording recording(dir.string(), buffer_kb_per_cpu);
   const std::string filter = fmt::format("id == {} || id == {} || id == {}", kSyscallSchedYield,
                                          kSyscallClone, kSyscallClone3);
   for (const auto& [file, text] : std::initializer_list<std::pair<const char*, std::string>>{
@@ -119,15 +196,19 @@ Result<TracefsRecording> TracefsRecording::start(const std::string& name,
 }
 
 TracefsRecording::TracefsRecording(TracefsRecording&& other) noexcept
-    : dir_(std::move(other.dir_)) {
+    : dir_(std::move(other.dir_)), buffer_kb_per_cpu_(other.buffer_kb_per_cpu_) {
   other.dir_.clear();
 }
 
 TracefsRecording::~TracefsRecording() {
   if (dir_.empty()) return;
-  (void)write_file(fs::path(dir_) / "tracing_on", "0");
-  std::error_code ec;
-  fs::remove(dir_, ec);
+  // Kept only when it is off: an instance left on would record until the next start.
+  if (write_file(fs::path(dir_) / "tracing_on", "0")) {
+    pool().give_back(std::move(dir_), buffer_kb_per_cpu_);
+  } else {
+    std::error_code ec;
+    fs::remove(dir_, ec);
+  }
 }
 
 Result<SchedTraceText> TracefsRecording::stop() {
@@ -145,12 +226,8 @@ Result<SchedTraceText> TracefsRecording::stop() {
       out.overrun_cpus.push_back(std::atoi(cpu.c_str() + 3));
   }
   std::sort(out.overrun_cpus.begin(), out.overrun_cpus.end());
-  fs::remove(dir, ec);
+  pool().give_back(std::move(dir_), buffer_kb_per_cpu_);
   dir_.clear();
-  if (ec)
-    return make_error(
-        fmt::format("cannot remove the trace instance {}: {}", dir.string(), ec.message()),
-        ErrorCategory::environment);
   return out;
 }
 

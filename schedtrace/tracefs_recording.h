@@ -5,6 +5,13 @@
 // Where it cannot be taken (not Linux, not root, tracefs not mountable, a kernel without an
 // event), unavailable_reason says why in one line and the run goes on without it.
 //
+// Instances are kept for the life of the process and reused. Creating one allocates its buffer
+// (buffer_size_kb on every CPU: 256 MB on a 16-CPU machine at 16 MB) and removing it frees that
+// again, which made each scenario of the main job about 0.14 s longer on a 16-CPU GPU machine
+// (docs/sched-trace.md); a kept instance is only cleared (its `trace` file truncated) before
+// the next record. They are removed at exit; instances that a killed run of the tool left
+// behind (gpuoverlap-<pid>-<n> of a process that is gone) are removed when the first is made.
+//
 // Hazard: start and stop write to tracefs (system calls of the calling thread) and stop reads
 // the whole buffer: call them outside measured frames, never inside.
 #pragma once
@@ -32,21 +39,27 @@ struct SchedTraceText {
 
 class TracefsRecording {
  public:
-  // Creates the instance `name` (an old one of that name is removed first), sets it up and
-  // turns it on. The buffer is per CPU.
-  static Result<TracefsRecording> start(const std::string& name, std::uint32_t buffer_kb_per_cpu);
+  // Takes a kept instance with this buffer size, cleared, or creates one (gpuoverlap-<pid>-<n>)
+  // and sets it up; then turns it on. The buffer is per CPU. Several records may run at once
+  // (scenarios on several devices), each in an instance of its own.
+  static Result<TracefsRecording> start(std::uint32_t buffer_kb_per_cpu);
   TracefsRecording(TracefsRecording&& other) noexcept;
   TracefsRecording& operator=(TracefsRecording&&) = delete;
   TracefsRecording(const TracefsRecording&) = delete;
-  ~TracefsRecording();  // turns the instance off and removes it, if stop() did not
+  ~TracefsRecording();  // turns the instance off and keeps it for the next, if stop() did not
 
-  // Turns the record off, reads it and removes the instance.
+  // Turns the record off, reads it and keeps the instance for the next record.
   Result<SchedTraceText> stop();
 
  private:
-  explicit TracefsRecording(std::string dir) : dir_(std::move(dir)) {}
-  std::string dir_;  // empty once removed
+  TracefsRecording(std::string dir, std::uint32_t buffer_kb_per_cpu)
+      : dir_(std::move(dir)), buffer_kb_per_cpu_(buffer_kb_per_cpu) {}
+  std::string dir_;  // empty once given back
+  std::uint32_t buffer_kb_per_cpu_ = 0;
 };
+
+// The trace instances this process has made and keeps (for tests: the pool's reuse).
+std::size_t tracefs_instances_made();
 
 // Whether thread `tid` is a kernel thread: its /proc/<tid>/cmdline is empty (where it still
 // exists), else by its name (thread_waits.h).

@@ -2,7 +2,9 @@
 // tracefs can be mounted) and every wait of the frame loop, the workers and the poller is
 // explained in files every tool reads; where it cannot be taken the run goes on and says why.
 // Timings are not asserted: the record's invariants and its consistency with the files are.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdlib>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "analysis/csv_table.h"
+#include "core/clock.h"
 #include "core/gzip.h"
 #include "results_tools.h"
 #include "run_binary.h"
@@ -255,6 +258,50 @@ TEST(SchedTrace, AStudysConditionsSayWhatTheRecordShowsInTheVerdictAndTheReport)
   ASSERT_EQ(report.exit_code, 0) << report.output;
   EXPECT_NE(read_text_file(out / "report.md").find("the kernel's record (3 rounds"),
             std::string::npos);
+}
+
+// One trace instance serves every record of a process: the second record is taken from the
+// instance the first made, cleared (none of the first's events in it), and the instances stay
+// only while the process lives. An instance a killed run left behind (its pid gone) is removed
+// when the next run makes its first.
+TEST(SchedTrace, OneInstanceIsKeptAndClearedBetweenRecordsAndLeftoversAreRemoved) {
+  if (const std::string why = sched_trace_unavailable_reason(); !why.empty()) {
+    if (record_required()) FAIL() << "the kernel's record is required here: " << why;
+    GTEST_SKIP() << "the kernel's record cannot be taken here: " << why;
+  }
+  const fs::path instances = fs::path(tracefs_root()) / "instances";
+  const std::size_t made_before = tracefs_instances_made();
+  auto first = TracefsRecording::start(4096);
+  ASSERT_TRUE(first) << first.error().message;
+  auto first_text = first->stop();
+  ASSERT_TRUE(first_text) << first_text.error().message;
+  const std::int64_t second_from_ns = monotonic_raw_ns();
+  auto second = TracefsRecording::start(4096);
+  ASSERT_TRUE(second) << second.error().message;
+  auto second_text = second->stop();
+  ASSERT_TRUE(second_text) << second_text.error().message;
+  EXPECT_LE(tracefs_instances_made(), made_before + 1) << "the second record made an instance";
+  const SchedRecord second_record = parse_sched_record(second_text->text);
+  for (const SchedEvent& e : second_record.events)
+    ASSERT_GE(e.time_ns, second_from_ns - 1000) << "an event from before the second record began";
+
+  // A leftover of a process that is gone (no pid is this large), removed by the next run.
+  const fs::path leftover = instances / "gpuoverlap-999999999-0";
+  std::error_code ec;
+  fs::remove(leftover, ec);
+  ASSERT_TRUE(fs::create_directory(leftover, ec)) << ec.message();
+  const fs::path out = fresh_path(temp_path("sched-trace-leftover"));
+  const auto run = run_gpuoverlap("run " + test_data("game-frame-managed.toml") +
+                                  " --frames 3 --sched-trace --out " + out.string());
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_FALSE(fs::exists(leftover)) << "the leftover instance is still there";
+  // The run's own instance went with it; this process's stays for its next record.
+  const std::string own = fmt::format("gpuoverlap-{}-", getpid());
+  for (const auto& entry : fs::directory_iterator(instances, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("gpuoverlap-") && !name.starts_with(own))
+      ADD_FAILURE() << "instance " << name << " outlived its run";
+  }
 }
 
 TEST(SchedTrace, WhereTheRecordCannotBeTakenTheRunGoesOnAndSaysWhy) {

@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""The table of bench/sched_trace_cost.sh: per run its exit, wall time and size (runs.txt), the
+traced runs' mean against the plain runs', and per traced run and study condition the frame
+loop's runnable time in the kernel's record against its schedstat run delay over the same
+frames (verdict.json's conditions[].sched and baseline_sched), with the condition's verdict.
+
+Usage: sched_trace_table.py OUT_DIR  (the standard library only)"""
+import json
+import statistics
+import sys
+from pathlib import Path
+
+STUDY = "non-intrusiveness"
+
+
+def main():
+    out = Path(sys.argv[1])
+    runs = []
+    for line in (out / "runs.txt").read_text().splitlines():
+        name, _, status, _, wall, _, size = line.split()
+        runs.append((name, int(status), float(wall), int(size)))
+    print("| run | exit | wall (s) | output (MB) |")
+    print("|---|---|---|---|")
+    for name, status, wall, size in runs:
+        print(f"| {name} | {status} | {wall:.1f} | {size / 1e6:.1f} |")
+    by_kind = {}
+    for name, status, wall, size in runs:
+        if status == 0:
+            by_kind.setdefault(name.split("-")[0], []).append((wall, size))
+    if "traced" in by_kind and "plain" in by_kind:
+        tw = statistics.mean(w for w, _ in by_kind["traced"])
+        pw = statistics.mean(w for w, _ in by_kind["plain"])
+        ts = statistics.mean(s for _, s in by_kind["traced"])
+        ps = statistics.mean(s for _, s in by_kind["plain"])
+        print(f"\nMean wall: traced {tw:.1f} s, plain {pw:.1f} s ({100 * (tw - pw) / pw:+.1f} %); "
+              f"mean size: traced {ts / 1e6:.1f} MB, plain {ps / 1e6:.1f} MB")
+    print("\n| run | condition | verdict | frames | runnable in the record (ms) | schedstat run "
+          "delay (ms) | record / run delay | behind background threads (ms) | mostly |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, status, _, _ in runs:
+        verdict = out / name / STUDY / "verdict.json"
+        if not name.startswith("traced") or not verdict.exists():
+            continue
+        v = json.loads(verdict.read_text())
+        rows = [("baseline", "", v.get("baseline_sched"))]
+        rows += [(c["condition"], c["verdict"], c.get("sched")) for c in v["conditions"]]
+        for condition, decision, s in rows:
+            if not s:
+                print(f"| {name} | {condition} | {decision} | | no record | | | | |")
+                continue
+            delay = s.get("run_delay_ms")
+            share = f"{100 * s['runnable_ms'] / delay:.1f} %" if delay else ""
+            delay_text = f"{delay:.2f}" if delay is not None else ""
+            print(f"| {name} | {condition} | {decision} | {s['frames']} | {s['runnable_ms']:.2f} | "
+                  f"{delay_text} | {share} | {s['to_background_ms']:.2f} | {s['most_way']} |")
+
+
+if __name__ == "__main__":
+    main()
