@@ -255,6 +255,41 @@ TEST(SchedTrace, AStudysConditionsSayWhatTheRecordShowsInTheVerdictAndTheReport)
     EXPECT_NE(verdict["summary"].get<std::string>().find(sched["line"].get<std::string>()),
               std::string::npos);
   }
+  // The negative control shares nothing with the frame's threads: in the measured frames of
+  // its rounds no spinner woke a thread (outside an interrupt, a wake-up is the waker's release
+  // of something the woken thread slept on: a lock of an allocator the spinner shared would
+  // show here, as it did under AddressSanitizer's malloc).
+  for (int round = 1; round <= 3; ++round) {
+    const fs::path dir =
+        out / "neutrality-study" / "idle-spinners" / fmt::format("round-{}", round);
+    const auto meta = read_json_file(dir / "meta.json");
+    const auto loop_tid = meta["threads"]["frame_loop"]["thread_id"].get<std::int32_t>();
+    const auto from_ns = meta["measured_span_ns"]["start"].get<std::int64_t>();
+    const auto to_ns = meta["measured_span_ns"]["end"].get<std::int64_t>();
+    const auto text = gzip_decompress(read_text_file(dir / "sched_record.txt.gz"), 1u << 30,
+                                      "sched_record.txt.gz");
+    ASSERT_TRUE(text.ok()) << dir;
+    const SchedRecord record = parse_sched_record(*text);
+    std::int32_t tgid = -1;
+    std::size_t spinner_events = 0, spinner_wakeups = 0;
+    for (const SchedEvent& e : record.events)
+      if (e.tid == loop_tid && e.tgid >= 0) tgid = e.tgid;
+    ASSERT_GE(tgid, 0) << "the record names the frame loop's process";
+    for (const SchedEvent& e : record.events) {
+      if (e.time_ns < from_ns || e.time_ns > to_ns || e.tgid != tgid) continue;
+      if (e.comm != "spinner") continue;
+      ++spinner_events;  // on a CPU when the event came
+      if (e.kind == SchedEventKind::wakeup && !e.in_interrupt) {
+        ++spinner_wakeups;
+        ADD_FAILURE() << dir << ": spinner " << e.tid << " woke " << e.subject_comm << " "
+                      << e.subject_tid << " at " << e.time_ns;
+      }
+    }
+    EXPECT_EQ(spinner_wakeups, 0u) << dir;
+    // The check saw spinners: they ran in the measured frames (on CPUs the frame left idle).
+    EXPECT_GE(spinner_events, 1u) << dir << ": the record has no spinner on a CPU";
+  }
+
   // The report reads it back from verdict.json into answer 4.
   const auto report = run_gpuoverlap("report " + out.string());
   ASSERT_EQ(report.exit_code, 0) << report.output;
