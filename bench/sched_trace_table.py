@@ -2,7 +2,9 @@
 """The table of bench/sched_trace_cost.sh: per run its exit, wall time and size (runs.txt), the
 traced runs' mean against the plain runs', and per traced run and study condition the frame
 loop's runnable time in the kernel's record against its schedstat run delay over the same
-frames (verdict.json's conditions[].sched and baseline_sched), with the condition's verdict.
+frames (verdict.json's conditions[].sched and baseline_sched), with the condition's verdict;
+and per traced run where the record's own time after the frames went (meta.json's
+sched_trace.cost_ms, summed over its scenarios).
 
 Usage: sched_trace_table.py OUT_DIR  (the standard library only)"""
 import json
@@ -34,6 +36,27 @@ def main():
         ps = statistics.mean(s for _, s in by_kind["plain"])
         print(f"\nMean wall: traced {tw:.1f} s, plain {pw:.1f} s ({100 * (tw - pw) / pw:+.1f} %); "
               f"mean size: traced {ts / 1e6:.1f} MB, plain {ps / 1e6:.1f} MB")
+    # Where the record's own time went after the frames (meta.json sched_trace.cost_ms, summed
+    # over the run's scenarios): stopping and reading it, parsing, attributing, compressing.
+    steps = ("read", "parse", "attribute", "compress")
+    print("\n| run | scenarios recorded | text (MB) | " + " | ".join(f"{k} (s)" for k in steps) +
+          " | in all (s) |")
+    print("|---|---|---|" + "---|" * len(steps) + "---|")
+    for name, status, _, _ in runs:
+        if not name.startswith("traced"):
+            continue
+        totals = dict.fromkeys(steps, 0.0)
+        recorded, text_mb = 0, 0.0
+        for meta in sorted((out / name).rglob("meta.json")):
+            sched = json.loads(meta.read_text()).get("sched_trace") or {}
+            if not sched.get("cost_ms"):
+                continue
+            recorded += 1
+            text_mb += sched.get("text_mb", 0)
+            for k in steps:
+                totals[k] += sched["cost_ms"].get(k, 0) / 1000
+        print(f"| {name} | {recorded} | {text_mb:.1f} | " +
+              " | ".join(f"{totals[k]:.2f}" for k in steps) + f" | {sum(totals.values()):.2f} |")
     print("\n| run | condition | verdict | frames | runnable in the record (ms) | schedstat run "
           "delay (ms) | record / run delay | behind background threads (ms) | mostly |")
     print("|---|---|---|---|---|---|---|---|---|")

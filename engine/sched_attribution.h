@@ -45,6 +45,7 @@ class SchedTraceScope {
   std::optional<TracefsRecording> recording_;
   std::optional<SchedTraceText> text_;
   std::string why_not_;
+  double read_ms_ = 0;  // stopping the record and reading its text
 };
 
 // What finish does with a parsed record, for tests: fills the frames' sched_* columns,

@@ -164,8 +164,8 @@ std::string sched_waits_csv(const Scenario& s, const ScenarioTimeline& timeline)
   std::string out = csv_line(kSchedWaitColumns);
   for (const SchedWaitRow& w : timeline.sched_waits)
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                       csv_field(s.name), csv_field(w.thread), w.thread_id,
-                       optional_text(w.frame), csv_number(std::optional<double>(w.off_us)),
+                       csv_field(s.name), csv_field(w.thread), w.thread_id, optional_text(w.frame),
+                       csv_number(std::optional<double>(w.off_us)),
                        csv_number(std::optional<double>(w.on_us)),
                        csv_number(std::optional<double>(w.runnable_us)), w.cpu_out, w.cpu_in,
                        csv_field(w.lost_by), csv_field(w.holder), csv_field(w.holder_kind),
@@ -237,9 +237,9 @@ Status write_scenario_results(const std::filesystem::path& directory, const Scen
   if (timeline.sched_recorded) {
     GPUOVERLAP_TRY(
         write_file_atomically(directory / "sched_waits.csv", sched_waits_csv(s, timeline)));
-    auto record = gzip_compress(timeline.sched_record_text);
-    if (!record) return record.error().with_context("sched_record.txt.gz: ");
-    GPUOVERLAP_TRY(write_file_atomically(directory / "sched_record.txt.gz", *record));
+    if (!timeline.sched_record_gz.empty())  // else meta.json's sched_trace.file_why_not says why
+      GPUOVERLAP_TRY(
+          write_file_atomically(directory / "sched_record.txt.gz", timeline.sched_record_gz));
   }
   nlohmann::json versioned = meta;
   versioned["format_version"] = kResultsFormatVersion;

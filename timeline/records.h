@@ -265,9 +265,9 @@ struct ScenarioTimeline {
   bool sched_recorded = false;
   std::vector<SchedWaitRow> sched_waits;
   std::vector<SchedCpuSlice> sched_cpu_slices;  // the measured frames' span, every CPU
-  // The record itself, in tracefs's text form (written as sched_record.txt.gz: the Perfetto UI
-  // opens it as a systrace, with a lane per CPU and every thread's states).
-  std::string sched_record_text;
+  // The record itself, in tracefs's text form, gzip-compressed: written as sched_record.txt.gz
+  // (the Perfetto UI opens it as a systrace, with a lane per CPU and every thread's states).
+  std::string sched_record_gz;
 };
 
 // Fills FrameRecord::bg_* from background_tasks: a compile counts for a frame when its run
