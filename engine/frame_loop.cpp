@@ -149,6 +149,7 @@ class FrameLoop {
   void release_and_wait(LoopFrame& f);
   void end_poll_unreleased();
   bool next_cpu_phase_during_wait(LoopFrame& f);
+  GpuOutcome wait_for_gpu(std::int64_t deadline_ns);
   void add_records(const LoopFrame& f);
   FrameEnd after_frame(const LoopFrame& f);
   void stop_background(nlohmann::json& meta);
@@ -595,8 +596,7 @@ void FrameLoop::release_and_wait(LoopFrame& f) {
   if (f.waited.status == GpuStatus::ok && job_system_ && cpu_->frames_in_flight >= 2 &&
       !training_ && f.index + 1 < total_)
     gpu_done = next_cpu_phase_during_wait(f);
-  if (f.waited.status == GpuStatus::ok && !gpu_done)
-    f.waited = backend_.wait_frame(frame_, f.t0_ns + timeout_ns_);
+  if (f.waited.status == GpuStatus::ok && !gpu_done) f.waited = wait_for_gpu(f.t0_ns + timeout_ns_);
   f.waited_ns = monotonic_raw_ns();
   phases_.enter(LoopPhase::tool, f.waited_ns);
   // The GPU is done (or given up on): stamps still missing a little after now never come.
@@ -625,13 +625,30 @@ void FrameLoop::end_poll_unreleased() {
   (void)poller_.wait();
 }
 
+// The frame loop's wait for this frame's GPU work until `deadline_ns`, in the game's style
+// ([cpu] gpu_wait): the driver's blocking wait, or polls of the frame's completion (a wait whose
+// deadline has passed: it only asks) with nothing, or a sched_yield, between them.
+GpuOutcome FrameLoop::wait_for_gpu(std::int64_t deadline_ns) {
+  const jobs::LoopWait style = scenario_.cpu ? scenario_.cpu->gpu_wait : jobs::LoopWait::block;
+  if (style == jobs::LoopWait::block) return backend_.wait_frame(frame_, deadline_ns);
+  for (;;) {
+    const std::int64_t now_ns = monotonic_raw_ns();
+    const GpuOutcome polled = backend_.wait_frame(frame_, std::min(now_ns, deadline_ns));
+    if (polled.status != GpuStatus::timeout || now_ns >= deadline_ns) return polled;
+    if (style == jobs::LoopWait::yield)
+      std::this_thread::yield();
+    else
+      GPUOVERLAP_CPU_RELAX();
+  }
+}
+
 // The wait for the frame until the next frame's start, where that comes before the frame's
 // deadline; the next frame's jobs begin there if the GPU is still busy. True when the wait is
 // over: the GPU is done, or failed.
 bool FrameLoop::next_cpu_phase_during_wait(LoopFrame& f) {
   const std::int64_t next_start_ns = f.frame_start_ns + period_ns_ + delay_ns_;
   if (next_start_ns >= f.t0_ns + timeout_ns_) return false;
-  f.waited = backend_.wait_frame(frame_, next_start_ns);
+  f.waited = wait_for_gpu(next_start_ns);
   // Done, or failed: nothing to wait for.
   const bool gpu_done = f.waited.status != GpuStatus::timeout;
   if (!gpu_done) {

@@ -33,6 +33,9 @@ std::string describe(const CpuFrameSpec& s) {
   if (s.loop_wait != LoopWait::block)
     out += fmt::format(", the frame loop waits for them by {}",
                        s.loop_wait == LoopWait::spin ? "spinning" : "yielding");
+  if (s.gpu_wait != LoopWait::block)
+    out += fmt::format(", the frame loop waits for the GPU by {}",
+                       s.gpu_wait == LoopWait::spin ? "spinning" : "yielding");
   out += s.frame_period_ms > 0 ? fmt::format(", {:g} ms period", s.frame_period_ms)
                                : std::string(", unpaced");
   out +=
@@ -53,6 +56,7 @@ nlohmann::json to_json(const CpuFrameSpec& s) {
       {"wait", to_string(s.wait)},
       {"spin_us", s.spin_us},
       {"loop_wait", name_of(kLoopWaitNames, s.loop_wait)},
+      {"gpu_wait", name_of(kLoopWaitNames, s.gpu_wait)},
       {"slice_ms", s.slice_ms ? nlohmann::json(*s.slice_ms) : nlohmann::json(nullptr)},
       {"frame_period_ms", s.frame_period_ms},
       {"frames_in_flight", s.frames_in_flight},

@@ -69,6 +69,10 @@ struct CpuFrameSpec {
   WaitMode wait = WaitMode::spin_then_sleep;
   double spin_us = 50;  // spin_then_sleep only
   LoopWait loop_wait = LoopWait::block;
+  // How the frame loop waits for the GPU to finish a frame, in the same three styles: block, in
+  // the driver's wait (vkWaitSemaphores, a fence's event); spin, polling the frame's completion
+  // (a zero-timeout wait) and keeping its CPU; yield, polling with sched_yield between polls.
+  LoopWait gpu_wait = LoopWait::block;
   // EEVDF's custom slice for the game's threads (the frame loop and the workers), in ms, 0.1 to
   // 100 (core/thread_policy.h): none keeps the kernel's default. A scenario that asks for one
   // on a kernel that keeps none is refused where it is read.

@@ -20,11 +20,12 @@ class CpuGrammar : public FieldReader {
     using namespace jobs;
     const toml::table* t = node.as_table();
     if (!t) return error_at(&node, where + " must be a table");
-    GPUOVERLAP_TRY(only_keys(*t,
-                             {"workers", "jobs_per_frame", "jobs_per_worker", "cpu_ms_per_frame",
-                              "cpu_ms_per_worker", "critical_jobs", "wait", "spin_us", "loop_wait",
-                              "slice_ms", "frame_period_ms", "frames_in_flight", "pin_workers"},
-                             where));
+    GPUOVERLAP_TRY(
+        only_keys(*t,
+                  {"workers", "jobs_per_frame", "jobs_per_worker", "cpu_ms_per_frame",
+                   "cpu_ms_per_worker", "critical_jobs", "wait", "spin_us", "loop_wait", "gpu_wait",
+                   "slice_ms", "frame_period_ms", "frames_in_flight", "pin_workers"},
+                  where));
     CpuFrameSpec spec;
     // Workers: "cores" (the default) or a count.
     spec.workers_from_cores = true;
@@ -102,6 +103,10 @@ class CpuGrammar : public FieldReader {
         *t, "loop_wait", where, &node,
         [](std::string_view text) { return value_of(kLoopWaitNames, text); },
         names_list(kLoopWaitNames), spec.loop_wait));
+    GPUOVERLAP_TRY(named_field(
+        *t, "gpu_wait", where, &node,
+        [](std::string_view text) { return value_of(kLoopWaitNames, text); },
+        names_list(kLoopWaitNames), spec.gpu_wait));
     if (const toml::node* slice_node = t->get("slice_ms")) {
       auto slice = number_field(*t, "slice_ms", where, kMinCustomSliceNs / 1e6,
                                 kMaxCustomSliceNs / 1e6, 1.0);

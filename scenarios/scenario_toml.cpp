@@ -86,6 +86,9 @@ void write_cpu(const jobs::CpuFrameSpec& spec, std::string& out) {
   if (spec.loop_wait != jobs::LoopWait::block)
     out +=
         fmt::format("loop_wait = {}\n", toml_string(name_of(jobs::kLoopWaitNames, spec.loop_wait)));
+  if (spec.gpu_wait != jobs::LoopWait::block)
+    out +=
+        fmt::format("gpu_wait = {}\n", toml_string(name_of(jobs::kLoopWaitNames, spec.gpu_wait)));
   out += fmt::format("frame_period_ms = {}\nframes_in_flight = {}\n", spec.frame_period_ms,
                      spec.frames_in_flight);
   if (spec.pin_workers) out += "pin_workers = true\n";

@@ -235,6 +235,19 @@ TEST(SchedTrace, AFrameLoopThatYieldsIsSeenYieldingAndOneThatBlocksNever) {
   ASSERT_FALSE(blocking.empty());
   EXPECT_EQ(block_yield_calls, 0u) << "a frame loop that blocks called sched_yield";
   for (const auto& w : blocking) EXPECT_NE(w[0], "yielded") << "a frame loop that blocks yields";
+
+  // The same styles for the GPU wait ([cpu] gpu_wait), the jobs waited for by blocking: polling
+  // with a yield between polls is seen yielding, polling alone never.
+  std::size_t gpu_yield_calls = 0;
+  const auto gpu_yielding =
+      frame_loop_waits("gpu-yield-idle-spinners.toml", "gpu-yield", gpu_yield_calls);
+  ASSERT_FALSE(gpu_yielding.empty());
+  EXPECT_GE(gpu_yield_calls, 1u) << "the record saw no sched_yield of a GPU wait that yields";
+  std::size_t gpu_spin_yield_calls = 0;
+  const auto gpu_spinning =
+      frame_loop_waits("gpu-spin-idle-spinners.toml", "gpu-spin", gpu_spin_yield_calls);
+  EXPECT_EQ(gpu_spin_yield_calls, 0u) << "a GPU wait that spins called sched_yield";
+  for (const auto& w : gpu_spinning) EXPECT_NE(w[0], "yielded") << "a GPU wait that spins yields";
 }
 
 TEST(SchedTrace, AStudysConditionsSayWhatTheRecordShowsInTheVerdictAndTheReport) {

@@ -44,6 +44,27 @@ TEST(ScenarioParser, ReadsACpuTableAndScalesPerWorkerAmounts) {
   EXPECT_TRUE(parse_scenario(with_cpu("workers = \"cores\"\n"), "t.toml").ok());
 }
 
+TEST(ScenarioParser, ReadsHowTheFrameLoopWaitsForTheGpu) {
+  for (const auto& [text, expected] : std::vector<std::pair<std::string, jobs::LoopWait>>{
+           {"", jobs::LoopWait::block},
+           {"gpu_wait = \"block\"\n", jobs::LoopWait::block},
+           {"gpu_wait = \"spin\"\n", jobs::LoopWait::spin},
+           {"gpu_wait = \"yield\"\n", jobs::LoopWait::yield}}) {
+    auto s = parse_scenario(with_cpu(text), "t.toml");
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    EXPECT_EQ(s->cpu->gpu_wait, expected) << text;
+    EXPECT_EQ(s->cpu->loop_wait, jobs::LoopWait::block) << "the jobs' wait is its own key";
+    auto again = parse_scenario(to_toml(*s), "again.toml");
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_EQ(again->cpu->gpu_wait, expected) << to_toml(*s);
+  }
+  auto bad = parse_scenario(with_cpu("gpu_wait = \"nap\"\n"), "t.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("unknown gpu_wait 'nap' in [cpu] (block | spin | yield)"),
+            std::string::npos)
+      << bad.error().message;
+}
+
 TEST(ScenarioParser, ReadsHowTheFrameLoopWaitsForItsJobs) {
   for (const auto& [text, expected] : std::vector<std::pair<std::string, jobs::LoopWait>>{
            {"", jobs::LoopWait::block},
