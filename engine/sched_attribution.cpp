@@ -65,29 +65,39 @@ std::string summary_sentence(const std::vector<ThreadWait>& loop_waits, std::siz
                     100.0 * static_cast<double>(runnable_ns) / static_cast<double>(*run_delay_ns),
                     ms(*run_delay_ns));
   std::int64_t background_ns = 0;
-  std::map<std::pair<LostBy, GivenBackBy>, std::vector<double>> by_way;
+  std::map<std::string, std::vector<double>> ms_by_way;
   for (const ThreadWait& w : loop_waits) {
     if (w.holder_kind != ThreadKind::background) continue;
     background_ns += w.runnable_ns();
-    by_way[{w.lost_by, w.given_back_by}].push_back(ms(w.runnable_ns()));
+    ms_by_way[fmt::format("{}, {}", lost_phrase(w.lost_by), back_phrase(w.given_back_by))]
+        .push_back(ms(w.runnable_ns()));
   }
-  if (background_ns == 0) return text + ": none of it behind a background thread";
-  const auto most =
-      std::max_element(by_way.begin(), by_way.end(), [](const auto& a, const auto& b) {
-        double sa = 0, sb = 0;
-        for (double v : a.second) sa += v;
-        for (double v : b.second) sb += v;
-        return sa < sb;
-      });
-  double most_ms = 0;
-  for (double v : most->second) most_ms += v;
-  return text + fmt::format(
-                    ": {:.1f} ms behind background threads, mostly {}, {} ({:.1f} ms, "
-                    "{} times, p50 {:.2f} ms)",
-                    ms(background_ns), lost_phrase(most->first.first),
-                    back_phrase(most->first.second), most_ms, most->second.size(),
-                    percentile(most->second, 50.0).value_or(0));
+  const auto most = costliest_way(ms_by_way);
+  if (background_ns == 0 || !most) return text + ": none of it behind a background thread";
+  return text + fmt::format(": {:.1f} ms behind background threads, {}", ms(background_ns),
+                            describe(*most));
 }
+
+}  // namespace
+
+std::optional<CostliestWay> costliest_way(
+    const std::map<std::string, std::vector<double>>& ms_by_way) {
+  std::optional<CostliestWay> most;
+  for (const auto& [way, values] : ms_by_way) {
+    double total_ms = 0;
+    for (double v : values) total_ms += v;
+    if (most && total_ms <= most->total_ms) continue;
+    most = CostliestWay{way, total_ms, values.size(), percentile(values, 50.0).value_or(0)};
+  }
+  return most;
+}
+
+std::string describe(const CostliestWay& way) {
+  return fmt::format("mostly {} ({:.1f} ms, {} times, p50 {:.2f} ms)", way.way, way.total_ms,
+                     way.times, way.p50_ms);
+}
+
+namespace {
 
 // Who ran on each CPU in [from_ns, to_ns], from the record's switches; the idle task left out.
 std::vector<SchedCpuSlice> cpu_slices(const SchedRecord& record, std::int64_t from_ns,
