@@ -172,8 +172,7 @@ TEST_F(CompareAndReport, ReportAnswersFirstWithEveryScenarioInTheDetails) {
 // the one slowest), where nothing of the frame runs (one frame in flight, the sleep before the
 // CPU phase). That nothing else moves is not asserted here: on a CPU device two runs alike
 // differ by whatever else the machine does (a loaded CI machine under AddressSanitizer moved a
-// workload's start p95 by 9 ms between two such runs), which is a timing, not an invariant;
-// the other rows are only required to be judged.
+// workload's start p95 by 9 ms between two such runs), which is a timing, not an invariant.
 TEST(CompareFrames, ASlowedFrameLoopIsCaughtOnTheFrameInterval) {
   const fs::path root =
       fs::temp_directory_path() / ("gpuoverlap-cmp-frames-" + std::to_string(::getpid()));
@@ -201,12 +200,9 @@ TEST(CompareFrames, ASlowedFrameLoopIsCaughtOnTheFrameInterval) {
   std::size_t frame_rows = 0;
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
     SCOPED_TRACE(table.at(r, "metric"));
-    if (table.at(r, "metric") == "interval")
+    if (table.at(r, "metric") == "interval") {
       EXPECT_EQ(table.at(r, "verdict"), "slower") << slow.output;
-    else
-      EXPECT_TRUE(table.at(r, "verdict") == "ok" || table.at(r, "verdict") == "slower" ||
-                  table.at(r, "verdict") == "faster")
-          << table.at(r, "verdict");
+    }
     frame_rows += table.at(r, "section") == "frames";
   }
   EXPECT_EQ(frame_rows, 4u);  // interval, CPU phase, critical path, wake-up

@@ -58,7 +58,7 @@ TEST(SchedTrace, EveryWaitOfTheForegroundIsExplainedAndEveryToolReadsIt) {
   // What the record cost after the frames, step by step, and the size of its text.
   EXPECT_GT(sched["text_mb"].get<double>(), 0.0);
   for (const char* step : {"read", "parse", "attribute", "compress"})
-    EXPECT_GE(sched["cost_ms"][step].get<double>(), 0.0) << step;
+    EXPECT_TRUE(sched["cost_ms"][step].is_number()) << step << ": " << sched.dump();
   EXPECT_TRUE(fs::exists(scenario / "sched_record.txt.gz"));
   EXPECT_NE(sched["frame_loop"]["summary"].get<std::string>().find("the frame loop was runnable"),
             std::string::npos);
@@ -246,6 +246,7 @@ TEST(SchedTrace, AFrameLoopThatYieldsIsSeenYieldingAndOneThatBlocksNever) {
   std::size_t gpu_spin_yield_calls = 0;
   const auto gpu_spinning =
       frame_loop_waits("gpu-spin-idle-spinners.toml", "gpu-spin", gpu_spin_yield_calls);
+  ASSERT_FALSE(gpu_spinning.empty());
   EXPECT_EQ(gpu_spin_yield_calls, 0u) << "a GPU wait that spins called sched_yield";
   for (const auto& w : gpu_spinning) EXPECT_NE(w[0], "yielded") << "a GPU wait that spins yields";
 }
