@@ -87,6 +87,7 @@ bool process_is_gone(long pid) {
 #if defined(__linux__)
   return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
 #else
+  (void)pid;  // no tracefs instances to clean up there
   return false;
 #endif
 }
@@ -257,6 +258,8 @@ bool is_kernel_thread_now(std::int32_t tid, const std::string& comm) {
   std::error_code ec;
   const fs::path cmdline = fmt::format("/proc/{}/cmdline", tid);
   if (tid > 0 && fs::exists(cmdline, ec)) return read_file(cmdline).empty();
+#else
+  (void)tid;  // by its name alone
 #endif
   return is_kernel_thread_name(comm);
 }
