@@ -25,29 +25,36 @@ constexpr std::size_t kBlockBytes = 1024;
 // policy applied) before it gives up on those still starting; far more than a thread needs.
 constexpr std::int64_t kReadyTimeoutNs = 10'000'000'000;
 
-// A thread's own allocator: a LIFO free list of fixed blocks in one buffer. Not the C
-// library's: a shared allocator's lock, held by a thread at idle priority that a loaded
-// machine keeps off every CPU, blocks whichever normal thread needs it next (the driver's
-// submit thread, a worker): a priority inversion, a real cost of in-process background work
-// but not the control's to test (docs/background.md).
+// A thread's own allocator: fixed blocks in one buffer, handed out in FIFO order so that a
+// cycle's allocate and release walk all of them (a stack would hand back one block forever,
+// a working set of 1 KB). Not the C library's: a shared allocator's lock, held by a thread at
+// idle priority that a loaded machine keeps off every CPU, blocks whichever normal thread
+// needs it next (the driver's submit thread, a worker): a priority inversion, a real cost of
+// in-process background work but not the control's to test (docs/background.md).
 class OwnArena {
  public:
   OwnArena() : memory_(std::make_unique<unsigned char[]>(kArenaBlocks * kBlockBytes)) {
     for (std::size_t b = 0; b < kArenaBlocks; ++b) {
-      free_[b] = static_cast<std::uint8_t>(kArenaBlocks - 1 - b);
+      free_[b] = static_cast<std::uint8_t>(b);
       std::fill_n(block(b), kBlockBytes, static_cast<unsigned char>(b));  // faulted in now
     }
   }
-  unsigned char* allocate() { return free_count_ == 0 ? nullptr : block(free_[--free_count_]); }
+  unsigned char* allocate() {
+    if (taken_ == released_ + kArenaBlocks) return nullptr;  // every block is out
+    return block(free_[taken_++ % kArenaBlocks]);
+  }
   void release(unsigned char* p) {
-    free_[free_count_++] = static_cast<std::uint8_t>((p - memory_.get()) / kBlockBytes);
+    free_[released_++ % kArenaBlocks] =
+        static_cast<std::uint8_t>((p - memory_.get()) / kBlockBytes);
   }
 
  private:
   unsigned char* block(std::size_t b) { return memory_.get() + b * kBlockBytes; }
   std::unique_ptr<unsigned char[]> memory_;
+  // A ring of free block numbers: taken from taken_, given back at released_ + kArenaBlocks.
   std::array<std::uint8_t, kArenaBlocks> free_{};
-  std::size_t free_count_ = kArenaBlocks;
+  std::uint64_t taken_ = 0;
+  std::uint64_t released_ = 0;
 };
 
 }  // namespace

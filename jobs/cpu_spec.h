@@ -19,13 +19,16 @@ namespace gpuoverlap::jobs {
 // How an idle worker waits for work (between frames, and in a frame once the queue is empty
 // while the critical path still runs). spin: it keeps its core (a competitor can only run
 // where the scheduler preempts it); sleep: it blocks on a futex and leaves its core to anyone;
-// spin_then_sleep: spin_us of spinning first, as most engines' job systems do.
-enum class WaitMode { spin, sleep, spin_then_sleep };
+// spin_then_sleep: spin_us of spinning first, as most engines' job systems do; yield: it polls
+// for work with sched_yield between polls, runnable the whole time (the kernel decides whom a
+// yield hands the core: on EEVDF it may be an idle-priority thread, until the next tick).
+enum class WaitMode { spin, sleep, spin_then_sleep, yield };
 
-inline constexpr EnumNames<WaitMode, 3> kWaitModeNames{
+inline constexpr EnumNames<WaitMode, 4> kWaitModeNames{
     {{WaitMode::spin, "spin"},
      {WaitMode::sleep, "sleep"},
-     {WaitMode::spin_then_sleep, "spin_then_sleep"}}};
+     {WaitMode::spin_then_sleep, "spin_then_sleep"},
+     {WaitMode::yield, "yield"}}};
 
 std::string_view to_string(WaitMode mode);
 std::optional<WaitMode> parse_wait_mode(std::string_view text);

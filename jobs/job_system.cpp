@@ -195,6 +195,10 @@ void JobSystem::wait_for_signal(std::uint32_t seen) {
     sleep_while(signal_, seen);
     return;
   }
+  if (spec_.wait == WaitMode::yield) {
+    while (signal_.load(std::memory_order_acquire) == seen) std::this_thread::yield();
+    return;
+  }
   const std::int64_t spin_until =
       spec_.wait == WaitMode::spin
           ? INT64_MAX

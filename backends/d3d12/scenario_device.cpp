@@ -517,11 +517,16 @@ GpuOutcome ScenarioDevice::wait_fence(ID3D12Fence* fence, std::uint64_t value,
                                       std::int64_t deadline_ns, const char* what) {
   // A completion registered by an earlier wait that timed out may set the event late: the
   // fence's value decides, the event only wakes the thread.
+  bool blocked = false;
   while (fence->GetCompletedValue() < value) {
     const std::int64_t remaining_ns = deadline_ns - monotonic_raw_ns();
     if (remaining_ns <= 0) {
-      if (const HRESULT removed = gpu_.device->GetDeviceRemovedReason(); FAILED(removed))
-        return outcome_of(removed, what);
+      // A removed device completes every fence (below), so a poll ([cpu] gpu_wait spin or
+      // yield: a deadline already past) only reads the fence: no device call in the game's
+      // spin. A wait that blocked asks the device why the fence did not move.
+      if (blocked)
+        if (const HRESULT removed = gpu_.device->GetDeviceRemovedReason(); FAILED(removed))
+          return outcome_of(removed, what);
       return {GpuStatus::timeout, Error{std::string(what) + ": the deadline passed",
                                         static_cast<std::int64_t>(WAIT_TIMEOUT), "WAIT_TIMEOUT"}};
     }
@@ -533,6 +538,7 @@ GpuOutcome ScenarioDevice::wait_fence(ID3D12Fence* fence, std::uint64_t value,
     if (WaitForSingleObject(fence_event_.get(), remaining_ms) == WAIT_FAILED)
       return {GpuStatus::failed, Error{std::string(what) + ": WaitForSingleObject failed",
                                        static_cast<std::int64_t>(GetLastError()), ""}};
+    blocked = true;
   }
   // A removed device completes every fence (UINT64_MAX): that is no completion.
   if (fence->GetCompletedValue() == std::numeric_limits<UINT64>::max())

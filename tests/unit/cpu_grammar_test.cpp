@@ -65,6 +65,21 @@ TEST(ScenarioParser, ReadsHowTheFrameLoopWaitsForTheGpu) {
       << bad.error().message;
 }
 
+TEST(ScenarioParser, ReadsEveryWayAnIdleWorkerWaitsAndWritesItBack) {
+  for (const auto& [text, expected] : std::vector<std::pair<std::string, jobs::WaitMode>>{
+           {"wait = \"spin\"\n", jobs::WaitMode::spin},
+           {"wait = \"sleep\"\n", jobs::WaitMode::sleep},
+           {"wait = \"spin_then_sleep\"\n", jobs::WaitMode::spin_then_sleep},
+           {"wait = \"yield\"\n", jobs::WaitMode::yield}}) {
+    auto s = parse_scenario(with_cpu(text), "t.toml");
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    EXPECT_EQ(s->cpu->wait, expected) << text;
+    auto again = parse_scenario(to_toml(*s), "again.toml");
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_EQ(again->cpu->wait, expected) << to_toml(*s);
+  }
+}
+
 TEST(ScenarioParser, ReadsHowTheFrameLoopWaitsForItsJobs) {
   for (const auto& [text, expected] : std::vector<std::pair<std::string, jobs::LoopWait>>{
            {"", jobs::LoopWait::block},
@@ -130,9 +145,9 @@ TEST(ScenarioParser, RefusesBadCpuTablesWithFileAndLine) {
        "frame_period_ms = 8\n",
        "the chain of 2 critical jobs (10 ms) is longer than frame_period_ms (8)"},
       {"jobs_per_frame = 4\ncritical_jobs = 5\n", "critical_jobs (5) are some of the frame's jobs"},
-      {"wait = \"yield\"\n",
-       "test.toml:8: unknown wait 'yield' in [cpu] (spin | sleep | "
-       "spin_then_sleep)"},
+      {"wait = \"nap\"\n",
+       "test.toml:8: unknown wait 'nap' in [cpu] (spin | sleep | "
+       "spin_then_sleep | yield)"},
       {"wait = \"spin\"\nspin_us = 10\n", "test.toml:9: [cpu]: spin_us applies only with wait"},
       {"frames_in_flight = 3\n",
        "test.toml:8: 'frames_in_flight' in [cpu] is 3, must be in [1, 2]"},

@@ -25,6 +25,11 @@ struct FakeFrame {
   GpuStatus grace_wait = GpuStatus::timeout;
   bool stamps_during_grace = false;  // the stamps arrive during the grace period
   GpuStatus submit = GpuStatus::ok;
+  // A GPU that finishes while the frame loop polls ([cpu] gpu_wait spin or yield): when set,
+  // the frame's waits 1 .. done_at_wait - 1 time out and wait done_at_wait and later return
+  // done_status (ok completes the frame); first_wait and grace_wait are then not used.
+  std::optional<int> done_at_wait;
+  GpuStatus done_status = GpuStatus::ok;
 };
 
 class FakeBackend : public ScenarioBackend {
@@ -69,7 +74,15 @@ class FakeBackend : public ScenarioBackend {
   GpuOutcome wait_frame(std::uint32_t frame, std::int64_t deadline_ns) override {
     EXPECT_GT(deadline_ns, 0);
     ++waits;
+    const int nth = ++waits_of_frame[frame];
+    if (deadline_ns <= monotonic_raw_ns()) ++polls_of_frame[frame];
     const FakeFrame f = frame_script(frame);
+    if (f.done_at_wait) {
+      if (nth < *f.done_at_wait) return outcome(GpuStatus::timeout);
+      if (f.done_status == GpuStatus::ok && !completed_ns.count(frame))
+        completed_ns[frame] = monotonic_raw_ns();
+      return outcome(f.done_status);
+    }
     if (waited_once_.count(frame)) {
       if (f.stamps_during_grace) write_stamps(frame, {});
       if (f.grace_wait == GpuStatus::ok && !completed_ns.count(frame))
@@ -80,6 +93,8 @@ class FakeBackend : public ScenarioBackend {
     if (f.first_wait == GpuStatus::ok) completed_ns[frame] = monotonic_raw_ns();
     return outcome(f.first_wait);
   }
+  // By frame: its waits, and of them the polls (a deadline already past: the wait only asks).
+  std::map<std::uint32_t, int> waits_of_frame, polls_of_frame;
   // When each frame's wait first reported it complete (CLOCK_MONOTONIC_RAW).
   std::map<std::uint32_t, std::int64_t> completed_ns;
   std::vector<std::optional<TimestampTicks>> read_timestamps() override {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -159,6 +160,87 @@ TEST(FrameLoop, TwoFramesInFlightBeginTheNextCpuPhaseWhileTheGpuRunsButNeverTwoA
     EXPECT_GE(starts[i] + 1, backend.completed_ns.at(1 + i)) << "frame " << i;
   }
   EXPECT_TRUE(overlapped) << "with two in flight, a CPU phase runs beside the GPU's frame";
+}
+
+// [cpu] gpu_wait spin and yield: the frame loop asks for the frame's completion (waits whose
+// deadline has passed) until the GPU is done, and never waits in the driver; block waits once.
+TEST(FrameLoop, APollingGpuWaitAsksUntilTheFrameIsDoneAndABlockingOneWaitsOnce) {
+  for (const jobs::LoopWait style :
+       {jobs::LoopWait::spin, jobs::LoopWait::yield, jobs::LoopWait::block}) {
+    SCOPED_TRACE(static_cast<int>(style));
+    FakeBackend backend(2);
+    const bool polls = style != jobs::LoopWait::block;
+    if (polls) backend.script[3] = FakeFrame{.done_at_wait = 40};
+    Scenario scenario = game_frame(1);
+    scenario.cpu->gpu_wait = style;
+    const FrameLoopOutcome out = run_frames(backend, scenario, settings(1, 4), {});
+    ASSERT_FALSE(out.timeline.failure) << out.timeline.failure->message;
+    ASSERT_EQ(out.timeline.frames.size(), 4u);
+    for (const FrameRecord& f : out.timeline.frames) EXPECT_EQ(f.status, RecordStatus::ok);
+    if (polls) {
+      EXPECT_EQ(backend.waits_of_frame.at(3), 40) << "asked until done, not once more";
+      EXPECT_EQ(backend.polls_of_frame.at(3), 40) << "every ask a poll";
+      EXPECT_TRUE(backend.completed_ns.count(3));
+    } else {
+      for (std::uint32_t frame = 1; frame <= 5; ++frame) {
+        EXPECT_EQ(backend.waits_of_frame.at(frame), 1) << frame;
+        EXPECT_EQ(backend.polls_of_frame.count(frame), 0u) << "a wait until the deadline";
+      }
+    }
+  }
+}
+
+TEST(FrameLoop, ADeviceLostWhileThePollingGpuWaitAsksStopsAtThatFrame) {
+  FakeBackend backend(2);
+  backend.script[3] = FakeFrame{.done_at_wait = 7, .done_status = GpuStatus::device_lost};
+  Scenario scenario = game_frame(1);
+  scenario.cpu->gpu_wait = jobs::LoopWait::spin;
+  const FrameLoopOutcome out = run_frames(backend, scenario, settings(0, 5), {});
+  ASSERT_TRUE(out.timeline.failure);
+  EXPECT_EQ(out.timeline.failure->message, "waiting for frame 2 failed: FAKE_DEVICE_LOST");
+  EXPECT_EQ(backend.waits_of_frame.at(3), 7) << "no ask after the loss";
+  EXPECT_EQ(backend.recorded.size(), 3u);
+  ASSERT_EQ(out.timeline.frames.size(), 3u);
+  EXPECT_EQ(out.timeline.frames.back().status, RecordStatus::device_lost);
+}
+
+// A GPU that never finishes: the polls end at the frame's deadline, as the blocking wait would.
+TEST(FrameLoop, APollingGpuWaitEndsAtTheFramesDeadline) {
+  FakeBackend backend(2);
+  backend.script[2] = FakeFrame{.stamps_at_release = false,
+                                .done_at_wait = std::numeric_limits<int>::max(),
+                                .done_status = GpuStatus::timeout};
+  Scenario scenario = game_frame(1);
+  scenario.cpu->gpu_wait = jobs::LoopWait::yield;
+  RunSettings s = settings(0, 3);
+  s.frame_timeout_ms = 50;
+  const std::int64_t start_ns = monotonic_raw_ns();
+  const FrameLoopOutcome out = run_frames(backend, scenario, s, {});
+  ASSERT_TRUE(out.timeline.failure);
+  EXPECT_NE(out.timeline.failure->message.find("frame 1: the GPU had not finished it"),
+            std::string::npos)
+      << out.timeline.failure->message;
+  EXPECT_TRUE(out.gpu_may_be_busy);
+  EXPECT_GE(monotonic_raw_ns() - start_ns, 50'000'000) << "polled until the deadline";
+  EXPECT_GT(backend.polls_of_frame.at(2), 1);
+}
+
+// Two frames in flight with a spinning GPU wait: the next frame's CPU phase begins when the
+// poll reaches its start, and the CPU is never two frames ahead.
+TEST(FrameLoop, TwoFramesInFlightWithASpinningGpuWaitNeverRunTwoAhead) {
+  FakeBackend backend(2);
+  for (std::uint32_t frame = 1; frame <= 7; ++frame)
+    backend.script[frame] = FakeFrame{.done_at_wait = 300};
+  Scenario scenario = game_frame(2);
+  scenario.cpu->gpu_wait = jobs::LoopWait::spin;
+  const FrameLoopOutcome out = run_frames(backend, scenario, settings(2, 6), {});
+  ASSERT_FALSE(out.timeline.failure) << out.timeline.failure->message;
+  ASSERT_EQ(out.timeline.frames.size(), 6u);
+  const std::vector<std::int64_t> starts = frame_starts_ns(out.timeline);
+  for (std::uint32_t i = 1; i < starts.size(); ++i) {
+    EXPECT_EQ(out.timeline.frames[i].status, RecordStatus::ok);
+    EXPECT_GE(starts[i] + 1, backend.completed_ns.at(1 + i)) << "frame " << i;
+  }
 }
 
 TEST(FrameLoop, AFailureInAGameFrameJoinsTheWorkersAndKeepsTheFramesBefore) {

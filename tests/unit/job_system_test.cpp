@@ -33,7 +33,8 @@ CpuFrameSpec spec_of(std::uint32_t workers, std::uint32_t jobs, std::uint32_t cr
 }
 
 TEST(JobSystem, EveryJobOfEveryFrameRunsExactlyOnceInEveryWaitMode) {
-  for (WaitMode wait : {WaitMode::spin, WaitMode::sleep, WaitMode::spin_then_sleep})
+  for (WaitMode wait :
+       {WaitMode::spin, WaitMode::sleep, WaitMode::spin_then_sleep, WaitMode::yield})
     for (std::uint32_t workers : {1u, 3u})
       for (auto [jobs, critical] : {std::pair{1u, 0u}, {1u, 1u}, {17u, 0u}, {17u, 4u}}) {
         SCOPED_TRACE(std::string(to_string(wait)) + ", " + std::to_string(workers) + " workers, " +
@@ -94,7 +95,8 @@ TEST(JobSystem, AWorkerThatNeverSawTheFrameCountsAsMissedWithALowerBound) {
 }
 
 TEST(JobSystem, AMissedDeadlineKeepsTheFrameAndStoppingMidFrameJoinsEveryThread) {
-  for (WaitMode wait : {WaitMode::spin, WaitMode::sleep, WaitMode::spin_then_sleep}) {
+  for (WaitMode wait :
+       {WaitMode::spin, WaitMode::sleep, WaitMode::spin_then_sleep, WaitMode::yield}) {
     CpuFrameSpec spec = spec_of(2, 2000, 2, wait);
     spec.cpu_ms_per_frame = 2000.0;  // 1 ms jobs: seconds of work, never waited for
     auto system = std::make_unique<JobSystem>(spec, calibrate_once().iterations_per_us);
