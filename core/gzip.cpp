@@ -9,13 +9,13 @@
 
 namespace gpuoverlap {
 
-Result<std::string> gzip_compress(std::string_view text) {
+Result<std::string> gzip_compress(std::string_view text, GzipEffort effort) {
   if (text.size() > std::numeric_limits<uInt>::max())
     return make_error("gzip: the text is larger than one zlib call takes");
   z_stream stream{};
   // windowBits 15 + 16: a gzip header and trailer instead of zlib's.
-  if (deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
-      Z_OK)
+  const int level = effort == GzipEffort::fast ? 1 : Z_DEFAULT_COMPRESSION;
+  if (deflateInit2(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
     return make_error("gzip: deflateInit2 failed");
   std::string out(deflateBound(&stream, static_cast<uLong>(text.size())) + 32, '\0');
   stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));

@@ -11,7 +11,11 @@
 
 namespace gpuoverlap {
 
-Result<std::string> gzip_compress(std::string_view text);
+// How hard deflate works: `fast` (level 1) for a file written after every scenario whose size
+// matters less than the tool's time (the kernel's record: about half the time of the default
+// for a third more bytes), `small` (zlib's default) for the rest.
+enum class GzipEffort { small, fast };
+Result<std::string> gzip_compress(std::string_view text, GzipEffort effort = GzipEffort::small);
 
 // The text of a gzip file that came from outside (`what` names it in messages). Untrusted, so
 // the inflated size is bounded twice: never more than `max_bytes`, and never more than

@@ -129,10 +129,16 @@ std::vector<SchedCpuSlice> cpu_slices(const SchedRecord& record, std::int64_t fr
   };
   for (const SchedEvent& e : record.events) {
     if (e.time_ns > to_ns) break;
-    if (e.kind != SchedEventKind::switch_task) continue;
     auto it = running.find(e.cpu);
-    if (it != running.end()) close(e.cpu, it->second, e.time_ns);
-    running[e.cpu] = {e.next_tid, e.next_comm, e.time_ns};
+    if (e.kind == SchedEventKind::switch_task) {
+      if (it != running.end()) close(e.cpu, it->second, e.time_ns);
+      running[e.cpu] = {e.next_tid, e.next_comm, e.time_ns};
+    } else if (e.tid > 0 && (it == running.end() || it->second.tid != e.tid)) {
+      // A task the record shows on the CPU without a switch to it (thread_waits.cpp,
+      // seen_running): it runs there from this line at the latest.
+      if (it != running.end()) close(e.cpu, it->second, e.time_ns);
+      running[e.cpu] = {e.tid, e.comm, e.time_ns};
+    }
   }
   for (const auto& [cpu, r] : running) close(cpu, r, to_ns);
   return out;
@@ -182,9 +188,10 @@ void attach_sched_record(ScenarioTimeline& timeline, const SchedRecord& record,
   bool run_delay_known = false;
   std::int64_t asleep_in_run_delay_ns = 0;
   std::size_t frames_asleep_in_run_delay = 0;
+  const WaitIndex index(waits);
   for (const FrameInterval& interval : intervals) {
     FrameRecord& f = timeline.frames[interval.frame_index];
-    const WaitTotals loop = wait_totals(waits, loop_tid, interval.from_ns, interval.to_ns);
+    const WaitTotals loop = index.totals(loop_tid, interval.from_ns, interval.to_ns);
     f.sched_loop_runnable_us = us(loop.runnable_ns);
     f.sched_loop_to_background_us = us(loop.to_background_ns);
     f.sched_loop_longest = loop.longest ? describe(*loop.longest) : std::string();
@@ -207,7 +214,7 @@ void attach_sched_record(ScenarioTimeline& timeline, const SchedRecord& record,
       std::int64_t runnable = 0, to_background = 0;
       for (std::int64_t worker : threads.workers) {
         const WaitTotals t =
-            wait_totals(waits, static_cast<std::int32_t>(worker), interval.from_ns, interval.to_ns);
+            index.totals(static_cast<std::int32_t>(worker), interval.from_ns, interval.to_ns);
         runnable += t.runnable_ns;
         to_background += t.to_background_ns;
       }
@@ -277,33 +284,36 @@ SchedTraceScope::SchedTraceScope(bool wanted) : wanted_(wanted) {
 void SchedTraceScope::stop() {
   if (!recording_) return;
   const std::int64_t from_ns = monotonic_raw_ns();
-  auto text = recording_->stop();
+  auto data = recording_->stop();
   read_ms_ = ms(monotonic_raw_ns() - from_ns);
   recording_.reset();
-  if (text)
-    text_ = std::move(*text);
+  if (data)
+    data_ = std::move(*data);
   else
-    why_not_ = text.error().message;
+    why_not_ = data.error().message;
 }
 
 void SchedTraceScope::attach(ScenarioTimeline& timeline, const ForegroundThreads& threads) {
   if (!wanted_) return;
   stop();
-  if (!text_) {
+  if (!data_) {
     timeline.meta["sched_trace"] = {{"recorded", false}, {"why", why_not_}};
     return;
   }
   // What the record cost after the frames, step by step (meta.json sched_trace.cost_ms): the
   // tool's own time, which a study's rounds wait for.
   const std::int64_t parse_from_ns = monotonic_raw_ns();
-  const SchedRecord record = parse_sched_record(text_->text);
+  const SchedRecord record = data_->parse();
+  const std::size_t raw_bytes = data_->bytes();
+  const std::vector<std::int32_t> overrun_cpus = data_->overrun_cpus();
+  data_.reset();
   const std::int64_t attribute_from_ns = monotonic_raw_ns();
-  attach_sched_record(timeline, record, threads, this_process_id(), text_->overrun_cpus);
+  attach_sched_record(timeline, record, threads, this_process_id(), overrun_cpus);
+  const std::int64_t render_from_ns = monotonic_raw_ns();
+  const std::string text = sched_record_text(record);
   const std::int64_t compress_from_ns = monotonic_raw_ns();
-  auto compressed = gzip_compress(text_->text);
+  auto compressed = gzip_compress(text, GzipEffort::fast);
   const std::int64_t done_ns = monotonic_raw_ns();
-  const std::size_t text_bytes = text_->text.size();
-  text_.reset();
   auto& meta = timeline.meta["sched_trace"];
   if (!compressed) {
     // The record's explanation stands; only its file is missing, and meta.json says so.
@@ -311,11 +321,13 @@ void SchedTraceScope::attach(ScenarioTimeline& timeline, const ForegroundThreads
   } else {
     timeline.sched_record_gz = std::move(*compressed);
   }
-  meta["text_mb"] = std::round(double(text_bytes) / 1e4) / 100;
+  meta["raw_mb"] = std::round(double(raw_bytes) / 1e4) / 100;
+  meta["text_mb"] = std::round(double(text.size()) / 1e4) / 100;
   auto tenths = [](double v) { return std::round(v * 10) / 10; };
   meta["cost_ms"] = {{"read", tenths(read_ms_)},
                      {"parse", tenths(ms(attribute_from_ns - parse_from_ns))},
-                     {"attribute", tenths(ms(compress_from_ns - attribute_from_ns))},
+                     {"attribute", tenths(ms(render_from_ns - attribute_from_ns))},
+                     {"render", tenths(ms(compress_from_ns - render_from_ns))},
                      {"compress", tenths(ms(done_ns - compress_from_ns))}};
 }
 

@@ -44,9 +44,9 @@ class SchedTraceScope {
  private:
   bool wanted_ = false;
   std::optional<TracefsRecording> recording_;
-  std::optional<SchedTraceText> text_;
+  std::optional<SchedTraceData> data_;
   std::string why_not_;
-  double read_ms_ = 0;  // stopping the record and reading its text
+  double read_ms_ = 0;  // stopping the record and reading its pages
 };
 
 // Of the frame loop's waits behind background threads, grouped by the way it lost its CPU and

@@ -4,24 +4,14 @@
 #include <charconv>
 #include <optional>
 
+#include "schedtrace/text_fields.h"
+
 namespace gpuoverlap {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
-
-template <class T>
-std::optional<T> number(std::string_view s) {
-  T value{};
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
-  return value;
-}
+using tracefs_text::number;
+using tracefs_text::trim;
 
 // `key=value` of an event's body; values hold no spaces except comm values, which sched_switch
 // alone needs whole (they are read by position there).
@@ -58,22 +48,6 @@ std::string comm_field(std::string_view body, std::string_view key, std::string_
   const std::size_t end = body.find(" " + std::string(next_key) + "=", value_at);
   return std::string(body.substr(
       value_at, end == std::string_view::npos ? std::string_view::npos : end - value_at));
-}
-
-std::optional<SchedEventKind> kind_of(std::string_view name) {
-  if (name == "sched_switch") return SchedEventKind::switch_task;
-  if (name == "sched_wakeup") return SchedEventKind::wakeup;
-  if (name == "sched_wakeup_new") return SchedEventKind::wakeup_new;
-  if (name == "sched_migrate_task") return SchedEventKind::migrate;
-  if (name == "sched_process_fork") return SchedEventKind::fork;
-  if (name == "sched_process_exit") return SchedEventKind::exit;
-  if (name == "local_timer_entry") return SchedEventKind::tick;
-  if (name == "reschedule_entry") return SchedEventKind::reschedule_ipi;
-  if (name == "call_function_entry" || name == "call_function_single_entry")
-    return SchedEventKind::function_ipi;
-  if (name == "irq_handler_entry") return SchedEventKind::device_irq;
-  if (name == "sys_enter") return SchedEventKind::syscall;
-  return std::nullopt;
 }
 
 // "CPU:3 [LOST 120 EVENTS]"
@@ -134,7 +108,7 @@ LineRead parse_line(std::string_view line, SchedEvent& e) {
   rest = rest.substr(ts_end + 2);
   const std::size_t name_end = rest.find(':');
   if (name_end == std::string_view::npos) return LineRead::unreadable;
-  const auto kind = kind_of(rest.substr(0, name_end));
+  const auto kind = sched_event_kind(rest.substr(0, name_end));
   if (!kind) return LineRead::skipped;
   const std::string_view body = trim(rest.substr(name_end + 1));
 
@@ -201,6 +175,50 @@ LineRead parse_line(std::string_view line, SchedEvent& e) {
 }
 
 }  // namespace
+
+std::optional<SchedEventKind> sched_event_kind(std::string_view name) {
+  if (name == "sched_switch") return SchedEventKind::switch_task;
+  if (name == "sched_wakeup") return SchedEventKind::wakeup;
+  if (name == "sched_wakeup_new") return SchedEventKind::wakeup_new;
+  if (name == "sched_migrate_task") return SchedEventKind::migrate;
+  if (name == "sched_process_fork") return SchedEventKind::fork;
+  if (name == "sched_process_exit") return SchedEventKind::exit;
+  if (name == "local_timer_entry") return SchedEventKind::tick;
+  if (name == "reschedule_entry") return SchedEventKind::reschedule_ipi;
+  if (name == "call_function_entry" || name == "call_function_single_entry")
+    return SchedEventKind::function_ipi;
+  if (name == "irq_handler_entry") return SchedEventKind::device_irq;
+  if (name == "sys_enter") return SchedEventKind::syscall;
+  return std::nullopt;
+}
+
+std::string_view tracefs_event_name(SchedEventKind kind) {
+  switch (kind) {
+    case SchedEventKind::switch_task:
+      return "sched_switch";
+    case SchedEventKind::wakeup:
+      return "sched_wakeup";
+    case SchedEventKind::wakeup_new:
+      return "sched_wakeup_new";
+    case SchedEventKind::migrate:
+      return "sched_migrate_task";
+    case SchedEventKind::fork:
+      return "sched_process_fork";
+    case SchedEventKind::exit:
+      return "sched_process_exit";
+    case SchedEventKind::tick:
+      return "local_timer_entry";
+    case SchedEventKind::reschedule_ipi:
+      return "reschedule_entry";
+    case SchedEventKind::function_ipi:
+      return "call_function_entry";
+    case SchedEventKind::device_irq:
+      return "irq_handler_entry";
+    case SchedEventKind::syscall:
+      return "sys_enter";
+  }
+  return "unknown";
+}
 
 SchedRecord parse_sched_record(std::string_view text) {
   SchedRecord record;

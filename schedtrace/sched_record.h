@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,6 +67,11 @@ struct SchedRecord {
   std::map<std::int32_t, std::int64_t> lost_events_by_cpu;
   std::int64_t unreadable_lines = 0;  // lines neither a comment, an event nor a lost marker
 };
+
+// The kind of a tracefs event by its name ("sched_switch"); none for events the record skips.
+std::optional<SchedEventKind> sched_event_kind(std::string_view tracefs_name);
+// The tracefs name of a kind (function_ipi: "call_function_entry").
+std::string_view tracefs_event_name(SchedEventKind kind);
 
 // The record in tracefs's text form (the `trace` file). Lines of events not listed above are
 // skipped without counting (an instance may trace more); events are sorted by time.

@@ -51,6 +51,7 @@ class Walker {
     for (const SchedEvent& e : record_.events) {
       if (e.time_ns > to_ns) break;
       CpuState& cpu = cpus_[e.cpu];
+      if (e.kind != SchedEventKind::switch_task) seen_running(e, cpu, from_ns, out);
       if (is_interrupt(e.kind)) {
         cpu.last_irq_ns = e.time_ns;
         cpu.last_irq_kind = e.kind;
@@ -188,25 +189,50 @@ class Walker {
       }
       open_[e.prev_tid] = std::move(wait);
     }
-    if (auto since = runnable_since_.find(e.next_tid); since != runnable_since_.end()) {
-      last_wait_ns_[e.next_tid] = e.time_ns - since->second;
-      runnable_since_.erase(since);
-    }
-    if (auto open = open_.find(e.next_tid); open != open_.end()) {
-      ThreadWait wait = std::move(open->second);
-      open_.erase(open);
-      wait.on_ns = e.time_ns;
-      wait.cpu_in = e.cpu;
-      // A blocked wait whose wake-up the record lacks: no runnable part is claimed.
-      if (wait.runnable_from_ns < 0) wait.runnable_from_ns = e.time_ns;
+    came_in(e.next_tid, e.time_ns, e.cpu, from_ns, out, [&](ThreadWait& wait) {
       wait.given_back_by = given_back_by(cpu, e, wait);
       if (wait.holder_prio < 0 && wait.holder_tid == e.prev_tid) wait.holder_prio = e.prev_prio;
-      wait.lost_events = record_.lost_events_by_cpu.count(wait.cpu_out) != 0 ||
-                         record_.lost_events_by_cpu.count(wait.cpu_in) != 0;
-      if (wait.on_ns >= from_ns) out.push_back(std::move(wait));
-    }
+    });
     cpu.running = e.next_tid;
     cpu.came_in_ns = e.time_ns;
+  }
+
+  // A line whose task is not the one the record last switched to on its CPU: the kernel wrote
+  // no sched_switch for it (a 6.18 VM kernel was seen to omit about half the switches from the
+  // idle task), and the line is the first sign that the task runs there. Its wait ends here,
+  // at the latest; without this it would stay open and be lost at the next switch away.
+  void seen_running(const SchedEvent& e, CpuState& cpu, std::int64_t from_ns,
+                    std::vector<ThreadWait>& out) {
+    if (e.tid <= 0 || cpu.running == e.tid) return;
+    const bool from_idle = cpu.running == 0;
+    came_in(e.tid, e.time_ns, e.cpu, from_ns, out, [&](ThreadWait& wait) {
+      wait.given_back_by = from_idle ? GivenBackBy::idle_cpu : GivenBackBy::other;
+      wait.switch_unrecorded = true;
+    });
+    cpu.running = e.tid;
+    cpu.came_in_ns = e.time_ns;
+  }
+
+  // `tid` is on `cpu_in` from `time_ns`: its runnable time and its open wait end there.
+  template <typename Finish>
+  void came_in(std::int32_t tid, std::int64_t time_ns, std::int32_t cpu_in, std::int64_t from_ns,
+               std::vector<ThreadWait>& out, Finish&& finish) {
+    if (auto since = runnable_since_.find(tid); since != runnable_since_.end()) {
+      last_wait_ns_[tid] = time_ns - since->second;
+      runnable_since_.erase(since);
+    }
+    auto open = open_.find(tid);
+    if (open == open_.end()) return;
+    ThreadWait wait = std::move(open->second);
+    open_.erase(open);
+    wait.on_ns = time_ns;
+    wait.cpu_in = cpu_in;
+    // A blocked wait whose wake-up the record lacks: no runnable part is claimed.
+    if (wait.runnable_from_ns < 0) wait.runnable_from_ns = time_ns;
+    finish(wait);
+    wait.lost_events = record_.lost_events_by_cpu.count(wait.cpu_out) != 0 ||
+                       record_.lost_events_by_cpu.count(wait.cpu_in) != 0;
+    if (wait.on_ns >= from_ns) out.push_back(std::move(wait));
   }
 
   const SchedRecord& record_;
@@ -289,38 +315,59 @@ std::vector<ThreadWait> thread_waits(const SchedRecord& record, const std::set<s
   return Walker(record, tids, options).run(from_ns, to_ns);
 }
 
-WaitTotals wait_totals(const std::vector<ThreadWait>& waits, std::int32_t tid, std::int64_t from_ns,
-                       std::int64_t to_ns) {
-  WaitTotals totals;
-  for (const ThreadWait& wait : waits) {
-    if (wait.tid != tid || wait.on_ns < from_ns || wait.off_ns >= to_ns) continue;
-    const std::int64_t runnable = wait.runnable_ns_in(from_ns, to_ns);
-    totals.runnable_ns += runnable;
-    switch (wait.holder_kind) {
-      case ThreadKind::background:
-        totals.to_background_ns += runnable;
-        break;
-      case ThreadKind::frame_thread:
-        totals.to_frame_threads_ns += runnable;
-        break;
-      case ThreadKind::other_process:
-        totals.to_other_processes_ns += runnable;
-        break;
-      case ThreadKind::kernel:
-        totals.to_kernel_ns += runnable;
-        break;
-      case ThreadKind::idle:
-        totals.wake_latency_ns += runnable;
-        break;
-    }
-    const std::int64_t blocked = overlap_ns(wait.off_ns, wait.runnable_from_ns, from_ns, to_ns);
-    totals.blocked_ns += blocked;
-    if (wait.priority_inversion()) totals.blocked_on_background_ns += blocked;
-    if (runnable > totals.longest_ns) {
-      totals.longest_ns = runnable;
-      totals.longest = &wait;
-    }
+namespace {
+
+// Adds what of `wait` lies in [from_ns, to_ns) to `totals`.
+void add_wait(WaitTotals& totals, const ThreadWait& wait, std::int64_t from_ns,
+              std::int64_t to_ns) {
+  const std::int64_t runnable = wait.runnable_ns_in(from_ns, to_ns);
+  totals.runnable_ns += runnable;
+  switch (wait.holder_kind) {
+    case ThreadKind::background:
+      totals.to_background_ns += runnable;
+      break;
+    case ThreadKind::frame_thread:
+      totals.to_frame_threads_ns += runnable;
+      break;
+    case ThreadKind::other_process:
+      totals.to_other_processes_ns += runnable;
+      break;
+    case ThreadKind::kernel:
+      totals.to_kernel_ns += runnable;
+      break;
+    case ThreadKind::idle:
+      totals.wake_latency_ns += runnable;
+      break;
   }
+  const std::int64_t blocked = overlap_ns(wait.off_ns, wait.runnable_from_ns, from_ns, to_ns);
+  totals.blocked_ns += blocked;
+  if (wait.priority_inversion()) totals.blocked_on_background_ns += blocked;
+  if (runnable > totals.longest_ns) {
+    totals.longest_ns = runnable;
+    totals.longest = &wait;
+  }
+}
+
+}  // namespace
+
+WaitIndex::WaitIndex(const std::vector<ThreadWait>& waits) {
+  for (const ThreadWait& wait : waits) by_thread_[wait.tid].push_back(&wait);
+  for (auto& [tid, list] : by_thread_)
+    std::stable_sort(list.begin(), list.end(),
+                     [](const ThreadWait* a, const ThreadWait* b) { return a->on_ns < b->on_ns; });
+}
+
+WaitTotals WaitIndex::totals(std::int32_t tid, std::int64_t from_ns, std::int64_t to_ns) const {
+  WaitTotals totals;
+  const auto it = by_thread_.find(tid);
+  if (it == by_thread_.end()) return totals;
+  const std::vector<const ThreadWait*>& list = it->second;
+  // The first wait that ends at or after from_ns; one thread's waits do not overlap, so from
+  // there on they begin in order too, and the first to begin at or after to_ns ends the walk.
+  auto wait = std::lower_bound(list.begin(), list.end(), from_ns,
+                               [](const ThreadWait* w, std::int64_t t) { return w->on_ns < t; });
+  for (; wait != list.end() && (*wait)->off_ns < to_ns; ++wait)
+    add_wait(totals, **wait, from_ns, to_ns);
   return totals;
 }
 

@@ -16,6 +16,7 @@
 #include <functional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/enum_names.h"
@@ -106,6 +107,9 @@ struct ThreadWait {
   // waited: the priority inversion.
   std::int64_t waker_waited_ns = -1;
   bool lost_events = false;  // a CPU it used lost events: the stretch may be incomplete
+  // The kernel wrote no switch onto its CPU: it ended at the thread's first line there (on_ns
+  // is then an upper bound).
+  bool switch_unrecorded = false;
 
   std::int64_t runnable_ns() const { return on_ns - runnable_from_ns; }
   // The runnable part that falls in [from_ns, to_ns).
@@ -146,8 +150,18 @@ struct WaitTotals {
   const ThreadWait* longest = nullptr;        // the wait with the longest runnable part in it
   std::int64_t longest_ns = 0;
 };
-WaitTotals wait_totals(const std::vector<ThreadWait>& waits, std::int32_t tid, std::int64_t from_ns,
-                       std::int64_t to_ns);
+// A wait counts in [from_ns, to_ns) when it ends at or after from_ns and begins before to_ns.
+// Asked for many intervals (every measured frame, every worker): each thread's waits are kept in
+// time order, so that an interval costs its own waits, not a walk of all of them.
+// Contract: `waits` outlives the index; one thread's waits do not overlap (thread_waits' own).
+class WaitIndex {
+ public:
+  explicit WaitIndex(const std::vector<ThreadWait>& waits);
+  WaitTotals totals(std::int32_t tid, std::int64_t from_ns, std::int64_t to_ns) const;
+
+ private:
+  std::unordered_map<std::int32_t, std::vector<const ThreadWait*>> by_thread_;  // by on_ns
+};
 
 // "compile 0-6094 (background) held its CPU 3.80 ms after it yielded, until the next tick".
 std::string describe(const ThreadWait& wait);

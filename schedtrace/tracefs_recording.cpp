@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/system_error.h"
 #include "schedtrace/sched_record.h"
 #include "schedtrace/thread_waits.h"
 
@@ -55,29 +56,48 @@ Status write_file(const fs::path& path, const std::string& text) {
   return ok_status();
 }
 
-std::string read_file(const fs::path& path) {
+// A file of tracefs or /proc, whole; an error when it cannot be opened or a read fails (a
+// record cut short by a failed read would look like a quiet machine).
+Result<std::string> read_file(const fs::path& path) {
 #if defined(__linux__)
   // By read() into one buffer, appended: the `trace` file has no size (the kernel formats it
   // as it is read, a page or so per call) and is tens of MB; a stream's reads and copies took
   // several times as long.
   std::string text;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return text;
+  if (fd < 0)
+    return make_error(fmt::format("cannot open {}: {}", path.string(), last_system_error()),
+                      ErrorCategory::environment);
   std::vector<char> buffer(64 * 1024);
   for (;;) {
     const ssize_t got = ::read(fd, buffer.data(), buffer.size());
     if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;
+    if (got < 0) {
+      Error error = make_error(fmt::format("reading {} failed after {} bytes: {}", path.string(),
+                                           text.size(), last_system_error()),
+                               ErrorCategory::environment);
+      ::close(fd);
+      return error;
+    }
+    if (got == 0) break;
     text.append(buffer.data(), static_cast<std::size_t>(got));
   }
   ::close(fd);
   return text;
 #else
   std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error("cannot open " + path.string(), ErrorCategory::environment);
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
 #endif
+}
+
+// The file's text, or "" where it cannot be read (an optional fact: a clock's name, a CPU's
+// stats, a process's command line).
+std::string read_file_or_empty(const fs::path& path) {
+  Result<std::string> text = read_file(path);
+  return text ? std::move(text).value() : std::string();
 }
 
 // Instances are named gpuoverlap-<pid>-<n>.
@@ -176,7 +196,7 @@ std::string sched_trace_unavailable_reason() {
   for (const char* event : kEvents)
     if (!fs::is_directory(root / "events" / event, ec))
       return fmt::format("the kernel has no trace event {}", event);
-  if (read_file(root / "trace_clock").find("mono_raw") == std::string::npos)
+  if (read_file_or_empty(root / "trace_clock").find("mono_raw") == std::string::npos)
     return "the kernel's trace clocks lack mono_raw";
   return "";
 #endif
@@ -233,21 +253,128 @@ TracefsRecording::~TracefsRecording() {
   }
 }
 
-Result<SchedTraceText> TracefsRecording::stop() {
+namespace {
+
+// The page layout and the formats of the traced events, read once per process (they are the
+// kernel's and do not change while it runs).
+Result<std::shared_ptr<const RawFormats>> load_raw_formats() {
+  static std::mutex mutex;
+  static std::shared_ptr<const RawFormats> loaded;
+  const std::lock_guard lock(mutex);
+  if (loaded) return loaded;
+  const fs::path events = fs::path(tracefs_root()) / "events";
+  auto formats = std::make_shared<RawFormats>();
+  Result<std::string> header = read_file(events / "header_page");
+  if (!header) return header.error();
+  if (Status s = parse_header_page(*header, *formats); !s) return s.error();
+  for (const char* event : kEvents) {
+    Result<std::string> text = read_file(events / event / "format");
+    if (!text) return text.error();
+    Result<RawEventFormat> format = parse_event_format(*text);
+    if (!format)
+      return format.error()
+          .with_context(fmt::format("{}/format: ", event))
+          .with_category(ErrorCategory::environment);
+    if (format->name == "sched_switch") formats->state_letters = parse_state_letters(*text);
+    formats->events.emplace(format->id, std::move(*format));
+  }
+  loaded = std::move(formats);
+  return loaded;
+}
+
+// A per_cpu stats file's "overrun: N" (the events the buffer overwrote); 0 where it lacks one.
+std::int64_t stats_overrun(std::string_view stats) {
+  const std::size_t at = stats.find("overrun:");
+  if (at == std::string_view::npos) return 0;
+  return std::strtoll(std::string(stats.substr(at + 8, 24)).c_str(), nullptr, 10);
+}
+
+// One CPU's buffer, whole pages, until it is empty (tracing is off: nothing more comes).
+Result<std::string> read_raw_pages(const fs::path& path, std::size_t page_bytes) {
+  std::string pages;
+#if defined(__linux__)
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return make_error(fmt::format("cannot open {}: {}", path.string(), last_system_error()),
+                      ErrorCategory::environment);
+  std::vector<char> buffer(page_bytes * 16);
+  for (;;) {
+    const ssize_t got = ::read(fd, buffer.data(), buffer.size());
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (got < 0) {
+      Error error = make_error(fmt::format("reading {} failed after {} bytes: {}", path.string(),
+                                           pages.size(), last_system_error()),
+                               ErrorCategory::environment);
+      ::close(fd);
+      return error;
+    }
+    if (got == 0) break;
+    pages.append(buffer.data(), static_cast<std::size_t>(got));
+  }
+  ::close(fd);
+  pages.resize(pages.size() / page_bytes * page_bytes);
+#else
+  (void)path;
+  (void)page_bytes;
+#endif
+  return pages;
+}
+
+}  // namespace
+
+std::size_t SchedTraceData::bytes() const {
+  std::size_t total = 0;
+  for (const RawCpuPages& cpu : cpus) total += cpu.pages.size();
+  return total;
+}
+
+std::vector<std::int32_t> SchedTraceData::overrun_cpus() const {
+  std::vector<std::int32_t> out;
+  for (const auto& [cpu, count] : overrun_by_cpu) out.push_back(cpu);
+  return out;
+}
+
+SchedRecord SchedTraceData::parse() const {
+  if (!formats) return {};
+  SchedRecord record = parse_raw_record(cpus, *formats, tgid_of, name_of);
+  for (const auto& [cpu, overrun] : overrun_by_cpu) {
+    std::int64_t& lost = record.lost_events_by_cpu[cpu];
+    lost = std::max(lost, overrun);
+  }
+  return record;
+}
+
+Result<SchedTraceData> TracefsRecording::stop() {
   if (dir_.empty()) return make_error("the trace instance was already stopped");
   const fs::path dir = dir_;
   if (Status s = write_file(dir / "tracing_on", "0"); !s) return s.error();
-  SchedTraceText out;
-  out.text = read_file(dir / "trace");
+  SchedTraceData out;
+  auto formats = load_raw_formats();
+  if (!formats) return formats.error();
+  out.formats = *formats;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir / "per_cpu", ec)) {
-    const std::string cpu = entry.path().filename().string();  // "cpu3"
-    const std::string stats = read_file(entry.path() / "stats");
-    if (cpu.starts_with("cpu") && stats.find("overrun: 0\n") == std::string::npos &&
-        stats.find("overrun:") != std::string::npos)
-      out.overrun_cpus.push_back(std::atoi(cpu.c_str() + 3));
+    const std::string name = entry.path().filename().string();  // "cpu3"
+    if (!name.starts_with("cpu")) continue;
+    const std::int32_t cpu = std::atoi(name.c_str() + 3);
+    Result<std::string> pages =
+        read_raw_pages(entry.path() / "trace_pipe_raw", out.formats->page_bytes);
+    if (!pages) return pages.error();
+    out.cpus.push_back(RawCpuPages{cpu, std::move(*pages)});
+    if (const std::int64_t overrun = stats_overrun(read_file_or_empty(entry.path() / "stats"));
+        overrun > 0)
+      out.overrun_by_cpu[cpu] = overrun;
   }
-  std::sort(out.overrun_cpus.begin(), out.overrun_cpus.end());
+  if (ec)
+    return make_error(fmt::format("cannot list {}: {}", (dir / "per_cpu").string(), ec.message()),
+                      ErrorCategory::environment);
+  std::sort(out.cpus.begin(), out.cpus.end(),
+            [](const RawCpuPages& a, const RawCpuPages& b) { return a.cpu < b.cpu; });
+  // The thread-to-process map is the kernel's, kept for every instance with record-tgid.
+  out.tgid_of = parse_saved_tgids(read_file_or_empty(fs::path(tracefs_root()) / "saved_tgids"));
+  out.name_of =
+      parse_saved_cmdlines(read_file_or_empty(fs::path(tracefs_root()) / "saved_cmdlines"));
   pool().give_back(std::move(dir_), buffer_kb_per_cpu_);
   dir_.clear();
   return out;
@@ -257,7 +384,7 @@ bool is_kernel_thread_now(std::int32_t tid, const std::string& comm) {
 #if defined(__linux__)
   std::error_code ec;
   const fs::path cmdline = fmt::format("/proc/{}/cmdline", tid);
-  if (tid > 0 && fs::exists(cmdline, ec)) return read_file(cmdline).empty();
+  if (tid > 0 && fs::exists(cmdline, ec)) return read_file_or_empty(cmdline).empty();
 #else
   (void)tid;  // by its name alone
 #endif

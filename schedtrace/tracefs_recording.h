@@ -1,6 +1,7 @@
 // Taking the kernel's scheduling record (sched_record.h) from tracefs: a trace instance of its
 // own (so that it never disturbs another tracer), the mono_raw clock (the clock the tool stamps
-// with: CLOCK_MONOTONIC_RAW), record-tgid on, and only the events the attribution reads.
+// with: CLOCK_MONOTONIC_RAW), record-tgid on, and only the events the attribution reads; read
+// back in the kernel's binary form (raw_record.h).
 //
 // Where it cannot be taken (not Linux, not root, tracefs not mountable, a kernel without an
 // event), unavailable_reason says why in one line and the run goes on without it.
@@ -17,10 +18,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/result.h"
+#include "schedtrace/raw_record.h"
 
 namespace gpuoverlap {
 
@@ -32,9 +37,21 @@ std::string tracefs_root();
 // and the process may.
 std::string sched_trace_unavailable_reason();
 
-struct SchedTraceText {
-  std::string text;                        // the instance's `trace` file
-  std::vector<std::int32_t> overrun_cpus;  // CPUs whose buffer overwrote events
+// A record as read: every CPU's pages, the formats that say how to read them, the kernel's
+// thread-to-process map and names, and how many events each CPU's buffer overwrote (its
+// per_cpu stats' overrun).
+struct SchedTraceData {
+  std::vector<RawCpuPages> cpus;
+  std::shared_ptr<const RawFormats> formats;
+  std::unordered_map<std::int32_t, std::int32_t> tgid_of;
+  std::unordered_map<std::int32_t, std::string> name_of;
+  std::map<std::int32_t, std::int64_t> overrun_by_cpu;  // only CPUs that overwrote some
+
+  std::size_t bytes() const;
+  std::vector<std::int32_t> overrun_cpus() const;
+  // parse_raw_record; a CPU's lost events are the larger of what its pages say and its
+  // overrun (a full page has no room to say how many it lost).
+  SchedRecord parse() const;
 };
 
 class TracefsRecording {
@@ -48,8 +65,10 @@ class TracefsRecording {
   TracefsRecording(const TracefsRecording&) = delete;
   ~TracefsRecording();  // turns the instance off and keeps it for the next, if stop() did not
 
-  // Turns the record off, reads it and keeps the instance for the next record.
-  Result<SchedTraceText> stop();
+  // Turns the record off, reads it (each CPU's trace_pipe_raw, the kernel's saved_tgids) and
+  // keeps the instance for the next record. An error when a read fails: a record cut short
+  // would look like a quiet machine.
+  Result<SchedTraceData> stop();
 
  private:
   TracefsRecording(std::string dir, std::uint32_t buffer_kb_per_cpu)

@@ -57,7 +57,7 @@ TEST(SchedTrace, EveryWaitOfTheForegroundIsExplainedAndEveryToolReadsIt) {
   EXPECT_TRUE(sched["overrun_cpus"].is_array());
   // What the record cost after the frames, step by step, and the size of its text.
   EXPECT_GT(sched["text_mb"].get<double>(), 0.0);
-  for (const char* step : {"read", "parse", "attribute", "compress"})
+  for (const char* step : {"read", "parse", "attribute", "render", "compress"})
     EXPECT_TRUE(sched["cost_ms"][step].is_number()) << step << ": " << sched.dump();
   EXPECT_TRUE(fs::exists(scenario / "sched_record.txt.gz"));
   EXPECT_NE(sched["frame_loop"]["summary"].get<std::string>().find("the frame loop was runnable"),
@@ -338,7 +338,7 @@ TEST(SchedTrace, OneInstanceIsKeptAndClearedBetweenRecordsAndLeftoversAreRemoved
   auto second_text = second->stop();
   ASSERT_TRUE(second_text) << second_text.error().message;
   EXPECT_LE(tracefs_instances_made(), made_before + 1) << "the second record made an instance";
-  const SchedRecord second_record = parse_sched_record(second_text->text);
+  const SchedRecord second_record = second_text->parse();
   for (const SchedEvent& e : second_record.events)
     ASSERT_GE(e.time_ns, second_from_ns - 1000) << "an event from before the second record began";
 
