@@ -109,7 +109,8 @@ void expect_same_events_as_the_kernels_text(const fs::path& dir) {
     EXPECT_TRUE(kinds.contains(kind)) << tracefs_event_name(kind);
   // The line's task's name: the kernel's text prints the name its cache holds when the text is
   // read (a child that ran exec has its new name all along); the reader the name the record
-  // gave the thread then. They agree for every thread the record shows under one name.
+  // gave the thread then. They agree but for threads that ran exec (every name that differs
+  // in these fixtures is python3 against true, or bash against python3).
   std::map<std::int32_t, std::set<std::string>> names;
   for (const SchedEvent& e : raw.events)
     if (e.kind == SchedEventKind::switch_task) {
@@ -127,7 +128,7 @@ void expect_same_events_as_the_kernels_text(const fs::path& dir) {
     same += t.comm == r.comm;
   }
   ASSERT_GT(named, raw.events.size() / 2);
-  EXPECT_GE(same, named * 99 / 100) << same << " of " << named;
+  EXPECT_GE(same, named * 95 / 100) << same << " of " << named;
   // Lost events: a page that lost some says so; how many, the buffer's overrun count says (a
   // full page has no room to).
   for (const auto& [cpu, overrun] : c.overrun_by_cpu) {
@@ -156,6 +157,16 @@ TEST(RawRecord, ReadsTheSameEventsAsTheKernelsTextOfARecordThatKeptEveryEvent) {
   const Capture c = load_capture(kFixtures / "raw-complete");
   for (const auto& [cpu, count] : c.overrun_by_cpu) ASSERT_EQ(count, 0) << "cpu " << cpu;
   expect_same_events_as_the_kernels_text(kFixtures / "raw-complete");
+}
+
+// Taken on the 16-CPU GPU machine (its kernel's formats), one CPU's buffer overwritten.
+TEST(RawRecord, ReadsTheSameEventsAsTheKernelsTextOnTheGpuMachine) {
+  const Capture c = load_capture(kFixtures / "raw-h200");
+  EXPECT_EQ(c.cpus.size(), 16u);
+  std::int64_t overrun = 0;
+  for (const auto& [cpu, count] : c.overrun_by_cpu) overrun += count;
+  ASSERT_GT(overrun, 0);
+  expect_same_events_as_the_kernels_text(kFixtures / "raw-h200");
 }
 
 // The file form keeps nanoseconds: read back, it is the record that was written.
