@@ -40,9 +40,15 @@ class Walker {
  public:
   Walker(const SchedRecord& record, const std::set<std::int32_t>& tids, const WaitOptions& options)
       : record_(record), tids_(tids), options_(options) {
+    // A thread's name is the last the record gives it (a thread named after it started had
+    // its creator's name first), as the kernel's text names every line by its current name.
     for (const SchedEvent& e : record.events) {
       if (e.tgid >= 0) tgid_of_.emplace(e.tid, e.tgid);
-      names_.try_emplace(e.tid, e.comm);
+      if (e.tid > 0 && e.comm != "<...>") names_[e.tid] = e.comm;
+      if (e.kind == SchedEventKind::switch_task) {
+        if (e.prev_tid > 0) names_[e.prev_tid] = e.prev_comm;
+        if (e.next_tid > 0) names_[e.next_tid] = e.next_comm;
+      }
     }
   }
 

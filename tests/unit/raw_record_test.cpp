@@ -2,6 +2,7 @@
 // on this kind of machine (tests/data/sched/capture_raw.sh), against the `trace` text the
 // kernel formatted from the same buffer, and on hand-built pages for each kind of entry a page
 // can hold, lost events and damage included.
+#include "core/gzip.h"
 #include "schedtrace/raw_record.h"
 
 #include <gtest/gtest.h>
@@ -32,6 +33,13 @@ std::string read_text(const fs::path& path) {
   return text.str();
 }
 
+// The pages and the text are kept compressed (the tree's size limit).
+std::string read_gz(const fs::path& path) {
+  auto text = gzip_decompress(read_text(path), 64u << 20, path.string());
+  EXPECT_TRUE(text) << text.error().message;
+  return text ? *text : std::string();
+}
+
 // A captured record: its formats, pages, tgids and the kernel's text of the same events.
 struct Capture {
   RawFormats formats;
@@ -57,14 +65,14 @@ Capture load_capture(const fs::path& dir) {
   }
   for (const auto& entry : fs::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
-    if (name.starts_with("cpu") && name.ends_with(".raw"))
-      c.cpus.push_back(RawCpuPages{std::stoi(name.substr(3)), read_text(entry.path())});
+    if (name.starts_with("cpu") && name.ends_with(".raw.gz"))
+      c.cpus.push_back(RawCpuPages{std::stoi(name.substr(3)), read_gz(entry.path())});
   }
   std::sort(c.cpus.begin(), c.cpus.end(),
             [](const RawCpuPages& a, const RawCpuPages& b) { return a.cpu < b.cpu; });
   c.tgid_of = parse_saved_tgids(read_text(dir / "saved_tgids"));
   c.name_of = parse_saved_cmdlines(read_text(dir / "saved_cmdlines"));
-  c.text = read_text(dir / "trace.txt");
+  c.text = read_gz(dir / "trace.txt.gz");
   std::istringstream overrun(read_text(dir / "overrun.txt"));
   std::int32_t cpu;
   std::int64_t count;

@@ -6,8 +6,9 @@
 #
 #   tests/data/sched/capture_raw.sh DEST_DIR [BUFFER_KB_PER_CPU] [SECONDS]
 #
-# A small buffer with a busy workload overwrites events: the pages then report lost events,
-# which the `trace` text does not, and the per-CPU overrun counts are kept in overrun.txt.
+# The pages (cpuN.raw.gz) and the text (trace.txt.gz) are written compressed. A small buffer
+# with a busy workload overwrites events: the pages then report lost events, which the `trace`
+# text does not, and the per-CPU overrun counts are kept in overrun.txt.
 set -euo pipefail
 dest=${1:?usage: capture_raw.sh DEST_DIR [BUFFER_KB_PER_CPU] [SECONDS]}
 buffer_kb=${2:-64}
@@ -62,3 +63,5 @@ done
 cp "$root/saved_tgids" "$dest/saved_tgids"
 cp "$root/saved_cmdlines" "$dest/saved_cmdlines"
 uname -r > "$dest/kernel.txt"
+# Kept compressed: the repository's tracked files have a size limit.
+gzip -9 -n "$dest/trace.txt" "$dest"/cpu*.raw
