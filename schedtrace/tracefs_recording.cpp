@@ -115,23 +115,31 @@ bool process_is_gone(long pid) {
 // The instances of this process that are not recording, by buffer size; removed at exit.
 class InstancePool {
  public:
+  // An idle instance: `drained` when its last record was read to its end (its buffers are
+  // empty), else it may hold old events.
+  struct Kept {
+    std::string dir;  // "" when none
+    std::uint32_t buffer_kb_per_cpu = 0;
+    bool drained = false;
+  };
   ~InstancePool() {
     std::error_code ec;
-    for (const auto& [dir, kb] : idle_) fs::remove(dir, ec);
+    for (const Kept& kept : idle_) fs::remove(kept.dir, ec);
   }
-  // An idle instance of that buffer size, or "" (then the caller makes one).
-  std::string take(std::uint32_t buffer_kb_per_cpu) {
+  // An idle instance of that buffer size, or one with dir "" (then the caller makes one).
+  Kept take(std::uint32_t buffer_kb_per_cpu) {
     const std::lock_guard lock(mutex_);
-    const auto it = std::find_if(idle_.begin(), idle_.end(),
-                                 [&](const auto& e) { return e.second == buffer_kb_per_cpu; });
-    if (it == idle_.end()) return "";
-    std::string dir = std::move(it->first);
+    const auto it = std::find_if(idle_.begin(), idle_.end(), [&](const Kept& e) {
+      return e.buffer_kb_per_cpu == buffer_kb_per_cpu;
+    });
+    if (it == idle_.end()) return {};
+    Kept kept = std::move(*it);
     idle_.erase(it);
-    return dir;
+    return kept;
   }
-  void give_back(std::string dir, std::uint32_t buffer_kb_per_cpu) {
+  void give_back(std::string dir, std::uint32_t buffer_kb_per_cpu, bool drained) {
     const std::lock_guard lock(mutex_);
-    idle_.emplace_back(std::move(dir), buffer_kb_per_cpu);
+    idle_.push_back(Kept{std::move(dir), buffer_kb_per_cpu, drained});
   }
   // A new instance's name; the first call removes what killed runs of the tool left.
   std::string next_name(const fs::path& instances) {
@@ -156,13 +164,32 @@ class InstancePool {
     }
   }
   std::mutex mutex_;
-  std::vector<std::pair<std::string, std::uint32_t>> idle_;
+  std::vector<Kept> idle_;
   std::size_t made_ = 0;
 };
 
 InstancePool& pool() {
   static InstancePool instances;
   return instances;
+}
+
+// A per_cpu stats file's "overrun: N" (the events the buffer overwrote); 0 where it lacks one.
+std::int64_t stats_overrun(std::string_view stats) {
+  const std::size_t at = stats.find("overrun:");
+  if (at == std::string_view::npos) return 0;
+  return std::strtoll(std::string(stats.substr(at + 8, 24)).c_str(), nullptr, 10);
+}
+
+// Every CPU's overrun count of an instance (per_cpu/cpuN/stats).
+std::map<std::int32_t, std::int64_t> overrun_by_cpu(const fs::path& dir) {
+  std::map<std::int32_t, std::int64_t> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir / "per_cpu", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("cpu"))
+      out[std::atoi(name.c_str() + 3)] = stats_overrun(read_file_or_empty(entry.path() / "stats"));
+  }
+  return out;
 }
 
 }  // namespace
@@ -205,12 +232,18 @@ std::string sched_trace_unavailable_reason() {
 Result<TracefsRecording> TracefsRecording::start(std::uint32_t buffer_kb_per_cpu) {
   if (std::string why = sched_trace_unavailable_reason(); !why.empty())
     return make_error(why, ErrorCategory::environment);
-  if (std::string kept = pool().take(buffer_kb_per_cpu); !kept.empty()) {
-    TracefsRecording recording(kept, buffer_kb_per_cpu);
-    // Opening `trace` for writing with truncation clears every CPU's buffer (and its overrun
-    // count); the events and settings stay.
-    if (Status s = write_file(fs::path(kept) / "trace", ""); !s) return s.error();
-    if (Status s = write_file(fs::path(kept) / "tracing_on", "1"); !s) return s.error();
+  if (InstancePool::Kept kept = pool().take(buffer_kb_per_cpu); !kept.dir.empty()) {
+    TracefsRecording recording(kept.dir, buffer_kb_per_cpu);
+    if (kept.drained) {
+      // Read to its end, the buffer is empty: only its overrun counts remain, which go on
+      // counting, so this record's are counted from here. (Clearing it instead, by truncating
+      // `trace`, waits for an RCU grace period: about 30 ms a scenario.)
+      recording.overrun_at_start_ = overrun_by_cpu(fs::path(kept.dir));
+    } else if (Status s = write_file(fs::path(kept.dir) / "trace", ""); !s) {
+      // Truncating `trace` clears every CPU's buffer and its overrun count.
+      return s.error();
+    }
+    if (Status s = write_file(fs::path(kept.dir) / "tracing_on", "1"); !s) return s.error();
     return recording;
   }
   const fs::path instances = fs::path(tracefs_root()) / "instances";
@@ -238,7 +271,9 @@ Result<TracefsRecording> TracefsRecording::start(std::uint32_t buffer_kb_per_cpu
 }
 
 TracefsRecording::TracefsRecording(TracefsRecording&& other) noexcept
-    : dir_(std::move(other.dir_)), buffer_kb_per_cpu_(other.buffer_kb_per_cpu_) {
+    : dir_(std::move(other.dir_)),
+      buffer_kb_per_cpu_(other.buffer_kb_per_cpu_),
+      overrun_at_start_(std::move(other.overrun_at_start_)) {
   other.dir_.clear();
 }
 
@@ -246,7 +281,7 @@ TracefsRecording::~TracefsRecording() {
   if (dir_.empty()) return;
   // Kept only when it is off: an instance left on would record until the next start.
   if (write_file(fs::path(dir_) / "tracing_on", "0")) {
-    pool().give_back(std::move(dir_), buffer_kb_per_cpu_);
+    pool().give_back(std::move(dir_), buffer_kb_per_cpu_, /*drained=*/false);
   } else {
     std::error_code ec;
     fs::remove(dir_, ec);
@@ -280,13 +315,6 @@ Result<std::shared_ptr<const RawFormats>> load_raw_formats() {
   }
   loaded = std::move(formats);
   return loaded;
-}
-
-// A per_cpu stats file's "overrun: N" (the events the buffer overwrote); 0 where it lacks one.
-std::int64_t stats_overrun(std::string_view stats) {
-  const std::size_t at = stats.find("overrun:");
-  if (at == std::string_view::npos) return 0;
-  return std::strtoll(std::string(stats.substr(at + 8, 24)).c_str(), nullptr, 10);
 }
 
 // One CPU's buffer, whole pages, until it is empty (tracing is off: nothing more comes).
@@ -362,9 +390,10 @@ Result<SchedTraceData> TracefsRecording::stop() {
         read_raw_pages(entry.path() / "trace_pipe_raw", out.formats->page_bytes);
     if (!pages) return pages.error();
     out.cpus.push_back(RawCpuPages{cpu, std::move(*pages)});
-    if (const std::int64_t overrun = stats_overrun(read_file_or_empty(entry.path() / "stats"));
-        overrun > 0)
-      out.overrun_by_cpu[cpu] = overrun;
+    const auto before = overrun_at_start_.find(cpu);
+    const std::int64_t overrun = stats_overrun(read_file_or_empty(entry.path() / "stats")) -
+                                 (before == overrun_at_start_.end() ? 0 : before->second);
+    if (overrun > 0) out.overrun_by_cpu[cpu] = overrun;
   }
   if (ec)
     return make_error(fmt::format("cannot list {}: {}", (dir / "per_cpu").string(), ec.message()),
@@ -375,7 +404,7 @@ Result<SchedTraceData> TracefsRecording::stop() {
   out.tgid_of = parse_saved_tgids(read_file_or_empty(fs::path(tracefs_root()) / "saved_tgids"));
   out.name_of =
       parse_saved_cmdlines(read_file_or_empty(fs::path(tracefs_root()) / "saved_cmdlines"));
-  pool().give_back(std::move(dir_), buffer_kb_per_cpu_);
+  pool().give_back(std::move(dir_), buffer_kb_per_cpu_, /*drained=*/true);
   dir_.clear();
   return out;
 }

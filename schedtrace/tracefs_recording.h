@@ -9,9 +9,11 @@
 // Instances are kept for the life of the process and reused. Creating one allocates its buffer
 // (buffer_size_kb on every CPU: 256 MB on a 16-CPU machine at 16 MB) and removing it frees that
 // again, which made each scenario of the main job about 0.14 s longer on a 16-CPU GPU machine
-// (docs/sched-trace.md); a kept instance is only cleared (its `trace` file truncated) before
-// the next record. They are removed at exit; instances that a killed run of the tool left
-// behind (gpuoverlap-<pid>-<n> of a process that is gone) are removed when the first is made.
+// (docs/sched-trace.md). A kept instance whose record was read to its end is empty and is only
+// turned on again; one whose read failed or never came is cleared (its `trace` file truncated,
+// which waits for an RCU grace period, about 30 ms) before the next record. They are removed at
+// exit; instances that a killed run of the tool left behind (gpuoverlap-<pid>-<n> of a process that
+// is gone) are removed when the first is made.
 //
 // Hazard: start and stop write to tracefs (system calls of the calling thread) and stop reads
 // the whole buffer: call them outside measured frames, never inside.
@@ -75,6 +77,8 @@ class TracefsRecording {
       : dir_(std::move(dir)), buffer_kb_per_cpu_(buffer_kb_per_cpu) {}
   std::string dir_;  // empty once given back
   std::uint32_t buffer_kb_per_cpu_ = 0;
+  // Each CPU's overrun count when this record began (a kept instance's go on counting).
+  std::map<std::int32_t, std::int64_t> overrun_at_start_;
 };
 
 // The trace instances this process has made and keeps (for tests: the pool's reuse).

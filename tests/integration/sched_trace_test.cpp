@@ -4,6 +4,7 @@
 // Timings are not asserted: the record's invariants and its consistency with the files are.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -361,6 +362,34 @@ TEST(SchedTrace, OneInstanceIsKeptAndClearedBetweenRecordsAndLeftoversAreRemoved
     if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
       ADD_FAILURE() << "instance " << name << " outlived its process";
   }
+}
+
+// A kept instance read to its end is reused without clearing it: its overrun counts go on, so
+// a record's overrun is counted from its own start. The first record overflows its small
+// buffer with this thread's own sched_yield calls; the second, right after, overflows nothing.
+TEST(SchedTrace, AKeptInstancesOverrunIsCountedFromEachRecordsStart) {
+  if (const std::string why = sched_trace_unavailable_reason(); !why.empty()) {
+    if (record_required()) FAIL() << "the kernel's record is required here: " << why;
+    GTEST_SKIP() << "the kernel's record cannot be taken here: " << why;
+  }
+  constexpr std::uint32_t kSmallBufferKb = 64;
+  auto first = TracefsRecording::start(kSmallBufferKb);
+  ASSERT_TRUE(first) << first.error().message;
+  for (int i = 0; i < 200'000; ++i) sched_yield();  // each a sys_enter event: megabytes
+  auto first_data = first->stop();
+  ASSERT_TRUE(first_data) << first_data.error().message;
+  ASSERT_FALSE(first_data->overrun_by_cpu.empty()) << "200,000 yields fit in 64 KB a CPU";
+  const SchedRecord first_record = first_data->parse();
+  EXPECT_FALSE(first_record.lost_events_by_cpu.empty());
+  const std::size_t made = tracefs_instances_made();
+  auto second = TracefsRecording::start(kSmallBufferKb);
+  ASSERT_TRUE(second) << second.error().message;
+  EXPECT_EQ(tracefs_instances_made(), made) << "the kept instance was not reused";
+  auto second_data = second->stop();
+  ASSERT_TRUE(second_data) << second_data.error().message;
+  for (const auto& [cpu, count] : second_data->overrun_by_cpu)
+    ADD_FAILURE() << "cpu " << cpu << ": " << count << " events counted as overwritten";
+  EXPECT_TRUE(second_data->parse().lost_events_by_cpu.empty());
 }
 
 TEST(SchedTrace, WhereTheRecordCannotBeTakenTheRunGoesOnAndSaysWhy) {
