@@ -225,7 +225,13 @@ void read_cpu_pages(const RawCpuPages& cpu, const RawFormats& formats, SchedReco
       if (type_len == kTypePadding) {
         if (delta == 0) break;  // the rest of the page is padding
         if (at + 8 > length) break;
-        at += 4 + read_u32(data + at + 4);
+        // Its length word counts itself; 64-bit, so a damaged one cannot wrap back.
+        const std::size_t skip = std::size_t{4} + read_u32(data + at + 4);
+        if (skip < 8 || at + skip > length) {
+          ++out.unreadable_lines;
+          break;
+        }
+        at += skip;
         time_ns += delta;
         continue;
       }
@@ -322,6 +328,8 @@ Status parse_header_page(std::string_view text, RawFormats& formats) {
   const auto data = fields.find("data");
   if (commit == fields.end() || data == fields.end() || commit->second.size != 8)
     return make_error("events/header_page lacks an 8-byte commit or the data field");
+  if (data->second.size == 0 || commit->second.offset + 8 > data->second.offset)
+    return make_error("events/header_page's commit field overlaps its data, or its data is empty");
   formats.commit_offset = commit->second.offset;
   formats.data_offset = data->second.offset;
   formats.page_bytes = data->second.offset + data->second.size;

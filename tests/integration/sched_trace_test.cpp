@@ -366,7 +366,8 @@ TEST(SchedTrace, OneInstanceIsKeptAndClearedBetweenRecordsAndLeftoversAreRemoved
 
 // A kept instance read to its end is reused without clearing it: its overrun counts go on, so
 // a record's overrun is counted from its own start. The first record overflows its small
-// buffer with this thread's own sched_yield calls; the second, right after, overflows nothing.
+// buffer with this thread's own sched_yield calls; the second, right after, is not charged
+// with them.
 TEST(SchedTrace, AKeptInstancesOverrunIsCountedFromEachRecordsStart) {
   if (const std::string why = sched_trace_unavailable_reason(); !why.empty()) {
     if (record_required()) FAIL() << "the kernel's record is required here: " << why;
@@ -387,9 +388,15 @@ TEST(SchedTrace, AKeptInstancesOverrunIsCountedFromEachRecordsStart) {
   EXPECT_EQ(tracefs_instances_made(), made) << "the kept instance was not reused";
   auto second_data = second->stop();
   ASSERT_TRUE(second_data) << second_data.error().message;
-  for (const auto& [cpu, count] : second_data->overrun_by_cpu)
-    ADD_FAILURE() << "cpu " << cpu << ": " << count << " events counted as overwritten";
-  EXPECT_TRUE(second_data->parse().lost_events_by_cpu.empty());
+  // Other tests' threads may yield beside this one and overflow the second's buffer too, but
+  // not by as much in the moment it lasts: counted from the instance's birth, each CPU's count
+  // would be at least the first's.
+  for (const auto& [cpu, count] : second_data->overrun_by_cpu) {
+    const auto first_count = first_data->overrun_by_cpu.find(cpu);
+    if (first_count != first_data->overrun_by_cpu.end()) {
+      EXPECT_LT(count, first_count->second) << "cpu " << cpu << ": the first record's overrun";
+    }
+  }
 }
 
 TEST(SchedTrace, WhereTheRecordCannotBeTakenTheRunGoesOnAndSaysWhy) {

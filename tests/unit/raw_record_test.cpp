@@ -2,7 +2,6 @@
 // on this kind of machine (tests/data/sched/capture_raw.sh), against the `trace` text the
 // kernel formatted from the same buffer, and on hand-built pages for each kind of entry a page
 // can hold, lost events and damage included.
-#include "core/gzip.h"
 #include "schedtrace/raw_record.h"
 
 #include <gtest/gtest.h>
@@ -16,6 +15,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "core/gzip.h"
 #include "schedtrace/sched_record.h"
 #include "schedtrace/tracefs_recording.h"
 
@@ -328,9 +328,11 @@ TEST_F(RawPages, DamageIsCountedAndTheRestOfThePageIsNotGuessedOver) {
   std::string too_long = page(9, tick(1, 100));
   const std::uint64_t commit = 5000;
   std::memcpy(too_long.data() + capture_.formats.commit_offset, &commit, 8);
-  const SchedRecord r = read({page(1, body), page(5, cut), too_long});
-  EXPECT_EQ(r.unreadable_lines, 3);
-  EXPECT_EQ(r.events.size(), 2u);
+  // A padding entry whose length word would wrap a 32-bit sum (it once looped forever).
+  const std::string wrap = tick(1, 100) + header(29, 1) + u32(0xFFFFFFFC) + tick(1, 100);
+  const SchedRecord r = read({page(1, body), page(5, cut), too_long, page(7, wrap)});
+  EXPECT_EQ(r.unreadable_lines, 4);
+  EXPECT_EQ(r.events.size(), 3u);
   // A trailing part page (a read cut short) is not read as a page.
   const SchedRecord part = read({page(1, tick(1, 100)) + std::string(100, '\x7f')});
   EXPECT_EQ(part.events.size(), 1u);
