@@ -25,6 +25,7 @@ constexpr std::uint64_t kTimeStampMask = (1ull << 59) - 1;
 constexpr std::uint8_t kFlagHardIrq = 0x08;
 constexpr std::uint8_t kFlagSoftIrq = 0x10;
 
+using tracefs_text::for_each_line;
 using tracefs_text::number;
 using tracefs_text::trim;
 
@@ -317,13 +318,9 @@ Result<RawEventFormat> parse_event_format(std::string_view text) {
 
 Status parse_header_page(std::string_view text, RawFormats& formats) {
   std::map<std::string, RawField, std::less<>> fields;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    std::size_t end = text.find('\n', at);
-    if (end == std::string_view::npos) end = text.size();
-    if (auto f = field_line(text.substr(at, end - at))) fields.insert(std::move(*f));
-    at = end + 1;
-  }
+  for_each_line(text, [&](std::string_view line) {
+    if (auto f = field_line(line)) fields.insert(std::move(*f));
+  });
   const auto commit = fields.find("commit");
   const auto data = fields.find("data");
   if (commit == fields.end() || data == fields.end() || commit->second.size != 8)
@@ -359,34 +356,25 @@ std::vector<std::pair<std::uint64_t, char>> parse_state_letters(std::string_view
 
 std::unordered_map<std::int32_t, std::int32_t> parse_saved_tgids(std::string_view text) {
   std::unordered_map<std::int32_t, std::int32_t> tgid_of;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    std::size_t end = text.find('\n', at);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = trim(text.substr(at, end - at));
-    at = end + 1;
+  for_each_line(text, [&](std::string_view line) {
+    line = trim(line);
     const std::size_t space = line.find(' ');
-    if (space == std::string_view::npos) continue;
+    if (space == std::string_view::npos) return;
     const auto pid = number<std::int32_t>(line.substr(0, space));
     const auto tgid = number<std::int32_t>(trim(line.substr(space + 1)));
     if (pid && tgid) tgid_of[*pid] = *tgid;
-  }
+  });
   return tgid_of;
 }
 
 std::unordered_map<std::int32_t, std::string> parse_saved_cmdlines(std::string_view text) {
   std::unordered_map<std::int32_t, std::string> name_of;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    std::size_t end = text.find('\n', at);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(at, end - at);
-    at = end + 1;
+  for_each_line(text, [&](std::string_view line) {
     const std::size_t space = line.find(' ');
-    if (space == std::string_view::npos) continue;
+    if (space == std::string_view::npos) return;
     if (const auto pid = number<std::int32_t>(line.substr(0, space)))
       name_of[*pid] = std::string(line.substr(space + 1));
-  }
+  });
   return name_of;
 }
 

@@ -25,4 +25,16 @@ std::optional<T> number(std::string_view s, int base = 10) {
   return value;
 }
 
+// Calls `line_fn` with each line of `text`, newline removed (a last line may lack one).
+template <class LineFn>
+void for_each_line(std::string_view text, LineFn&& line_fn) {
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    line_fn(text.substr(at, end - at));
+    at = end + 1;
+  }
+}
+
 }  // namespace gpuoverlap::tracefs_text
