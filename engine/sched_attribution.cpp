@@ -99,7 +99,8 @@ std::string describe(const CostliestWay& way) {
 
 namespace {
 
-// Who ran on each CPU in [from_ns, to_ns], from the record's switches; the idle task left out.
+// Who ran on each CPU in [from_ns, to_ns], from the record's switches and, where the kernel
+// wrote none, from the lines each task left on the CPU; the idle task left out.
 std::vector<SchedCpuSlice> cpu_slices(const SchedRecord& record, std::int64_t from_ns,
                                       std::int64_t to_ns, std::int64_t origin_ns,
                                       std::int32_t process_tgid) {
@@ -107,6 +108,7 @@ std::vector<SchedCpuSlice> cpu_slices(const SchedRecord& record, std::int64_t fr
     std::int32_t tid = 0;
     std::string comm;
     std::int64_t since_ns = 0;
+    std::int64_t last_seen_ns = 0;  // its latest line on the CPU
   };
   std::map<std::int32_t, Running> running;
   std::map<std::int32_t, std::int32_t> tgid_of;
@@ -131,13 +133,20 @@ std::vector<SchedCpuSlice> cpu_slices(const SchedRecord& record, std::int64_t fr
     if (e.time_ns > to_ns) break;
     auto it = running.find(e.cpu);
     if (e.kind == SchedEventKind::switch_task) {
-      if (it != running.end()) close(e.cpu, it->second, e.time_ns);
-      running[e.cpu] = {e.next_tid, e.next_comm, e.time_ns};
-    } else if (e.tid > 0 && (it == running.end() || it->second.tid != e.tid)) {
+      // A switch away from a thread the record never showed coming in names the thread that
+      // held the CPU just before; the one the lane had ran until its own last line at least.
+      if (it != running.end())
+        close(e.cpu, it->second,
+              it->second.tid == e.prev_tid ? e.time_ns : it->second.last_seen_ns);
+      running[e.cpu] = {e.next_tid, e.next_comm, e.time_ns, e.time_ns};
+    } else if (e.tid >= 0 && (it == running.end() || it->second.tid != e.tid)) {
       // A task the record shows on the CPU without a switch to it (thread_waits.cpp,
-      // seen_running): it runs there from this line at the latest.
+      // seen_running): it runs there from this line at the latest. The idle task's lines (tid
+      // 0) end the lane's slice: the CPU went idle without a recorded switch.
       if (it != running.end()) close(e.cpu, it->second, e.time_ns);
-      running[e.cpu] = {e.tid, e.comm, e.time_ns};
+      running[e.cpu] = {e.tid, e.comm, e.time_ns, e.time_ns};
+    } else if (it != running.end()) {
+      it->second.last_seen_ns = e.time_ns;
     }
   }
   for (const auto& [cpu, r] : running) close(cpu, r, to_ns);

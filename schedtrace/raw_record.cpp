@@ -19,6 +19,8 @@ constexpr std::uint32_t kTypeTimeStamp = 31;
 constexpr std::uint64_t kMissedEvents = 1ull << 31;
 constexpr std::uint64_t kMissedStored = 1ull << 30;
 constexpr std::uint64_t kCommitLengthMask = kMissedStored - 1;
+// The most events a page may say were lost before it (a stored count past it is damage).
+constexpr std::uint64_t kMostMissedEvents = (1ull << 31) - 1;
 // An absolute timestamp holds the low 59 bits; the rest are the running stamp's.
 constexpr std::uint64_t kTimeStampMask = (1ull << 59) - 1;
 // common_flags: in a hard or a soft interrupt (the text's 'h', 's' and 'H').
@@ -46,7 +48,8 @@ std::optional<std::pair<std::string, RawField>> field_line(std::string_view line
   const std::size_t declaration_end = line.find(';');
   if (declaration_end == std::string_view::npos) return std::nullopt;
   std::string_view declaration = trim(line.substr(6, declaration_end - 6));
-  const bool data_loc = declaration.starts_with("__data_loc");
+  const bool rel_loc = declaration.starts_with("__rel_loc");
+  const bool data_loc = rel_loc || declaration.starts_with("__data_loc");
   // The name is the last word, less an array's bounds ("char prev_comm[16]"; a __data_loc's
   // "char[] comm" has them on its type).
   const std::size_t name_at = declaration.find_last_of(" \t*");
@@ -57,7 +60,7 @@ std::optional<std::pair<std::string, RawField>> field_line(std::string_view line
   const auto size = attribute(line, "size:");
   if (name.empty() || !offset || !size) return std::nullopt;
   if (data_loc && *size != 4) return std::nullopt;
-  return std::pair{std::string(name), RawField{*offset, *size, data_loc}};
+  return std::pair{std::string(name), RawField{*offset, *size, data_loc, rel_loc}};
 }
 
 // Little-endian reads, bounded by the caller.
@@ -115,7 +118,7 @@ class EventData {
     std::size_t size = f.size;
     if (f.data_loc) {
       const std::uint32_t where = read_u32(data_ + f.offset);
-      at = where & 0xffff;
+      at = (where & 0xffff) + (f.rel_loc ? f.offset + 4 : 0);
       size = where >> 16;
       if (at + size > bytes_) return {};
     }
@@ -214,8 +217,14 @@ void read_cpu_pages(const RawCpuPages& cpu, const RawFormats& formats, SchedReco
     const unsigned char* data = p + formats.data_offset;
     if (commit & kMissedEvents) {
       std::int64_t missed = 1;  // at least one, where the count was not kept
-      if ((commit & kMissedStored) && formats.data_offset + length + 8 <= page_bytes)
-        missed = static_cast<std::int64_t>(read_u64(data + length));
+      if ((commit & kMissedStored) && formats.data_offset + length + 8 <= page_bytes) {
+        // More than a buffer of any size could have overwritten: a damaged count, not a guess.
+        const std::uint64_t stored = read_u64(data + length);
+        if (stored <= kMostMissedEvents)
+          missed = static_cast<std::int64_t>(stored);
+        else
+          ++out.unreadable_lines;
+      }
       out.lost_events_by_cpu[cpu.cpu] += missed;
     }
     std::size_t at = 0;
@@ -233,6 +242,9 @@ void read_cpu_pages(const RawCpuPages& cpu, const RawFormats& formats, SchedReco
           break;
         }
         at += skip;
+        // A discarded event: the writer stamped the next event from this one's time, so its
+        // delta counts (the kernel's own reader, rb_update_read_stamp, skips it, and its `trace`
+        // text can then run early by this delta after a discard; libtraceevent adds it).
         time_ns += delta;
         continue;
       }
@@ -241,6 +253,8 @@ void read_cpu_pages(const RawCpuPages& cpu, const RawFormats& formats, SchedReco
           ++out.unreadable_lines;
           break;
         }
+        // An absolute stamp replaces the low 59 bits; the kernel's reader (rb_fix_abs_ts) also
+        // carries into bit 59 when they wrapped, which a raw monotonic clock does not reach.
         const std::uint64_t value = (std::uint64_t{read_u32(data + at + 4)} << 27) | delta;
         time_ns =
             type_len == kTypeTimeExtend ? time_ns + value : (time_ns & ~kTimeStampMask) | value;

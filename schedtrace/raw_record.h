@@ -32,11 +32,13 @@ namespace gpuoverlap {
 // Where a field lies in an event's data (its format file's offset and size). A `__data_loc`
 // field (a string of its own length, as sched_process_fork's and, since Linux 6.10,
 // sched_migrate_task's names are) holds a u32 there: the string's offset in the event's data in
-// its low 16 bits, its length in the high 16.
+// its low 16 bits, its length in the high 16. A `__rel_loc` field (kernels since 5.19 allow it)
+// holds the same u32, but its offset counts from the end of that u32.
 struct RawField {
   std::uint32_t offset = 0;
   std::uint32_t size = 0;
   bool data_loc = false;
+  bool rel_loc = false;  // with data_loc: the offset is from the end of the field
 };
 
 // The fields the record reads, by slot (RawEventFormat::slots).
@@ -100,11 +102,12 @@ struct RawCpuPages {
 
 // The events of every CPU's pages, in time order. `tgid_of` maps a thread to its process (the
 // kernel's saved_tgids); a thread it lacks has tgid -1. The line's task is named as the record
-// last named that thread (a switch, a wake-up, a fork), else by `name_of` (the kernel's
-// saved_cmdlines: what the `trace` text would print), else "<...>". Events of ids not in `formats`
-// are skipped; pages or events that do not fit their page count as unreadable; lost events are
-// counted per CPU as the pages report them: a page that lost some but had no room to store how many
-// counts 1 (SchedTraceData adds the buffer's overrun).
+// last named that thread (a switch, a wake-up, a migration, a fork), else by `name_of` (the
+// kernel's saved_cmdlines: what the `trace` text would print), else "<...>". Events of ids not in
+// `formats` are skipped; pages or events that do not fit their page count as unreadable; lost
+// events are counted per CPU as the pages report them: a page that lost some but had no room to
+// store how many counts 1, and a stored count past 2^31 is damage: it counts 1 and an unreadable
+// line (SchedTraceData reports per CPU the larger of this and the buffer's own overrun count).
 SchedRecord parse_raw_record(const std::vector<RawCpuPages>& cpus, const RawFormats& formats,
                              const std::unordered_map<std::int32_t, std::int32_t>& tgid_of,
                              const std::unordered_map<std::int32_t, std::string>& name_of = {});

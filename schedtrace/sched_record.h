@@ -39,7 +39,8 @@ inline constexpr int kSyscallClone = 56;
 inline constexpr int kSyscallClone3 = 435;
 
 struct SchedEvent {
-  std::int64_t time_ns = 0;  // tracefs's mono_raw clock: CLOCK_MONOTONIC_RAW, µs resolution
+  std::int64_t time_ns = 0;  // tracefs's mono_raw clock: CLOCK_MONOTONIC_RAW; ns from the binary
+                             // record, µs where read from the `trace` text
   std::int32_t cpu = -1;
   std::int32_t tid = -1;      // the task the line names: the one running on `cpu`
   std::int32_t tgid = -1;     // its process; -1 where the record does not say

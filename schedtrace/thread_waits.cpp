@@ -57,7 +57,10 @@ class Walker {
     for (const SchedEvent& e : record_.events) {
       if (e.time_ns > to_ns) break;
       CpuState& cpu = cpus_[e.cpu];
-      if (e.kind != SchedEventKind::switch_task) seen_running(e, cpu, from_ns, out);
+      // A switch's own task is its prev side: a thread whose only line on this CPU is its
+      // switch away was running there too, though the record did not show it coming in.
+      seen_running(e.kind == SchedEventKind::switch_task ? e.prev_tid : e.tid, e.time_ns, e.cpu,
+                   cpu, from_ns, out);
       if (is_interrupt(e.kind)) {
         cpu.last_irq_ns = e.time_ns;
         cpu.last_irq_kind = e.kind;
@@ -206,17 +209,21 @@ class Walker {
   // A line whose task is not the one the record last switched to on its CPU: the kernel wrote
   // no sched_switch for it (a 6.18 VM kernel was seen to omit about half the switches from the
   // idle task), and the line is the first sign that the task runs there. Its wait ends here,
-  // at the latest; without this it would stay open and be lost at the next switch away.
-  void seen_running(const SchedEvent& e, CpuState& cpu, std::int64_t from_ns,
-                    std::vector<ThreadWait>& out) {
-    if (e.tid <= 0 || cpu.running == e.tid) return;
-    const bool from_idle = cpu.running == 0;
-    came_in(e.tid, e.time_ns, e.cpu, from_ns, out, [&](ThreadWait& wait) {
-      wait.given_back_by = from_idle ? GivenBackBy::idle_cpu : GivenBackBy::other;
-      wait.switch_unrecorded = true;
-    });
-    cpu.running = e.tid;
-    cpu.came_in_ns = e.time_ns;
+  // at the latest; without this it would stay open and be lost at the next switch away. A line
+  // of the idle task (tid 0: an interrupt on an idle CPU) says the CPU went idle, so the next
+  // thread seen there came from idle and is not taken for the one that ran before.
+  void seen_running(std::int32_t tid, std::int64_t time_ns, std::int32_t cpu_index, CpuState& cpu,
+                    std::int64_t from_ns, std::vector<ThreadWait>& out) {
+    if (tid < 0 || cpu.running == tid) return;
+    if (tid > 0) {
+      const bool from_idle = cpu.running == 0;
+      came_in(tid, time_ns, cpu_index, from_ns, out, [&](ThreadWait& wait) {
+        wait.given_back_by = from_idle ? GivenBackBy::idle_cpu : GivenBackBy::other;
+        wait.switch_unrecorded = true;
+      });
+    }
+    cpu.running = tid;
+    cpu.came_in_ns = time_ns;
   }
 
   // `tid` is on `cpu_in` from `time_ns`: its runnable time and its open wait end there.

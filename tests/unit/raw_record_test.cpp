@@ -299,6 +299,67 @@ TEST_F(RawPages, EachKindOfEntryMovesTheClockAsTheKernelWroteIt) {
   EXPECT_TRUE(r.lost_events_by_cpu.empty());
 }
 
+// A discarded event (padding with a length) stays in the clock: the writer stamped the next
+// event from its time.
+TEST_F(RawPages, ADiscardedEventsDeltaCountsForTheNextEvent) {
+  const SchedRecord r = read({page(
+      1'000, tick(10, 100) + header(29, 7) + u32(12) + std::string(8, '\0') + tick(20, 100))});
+  EXPECT_EQ(r.unreadable_lines, 0);
+  ASSERT_EQ(r.events.size(), 2u);
+  EXPECT_EQ(r.events[0].time_ns, 1'010);
+  EXPECT_EQ(r.events[1].time_ns, 1'010 + 7 + 20);
+}
+
+// A `__rel_loc` string's offset counts from the end of its own field; a `__data_loc` one's from
+// the event's start.
+TEST_F(RawPages, RelLocAndDataLocStringsAreReadFromTheirOwnOrigins) {
+  const fs::path fork_format = kFixtures / "raw-complete/events/sched/sched_process_fork/format";
+  std::string text = read_text(fork_format);
+  const auto data_loc_format = parse_event_format(text);
+  ASSERT_TRUE(data_loc_format) << data_loc_format.error().message;
+  for (std::size_t at; (at = text.find("__data_loc")) != std::string::npos;)
+    text.replace(at, 10, "__rel_loc");
+  const auto rel_loc_format = parse_event_format(text);
+  ASSERT_TRUE(rel_loc_format) << rel_loc_format.error().message;
+  const RawField& child = rel_loc_format->fields.at("child_comm");
+  ASSERT_TRUE(child.data_loc);
+  ASSERT_TRUE(child.rel_loc);
+  ASSERT_FALSE(data_loc_format->fields.at("child_comm").rel_loc);
+  // One event: the parent's name "game", the child's "compile 3", both after the fixed fields.
+  const auto event = [&](const RawEventFormat& format, bool rel) {
+    const RawField& parent_field = format.fields.at("parent_comm");
+    const RawField& child_field = format.fields.at("child_comm");
+    const std::uint32_t strings_at = 24;
+    std::string data(strings_at, '\0');
+    data += std::string("game\0", 5) + std::string("compile 3\0", 10);
+    data.resize((data.size() + 3) / 4 * 4, '\0');
+    std::memcpy(data.data(), &format.id, 2);
+    const std::int32_t parent = 100, child_tid = 101;
+    std::memcpy(data.data() + 4, &parent, 4);
+    std::memcpy(data.data() + format.fields.at("parent_pid").offset, &parent, 4);
+    std::memcpy(data.data() + format.fields.at("child_pid").offset, &child_tid, 4);
+    const auto put = [&](const RawField& f, std::uint32_t at, std::uint32_t bytes) {
+      const std::uint32_t where = (bytes << 16) | (rel ? at - (f.offset + 4) : at);
+      std::memcpy(data.data() + f.offset, &where, 4);
+    };
+    put(parent_field, strings_at, 5);
+    put(child_field, strings_at + 5, 10);
+    return header(static_cast<std::uint32_t>(data.size() / 4), 1) + data;
+  };
+  for (const bool rel : {false, true}) {
+    RawFormats formats = capture_.formats;
+    const RawEventFormat& format = rel ? *rel_loc_format : *data_loc_format;
+    formats.events.erase(format.id);
+    formats.events.emplace(format.id, format);
+    const SchedRecord r =
+        parse_raw_record({RawCpuPages{0, page(5, event(format, rel))}}, formats, {{100, 100}});
+    ASSERT_EQ(r.events.size(), 1u) << (rel ? "__rel_loc" : "__data_loc");
+    EXPECT_EQ(r.events[0].kind, SchedEventKind::fork);
+    EXPECT_EQ(r.events[0].subject_comm, "compile 3") << (rel ? "__rel_loc" : "__data_loc");
+    EXPECT_EQ(r.events[0].subject_tid, 101);
+  }
+}
+
 TEST_F(RawPages, ASleepingTasksStateIsItsLetter) {
   const std::string sw = switch_data(100, 0, 0x01);
   const SchedRecord r =
@@ -315,6 +376,11 @@ TEST_F(RawPages, LostEventsAreCountedAsThePageSaysNotGuessed) {
   EXPECT_EQ(r.events.size(), 3u);
   ASSERT_EQ(r.lost_events_by_cpu.count(1), 1u);
   EXPECT_EQ(r.lost_events_by_cpu.at(1), 43);
+  // A stored count no buffer could hold is damage: it counts one lost event and is reported.
+  const SchedRecord damaged =
+      read({page(1, tick(1, 100), 1ull << 31 | 1ull << 30, std::int64_t{1} << 40)});
+  EXPECT_EQ(damaged.unreadable_lines, 1);
+  EXPECT_EQ(damaged.lost_events_by_cpu.at(1), 1);
 }
 
 TEST_F(RawPages, DamageIsCountedAndTheRestOfThePageIsNotGuessedOver) {

@@ -166,6 +166,55 @@ TEST(ThreadWaits, AThreadSeenRunningWithoutASwitchToItEndsItsWaitThere) {
   EXPECT_FALSE(waits[1].switch_unrecorded);
 }
 
+// A thread whose only line on its CPU is its own switch away was running there: its wait
+// ends at that line, and the wait the switch opens is a new one.
+TEST(ThreadWaits, AThreadWhoseOnlyLineIsItsSwitchAwayEndsItsWaitThere) {
+  std::string text;
+  text += line("gpuoverlap-100", 100, 0, "d..2.", "10.000100", "sched_switch",
+               switch_body("gpuoverlap", 100, 'S', "swapper/0", 0));
+  text += line("<idle>-0", -1, 0, "dNh2.", "10.001000", "sched_wakeup",
+               "comm=gpuoverlap pid=100 prio=120 target_cpu=000");
+  // No switch from the idle task and no line of its own until it is switched away.
+  text += line("gpuoverlap-100", 100, 0, "d..2.", "10.002000", "sched_switch",
+               switch_body("gpuoverlap", 100, 'R', "spinner", 103));
+  text += line("spinner-103", 100, 0, "d.h1.", "10.004000", "local_timer_entry", "vector=236");
+  text += line("spinner-103", 100, 0, "d..2.", "10.004010", "sched_switch",
+               switch_body("spinner", 103, 'R', "gpuoverlap", 100));
+  const auto waits =
+      thread_waits(parse_sched_record(text), {100}, 10'000'000'000, 11'000'000'000, kProcess100);
+  ASSERT_EQ(waits.size(), 2u);
+  EXPECT_EQ(waits[0].off_ns, 10'000'100'000);
+  EXPECT_EQ(waits[0].runnable_from_ns, 10'001'000'000);
+  EXPECT_EQ(waits[0].on_ns, 10'002'000'000);
+  EXPECT_TRUE(waits[0].switch_unrecorded);
+  EXPECT_EQ(waits[0].given_back_by, GivenBackBy::idle_cpu);
+  EXPECT_EQ(waits[1].off_ns, 10'002'000'000);
+  EXPECT_EQ(waits[1].on_ns, 10'004'010'000);
+  EXPECT_EQ(waits[1].holder, "spinner-103");
+  EXPECT_EQ(waits[1].given_back_by, GivenBackBy::tick);
+}
+
+// The idle task's own lines (an interrupt on an idle CPU) say the CPU went idle when the
+// kernel wrote no switch to it: a thread woken there waited behind no one.
+TEST(ThreadWaits, AnIdleTaskLineAfterAnUnrecordedSwitchMakesTheCpuIdle) {
+  std::string text;
+  text += line("gpuoverlap-100", 100, 0, "d..2.", "10.000100", "sched_switch",
+               switch_body("gpuoverlap", 100, 'S', "spinner", 103));
+  // The spinner blocks; its switch to the idle task is missing.
+  text += line("<idle>-0", -1, 0, "d.h1.", "10.001000", "local_timer_entry", "vector=236");
+  text += line("<idle>-0", -1, 0, "dNh2.", "10.002000", "sched_wakeup",
+               "comm=gpuoverlap pid=100 prio=120 target_cpu=000");
+  text += line("<idle>-0", -1, 0, "d..2.", "10.002010", "sched_switch",
+               switch_body("swapper/0", 0, 'R', "gpuoverlap", 100));
+  const auto waits =
+      thread_waits(parse_sched_record(text), {100}, 10'000'000'000, 11'000'000'000, kProcess100);
+  ASSERT_EQ(waits.size(), 1u);
+  EXPECT_EQ(waits[0].holder_kind, ThreadKind::idle);
+  EXPECT_EQ(waits[0].holder, "idle");
+  EXPECT_EQ(waits[0].given_back_by, GivenBackBy::idle_cpu);
+  EXPECT_EQ(waits[0].runnable_ns(), 10'000);
+}
+
 TEST(ThreadWaits, ABlockedThreadWokenByABackgroundThreadThatWaitedIsAPriorityInversion) {
   std::string text;
   // compile 0 (103) is preempted on CPU 1 at 10.000100 and runs again at 10.002100: it waited
@@ -315,6 +364,40 @@ TEST(SchedAttribution, FramesGetTheirWaitsAndASleepTheKernelCountedAsRunDelayIsN
     }
   }
   EXPECT_TRUE(spinner_lane);
+}
+
+// The CPU lanes where the kernel wrote no switch: a thread's lane ends at the idle task's first
+// line, and a switch away from a thread never seen coming in does not stretch the lane before.
+TEST(SchedAttribution, CpuLanesEndAtTheIdleTasksLinesAndAtAThreadsLastLine) {
+  ScenarioTimeline timeline;
+  timeline.time_origin_ns = 10'000'000'000;
+  FrameRecord frame;
+  frame.frame = 0;
+  frame.cpu_start_us = 10000.0;  // the frame interval ends where the next frame starts
+  frame.frame_interval_us = 10000.0;
+  timeline.frames.push_back(frame);
+  std::string text;
+  text += line("<idle>-0", 0, 0, "d..2.", "10.001000", "sched_switch",
+               switch_body("swapper/0", 0, 'R', "spinner", 103));
+  text += line("spinner-103", 100, 0, "d.h1.", "10.002000", "local_timer_entry", "vector=236");
+  // The spinner's switch to the idle task is missing; the idle task's tick is the first sign.
+  text += line("<idle>-0", 0, 0, "d.h1.", "10.003000", "local_timer_entry", "vector=236");
+  text += line("<idle>-0", 0, 0, "d..2.", "10.004000", "sched_switch",
+               switch_body("swapper/0", 0, 'R', "load", 200));
+  text += line("load-200", 200, 0, "d.h1.", "10.005000", "local_timer_entry", "vector=236");
+  // A thread the record never showed coming in is switched away: the load ran until its last
+  // line at least, not up to this switch.
+  text += line("other-300", 300, 0, "d..2.", "10.007000", "sched_switch",
+               switch_body("other", 300, 'S', "swapper/0", 0));
+  ForegroundThreads threads;
+  threads.frame_loop = 100;
+  attach_sched_record(timeline, parse_sched_record(text), threads, 100, {});
+  std::vector<std::tuple<std::string, double, double>> lanes;
+  for (const SchedCpuSlice& c : timeline.sched_cpu_slices)
+    lanes.emplace_back(c.thread, c.start_us, c.end_us);
+  const std::vector<std::tuple<std::string, double, double>> expected{
+      {"spinner-103", 1000.0, 3000.0}, {"load-200", 4000.0, 5000.0}};
+  EXPECT_EQ(lanes, expected);
 }
 
 TEST(SchedWaitsFile, ReadsBackAsWrittenAndRefusesDamageNamingTheFile) {
