@@ -3,6 +3,8 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <limits>
 
 #include "core/scope_exit.h"
@@ -27,6 +29,75 @@ Result<std::string> gzip_compress(std::string_view text, GzipEffort effort) {
   deflateEnd(&stream);
   if (status != Z_STREAM_END) return make_error("gzip: deflate did not finish");
   out.resize(written);
+  return out;
+}
+
+namespace {
+
+// `text` as raw deflate data (no header), ended by a final block or, where `last` is false, by
+// a sync flush: the bytes end on a byte boundary with no final block, so the next part's
+// deflate data may follow.
+Result<std::string> deflate_part(std::string_view text, int level, bool last) {
+  if (text.size() > std::numeric_limits<uInt>::max())
+    return make_error("gzip: a part is larger than one zlib call takes");
+  z_stream stream{};
+  if (deflateInit2(&stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    return make_error("gzip: deflateInit2 failed");
+  const ScopeExit end_stream([&stream] { deflateEnd(&stream); });
+  std::string out(deflateBound(&stream, static_cast<uLong>(text.size())) + 64, '\0');
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  stream.avail_in = static_cast<uInt>(text.size());
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  const int status = deflate(&stream, last ? Z_FINISH : Z_SYNC_FLUSH);
+  if (last ? status != Z_STREAM_END : (status != Z_OK || stream.avail_in != 0))
+    return make_error("gzip: deflate did not finish a part");
+  out.resize(stream.total_out);
+  return out;
+}
+
+void put_u32_le(std::string& out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+}  // namespace
+
+Result<std::string> gzip_compress_parts(const std::vector<std::string>& parts, GzipEffort effort,
+                                        std::size_t threads) {
+  const int level = effort == GzipEffort::fast ? 1 : Z_DEFAULT_COMPRESSION;
+  const std::size_t n = parts.size();
+  std::vector<Result<std::string>> deflated(n, make_error("gzip: part not deflated"));
+  std::vector<uLong> crcs(n, 0);
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < n;) {
+      deflated[i] = deflate_part(parts[i], level, i + 1 == n);
+      crcs[i] = crc32(0L, reinterpret_cast<const Bytef*>(parts[i].data()),
+                      static_cast<uInt>(std::min<std::size_t>(parts[i].size(),
+                                                              std::numeric_limits<uInt>::max())));
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (std::size_t t = 1; t < std::min(threads, n); ++t) helpers.emplace_back(work);
+  work();
+  for (std::thread& t : helpers) t.join();
+  // RFC 1952: magic, deflate, no flags, no time, no extra flags, OS unknown.
+  std::string out("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff", 10);
+  uLong crc = crc32(0L, Z_NULL, 0);
+  std::uint64_t bytes = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!deflated[i]) return deflated[i].error();
+    out += *deflated[i];
+    crc = crc32_combine(crc, crcs[i], static_cast<z_off_t>(parts[i].size()));
+    bytes += parts[i].size();
+  }
+  if (n == 0) {
+    auto empty = deflate_part({}, level, true);
+    if (!empty) return empty.error();
+    out += *empty;
+  }
+  put_u32_le(out, static_cast<std::uint32_t>(crc));
+  put_u32_le(out, static_cast<std::uint32_t>(bytes & 0xffffffffu));  // ISIZE: the size mod 2^32
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/result.h"
 
@@ -16,6 +17,12 @@ namespace gpuoverlap {
 // for a third more bytes), `small` (zlib's default) for the rest.
 enum class GzipEffort { small, fast };
 Result<std::string> gzip_compress(std::string_view text, GzipEffort effort = GzipEffort::small);
+// One gzip member of the parts' text in order, each part deflated on its own thread (at most
+// `threads` at once): what gunzip and gzip_decompress read as one file of their concatenation.
+// Each part is a deflate stream of its own, flushed to a byte boundary, so a part's matches do
+// not reach into the part before (a little larger than gzip_compress on parts of a few MB).
+Result<std::string> gzip_compress_parts(const std::vector<std::string>& parts, GzipEffort effort,
+                                        std::size_t threads);
 
 // The text of a gzip file that came from outside (`what` names it in messages). Untrusted, so
 // the inflated size is bounded twice: never more than `max_bytes`, and never more than

@@ -8,8 +8,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 
 #include "core/clock.h"
+#include "core/cpu_affinity.h"
 #include "core/gzip.h"
 #include "schedtrace/thread_waits.h"
 #include "timeline/statistics.h"
@@ -281,13 +283,65 @@ void attach_sched_record(ScenarioTimeline& timeline, const SchedRecord& record,
   timeline.meta["sched_trace"] = meta;
 }
 
+namespace {
+
+// The scopes recording a scenario's frames now (SchedTraceScope, between start and stop).
+std::atomic<int> scopes_recording{0};
+
+// The threads the record's text may use: none beside this one while another scope records.
+std::size_t text_threads() {
+  if (scopes_recording.load() > 0) return 1;
+  const auto cpus = this_thread_cpus();
+  const std::size_t usable = cpus ? cpus->size() : 1;
+  return std::clamp<std::size_t>(usable, 1, kSchedTraceTextThreads);
+}
+
+// The text of `record` in parts of at least kEventsPerPart events, rendered on up to `threads`
+// threads, then compressed as one gzip member the same way; `text_bytes` gets its length.
+constexpr std::size_t kEventsPerPart = 50'000;
+Result<std::string> record_text_gz(const SchedRecord& record, std::size_t threads,
+                                   std::size_t& text_bytes, std::int64_t& compress_from_ns) {
+  const std::size_t events = record.events.size();
+  const std::size_t count =
+      std::clamp<std::size_t>(events / kEventsPerPart, 1, std::max<std::size_t>(threads, 1));
+  std::vector<std::string> parts(count);
+  std::atomic<std::size_t> next{0};
+  const auto render = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < count;)
+      parts[i] = sched_record_text(record, events * i / count, events * (i + 1) / count);
+  };
+  {
+    std::vector<std::thread> helpers;
+    for (std::size_t t = 1; t < count; ++t) helpers.emplace_back(render);
+    render();
+    for (std::thread& t : helpers) t.join();
+  }
+  text_bytes = 0;
+  for (const std::string& p : parts) text_bytes += p.size();
+  compress_from_ns = monotonic_raw_ns();
+  return gzip_compress_parts(parts, GzipEffort::fast, threads);
+}
+
+}  // namespace
+
 SchedTraceScope::SchedTraceScope(bool wanted) : wanted_(wanted) {
   if (!wanted) return;
   auto started = TracefsRecording::start(kSchedTraceBufferKbPerCpu);
-  if (started)
+  if (started) {
     recording_.emplace(std::move(*started));
-  else
+    scopes_recording.fetch_add(1);
+    recording_counted_ = true;
+  } else {
     why_not_ = started.error().message;
+  }
+}
+
+SchedTraceScope::~SchedTraceScope() { end_recording(); }
+
+void SchedTraceScope::end_recording() {
+  if (!recording_counted_) return;
+  recording_counted_ = false;
+  scopes_recording.fetch_sub(1);
 }
 
 void SchedTraceScope::stop() {
@@ -296,6 +350,7 @@ void SchedTraceScope::stop() {
   auto data = recording_->stop();
   read_ms_ = ms(monotonic_raw_ns() - from_ns);
   recording_.reset();
+  end_recording();
   if (data)
     data_ = std::move(*data);
   else
@@ -319,9 +374,10 @@ void SchedTraceScope::attach(ScenarioTimeline& timeline, const ForegroundThreads
   const std::int64_t attribute_from_ns = monotonic_raw_ns();
   attach_sched_record(timeline, record, threads, this_process_id(), overrun_cpus);
   const std::int64_t render_from_ns = monotonic_raw_ns();
-  const std::string text = sched_record_text(record);
-  const std::int64_t compress_from_ns = monotonic_raw_ns();
-  auto compressed = gzip_compress(text, GzipEffort::fast);
+  const std::size_t text_thread_count = text_threads();
+  std::size_t text_bytes = 0;
+  std::int64_t compress_from_ns = render_from_ns;
+  auto compressed = record_text_gz(record, text_thread_count, text_bytes, compress_from_ns);
   const std::int64_t done_ns = monotonic_raw_ns();
   auto& meta = timeline.meta["sched_trace"];
   if (!compressed) {
@@ -331,7 +387,8 @@ void SchedTraceScope::attach(ScenarioTimeline& timeline, const ForegroundThreads
     timeline.sched_record_gz = std::move(*compressed);
   }
   meta["raw_mb"] = std::round(double(raw_bytes) / 1e4) / 100;
-  meta["text_mb"] = std::round(double(text.size()) / 1e4) / 100;
+  meta["text_mb"] = std::round(double(text_bytes) / 1e4) / 100;
+  meta["text_threads"] = text_thread_count;
   auto tenths = [](double v) { return std::round(v * 10) / 10; };
   meta["cost_ms"] = {{"read", tenths(read_ms_)},
                      {"parse", tenths(ms(attribute_from_ns - parse_from_ns))},

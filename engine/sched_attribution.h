@@ -31,10 +31,18 @@ struct ForegroundThreads {
 // an overrun is reported (meta.json sched_trace.overrun_cpus), never hidden.
 inline constexpr std::uint32_t kSchedTraceBufferKbPerCpu = 16384;
 
+// The record of one scenario's measured frames: started before the first, stopped after the
+// last. While any scope of the process records (another device's frames in a concurrent run),
+// attach() keeps its work to its own thread; otherwise it renders and compresses the record's
+// text on up to kSchedTraceTextThreads threads of its CPUs, as no frame is measured then.
+inline constexpr std::size_t kSchedTraceTextThreads = 8;
 class SchedTraceScope {
  public:
   // Starts the record when `wanted`; where it cannot be, keeps why.
   explicit SchedTraceScope(bool wanted);
+  ~SchedTraceScope();
+  SchedTraceScope(const SchedTraceScope&) = delete;
+  SchedTraceScope& operator=(const SchedTraceScope&) = delete;
   // Stops the record (after the last frame: the rest of the scenario's teardown is not in it).
   void stop();
   // Attaches what the record explains to `timeline`, whose frames and meta are complete;
@@ -42,7 +50,9 @@ class SchedTraceScope {
   void attach(ScenarioTimeline& timeline, const ForegroundThreads& threads);
 
  private:
+  void end_recording();
   bool wanted_ = false;
+  bool recording_counted_ = false;  // counted among the scopes recording now
   std::optional<TracefsRecording> recording_;
   std::optional<SchedTraceData> data_;
   std::string why_not_;

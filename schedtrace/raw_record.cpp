@@ -440,13 +440,23 @@ SchedRecord parse_raw_record(const std::vector<RawCpuPages>& cpus, const RawForm
 }
 
 std::string sched_record_text(const SchedRecord& record) {
+  return sched_record_text(record, 0, record.events.size());
+}
+
+std::string sched_record_text(const SchedRecord& record, std::size_t first_event,
+                              std::size_t end_event) {
+  end_event = std::min(end_event, record.events.size());
+  first_event = std::min(first_event, end_event);
   std::string text;
-  text.reserve(record.events.size() * 110);
-  text += "# tracer: nop\n#\n# gpuoverlap: the kernel's scheduling record, from trace_pipe_raw\n";
-  for (const auto& [cpu, lost] : record.lost_events_by_cpu)
-    text += fmt::format("CPU:{} [LOST {} EVENTS]\n", cpu, lost);
+  text.reserve((end_event - first_event) * 110);
+  if (first_event == 0) {
+    text += "# tracer: nop\n#\n# gpuoverlap: the kernel's scheduling record, from trace_pipe_raw\n";
+    for (const auto& [cpu, lost] : record.lost_events_by_cpu)
+      text += fmt::format("CPU:{} [LOST {} EVENTS]\n", cpu, lost);
+  }
   auto out = std::back_inserter(text);
-  for (const SchedEvent& e : record.events) {
+  for (std::size_t i = first_event; i < end_event; ++i) {
+    const SchedEvent& e = record.events[i];
     const std::string_view comm =
         e.tid == 0 ? std::string_view("<idle>") : std::string_view(e.comm);
     const std::int64_t seconds = e.time_ns / 1'000'000'000;

@@ -121,5 +121,10 @@ std::unordered_map<std::int32_t, std::string> parse_saved_cmdlines(std::string_v
 // per CPU that lost events, nanosecond stamps: what parse_sched_record reads back to the same
 // events (the results folder's sched_record.txt.gz).
 std::string sched_record_text(const SchedRecord& record);
+// The lines of events [first_event, end_event) alone, with the header lines where first_event
+// is 0: the parts, in order, concatenate to sched_record_text(record), so that they can be
+// rendered side by side.
+std::string sched_record_text(const SchedRecord& record, std::size_t first_event,
+                              std::size_t end_event);
 
 }  // namespace gpuoverlap

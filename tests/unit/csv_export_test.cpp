@@ -244,5 +244,40 @@ TEST(Gzip, CompressesToAGzipMemberThatInflatesBack) {
   EXPECT_EQ(static_cast<unsigned char>((*empty)[0]), 0x1f);
 }
 
+// Parts deflated side by side make one member of their concatenation, which zlib inflates with
+// its checksum and length checked; a single part, empty parts and none at all are members too.
+TEST(Gzip, PartsCompressedOnThreadsInflateBackAsOneText) {
+  std::vector<std::string> parts;
+  for (int p = 0; p < 5; ++p) {
+    std::string part;
+    for (int i = 0; i < 3000 * (p + 1); ++i)
+      part += "  gpuoverlap-100 [00" + std::to_string(p) + "] 10." + std::to_string(i) + "\n";
+    parts.push_back(std::move(part));
+  }
+  parts.insert(parts.begin() + 2, std::string());  // an empty part in the middle
+  std::string whole;
+  for (const std::string& p : parts) whole += p;
+  for (const std::size_t threads : {std::size_t{1}, std::size_t{3}, std::size_t{16}}) {
+    const auto packed = gzip_compress_parts(parts, GzipEffort::fast, threads);
+    ASSERT_TRUE(packed.ok()) << packed.error().message;
+    EXPECT_LT(packed->size(), whole.size() / 5);
+    const auto back = gzip_decompress(*packed, 1ull << 30, "parts");
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(*back, whole) << threads << " threads";
+  }
+  const auto one = gzip_compress_parts({whole}, GzipEffort::small, 4);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(*gzip_decompress(*one, 1ull << 30, "one part"), whole);
+  const auto none = gzip_compress_parts({}, GzipEffort::fast, 4);
+  ASSERT_TRUE(none.ok());
+  const auto nothing = gzip_decompress(*none, 1 << 20, "no parts");
+  ASSERT_TRUE(nothing.ok()) << nothing.error().message;
+  EXPECT_TRUE(nothing->empty());
+  // A damaged checksum is refused: the trailer is the parts' combined CRC, not a placeholder.
+  std::string damaged = *one;
+  damaged[damaged.size() - 8] = static_cast<char>(damaged[damaged.size() - 8] ^ 1);
+  EXPECT_FALSE(gzip_decompress(damaged, 1ull << 30, "damaged").ok());
+}
+
 }  // namespace
 }  // namespace gpuoverlap

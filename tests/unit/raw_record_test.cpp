@@ -184,6 +184,11 @@ TEST(RawRecord, ItsTextFormReadsBackToTheSameEventsInNanoseconds) {
   const SchedRecord back = parse_sched_record(sched_record_text(raw));
   EXPECT_EQ(back.unreadable_lines, 0);
   EXPECT_EQ(back.lost_events_by_cpu, raw.lost_events_by_cpu);
+  // Rendered in parts (side by side, in the results), the text is the same.
+  const std::size_t n = raw.events.size();
+  EXPECT_EQ(sched_record_text(raw, 0, n / 3) + sched_record_text(raw, n / 3, n / 2) +
+                sched_record_text(raw, n / 2, n + 10),
+            sched_record_text(raw));
   ASSERT_EQ(back.events.size(), raw.events.size());
   for (std::size_t i = 0; i < raw.events.size(); ++i) {
     const SchedEvent& a = raw.events[i];
