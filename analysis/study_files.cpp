@@ -130,6 +130,7 @@ nlohmann::json verdict_json(const StudyVerdict& v, const VerdictSettings& s) {
          {"control", c.control},
          {"null_control", c.null_control},
          {"negative_control", c.negative_control},
+         {"spinners", c.spinners},
          {"pacing", pacing_json(c.pacing)},
          {"time_account", time_account_json(c.time_account)},
          {"sched", sched_account_json(c.sched)},
@@ -533,6 +534,7 @@ Result<LoadedStudyVerdict> load_verdict_json(const std::filesystem::path& file) 
       cv.control = c.flag("control");
       cv.null_control = c.flag("null_control");
       cv.negative_control = c.flag("negative_control");
+      cv.spinners = c.flag("spinners");  // files before it: false
       cv.pacing = c.object("pacing", pacing_of);
       cv.time_account = c.object("time_account", time_account_of);
       cv.sched = c.object("sched", sched_account_of);  // files before the record lack it

@@ -225,10 +225,12 @@ void judge_condition(const std::string& name, const std::vector<const ScenarioOu
   // The null control has no background work to mark frames: every frame is evidence.
   cv.null_control = !neighbours && rounds.front()->scenario.null_control;
   cv.negative_control = !neighbours && rounds.front()->scenario.negative_control;
-  // Neither the null nor the negative control runs compiles that mark frames: every frame is
-  // evidence.
-  bool (*const use)(const FrameRecord&) =
-      cv.null_control || cv.negative_control ? any_frame : evidence;
+  const auto& background = rounds.front()->scenario.background;
+  cv.spinners = !neighbours && background && background->idle_spinners;
+  if (cv.spinners && !cv.negative_control) cv.scheduling = "idle-priority spinners";
+  // Neither the null control nor spinners (the negative control among them) run compiles that
+  // mark frames: every frame is evidence.
+  bool (*const use)(const FrameRecord&) = cv.null_control || cv.spinners ? any_frame : evidence;
   for (const ScenarioOutcome* r : rounds) {
     cv.frames += r->timeline->frames.size();
     for (const FrameRecord& f : r->timeline->frames)
@@ -254,7 +256,7 @@ void judge_condition(const std::string& name, const std::vector<const ScenarioOu
     row.negative_control = cv.negative_control;
     row.pairing = cv.pairing;
     const bool primary = row.role == EndpointRole::primary;
-    if (primary && !cv.negative_control && cv.active_frames < settings.min_frames &&
+    if (primary && !cv.spinners && cv.active_frames < settings.min_frames &&
         row.decision != Decision::intrusive) {
       row.decision = Decision::inconclusive;
       row.note = fmt::format("background work overlapped only {} of {} frames", cv.active_frames,
@@ -368,7 +370,7 @@ void call_no_power(StudyVerdict& out) {
 void mark_starved(StudyVerdict& out, bool neighbours) {
   const BackgroundProgress* control_rate = control_rate_of(out.conditions);
   for (ConditionVerdict& cv : out.conditions) {
-    if (neighbours || cv.control || cv.null_control || cv.negative_control ||
+    if (neighbours || cv.control || cv.null_control || cv.spinners ||
         cv.decision != Decision::non_intrusive)
       continue;
     cv.starved = cv.progress.compiles == 0 ||

@@ -250,6 +250,11 @@ struct ConditionVerdict {
   // priority threads on every foreground CPU doing a compiler's memory traffic. A neutral
   // harness leaves them only idle CPUs, so an intrusive call on it is the harness's fault.
   bool negative_control = false;
+  // Idle-priority spinners and no compiles (`idle_spinners = true` in its [condition.background],
+  // or the negative control): every frame is evidence, and no compiles done is not starving.
+  // Outside the negative control, a condition of their own: where the game's own frame loop
+  // yields, they take its CPU by the kernel's rule, which says nothing of the harness.
+  bool spinners = false;
   // Over its primary endpoints: intrusive if any is, non-intrusive if all are.
   Decision decision = Decision::inconclusive;
   std::size_t frames = 0;             // measured frames

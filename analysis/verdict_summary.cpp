@@ -64,6 +64,10 @@ std::string condition_line(const ConditionVerdict& cv, const StudyVerdict& verdi
         "{} (negative control, idle-priority threads on every foreground CPU): {} ({} "
         "frames{})\n",
         cv.condition, to_string(cv.decision), cv.frames, pacing);
+  if (cv.spinners)
+    return fmt::format(
+        "{} (idle-priority threads on every foreground CPU, no compiles): {} ({} frames{})\n",
+        cv.condition, to_string(cv.decision), cv.frames, pacing);
   return fmt::format(
       "{}{}: {}, {} ({} of {} frames overlapped background work{}){}\n", cv.condition,
       cv.control ? " (positive control)" : "",

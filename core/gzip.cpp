@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <thread>
 #include <limits>
+#include <thread>
 
 #include "core/scope_exit.h"
 

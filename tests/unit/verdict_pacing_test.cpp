@@ -200,6 +200,44 @@ TEST(Verdict, AnIntrusiveNegativeControlIsAHarnessFault) {
   EXPECT_TRUE(json["conditions"][0]["negative_control"].get<bool>());
 }
 
+// Spinners as a condition of their own (`idle_spinners = true` without the control, as the
+// yielding engine's study has them): every frame is evidence, an intrusive call is the
+// condition's, never a harness fault, and no compiles done is not starving.
+TEST(Verdict, SpinnersThatAreNotTheNegativeControlAreAConditionOfTheirOwn) {
+  background::BackgroundSpec spinners;
+  spinners.idle_spinners = true;
+  auto baseline = paced_rounds("baseline", std::nullopt, false, 1.0, 0.01, 0.005, 0, 3, 120, 8);
+  auto taken = paced_rounds("idle-spinners", spinners, false, 1.0, 0.6, 0.005, 0, 3, 120, 10);
+  for (ScenarioOutcome& o : taken)
+    for (FrameRecord& f : o.timeline->frames) f.bg_managed = 0;  // no compile marks a frame
+  auto v = judge_study(all_of({&baseline, &taken}), VerdictSettings{});
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  ASSERT_EQ(v->conditions.size(), 1u);
+  const ConditionVerdict& c = v->conditions[0];
+  EXPECT_FALSE(c.negative_control);
+  EXPECT_TRUE(c.spinners);
+  EXPECT_EQ(c.active_frames, c.frames) << "every frame is evidence";
+  EXPECT_EQ(c.scheduling, "idle-priority spinners");
+  EXPECT_EQ(c.decision, Decision::intrusive);
+  EXPECT_FALSE(v->harness_fault);
+  EXPECT_FALSE(v->has_negative);
+  EXPECT_EQ(v->summary.find("HARNESS FAULT"), std::string::npos) << v->summary;
+  EXPECT_NE(v->summary.find("idle-spinners (idle-priority threads on every foreground CPU, no "
+                            "compiles): intrusive"),
+            std::string::npos)
+      << v->summary;
+  // Quiet spinners are non-intrusive, not starved.
+  auto quiet = paced_rounds("idle-spinners", spinners, false, 1.0, 0.01, 0.005, 0, 3, 120, 9);
+  for (ScenarioOutcome& o : quiet)
+    for (FrameRecord& f : o.timeline->frames) f.bg_managed = 0;
+  auto calm = judge_study(all_of({&baseline, &quiet}), VerdictSettings{});
+  ASSERT_TRUE(calm.ok()) << calm.error().message;
+  EXPECT_NE(calm->conditions[0].decision, Decision::intrusive);
+  EXPECT_FALSE(calm->conditions[0].starved);
+  const nlohmann::json json = verdict_json(*v, VerdictSettings{});
+  EXPECT_TRUE(json["conditions"][0]["spinners"].get<bool>());
+}
+
 // A game frame whose baseline CPU phase is well below the busy work asked of each worker did
 // less work than asked (a busy-work calibration that ran slow): the summary and verdict.json
 // say so; the same frame at the work asked says nothing.
