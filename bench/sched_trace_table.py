@@ -21,14 +21,22 @@ def main():
     for line in (out / "runs.txt").read_text().splitlines():
         name, _, status, _, wall, _, size = line.split()
         runs.append((name, int(status), float(wall), int(size)))
-    print("| run | exit | wall (s) | output (MB) |")
-    print("|---|---|---|---|")
+    # A run's scenarios (its meta.json files): a study stops when it is decided or its budget is
+    # spent, so two runs of the same job may run different numbers of rounds, and their wall
+    # times then differ by those rounds, not by the record.
+    scenarios = {name: sum(1 for _ in (out / name).rglob("meta.json")) for name, *_ in runs}
+    print("| run | exit | wall (s) | output (MB) | scenarios |")
+    print("|---|---|---|---|---|")
     for name, status, wall, size in runs:
-        print(f"| {name} | {status} | {wall:.1f} | {size / 1e6:.1f} |")
+        print(f"| {name} | {status} | {wall:.1f} | {size / 1e6:.1f} | {scenarios[name]} |")
     by_kind = {}
     for name, status, wall, size in runs:
         if status == 0:
             by_kind.setdefault(name.split("-")[0], []).append((wall, size))
+    per_scenario = {}
+    for name, status, wall, _ in runs:
+        if status == 0 and scenarios[name]:
+            per_scenario.setdefault(name.split("-")[0], []).append(wall / scenarios[name])
     if "traced" in by_kind and "plain" in by_kind:
         tw = statistics.mean(w for w, _ in by_kind["traced"])
         pw = statistics.mean(w for w, _ in by_kind["plain"])
@@ -36,6 +44,11 @@ def main():
         ps = statistics.mean(s for _, s in by_kind["plain"])
         print(f"\nMean wall: traced {tw:.1f} s, plain {pw:.1f} s ({100 * (tw - pw) / pw:+.1f} %); "
               f"mean size: traced {ts / 1e6:.1f} MB, plain {ps / 1e6:.1f} MB")
+        tp = statistics.mean(per_scenario.get("traced", [0]))
+        pp = statistics.mean(per_scenario.get("plain", [0]))
+        if tp and pp:
+            print(f"Per scenario: traced {1000 * tp:.0f} ms, plain {1000 * pp:.0f} ms "
+                  f"({100 * (tp - pp) / pp:+.1f} %)")
     # Where the record's own time went after the frames (meta.json sched_trace.cost_ms, summed
     # over the run's scenarios): stopping and reading it, parsing, attributing, rendering its
     # text, compressing (older runs have no render step: 0).

@@ -298,7 +298,7 @@ std::size_t text_threads() {
 
 // The text of `record` in parts of at least kEventsPerPart events, rendered on up to `threads`
 // threads, then compressed as one gzip member the same way; `text_bytes` gets its length.
-constexpr std::size_t kEventsPerPart = 50'000;
+constexpr std::size_t kEventsPerPart = 2000;
 Result<std::string> record_text_gz(const SchedRecord& record, std::size_t threads,
                                    std::size_t& text_bytes, std::int64_t& compress_from_ns) {
   const std::size_t events = record.events.size();

@@ -57,10 +57,10 @@ class Walker {
     for (const SchedEvent& e : record_.events) {
       if (e.time_ns > to_ns) break;
       CpuState& cpu = cpus_[e.cpu];
-      // A switch's own task is its prev side: a thread whose only line on this CPU is its
-      // switch away was running there too, though the record did not show it coming in.
-      seen_running(e.kind == SchedEventKind::switch_task ? e.prev_tid : e.tid, e.time_ns, e.cpu,
-                   cpu, from_ns, out);
+      if (e.kind == SchedEventKind::switch_task)
+        seen_leaving(e.prev_tid, e.time_ns, e.cpu, cpu, from_ns, out);
+      else
+        seen_running(e.tid, e.time_ns, e.cpu, cpu, from_ns, out);
       if (is_interrupt(e.kind)) {
         cpu.last_irq_ns = e.time_ns;
         cpu.last_irq_kind = e.kind;
@@ -221,6 +221,31 @@ class Walker {
         wait.given_back_by = from_idle ? GivenBackBy::idle_cpu : GivenBackBy::other;
         wait.switch_unrecorded = true;
       });
+    }
+    cpu.running = tid;
+    cpu.came_in_ns = time_ns;
+  }
+
+  // A switch away from a thread the record never showed coming onto this CPU (its switch in was
+  // not written, and it left no line of its own there before): it ran there for an unknown time
+  // before `time_ns`. On that kernel most such threads came from idle, woken onto an idle CPU,
+  // and ran at once: ending the wait at this switch would count their whole run as waiting (an
+  // H200 baseline then showed 166 ms runnable against 0.4 ms of the kernel's run delay). So no
+  // runnable part is claimed: a woken wait ends at its wake-up, and a wait whose wake-up the
+  // record lacks too is dropped, as nothing past its start is known.
+  void seen_leaving(std::int32_t tid, std::int64_t time_ns, std::int32_t cpu_index, CpuState& cpu,
+                    std::int64_t from_ns, std::vector<ThreadWait>& out) {
+    if (tid <= 0 || cpu.running == tid) return;
+    runnable_since_.erase(tid);
+    if (auto open = open_.find(tid); open != open_.end()) {
+      const std::int64_t woken_ns = open->second.runnable_from_ns;
+      if (woken_ns >= 0)
+        came_in(tid, woken_ns, cpu_index, from_ns, out, [&](ThreadWait& wait) {
+          wait.given_back_by = GivenBackBy::other;
+          wait.switch_unrecorded = true;
+        });
+      else
+        open_.erase(open);
     }
     cpu.running = tid;
     cpu.came_in_ns = time_ns;

@@ -166,9 +166,10 @@ TEST(ThreadWaits, AThreadSeenRunningWithoutASwitchToItEndsItsWaitThere) {
   EXPECT_FALSE(waits[1].switch_unrecorded);
 }
 
-// A thread whose only line on its CPU is its own switch away was running there: its wait
-// ends at that line, and the wait the switch opens is a new one.
-TEST(ThreadWaits, AThreadWhoseOnlyLineIsItsSwitchAwayEndsItsWaitThere) {
+// A thread whose only line on its CPU is its own switch away was running there for an unknown
+// time: its wait is kept but claims no runnable part (it ends at its wake-up), and the wait the
+// switch opens is a new one. Without a recorded wake-up, nothing past its start is known.
+TEST(ThreadWaits, AThreadWhoseOnlyLineIsItsSwitchAwayClaimsNoRunnableTime) {
   std::string text;
   text += line("gpuoverlap-100", 100, 0, "d..2.", "10.000100", "sched_switch",
                switch_body("gpuoverlap", 100, 'S', "swapper/0", 0));
@@ -185,13 +186,23 @@ TEST(ThreadWaits, AThreadWhoseOnlyLineIsItsSwitchAwayEndsItsWaitThere) {
   ASSERT_EQ(waits.size(), 2u);
   EXPECT_EQ(waits[0].off_ns, 10'000'100'000);
   EXPECT_EQ(waits[0].runnable_from_ns, 10'001'000'000);
-  EXPECT_EQ(waits[0].on_ns, 10'002'000'000);
+  EXPECT_EQ(waits[0].on_ns, 10'001'000'000);
+  EXPECT_EQ(waits[0].runnable_ns(), 0);
   EXPECT_TRUE(waits[0].switch_unrecorded);
-  EXPECT_EQ(waits[0].given_back_by, GivenBackBy::idle_cpu);
   EXPECT_EQ(waits[1].off_ns, 10'002'000'000);
   EXPECT_EQ(waits[1].on_ns, 10'004'010'000);
   EXPECT_EQ(waits[1].holder, "spinner-103");
   EXPECT_EQ(waits[1].given_back_by, GivenBackBy::tick);
+
+  // No wake-up in the record either: the first wait is dropped, not stretched to the switch.
+  std::string unwoken;
+  unwoken += line("gpuoverlap-100", 100, 0, "d..2.", "10.000100", "sched_switch",
+                  switch_body("gpuoverlap", 100, 'S', "swapper/0", 0));
+  unwoken += line("gpuoverlap-100", 100, 0, "d..2.", "10.002000", "sched_switch",
+                  switch_body("gpuoverlap", 100, 'S', "swapper/0", 0));
+  const auto none =
+      thread_waits(parse_sched_record(unwoken), {100}, 10'000'000'000, 11'000'000'000, kProcess100);
+  EXPECT_TRUE(none.empty());
 }
 
 // The idle task's own lines (an interrupt on an idle CPU) say the CPU went idle when the
