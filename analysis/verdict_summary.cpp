@@ -56,6 +56,15 @@ std::string condition_line(const ConditionVerdict& cv, const StudyVerdict& verdi
   if (is_inconclusive(cv.decision))
     if (const std::string resolvable = describe_resolvable(cv); !resolvable.empty())
       pacing += "; " + resolvable;
+  // A dose below the one detected takes the study's rounds only once every condition is
+  // decided (study_progress.h): its call may rest on the first rounds alone, however many
+  // frames they made late.
+  if (cv.control && is_inconclusive(cv.decision) && verdict.detected_from_threads &&
+      cv.control_threads < *verdict.detected_from_threads)
+    pacing += fmt::format(
+        "; a dose below the one detected ({} threads): it takes more rounds only once every "
+        "condition is decided",
+        *verdict.detected_from_threads);
   if (cv.null_control)
     return fmt::format("{} (null control, the baseline's settings again): {} ({} frames{})\n",
                        cv.condition, to_string(cv.decision), cv.frames, pacing);

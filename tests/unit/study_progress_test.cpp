@@ -172,6 +172,14 @@ TEST(StudyRounds, WhileAConditionIsUndecidedTheControlsWait) {
     EXPECT_TRUE(s.condition == "baseline" || s.condition == "managed") << s.condition;
   EXPECT_NE(log.str().find("adding round 4 for 1 condition (3 stopped"), std::string::npos)
       << log.str();
+  // The waiting dose's line says why its call rests on its first rounds.
+  const std::size_t dose = verdict->summary.find("unmanaged-1 (positive control)");
+  ASSERT_NE(dose, std::string::npos) << verdict->summary;
+  const std::string line = verdict->summary.substr(dose, verdict->summary.find('\n', dose) - dose);
+  EXPECT_NE(line.find("a dose below the one detected (4 threads): it takes more rounds only once "
+                      "every condition is decided"),
+            std::string::npos)
+      << line;
 }
 
 // A dose that waited while a condition was undecided takes rounds again once it is decided,
