@@ -291,7 +291,8 @@ std::string policy_sentence(const std::string& study, const LoadedStudyVerdict& 
   std::vector<Judged> judged;
   bool policies = false;
   for (const ConditionVerdict& c : v.verdict.conditions) {
-    if (c.control || c.null_control || c.negative_control || c.scheduling.empty()) continue;
+    if (c.control || c.null_control || c.negative_control || c.spinners || c.scheduling.empty())
+      continue;
     Judged j{c.condition, c.decision,        c.progress.compiles_per_s,
              c.starved,   c.spec_scheduling, percentile(c.progress.commit_to_event_ms, 50)};
     policies = policies || !j.spec;

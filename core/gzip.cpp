@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <limits>
+#include <stdexcept>
+#include <system_error>
 #include <thread>
 
 #include "core/scope_exit.h"
@@ -69,18 +71,31 @@ Result<std::string> gzip_compress_parts(const std::vector<std::string>& parts, G
   std::vector<Result<std::string>> deflated(n, make_error("gzip: part not deflated"));
   std::vector<uLong> crcs(n, 0);
   std::atomic<std::size_t> next{0};
-  const auto work = [&] {
+  // No exception leaves a thread (one that did would end the process): a part that failed
+  // keeps its error, and a part no thread took is deflated by this one.
+  const auto work = [&]() noexcept {
     for (std::size_t i; (i = next.fetch_add(1)) < n;) {
-      deflated[i] = deflate_part(parts[i], level, i + 1 == n);
-      crcs[i] = crc32(0L, reinterpret_cast<const Bytef*>(parts[i].data()),
-                      static_cast<uInt>(std::min<std::size_t>(parts[i].size(),
-                                                              std::numeric_limits<uInt>::max())));
+      try {
+        deflated[i] = deflate_part(parts[i], level, i + 1 == n);
+        crcs[i] = crc32(0L, reinterpret_cast<const Bytef*>(parts[i].data()),
+                        static_cast<uInt>(std::min<std::size_t>(parts[i].size(),
+                                                                std::numeric_limits<uInt>::max())));
+      } catch (const std::exception& e) {
+        deflated[i] = make_error(std::string("gzip: a part failed: ") + e.what());
+      }
     }
   };
-  std::vector<std::thread> helpers;
-  for (std::size_t t = 1; t < std::min(threads, n); ++t) helpers.emplace_back(work);
-  work();
-  for (std::thread& t : helpers) t.join();
+  {
+    std::vector<std::jthread> helpers;  // joined when the scope ends, however it ends
+    for (std::size_t t = 1; t < std::min(threads, n); ++t) {
+      try {
+        helpers.emplace_back(work);
+      } catch (const std::system_error&) {
+        break;  // no thread to be had: the ones there are, and this one, do the rest
+      }
+    }
+    work();
+  }
   // RFC 1952: magic, deflate, no flags, no time, no extra flags, OS unknown.
   std::string out("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff", 10);
   uLong crc = crc32(0L, Z_NULL, 0);

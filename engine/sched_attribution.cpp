@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <system_error>
 #include <thread>
 
 #include "core/clock.h"
@@ -305,17 +306,32 @@ Result<std::string> record_text_gz(const SchedRecord& record, std::size_t thread
   const std::size_t count =
       std::clamp<std::size_t>(events / kEventsPerPart, 1, std::max<std::size_t>(threads, 1));
   std::vector<std::string> parts(count);
+  std::vector<std::string> failures(count);
   std::atomic<std::size_t> next{0};
-  const auto render = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < count;)
-      parts[i] = sched_record_text(record, events * i / count, events * (i + 1) / count);
+  // No exception leaves a thread (one that did would end the process); a part that failed is
+  // an error for the file alone, which meta.json's file_why_not then gives.
+  const auto render = [&]() noexcept {
+    for (std::size_t i; (i = next.fetch_add(1)) < count;) {
+      try {
+        parts[i] = sched_record_text(record, events * i / count, events * (i + 1) / count);
+      } catch (const std::exception& e) {
+        failures[i] = e.what();
+      }
+    }
   };
   {
-    std::vector<std::thread> helpers;
-    for (std::size_t t = 1; t < count; ++t) helpers.emplace_back(render);
+    std::vector<std::jthread> helpers;  // joined when the scope ends, however it ends
+    for (std::size_t t = 1; t < count; ++t) {
+      try {
+        helpers.emplace_back(render);
+      } catch (const std::system_error&) {
+        break;  // no thread to be had: the ones there are, and this one, render the rest
+      }
+    }
     render();
-    for (std::thread& t : helpers) t.join();
   }
+  for (const std::string& failure : failures)
+    if (!failure.empty()) return make_error("rendering the record's text: " + failure);
   text_bytes = 0;
   for (const std::string& p : parts) text_bytes += p.size();
   compress_from_ns = monotonic_raw_ns();

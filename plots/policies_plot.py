@@ -28,7 +28,7 @@ def plot_policies(verdict, summary, out_base, fmt, path):
     starved or undecided."""
     judged = [c for c in summary["conditions"] if isinstance(c, dict) and c.get("scheduling")
               and not c.get("control") and not c.get("null_control")
-              and not c.get("negative_control")]
+              and not c.get("negative_control") and not c.get("spinners")]
     if not judged or all(c.get("spec_scheduling") for c in judged):
         return None
     baseline_pacing = summary.get("baseline_pacing")

@@ -218,7 +218,8 @@ void read_cpu_pages(const RawCpuPages& cpu, const RawFormats& formats, SchedReco
     if (commit & kMissedEvents) {
       std::int64_t missed = 1;  // at least one, where the count was not kept
       if ((commit & kMissedStored) && formats.data_offset + length + 8 <= page_bytes) {
-        // More than a buffer of any size could have overwritten: a damaged count, not a guess.
+        // Events overwritten since the last read: past 2^31 - 1 no record of seconds reaches,
+        // so a damaged count, not a guess.
         const std::uint64_t stored = read_u64(data + length);
         if (stored <= kMostMissedEvents)
           missed = static_cast<std::int64_t>(stored);

@@ -106,8 +106,9 @@ struct RawCpuPages {
 // kernel's saved_cmdlines: what the `trace` text would print), else "<...>". Events of ids not in
 // `formats` are skipped; pages or events that do not fit their page count as unreadable; lost
 // events are counted per CPU as the pages report them: a page that lost some but had no room to
-// store how many counts 1, and a stored count past 2^31 is damage: it counts 1 and an unreadable
-// line (SchedTraceData reports per CPU the larger of this and the buffer's own overrun count).
+// store how many counts 1, and a stored count of 2^31 or more is damage: it counts 1 and an
+// unreadable line (SchedTraceData reports per CPU the larger of this and the buffer's own overrun
+// count).
 SchedRecord parse_raw_record(const std::vector<RawCpuPages>& cpus, const RawFormats& formats,
                              const std::unordered_map<std::int32_t, std::int32_t>& tgid_of,
                              const std::unordered_map<std::int32_t, std::string>& name_of = {});
