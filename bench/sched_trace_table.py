@@ -51,26 +51,28 @@ def main():
                   f"({100 * (tp - pp) / pp:+.1f} %)")
     # Where the record's own time went after the frames (meta.json sched_trace.cost_ms, summed
     # over the run's scenarios): stopping and reading it, parsing, attributing, rendering its
-    # text, compressing (older runs have no render step: 0).
-    steps = ("read", "parse", "attribute", "render", "compress")
-    print("\n| run | scenarios recorded | pages (MB) | text (MB) | " +
+    # text, compressing (older runs have no start or render step: 0); and how many scenarios
+    # had to clear their kept instance (sched_trace.instance "kept, cleared").
+    steps = ("start", "read", "parse", "attribute", "render", "compress")
+    print("\n| run | scenarios recorded | instances cleared | pages (MB) | text (MB) | " +
           " | ".join(f"{k} (s)" for k in steps) + " | in all (s) |")
-    print("|---|---|---|---|" + "---|" * len(steps) + "---|")
+    print("|---|---|---|---|---|" + "---|" * len(steps) + "---|")
     for name, status, _, _ in runs:
         if not name.startswith("traced"):
             continue
         totals = dict.fromkeys(steps, 0.0)
-        recorded, raw_mb, text_mb = 0, 0.0, 0.0
+        recorded, cleared, raw_mb, text_mb = 0, 0, 0.0, 0.0
         for meta in sorted((out / name).rglob("meta.json")):
             sched = json.loads(meta.read_text()).get("sched_trace") or {}
             if not sched.get("cost_ms"):
                 continue
             recorded += 1
+            cleared += sched.get("instance") == "kept, cleared"
             raw_mb += sched.get("raw_mb", 0)
             text_mb += sched.get("text_mb", 0)
             for k in steps:
                 totals[k] += sched["cost_ms"].get(k, 0) / 1000
-        print(f"| {name} | {recorded} | {raw_mb:.1f} | {text_mb:.1f} | " +
+        print(f"| {name} | {recorded} | {cleared} | {raw_mb:.1f} | {text_mb:.1f} | " +
               " | ".join(f"{totals[k]:.2f}" for k in steps) + f" | {sum(totals.values()):.2f} |")
     print("\n| run | condition | verdict | frames | runnable in the record (ms) | schedstat run "
           "delay (ms) | record / run delay | behind background threads (ms) | mostly |")

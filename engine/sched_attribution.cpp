@@ -342,8 +342,11 @@ Result<std::string> record_text_gz(const SchedRecord& record, std::size_t thread
 
 SchedTraceScope::SchedTraceScope(bool wanted) : wanted_(wanted) {
   if (!wanted) return;
+  const std::int64_t from_ns = monotonic_raw_ns();
   auto started = TracefsRecording::start(kSchedTraceBufferKbPerCpu);
+  start_ms_ = ms(monotonic_raw_ns() - from_ns);
   if (started) {
+    instance_ = started->instance();
     recording_.emplace(std::move(*started));
     scopes_recording.fetch_add(1);
     recording_counted_ = true;
@@ -406,7 +409,9 @@ void SchedTraceScope::attach(ScenarioTimeline& timeline, const ForegroundThreads
   meta["text_mb"] = std::round(double(text_bytes) / 1e4) / 100;
   meta["text_threads"] = text_thread_count;
   auto tenths = [](double v) { return std::round(v * 10) / 10; };
-  meta["cost_ms"] = {{"read", tenths(read_ms_)},
+  meta["instance"] = instance_;
+  meta["cost_ms"] = {{"start", tenths(start_ms_)},
+                     {"read", tenths(read_ms_)},
                      {"parse", tenths(ms(attribute_from_ns - parse_from_ns))},
                      {"attribute", tenths(ms(render_from_ns - attribute_from_ns))},
                      {"render", tenths(ms(compress_from_ns - render_from_ns))},

@@ -56,7 +56,9 @@ class SchedTraceScope {
   std::optional<TracefsRecording> recording_;
   std::optional<SchedTraceData> data_;
   std::string why_not_;
-  double read_ms_ = 0;  // stopping the record and reading its pages
+  double start_ms_ = 0;   // taking and turning on its instance, before the first frame
+  double read_ms_ = 0;    // stopping the record and reading its pages
+  std::string instance_;  // TracefsRecording::instance()
 };
 
 // Of the frame loop's waits behind background threads, grouped by the way it lost its CPU and

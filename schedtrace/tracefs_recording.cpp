@@ -239,9 +239,12 @@ Result<TracefsRecording> TracefsRecording::start(std::uint32_t buffer_kb_per_cpu
       // counting, so this record's are counted from here. (Clearing it instead, by truncating
       // `trace`, waits for an RCU grace period: about 30 ms a scenario.)
       recording.overrun_at_start_ = overrun_by_cpu(fs::path(kept.dir));
+      recording.instance_ = "kept, drained";
     } else if (Status s = write_file(fs::path(kept.dir) / "trace", ""); !s) {
       // Truncating `trace` clears every CPU's buffer and its overrun count.
       return s.error();
+    } else {
+      recording.instance_ = "kept, cleared";
     }
     if (Status s = write_file(fs::path(kept.dir) / "tracing_on", "1"); !s) return s.error();
     return recording;
@@ -273,7 +276,8 @@ Result<TracefsRecording> TracefsRecording::start(std::uint32_t buffer_kb_per_cpu
 TracefsRecording::TracefsRecording(TracefsRecording&& other) noexcept
     : dir_(std::move(other.dir_)),
       buffer_kb_per_cpu_(other.buffer_kb_per_cpu_),
-      overrun_at_start_(std::move(other.overrun_at_start_)) {
+      overrun_at_start_(std::move(other.overrun_at_start_)),
+      instance_(std::move(other.instance_)) {
   other.dir_.clear();
 }
 

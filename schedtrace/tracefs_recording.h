@@ -72,6 +72,11 @@ class TracefsRecording {
   // would look like a quiet machine.
   Result<SchedTraceData> stop();
 
+  // How start() got its instance: "new" (created and set up), "kept, drained" (reused as the
+  // last record left it, read to its end) or "kept, cleared" (its `trace` truncated, which waits
+  // for an RCU grace period): meta.json's sched_trace.instance, beside cost_ms.start.
+  const std::string& instance() const { return instance_; }
+
  private:
   TracefsRecording(std::string dir, std::uint32_t buffer_kb_per_cpu)
       : dir_(std::move(dir)), buffer_kb_per_cpu_(buffer_kb_per_cpu) {}
@@ -79,6 +84,7 @@ class TracefsRecording {
   std::uint32_t buffer_kb_per_cpu_ = 0;
   // Each CPU's overrun count when this record began (a kept instance's go on counting).
   std::map<std::int32_t, std::int64_t> overrun_at_start_;
+  std::string instance_ = "new";
 };
 
 // The trace instances this process has made and keeps (for tests: the pool's reuse).

@@ -58,8 +58,12 @@ TEST(SchedTrace, EveryWaitOfTheForegroundIsExplainedAndEveryToolReadsIt) {
   EXPECT_TRUE(sched["overrun_cpus"].is_array());
   // What the record cost after the frames, step by step, and the size of its text.
   EXPECT_GT(sched["text_mb"].get<double>(), 0.0);
-  for (const char* step : {"read", "parse", "attribute", "render", "compress"})
+  for (const char* step : {"start", "read", "parse", "attribute", "render", "compress"})
     EXPECT_TRUE(sched["cost_ms"][step].is_number()) << step << ": " << sched.dump();
+  const std::string instance = sched["instance"];
+  EXPECT_TRUE(instance == "new" || instance == "kept, drained" || instance == "kept, cleared")
+      << instance;
+  EXPECT_GE(sched["text_threads"].get<int>(), 1);
   EXPECT_TRUE(fs::exists(scenario / "sched_record.txt.gz"));
   EXPECT_NE(sched["frame_loop"]["summary"].get<std::string>().find("the frame loop was runnable"),
             std::string::npos);
@@ -376,6 +380,8 @@ TEST(SchedTrace, AKeptInstancesOverrunIsCountedFromEachRecordsStart) {
   constexpr std::uint32_t kSmallBufferKb = 64;
   auto first = TracefsRecording::start(kSmallBufferKb);
   ASSERT_TRUE(first) << first.error().message;
+  EXPECT_TRUE(first->instance() == "new" || first->instance() == "kept, drained")
+      << first->instance();
   for (int i = 0; i < 200'000; ++i) sched_yield();  // each a sys_enter event: megabytes
   auto first_data = first->stop();
   ASSERT_TRUE(first_data) << first_data.error().message;
@@ -386,6 +392,7 @@ TEST(SchedTrace, AKeptInstancesOverrunIsCountedFromEachRecordsStart) {
   auto second = TracefsRecording::start(kSmallBufferKb);
   ASSERT_TRUE(second) << second.error().message;
   EXPECT_EQ(tracefs_instances_made(), made) << "the kept instance was not reused";
+  EXPECT_EQ(second->instance(), "kept, drained") << "read to its end, it needs no clearing";
   auto second_data = second->stop();
   ASSERT_TRUE(second_data) << second_data.error().message;
   // Other tests' threads may yield beside this one and overflow the second's buffer too, but
