@@ -383,7 +383,10 @@ void answer_background(std::string& out, const LoadedRun& run,
       if (is_inconclusive(c.decision))
         if (std::string line = describe_resolvable(c); !line.empty())
           details.push_back(std::move(line));
-      if (v.has_compile_rate[i])
+      // Spinners run no compiles: a rate of 0 would read as a policy that starved.
+      if (c.spinners)
+        details.push_back("idle-priority spinners, no compiles");
+      else if (v.has_compile_rate[i])
         details.push_back(fmt::format("{:.1f} compiles/s{}", c.progress.compiles_per_s,
                                       c.starved ? ", starved" : ""));
       // What the compiles cost their threads (older files lack the figures).

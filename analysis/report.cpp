@@ -283,7 +283,8 @@ void study_tables(std::string& out, const LoadedRun& run, const std::vector<Stud
     std::string moved;
     for (std::size_t i = 0; i < verdict.conditions.size(); ++i) {
       const ConditionVerdict& c = verdict.conditions[i];
-      const std::string rate = file.verdict->has_compile_rate[i]
+      const std::string rate = c.spinners ? std::string("none (spinners)")
+                               : file.verdict->has_compile_rate[i]
                                    ? fmt::format("{:.1f}", c.progress.compiles_per_s)
                                    : std::string("?");
       const std::string word =

@@ -4,7 +4,8 @@ traced runs' mean against the plain runs', and per traced run and study conditio
 loop's runnable time in the kernel's record against its schedstat run delay over the same
 frames (verdict.json's conditions[].sched and baseline_sched), with the condition's verdict;
 and per traced run where the record's own time after the frames went (meta.json's
-sched_trace.cost_ms, summed over its scenarios).
+sched_trace.cost_ms, summed over its scenarios), and per run the phases of its frames against the
+time between its scenarios (meta.json phases_ms, run_span_ns).
 
 Usage: sched_trace_table.py OUT_DIR  (the standard library only)"""
 import json
@@ -74,6 +75,33 @@ def main():
                 totals[k] += sched["cost_ms"].get(k, 0) / 1000
         print(f"| {name} | {recorded} | {cleared} | {raw_mb:.1f} | {text_mb:.1f} | " +
               " | ".join(f"{totals[k]:.2f}" for k in steps) + f" | {sum(totals.values()):.2f} |")
+    # Where each run's time went, summed over its scenarios (meta.json phases_ms and run_span_ns):
+    # the phases of the frames, the executor's span less them (the record's own steps are in it),
+    # and the time between one scenario's span and the next (writing its files, judging), so a
+    # traced run's extra time shows in the phase that holds it.
+    phases = ("open_device", "before_measured", "measured", "after_frames", "close_device")
+    print("\n| run | " + " | ".join(f"{k} (s)" for k in phases) +
+          " | rest of the spans (s) | between spans (s) | before the first, after the last (s) |")
+    print("|---|" + "---|" * len(phases) + "---|---|---|")
+    for name, status, wall, _ in runs:
+        totals = dict.fromkeys(phases, 0.0)
+        spans = []
+        for meta in (out / name).rglob("meta.json"):
+            m = json.loads(meta.read_text())
+            span = m.get("run_span_ns") or {}
+            if "start" not in span or "end" not in span:
+                continue
+            spans.append((span["start"], span["end"]))
+            for k in phases:
+                totals[k] += (m.get("phases_ms") or {}).get(k, 0) / 1000
+        if not spans:
+            continue
+        spans.sort()
+        in_spans = sum(e - s for s, e in spans) / 1e9
+        between = sum(max(0, spans[i + 1][0] - spans[i][1]) for i in range(len(spans) - 1)) / 1e9
+        outside = wall - (spans[-1][1] - spans[0][0]) / 1e9
+        print(f"| {name} | " + " | ".join(f"{totals[k]:.2f}" for k in phases) +
+              f" | {in_spans - sum(totals.values()):.2f} | {between:.2f} | {outside:.2f} |")
     print("\n| run | condition | verdict | frames | runnable in the record (ms) | schedstat run "
           "delay (ms) | record / run delay | behind background threads (ms) | mostly |")
     print("|---|---|---|---|---|---|---|---|---|")

@@ -315,7 +315,7 @@ class SuiteRun {
   Result<ScenarioTimeline> measure(ScenarioRun& run);
   bool unmeasured(ScenarioRun& run, const Error& error);
   nlohmann::json meta_of(const ScenarioRun& run, ScenarioTimeline& timeline) const;
-  bool write(ScenarioRun& run, const ScenarioTimeline& timeline, nlohmann::json& meta);
+  bool write(ScenarioRun& run, ScenarioTimeline&& timeline, nlohmann::json& meta);
 
   ScenarioExecutor& executor_;
   const SuiteOptions& options_;
@@ -400,7 +400,7 @@ bool SuiteRun::run_scenario(std::size_t i) {
   Result<ScenarioTimeline> timeline = measure(run);
   if (!timeline) return unmeasured(run, timeline.error());
   nlohmann::json meta = meta_of(run, *timeline);
-  return write(run, *timeline, meta);
+  return write(run, std::move(*timeline), meta);
 }
 
 // The scenario's settings and its line in the log.
@@ -537,7 +537,7 @@ nlohmann::json SuiteRun::meta_of(const ScenarioRun& run, ScenarioTimeline& timel
 
 // The scenario's summary and files (a preemption scenario's as it ran), its line in the log and
 // its record; false when the suite stops.
-bool SuiteRun::write(ScenarioRun& run, const ScenarioTimeline& timeline, nlohmann::json& meta) {
+bool SuiteRun::write(ScenarioRun& run, ScenarioTimeline&& timeline, nlohmann::json& meta) {
   ScenarioOutcome& result = run.result;
   std::vector<ExtraFile> extra_files;
   if (result.scenario.preemption) {
@@ -564,9 +564,13 @@ bool SuiteRun::write(ScenarioRun& run, const ScenarioTimeline& timeline, nlohman
     result.written = true;
   }
   result.write_seconds = seconds_since(write_start);
-  result.timeline = timeline;
   if (timeline.failure && !result.failure)
     result.failure = timeline.failure->with_context("scenario '" + result.scenario.name + "': ");
+  // Moved, not copied: a traced scenario's timeline holds thousands of waits and CPU slices,
+  // and the copy was time between a study's rounds. The record's compressed text is in its
+  // file now; no reader of the outcome wants it.
+  timeline.sched_record_gz = {};
+  result.timeline = std::move(timeline);
   log_ << run.label << ": " << (result.failure ? "FAILED: " + result.failure->message : "ok")
        << " in " << format_duration(result.seconds) << " -> " << result.directory.string() << "\n"
        << std::flush;

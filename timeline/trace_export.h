@@ -6,6 +6,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "timeline/records.h"
 
@@ -13,8 +14,9 @@ namespace gpuoverlap {
 
 struct Scenario;
 
-// Contract: `meta` is the scenario's meta.json (its device goes into the trace's metadata).
-nlohmann::json chrome_trace(const Scenario& scenario, const ScenarioTimeline& timeline,
-                            const nlohmann::json& meta);
+// The trace's JSON text, ending in a newline. Contract: `meta` is the scenario's meta.json (its
+// device goes into the trace's metadata).
+std::string chrome_trace(const Scenario& scenario, const ScenarioTimeline& timeline,
+                         const nlohmann::json& meta);
 
 }  // namespace gpuoverlap

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "analysis/csv_table.h"
@@ -14,6 +15,7 @@
 #include "timeline/clock_agreement.h"
 #include "timeline/export.h"
 #include "timeline/record_row.h"
+#include "timeline/trace_export.h"
 #include "unit/temp_dir.h"
 
 namespace gpuoverlap {
@@ -185,6 +187,60 @@ TEST_F(CsvExport, WritesMetaJsonAndLeavesNoTemporaryFiles) {
   EXPECT_EQ(names,
             (std::vector<std::string>{"dependencies.csv", "frames.csv", "meta.json", "overlap.csv",
                                       "records.csv.gz", "summary.csv", "trace.json.gz"}));
+}
+
+// The kernel record's lanes are written to the trace as text, not through the JSON DOM: the
+// file still parses as one object, a thread name the kernel cut inside a UTF-8 character or
+// one with quotes reads back (the bad byte replaced), times keep the nanosecond, a wait's words
+// ride in its slice, and the queues' slices are there beside them.
+TEST(ChromeTrace, KernelLanesAreValidJsonBesideTheQueues) {
+  const Scenario s = csv_two_workloads();
+  ScenarioTimeline t = sample_timeline();
+  t.sched_recorded = true;
+  t.sched_cpu_slices = {
+      {.cpu = 3,
+       .start_us = 10.0,
+       .end_us = 10.982,
+       .thread = "say \"hi\"\\",
+       .kind = "frame's thread"},
+      {.cpu = 0, .start_us = 1.5, .end_us = 2.25, .thread = "caf\xc3", .kind = "another process"}};
+  t.sched_waits = {{.thread = "frame loop",
+                    .off_us = 4,
+                    .on_us = 9,
+                    .runnable_us = 2,
+                    .cpu_out = 1,
+                    .cpu_in = 2,
+                    .blocked = true,
+                    .text = "woken by \"poller\""},
+                   {.thread = "frame loop",
+                    .off_us = 12,
+                    .on_us = 13,
+                    .cpu_out = 2,
+                    .cpu_in = 2,
+                    .text = "preempted"}};
+  const auto trace = nlohmann::json::parse(chrome_trace(s, t, {{"device", {{"name", "x"}}}}));
+  EXPECT_EQ(trace["otherData"]["device"]["name"], "x");
+  EXPECT_EQ(trace["displayTimeUnit"], "ns");
+  std::map<std::string, int> slices_by_category;
+  std::vector<nlohmann::json> cpu_slices;
+  std::string woken_wait;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    ++slices_by_category[e["cat"].get<std::string>()];
+    if (e["pid"] == 4) cpu_slices.push_back(e);  // queues 1-2, background 3, CPUs 4
+    if (e["name"] == "Runnable (woken)") woken_wait = e["args"]["wait"];
+  }
+  EXPECT_EQ(slices_by_category["compute"], 7);  // A's 4 frames and Q's 3 ok ones
+  EXPECT_EQ(slices_by_category["sleeping"], 1);
+  EXPECT_EQ(slices_by_category["runnable"], 2);
+  EXPECT_EQ(slices_by_category["running"], 1);  // from its first wait's end to the next
+  ASSERT_EQ(cpu_slices.size(), 2u);
+  EXPECT_EQ(cpu_slices[0]["name"], "say \"hi\"\\");
+  EXPECT_EQ(cpu_slices[0]["tid"], 4);
+  EXPECT_DOUBLE_EQ(cpu_slices[0]["dur"].get<double>(), 0.982);
+  EXPECT_EQ(cpu_slices[1]["name"], "caf\xef\xbf\xbd");  // U+FFFD for the cut byte
+  EXPECT_DOUBLE_EQ(cpu_slices[1]["ts"].get<double>(), 1.5);
+  EXPECT_EQ(woken_wait, "woken by \"poller\"");
 }
 
 TEST_F(CsvExport, CsvFieldQuotesOnlyWhenNeeded) {

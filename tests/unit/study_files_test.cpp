@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "analysis/answers.h"
+#include "analysis/report.h"
 #include "unit/temp_dir.h"
 
 namespace gpuoverlap {
@@ -293,6 +294,39 @@ TEST_F(StudyFiles, AStudysDamagedVerdictJsonIsNamedWithItsFaultInTheReport) {
   ASSERT_EQ(studies.size(), 1u);
   EXPECT_TRUE(studies[0].verdict);
   EXPECT_TRUE(studies[0].verdict_error.empty());
+}
+
+// Spinners run no compiles: the answer and the study's table say so, not "0.0 compiles/s" as
+// for a policy that starved.
+TEST_F(StudyFiles, SpinnersAreAConditionWithoutACompileRate) {
+  StudyVerdict v = sample_verdict();
+  ConditionVerdict spinners = v.conditions[0];
+  spinners.condition = "idle-spinners";
+  spinners.spinners = true;
+  spinners.scheduling = "idle-priority spinners";
+  spinners.progress = {};
+  spinners.progress.condition = "idle-spinners";
+  spinners.decision = Decision::intrusive;
+  v.conditions.push_back(spinners);
+  LoadedRun run;
+  run.directory = dir_;
+  LoadedScenario round;
+  round.name = "study/base/round-1";
+  round.directory = dir_ / "study" / "base" / "round-1";
+  round.study = StudyMembership{"study", "base", StudyKind::background, 1};
+  run.scenarios = {round};
+  std::filesystem::create_directories(round.directory);
+  write(dir_ / "study" / "verdict.json", verdict_json(v, VerdictSettings{}).dump());
+  const ReportInputs inputs{read_studies(run), {}};
+  ASSERT_EQ(inputs.studies.size(), 1u);
+  ASSERT_TRUE(inputs.studies[0].verdict) << inputs.studies[0].verdict_error;
+  const std::string answers = answers_section(run, inputs);
+  EXPECT_NE(answers.find("idle-spinners **intrusive** ("), std::string::npos) << answers;
+  EXPECT_NE(answers.find("idle-priority spinners, no compiles"), std::string::npos) << answers;
+  EXPECT_EQ(answers.find("0.0 compiles/s"), std::string::npos) << answers;
+  const std::string page = markdown_report(run).page + markdown_report(run).details;
+  EXPECT_NE(page.find("| idle-spinners | intrusive | none (spinners) |"), std::string::npos)
+      << page;
 }
 
 }  // namespace
