@@ -138,7 +138,7 @@ TEST(ThreadWaits, AYieldBehindAnIdleSpinnerWaitsUntilTheTick) {
 
 // The kernel does not write every switch (a 6.18 VM kernel omitted about half of those from the
 // idle task): a thread's first line on its CPU ends its wait, and its next wait is its own.
-TEST(ThreadWaits, AThreadSeenRunningWithoutASwitchToItEndsItsWaitThere) {
+TEST(ThreadWaits, AThreadSeenRunningWithoutASwitchFromIdleRanFromItsWakeUp) {
   std::string text;
   text += line("gpuoverlap-100", 100, 0, "d..2.", "10.000100", "sched_switch",
                switch_body("gpuoverlap", 100, 'S', "swapper/0", 0));
@@ -158,12 +158,31 @@ TEST(ThreadWaits, AThreadSeenRunningWithoutASwitchToItEndsItsWaitThere) {
   ASSERT_EQ(waits.size(), 2u);
   EXPECT_EQ(waits[0].off_ns, 10'000'100'000);
   EXPECT_EQ(waits[0].runnable_from_ns, 10'001'000'000);
-  EXPECT_EQ(waits[0].on_ns, 10'001'050'000);
+  // Woken onto a CPU idle since before its wake-up: it ran from the wake-up, not from its
+  // first line.
+  EXPECT_EQ(waits[0].on_ns, 10'001'000'000);
+  EXPECT_EQ(waits[0].runnable_ns(), 0);
   EXPECT_TRUE(waits[0].switch_unrecorded);
   EXPECT_EQ(waits[0].given_back_by, GivenBackBy::idle_cpu);
   EXPECT_EQ(waits[1].off_ns, 10'002'000'000);
   EXPECT_EQ(waits[1].on_ns, 10'003'010'000);
   EXPECT_FALSE(waits[1].switch_unrecorded);
+
+  // Woken while another thread ran, which then went idle (switch recorded) before the woken
+  // thread's first line: it waited until the CPU went idle, no longer.
+  std::string later;
+  later += line("gpuoverlap-100", 100, 0, "d..2.", "10.000100", "sched_switch",
+                switch_body("gpuoverlap", 100, 'S', "other", 200));
+  later += line("other-200", 200, 0, "dNh2.", "10.001000", "sched_wakeup",
+                "comm=gpuoverlap pid=100 prio=120 target_cpu=000");
+  later += line("other-200", 200, 0, "d..2.", "10.001400", "sched_switch",
+                switch_body("other", 200, 'S', "swapper/0", 0));
+  later += line("gpuoverlap-100", 100, 0, "d.h1.", "10.004000", "local_timer_entry", "vector=236");
+  const auto after_idle =
+      thread_waits(parse_sched_record(later), {100}, 10'000'000'000, 11'000'000'000, kProcess100);
+  ASSERT_EQ(after_idle.size(), 1u);
+  EXPECT_EQ(after_idle[0].on_ns, 10'001'400'000);
+  EXPECT_EQ(after_idle[0].runnable_ns(), 400'000);
 }
 
 // A thread whose only line on its CPU is its own switch away was running there for an unknown
