@@ -93,8 +93,8 @@ void append_string(std::string& out, std::string_view text) {
 }
 
 // A time in µs to the nanosecond, which is what the record has: the shortest round trip of a
-// difference of two such times spells out its rounding error ("0.9820000007748604"), a third
-// more text to write and compress.
+// difference of two such times spells out its rounding error ("0.9820000007748604"): text to
+// write and compress that says nothing.
 void append_us(std::string& out, double value_us) {
   if (!std::isfinite(value_us)) {
     out += "null";  // as the DOM writes it
