@@ -295,15 +295,14 @@ std::string chrome_trace(const Scenario& s, const ScenarioTimeline& timeline,
   nlohmann::json other = {{"scenario", s.name}, {"clock", "poll (CLOCK_MONOTONIC_RAW), µs"}};
   if (meta.contains("device")) other["device"] = meta["device"];
   // The object's keys in the order the DOM would write them, the events last so that the
-  // record's slices follow the rest as text. The first event is a lane's name (a scenario has
-  // a queue), so each slice's leading comma has an event before it.
+  // record's slices follow the rest as text. The record's lanes put their names in `events`
+  // before any slice, so each slice's leading comma has an event before it.
   std::string out =
       "{\"displayTimeUnit\":\"ns\",\"otherData\":" + dump(other) + ",\"traceEvents\":[";
   for (std::size_t i = 0; i < events.size(); ++i) {
     if (i) out += ',';
     out += dump(events[i]);
   }
-  if (events.empty() && !sched_slices.empty()) sched_slices.erase(0, 1);
   out += sched_slices;
   out += "]}\n";
   return out;

@@ -106,6 +106,19 @@ void write(const std::filesystem::path& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }
 
+// A run of one background study's one round, its folder made: where verdict.json goes.
+LoadedRun one_study_round(const std::filesystem::path& dir) {
+  LoadedRun run;
+  run.directory = dir;
+  LoadedScenario round;
+  round.name = "study/base/round-1";
+  round.directory = dir / "study" / "base" / "round-1";
+  round.study = StudyMembership{"study", "base", StudyKind::background, 1};
+  run.scenarios = {round};
+  std::filesystem::create_directories(round.directory);
+  return run;
+}
+
 TEST_F(StudyFiles, VerdictCsvReadsBackAsTheRowsWritten) {
   const StudyVerdict v = sample_verdict();
   write(dir_ / "verdict.csv", verdict_csv(v));
@@ -265,14 +278,7 @@ TEST_F(StudyFiles, ADamagedVerdictJsonIsAnErrorNamingTheFileAndTheMember) {
 
 // The report's "No verdict" line names a damaged verdict.json's fault, not only "missing".
 TEST_F(StudyFiles, AStudysDamagedVerdictJsonIsNamedWithItsFaultInTheReport) {
-  LoadedRun run;
-  run.directory = dir_;
-  LoadedScenario round;
-  round.name = "study/base/round-1";
-  round.directory = dir_ / "study" / "base" / "round-1";
-  round.study = StudyMembership{"study", "base", StudyKind::background, 1};
-  run.scenarios = {round};
-  std::filesystem::create_directories(round.directory);
+  const LoadedRun run = one_study_round(dir_);
 
   auto studies = read_studies(run);
   ASSERT_EQ(studies.size(), 1u);
@@ -308,14 +314,7 @@ TEST_F(StudyFiles, SpinnersAreAConditionWithoutACompileRate) {
   spinners.progress.condition = "idle-spinners";
   spinners.decision = Decision::intrusive;
   v.conditions.push_back(spinners);
-  LoadedRun run;
-  run.directory = dir_;
-  LoadedScenario round;
-  round.name = "study/base/round-1";
-  round.directory = dir_ / "study" / "base" / "round-1";
-  round.study = StudyMembership{"study", "base", StudyKind::background, 1};
-  run.scenarios = {round};
-  std::filesystem::create_directories(round.directory);
+  const LoadedRun run = one_study_round(dir_);
   write(dir_ / "study" / "verdict.json", verdict_json(v, VerdictSettings{}).dump());
   const ReportInputs inputs{read_studies(run), {}};
   ASSERT_EQ(inputs.studies.size(), 1u);
